@@ -1,0 +1,219 @@
+// Point-to-point link between MPI ranks 0 and 1: the latency of a small ping-pong and the
+// streaming bandwidth at several message sizes, each phase bounded in time. Rank 1 checks every
+// byte it receives (a sequence stamp and a fixed pattern), so each speed line carries whether the
+// data arrived intact. Ranks beyond 1 take no part. scripts/vcluster.sh --probe runs it across the
+// shaped links of a virtual cluster.
+// Usage: mpirun -np 2 bench_link [--seconds S] [--sizes BYTES,BYTES,...]
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "adaqp/comm/mpi_error.h"
+#include "adaqp/comm/mpi_session.h"
+#include "adaqp/common/error.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kTagData = 1;
+constexpr int kTagStop = 2;
+constexpr int kTagAck = 3;
+// Upper bounds of every loop, whatever the time limit says.
+constexpr int64_t kMaxPingPongs = 100000;
+constexpr int64_t kMaxMessages = 1000000;
+// Sends in flight at once while streaming, so the link never idles between messages.
+constexpr int kWindow = 4;
+constexpr int64_t kStampBytes = 8;
+
+struct Options {
+  double seconds = 1.0;  // per phase
+  std::vector<int64_t> sizes = {1 << 10, 1 << 16, 1 << 20, 1 << 22};
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Options parse_options(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) throw adaqp::ConfigError("bench_link: " + arg + " needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--seconds") {
+      opt.seconds = std::stod(value);
+      if (!(opt.seconds > 0.0 && opt.seconds <= 60.0))
+        throw adaqp::ConfigError("bench_link: --seconds must be in (0, 60], got " + value);
+    } else if (arg == "--sizes") {
+      opt.sizes.clear();
+      std::stringstream list(value);
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        const int64_t bytes = std::stoll(item);
+        if (bytes < kStampBytes || bytes > (int64_t{1} << 30))
+          throw adaqp::ConfigError("bench_link: --sizes entry must be in [8, 2^30], got " + item);
+        opt.sizes.push_back(bytes);
+      }
+      if (opt.sizes.empty()) throw adaqp::ConfigError("bench_link: --sizes is empty");
+    } else {
+      throw adaqp::ConfigError("bench_link: unknown option " + arg);
+    }
+  }
+  return opt;
+}
+
+// Byte j of every message, apart from the leading sequence stamp.
+std::vector<unsigned char> pattern(int64_t bytes) {
+  std::vector<unsigned char> p(static_cast<size_t>(bytes));
+  for (int64_t j = 0; j < bytes; ++j) p[j] = static_cast<unsigned char>((j * 131 + 7) & 0xff);
+  return p;
+}
+
+void stamp(std::vector<unsigned char>& message, int64_t seq) {
+  std::memcpy(message.data(), &seq, kStampBytes);
+}
+
+bool intact(const std::vector<unsigned char>& message, const std::vector<unsigned char>& expected,
+            int64_t seq) {
+  int64_t got = 0;
+  std::memcpy(&got, message.data(), kStampBytes);
+  return got == seq && std::memcmp(message.data() + kStampBytes, expected.data() + kStampBytes,
+                                   expected.size() - kStampBytes) == 0;
+}
+
+// Rank 0 pings, rank 1 pongs, until the time is up; rank 0 prints the half round-trip times.
+void pingpong(int rank, double seconds) {
+  const int64_t bytes = kStampBytes;
+  const std::vector<unsigned char> expected = pattern(bytes);
+  std::vector<unsigned char> message = expected;
+  int64_t bad = 0;
+  if (rank == 0) {
+    std::vector<double> rtts;
+    const auto start = Clock::now();
+    for (int64_t seq = 0; seq < kMaxPingPongs && seconds_since(start) < seconds; ++seq) {
+      stamp(message, seq);
+      const auto t0 = Clock::now();
+      adaqp::check_mpi(MPI_Send(message.data(), bytes, MPI_BYTE, 1, kTagData, MPI_COMM_WORLD),
+                       "MPI_Send", rank, 1);
+      adaqp::check_mpi(
+          MPI_Recv(message.data(), bytes, MPI_BYTE, 1, kTagData, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "MPI_Recv", rank, 1);
+      rtts.push_back(seconds_since(t0));
+      if (!intact(message, expected, seq)) ++bad;
+    }
+    adaqp::check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, 1, kTagStop, MPI_COMM_WORLD), "MPI_Send", rank,
+                     1);
+    std::sort(rtts.begin(), rtts.end());
+    const double us = 1e6 / 2.0;
+    std::cout << fmt::format(
+                     "{{\"benchmark\":\"link\",\"test\":\"pingpong\",\"bytes\":{},"
+                     "\"iterations\":{},\"half_rtt_us_min\":{:.1f},\"half_rtt_us_median\":{:.1f},"
+                     "\"verified\":{}}}",
+                     bytes, rtts.size(), rtts.front() * us, rtts[rtts.size() / 2] * us, bad == 0)
+              << "\n";
+    std::cout << fmt::format("pingpong {} B: half round trip {:.1f} us median ({} iterations)",
+                             bytes, rtts[rtts.size() / 2] * us, rtts.size())
+              << "\n";
+  } else {
+    for (int64_t seq = 0;; ++seq) {
+      MPI_Status status;
+      adaqp::check_mpi(
+          MPI_Recv(message.data(), bytes, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &status),
+          "MPI_Recv", rank, 0);
+      if (status.MPI_TAG == kTagStop) break;
+      adaqp::check_mpi(MPI_Send(message.data(), bytes, MPI_BYTE, 0, kTagData, MPI_COMM_WORLD),
+                       "MPI_Send", rank, 0);
+    }
+  }
+}
+
+// Rank 0 streams messages of `bytes` to rank 1 (kWindow in flight) until the time is up, then a
+// stop message; rank 1 answers with the number of corrupt messages once it has them all.
+// Returns the number of messages sent (rank 0) and sets `bad` from the answer.
+int64_t stream(int rank, int64_t bytes, double seconds, int64_t& bad) {
+  const std::vector<unsigned char> expected = pattern(bytes);
+  bad = 0;
+  if (rank == 0) {
+    std::vector<std::vector<unsigned char>> slots(kWindow, expected);
+    std::vector<MPI_Request> requests(kWindow, MPI_REQUEST_NULL);
+    const auto start = Clock::now();
+    int64_t sent = 0;
+    for (; sent < kMaxMessages && seconds_since(start) < seconds; ++sent) {
+      const int slot = static_cast<int>(sent % kWindow);
+      adaqp::check_mpi(MPI_Wait(&requests[slot], MPI_STATUS_IGNORE), "MPI_Wait", rank, 1);
+      stamp(slots[slot], sent);
+      adaqp::check_mpi(MPI_Isend(slots[slot].data(), static_cast<int>(bytes), MPI_BYTE, 1, kTagData,
+                                 MPI_COMM_WORLD, &requests[slot]),
+                       "MPI_Isend", rank, 1);
+    }
+    adaqp::check_mpi(MPI_Waitall(kWindow, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
+                     rank, 1);
+    adaqp::check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, 1, kTagStop, MPI_COMM_WORLD), "MPI_Send", rank,
+                     1);
+    adaqp::check_mpi(MPI_Recv(&bad, 1, MPI_INT64_T, 1, kTagAck, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                     "MPI_Recv", rank, 1);
+    return sent;
+  }
+  std::vector<unsigned char> message(static_cast<size_t>(bytes));
+  int64_t received = 0;
+  for (;; ++received) {
+    MPI_Status status;
+    adaqp::check_mpi(MPI_Recv(message.data(), static_cast<int>(bytes), MPI_BYTE, 0, MPI_ANY_TAG,
+                              MPI_COMM_WORLD, &status),
+                     "MPI_Recv", rank, 0);
+    if (status.MPI_TAG == kTagStop) break;
+    if (!intact(message, expected, received)) ++bad;
+  }
+  adaqp::check_mpi(MPI_Send(&bad, 1, MPI_INT64_T, 0, kTagAck, MPI_COMM_WORLD), "MPI_Send", rank, 0);
+  return received;
+}
+
+void run(int rank, const Options& opt) {
+  if (rank > 1) return;
+  pingpong(rank, std::min(opt.seconds, 0.5));
+  for (const int64_t bytes : opt.sizes) {
+    int64_t bad = 0;
+    stream(rank, bytes, opt.seconds / 10.0, bad);  // warm-up: connection set up, TCP window open
+    const auto start = Clock::now();
+    const int64_t messages = stream(rank, bytes, opt.seconds, bad);
+    const double elapsed = seconds_since(start);
+    if (rank != 0) continue;
+    const double mbit = static_cast<double>(messages * bytes) * 8.0 / elapsed / 1e6;
+    std::cout << fmt::format(
+                     "{{\"benchmark\":\"link\",\"test\":\"stream\",\"bytes\":{},\"messages\":{},"
+                     "\"seconds\":{:.4f},\"mbit_per_s\":{:.2f},\"verified\":{}}}",
+                     bytes, messages, elapsed, mbit, bad == 0)
+              << "\n";
+    std::cout << fmt::format("stream {} B x {}: {:.2f} Mbit/s over {:.3f} s{}", bytes, messages,
+                             mbit, elapsed, bad == 0 ? "" : fmt::format(" ({} CORRUPT)", bad))
+              << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    adaqp::MpiSession session(&argc, &argv);
+    int rank = 0, size = 0;
+    adaqp::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
+    adaqp::check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size", rank);
+    if (size < 2)
+      throw adaqp::ConfigError("bench_link needs at least 2 ranks, got " + std::to_string(size));
+    run(rank, parse_options(argc, argv));
+    adaqp::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", rank);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_link: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,298 @@
+// Throughput of the stochastic quantizer against memory bandwidth measured in the same run.
+// For each bit-width: quantize+pack (rows -> packed codes and metadata) and unpack+dequantize
+// (packed -> rows), on one thread and on all threads. Throughput = float bytes of the rows
+// (rows * dim * 4) per second: read by quantize, written by dequantize. The reference is memcpy of
+// the same rows with the same thread count; fraction_of_memcpy = throughput / that bandwidth
+// (memcpy reads and writes the floats, dequantize only writes them, so it can exceed 1).
+// Correctness beside speed: the mean squared error of the round trip and its bound mean(s^2/4)
+// (and, on CUDA, whether the device's bytes equal the CPU's).
+// Usage: bench_quant [--rows N] [--dim D] [--threads T] [--repeats R]
+//        defaults: 1048576 rows, dim 256, all OpenMP threads, 5 repeats (median reported).
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/config.h"
+#include "adaqp/quant/quantizer.h"
+
+#if ADAQP_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "adaqp/kernels/gather.h"
+#endif
+
+namespace {
+
+using adaqp::quant::QuantKey;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  int64_t rows = 1 << 20;
+  int64_t dim = 256;
+  int threads = 0;  // 0: omp_get_max_threads()
+  int repeats = 5;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw adaqp::ConfigError("missing value after " + flag);
+    const std::string text = argv[++i];
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || value <= 0)
+      throw adaqp::ConfigError(flag + " must be a positive integer, got '" + text + "'");
+    if (flag == "--rows") {
+      o.rows = value;
+    } else if (flag == "--dim") {
+      o.dim = value;
+    } else if (flag == "--threads") {
+      o.threads = static_cast<int>(value);
+    } else if (flag == "--repeats") {
+      o.repeats = static_cast<int>(value);
+    } else {
+      throw adaqp::ConfigError("unknown option " + flag +
+                               " (use --rows, --dim, --threads, --repeats)");
+    }
+  }
+  if (o.threads == 0) o.threads = omp_get_max_threads();
+  return o;
+}
+
+// Median wall time of `repeats` runs after one warm-up run.
+double median_seconds(int repeats, const std::function<void()>& body) {
+  body();
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = Clock::now();
+    body();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Rows with a different scale and offset each, values from a counter hash (cheap, reproducible).
+std::vector<float> make_rows(int64_t rows, int64_t dim) {
+  std::vector<float> x(static_cast<size_t>(rows * dim));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; ++i) {
+    const float scale = 0.01f + static_cast<float>(i % 97) * 0.1f;
+    const float offset = static_cast<float>(i % 13) - 6.0f;
+    for (int64_t e = 0; e < dim; ++e) {
+      uint64_t h = static_cast<uint64_t>(i * dim + e) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 29;
+      h *= 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 32;
+      const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
+      x[static_cast<size_t>(i * dim + e)] = offset + scale * (2.0f * u - 1.0f);
+    }
+  }
+  return x;
+}
+
+void parallel_copy(const float* src, float* dst, int64_t count) {
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t begin = count * t / threads, end = count * (t + 1) / threads;
+    std::memcpy(dst + begin, src + begin, sizeof(float) * static_cast<size_t>(end - begin));
+  }
+}
+
+// Mean squared error of y against x and the mean over rows of s^2/4 (the variance bound).
+std::pair<double, double> round_trip_error(const std::vector<float>& x, const std::vector<float>& y,
+                                           const std::vector<float>& meta, int64_t dim) {
+  const auto rows = static_cast<int64_t>(meta.size() / 2);
+  double sq = 0.0, bound = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : sq, bound)
+  for (int64_t i = 0; i < rows; ++i) {
+    const double s = meta[static_cast<size_t>(2 * i + 1)];
+    bound += s * s / 4.0;
+    for (int64_t e = 0; e < dim; ++e) {
+      const double diff = static_cast<double>(y[static_cast<size_t>(i * dim + e)]) -
+                          x[static_cast<size_t>(i * dim + e)];
+      sq += diff * diff;
+    }
+  }
+  return {sq / static_cast<double>(rows * dim), bound / static_cast<double>(rows)};
+}
+
+void report(const std::string& device, const std::string& op, int bits, int threads,
+            const Options& o, double seconds, double memcpy_gbps, const std::string& extra) {
+  const double gb = static_cast<double>(o.rows * o.dim) * sizeof(float) / 1e9;
+  const double gbps = gb / seconds;
+  std::cout << fmt::format(
+                   "{{\"benchmark\":\"quant\",\"device\":\"{}\",\"op\":\"{}\",\"bits\":{},"
+                   "\"threads\":{},\"rows\":{},\"dim\":{},\"repeats\":{},\"seconds_median\":{:.5f},"
+                   "\"gbps\":{:.3f},\"memcpy_gbps\":{:.3f},\"fraction_of_memcpy\":{:.3f}{}}}",
+                   device, op, bits, threads, o.rows, o.dim, o.repeats, seconds, gbps, memcpy_gbps,
+                   gbps / memcpy_gbps, extra)
+            << "\n";
+  std::cout << fmt::format(
+                   "# {} {:<10} b={} threads={:<3} {:8.3f} GB/s = {:5.1f}% of memcpy ({:.3f} GB/s)",
+                   device, op, bits, threads, gbps, 100.0 * gbps / memcpy_gbps, memcpy_gbps)
+            << "\n";
+}
+
+#if ADAQP_WITH_CUDA
+void cuda_check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw adaqp::Error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t count) {
+    cuda_check(cudaMalloc(&ptr_, std::max<size_t>(count, 1) * sizeof(T)), "cudaMalloc");
+  }
+  ~DeviceBuffer() { cudaFree(ptr_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* get() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+// Median device time of `repeats` runs (CUDA events on the default stream) after a warm-up.
+double cuda_median_seconds(int repeats, const std::function<void()>& body) {
+  cudaEvent_t start, stop;
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  body();
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    cuda_check(cudaEventRecord(start), "cudaEventRecord");
+    body();
+    cuda_check(cudaEventRecord(stop), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0.0f;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    times.push_back(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void run_cuda(const Options& o, const std::vector<float>& x, const std::vector<int64_t>& gids,
+              const QuantKey& key) {
+  if (adaqp::kernels::cuda_device_count() == 0) {
+    std::cout << "# cuda: skipped, no CUDA device visible\n";
+    return;
+  }
+  const size_t elements = x.size();
+  DeviceBuffer<float> d_x(elements), d_y(elements), d_meta(2 * gids.size());
+  DeviceBuffer<int64_t> d_gids(gids.size());
+  DeviceBuffer<uint8_t> d_packed(
+      static_cast<size_t>(o.rows * adaqp::quant::packed_row_bytes(o.dim, 8)));
+  DeviceBuffer<unsigned long long> d_status(1);
+  cuda_check(cudaMemcpy(d_x.get(), x.data(), elements * sizeof(float), cudaMemcpyHostToDevice),
+             "upload rows");
+  cuda_check(
+      cudaMemcpy(d_gids.get(), gids.data(), gids.size() * sizeof(int64_t), cudaMemcpyHostToDevice),
+      "upload ids");
+  const double copy_s = cuda_median_seconds(o.repeats, [&] {
+    cuda_check(
+        cudaMemcpyAsync(d_y.get(), d_x.get(), elements * sizeof(float), cudaMemcpyDeviceToDevice),
+        "device copy");
+  });
+  const double copy_gbps = static_cast<double>(elements) * sizeof(float) / 1e9 / copy_s;
+  for (int bits : {2, 4, 8}) {
+    const int64_t bytes = o.rows * adaqp::quant::packed_row_bytes(o.dim, bits);
+    const double q_s = cuda_median_seconds(o.repeats, [&] {
+      adaqp::quant::quantize_rows_cuda(d_x.get(), o.dim, nullptr, d_gids.get(), o.rows, bits, key,
+                                       d_packed.get(), d_meta.get(), nullptr, d_status.get(),
+                                       nullptr);
+    });
+    adaqp::quant::check_quantize_status_cuda(d_status.get(), d_x.get(), o.dim, nullptr,
+                                             d_gids.get(), o.rows, key, nullptr);
+    const double dq_s = cuda_median_seconds(o.repeats, [&] {
+      adaqp::quant::dequantize_rows_cuda(d_packed.get(), d_meta.get(), o.rows, o.dim, bits,
+                                         d_y.get(), nullptr);
+    });
+    std::vector<uint8_t> packed(static_cast<size_t>(bytes)), cpu_packed(packed.size());
+    std::vector<float> meta(2 * gids.size()), cpu_meta(meta.size());
+    cuda_check(cudaMemcpy(packed.data(), d_packed.get(), packed.size(), cudaMemcpyDeviceToHost),
+               "download codes");
+    cuda_check(
+        cudaMemcpy(meta.data(), d_meta.get(), meta.size() * sizeof(float), cudaMemcpyDeviceToHost),
+        "download metadata");
+    adaqp::quant::quantize_rows(x.data(), o.dim, nullptr, gids.data(), o.rows, bits, key,
+                                cpu_packed.data(), cpu_meta.data(), nullptr);
+    const bool same = packed == cpu_packed && meta == cpu_meta;
+    const std::string extra = fmt::format(",\"bit_identical_to_cpu\":{}", same ? "true" : "false");
+    report("cuda", "quantize", bits, 0, o, q_s, copy_gbps, extra);
+    report("cuda", "dequantize", bits, 0, o, dq_s, copy_gbps, "");
+  }
+}
+#endif
+
+int run(const Options& o) {
+  const std::vector<float> x = make_rows(o.rows, o.dim);
+  std::vector<int64_t> gids(static_cast<size_t>(o.rows));
+  for (int64_t i = 0; i < o.rows; ++i) gids[static_cast<size_t>(i)] = i;
+  std::vector<float> y(x.size()), meta(2 * gids.size());
+  std::vector<uint8_t> packed(
+      static_cast<size_t>(o.rows * adaqp::quant::packed_row_bytes(o.dim, 8)));
+  const QuantKey key{1234, 1, 0, adaqp::RngStream::kQuantForward};
+  std::vector<int> thread_counts = {1};
+  if (o.threads > 1) thread_counts.push_back(o.threads);
+  for (int threads : thread_counts) {
+    omp_set_num_threads(threads);
+    const double copy_s =
+        median_seconds(o.repeats, [&] { parallel_copy(x.data(), y.data(), o.rows * o.dim); });
+    const double copy_gbps = static_cast<double>(x.size()) * sizeof(float) / 1e9 / copy_s;
+    for (int bits : {2, 4, 8}) {
+      const double q_s = median_seconds(o.repeats, [&] {
+        adaqp::quant::quantize_rows(x.data(), o.dim, nullptr, gids.data(), o.rows, bits, key,
+                                    packed.data(), meta.data(), nullptr);
+      });
+      const double dq_s = median_seconds(o.repeats, [&] {
+        adaqp::quant::dequantize_rows(packed.data(), meta.data(), o.rows, o.dim, bits, y.data());
+      });
+      const auto [mse, bound] = round_trip_error(x, y, meta, o.dim);
+      const double wire = static_cast<double>(adaqp::quant::packed_row_bytes(o.dim, bits) + 8) /
+                          static_cast<double>(o.dim * sizeof(float));
+      const std::string extra =
+          fmt::format(",\"mse\":{:.4e},\"mse_bound\":{:.4e},\"wire_bytes_per_float_byte\":{:.4f}",
+                      mse, bound, wire);
+      report("cpu", "quantize", bits, threads, o, q_s, copy_gbps, extra);
+      report("cpu", "dequantize", bits, threads, o, dq_s, copy_gbps, extra);
+    }
+  }
+#if ADAQP_WITH_CUDA
+  run_cuda(o, x, gids, key);
+#else
+  std::cout << "# cuda: skipped, built without CUDA\n";
+#endif
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::cerr << "bench_quant: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,65 @@
+# Locates libtorch 2.x (the one inside an installed PyTorch wheel, or an unpacked libtorch
+# archive) and defines adaqp::torch. Only the CPU libraries are linked unless ADAQP_WITH_CUDA is on,
+# so CPU-only builds never need CUDA headers.
+#
+# TORCH_ROOT: the directory holding include/ and lib/ of libtorch (for a wheel: site-packages/torch).
+# If unset, it is asked from ADAQP_PYTHON without importing torch (an import needs the CUDA runtime).
+if(NOT TORCH_ROOT)
+  find_program(ADAQP_PYTHON NAMES python3 python)
+  execute_process(
+    COMMAND "${ADAQP_PYTHON}" -c
+            "import importlib.util as u; s = u.find_spec('torch'); print(s.submodule_search_locations[0] if s else '')"
+    OUTPUT_VARIABLE _torch_root OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(TORCH_ROOT "${_torch_root}" CACHE PATH "libtorch root (include/ and lib/)")
+endif()
+find_path(TORCH_INCLUDE_DIR torch/csrc/api/include/torch/torch.h PATHS "${TORCH_ROOT}/include" NO_DEFAULT_PATH)
+find_library(TORCH_CPU_LIBRARY torch_cpu PATHS "${TORCH_ROOT}/lib" NO_DEFAULT_PATH)
+find_library(TORCH_C10_LIBRARY c10 PATHS "${TORCH_ROOT}/lib" NO_DEFAULT_PATH)
+if(NOT TORCH_INCLUDE_DIR OR NOT TORCH_CPU_LIBRARY OR NOT TORCH_C10_LIBRARY)
+  message(FATAL_ERROR "libtorch not found under TORCH_ROOT='${TORCH_ROOT}'. Run scripts/setup.sh, "
+                      "or pass -DTORCH_ROOT=<dir with include/ and lib/>.")
+endif()
+# libtorch 2.x keeps the version in headeronly/version.h (newer) or csrc/api/include/torch/version.h.
+file(GLOB _torch_version_header "${TORCH_INCLUDE_DIR}/torch/headeronly/version.h")
+if(NOT _torch_version_header)
+  set(_torch_version_header "${TORCH_INCLUDE_DIR}/torch/csrc/api/include/torch/version.h")
+endif()
+set(ADAQP_TORCH_VERSION "")
+foreach(_part MAJOR MINOR PATCH)
+  file(STRINGS "${_torch_version_header}" _line REGEX "#define TORCH_VERSION_${_part} ")
+  string(REGEX REPLACE ".* ([0-9]+).*" "\\1" _num "${_line}")
+  list(APPEND ADAQP_TORCH_VERSION "${_num}")
+endforeach()
+list(JOIN ADAQP_TORCH_VERSION "." ADAQP_TORCH_VERSION)
+if(ADAQP_TORCH_VERSION VERSION_LESS 2.0)
+  message(FATAL_ERROR "libtorch ${ADAQP_TORCH_VERSION} at ${TORCH_ROOT}: version 2.x is required")
+endif()
+message(STATUS "libtorch ${ADAQP_TORCH_VERSION} at ${TORCH_ROOT}")
+
+# A CUDA-enabled wheel's libtorch_cpu needs libcudart/libcupti at link and run time; they sit in
+# the wheel's companion nvidia packages or the CUDA toolkit.
+get_filename_component(_site "${TORCH_ROOT}" DIRECTORY)
+file(GLOB _nvidia_lib_dirs LIST_DIRECTORIES true "${_site}/nvidia/*/lib" "${_site}/nvidia/cu*/lib")
+set(ADAQP_TORCH_RPATH "${TORCH_ROOT}/lib" ${_nvidia_lib_dirs})
+
+# libtorch's include/ also bundles third-party headers, among them fmt (a newer major version than
+# the system fmt that spdlog is built against): expose libtorch's include/ without its fmt/.
+set(ADAQP_TORCH_INCLUDE_VIEW "${CMAKE_BINARY_DIR}/libtorch-include")
+file(MAKE_DIRECTORY "${ADAQP_TORCH_INCLUDE_VIEW}")
+file(GLOB _torch_include_entries RELATIVE "${TORCH_INCLUDE_DIR}" "${TORCH_INCLUDE_DIR}/*")
+list(REMOVE_ITEM _torch_include_entries fmt)
+foreach(_entry ${_torch_include_entries})
+  if(NOT EXISTS "${ADAQP_TORCH_INCLUDE_VIEW}/${_entry}")
+    file(CREATE_LINK "${TORCH_INCLUDE_DIR}/${_entry}" "${ADAQP_TORCH_INCLUDE_VIEW}/${_entry}"
+         SYMBOLIC)
+  endif()
+endforeach()
+
+add_library(adaqp_torch INTERFACE)
+add_library(adaqp::torch ALIAS adaqp_torch)
+target_include_directories(adaqp_torch SYSTEM INTERFACE "${ADAQP_TORCH_INCLUDE_VIEW}"
+                                                        "${TORCH_INCLUDE_DIR}/torch/csrc/api/include")
+target_link_libraries(adaqp_torch INTERFACE "${TORCH_CPU_LIBRARY}" "${TORCH_C10_LIBRARY}")
+foreach(_dir ${ADAQP_TORCH_RPATH})
+  target_link_options(adaqp_torch INTERFACE "LINKER:-rpath,${_dir}" "LINKER:-rpath-link,${_dir}")
+endforeach()

@@ -1,0 +1,39 @@
+// Fitting the per-channel cost model t = alpha + beta * bytes (time_model.h) to measured
+// exchanges, and the message sizes to measure. Probing itself happens in the runtime.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adaqp/assign/time_model.h"
+
+namespace adaqp::assign {
+
+struct TimingSample {
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+
+// The ordinary least-squares line through the samples.
+struct LinkFit {
+  double alpha = 0;  // intercept, seconds (may be negative: noise)
+  double beta = 0;   // slope, seconds per byte (may be <= 0: noise or too small a size range)
+  double r2 = 0;     // coefficient of determination; 1 when every sample lies on the line
+  int64_t samples = 0;
+};
+
+// Throws InputError naming `link` (e.g. "link 0->1") if the samples have fewer than 2 distinct
+// sizes, a negative size or a non-finite time.
+LinkFit fit_link(const std::vector<TimingSample>& samples, const std::string& link);
+
+// The cost to plan with: alpha clamped at 0 (a negative intercept is noise); InputError naming
+// `link` if beta <= 0 (its times do not grow with size: probe a wider size range).
+LinkCost link_cost(const LinkFit& fit, const std::string& link);
+
+// `count` distinct sizes from min_bytes to max_bytes (both included), spaced geometrically and
+// rounded to whole bytes, ascending; fewer when the range holds fewer distinct integers.
+// ConfigError unless 1 <= min_bytes < max_bytes and count >= 2.
+std::vector<int64_t> probe_sizes(int64_t min_bytes, int64_t max_bytes, int count);
+
+}  // namespace adaqp::assign

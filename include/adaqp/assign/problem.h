@@ -1,0 +1,77 @@
+// The bit-width assignment problem of one layer and one direction (design notes section 6):
+// choose b_j in the allowed bit set for every message j to minimise
+//     lambda * (V - Vmin) / (Vmax - Vmin) + (1 - lambda) * (T - Tmin) / (Tmax - Tmin)
+// with V = sum_j w_j / (2^b_j - 1)^2 and T the modelled exchange time (time_model.h) of
+// bytes_j = ceil(d * b_j / 8) + meta_bytes. Vmax and Tmin are those of all messages at the
+// smallest allowed bit-width, Vmin and Tmax those at the largest; a term whose bounds coincide is
+// 0.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/assign/time_model.h"
+
+namespace adaqp::assign {
+
+struct Message {
+  int32_t sender = 0;
+  int32_t receiver = 0;  // != sender
+  double weight = 0;     // w_j >= 0 (variance_weight.h)
+};
+
+struct AssignProblem {
+  int64_t row_width = 0;              // d: elements per row, >= 1
+  int64_t meta_bytes = 8;             // per-row header (min and scale), >= 0
+  std::vector<int> bits = {2, 4, 8};  // allowed bit-widths: a non-empty subset of {2, 4, 8}
+  TimeModel time;
+  std::vector<Message> messages;
+};
+
+// The bytes of one row at b bits: ceil(d * b / 8) + meta_bytes.
+int64_t row_bytes(const AssignProblem& problem, int bits);
+
+// Variance of one message per unit weight at b bits: 1 / (2^b - 1)^2.
+double variance_factor(int bits);
+
+// Throws ConfigError for a bad row width, meta size, bit set or time model (naming the field or
+// channel and the value) and InvariantError for a message with a rank out of range, a self-message
+// or a negative or non-finite weight (naming the message index).
+void validate(const AssignProblem& problem);
+
+struct ObjectiveBounds {
+  double vmin = 0, vmax = 0;  // variance at all-largest and all-smallest bits
+  double tmin = 0, tmax = 0;  // exchange time at all-smallest and all-largest bits
+};
+
+ObjectiveBounds objective_bounds(const AssignProblem& problem);
+
+// Bounds of the union of two message sets that share no channel (e.g. the outgoing messages of
+// two ranks under the per-link or per-sender model): variances add, times take the maximum.
+ObjectiveBounds combine(const ObjectiveBounds& a, const ObjectiveBounds& b);
+
+// The normalised objective of variance v and time t under `bounds`; lambda in [0, 1]. Inline: the
+// fast solver evaluates it at every breakpoint.
+inline double normalized_objective(const ObjectiveBounds& bounds, double lambda, double v,
+                                   double t) {
+  double objective = 0;
+  // Written as constant scale * difference, so that a caller's loop computes the scales once.
+  if (bounds.vmax > bounds.vmin) {
+    objective += lambda / (bounds.vmax - bounds.vmin) * (v - bounds.vmin);
+  }
+  if (bounds.tmax > bounds.tmin) {
+    objective += (1 - lambda) / (bounds.tmax - bounds.tmin) * (t - bounds.tmin);
+  }
+  return objective;
+}
+
+struct Evaluation {
+  double variance = 0;
+  double time = 0;
+  double objective = 0;
+};
+
+// V, T and the objective of `bits` (one bit-width per message, in input order).
+Evaluation evaluate(const AssignProblem& problem, const std::vector<uint8_t>& bits, double lambda);
+
+}  // namespace adaqp::assign

@@ -1,0 +1,44 @@
+// Solving an assignment problem (problem.h): the fast budget solver (budget_solver.h) or, for small
+// jobs and as the referee in tests, the exact MILP (GLPK).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adaqp/assign/problem.h"
+
+namespace adaqp::assign {
+
+enum class Solver { kFast, kExact };
+
+// "fast" | "exact"; ConfigError otherwise.
+Solver parse_solver(const std::string& name);
+
+struct AssignOptions {
+  Solver solver = Solver::kFast;
+  double lambda = 0.5;  // weight of the variance term, in [0, 1]
+  // Consecutive messages of one link (in input order) form groups of this many that share one
+  // bit-width; 1 = per message.
+  int group_size = 1;
+  double exact_time_limit_s = 60;  // bound on the MILP's branch and bound, > 0
+};
+
+// Throws ConfigError naming the option and its value.
+void validate(const AssignOptions& options);
+
+struct Assignment {
+  std::vector<uint8_t> bits;  // per message, in input order; always in the allowed bit set
+  Evaluation eval;
+  // Exact solver: optimality was proven within the time limit (otherwise the best solution found
+  // is returned). Fast solver and the lambda endpoints: false.
+  bool proven_optimal = false;
+};
+
+// Validates both arguments, then solves. The endpoints need no search and give the canonical
+// optimum among ties: lambda = 1 (variance only) assigns every message the largest allowed
+// bit-width, lambda = 0 (time only) the smallest. Deterministic: the same input gives the same
+// output. Throws Error if the exact solver fails or finds no solution within its time limit.
+Assignment solve_assignment(const AssignProblem& problem, const AssignOptions& options);
+
+}  // namespace adaqp::assign

@@ -1,0 +1,53 @@
+// A small binary container of named, typed arrays with a CRC-32 per array. Used for partition parts
+// and checkpoints. Layout: magic "ADQPARR1", u32 count, then per array (in name order): u32 name
+// length, name, u8 dtype, u64 element count, u32 crc32 (zlib) of the payload, payload
+// (little-endian). Element types: int32_t, int64_t, uint8_t, float, double. The same arrays always
+// give the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace adaqp {
+
+enum class DType : uint8_t { I32 = 1, I64 = 2, U8 = 3, F32 = 4, F64 = 5 };
+
+class ArrayFileWriter {
+ public:
+  template <typename T>
+  void add(const std::string& name, const std::vector<T>& values);
+  // Writes to `path` via a temporary file, fsync and rename: a crash never leaves a half file.
+  void write(const std::string& path) const;
+
+ private:
+  struct Entry {
+    DType dtype;
+    uint64_t count;
+    std::vector<uint8_t> bytes;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+class ArrayFileReader {
+ public:
+  // Reads and checks the whole file: InputError naming the file and the array on a bad magic,
+  // truncation, trailing bytes or checksum mismatch.
+  explicit ArrayFileReader(const std::string& path);
+  bool has(const std::string& name) const { return entries_.count(name) != 0; }
+  // InputError if missing or of another dtype.
+  template <typename T>
+  std::vector<T> get(const std::string& name) const;
+
+ private:
+  struct Entry {
+    DType dtype;
+    uint64_t count;
+    std::vector<uint8_t> bytes;
+  };
+  std::string path_;
+  std::map<std::string, Entry> entries_;
+};
+
+}  // namespace adaqp

@@ -1,0 +1,67 @@
+// Philox4x32-10, the counter-based generator of Salmon et al. (SC'11): random numbers are a pure
+// function of (key, counter), so every stochastic choice (quantization rounding, dropout masks,
+// random bit-widths) is reproducible and independent of threads, partitioning and device.
+// Usable from host and CUDA device code.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define ADAQP_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define ADAQP_HOST_DEVICE inline
+#endif
+
+namespace adaqp {
+
+struct PhiloxWords {
+  uint32_t v[4];
+};
+
+ADAQP_HOST_DEVICE PhiloxWords philox4x32_10(PhiloxWords ctr, uint32_t k0, uint32_t k1) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = static_cast<uint64_t>(kM0) * ctr.v[0];
+    const uint64_t p1 = static_cast<uint64_t>(kM1) * ctr.v[2];
+    const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
+    const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+    ctr = PhiloxWords{{hi1 ^ ctr.v[1] ^ k0, lo1, hi0 ^ ctr.v[3] ^ k1, lo0}};
+    k0 += kW0;
+    k1 += kW1;
+  }
+  return ctr;
+}
+
+// What a random stream is used for; part of every counter so streams never overlap.
+enum class RngStream : uint32_t {
+  kQuantForward = 0,
+  kQuantBackward = 1,
+  kDropout = 2,
+  kRandomBits = 3,
+  kInit = 4,
+};
+
+// The counter for (epoch, layer, stream, global node id, block of 4 elements). Global ids must be
+// below 2^40; layer below 256.
+ADAQP_HOST_DEVICE PhiloxWords philox_counter(uint32_t epoch, uint32_t layer, RngStream stream,
+                                             uint64_t gid, uint32_t block) {
+  return PhiloxWords{{block, static_cast<uint32_t>(gid),
+                      (static_cast<uint32_t>(gid >> 32) & 0xFFu) | ((layer & 0xFFu) << 8) |
+                          (static_cast<uint32_t>(stream) << 16),
+                      epoch}};
+}
+
+// Four random words for element block `block` (elements 4*block .. 4*block+3) of node `gid`.
+ADAQP_HOST_DEVICE PhiloxWords philox_block(uint64_t seed, uint32_t epoch, uint32_t layer,
+                                           RngStream stream, uint64_t gid, uint32_t block) {
+  return philox4x32_10(philox_counter(epoch, layer, stream, gid, block),
+                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+// A float uniform in [0, 1) from the top 24 bits of a word (exact in float32).
+ADAQP_HOST_DEVICE float philox_uniform(uint32_t word) {
+  return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
+}
+
+}  // namespace adaqp

@@ -1,0 +1,42 @@
+// Sparse (CSR) times dense products on the CPU: the aggregation of every GNN layer. Rows are
+// computed independently (one thread per block of rows, no atomics) with a vectorised loop over
+// the dense columns. The backward product A^T G uses a stored transpose, built once, so it is
+// row-parallel too. Each output row sums its entries in stored order, so results do not depend
+// on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace adaqp::kernels {
+
+// A non-owning CSR matrix: row i has entries indptr[i] .. indptr[i+1] with columns `indices` and
+// weights `values`.
+struct CsrView {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const int64_t* indptr = nullptr;   // rows + 1 entries
+  const int32_t* indices = nullptr;  // indptr[rows] entries, each in [0, cols)
+  const float* values = nullptr;     // indptr[rows] entries
+};
+
+// An owning CSR matrix.
+struct CsrMatrix {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<int64_t> indptr;
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+
+  CsrView view() const { return CsrView{rows, cols, indptr.data(), indices.data(), values.data()}; }
+};
+
+// y = a . x (or y += a . x when `accumulate`). x is a.cols x d and y is a.rows x d, both
+// row-major and contiguous; x and y must not overlap.
+void spmm_cpu(const CsrView& a, const float* x, int64_t d, float* y, bool accumulate);
+
+// The transpose of `a` as CSR (that is, `a` in CSC form). Entries of each transposed row are in
+// ascending original row order.
+CsrMatrix transpose_csr(const CsrView& a);
+
+}  // namespace adaqp::kernels

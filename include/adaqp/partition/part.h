@@ -1,0 +1,70 @@
+// What one worker holds of a partitioned graph (design notes, section 3).
+//
+// Local numbering: owned nodes first (central, then marginal), then halo nodes grouped by owner
+// rank; inside an owner's block, halo nodes are in ascending global id, which is also the order
+// of that owner's send list to this worker. A received block therefore lands in one contiguous
+// slice, and each send list is one gather.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/graph/graph.h"
+
+namespace adaqp {
+
+struct Part {
+  int rank = 0;
+  int num_parts = 1;
+  int64_t global_num_nodes = 0;
+
+  // Owned nodes by local index: [0, num_central) central, [num_central, num_owned()) marginal.
+  std::vector<int64_t> owned_gid;
+  int64_t num_central = 0;
+
+  // Halo nodes: halo_gid[halo_offsets[r] .. halo_offsets[r+1]) are owned by rank r (none for r ==
+  // rank), ascending global id. halo_offsets has num_parts + 1 entries.
+  std::vector<int64_t> halo_gid;
+  std::vector<int64_t> halo_offsets;
+
+  // In-edges of owned rows, split by column kind. Row i = owned local index i.
+  // local_*: columns are owned local indices; halo_*: columns index halo_gid. Columns ascending
+  // within a row. Rows [0, num_central) of halo_indptr are empty.
+  std::vector<int64_t> local_indptr;
+  std::vector<int32_t> local_indices;
+  std::vector<int64_t> halo_indptr;
+  std::vector<int32_t> halo_indices;
+
+  // Degrees in the WHOLE graph (after transforms), for GCN normalisation.
+  std::vector<int64_t> owned_in_degree, owned_out_degree;
+  std::vector<int64_t> halo_in_degree, halo_out_degree;
+
+  // Boundary rows sent to each peer: send_idx[send_offsets[r] .. send_offsets[r+1]) are owned
+  // local indices, ordered so that they match rank r's halo block from this rank.
+  std::vector<int64_t> send_offsets;
+  std::vector<int64_t> send_idx;
+
+  // Node data of owned nodes, by owned local index.
+  int64_t feat_dim = 0;
+  std::vector<float> features;  // num_owned x feat_dim
+  int64_t num_classes = 0;
+  bool multilabel = false;
+  std::vector<int64_t> labels;                          // single-label
+  std::vector<uint8_t> multilabels;                     // multi-label, num_owned x num_classes
+  std::vector<int64_t> global_split_counts;             // {train, valid, test} over ALL parts
+  std::vector<int64_t> train_idx, valid_idx, test_idx;  // owned local indices, ascending
+
+  int64_t num_owned() const { return static_cast<int64_t>(owned_gid.size()); }
+  int64_t num_marginal() const { return num_owned() - num_central; }
+  int64_t num_halo() const { return static_cast<int64_t>(halo_gid.size()); }
+  int64_t num_local_edges() const { return static_cast<int64_t>(local_indices.size()); }
+  int64_t num_halo_edges() const { return static_cast<int64_t>(halo_indices.size()); }
+  int64_t halo_count_from(int r) const { return halo_offsets[r + 1] - halo_offsets[r]; }
+  int64_t send_count_to(int r) const { return send_offsets[r + 1] - send_offsets[r]; }
+};
+
+// Builds part `rank` from the whole graph and the owner of every node (owner ids in [0, W), where W
+// = num_parts = 1 + the largest owner id). Degrees are g's in/out degrees.
+Part build_part(const Graph& g, const std::vector<int32_t>& owner, int rank);
+
+}  // namespace adaqp

@@ -1,0 +1,45 @@
+// A partition directory on disk: meta.yaml plus one folder per part (part-<r>/part.bin). Written
+// atomically (temporary directory, then rename); a worker reads only meta.yaml and its own part.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adaqp/graph/graph.h"
+#include "adaqp/partition/part.h"
+#include "adaqp/partition/partitioner.h"
+
+namespace adaqp {
+
+struct PartCounts {
+  int64_t owned = 0, central = 0, marginal = 0, halo = 0, in_edges = 0, local_in_edges = 0;
+  int64_t sent_rows = 0;  // rows this part sends in one exchange (sum over peers)
+  int64_t train = 0;
+};
+
+struct PartitionMeta {
+  int format_version = 1;
+  std::string dataset_name;
+  std::string dataset_fingerprint;
+  std::string method;
+  uint64_t seed = 0;
+  int parts = 0;
+  int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
+  bool multilabel = false;
+  int64_t edge_cut = 0;
+  std::vector<PartCounts> counts;  // one per part
+};
+
+// Partitions g with opt and writes the directory `dir`. Refuses (InputError) if `dir` exists.
+PartitionMeta write_partition(const std::string& dir, const Graph& g, const PartitionOptions& opt);
+
+// Reads and checks meta.yaml (InputError naming the file and field on any problem).
+PartitionMeta read_partition_meta(const std::string& dir);
+
+// Loads part `rank`; checks the part count equals `expected_parts` and, when given, the dataset
+// fingerprint; verifies array checksums. Every mismatch is an InputError naming file and values.
+Part load_part(const std::string& dir, int rank, int expected_parts,
+               const std::string& expected_fingerprint = "");
+
+}  // namespace adaqp

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs every dependency non-interactively and idempotently, then configures and builds.
+#   Debian packages: compilers, CMake, METIS, OpenMPI, spdlog, fmt, CLI11, yaml-cpp, GoogleTest,
+#   zlib, GLPK and CBC (exact solver referee), gnuplot, iproute2, clang-format.
+#   PyTorch 2.11.0 from PyPI into a virtual environment ($ADAQP_VENV, default .venv): its bundled
+#   libtorch is what the C++ code links against, and the same version the GPU machines run.
+# Environment: ADAQP_BUILD_DIR (default build), ADAQP_VENV (default .venv), ADAQP_BUILD_TYPE
+# (default Release), ADAQP_CMAKE_ARGS (extra CMake arguments), ADAQP_SKIP_BUILD=1 (install only).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${ADAQP_BUILD_DIR:-$ROOT/build}
+VENV=${ADAQP_VENV:-$ROOT/.venv}
+TORCH_VERSION=2.11.0
+
+APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-venv python3-pip
+  libmetis-dev libopenmpi-dev openmpi-bin libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
+  libgtest-dev zlib1g-dev glpk-utils libglpk-dev coinor-cbc gnuplot-nox iproute2 clang-format)
+
+log() { printf '[setup] %s\n' "$*"; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+  log "installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  log "Debian packages: all present"
+fi
+
+torch_installed() {
+  [ -x "$VENV/bin/python" ] &&
+    "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('torch').split('+')[0] != '$TORCH_VERSION')" 2>/dev/null
+}
+if ! torch_installed; then
+  log "installing PyTorch $TORCH_VERSION into $VENV (about 3.5 GB with its CUDA runtime wheels)"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" numpy
+else
+  log "PyTorch $TORCH_VERSION: present in $VENV"
+fi
+
+[ "${ADAQP_SKIP_BUILD:-0}" = 1 ] && exit 0
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  # shellcheck disable=SC2086
+  cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE="${ADAQP_BUILD_TYPE:-Release}" -DADAQP_PYTHON="$VENV/bin/python" \
+    ${ADAQP_CMAKE_ARGS:-}
+fi
+log "building in $BUILD_DIR"
+cmake --build "$BUILD_DIR" --parallel "$(nproc)"

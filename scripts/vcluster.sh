@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# A rate-limited virtual cluster on one machine, so that multi-worker runs pay for communication
+# the way a real cluster does.
+#
+#   scripts/vcluster.sh --hosts W --bandwidth RATE [--latency DELAY] [--timeout SECONDS] -- CMD...
+#   scripts/vcluster.sh [--hosts W] --bandwidth RATE [--latency DELAY] --probe [--probe-bin PATH]
+#                       [-- BENCH_LINK_ARGS...]
+#
+# Topology. Host i (i = 0..W-1) is the network namespace adaqp-<pid>-h<i> with one interface, vc0,
+# address 10.A.B.(i+1)/24 (A.B from this script's pid). vc0 is one end of a veth pair whose other
+# end, h<i>, is a port of the bridge br0 in the namespace adaqp-<pid>-sw: a non-blocking switch.
+# Nothing is created or changed in the root namespace except the namespace names (/run/netns) and
+# a temporary directory.
+#
+# What is shaped. The egress of both veth ends: vc0 (host -> switch, the host's uplink) and h<i>
+# (switch -> host, its downlink), each by one htb class at RATE (burst: 1 ms at RATE, at least
+# 64 KiB). So every host has a full-duplex link of RATE in each direction, and W-1 senders to one
+# host share its downlink. With DELAY > 0 a netem qdisc under the uplink class adds DELAY, so a
+# message between two hosts takes DELAY one way (2 DELAY round trip) beyond its transmission time.
+# netem needs a kernel with sch_netem.
+#
+# CMD runs once per host under `mpirun -np W` (one rank per host, mpirun inside host 0), with MPI
+# restricted to TCP over vc0 (pml ob1, btl tcp,self; no shared memory, no UCX), so all traffic
+# between ranks crosses the shaped links. The hosts share the machine's cores, so idle ranks yield
+# the CPU (mpi_yield_when_idle) instead of busy-polling. --probe runs benchmarks/bench_link between
+# hosts 0 and 1 and compares the measured bandwidth with RATE (a JSON line on stdout).
+#
+# RATE: a number with bit, kbit, mbit or gbit (SI units, as tc). DELAY: a number with us, ms or s
+# (default 0). --timeout bounds the MPI run (default 600 s). Everything created is removed on exit,
+# on error and on SIGINT/SIGTERM; the exit status is the command's (124 on timeout, 130/143 when
+# interrupted). Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN); refuses to start otherwise.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+AGENT="$ROOT/scripts/vcluster/agent.sh"
+PREFIX="adaqp-$$"
+SWITCH_NS="$PREFIX-sw"
+HOST_IF="vc0"
+MAX_HOSTS=250
+
+log() { echo "[vcluster] $*" >&2; }
+die() {
+  log "error: $*"
+  exit 2
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+}
+
+hosts=""
+bandwidth=""
+latency="0ms"
+timeout_s=600
+probe=0
+probe_bin="${ADAQP_BUILD_DIR:-$ROOT/build}/benchmarks/bench_link"
+
+need_value() { (($2 >= 2)) || die "$1 needs a value"; }
+while (($#)); do
+  case $1 in
+    --hosts | --bandwidth | --latency | --timeout | --probe-bin)
+      need_value "$1" $#
+      case $1 in
+        --hosts) hosts=$2 ;;
+        --bandwidth) bandwidth=$2 ;;
+        --latency) latency=$2 ;;
+        --timeout) timeout_s=$2 ;;
+        --probe-bin) probe_bin=$2 ;;
+      esac
+      shift 2
+      ;;
+    --probe)
+      probe=1
+      shift
+      ;;
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    --)
+      shift
+      break
+      ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+cmd=("$@")
+
+# RATE in bits per second (an integer), or empty when malformed.
+rate_bits() {
+  [[ $1 =~ ^([0-9]+(\.[0-9]+)?)(bit|kbit|mbit|gbit)$ ]] || return 0
+  local scale
+  case ${BASH_REMATCH[3]} in
+    bit) scale=1 ;;
+    kbit) scale=1000 ;;
+    mbit) scale=1000000 ;;
+    gbit) scale=1000000000 ;;
+  esac
+  awk -v v="${BASH_REMATCH[1]}" -v s="$scale" 'BEGIN { printf "%.0f", v * s }'
+}
+
+# DELAY in microseconds (an integer), or empty when malformed.
+delay_us() {
+  [[ $1 =~ ^([0-9]+(\.[0-9]+)?)(us|ms|s)$ ]] || return 0
+  local scale
+  case ${BASH_REMATCH[3]} in
+    us) scale=1 ;;
+    ms) scale=1000 ;;
+    s) scale=1000000 ;;
+  esac
+  awk -v v="${BASH_REMATCH[1]}" -v s="$scale" 'BEGIN { printf "%.0f", v * s }'
+}
+
+if ((probe)); then
+  hosts=${hosts:-2}
+  cmd=("$probe_bin" "${cmd[@]}")
+fi
+if [[ ! $hosts =~ ^[0-9]+$ ]] || ((hosts < 1 || hosts > MAX_HOSTS)); then
+  die "--hosts must be an integer in [1, $MAX_HOSTS], got '$hosts'"
+fi
+((!probe || hosts >= 2)) || die "--probe needs --hosts of at least 2"
+[[ -n $bandwidth ]] || die "--bandwidth is required (e.g. 100mbit)"
+rate=$(rate_bits "$bandwidth")
+if [[ -z $rate ]] || ((rate < 8000)); then
+  die "--bandwidth must be a number with bit, kbit, mbit or gbit, at least 8kbit; got '$bandwidth'"
+fi
+delay=$(delay_us "$latency")
+[[ -n $delay ]] || die "--latency must be a number with us, ms or s; got '$latency'"
+if [[ ! $timeout_s =~ ^[0-9]+$ ]] || ((timeout_s < 1)); then
+  die "--timeout must be a positive integer (seconds), got '$timeout_s'"
+fi
+((${#cmd[@]})) || die "no command given: put it after -- (or use --probe)"
+((!probe)) || [[ -x $probe_bin ]] ||
+  die "probe program '$probe_bin' not found: build the bench_link target or pass --probe-bin"
+[[ $AGENT != *[[:space:]]* ]] || die "the repository path must not contain spaces: $AGENT"
+
+# Rights and kernel support, checked before anything is created.
+check_support() {
+  local tool
+  for tool in ip tc mpirun timeout unshare awk; do
+    command -v "$tool" >/dev/null || die "'$tool' not found in PATH"
+  done
+  local caps
+  caps=$(awk '/^CapEff:/ { print $2 }' "/proc/$$/status")
+  if (((16#$caps >> 12 & 1) == 0 || (16#$caps >> 21 & 1) == 0)); then
+    die "needs root: CAP_NET_ADMIN and CAP_SYS_ADMIN to create network namespaces (uid $EUID)"
+  fi
+  unshare --net tc qdisc add dev lo root handle 1: htb default 1 2>/dev/null ||
+    die "cannot create a network namespace with an htb qdisc (unshare --net / sch_htb)"
+  if ((delay > 0)); then
+    unshare --net tc qdisc add dev lo root netem delay 1ms 2>/dev/null ||
+      die "--latency needs the netem qdisc, which this kernel lacks (sch_netem); use --latency 0"
+  fi
+  if ip netns list | grep -q "^$PREFIX-"; then
+    die "namespaces named $PREFIX-* already exist (left by a killed run?):" \
+      "remove them with ip netns del"
+  fi
+}
+check_support
+
+created_ns=()
+tmpdir=""
+child=""
+
+# shellcheck disable=SC2317  # namespace_pids and cleanup run from the EXIT trap
+# Processes still inside our namespaces (ranks, orteds, mpirun), one pid a line.
+namespace_pids() {
+  local ns
+  for ns in "${created_ns[@]}"; do ip netns pids "$ns" 2>/dev/null || true; done
+}
+
+# shellcheck disable=SC2317
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  set +e
+  if [[ -n $child ]]; then
+    kill -TERM "$child" 2>/dev/null
+    wait "$child" 2>/dev/null
+  fi
+  local pids step
+  for ((step = 0; step < 50; ++step)); do
+    mapfile -t pids < <(namespace_pids)
+    ((${#pids[@]})) || break
+    if ((step == 0)); then
+      kill -TERM "${pids[@]}" 2>/dev/null
+    elif ((step == 30)); then
+      kill -KILL "${pids[@]}" 2>/dev/null
+    fi
+    sleep 0.1
+  done
+  local i
+  for ((i = ${#created_ns[@]} - 1; i >= 0; --i)); do
+    ip netns del "${created_ns[i]}" || log "could not delete namespace ${created_ns[i]}"
+  done
+  [[ -n $tmpdir ]] && rm -rf "$tmpdir"
+  log "removed ${#created_ns[@]} namespaces (with their veths and bridge) and $tmpdir"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted (SIGINT)"; exit 130' INT
+trap 'log "interrupted (SIGTERM)"; exit 143' TERM
+
+add_namespace() {
+  ip netns add "$1" || die "ip netns add $1 failed: no permission to create network namespaces?"
+  created_ns+=("$1")
+}
+
+# Root htb qdisc with one class at RATE on device $2 of namespace $1, netem DELAY under it if $3.
+shape() {
+  local ns=$1 dev=$2 with_delay=$3
+  local burst=$((rate / 8 / 1000 > 65536 ? rate / 8 / 1000 : 65536))  # 1 ms at RATE, >= 64 KiB
+  tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 1
+  tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "${rate}bit" ceil "${rate}bit" \
+    burst "$burst" cburst "$burst" quantum 65536
+  if ((with_delay && delay > 0)); then
+    tc -n "$ns" qdisc add dev "$dev" parent 1:1 handle 10: netem delay "${delay}us" limit 100000
+  fi
+}
+
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/adaqp-vcluster.XXXXXX")
+log "prefix $PREFIX, state dir $tmpdir"
+subnet="10.$(($$ >> 8 & 255)).$(($$ & 255))"
+add_namespace "$SWITCH_NS"
+ip -n "$SWITCH_NS" link add br0 type bridge
+ip -n "$SWITCH_NS" link set br0 up
+hostfile="$tmpdir/hostfile"
+: >"$hostfile"
+for ((i = 0; i < hosts; ++i)); do
+  ns="$PREFIX-h$i"
+  add_namespace "$ns"
+  ip -n "$ns" link add "$HOST_IF" type veth peer name "h$i" netns "$SWITCH_NS"
+  ip -n "$ns" addr add "$subnet.$((i + 1))/24" dev "$HOST_IF"
+  ip -n "$ns" link set lo up
+  ip -n "$ns" link set "$HOST_IF" up
+  ip -n "$SWITCH_NS" link set "h$i" master br0 up
+  shape "$ns" "$HOST_IF" 1
+  shape "$SWITCH_NS" "h$i" 0
+  echo "$ns slots=1" >>"$hostfile"
+done
+log "$hosts hosts on $subnet.0/24, each link $bandwidth each way, one-way delay $latency"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck disable=SC2054  # "tcp,self" is one argument
+mpi_args=(-np "$hosts" --hostfile "$hostfile" --map-by node --oversubscribe --bind-to none
+  --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1
+  --mca pml ob1 --mca btl tcp,self --mca osc ^ucx --mca mpi_yield_when_idle 1
+  --mca btl_tcp_if_include "$HOST_IF" --mca oob_tcp_if_include "$HOST_IF")
+# The command's output: this script's stdout, or a file the probe reads afterwards.
+out="$tmpdir/probe.out"
+if ((probe)); then exec 3>"$out"; else exec 3>&1; fi
+log "running (timeout ${timeout_s}s): ${cmd[*]}"
+timeout --kill-after=10 "$timeout_s" \
+  ip netns exec "$PREFIX-h0" mpirun "${mpi_args[@]}" "${cmd[@]}" >&3 &
+child=$!
+rc=0
+wait "$child" || rc=$?
+child=""
+exec 3>&-
+if ((rc == 124)); then
+  log "timed out after ${timeout_s}s"
+elif ((rc != 0)); then
+  log "command failed with exit status $rc"
+fi
+
+if ((probe)); then
+  cat "$out"
+  if ((rc == 0)); then
+    measured=$(grep -o '"mbit_per_s":[0-9.]*' "$out" | cut -d: -f2 | sort -g | tail -n 1)
+    rtt=$(grep -o '"half_rtt_us_median":[0-9.]*' "$out" | cut -d: -f2 | head -n 1)
+    verified=true
+    grep -q '"verified":false' "$out" && verified=false
+    [[ -n $measured && -n $rtt ]] || die "probe printed no measurement"
+    summary=$(awk -v c="$rate" -v m="$measured" -v r="$rtt" -v v="$verified" -v h="$hosts" \
+      'BEGIN { printf "{\"benchmark\":\"vcluster_probe\",\"hosts\":%d," \
+        "\"configured_mbit_per_s\":%.2f,\"measured_mbit_per_s\":%.2f,\"ratio\":%.4f," \
+        "\"half_rtt_us_median\":%.1f,\"verified\":%s}", h, c / 1e6, m, m * 1e6 / c, r, v }')
+    echo "$summary"
+    [[ $verified == true ]] || rc=1
+    log "probe: measured $measured Mbit/s vs configured $(awk -v c="$rate" \
+      'BEGIN { printf "%.2f", c / 1e6 }') Mbit/s; half round trip ${rtt} us; data intact: $verified"
+  fi
+fi
+exit "$rc"

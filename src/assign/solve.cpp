@@ -1,0 +1,49 @@
+#include "adaqp/assign/solve.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "adaqp/assign/budget_solver.h"
+#include "adaqp/common/error.h"
+#include "exact_solver.h"
+
+namespace adaqp::assign {
+
+Solver parse_solver(const std::string& name) {
+  if (name == "fast") return Solver::kFast;
+  if (name == "exact") return Solver::kExact;
+  throw ConfigError("assign: solver: unknown solver '" + name + "' (fast | exact)");
+}
+
+void validate(const AssignOptions& options) {
+  if (!(options.lambda >= 0 && options.lambda <= 1)) {
+    throw ConfigError("assign: lambda must be in [0, 1], got " + std::to_string(options.lambda));
+  }
+  if (options.group_size < 1) {
+    throw ConfigError("assign: group_size must be >= 1, got " + std::to_string(options.group_size));
+  }
+  if (!(options.exact_time_limit_s > 0 && options.exact_time_limit_s <= 1e6)) {
+    throw ConfigError("assign: exact_time_limit_s must be in (0, 1e6], got " +
+                      std::to_string(options.exact_time_limit_s));
+  }
+}
+
+Assignment solve_assignment(const AssignProblem& problem, const AssignOptions& options) {
+  validate(problem);
+  validate(options);
+  Assignment result;
+  if (options.lambda == 0 || options.lambda == 1 || problem.messages.empty()) {
+    const auto [lo, hi] = std::minmax_element(problem.bits.begin(), problem.bits.end());
+    result.bits.assign(problem.messages.size(),
+                       static_cast<uint8_t>(options.lambda == 1 ? *hi : *lo));
+  } else if (options.solver == Solver::kExact) {
+    result = solve_exact(problem, options);
+  } else {
+    const BudgetSolver solver(problem, options.group_size);
+    result.bits = solver.assign(solver.best_budget(options.lambda, objective_bounds(problem)));
+  }
+  result.eval = evaluate(problem, result.bits, options.lambda);
+  return result;
+}
+
+}  // namespace adaqp::assign

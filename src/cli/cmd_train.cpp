@@ -1,0 +1,210 @@
+// adaqp train: distributed full-graph training, one process per worker, started by mpirun.
+//
+// Start-up runs in steps; after each, the ranks agree whether any of them failed, and if so every
+// rank exits non-zero while only the lowest failing rank reports its error, so a bad config or a
+// mismatched partition gives one clear message and no hang. After start-up, an error on one rank
+// is reported by that rank and ends the whole job (MPI_Abort): the others could not continue.
+#include <fmt/format.h>
+#include <mpi.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "adaqp/comm/communicator.h"
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/comm/mpi_error.h"
+#include "adaqp/comm/mpi_session.h"
+#include "adaqp/common/error.h"
+#include "adaqp/common/log.h"
+#include "adaqp/config/job_config.h"
+#include "adaqp/graph/dataset.h"
+#include "adaqp/partition/partition_store.h"
+#include "adaqp/train/run.h"
+#include "adaqp/train/trainer.h"
+#include "commands.h"
+#include "job_options.h"
+
+namespace adaqp::cli {
+namespace {
+
+// Bound on the wait of the other ranks while rank 0 partitions a dataset.
+constexpr double kPartitionTimeoutS = 24 * 3600;
+
+// Runs `step` on this rank, then agrees with all ranks: if any failed, the lowest failing rank
+// rethrows its error (main prints it) and the others exit non-zero without a message.
+template <typename Step>
+void run_step(Communicator& comm, Step&& step) {
+  std::exception_ptr error;
+  try {
+    step();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  int first_failed = -1;
+  if (!any_rank_failed(comm, error != nullptr, &first_failed)) return;
+  if (comm.rank() == first_failed) std::rethrow_exception(error);
+  throw CLI::RuntimeError(1);
+}
+
+// Number of ranks on this host.
+int local_ranks() {
+  MPI_Comm local = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
+            "MPI_Comm_split_type", -1);
+  int size = 1;
+  const int size_code = MPI_Comm_size(local, &size);
+  check_mpi(MPI_Comm_free(&local), "MPI_Comm_free", -1);
+  check_mpi(size_code, "MPI_Comm_size", -1);
+  return size;
+}
+
+int compute_threads(const TrainingConfig& t) {
+  if (t.threads > 0) return t.threads;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / local_ranks());
+}
+
+void create_dirs(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!(out << text) || !out.flush()) throw InputError(path.string(), "", "cannot write");
+}
+
+// Rank 0 loads the dataset and partitions it into the job's partition directory.
+void create_partition(const JobConfig& cfg, const std::string& dir) {
+  spdlog::info("partition {} does not exist: partitioning the dataset into {} parts", dir,
+               cfg.partition.options.parts);
+  const Graph g = load_dataset(cfg.dataset);
+  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  if (!parent.empty()) create_dirs(parent);
+  const PartitionMeta meta = write_partition(dir, g, cfg.partition.options);
+  spdlog::info("wrote partition {}: {} nodes, {} edges, edge cut {}", dir, meta.num_nodes,
+               meta.num_edges, meta.edge_cut);
+}
+
+void train(Communicator& comm, const JobConfig& cfg, Part part) {
+  const int threads = compute_threads(cfg.training);
+  set_compute_threads(threads);
+  spdlog::debug("{} owned, {} halo nodes; {} compute threads", part.num_owned(), part.num_halo(),
+                threads);
+  TrainerOptions topt;
+  topt.model = cfg.model;
+  topt.training = cfg.training;
+  topt.cache_features = cfg.communication.feature_cache;
+  Trainer trainer(std::move(part), comm, topt);
+  if (comm.rank() == 0) {
+    spdlog::info("model {} ({} layers, hidden {}): {} parameters", cfg.model.type, cfg.model.layers,
+                 cfg.model.hidden, trainer.num_parameters());
+  }
+  RunOptions ropt;
+  ropt.epochs = cfg.training.epochs;
+  ropt.eval_every = cfg.training.eval_every;
+  ropt.output_dir = cfg.output.dir;
+  const RunSummary s = run_training(trainer, comm, ropt);
+  if (comm.rank() == 0) {
+    spdlog::info(
+        "summary: best val {} {:.4f}, test {:.4f} at best val, final test {:.4f} | {} epochs on "
+        "{} workers, {:.4f} s/epoch ({:.2f} epochs/s) | metrics: {}",
+        s.metric, s.best_val_acc, s.test_acc_at_best_val, s.final_test_acc, s.epochs, s.world_size,
+        s.mean_epoch_time_s, s.epochs_per_s,
+        (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string());
+  }
+}
+
+void run_train(const JobOptions& job) {
+  MpiSession mpi(nullptr, nullptr);
+  const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
+  const int rank = comm->rank(), world = comm->size();
+
+  JobConfig cfg;
+  std::string dir;
+  bool must_partition = false;
+  run_step(*comm, [&] {
+    cfg = job.load();
+    setup_logging(rank, cfg.output.log_level);
+    comm->set_timeout(cfg.communication.timeout_s);
+    if (cfg.communication.backend != "mpi" || cfg.communication.mode != "vanilla") {
+      throw ConfigError(fmt::format(
+          "communication.backend '{}' with communication.mode '{}' is not available yet: use "
+          "backend mpi and mode vanilla",
+          cfg.communication.backend, cfg.communication.mode));
+    }
+    dir = partition_dir(cfg);
+    if (rank == 0) {
+      std::error_code ec;
+      must_partition = !std::filesystem::exists(dir, ec);
+      if (ec) throw InputError(dir, "", "cannot access: " + ec.message());
+      if (must_partition && cfg.partition.options.parts != world) {
+        throw ConfigError(fmt::format(
+            "partition.parts is {} but mpirun started {} workers (partition {} does not exist "
+            "yet): set partition.parts={}",
+            cfg.partition.options.parts, world, dir, world));
+      }
+      create_dirs(cfg.output.dir);
+      const std::string yaml = to_yaml(cfg);
+      write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", yaml);
+      spdlog::info("adaqp train on {} workers, effective configuration:\n{}", world, yaml);
+    }
+  });
+
+  // Rank 0's view of the file system decides, so all ranks take the same steps.
+  comm->broadcast(&must_partition, sizeof(must_partition), 0);
+  if (must_partition) {
+    comm->set_timeout(std::max(cfg.communication.timeout_s, kPartitionTimeoutS));
+    run_step(*comm, [&] {
+      if (rank == 0) create_partition(cfg, dir);
+    });
+    comm->set_timeout(cfg.communication.timeout_s);
+  }
+
+  Part part;
+  run_step(*comm, [&] {
+    const PartitionMeta meta = read_partition_meta(dir);
+    if (meta.parts != world) {
+      throw ConfigError(fmt::format("partition {} has {} parts but mpirun started {} workers", dir,
+                                    meta.parts, world));
+    }
+    part = load_part(dir, rank, world, meta.dataset_fingerprint);
+    if (rank == 0) {
+      spdlog::info("partition {}: dataset {}, {} nodes, {} parts, edge cut {}", dir,
+                   meta.dataset_name, meta.num_nodes, meta.parts, meta.edge_cut);
+    }
+  });
+
+  try {
+    train(*comm, cfg, std::move(part));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "adaqp: error on rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    spdlog::shutdown();
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto job = std::make_shared<JobOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "train",
+      "Train the job's model on its partitioned dataset; start one process per worker with "
+      "mpirun (partitions the dataset first when partition.dir does not exist)");
+  add_job_options(cmd, *job);
+  cmd->callback([job] { run_train(*job); });
+}
+
+}  // namespace adaqp::cli

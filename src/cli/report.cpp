@@ -1,0 +1,153 @@
+#include "report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace adaqp::cli {
+namespace {
+
+struct DegreeStats {
+  int64_t min = 0, max = 0, median = 0, isolated = 0, self_loops = 0;
+  double mean = 0;
+};
+
+DegreeStats in_degree_stats(const Graph& g) {
+  DegreeStats s;
+  if (g.num_nodes == 0) return s;
+  std::vector<int64_t> deg(g.num_nodes);
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    deg[v] = g.in_degree(v);
+    s.isolated += deg[v] == 0;
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) s.self_loops += g.indices[e] == v;
+  }
+  s.mean = static_cast<double>(g.num_edges()) / static_cast<double>(g.num_nodes);
+  std::nth_element(deg.begin(), deg.begin() + g.num_nodes / 2, deg.end());
+  s.median = deg[g.num_nodes / 2];
+  const auto [lo, hi] = std::minmax_element(deg.begin(), deg.end());
+  s.min = *lo;
+  s.max = *hi;
+  return s;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+double percent(int64_t part, int64_t whole) {
+  return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
+int64_t exchange_rows(const PartitionMeta& m) {
+  int64_t rows = 0;
+  for (const PartCounts& c : m.counts) rows += c.halo;
+  return rows;
+}
+
+int64_t exchange_bytes(int64_t rows, int hidden) {
+  return rows * hidden * 4;
+}
+
+}  // namespace
+
+std::string dataset_text(const Graph& g) {
+  const DegreeStats d = in_degree_stats(g);
+  std::string out;
+  out += fmt::format("dataset      {}\n", g.name);
+  out += fmt::format("nodes        {}\n", g.num_nodes);
+  out += fmt::format("edges        {} (directed; {} self-loops)\n", g.num_edges(), d.self_loops);
+  out += fmt::format("features     {}\n", g.feat_dim);
+  out += fmt::format("classes      {}{}\n", g.num_classes, g.multilabel ? " (multi-label)" : "");
+  out += fmt::format("split        train {} / valid {} / test {}\n", g.train.size(), g.valid.size(),
+                     g.test.size());
+  out += fmt::format(
+      "in-degree    min {} / median {} / mean {:.2f} / max {}; {} nodes without "
+      "in-edges\n",
+      d.min, d.median, d.mean, d.max, d.isolated);
+  return out;
+}
+
+std::string dataset_json(const Graph& g) {
+  const DegreeStats d = in_degree_stats(g);
+  return fmt::format(
+      "{{\"name\": {}, \"nodes\": {}, \"edges\": {}, \"self_loops\": {}, \"feat_dim\": {}, "
+      "\"num_classes\": {}, \"multilabel\": {}, \"train\": {}, \"valid\": {}, \"test\": {}, "
+      "\"in_degree\": {{\"min\": {}, \"median\": {}, \"mean\": {}, \"max\": {}, "
+      "\"isolated\": {}}}}}",
+      json_string(g.name), g.num_nodes, g.num_edges(), d.self_loops, g.feat_dim, g.num_classes,
+      g.multilabel, g.train.size(), g.valid.size(), g.test.size(), d.min, d.median, d.mean, d.max,
+      d.isolated);
+}
+
+std::string partition_text(const std::string& dir, const PartitionMeta& m) {
+  std::string out;
+  out += fmt::format("partition    {} ({} of '{}', {} parts, seed {})\n", dir, m.method,
+                     m.dataset_name, m.parts, m.seed);
+  out += fmt::format("edge cut     {} of {} edges ({:.2f}%)\n", m.edge_cut, m.num_edges,
+                     percent(m.edge_cut, m.num_edges));
+  out += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>10} {:>9}\n", "part",
+                     "owned", "central", "marginal", "halo", "in-edges", "local%", "sent", "train");
+  PartCounts total;
+  for (int r = 0; r < m.parts; ++r) {
+    const PartCounts& c = m.counts[r];
+    out += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>7.2f}% {:>10} {:>9}\n", r,
+                       c.owned, c.central, c.marginal, c.halo, c.in_edges,
+                       percent(c.local_in_edges, c.in_edges), c.sent_rows, c.train);
+    total.owned += c.owned;
+    total.central += c.central;
+    total.marginal += c.marginal;
+    total.halo += c.halo;
+    total.in_edges += c.in_edges;
+    total.local_in_edges += c.local_in_edges;
+    total.sent_rows += c.sent_rows;
+    total.train += c.train;
+  }
+  out += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>7.2f}% {:>10} {:>9}\n", "all",
+                     total.owned, total.central, total.marginal, total.halo, total.in_edges,
+                     percent(total.local_in_edges, total.in_edges), total.sent_rows, total.train);
+  const int64_t rows = exchange_rows(m);
+  out += fmt::format("one full-precision halo exchange moves {} rows:", rows);
+  for (int h : kReportHiddenSizes)
+    out += fmt::format(" hidden {} -> {:.3f} MB;", h, exchange_bytes(rows, h) / 1e6);
+  out.back() = '\n';
+  return out;
+}
+
+std::string partition_json(const std::string& dir, const PartitionMeta& m) {
+  std::vector<std::string> parts, bytes;
+  for (int r = 0; r < m.parts; ++r) {
+    const PartCounts& c = m.counts[r];
+    parts.push_back(fmt::format(
+        "{{\"part\": {}, \"owned\": {}, \"central\": {}, \"marginal\": {}, \"halo\": {}, "
+        "\"in_edges\": {}, \"local_in_edges\": {}, \"local_in_edge_percent\": {}, "
+        "\"sent_rows\": {}, \"train\": {}}}",
+        r, c.owned, c.central, c.marginal, c.halo, c.in_edges, c.local_in_edges,
+        percent(c.local_in_edges, c.in_edges), c.sent_rows, c.train));
+  }
+  const int64_t rows = exchange_rows(m);
+  for (int h : kReportHiddenSizes)
+    bytes.push_back(fmt::format("\"{}\": {}", h, exchange_bytes(rows, h)));
+  return fmt::format(
+      "{{\"dir\": {}, \"dataset\": {}, \"fingerprint\": {}, \"method\": {}, \"seed\": {}, "
+      "\"parts\": {}, \"num_nodes\": {}, \"num_edges\": {}, \"edge_cut\": {}, "
+      "\"edge_cut_percent\": {}, \"per_part\": [{}], \"exchange_rows\": {}, "
+      "\"exchange_bytes_by_hidden\": {{{}}}}}",
+      json_string(dir), json_string(m.dataset_name), json_string(m.dataset_fingerprint),
+      json_string(m.method), m.seed, m.parts, m.num_nodes, m.num_edges, m.edge_cut,
+      percent(m.edge_cut, m.num_edges), fmt::join(parts, ", "), rows, fmt::join(bytes, ", "));
+}
+
+}  // namespace adaqp::cli

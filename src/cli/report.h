@@ -1,0 +1,22 @@
+// Human- and machine-readable summaries of a dataset and of a partition (adaqp info, partition).
+#pragma once
+
+#include <string>
+
+#include "adaqp/graph/graph.h"
+#include "adaqp/partition/partition_store.h"
+
+namespace adaqp::cli {
+
+// Hidden sizes for which the partition report gives the bytes of one halo exchange.
+inline constexpr int kReportHiddenSizes[] = {16, 64, 256};
+
+std::string dataset_text(const Graph& g);
+std::string dataset_json(const Graph& g);
+
+// Per-part table (owned, central, marginal, halo, in-edges, local in-edge %, sent rows, train)
+// and the bytes one full-precision halo exchange moves: rows x hidden x 4 bytes.
+std::string partition_text(const std::string& dir, const PartitionMeta& m);
+std::string partition_json(const std::string& dir, const PartitionMeta& m);
+
+}  // namespace adaqp::cli

@@ -1,0 +1,14 @@
+#include "adaqp/comm/communicator.h"
+
+namespace adaqp {
+
+bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed) {
+  // max over ranks of (size - rank) for the failing ones identifies the lowest failing rank.
+  double flag = local_failed ? static_cast<double>(comm.size() - comm.rank()) : 0.0;
+  comm.allreduce_max(&flag, 1);
+  int lowest = flag > 0.0 ? comm.size() - static_cast<int>(flag) : -1;
+  if (first_failed != nullptr) *first_failed = lowest;
+  return lowest >= 0;
+}
+
+}  // namespace adaqp

@@ -1,0 +1,410 @@
+#include "adaqp/comm/mpi_communicator.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <thread>
+
+#include "adaqp/comm/mpi_error.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+constexpr double kMaxTimeoutS = 1e6;
+
+void check_timeout(double seconds) {
+  if (!(seconds > 0.0 && seconds <= kMaxTimeoutS))
+    throw ConfigError(fmt::format("communication timeout must be in (0, {}] seconds, got {}",
+                                  kMaxTimeoutS, seconds));
+}
+
+// Outcome of progressing a set of requests.
+struct Progress {
+  bool done = false;       // every request has completed
+  int code = MPI_SUCCESS;  // the first error met, if any
+  int failed = -1;         // index of the request that failed; -1 when the MPI call itself did
+};
+
+// Yields for the first polls (latency), then sleeps with a doubling pause capped at 1 ms (CPU).
+class Backoff {
+ public:
+  void pause() {
+    if (spins_ < kSpins) {
+      ++spins_;
+      std::this_thread::yield();
+      return;
+    }
+    sleep_ = std::min(std::max(sleep_ * 2, std::chrono::microseconds(10)),
+                      std::chrono::microseconds(1000));
+    std::this_thread::sleep_for(sleep_);
+  }
+
+ private:
+  static constexpr int kSpins = 64;
+  int spins_ = 0;
+  std::chrono::microseconds sleep_{0};
+};
+
+// Requests polled together; completed ones become MPI_REQUEST_NULL.
+class RequestSet {
+ public:
+  RequestSet() = default;
+  explicit RequestSet(std::vector<MPI_Request> requests) : requests_(std::move(requests)) {}
+
+  void add(MPI_Request request) { requests_.push_back(request); }
+  size_t size() const { return requests_.size(); }
+  bool pending(size_t i) const { return requests_[i] != MPI_REQUEST_NULL; }
+  MPI_Request& operator[](size_t i) { return requests_[i]; }
+  std::vector<MPI_Request> take() { return std::move(requests_); }
+
+  // True once every request has completed (no MPI call).
+  bool completed() const {
+    return std::none_of(requests_.begin(), requests_.end(),
+                        [](MPI_Request r) { return r != MPI_REQUEST_NULL; });
+  }
+
+  // One progress step; never blocks.
+  Progress test() {
+    Progress progress;
+    if (completed()) {
+      progress.done = true;
+      return progress;
+    }
+    indices_.resize(requests_.size());
+    statuses_.resize(requests_.size());
+    int count = 0;
+    int code = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count,
+                            indices_.data(), statuses_.data());
+    if (code == MPI_ERR_IN_STATUS) {
+      for (int k = 0; k < count; ++k) {
+        if (statuses_[k].MPI_ERROR != MPI_SUCCESS) {
+          progress.code = statuses_[k].MPI_ERROR;
+          progress.failed = indices_[k];
+          return progress;
+        }
+      }
+    }
+    if (code != MPI_SUCCESS) {
+      progress.code = code;
+      return progress;
+    }
+    progress.done = completed();
+    return progress;
+  }
+
+  // Polls until every request completes, one fails, or timeout_s passes.
+  Progress wait(double timeout_s) {
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(timeout_s));
+    Backoff backoff;
+    for (;;) {
+      Progress progress = test();
+      if (progress.done || progress.code != MPI_SUCCESS) return progress;
+      if (std::chrono::steady_clock::now() >= deadline) return progress;
+      backoff.pause();
+    }
+  }
+
+ private:
+  std::vector<MPI_Request> requests_;
+  std::vector<int> indices_;
+  std::vector<MPI_Status> statuses_;
+};
+
+// "[0, 2]": the distinct peers, sorted.
+std::string peer_list(std::vector<int> peers) {
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return fmt::format("[{}]", fmt::join(peers, ", "));
+}
+
+// One halo exchange in flight: a request per message chunk and the transfer it belongs to.
+class MpiWork : public Work {
+ public:
+  MpiWork(std::shared_ptr<const std::atomic<double>> timeout_s, int rank, int tag)
+      : timeout_s_(std::move(timeout_s)), rank_(rank), tag_(tag) {}
+
+  ~MpiWork() override {
+    if (requests_.completed()) return;
+    int finalized = 0;
+    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
+    if (requests_.test().done) return;
+    spdlog::warn("halo exchange (tag {}) on rank {} destroyed before completion; cancelling {}",
+                 tag_, rank_, pending());
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (!requests_.pending(i)) continue;
+      int code = MPI_Cancel(&requests_[i]);
+      if (code != MPI_SUCCESS)
+        spdlog::error("MPI_Cancel failed on rank {} (peer {}): {}", rank_, transfers_[i].peer,
+                      mpi_error_string(code));
+    }
+    double timeout_s = timeout_s_->load();
+    if (requests_.wait(timeout_s).done) return;
+    spdlog::error(
+        "halo exchange (tag {}) on rank {}: {} still pending after cancelling (waited up "
+        "to {} s); freeing the requests",
+        tag_, rank_, pending(), timeout_s);
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (!requests_.pending(i)) continue;
+      int code = MPI_Request_free(&requests_[i]);
+      if (code != MPI_SUCCESS)
+        spdlog::error("MPI_Request_free failed on rank {} (peer {}): {}", rank_, transfers_[i].peer,
+                      mpi_error_string(code));
+    }
+  }
+
+  void add(MPI_Request request, int peer, bool send) {
+    requests_.add(request);
+    transfers_.push_back({peer, send});
+  }
+
+  bool test() override { return checked(requests_.test()); }
+
+  void wait() override {
+    double timeout_s = timeout_s_->load();
+    if (checked(requests_.wait(timeout_s))) return;
+    throw CommError(
+        fmt::format("halo exchange (tag {}) timed out after {} s on rank {}; still "
+                    "waiting for: {}",
+                    tag_, timeout_s, rank_, pending()));
+  }
+
+ private:
+  struct Transfer {
+    int peer;
+    bool send;
+  };
+
+  bool checked(const Progress& progress) const {
+    if (progress.code == MPI_SUCCESS) return progress.done;
+    if (progress.failed < 0)
+      throw CommError(fmt::format("halo exchange (tag {}): MPI_Testsome failed on rank {}: {}",
+                                  tag_, rank_, mpi_error_string(progress.code)));
+    const Transfer& t = transfers_[static_cast<size_t>(progress.failed)];
+    throw CommError(fmt::format("halo exchange (tag {}): {} peer {} failed on rank {}: {}", tag_,
+                                t.send ? "send to" : "receive from", t.peer, rank_,
+                                mpi_error_string(progress.code)));
+  }
+
+  // "recv from [..], send to [..]" over the requests not yet completed.
+  std::string pending() const {
+    std::vector<int> recv_from, send_to;
+    for (size_t i = 0; i < transfers_.size(); ++i) {
+      if (requests_.pending(i))
+        (transfers_[i].send ? send_to : recv_from).push_back(transfers_[i].peer);
+    }
+    return fmt::format("recv from {}, send to {}", peer_list(recv_from), peer_list(send_to));
+  }
+
+  std::shared_ptr<const std::atomic<double>> timeout_s_;
+  int rank_;
+  int tag_;
+  RequestSet requests_;
+  std::vector<Transfer> transfers_;
+};
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& options)
+    : max_chunk_bytes_(options.max_chunk_bytes),
+      timeout_s_(std::make_shared<std::atomic<double>>(options.timeout_s)) {
+  check_timeout(options.timeout_s);
+  ADAQP_CHECK(max_chunk_bytes_ >= 1 && max_chunk_bytes_ <= static_cast<size_t>(INT_MAX),
+              fmt::format("max_chunk_bytes = {}", max_chunk_bytes_));
+  check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank", -1);
+  check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size", rank_);
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup", rank_);
+  try {
+    check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", rank_);
+    int* tag_ub = nullptr;
+    int found = 0;
+    check_mpi(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found), "MPI_Comm_get_attr", rank_);
+    if (found) tag_ub_ = *tag_ub;
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
+  if (!stale_.empty()) {
+    RequestSet stale(std::move(stale_));
+    if (!stale.wait(timeout()).done)
+      spdlog::error("rank {}: a timed-out collective is still pending at communicator destruction",
+                    rank_);
+  }
+  int code = MPI_Comm_free(&comm_);
+  if (code != MPI_SUCCESS)
+    spdlog::error("MPI_Comm_free failed on rank {}: {}", rank_, mpi_error_string(code));
+}
+
+std::unique_ptr<Work> MpiCommunicator::exchange(const ExchangeBuffers& buffers, int tag) {
+  const auto n = static_cast<size_t>(size_);
+  ADAQP_CHECK(buffers.send.size() == n && buffers.send_bytes.size() == n &&
+                  buffers.recv.size() == n && buffers.recv_bytes.size() == n,
+              fmt::format("exchange needs one entry per rank ({}); got send {}, send_bytes {}, "
+                          "recv {}, recv_bytes {}",
+                          n, buffers.send.size(), buffers.send_bytes.size(), buffers.recv.size(),
+                          buffers.recv_bytes.size()));
+  ADAQP_CHECK(tag >= 0 && tag <= tag_ub_,
+              fmt::format("exchange tag {} outside [0, {}]", tag, tag_ub_));
+  for (size_t r = 0; r < n; ++r) {
+    ADAQP_CHECK(buffers.send_bytes[r] == 0 || buffers.send[r] != nullptr,
+                fmt::format("null send buffer for rank {} ({} bytes)", r, buffers.send_bytes[r]));
+    ADAQP_CHECK(buffers.recv_bytes[r] == 0 || buffers.recv[r] != nullptr,
+                fmt::format("null recv buffer for rank {} ({} bytes)", r, buffers.recv_bytes[r]));
+  }
+  auto work = std::make_unique<MpiWork>(timeout_s_, rank_, tag);
+  // Peers in the order rank+1, rank+2, ... so that not every rank talks to rank 0 first.
+  for (int k = 1; k < size_; ++k) {
+    int peer = (rank_ + k) % size_;
+    auto* data = static_cast<char*>(buffers.recv[peer]);
+    size_t bytes = buffers.recv_bytes[peer];
+    for (size_t offset = 0; offset < bytes; offset += max_chunk_bytes_) {
+      int count = static_cast<int>(std::min(max_chunk_bytes_, bytes - offset));
+      MPI_Request request;
+      check_mpi(MPI_Irecv(data + offset, count, MPI_BYTE, peer, tag, comm_, &request), "MPI_Irecv",
+                rank_, peer);
+      work->add(request, peer, false);
+    }
+  }
+  for (int k = 1; k < size_; ++k) {
+    int peer = (rank_ + k) % size_;
+    const auto* data = static_cast<const char*>(buffers.send[peer]);
+    size_t bytes = buffers.send_bytes[peer];
+    for (size_t offset = 0; offset < bytes; offset += max_chunk_bytes_) {
+      int count = static_cast<int>(std::min(max_chunk_bytes_, bytes - offset));
+      MPI_Request request;
+      check_mpi(MPI_Isend(data + offset, count, MPI_BYTE, peer, tag, comm_, &request), "MPI_Isend",
+                rank_, peer);
+      work->add(request, peer, true);
+    }
+  }
+  return work;
+}
+
+template <typename T>
+void MpiCommunicator::allreduce(T* data, size_t n, MPI_Datatype type, MPI_Op op, const char* name) {
+  check_usable(name);
+  ADAQP_CHECK(n == 0 || data != nullptr, fmt::format("{}: null data for {} values", name, n));
+  const size_t chunk = std::max<size_t>(1, max_chunk_bytes_ / sizeof(T));
+  std::vector<MPI_Request> requests;
+  for (size_t offset = 0; offset < n; offset += chunk) {
+    MPI_Request request;
+    int code =
+        MPI_Iallreduce(MPI_IN_PLACE, data + offset, static_cast<int>(std::min(chunk, n - offset)),
+                       type, op, comm_, &request);
+    if (code != MPI_SUCCESS) abandon_collective(requests, name, code);
+    requests.push_back(request);
+  }
+  finish_collective(requests, name);
+}
+
+void MpiCommunicator::allreduce_sum(float* data, size_t n) {
+  allreduce(data, n, MPI_FLOAT, MPI_SUM, "allreduce_sum(float)");
+}
+
+void MpiCommunicator::allreduce_sum(double* data, size_t n) {
+  allreduce(data, n, MPI_DOUBLE, MPI_SUM, "allreduce_sum(double)");
+}
+
+void MpiCommunicator::allreduce_sum(int64_t* data, size_t n) {
+  allreduce(data, n, MPI_INT64_T, MPI_SUM, "allreduce_sum(int64)");
+}
+
+void MpiCommunicator::allreduce_max(double* data, size_t n) {
+  allreduce(data, n, MPI_DOUBLE, MPI_MAX, "allreduce_max(double)");
+}
+
+void MpiCommunicator::broadcast(void* data, size_t bytes, int root) {
+  check_usable("broadcast");
+  ADAQP_CHECK(root >= 0 && root < size_,
+              fmt::format("broadcast root {} outside [0, {})", root, size_));
+  ADAQP_CHECK(bytes == 0 || data != nullptr,
+              fmt::format("broadcast: null data for {} bytes", bytes));
+  std::vector<MPI_Request> requests;
+  for (size_t offset = 0; offset < bytes; offset += max_chunk_bytes_) {
+    MPI_Request request;
+    int code = MPI_Ibcast(static_cast<char*>(data) + offset,
+                          static_cast<int>(std::min(max_chunk_bytes_, bytes - offset)), MPI_BYTE,
+                          root, comm_, &request);
+    if (code != MPI_SUCCESS) abandon_collective(requests, "broadcast", code);
+    requests.push_back(request);
+  }
+  finish_collective(requests, "broadcast");
+}
+
+void MpiCommunicator::allgather(const void* in, void* out, size_t bytes) {
+  check_usable("allgather");
+  ADAQP_CHECK(bytes <= max_chunk_bytes_,
+              fmt::format("allgather of {} bytes per rank exceeds the {}-byte message limit", bytes,
+                          max_chunk_bytes_));
+  ADAQP_CHECK(bytes == 0 || (in != nullptr && out != nullptr),
+              fmt::format("allgather: null buffer for {} bytes", bytes));
+  if (bytes == 0) return;
+  std::vector<MPI_Request> requests(1);
+  int code = MPI_Iallgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
+                            MPI_BYTE, comm_, &requests[0]);
+  if (code != MPI_SUCCESS) abandon_collective({}, "allgather", code);
+  finish_collective(requests, "allgather");
+}
+
+void MpiCommunicator::barrier() {
+  check_usable("barrier");
+  std::vector<MPI_Request> requests(1);
+  int code = MPI_Ibarrier(comm_, &requests[0]);
+  if (code != MPI_SUCCESS) abandon_collective({}, "barrier", code);
+  finish_collective(requests, "barrier");
+}
+
+void MpiCommunicator::finish_collective(std::vector<MPI_Request>& requests, const char* name) {
+  RequestSet set(std::move(requests));
+  double timeout_s = timeout();
+  Progress progress = set.wait(timeout_s);
+  if (progress.done) return;
+  if (progress.code != MPI_SUCCESS) abandon_collective(set.take(), name, progress.code);
+  broken_ = fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", name,
+                        timeout_s, rank_);
+  std::vector<MPI_Request> pending = set.take();
+  stale_.insert(stale_.end(), pending.begin(), pending.end());
+  throw CommError(broken_);
+}
+
+void MpiCommunicator::abandon_collective(std::vector<MPI_Request> posted, const char* name,
+                                         int code) {
+  broken_ = fmt::format("{} failed on rank {}: {}", name, rank_, mpi_error_string(code));
+  for (MPI_Request request : posted) {
+    if (request != MPI_REQUEST_NULL) stale_.push_back(request);
+  }
+  throw CommError(broken_);
+}
+
+void MpiCommunicator::check_usable(const char* name) const {
+  if (!broken_.empty())
+    throw CommError(fmt::format("{} on rank {}: communicator unusable after an earlier failure: {}",
+                                name, rank_, broken_));
+}
+
+void MpiCommunicator::set_timeout(double seconds) {
+  check_timeout(seconds);
+  timeout_s_->store(seconds);
+}
+
+double MpiCommunicator::timeout() const {
+  return timeout_s_->load();
+}
+
+std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm comm, double timeout_s) {
+  MpiCommunicatorOptions options;
+  options.timeout_s = timeout_s;
+  return std::make_unique<MpiCommunicator>(comm, options);
+}
+
+}  // namespace adaqp

@@ -1,0 +1,246 @@
+#include "adaqp/common/array_file.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "adaqp/common/error.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "array files are little-endian and written with plain memcpy");
+
+namespace adaqp {
+namespace {
+
+constexpr char kMagic[8] = {'A', 'D', 'Q', 'P', 'A', 'R', 'R', '1'};
+constexpr uint32_t kMaxNameLength = 4096;
+
+template <typename T>
+struct DTypeOf;
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::I32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::I64;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::U8;
+};
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::F32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::F64;
+};
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::I32:
+    case DType::F32:
+      return 4;
+    case DType::I64:
+    case DType::F64:
+      return 8;
+    case DType::U8:
+      return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::I32:
+      return "int32";
+    case DType::I64:
+      return "int64";
+    case DType::U8:
+      return "uint8";
+    case DType::F32:
+      return "float32";
+    case DType::F64:
+      return "float64";
+  }
+  return "unknown";
+}
+
+// zlib's crc32 takes a 32-bit length: feed large payloads in chunks.
+uint32_t crc_of(const std::vector<uint8_t>& bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    const size_t chunk = std::min<size_t>(bytes.size() - pos, 1u << 30);
+    crc = crc32(crc, bytes.data() + pos, static_cast<uInt>(chunk));
+    pos += chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+class Output {
+ public:
+  explicit Output(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
+    if (!file_) throw InputError(path, "", std::string("cannot create: ") + std::strerror(errno));
+  }
+  void put(const void* data, size_t n) {
+    if (n != 0 && std::fwrite(data, 1, n, file_.get()) != n)
+      throw InputError(path_, "", std::string("write failed: ") + std::strerror(errno));
+  }
+  template <typename T>
+  void put_scalar(T v) {
+    put(&v, sizeof v);
+  }
+  // Flushes to stable storage and closes; any failure is an error (a full disk shows up here).
+  void finish() {
+    if (std::fflush(file_.get()) != 0 || ::fsync(::fileno(file_.get())) != 0)
+      throw InputError(path_, "", std::string("flush failed: ") + std::strerror(errno));
+    if (std::fclose(file_.release()) != 0)
+      throw InputError(path_, "", std::string("close failed: ") + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  File file_;
+};
+
+class Input {
+ public:
+  explicit Input(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
+    if (!file_) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+    std::error_code ec;
+    remaining_ = std::filesystem::file_size(path, ec);
+    if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
+  }
+  void get(void* data, size_t n, const std::string& where) {
+    if (n > remaining_) throw InputError(path_, where, "file is truncated");
+    if (n != 0 && std::fread(data, 1, n, file_.get()) != n)
+      throw InputError(path_, where, "file is truncated or unreadable");
+    remaining_ -= n;
+  }
+  template <typename T>
+  T get_scalar(const std::string& where) {
+    T v;
+    get(&v, sizeof v, where);
+    return v;
+  }
+  uint64_t remaining() const { return remaining_; }
+
+ private:
+  std::string path_;
+  File file_;
+  uint64_t remaining_ = 0;
+};
+
+}  // namespace
+
+template <typename T>
+void ArrayFileWriter::add(const std::string& name, const std::vector<T>& values) {
+  ADAQP_CHECK(!name.empty() && name.size() <= kMaxNameLength, "array name length");
+  Entry e;
+  e.dtype = DTypeOf<T>::value;
+  e.count = values.size();
+  e.bytes.resize(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(e.bytes.data(), values.data(), e.bytes.size());
+  entries_[name] = std::move(e);
+}
+
+void ArrayFileWriter::write(const std::string& path) const {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    Output out(tmp);
+    out.put(kMagic, sizeof kMagic);
+    out.put_scalar<uint32_t>(static_cast<uint32_t>(entries_.size()));
+    for (const auto& [name, e] : entries_) {
+      out.put_scalar<uint32_t>(static_cast<uint32_t>(name.size()));
+      out.put(name.data(), name.size());
+      out.put_scalar<uint8_t>(static_cast<uint8_t>(e.dtype));
+      out.put_scalar<uint64_t>(e.count);
+      out.put_scalar<uint32_t>(crc_of(e.bytes));
+      out.put(e.bytes.data(), e.bytes.size());
+    }
+    out.finish();
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw InputError(path, "",
+                       std::string("cannot rename temporary file: ") + std::strerror(errno));
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+ArrayFileReader::ArrayFileReader(const std::string& path) : path_(path) {
+  Input in(path);
+  char magic[sizeof kMagic];
+  in.get(magic, sizeof magic, "header");
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    throw InputError(path, "header", "bad magic: not an adaqp array file");
+  const uint32_t count = in.get_scalar<uint32_t>("header");
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string where = "array #" + std::to_string(i);
+    const uint32_t name_len = in.get_scalar<uint32_t>(where);
+    if (name_len == 0 || name_len > kMaxNameLength)
+      throw InputError(path, where, "bad name length " + std::to_string(name_len));
+    std::string name(name_len, '\0');
+    in.get(name.data(), name_len, where);
+    const std::string at = "array '" + name + "'";
+    const uint8_t dtype = in.get_scalar<uint8_t>(at);
+    if (dtype < static_cast<uint8_t>(DType::I32) || dtype > static_cast<uint8_t>(DType::F64))
+      throw InputError(path, at, "unknown dtype code " + std::to_string(dtype));
+    Entry e;
+    e.dtype = static_cast<DType>(dtype);
+    e.count = in.get_scalar<uint64_t>(at);
+    const uint32_t crc = in.get_scalar<uint32_t>(at);
+    const size_t elem = dtype_size(e.dtype);
+    if (e.count > in.remaining() / elem)
+      throw InputError(path, at,
+                       "file is truncated (" + std::to_string(e.count) + " elements declared)");
+    e.bytes.resize(e.count * elem);
+    in.get(e.bytes.data(), e.bytes.size(), at);
+    if (crc_of(e.bytes) != crc) throw InputError(path, at, "checksum mismatch (corrupted file)");
+    if (entries_.count(name) != 0) throw InputError(path, at, "array stored twice");
+    entries_[name] = std::move(e);
+  }
+  if (in.remaining() != 0)
+    throw InputError(path, "", std::to_string(in.remaining()) + " unexpected trailing bytes");
+}
+
+template <typename T>
+std::vector<T> ArrayFileReader::get(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) throw InputError(path_, "array '" + name + "'", "missing");
+  const Entry& e = it->second;
+  if (e.dtype != DTypeOf<T>::value)
+    throw InputError(path_, "array '" + name + "'",
+                     std::string("has dtype ") + dtype_name(e.dtype) + ", expected " +
+                         dtype_name(DTypeOf<T>::value));
+  std::vector<T> values(e.count);
+  if (!values.empty()) std::memcpy(values.data(), e.bytes.data(), e.bytes.size());
+  return values;
+}
+
+template void ArrayFileWriter::add(const std::string&, const std::vector<int32_t>&);
+template void ArrayFileWriter::add(const std::string&, const std::vector<int64_t>&);
+template void ArrayFileWriter::add(const std::string&, const std::vector<uint8_t>&);
+template void ArrayFileWriter::add(const std::string&, const std::vector<float>&);
+template void ArrayFileWriter::add(const std::string&, const std::vector<double>&);
+template std::vector<int32_t> ArrayFileReader::get(const std::string&) const;
+template std::vector<int64_t> ArrayFileReader::get(const std::string&) const;
+template std::vector<uint8_t> ArrayFileReader::get(const std::string&) const;
+template std::vector<float> ArrayFileReader::get(const std::string&) const;
+template std::vector<double> ArrayFileReader::get(const std::string&) const;
+
+}  // namespace adaqp

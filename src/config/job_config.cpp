@@ -1,0 +1,404 @@
+#include "adaqp/config/job_config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <set>
+
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+// One configuration key: how to parse a YAML scalar into it and how to print it back.
+struct Field {
+  std::string key;
+  std::function<void(JobConfig&, const YAML::Node&, const std::string& origin)> parse;
+  std::function<std::string(const JobConfig&)> print;
+};
+
+std::string scalar_text(const YAML::Node& n) {
+  return n.IsScalar() ? n.Scalar() : n.IsNull() ? "null" : "<" + YAML::Dump(n) + ">";
+}
+
+[[noreturn]] void bad_value(const std::string& origin, const std::string& key, const YAML::Node& n,
+                            const char* expected) {
+  throw ConfigError(
+      fmt::format("{}: key '{}' expects {}, got '{}'", origin, key, expected, scalar_text(n)));
+}
+
+template <typename T>
+T parse_integer(const YAML::Node& n, const std::string& origin, const std::string& key) {
+  if (!n.IsScalar()) bad_value(origin, key, n, "an integer");
+  const std::string& s = n.Scalar();
+  T value{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty())
+    bad_value(origin, key, n, std::is_signed<T>::value ? "an integer" : "a non-negative integer");
+  return value;
+}
+
+template <typename T>
+T parse_value(const YAML::Node& n, const std::string& origin, const std::string& key);
+
+template <>
+int parse_value<int>(const YAML::Node& n, const std::string& origin, const std::string& key) {
+  return parse_integer<int>(n, origin, key);
+}
+template <>
+int64_t parse_value<int64_t>(const YAML::Node& n, const std::string& origin,
+                             const std::string& key) {
+  return parse_integer<int64_t>(n, origin, key);
+}
+template <>
+uint64_t parse_value<uint64_t>(const YAML::Node& n, const std::string& origin,
+                               const std::string& key) {
+  return parse_integer<uint64_t>(n, origin, key);
+}
+template <>
+double parse_value<double>(const YAML::Node& n, const std::string& origin, const std::string& key) {
+  if (!n.IsScalar() || n.Scalar().empty()) bad_value(origin, key, n, "a number");
+  const std::string& s = n.Scalar();
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || errno != 0 || !std::isfinite(value))
+    bad_value(origin, key, n, "a finite number");
+  return value;
+}
+template <>
+bool parse_value<bool>(const YAML::Node& n, const std::string& origin, const std::string& key) {
+  if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
+  bad_value(origin, key, n, "true or false");
+}
+template <>
+std::string parse_value<std::string>(const YAML::Node& n, const std::string& origin,
+                                     const std::string& key) {
+  if (n.IsNull()) return "";
+  if (!n.IsScalar()) bad_value(origin, key, n, "a string");
+  return n.Scalar();
+}
+
+std::string print_value(const std::string& v) {
+  return v;
+}
+std::string print_value(bool v) {
+  return v ? "true" : "false";
+}
+template <typename T>
+std::string print_value(T v) {
+  return fmt::format("{}", v);  // shortest text that reads back to the same number
+}
+
+template <typename T>
+Field field(const std::string& key, T& (*ref)(JobConfig&)) {
+  return {key,
+          [key, ref](JobConfig& c, const YAML::Node& n, const std::string& origin) {
+            ref(c) = parse_value<T>(n, origin, key);
+          },
+          [ref](const JobConfig& c) { return print_value(ref(const_cast<JobConfig&>(c))); }};
+}
+
+// Every key, in the order to_yaml prints them.
+const std::vector<Field>& fields() {
+  using C = JobConfig;
+  static const std::vector<Field> all = {
+      field<std::string>(
+          "dataset.format", [](C & c) -> auto& { return c.dataset.format; }),
+      field<std::string>(
+          "dataset.path", [](C & c) -> auto& { return c.dataset.path; }),
+      field<std::string>(
+          "dataset.split", [](C & c) -> auto& { return c.dataset.split; }),
+      field<bool>(
+          "dataset.symmetrize", [](C & c) -> auto& { return c.dataset.transform.symmetrize; }),
+      field<bool>(
+          "dataset.self_loops", [](C & c) -> auto& { return c.dataset.transform.self_loops; }),
+      field<bool>(
+          "dataset.row_normalize",
+          [](C & c) -> auto& { return c.dataset.transform.row_normalize; }),
+      field<int64_t>(
+          "dataset.synthetic.num_nodes",
+          [](C & c) -> auto& { return c.dataset.synthetic.num_nodes; }),
+      field<int64_t>(
+          "dataset.synthetic.num_classes",
+          [](C & c) -> auto& { return c.dataset.synthetic.num_classes; }),
+      field<int64_t>(
+          "dataset.synthetic.feat_dim",
+          [](C & c) -> auto& { return c.dataset.synthetic.feat_dim; }),
+      field<double>(
+          "dataset.synthetic.avg_degree",
+          [](C & c) -> auto& { return c.dataset.synthetic.avg_degree; }),
+      field<double>(
+          "dataset.synthetic.homophily",
+          [](C & c) -> auto& { return c.dataset.synthetic.homophily; }),
+      field<bool>(
+          "dataset.synthetic.heavy_tailed",
+          [](C & c) -> auto& { return c.dataset.synthetic.heavy_tailed; }),
+      field<double>(
+          "dataset.synthetic.power_law_exponent",
+          [](C & c) -> auto& { return c.dataset.synthetic.power_law_exponent; }),
+      field<double>(
+          "dataset.synthetic.feature_signal",
+          [](C & c) -> auto& { return c.dataset.synthetic.feature_signal; }),
+      field<double>(
+          "dataset.synthetic.train_fraction",
+          [](C & c) -> auto& { return c.dataset.synthetic.train_fraction; }),
+      field<double>(
+          "dataset.synthetic.valid_fraction",
+          [](C & c) -> auto& { return c.dataset.synthetic.valid_fraction; }),
+      field<uint64_t>(
+          "dataset.synthetic.seed", [](C & c) -> auto& { return c.dataset.synthetic.seed; }),
+      field<std::string>(
+          "partition.method", [](C & c) -> auto& { return c.partition.options.method; }),
+      field<int>(
+          "partition.parts", [](C & c) -> auto& { return c.partition.options.parts; }),
+      field<uint64_t>(
+          "partition.seed", [](C & c) -> auto& { return c.partition.options.seed; }),
+      field<bool>(
+          "partition.balance_train",
+          [](C & c) -> auto& { return c.partition.options.balance_train; }),
+      field<bool>(
+          "partition.balance_edges",
+          [](C & c) -> auto& { return c.partition.options.balance_edges; }),
+      field<std::string>(
+          "partition.dir", [](C & c) -> auto& { return c.partition.dir; }),
+      field<std::string>(
+          "model.type", [](C & c) -> auto& { return c.model.type; }),
+      field<int>(
+          "model.layers", [](C & c) -> auto& { return c.model.layers; }),
+      field<int>(
+          "model.hidden", [](C & c) -> auto& { return c.model.hidden; }),
+      field<double>(
+          "model.dropout", [](C & c) -> auto& { return c.model.dropout; }),
+      field<bool>(
+          "model.layer_norm", [](C & c) -> auto& { return c.model.layer_norm; }),
+      field<int>(
+          "training.epochs", [](C & c) -> auto& { return c.training.epochs; }),
+      field<double>(
+          "training.lr", [](C & c) -> auto& { return c.training.lr; }),
+      field<double>(
+          "training.weight_decay", [](C & c) -> auto& { return c.training.weight_decay; }),
+      field<uint64_t>(
+          "training.seed", [](C & c) -> auto& { return c.training.seed; }),
+      field<int>(
+          "training.eval_every", [](C & c) -> auto& { return c.training.eval_every; }),
+      field<int>(
+          "training.threads", [](C & c) -> auto& { return c.training.threads; }),
+      field<std::string>(
+          "communication.backend", [](C & c) -> auto& { return c.communication.backend; }),
+      field<std::string>(
+          "communication.mode", [](C & c) -> auto& { return c.communication.mode; }),
+      field<int>(
+          "communication.bits", [](C & c) -> auto& { return c.communication.bits; }),
+      field<std::string>(
+          "communication.scheme", [](C & c) -> auto& { return c.communication.scheme; }),
+      field<bool>(
+          "communication.feature_cache",
+          [](C & c) -> auto& { return c.communication.feature_cache; }),
+      field<double>(
+          "communication.timeout_s", [](C & c) -> auto& { return c.communication.timeout_s; }),
+      field<std::string>(
+          "output.dir", [](C & c) -> auto& { return c.output.dir; }),
+      field<std::string>(
+          "output.log_level", [](C & c) -> auto& { return c.output.log_level; }),
+  };
+  return all;
+}
+
+const Field* find_field(const std::string& key) {
+  for (const Field& f : fields())
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+bool is_section(const std::string& prefix) {
+  for (const Field& f : fields())
+    if (f.key.rfind(prefix + ".", 0) == 0) return true;
+  return false;
+}
+
+// The keys directly under `section` ("" = top level), sections shown as "name.*".
+std::string known_keys(const std::string& section) {
+  const std::string prefix = section.empty() ? "" : section + ".";
+  std::vector<std::string> names;
+  for (const Field& f : fields()) {
+    if (f.key.rfind(prefix, 0) != 0) continue;
+    const size_t dot = f.key.find('.', prefix.size());
+    const std::string name = dot == std::string::npos ? f.key : f.key.substr(0, dot) + ".*";
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+[[noreturn]] void unknown_key(const std::string& origin, const std::string& key) {
+  const size_t dot = key.rfind('.');
+  std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+  while (!section.empty() && !is_section(section)) {
+    const size_t d = section.rfind('.');
+    section = d == std::string::npos ? "" : section.substr(0, d);
+  }
+  throw ConfigError(
+      fmt::format("{}: unknown key '{}' (known keys: {})", origin, key, known_keys(section)));
+}
+
+void apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
+               const std::string& origin) {
+  for (const auto& kv : map) {
+    const std::string key = prefix + kv.first.as<std::string>();
+    if (const Field* f = find_field(key)) {
+      f->parse(cfg, kv.second, origin);
+    } else if (is_section(key)) {
+      if (kv.second.IsNull()) continue;
+      if (!kv.second.IsMap())
+        throw ConfigError(fmt::format("{}: key '{}' must be a mapping of keys ({}), got '{}'",
+                                      origin, key, known_keys(key), scalar_text(kv.second)));
+      apply_map(cfg, kv.second, key + ".", origin);
+    } else {
+      unknown_key(origin, key);
+    }
+  }
+}
+
+void apply_override(JobConfig& cfg, const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(
+        fmt::format("--set '{}': expected section.key=value (e.g. training.epochs=10)", text));
+  const std::string key = text.substr(0, eq);
+  const Field* f = find_field(key);
+  if (f == nullptr) unknown_key("--set", key);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("--set '{}': value is not a YAML scalar: {}", text, e.what()));
+  }
+  f->parse(cfg, value, "--set");
+}
+
+void require(bool ok, const std::string& origin, const std::string& key, const std::string& value,
+             const std::string& rule) {
+  if (!ok) throw ConfigError(fmt::format("{}: {} = {}: {}", origin, key, value, rule));
+}
+
+void require_one_of(const std::string& origin, const std::string& key, const std::string& value,
+                    const std::set<std::string>& allowed) {
+  require(allowed.count(value) != 0, origin, key, "'" + value + "'",
+          fmt::format("must be one of {}", fmt::join(allowed, ", ")));
+}
+
+void validate(const JobConfig& c, const std::string& origin) {
+  require_one_of(origin, "dataset.format", c.dataset.format, {"ogb", "numpy", "synthetic", "auto"});
+  require(c.dataset.format == "synthetic" || !c.dataset.path.empty(), origin, "dataset.path", "''",
+          "required unless dataset.format is synthetic");
+  try {
+    validate_generator_options(c.dataset.synthetic);
+  } catch (const ConfigError& e) {
+    throw ConfigError(origin + ": " + e.what());
+  }
+  const PartitionOptions& p = c.partition.options;
+  require_one_of(origin, "partition.method", p.method, {"metis", "random", "contiguous"});
+  require(p.parts >= 1, origin, "partition.parts", std::to_string(p.parts), "must be >= 1");
+  require_one_of(origin, "model.type", c.model.type, {"gcn", "sage"});
+  require(c.model.layers >= 1, origin, "model.layers", std::to_string(c.model.layers),
+          "must be >= 1");
+  require(c.model.hidden >= 1, origin, "model.hidden", std::to_string(c.model.hidden),
+          "must be >= 1");
+  require(c.model.dropout >= 0 && c.model.dropout < 1, origin, "model.dropout",
+          print_value(c.model.dropout), "must be in [0, 1)");
+  const TrainingConfig& t = c.training;
+  require(t.epochs >= 0, origin, "training.epochs", std::to_string(t.epochs), "must be >= 0");
+  require(t.lr > 0, origin, "training.lr", print_value(t.lr), "must be > 0");
+  require(t.weight_decay >= 0, origin, "training.weight_decay", print_value(t.weight_decay),
+          "must be >= 0");
+  require(t.eval_every >= 1, origin, "training.eval_every", std::to_string(t.eval_every),
+          "must be >= 1");
+  require(t.threads >= 0, origin, "training.threads", std::to_string(t.threads),
+          "must be >= 0 (0 = automatic)");
+  const CommunicationConfig& m = c.communication;
+  require_one_of(origin, "communication.backend", m.backend, {"mpi", "nccl"});
+  require_one_of(origin, "communication.mode", m.mode, {"vanilla", "quant", "overlap", "adaqp"});
+  require(m.bits == 2 || m.bits == 4 || m.bits == 8, origin, "communication.bits",
+          std::to_string(m.bits), "must be one of 2, 4, 8");
+  require_one_of(origin, "communication.scheme", m.scheme, {"uniform", "random", "adaptive"});
+  require(m.timeout_s > 0, origin, "communication.timeout_s", print_value(m.timeout_s),
+          "must be > 0");
+  require(!c.output.dir.empty(), origin, "output.dir", "''", "must not be empty");
+  require_one_of(origin, "output.log_level", c.output.log_level,
+                 {"trace", "debug", "info", "warn", "error", "off"});
+}
+
+}  // namespace
+
+JobConfig load_job_config(const std::string& path, const std::vector<std::string>& overrides) {
+  JobConfig cfg;
+  const std::string origin = path.empty() ? "<default job>" : path;
+  if (!path.empty()) {
+    if (!std::filesystem::is_regular_file(path))
+      throw ConfigError(fmt::format("{}: job configuration file not found", path));
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(fmt::format("{}: not valid YAML: {}", path, e.what()));
+    }
+    if (!root.IsNull()) {
+      if (!root.IsMap())
+        throw ConfigError(
+            fmt::format("{}: expected a mapping of sections ({})", path, known_keys("")));
+      try {
+        apply_map(cfg, root, "", origin);
+      } catch (const YAML::Exception& e) {
+        throw ConfigError(fmt::format("{}: unreadable key: {}", path, e.what()));
+      }
+    }
+  }
+  for (const std::string& o : overrides) apply_override(cfg, o);
+  validate(cfg, origin);
+  return cfg;
+}
+
+std::string to_yaml(const JobConfig& cfg) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  std::vector<std::string> open;  // the sections currently open
+  for (const Field& f : fields()) {
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+      const size_t dot = f.key.find('.', start);
+      parts.push_back(f.key.substr(start, dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    const std::vector<std::string> sections(parts.begin(), parts.end() - 1);
+    size_t common = 0;
+    while (common < open.size() && common < sections.size() && open[common] == sections[common])
+      ++common;
+    for (size_t i = open.size(); i > common; --i) out << YAML::EndMap;
+    open.resize(common);
+    for (size_t i = common; i < sections.size(); ++i) {
+      out << YAML::Key << sections[i] << YAML::Value << YAML::BeginMap;
+      open.push_back(sections[i]);
+    }
+    out << YAML::Key << parts.back() << YAML::Value << f.print(cfg);
+  }
+  for (size_t i = 0; i < open.size(); ++i) out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string partition_dir(const JobConfig& cfg) {
+  if (!cfg.partition.dir.empty()) return cfg.partition.dir;
+  return (std::filesystem::path(cfg.output.dir) / "partition").string();
+}
+
+}  // namespace adaqp

@@ -1,0 +1,243 @@
+#include "adaqp/graph/graph.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+// Removes repeated entries of every (sorted) row in place.
+void drop_duplicate_edges(Graph& g) {
+  int64_t out = 0;
+  int64_t row_begin = 0;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    const int64_t row_end = g.indptr[v + 1];
+    for (int64_t e = row_begin; e < row_end; ++e) {
+      if (e == row_begin || g.indices[e] != g.indices[e - 1]) g.indices[out++] = g.indices[e];
+    }
+    row_begin = row_end;
+    g.indptr[v + 1] = out;
+  }
+  g.indices.resize(out);
+}
+
+void symmetrize(Graph& g) {
+  std::vector<int64_t> src, dst;
+  src.reserve(2 * g.indices.size());
+  dst.reserve(2 * g.indices.size());
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      src.push_back(g.indices[e]);
+      dst.push_back(v);
+      src.push_back(v);
+      dst.push_back(g.indices[e]);
+    }
+  }
+  Graph sym = Graph::from_edges(g.num_nodes, src, dst);
+  drop_duplicate_edges(sym);
+  g.indptr = std::move(sym.indptr);
+  g.indices = std::move(sym.indices);
+}
+
+// Replaces the self-loops of every row by exactly one, keeping rows sorted.
+void set_self_loops(Graph& g) {
+  std::vector<int64_t> indptr(g.num_nodes + 1, 0);
+  std::vector<int64_t> indices;
+  indices.reserve(g.indices.size() + g.num_nodes);
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    bool placed = false;
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      const int64_t u = g.indices[e];
+      if (u == v) continue;
+      if (u > v && !placed) {
+        indices.push_back(v);
+        placed = true;
+      }
+      indices.push_back(u);
+    }
+    if (!placed) indices.push_back(v);
+    indptr[v + 1] = static_cast<int64_t>(indices.size());
+  }
+  g.indptr = std::move(indptr);
+  g.indices = std::move(indices);
+}
+
+void row_normalize(Graph& g) {
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    float* row = g.features.data() + v * g.feat_dim;
+    double sum = 0.0;
+    for (int64_t j = 0; j < g.feat_dim; ++j) sum += row[j];
+    if (sum == 0.0) continue;
+    for (int64_t j = 0; j < g.feat_dim; ++j) row[j] = static_cast<float>(row[j] / sum);
+  }
+}
+
+template <typename T>
+uint32_t crc_add(uint32_t crc, const std::vector<T>& values) {
+  const uint64_t count = values.size();
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(&count), sizeof(count));
+  // crc32_z restarts on a null buffer, which an empty vector may have.
+  if (values.empty()) return crc;
+  return crc32_z(crc, reinterpret_cast<const Bytef*>(values.data()), values.size() * sizeof(T));
+}
+
+uint32_t crc_add(uint32_t crc, int64_t value) {
+  return crc32_z(crc, reinterpret_cast<const Bytef*>(&value), sizeof(value));
+}
+
+void check_split(const Graph& g, const std::string& origin, const char* name,
+                 const std::vector<int64_t>& ids, std::vector<char>& owner, char tag) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string where = std::string(name) + " index " + std::to_string(i);
+    const int64_t v = ids[i];
+    if (v < 0 || v >= g.num_nodes)
+      throw InputError(origin, where,
+                       "node id " + std::to_string(v) + " is out of range [0, " +
+                           std::to_string(g.num_nodes) + ")");
+    if (i > 0 && v <= ids[i - 1])
+      throw InputError(origin, where,
+                       "node id " + std::to_string(v) + " does not follow " +
+                           std::to_string(ids[i - 1]) + " in ascending order");
+    if (owner[v] != 0)
+      throw InputError(origin, where,
+                       "node id " + std::to_string(v) + " is in two splits (" + name + " and " +
+                           (owner[v] == 't' ? "train" : "valid") + ")");
+    owner[v] = tag;
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> Graph::out_degrees() const {
+  std::vector<int64_t> degrees(num_nodes, 0);
+  for (int64_t u : indices) {
+    ADAQP_CHECK(u >= 0 && u < num_nodes, "source node id " + std::to_string(u));
+    ++degrees[u];
+  }
+  return degrees;
+}
+
+Graph Graph::from_edges(int64_t num_nodes, const std::vector<int64_t>& src,
+                        const std::vector<int64_t>& dst) {
+  ADAQP_CHECK(num_nodes >= 0, "num_nodes " + std::to_string(num_nodes));
+  ADAQP_CHECK(src.size() == dst.size(), "src has " + std::to_string(src.size()) + " entries, dst " +
+                                            std::to_string(dst.size()));
+  Graph g;
+  g.num_nodes = num_nodes;
+  g.indptr.assign(num_nodes + 1, 0);
+  for (size_t i = 0; i < src.size(); ++i) {
+    ADAQP_CHECK(src[i] >= 0 && src[i] < num_nodes && dst[i] >= 0 && dst[i] < num_nodes,
+                "edge " + std::to_string(i) + " (" + std::to_string(src[i]) + " -> " +
+                    std::to_string(dst[i]) + ") with " + std::to_string(num_nodes) + " nodes");
+    ++g.indptr[dst[i] + 1];
+  }
+  for (int64_t v = 0; v < num_nodes; ++v) g.indptr[v + 1] += g.indptr[v];
+  g.indices.resize(src.size());
+  std::vector<int64_t> cursor(g.indptr.begin(), g.indptr.end() - 1);
+  for (size_t i = 0; i < src.size(); ++i) g.indices[cursor[dst[i]]++] = src[i];
+  for (int64_t v = 0; v < num_nodes; ++v)
+    std::sort(g.indices.begin() + g.indptr[v], g.indices.begin() + g.indptr[v + 1]);
+  return g;
+}
+
+void Graph::validate(const std::string& origin) const {
+  const auto str = [](auto value) { return std::to_string(value); };
+  if (num_nodes < 0) throw InputError(origin, "", "negative node count " + str(num_nodes));
+  if (static_cast<int64_t>(indptr.size()) != num_nodes + 1)
+    throw InputError(origin, "indptr",
+                     "has " + str(indptr.size()) + " entries, expected " + str(num_nodes + 1));
+  if (indptr[0] != 0) throw InputError(origin, "indptr index 0", "is " + str(indptr[0]));
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    if (indptr[v + 1] < indptr[v] || indptr[v + 1] > num_edges())
+      throw InputError(origin, "indptr index " + str(v + 1),
+                       "value " + str(indptr[v + 1]) + " is out of order or past " +
+                           str(num_edges()) + " edges");
+  }
+  if (indptr[num_nodes] != num_edges())
+    throw InputError(origin, "indptr index " + str(num_nodes),
+                     "is " + str(indptr[num_nodes]) + ", expected " + str(num_edges()));
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
+      const int64_t u = indices[e];
+      if (u < 0 || u >= num_nodes)
+        throw InputError(
+            origin, "edge index " + str(e),
+            "source node id " + str(u) + " is out of range [0, " + str(num_nodes) + ")");
+      if (e > indptr[v] && u < indices[e - 1])
+        throw InputError(origin, "edge index " + str(e),
+                         "sources of node " + str(v) + " are not sorted (" + str(u) + " after " +
+                             str(indices[e - 1]) + ")");
+    }
+  }
+
+  if (feat_dim < 0) throw InputError(origin, "", "negative feature dimension " + str(feat_dim));
+  if (static_cast<int64_t>(features.size()) != num_nodes * feat_dim)
+    throw InputError(origin, "features",
+                     "has " + str(features.size()) + " values, expected " + str(num_nodes) + " x " +
+                         str(feat_dim));
+  for (size_t i = 0; i < features.size(); ++i) {
+    if (!std::isfinite(features[i]))
+      throw InputError(origin, "node " + str(i / feat_dim) + " feature " + str(i % feat_dim),
+                       fmt::format("value {} is not finite", features[i]));
+  }
+
+  if (num_classes < 0 || (num_nodes > 0 && num_classes == 0))
+    throw InputError(origin, "", "invalid class count " + str(num_classes));
+  if (multilabel) {
+    if (!labels.empty()) throw InputError(origin, "labels", "multi-label graph has class ids");
+    if (static_cast<int64_t>(multilabels.size()) != num_nodes * num_classes)
+      throw InputError(origin, "multilabels",
+                       "has " + str(multilabels.size()) + " values, expected " + str(num_nodes) +
+                           " x " + str(num_classes));
+    for (size_t i = 0; i < multilabels.size(); ++i) {
+      if (multilabels[i] > 1)
+        throw InputError(origin, "node " + str(i / num_classes) + " class " + str(i % num_classes),
+                         "multi-label value " + str(int{multilabels[i]}) + " is not 0 or 1");
+    }
+  } else {
+    if (!multilabels.empty())
+      throw InputError(origin, "multilabels", "single-label graph has a label matrix");
+    if (static_cast<int64_t>(labels.size()) != num_nodes)
+      throw InputError(origin, "labels",
+                       "has " + str(labels.size()) + " entries, expected " + str(num_nodes));
+    for (int64_t v = 0; v < num_nodes; ++v) {
+      if (labels[v] < 0 || labels[v] >= num_classes)
+        throw InputError(
+            origin, "node " + str(v),
+            "label " + str(labels[v]) + " is out of range [0, " + str(num_classes) + ")");
+    }
+  }
+
+  std::vector<char> owner(num_nodes, 0);
+  check_split(*this, origin, "train", train, owner, 't');
+  check_split(*this, origin, "valid", valid, owner, 'v');
+  check_split(*this, origin, "test", test, owner, 's');
+}
+
+void apply_transform(Graph& g, const GraphTransform& t) {
+  if (t.symmetrize) symmetrize(g);
+  if (t.self_loops) set_self_loops(g);
+  if (t.row_normalize) row_normalize(g);
+}
+
+std::string fingerprint(const Graph& g) {
+  const uint32_t empty = crc32_z(0, Z_NULL, 0);
+  const uint32_t structure = crc_add(crc_add(crc_add(empty, g.num_nodes), g.indptr), g.indices);
+  const uint32_t features = crc_add(crc_add(empty, g.feat_dim), g.features);
+  const uint32_t labels =
+      crc_add(crc_add(crc_add(crc_add(empty, g.num_classes), int64_t{g.multilabel}), g.labels),
+              g.multilabels);
+  const uint32_t splits = crc_add(crc_add(crc_add(empty, g.train), g.valid), g.test);
+  char hex[33];
+  std::snprintf(hex, sizeof(hex), "%08x%08x%08x%08x", structure, features, labels, splits);
+  return hex;
+}
+
+}  // namespace adaqp

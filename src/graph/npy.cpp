@@ -1,0 +1,285 @@
+#include "npy.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+
+#include "adaqp/common/error.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the .npy code assumes a little-endian host");
+
+namespace adaqp {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+constexpr size_t kHeaderAlignment = 64;
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+constexpr NpyDtype kAllDtypes[] = {NpyDtype::kInt32,   NpyDtype::kInt64, NpyDtype::kFloat32,
+                                   NpyDtype::kFloat64, NpyDtype::kUInt8, NpyDtype::kBool};
+
+// The header's Python dict literal, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (3,), }
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, const std::string& path) : text_(text), path_(path) {}
+
+  void parse(std::string& descr, bool& fortran, std::vector<int64_t>& shape) {
+    bool seen_descr = false, seen_fortran = false, seen_shape = false;
+    expect('{');
+    while (!accept('}')) {
+      const std::string key = parse_string();
+      expect(':');
+      if (key == "descr") {
+        descr = parse_string();
+        seen_descr = true;
+      } else if (key == "fortran_order") {
+        fortran = parse_bool();
+        seen_fortran = true;
+      } else if (key == "shape") {
+        shape = parse_shape();
+        seen_shape = true;
+      } else {
+        fail("unexpected key '" + key + "'");
+      }
+      if (!accept(',')) {
+        expect('}');
+        break;
+      }
+    }
+    if (!seen_descr || !seen_fortran || !seen_shape)
+      fail("the header must have the keys 'descr', 'fortran_order' and 'shape'");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string_view header = text_;
+    while (!header.empty() && (header.back() == ' ' || header.back() == '\n'))
+      header.remove_suffix(1);
+    throw InputError(path_, "header", what + " in " + std::string(header));
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n')) ++pos_;
+  }
+  bool accept(char c) {
+    skip_space();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!accept(c)) fail(std::string("expected '") + c + "' at offset " + std::to_string(pos_));
+  }
+  std::string parse_string() {
+    skip_space();
+    if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"'))
+      fail("expected a quoted string at offset " + std::to_string(pos_));
+    const char quote = text_[pos_++];
+    const size_t close = text_.find(quote, pos_);
+    if (close == std::string_view::npos) fail("unterminated string");
+    std::string s(text_.substr(pos_, close - pos_));
+    pos_ = close + 1;
+    return s;
+  }
+  bool parse_bool() {
+    skip_space();
+    for (const auto& [word, value] :
+         {std::pair{std::string_view("True"), true}, std::pair{std::string_view("False"), false}}) {
+      if (text_.substr(pos_, word.size()) == word) {
+        pos_ += word.size();
+        return value;
+      }
+    }
+    fail("expected True or False at offset " + std::to_string(pos_));
+  }
+  std::vector<int64_t> parse_shape() {
+    std::vector<int64_t> shape;
+    expect('(');
+    while (!accept(')')) {
+      skip_space();
+      int64_t dim = -1;
+      const char* first = text_.data() + pos_;
+      const auto [ptr, ec] = std::from_chars(first, text_.data() + text_.size(), dim);
+      if (ec != std::errc() || dim < 0)
+        fail("bad dimension at offset " + std::to_string(pos_) + " of the shape");
+      pos_ += static_cast<size_t>(ptr - first);
+      shape.push_back(dim);
+      if (!accept(',')) {
+        expect(')');
+        break;
+      }
+    }
+    return shape;
+  }
+
+  std::string_view text_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
+uint64_t read_le(const uint8_t* bytes, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+const char* npy_descr(NpyDtype dtype) {
+  switch (dtype) {
+    case NpyDtype::kInt32:
+      return "<i4";
+    case NpyDtype::kInt64:
+      return "<i8";
+    case NpyDtype::kFloat32:
+      return "<f4";
+    case NpyDtype::kFloat64:
+      return "<f8";
+    case NpyDtype::kUInt8:
+      return "|u1";
+    case NpyDtype::kBool:
+      return "|b1";
+  }
+  throw InvariantError("npy_descr: unknown dtype");
+}
+
+size_t npy_item_size(NpyDtype dtype) {
+  switch (dtype) {
+    case NpyDtype::kInt32:
+      return 4;
+    case NpyDtype::kInt64:
+      return 8;
+    case NpyDtype::kFloat32:
+      return 4;
+    case NpyDtype::kFloat64:
+      return 8;
+    case NpyDtype::kUInt8:
+      return 1;
+    case NpyDtype::kBool:
+      return 1;
+  }
+  throw InvariantError("npy_item_size: unknown dtype");
+}
+
+std::string NpyArray::shape_string() const {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+NpyArray read_npy(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", "file not found");
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+
+  uint8_t preamble[kMagicSize + 2 + 4];
+  if (std::fread(preamble, 1, kMagicSize + 2, file.get()) != kMagicSize + 2 ||
+      std::memcmp(preamble, kMagic, kMagicSize) != 0)
+    throw InputError(path, "", "not a .npy file (bad magic)");
+  const int major = preamble[kMagicSize];
+  if (major != 1 && major != 2)
+    throw InputError(path, "header",
+                     "unsupported .npy format version " + std::to_string(major) + "." +
+                         std::to_string(preamble[kMagicSize + 1]) + " (supported: 1.0, 2.0)");
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  if (std::fread(preamble + kMagicSize + 2, 1, len_bytes, file.get()) != len_bytes)
+    throw InputError(path, "header", "truncated header");
+  const uint64_t header_len = read_le(preamble + kMagicSize + 2, len_bytes);
+  const uint64_t payload_offset = kMagicSize + 2 + len_bytes + header_len;
+  if (payload_offset > file_size)
+    throw InputError(
+        path, "header",
+        "header length " + std::to_string(header_len) + " runs past the end of the file");
+  std::string header(header_len, '\0');
+  if (std::fread(header.data(), 1, header_len, file.get()) != header_len)
+    throw InputError(path, "header", "truncated header");
+
+  std::string descr;
+  bool fortran = false;
+  NpyArray array;
+  HeaderParser(header, path).parse(descr, fortran, array.shape);
+  bool known = false;
+  for (NpyDtype d : kAllDtypes) {
+    if (descr == npy_descr(d)) {
+      array.dtype = d;
+      known = true;
+    }
+  }
+  if (!known)
+    throw InputError(path, "header",
+                     "unsupported dtype '" + descr + "' (supported: <i4 <i8 <f4 <f8 |u1 |b1)");
+  if (fortran)
+    throw InputError(path, "header",
+                     "Fortran-order arrays are not supported; save a C-order "
+                     "array (numpy.ascontiguousarray)");
+
+  uint64_t count = 1;
+  for (int64_t dim : array.shape) {
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
+      throw InputError(path, "header", "shape " + array.shape_string() + " is too large");
+  }
+  uint64_t expected = 0;
+  if (__builtin_mul_overflow(count, npy_item_size(array.dtype), &expected))
+    throw InputError(path, "header", "shape " + array.shape_string() + " is too large");
+  const uint64_t available = file_size - payload_offset;
+  if (available < expected)
+    throw InputError(path, "payload",
+                     "truncated: " + std::to_string(available) + " bytes, shape " +
+                         array.shape_string() + " of " + descr + " needs " +
+                         std::to_string(expected));
+  if (available > expected)
+    throw InputError(path, "payload",
+                     std::to_string(available - expected) +
+                         " unexpected bytes after the data of shape " + array.shape_string());
+  array.payload.resize(expected);
+  if (std::fread(array.payload.data(), 1, expected, file.get()) != expected)
+    throw InputError(path, "payload", std::string("read failed: ") + std::strerror(errno));
+  return array;
+}
+
+void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,
+               const void* payload, size_t bytes) {
+  NpyArray described;
+  described.shape = shape;
+  std::string header = std::string("{'descr': '") + npy_descr(dtype) +
+                       "', 'fortran_order': False, 'shape': " + described.shape_string() + ", }";
+  const size_t preamble = kMagicSize + 2 + 2;
+  const size_t padded =
+      (preamble + header.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment;
+  header.append(padded - preamble - header.size() - 1, ' ');
+  header.push_back('\n');
+  if (header.size() > UINT16_MAX) throw InvariantError("write_npy: header too long");
+
+  std::string head(kMagic, kMagicSize);
+  head.push_back('\x01');
+  head.push_back('\x00');
+  head.push_back(static_cast<char>(header.size() & 0xff));
+  head.push_back(static_cast<char>(header.size() >> 8));
+  head += header;
+
+  FilePtr file(std::fopen(path.c_str(), "wb"));
+  if (!file) throw InputError(path, "", std::string("cannot create: ") + std::strerror(errno));
+  if (std::fwrite(head.data(), 1, head.size(), file.get()) != head.size() ||
+      (bytes > 0 && std::fwrite(payload, 1, bytes, file.get()) != bytes) ||
+      std::fclose(file.release()) != 0)
+    throw InputError(path, "", std::string("write failed: ") + std::strerror(errno));
+}
+
+}  // namespace adaqp

@@ -1,0 +1,222 @@
+// The NumPy layout: one .npy file per array, as exported from PyG or DGL.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
+#include "npy.h"
+
+namespace adaqp {
+namespace fs = std::filesystem;
+namespace {
+
+std::string index1(int64_t i) {
+  return "index " + std::to_string(i);
+}
+std::string index2(int64_t i, int64_t j) {
+  return "index [" + std::to_string(i) + ", " + std::to_string(j) + "]";
+}
+// Labels of a single-label dataset are class ids; more classes than nodes means a broken file.
+constexpr char kLabelRule[] = " (class ids start at 0 and stay below the node count)";
+std::string range(int64_t n) {
+  return " is out of range [0, " + std::to_string(n) + ")";
+}
+
+template <typename T>
+T element(const NpyArray& a, int64_t i) {
+  T value;
+  std::memcpy(&value, a.payload.data() + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+bool is_int(const NpyArray& a) {
+  return a.dtype == NpyDtype::kInt32 || a.dtype == NpyDtype::kInt64;
+}
+
+std::vector<int64_t> to_int64(const NpyArray& a) {
+  std::vector<int64_t> out(a.size());
+  for (int64_t i = 0; i < a.size(); ++i)
+    out[i] = a.dtype == NpyDtype::kInt32 ? element<int32_t>(a, i) : element<int64_t>(a, i);
+  return out;
+}
+
+[[noreturn]] void bad_layout(const std::string& path, const NpyArray& a, const std::string& want) {
+  throw InputError(path, "",
+                   std::string("has dtype ") + npy_descr(a.dtype) + " and shape " +
+                       a.shape_string() + ", expected " + want);
+}
+
+void read_features(const std::string& path, Graph& g) {
+  const NpyArray a = read_npy(path);
+  if (a.dtype != NpyDtype::kFloat32 || a.shape.size() != 2)
+    bad_layout(path, a, "float32 (<f4) [N, F] (convert with .astype(numpy.float32))");
+  g.num_nodes = a.shape[0];
+  g.feat_dim = a.shape[1];
+  g.features.resize(a.size());
+  std::memcpy(g.features.data(), a.payload.data(), a.payload.size());
+  for (size_t i = 0; i < g.features.size(); ++i) {
+    if (!std::isfinite(g.features[i]))
+      throw InputError(path, index2(i / g.feat_dim, i % g.feat_dim),
+                       fmt::format("value {} is not finite", g.features[i]));
+  }
+}
+
+void read_edges(const std::string& path, Graph& g) {
+  const NpyArray a = read_npy(path);
+  if (!is_int(a) || a.shape.size() != 2 || a.shape[0] != 2)
+    bad_layout(path, a, "int32 or int64 [2, E] (row 0 sources, row 1 targets)");
+  const int64_t num_edges = a.shape[1];
+  const std::vector<int64_t> ids = to_int64(a);
+  for (int64_t i = 0; i < 2 * num_edges; ++i) {
+    if (ids[i] < 0 || ids[i] >= g.num_nodes)
+      throw InputError(
+          path, index2(i / num_edges, i % num_edges),
+          "node id " + std::to_string(ids[i]) + range(g.num_nodes) + " (N from feat.npy)");
+  }
+  const std::vector<int64_t> src(ids.begin(), ids.begin() + num_edges);
+  const std::vector<int64_t> dst(ids.begin() + num_edges, ids.end());
+  Graph structure = Graph::from_edges(g.num_nodes, src, dst);
+  g.indptr = std::move(structure.indptr);
+  g.indices = std::move(structure.indices);
+}
+
+void read_labels(const std::string& path, Graph& g) {
+  const NpyArray a = read_npy(path);
+  const int64_t n = g.num_nodes;
+  const bool rows_match = !a.shape.empty() && a.shape[0] == n;
+  if (is_int(a) && rows_match &&
+      (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1))) {
+    g.labels = to_int64(a);
+    int64_t max_label = -1;
+    for (int64_t v = 0; v < n; ++v) {
+      if (g.labels[v] < 0 || g.labels[v] >= n)
+        throw InputError(path, index1(v),
+                         "label " + std::to_string(g.labels[v]) + range(n) + kLabelRule);
+      max_label = std::max(max_label, g.labels[v]);
+    }
+    g.num_classes = max_label + 1;
+    return;
+  }
+  const bool multi_dtype =
+      a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kUInt8 || a.dtype == NpyDtype::kBool;
+  if (!multi_dtype || !rows_match || a.shape.size() != 2 || a.shape[1] < 1)
+    bad_layout(path, a,
+               "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool [" +
+                   std::to_string(n) + ", C] multi-label 0/1 values (N from feat.npy)");
+  g.multilabel = true;
+  g.num_classes = a.shape[1];
+  g.multilabels.resize(a.size());
+  for (int64_t i = 0; i < a.size(); ++i) {
+    const double value = a.dtype == NpyDtype::kFloat32 ? element<float>(a, i) : a.payload[i];
+    if (value != 0.0 && value != 1.0)
+      throw InputError(path, index2(i / g.num_classes, i % g.num_classes),
+                       fmt::format("multi-label value {} is not 0 or 1", value));
+    g.multilabels[i] = static_cast<uint8_t>(value);
+  }
+}
+
+// Node ids of one split from an index array or a bool mask; `owner` records earlier splits.
+std::vector<int64_t> read_split(const std::string& path, int64_t n, std::vector<char>& owner,
+                                char tag, const std::vector<std::string>& names) {
+  const NpyArray a = read_npy(path);
+  std::vector<int64_t> ids;
+  if (a.dtype == NpyDtype::kBool && a.shape.size() == 1 && a.shape[0] == n) {
+    for (int64_t v = 0; v < n; ++v) {
+      if (a.payload[v] > 1)
+        throw InputError(path, index1(v),
+                         "mask byte " + std::to_string(a.payload[v]) + " is not 0 or 1");
+      if (a.payload[v] == 1) ids.push_back(v);
+    }
+  } else if (is_int(a) && a.shape.size() == 1) {
+    ids = to_int64(a);
+  } else {
+    bad_layout(path, a, "int32/int64 node ids [K] or a bool mask [" + std::to_string(n) + "]");
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int64_t v = ids[i];
+    const std::string where = index1(a.dtype == NpyDtype::kBool ? v : static_cast<int64_t>(i));
+    if (v < 0 || v >= n) throw InputError(path, where, "node id " + std::to_string(v) + range(n));
+    if (owner[v] == tag)
+      throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
+    if (owner[v] != 0)
+      throw InputError(path, where,
+                       "node id " + std::to_string(v) + " is also in " + names[owner[v] - 1] +
+                           " (splits must be disjoint)");
+    owner[v] = tag;
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+void write_graph_files(const Graph& g, const fs::path& dir) {
+  const auto file = [&dir](const char* name) { return (dir / name).string(); };
+  const int64_t e = g.num_edges();
+  std::vector<int64_t> edge_index(2 * e);
+  std::copy(g.indices.begin(), g.indices.end(), edge_index.begin());
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    std::fill(edge_index.begin() + e + g.indptr[v], edge_index.begin() + e + g.indptr[v + 1], v);
+  write_npy(file("edge_index.npy"), NpyDtype::kInt64, {2, e}, edge_index.data(),
+            edge_index.size() * sizeof(int64_t));
+  write_npy(file("feat.npy"), NpyDtype::kFloat32, {g.num_nodes, g.feat_dim}, g.features.data(),
+            g.features.size() * sizeof(float));
+  if (g.multilabel)
+    write_npy(file("label.npy"), NpyDtype::kUInt8, {g.num_nodes, g.num_classes},
+              g.multilabels.data(), g.multilabels.size());
+  else
+    write_npy(file("label.npy"), NpyDtype::kInt64, {g.num_nodes}, g.labels.data(),
+              g.labels.size() * sizeof(int64_t));
+  for (const auto& [name, ids] : {std::pair{"train.npy", &g.train},
+                                  std::pair{"valid.npy", &g.valid}, std::pair{"test.npy", &g.test}})
+    write_npy(file(name), NpyDtype::kInt64, {static_cast<int64_t>(ids->size())}, ids->data(),
+              ids->size() * sizeof(int64_t));
+}
+
+}  // namespace
+
+Graph load_numpy(const std::string& dir) {
+  const fs::path root(dir);
+  const auto file = [&root](const std::string& name) { return (root / name).string(); };
+  Graph g;
+  const fs::path normal = root.lexically_normal();
+  g.name =
+      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
+  read_features(file("feat.npy"), g);
+  read_edges(file("edge_index.npy"), g);
+  read_labels(file("label.npy"), g);
+  const std::vector<std::string> names = {"train.npy", "valid.npy", "test.npy"};
+  std::vector<char> owner(g.num_nodes, 0);
+  g.train = read_split(file(names[0]), g.num_nodes, owner, 1, names);
+  g.valid = read_split(file(names[1]), g.num_nodes, owner, 2, names);
+  g.test = read_split(file(names[2]), g.num_nodes, owner, 3, names);
+  return g;
+}
+
+void save_numpy(const Graph& g, const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(dir, ec)))
+    throw InputError(dir, "", "already exists; refusing to overwrite it");
+  g.validate(g.name);
+  const std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
+  if (!fs::create_directory(tmp, ec))
+    throw InputError(tmp, "",
+                     "cannot create the temporary directory" +
+                         (ec ? ": " + ec.message() : ": it already exists"));
+  try {
+    write_graph_files(g, tmp);
+    fs::rename(tmp, dir, ec);
+    if (ec) throw InputError(dir, "", "cannot rename " + tmp + " into place: " + ec.message());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+}  // namespace adaqp

@@ -1,0 +1,310 @@
+// The OGB node-property raw layout: gzip-compressed CSV files without header lines.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
+#include "gz_reader.h"
+
+namespace adaqp {
+namespace fs = std::filesystem;
+namespace {
+
+// deflate expands at most ~1032x; a bound on the decompressed size used to cap reservations, so a
+// corrupt count can never trigger a huge allocation before the data disagrees with it.
+constexpr uint64_t kMaxInflation = 1100;
+
+uint64_t max_decompressed_bytes(const std::string& path) {
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  return ec ? 0 : size * kMaxInflation;
+}
+
+std::string quoted(std::string_view field) {
+  return "'" + std::string(field) + "'";
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits a line at commas into `fields`; returns the count.
+size_t split_fields(std::string_view line, std::vector<std::string_view>& fields) {
+  fields.clear();
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    fields.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) return fields.size();
+    start = comma + 1;
+  }
+}
+
+// One integer field; InputError at the reader's current line otherwise.
+int64_t parse_int(const GzLineReader& in, std::string_view field, const char* what) {
+  const std::string_view text = trim(field);
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+    throw InputError(in.path(), "line " + std::to_string(in.line_number()),
+                     std::string(what) + " " + quoted(field) + " is not an integer");
+  return value;
+}
+
+void check_columns(const GzLineReader& in, size_t got, size_t expected, const std::string& why) {
+  if (got != expected)
+    throw InputError(in.path(), "line " + std::to_string(in.line_number()),
+                     "has " + std::to_string(got) + " column" + (got == 1 ? "" : "s") +
+                         ", expected " + std::to_string(expected) + " (" + why + ")");
+}
+
+// Parses the float field starting at `p` (ending at ',' or `end`); returns the position after it.
+// Plain integers of up to 7 digits (exact in float32) skip the general parser.
+const char* parse_feature(const GzLineReader& in, const char* p, const char* end, int64_t column,
+                          float& out) {
+  const char* q = p;
+  uint32_t digits = 0;
+  while (q < end && *q >= '0' && *q <= '9' && q - p < 7) digits = digits * 10 + (*q++ - '0');
+  if (q > p && (q == end || *q == ',')) {
+    out = static_cast<float>(digits);
+    return q;
+  }
+  const char* field_end = static_cast<const char*>(std::memchr(p, ',', end - p));
+  if (field_end == nullptr) field_end = end;
+  const std::string_view field(p, field_end - p);
+  const std::string_view text = trim(field);
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  const std::string where = "line " + std::to_string(in.line_number());
+  const std::string what = "column " + std::to_string(column + 1) + ": " + quoted(field);
+  if (ec == std::errc::result_out_of_range)
+    throw InputError(in.path(), where, what + " is out of float32 range");
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+    throw InputError(in.path(), where, what + " is not a number");
+  if (!std::isfinite(out)) throw InputError(in.path(), where, what + " is not finite");
+  return field_end;
+}
+
+// num-node-list / num-edge-list: exactly one line holding a non-negative count.
+int64_t read_count(const std::string& path) {
+  GzLineReader in(path);
+  std::string_view line;
+  if (!in.next(line)) throw InputError(path, "", "is empty, expected one count");
+  const int64_t count = parse_int(in, line, "count");
+  if (count < 0)
+    throw InputError(path, "line 1", "count " + std::to_string(count) + " is negative");
+  if (in.next(line))
+    throw InputError(
+        path, "line " + std::to_string(in.line_number()),
+        "unexpected extra line " + quoted(line) + " (only single-graph datasets are supported)");
+  return count;
+}
+
+void check_line_count(const GzLineReader& in, int64_t expected, const std::string& source) {
+  if (in.line_number() != expected)
+    throw InputError(in.path(), "line " + std::to_string(in.line_number()),
+                     "file ends after " + std::to_string(in.line_number()) + " lines, but " +
+                         source + " says " + std::to_string(expected));
+}
+
+[[noreturn]] void too_many_lines(const GzLineReader& in, int64_t expected,
+                                 const std::string& source) {
+  throw InputError(in.path(), "line " + std::to_string(in.line_number()),
+                   "more lines than the " + std::to_string(expected) + " " + source + " says");
+}
+
+void read_features(const std::string& path, int64_t num_nodes, Graph& g) {
+  GzLineReader in(path);
+  std::string_view line;
+  int64_t dim = 0;
+  while (in.next(line)) {
+    if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, "num-node-list.csv.gz");
+    if (in.line_number() == 1) {
+      dim = static_cast<int64_t>(std::count(line.begin(), line.end(), ',')) + 1;
+      const uint64_t bound = max_decompressed_bytes(path) / (2 * static_cast<uint64_t>(dim));
+      g.features.reserve(std::min<uint64_t>(num_nodes, bound) * dim);
+    }
+    const char* p = line.data();
+    const char* end = p + line.size();
+    for (int64_t column = 0;; ++column) {
+      if (column == dim) {
+        const size_t columns = dim + std::count(p, end, ',') + 1;
+        check_columns(in, columns, dim, "as on line 1");
+      }
+      float value = 0.0f;
+      p = parse_feature(in, p, end, column, value);
+      g.features.push_back(value);
+      if (p == end) {
+        check_columns(in, column + 1, dim, "as on line 1");
+        break;
+      }
+      ++p;
+    }
+  }
+  check_line_count(in, num_nodes, "num-node-list.csv.gz");
+  g.feat_dim = dim;
+}
+
+void read_labels(const std::string& path, int64_t num_nodes, Graph& g) {
+  GzLineReader in(path);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  size_t columns = 0;
+  int64_t max_label = -1;
+  while (in.next(line)) {
+    if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, "num-node-list.csv.gz");
+    const size_t n = split_fields(line, fields);
+    if (in.line_number() == 1) {
+      columns = n;
+      g.multilabel = columns > 1;
+      g.num_classes = g.multilabel ? static_cast<int64_t>(columns) : 0;
+      if (g.multilabel)
+        g.multilabels.reserve(num_nodes * columns);
+      else
+        g.labels.reserve(num_nodes);
+    }
+    check_columns(in, n, columns, "as on line 1");
+    const std::string where = "line " + std::to_string(in.line_number());
+    if (g.multilabel) {
+      for (size_t c = 0; c < n; ++c) {
+        const int64_t value = parse_int(in, fields[c], "multi-label value");
+        if (value != 0 && value != 1)
+          throw InputError(path, where,
+                           "column " + std::to_string(c + 1) + ": multi-label value " +
+                               std::to_string(value) + " is not 0 or 1");
+        g.multilabels.push_back(static_cast<uint8_t>(value));
+      }
+    } else {
+      const int64_t label = parse_int(in, fields[0], "label");
+      if (label < 0 || label >= num_nodes)
+        throw InputError(path, where,
+                         "label " + std::to_string(label) + " is out of range [0, " +
+                             std::to_string(num_nodes) +
+                             ") (class ids start at 0 and stay below the node count)");
+      max_label = std::max(max_label, label);
+      g.labels.push_back(label);
+    }
+  }
+  check_line_count(in, num_nodes, "num-node-list.csv.gz");
+  if (!g.multilabel) g.num_classes = max_label + 1;
+}
+
+void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, Graph& g) {
+  GzLineReader in(path);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  std::vector<int64_t> src, dst;
+  const uint64_t reserve = std::min<uint64_t>(num_edges, max_decompressed_bytes(path) / 4);
+  src.reserve(reserve);
+  dst.reserve(reserve);
+  while (in.next(line)) {
+    if (in.line_number() > num_edges) too_many_lines(in, num_edges, "num-edge-list.csv.gz");
+    check_columns(in, split_fields(line, fields), 2, "src,dst");
+    const int64_t ends[2] = {parse_int(in, fields[0], "source node id"),
+                             parse_int(in, fields[1], "target node id")};
+    for (int k = 0; k < 2; ++k) {
+      if (ends[k] < 0 || ends[k] >= num_nodes)
+        throw InputError(path, "line " + std::to_string(in.line_number()),
+                         std::string(k == 0 ? "source" : "target") + " node id " +
+                             std::to_string(ends[k]) + " is out of range [0, " +
+                             std::to_string(num_nodes) + ")");
+    }
+    src.push_back(ends[0]);
+    dst.push_back(ends[1]);
+  }
+  check_line_count(in, num_edges, "num-edge-list.csv.gz");
+  Graph structure = Graph::from_edges(num_nodes, src, dst);
+  g.indptr = std::move(structure.indptr);
+  g.indices = std::move(structure.indices);
+}
+
+// One split file; `owner` records which split (1, 2, 3) already holds each node.
+std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes,
+                                std::vector<char>& owner, char tag,
+                                const std::vector<std::string>& names) {
+  GzLineReader in(path);
+  std::string_view line;
+  std::vector<std::string_view> fields;
+  std::vector<int64_t> ids;
+  while (in.next(line)) {
+    check_columns(in, split_fields(line, fields), 1, "one node id per line");
+    const int64_t v = parse_int(in, fields[0], "node id");
+    const std::string where = "line " + std::to_string(in.line_number());
+    if (v < 0 || v >= num_nodes)
+      throw InputError(path, where,
+                       "node id " + std::to_string(v) + " is out of range [0, " +
+                           std::to_string(num_nodes) + ")");
+    if (owner[v] == tag)
+      throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
+    if (owner[v] != 0)
+      throw InputError(path, where,
+                       "node id " + std::to_string(v) + " is also in " + names[owner[v] - 1] +
+                           " (splits must be disjoint)");
+    owner[v] = tag;
+    ids.push_back(v);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::string choose_split(const fs::path& dir, const std::string& requested) {
+  const fs::path split_dir = dir / "split";
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(split_dir, ec)) {
+    if (entry.is_directory()) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string listed;
+  for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+  if (names.empty()) throw InputError(split_dir.string(), "", "no split folder found");
+  if (!requested.empty()) {
+    if (std::find(names.begin(), names.end(), requested) == names.end())
+      throw InputError(split_dir.string(), "",
+                       "split '" + requested + "' not found (available: " + listed + ")");
+    return requested;
+  }
+  if (names.size() > 1)
+    throw InputError(split_dir.string(), "",
+                     "several splits found (" + listed + "); choose one with the split option");
+  return names.front();
+}
+
+std::string dataset_name(const fs::path& dir) {
+  const fs::path normal = dir.lexically_normal();
+  return normal.has_filename() ? normal.filename().string()
+                               : normal.parent_path().filename().string();
+}
+
+}  // namespace
+
+Graph load_ogb(const std::string& dir, const std::string& split) {
+  const fs::path root(dir);
+  const fs::path raw = root / "raw";
+  Graph g;
+  g.name = dataset_name(root);
+  const int64_t num_nodes = read_count((raw / "num-node-list.csv.gz").string());
+  const int64_t num_edges = read_count((raw / "num-edge-list.csv.gz").string());
+  const std::string split_name = choose_split(root, split);
+  g.num_nodes = num_nodes;
+  read_features((raw / "node-feat.csv.gz").string(), num_nodes, g);
+  read_labels((raw / "node-label.csv.gz").string(), num_nodes, g);
+  read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, g);
+
+  const fs::path split_dir = root / "split" / split_name;
+  const std::vector<std::string> names = {"train.csv.gz", "valid.csv.gz", "test.csv.gz"};
+  std::vector<char> owner(num_nodes, 0);
+  g.train = read_split((split_dir / names[0]).string(), num_nodes, owner, 1, names);
+  g.valid = read_split((split_dir / names[1]).string(), num_nodes, owner, 2, names);
+  g.test = read_split((split_dir / names[2]).string(), num_nodes, owner, 3, names);
+  return g;
+}
+
+}  // namespace adaqp

@@ -1,0 +1,14 @@
+#include "adaqp/kernels/gather.h"
+
+#include <cstring>
+
+namespace adaqp::kernels {
+
+void gather_rows_cpu(const float* src, int64_t cols, const int64_t* idx, int64_t n, float* dst) {
+#pragma omp parallel for schedule(static) if (n * cols > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(dst + i * cols, src + idx[i] * cols, sizeof(float) * static_cast<size_t>(cols));
+  }
+}
+
+}  // namespace adaqp::kernels

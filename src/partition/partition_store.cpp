@@ -1,0 +1,370 @@
+#include "adaqp/partition/partition_store.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "adaqp/common/array_file.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kFormatVersion = 1;
+// Layout of the "scalars" array of a part file.
+enum Scalar { kRank, kNumParts, kGlobalNodes, kNumCentral, kFeatDim, kNumClasses, kMultilabel, kN };
+
+std::string meta_path(const std::string& dir) {
+  return (fs::path(dir) / "meta.yaml").string();
+}
+std::string part_path(const std::string& dir, int r) {
+  return (fs::path(dir) / fmt::format("part-{}", r) / "part.bin").string();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+PartCounts count_part(const Part& p) {
+  PartCounts c;
+  c.owned = p.num_owned();
+  c.central = p.num_central;
+  c.marginal = p.num_marginal();
+  c.halo = p.num_halo();
+  c.local_in_edges = p.num_local_edges();
+  c.in_edges = p.num_local_edges() + p.num_halo_edges();
+  c.sent_rows = static_cast<int64_t>(p.send_idx.size());
+  c.train = static_cast<int64_t>(p.train_idx.size());
+  return c;
+}
+
+void write_part_file(const Part& p, const std::string& path) {
+  ArrayFileWriter w;
+  std::vector<int64_t> scalars(kN);
+  scalars[kRank] = p.rank;
+  scalars[kNumParts] = p.num_parts;
+  scalars[kGlobalNodes] = p.global_num_nodes;
+  scalars[kNumCentral] = p.num_central;
+  scalars[kFeatDim] = p.feat_dim;
+  scalars[kNumClasses] = p.num_classes;
+  scalars[kMultilabel] = p.multilabel ? 1 : 0;
+  w.add("scalars", scalars);
+  w.add("owned_gid", p.owned_gid);
+  w.add("halo_gid", p.halo_gid);
+  w.add("halo_offsets", p.halo_offsets);
+  w.add("local_indptr", p.local_indptr);
+  w.add("local_indices", p.local_indices);
+  w.add("halo_indptr", p.halo_indptr);
+  w.add("halo_indices", p.halo_indices);
+  w.add("owned_in_degree", p.owned_in_degree);
+  w.add("owned_out_degree", p.owned_out_degree);
+  w.add("halo_in_degree", p.halo_in_degree);
+  w.add("halo_out_degree", p.halo_out_degree);
+  w.add("send_offsets", p.send_offsets);
+  w.add("send_idx", p.send_idx);
+  w.add("features", p.features);
+  w.add("labels", p.labels);
+  w.add("multilabels", p.multilabels);
+  w.add("global_split_counts", p.global_split_counts);
+  w.add("train_idx", p.train_idx);
+  w.add("valid_idx", p.valid_idx);
+  w.add("test_idx", p.test_idx);
+  w.write(path);
+}
+
+std::string meta_to_yaml(const PartitionMeta& m) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "format_version" << YAML::Value << m.format_version;
+  out << YAML::Key << "dataset_name" << YAML::Value << m.dataset_name;
+  out << YAML::Key << "dataset_fingerprint" << YAML::Value << m.dataset_fingerprint;
+  out << YAML::Key << "method" << YAML::Value << m.method;
+  out << YAML::Key << "seed" << YAML::Value << m.seed;
+  out << YAML::Key << "parts" << YAML::Value << m.parts;
+  out << YAML::Key << "num_nodes" << YAML::Value << m.num_nodes;
+  out << YAML::Key << "num_edges" << YAML::Value << m.num_edges;
+  out << YAML::Key << "feat_dim" << YAML::Value << m.feat_dim;
+  out << YAML::Key << "num_classes" << YAML::Value << m.num_classes;
+  out << YAML::Key << "multilabel" << YAML::Value << m.multilabel;
+  out << YAML::Key << "edge_cut" << YAML::Value << m.edge_cut;
+  out << YAML::Key << "counts" << YAML::Value << YAML::BeginSeq;
+  for (const PartCounts& c : m.counts) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "owned" << YAML::Value << c.owned;
+    out << YAML::Key << "central" << YAML::Value << c.central;
+    out << YAML::Key << "marginal" << YAML::Value << c.marginal;
+    out << YAML::Key << "halo" << YAML::Value << c.halo;
+    out << YAML::Key << "in_edges" << YAML::Value << c.in_edges;
+    out << YAML::Key << "local_in_edges" << YAML::Value << c.local_in_edges;
+    out << YAML::Key << "sent_rows" << YAML::Value << c.sent_rows;
+    out << YAML::Key << "train" << YAML::Value << c.train;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+template <typename T>
+T field(const YAML::Node& node, const std::string& key, const std::string& file,
+        const std::string& where = "") {
+  const std::string at = where.empty() ? key : where + "." + key;
+  const YAML::Node v = node[key];
+  if (!v) throw InputError(file, at, "missing");
+  try {
+    return v.as<T>();
+  } catch (const YAML::Exception&) {
+    throw InputError(file, at, "invalid value '" + YAML::Dump(v) + "'");
+  }
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw InputError(path, "", "write failed");
+}
+
+// Removes a temporary directory unless the work in it was committed.
+class TempDirGuard {
+ public:
+  explicit TempDirGuard(fs::path p) : path_(std::move(p)) {}
+  ~TempDirGuard() {
+    if (!committed_) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  TempDirGuard(const TempDirGuard&) = delete;
+  TempDirGuard& operator=(const TempDirGuard&) = delete;
+  void commit() { committed_ = true; }
+
+ private:
+  fs::path path_;
+  bool committed_ = false;
+};
+
+// Structural checks of a loaded part against its meta data; InputError naming file and array.
+class PartChecker {
+ public:
+  explicit PartChecker(std::string file) : file_(std::move(file)) {}
+  void require(bool ok, const std::string& array, const std::string& what) const {
+    if (!ok) throw InputError(file_, "array '" + array + "'", what);
+  }
+  void size(const std::string& array, size_t actual, int64_t expected) const {
+    require(static_cast<int64_t>(actual) == expected, array,
+            fmt::format("has {} entries, expected {}", actual, expected));
+  }
+  // A CSR/offset array: `rows` + 1 entries, starting at 0, non-decreasing, ending at `total`.
+  void offsets(const std::string& array, const std::vector<int64_t>& o, int64_t rows,
+               int64_t total) const {
+    size(array, o.size(), rows + 1);
+    require(o.front() == 0 && o.back() == total, array,
+            fmt::format("must run from 0 to {}", total));
+    for (size_t i = 1; i < o.size(); ++i)
+      require(o[i - 1] <= o[i], array, fmt::format("decreases at entry {}", i));
+  }
+  template <typename T>
+  void in_range(const std::string& array, const std::vector<T>& v, int64_t hi) const {
+    for (size_t i = 0; i < v.size(); ++i)
+      require(v[i] >= 0 && static_cast<int64_t>(v[i]) < hi, array,
+              fmt::format("entry {} = {} is outside [0, {})", i, static_cast<int64_t>(v[i]), hi));
+  }
+
+ private:
+  std::string file_;
+};
+
+Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta) {
+  const ArrayFileReader in(path);
+  const PartChecker check(path);
+  const std::vector<int64_t> s = in.get<int64_t>("scalars");
+  check.size("scalars", s.size(), kN);
+  check.require(s[kRank] == rank, "scalars", fmt::format("holds rank {}, not {}", s[kRank], rank));
+  check.require(s[kNumParts] == meta.parts && s[kGlobalNodes] == meta.num_nodes &&
+                    s[kFeatDim] == meta.feat_dim && s[kNumClasses] == meta.num_classes &&
+                    (s[kMultilabel] != 0) == meta.multilabel,
+                "scalars", "disagree with meta.yaml (parts, nodes, features or classes)");
+  Part p;
+  p.rank = rank;
+  p.num_parts = meta.parts;
+  p.global_num_nodes = meta.num_nodes;
+  p.num_central = s[kNumCentral];
+  p.feat_dim = meta.feat_dim;
+  p.num_classes = meta.num_classes;
+  p.multilabel = meta.multilabel;
+
+  p.owned_gid = in.get<int64_t>("owned_gid");
+  const int64_t owned = p.num_owned();
+  check.size("owned_gid", p.owned_gid.size(), meta.counts[rank].owned);
+  check.in_range("owned_gid", p.owned_gid, meta.num_nodes);
+  check.require(p.num_central >= 0 && p.num_central <= owned, "scalars", "bad central count");
+  p.halo_gid = in.get<int64_t>("halo_gid");
+  check.in_range("halo_gid", p.halo_gid, meta.num_nodes);
+  p.halo_offsets = in.get<int64_t>("halo_offsets");
+  check.offsets("halo_offsets", p.halo_offsets, meta.parts, p.num_halo());
+  check.require(p.halo_count_from(rank) == 0, "halo_offsets", "lists halo nodes of its own rank");
+
+  p.local_indptr = in.get<int64_t>("local_indptr");
+  p.local_indices = in.get<int32_t>("local_indices");
+  check.offsets("local_indptr", p.local_indptr, owned, p.num_local_edges());
+  check.in_range("local_indices", p.local_indices, owned);
+  p.halo_indptr = in.get<int64_t>("halo_indptr");
+  p.halo_indices = in.get<int32_t>("halo_indices");
+  check.offsets("halo_indptr", p.halo_indptr, owned, p.num_halo_edges());
+  check.in_range("halo_indices", p.halo_indices, p.num_halo());
+  check.require(p.halo_indptr[p.num_central] == 0, "halo_indptr", "central rows have halo edges");
+
+  p.owned_in_degree = in.get<int64_t>("owned_in_degree");
+  p.owned_out_degree = in.get<int64_t>("owned_out_degree");
+  p.halo_in_degree = in.get<int64_t>("halo_in_degree");
+  p.halo_out_degree = in.get<int64_t>("halo_out_degree");
+  check.size("owned_in_degree", p.owned_in_degree.size(), owned);
+  check.size("owned_out_degree", p.owned_out_degree.size(), owned);
+  check.size("halo_in_degree", p.halo_in_degree.size(), p.num_halo());
+  check.size("halo_out_degree", p.halo_out_degree.size(), p.num_halo());
+
+  p.send_offsets = in.get<int64_t>("send_offsets");
+  p.send_idx = in.get<int64_t>("send_idx");
+  check.offsets("send_offsets", p.send_offsets, meta.parts,
+                static_cast<int64_t>(p.send_idx.size()));
+  check.in_range("send_idx", p.send_idx, owned);
+
+  p.features = in.get<float>("features");
+  check.size("features", p.features.size(), owned * p.feat_dim);
+  p.labels = in.get<int64_t>("labels");
+  p.multilabels = in.get<uint8_t>("multilabels");
+  check.size("labels", p.labels.size(), p.multilabel ? 0 : owned);
+  check.in_range("labels", p.labels, p.num_classes);
+  check.size("multilabels", p.multilabels.size(), p.multilabel ? owned * p.num_classes : 0);
+  p.global_split_counts = in.get<int64_t>("global_split_counts");
+  check.size("global_split_counts", p.global_split_counts.size(), 3);
+  p.train_idx = in.get<int64_t>("train_idx");
+  p.valid_idx = in.get<int64_t>("valid_idx");
+  p.test_idx = in.get<int64_t>("test_idx");
+  check.in_range("train_idx", p.train_idx, owned);
+  check.in_range("valid_idx", p.valid_idx, owned);
+  check.in_range("test_idx", p.test_idx, owned);
+  return p;
+}
+
+}  // namespace
+
+PartitionMeta write_partition(const std::string& dir, const Graph& g, const PartitionOptions& opt) {
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();  // "out/part/" names "out/part"
+  if (fs::exists(target))
+    throw InputError(dir, "", "already exists; remove it or choose another partition directory");
+  const fs::path tmp = target.string() + ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  TempDirGuard guard(tmp);
+  fs::create_directories(tmp);
+
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<int32_t> owner = assign_parts(g, opt);
+  PartitionMeta meta;
+  meta.dataset_name = g.name;
+  meta.dataset_fingerprint = fingerprint(g);
+  meta.method = opt.method;
+  meta.seed = opt.seed;
+  meta.parts = opt.parts;
+  meta.num_nodes = g.num_nodes;
+  meta.num_edges = g.num_edges();
+  meta.feat_dim = g.feat_dim;
+  meta.num_classes = g.num_classes;
+  meta.multilabel = g.multilabel;
+  meta.edge_cut = edge_cut(g, owner);
+  spdlog::info("partition: {} into {} parts in {:.3f} s, edge cut {} of {} edges", opt.method,
+               opt.parts, seconds_since(t0), meta.edge_cut, meta.num_edges);
+
+  t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < opt.parts; ++r) {
+    const Part p = build_part(g, owner, r);
+    meta.counts.push_back(count_part(p));
+    fs::create_directories(fs::path(part_path(tmp.string(), r)).parent_path());
+    write_part_file(p, part_path(tmp.string(), r));
+  }
+  write_text(meta_path(tmp.string()), meta_to_yaml(meta));
+  spdlog::info("partition: built and wrote {} parts in {:.3f} s", opt.parts, seconds_since(t0));
+
+  fs::rename(tmp, target, ec);
+  if (ec)
+    throw InputError(dir, "", "cannot move the finished partition into place: " + ec.message());
+  guard.commit();
+  return meta;
+}
+
+PartitionMeta read_partition_meta(const std::string& dir) {
+  const std::string file = meta_path(dir);
+  if (!fs::exists(file)) throw InputError(file, "", "missing: not a partition directory");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::Exception& e) {
+    throw InputError(file, "", std::string("not valid YAML: ") + e.what());
+  }
+  if (!root.IsMap()) throw InputError(file, "", "expected a mapping");
+  PartitionMeta m;
+  m.format_version = field<int>(root, "format_version", file);
+  if (m.format_version != kFormatVersion)
+    throw InputError(file, "format_version",
+                     fmt::format("is {}, this build reads version {}; re-run adaqp partition",
+                                 m.format_version, kFormatVersion));
+  m.dataset_name = field<std::string>(root, "dataset_name", file);
+  m.dataset_fingerprint = field<std::string>(root, "dataset_fingerprint", file);
+  m.method = field<std::string>(root, "method", file);
+  m.seed = field<uint64_t>(root, "seed", file);
+  m.parts = field<int>(root, "parts", file);
+  m.num_nodes = field<int64_t>(root, "num_nodes", file);
+  m.num_edges = field<int64_t>(root, "num_edges", file);
+  m.feat_dim = field<int64_t>(root, "feat_dim", file);
+  m.num_classes = field<int64_t>(root, "num_classes", file);
+  m.multilabel = field<bool>(root, "multilabel", file);
+  m.edge_cut = field<int64_t>(root, "edge_cut", file);
+  if (m.parts < 1) throw InputError(file, "parts", fmt::format("must be >= 1, got {}", m.parts));
+  const YAML::Node counts = root["counts"];
+  if (!counts || !counts.IsSequence() || static_cast<int>(counts.size()) != m.parts)
+    throw InputError(file, "counts", fmt::format("must be a list of {} entries", m.parts));
+  for (int r = 0; r < m.parts; ++r) {
+    const std::string at = fmt::format("counts[{}]", r);
+    const YAML::Node c = counts[r];
+    PartCounts pc;
+    pc.owned = field<int64_t>(c, "owned", file, at);
+    pc.central = field<int64_t>(c, "central", file, at);
+    pc.marginal = field<int64_t>(c, "marginal", file, at);
+    pc.halo = field<int64_t>(c, "halo", file, at);
+    pc.in_edges = field<int64_t>(c, "in_edges", file, at);
+    pc.local_in_edges = field<int64_t>(c, "local_in_edges", file, at);
+    pc.sent_rows = field<int64_t>(c, "sent_rows", file, at);
+    pc.train = field<int64_t>(c, "train", file, at);
+    m.counts.push_back(pc);
+  }
+  return m;
+}
+
+Part load_part(const std::string& dir, int rank, int expected_parts,
+               const std::string& expected_fingerprint) {
+  const PartitionMeta meta = read_partition_meta(dir);
+  const std::string file = meta_path(dir);
+  if (meta.parts != expected_parts)
+    throw InputError(file, "parts",
+                     fmt::format("partition {} has {} parts but the job runs {} workers", dir,
+                                 meta.parts, expected_parts));
+  if (!expected_fingerprint.empty() && meta.dataset_fingerprint != expected_fingerprint)
+    throw InputError(
+        file, "dataset_fingerprint",
+        fmt::format("partition {} was made from dataset '{}' with fingerprint {}, but "
+                    "the job's dataset has fingerprint {}; re-run adaqp partition",
+                    dir, meta.dataset_name, meta.dataset_fingerprint, expected_fingerprint));
+  ADAQP_CHECK(rank >= 0 && rank < meta.parts, "rank within the partition");
+  return read_part_file(part_path(dir, rank), rank, meta);
+}
+
+}  // namespace adaqp

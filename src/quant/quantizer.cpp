@@ -1,0 +1,181 @@
+#include "adaqp/quant/quantizer.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "adaqp/quant/quant_math.h"
+#include "packing.h"
+#include "philox_rows.h"
+
+namespace adaqp::quant {
+namespace {
+
+using detail::dispatch_bits;
+
+// The hot loops are compiled for AVX-512, AVX2 and the baseline, the best picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ADAQP_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ADAQP_VECTOR_CLONES
+#endif
+
+// Below this many elements a call runs on the calling thread only.
+constexpr int64_t kParallelElements = 1 << 16;
+
+// Per-thread buffers for one row: its random words and its codes.
+struct RowScratch {
+  explicit RowScratch(int64_t d)
+      : words(static_cast<size_t>(detail::philox_row_words_size(d))), codes(d) {}
+  std::vector<uint32_t> words;
+  std::vector<uint8_t> codes;
+};
+
+// Minimum and maximum of a row; false if it holds a NaN or an infinity. Integer reductions on the
+// ordered bit patterns, because gcc vectorises those (float min/max reductions only under
+// -ffinite-math-only).
+ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float& hi) {
+  int32_t key_lo = INT32_MAX, key_hi = INT32_MIN;
+  uint32_t special = 0;
+  for (int64_t e = 0; e < d; ++e) {
+    int32_t bits;
+    std::memcpy(&bits, x + e, sizeof(bits));
+    const int32_t key = ordered_bits(bits);
+    key_lo = std::min(key_lo, key);
+    key_hi = std::max(key_hi, key);
+    special |= (bits & 0x7F800000) == 0x7F800000 ? 1u : 0u;  // exponent all ones: NaN or inf
+  }
+  const int32_t bits_lo = ordered_bits(key_lo), bits_hi = ordered_bits(key_hi);
+  std::memcpy(&lo, &bits_lo, sizeof(lo));
+  std::memcpy(&hi, &bits_hi, sizeof(hi));
+  return special == 0;
+}
+
+// The codes of a row with step s > 0 (the hot loop: Philox and rounding). Every clone gives the
+// same results: integer arithmetic and single IEEE float operations, never contracted
+// (-ffp-contract=off).
+ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t d, float m, float s, uint64_t gid,
+                                          const QuantKey& key, uint32_t* words, uint8_t* codes) {
+  detail::philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, d, words);
+  for (int64_t e = 0; e < d; ++e) codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, words[e]));
+}
+
+// Quantizes one row into `out` and its metadata; false if the row cannot be quantized.
+template <int B>
+bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, RowScratch& scratch,
+                  uint8_t* out, float* meta, float* range) {
+  float lo = 0.0f, hi = 0.0f;
+  if (!row_min_max(x, d, lo, hi)) return false;
+  const RowParams p = quant_row_params(lo, hi, B);
+  if (!p.ok) return false;
+  meta[0] = p.m;
+  meta[1] = p.s;
+  if (range != nullptr) *range = p.range;
+  uint8_t* codes = scratch.codes.data();
+  if (p.s == 0.0f) {
+    std::fill(codes, codes + d, uint8_t{0});
+  } else {
+    stochastic_codes(x, d, p.m, p.s, gid, key, scratch.words.data(), codes);
+  }
+  detail::pack_row<B>(codes, d, out);
+  return true;
+}
+
+template <int B>
+void dequantize_row(const uint8_t* packed, const float* meta, int64_t d, uint8_t* codes,
+                    float* dst) {
+  detail::unpack_row<B>(packed, d, codes);
+  const float m = meta[0], s = meta[1];
+  for (int64_t e = 0; e < d; ++e) dst[e] = dequant_value(m, s, codes[e]);
+}
+
+template <int B>
+void dequantize_row_add(const uint8_t* packed, const float* meta, int64_t d, uint8_t* codes,
+                        float* dst) {
+  detail::unpack_row<B>(packed, d, codes);
+  const float m = meta[0], s = meta[1];
+  for (int64_t e = 0; e < d; ++e) dst[e] = qadd(dst[e], dequant_value(m, s, codes[e]));
+}
+
+void check_shape(int64_t d, int64_t n, int bits) {
+  ADAQP_CHECK(d > 0 && n >= 0, "row width " + std::to_string(d) + ", rows " + std::to_string(n));
+  ADAQP_CHECK(valid_bits(bits), "bit-width " + std::to_string(bits) + " is not 2, 4 or 8");
+}
+
+}  // namespace
+
+void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const int64_t* gids,
+                   int64_t n, int bits, const QuantKey& key, uint8_t* packed, float* meta,
+                   float* ranges) {
+  check_shape(d, n, bits);
+  const int64_t row_bytes = packed_row_bytes(d, bits);
+  int64_t first_bad = n;
+  dispatch_bits(bits, [&](auto b) {
+    constexpr int B = decltype(b)::value;
+#pragma omp parallel if (n * d > kParallelElements)
+    {
+      RowScratch scratch(d);
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = row_index == nullptr ? i : row_index[i];
+        const bool ok = quantize_row<B>(src + row * d, d, static_cast<uint64_t>(gids[i]), key,
+                                        scratch, packed + i * row_bytes, meta + 2 * i,
+                                        ranges == nullptr ? nullptr : ranges + i);
+        if (!ok) {
+#pragma omp critical(adaqp_quantize_first_bad)
+          first_bad = std::min(first_bad, i);
+        }
+      }
+    }
+  });
+  if (first_bad < n) {
+    const int64_t row = row_index == nullptr ? first_bad : row_index[first_bad];
+    throw NonFiniteError(key, gids[first_bad], describe_unquantizable_row(src + row * d, d));
+  }
+}
+
+void dequantize_rows(const uint8_t* packed, const float* meta, int64_t n, int64_t d, int bits,
+                     float* dst) {
+  check_shape(d, n, bits);
+  const int64_t row_bytes = packed_row_bytes(d, bits);
+  dispatch_bits(bits, [&](auto b) {
+    constexpr int B = decltype(b)::value;
+#pragma omp parallel if (n * d > kParallelElements)
+    {
+      std::vector<uint8_t> codes(d);
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i)
+        dequantize_row<B>(packed + i * row_bytes, meta + 2 * i, d, codes.data(), dst + i * d);
+    }
+  });
+}
+
+void dequantize_scatter_add(const uint8_t* packed, const float* meta, int64_t n, int64_t d,
+                            int bits, const int64_t* row_index, float* dst) {
+  check_shape(d, n, bits);
+  const int64_t row_bytes = packed_row_bytes(d, bits);
+  dispatch_bits(bits, [&](auto b) {
+    constexpr int B = decltype(b)::value;
+#pragma omp parallel if (n * d > kParallelElements)
+    {
+      std::vector<uint8_t> codes(d);
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i)
+        dequantize_row_add<B>(packed + i * row_bytes, meta + 2 * i, d, codes.data(),
+                              dst + row_index[i] * d);
+    }
+  });
+}
+
+void pack_codes(const uint8_t* codes, int64_t d, int bits, uint8_t* packed) {
+  check_shape(d, 1, bits);
+  dispatch_bits(bits, [&](auto b) { detail::pack_row<decltype(b)::value>(codes, d, packed); });
+}
+
+void unpack_codes(const uint8_t* packed, int64_t d, int bits, uint8_t* codes) {
+  check_shape(d, 1, bits);
+  dispatch_bits(bits, [&](auto b) { detail::unpack_row<decltype(b)::value>(packed, d, codes); });
+}
+
+}  // namespace adaqp::quant

@@ -1,0 +1,214 @@
+#include "adaqp/train/trainer.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <omp.h>
+#include <torch/optim/adam.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "adaqp/common/error.h"
+#include "adaqp/model/dist_graph.h"
+#include "adaqp/model/gnn.h"
+
+namespace adaqp {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+at::Tensor index_tensor(const std::vector<int64_t>& idx) {
+  return at::tensor(at::ArrayRef<int64_t>(idx), at::TensorOptions().dtype(at::kLong));
+}
+
+at::Tensor label_tensor(const Part& part) {
+  const int64_t n = part.num_owned();
+  if (part.multilabel) {
+    return at::tensor(at::ArrayRef<uint8_t>(part.multilabels), at::TensorOptions().dtype(at::kByte))
+        .view({n, part.num_classes})
+        .to(at::kFloat);
+  }
+  return index_tensor(part.labels);
+}
+
+double ratio(int64_t num, int64_t den) {
+  return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0;
+}
+
+GnnOptions gnn_options(const ModelConfig& m, const Part& part) {
+  GnnOptions o;
+  o.type = m.type;
+  o.layers = m.layers;
+  o.in_dim = part.feat_dim;
+  o.hidden = m.hidden;
+  o.out_dim = part.num_classes;
+  o.dropout = m.dropout;
+  o.layer_norm = m.layer_norm;
+  return o;
+}
+
+}  // namespace
+
+void set_compute_threads(int threads) {
+  ADAQP_CHECK(threads >= 1, "thread count " + std::to_string(threads));
+  at::set_num_threads(threads);
+  omp_set_num_threads(threads);
+}
+
+struct Trainer::Impl {
+  Impl(Part part, Communicator& communicator, const TrainerOptions& options)
+      : comm(communicator),
+        opt(options),
+        graph(std::move(part), communicator,
+              DistGraphOptions{aggregation_for_model(options.model.type), options.cache_features}) {
+    const Part& p = graph.part();
+    ADAQP_CHECK(p.global_split_counts.size() == 3,
+                "part has " + std::to_string(p.global_split_counts.size()) + " split counts");
+    if (p.global_split_counts[0] <= 0) {
+      throw ConfigError("the dataset has no training nodes: the loss would be undefined");
+    }
+    torch::manual_seed(opt.training.seed);
+    model = Gnn(gnn_options(opt.model, p));
+    optimizer = std::make_unique<torch::optim::Adam>(
+        model->parameters(),
+        torch::optim::AdamOptions(opt.training.lr).weight_decay(opt.training.weight_decay));
+    labels = label_tensor(p);
+    split_idx = {index_tensor(p.train_idx), index_tensor(p.valid_idx), index_tensor(p.test_idx)};
+  }
+
+  // This rank's share of the global loss: sum over its training nodes / global normaliser.
+  at::Tensor local_loss(const at::Tensor& logits) const {
+    const Part& p = graph.part();
+    const at::Tensor out = logits.index_select(0, split_idx[0]);
+    const at::Tensor target = labels.index_select(0, split_idx[0]);
+    const auto global_train = static_cast<double>(p.global_split_counts[0]);
+    if (p.multilabel) {
+      return at::binary_cross_entropy_with_logits(out, target, {}, {}, at::Reduction::Sum) /
+             (global_train * static_cast<double>(p.num_classes));
+    }
+    return at::nll_loss(at::log_softmax(out, 1), target, {}, at::Reduction::Sum) / global_train;
+  }
+
+  void allreduce_gradients() {
+    std::vector<at::Tensor> params = model->parameters();
+    std::vector<at::Tensor> flat_grads;
+    flat_grads.reserve(params.size());
+    for (at::Tensor& p : params) {
+      if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+      flat_grads.push_back(p.grad().reshape({-1}));
+    }
+    at::Tensor flat = at::cat(flat_grads);
+    comm.allreduce_sum(flat.data_ptr<float>(), static_cast<size_t>(flat.numel()));
+    int64_t offset = 0;
+    for (at::Tensor& p : params) {
+      p.mutable_grad().copy_(flat.narrow(0, offset, p.numel()).view_as(p));
+      offset += p.numel();
+    }
+  }
+
+  Communicator& comm;
+  TrainerOptions opt;
+  DistGraph graph;
+  Gnn model{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  at::Tensor labels;                  // int64 class ids, or float 0/1 rows for multi-label
+  std::vector<at::Tensor> split_idx;  // train, valid, test: owned local indices
+};
+
+Trainer::Trainer(Part part, Communicator& comm, const TrainerOptions& opt)
+    : impl_(std::make_unique<Impl>(std::move(part), comm, opt)) {}
+
+Trainer::~Trainer() = default;
+
+EpochStats Trainer::train_epoch(int epoch) {
+  Impl& s = *impl_;
+  const double t0 = now_s();
+  s.graph.reset_comm_stats();
+  s.optimizer->zero_grad();
+  ForwardMode mode;
+  mode.training = true;
+  mode.key.seed = s.opt.training.seed;
+  mode.key.epoch = static_cast<uint32_t>(epoch);
+  const at::Tensor loss = s.local_loss(s.model->forward(s.graph, mode));
+  loss.backward();
+  const double t_reduce = now_s();
+  double global_loss = loss.item<double>();
+  s.comm.allreduce_sum(&global_loss, 1);
+  s.allreduce_gradients();
+  const double reduce_s = now_s() - t_reduce;
+  s.optimizer->step();
+
+  EpochStats st;
+  st.epoch = epoch;
+  st.loss = global_loss;
+  st.epoch_time_s = now_s() - t0;
+  st.comm_time_s = s.graph.comm_stats().time_s;
+  st.reduce_time_s = reduce_s;
+  st.compute_time_s = st.epoch_time_s - st.comm_time_s - st.reduce_time_s;
+  st.bytes_sent = s.graph.comm_stats().bytes_sent;
+  return st;
+}
+
+EvalScores Trainer::evaluate() {
+  Impl& s = *impl_;
+  const Part& p = s.graph.part();
+  at::NoGradGuard no_grad;
+  const at::Tensor logits = s.model->forward(s.graph, ForwardMode{});
+  EvalScores scores;
+  double* out[3] = {&scores.train, &scores.valid, &scores.test};
+  if (p.multilabel) {
+    // Per split: true positives, false positives, false negatives.
+    int64_t counts[9] = {};
+    const at::Tensor pred = logits > 0;
+    const at::Tensor truth = s.labels > 0.5;
+    for (int k = 0; k < 3; ++k) {
+      const at::Tensor pk = pred.index_select(0, s.split_idx[k]);
+      const at::Tensor tk = truth.index_select(0, s.split_idx[k]);
+      counts[3 * k] = at::logical_and(pk, tk).sum().item<int64_t>();
+      counts[3 * k + 1] = at::logical_and(pk, at::logical_not(tk)).sum().item<int64_t>();
+      counts[3 * k + 2] = at::logical_and(at::logical_not(pk), tk).sum().item<int64_t>();
+    }
+    s.comm.allreduce_sum(counts, 9);
+    for (int k = 0; k < 3; ++k) {
+      *out[k] = ratio(2 * counts[3 * k], 2 * counts[3 * k] + counts[3 * k + 1] + counts[3 * k + 2]);
+    }
+    return scores;
+  }
+  int64_t correct[3] = {};
+  const at::Tensor pred = logits.argmax(1);
+  for (int k = 0; k < 3; ++k) {
+    correct[k] = pred.index_select(0, s.split_idx[k])
+                     .eq(s.labels.index_select(0, s.split_idx[k]))
+                     .sum()
+                     .item<int64_t>();
+  }
+  s.comm.allreduce_sum(correct, 3);
+  for (int k = 0; k < 3; ++k) *out[k] = ratio(correct[k], p.global_split_counts[k]);
+  return scores;
+}
+
+std::string Trainer::metric_name() const {
+  return impl_->graph.part().multilabel ? "f1_micro" : "accuracy";
+}
+
+std::vector<float> Trainer::parameter_values() const {
+  std::vector<float> values;
+  for (const at::Tensor& p : impl_->model->parameters()) {
+    const at::Tensor c = p.detach().contiguous();
+    values.insert(values.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
+  return values;
+}
+
+int64_t Trainer::num_parameters() const {
+  int64_t n = 0;
+  for (const at::Tensor& p : impl_->model->parameters()) n += p.numel();
+  return n;
+}
+
+}  // namespace adaqp

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end: adaqp generate / partition / info on a small synthetic job, plus the error paths
+# (unknown config key, existing partition directory).
+set -euo pipefail
+: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat >"$WORK/job.yaml" <<YAML
+dataset:
+  format: numpy
+  path: $WORK/graph
+  synthetic: {num_nodes: 1500, num_classes: 5, feat_dim: 8, avg_degree: 6, seed: 3}
+partition: {method: metis, parts: 3, dir: $WORK/part}
+YAML
+
+"$ADAQP_BIN" generate --config "$WORK/job.yaml" --out "$WORK/graph" >"$WORK/generate.out"
+for f in edge_index feat label train valid test; do
+  [[ -s "$WORK/graph/$f.npy" ]] || fail "generate did not write $f.npy"
+done
+grep -q "generated 1500 nodes, 9000 directed edges" "$WORK/generate.out" ||
+  fail "unexpected generate summary: $(cat "$WORK/generate.out")"
+
+"$ADAQP_BIN" partition --config "$WORK/job.yaml" >"$WORK/partition.out"
+for f in meta.yaml part-0/part.bin part-1/part.bin part-2/part.bin; do
+  [[ -s "$WORK/part/$f" ]] || fail "partition did not write $f"
+done
+grep -q "edge cut" "$WORK/partition.out" || fail "no edge cut in: $(cat "$WORK/partition.out")"
+ls "$WORK" | grep -q '\.tmp-' && fail "temporary directory left behind"
+
+"$ADAQP_BIN" info --config "$WORK/job.yaml" --partition "$WORK/part" --json >"$WORK/info.json"
+python3 - "$WORK/info.json" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1]))
+d, p = info["dataset"], info["partition"]
+# 9000 generated edges plus the default job's one self-loop per node
+assert d["nodes"] == 1500 and d["edges"] == 10500 and d["self_loops"] == 1500, d
+assert d["feat_dim"] == 8, d
+assert d["num_classes"] == 5 and d["train"] + d["valid"] + d["test"] == 1500, d
+assert p["parts"] == 3 and len(p["per_part"]) == 3, p
+assert sum(r["owned"] for r in p["per_part"]) == 1500, p
+assert sum(r["in_edges"] for r in p["per_part"]) == 10500, p
+rows = sum(r["halo"] for r in p["per_part"])
+assert rows == p["exchange_rows"] == sum(r["sent_rows"] for r in p["per_part"]), p
+assert p["exchange_bytes_by_hidden"]["64"] == rows * 64 * 4, p
+PY
+"$ADAQP_BIN" info --partition "$WORK/part" | grep -q "halo exchange moves" || fail "info text"
+
+# An unknown key: exit code 1 and a message naming the key.
+printf 'communication:\n  bitz: 4\n' >"$WORK/bad.yaml"
+set +e
+"$ADAQP_BIN" partition --config "$WORK/bad.yaml" 2>"$WORK/bad.err"
+rc=$?
+set -e
+[[ $rc -eq 1 ]] || fail "unknown key: exit code $rc, expected 1"
+grep -q "unknown key 'communication.bitz'" "$WORK/bad.err" || fail "message: $(cat "$WORK/bad.err")"
+
+# Partitioning into an existing directory fails and leaves it untouched.
+before=$(cd "$WORK/part" && find . -type f -exec sha256sum {} + | sort)
+set +e
+"$ADAQP_BIN" partition --config "$WORK/job.yaml" --set partition.method=random 2>"$WORK/exists.err"
+rc=$?
+set -e
+[[ $rc -eq 1 ]] || fail "existing directory: exit code $rc, expected 1"
+grep -q "already exists" "$WORK/exists.err" || fail "message: $(cat "$WORK/exists.err")"
+after=$(cd "$WORK/part" && find . -type f -exec sha256sum {} + | sort)
+[[ "$before" == "$after" ]] || fail "existing partition directory was modified"
+ls "$WORK" | grep -q '\.tmp-' && fail "temporary directory left behind"
+echo "partition_cli: ok"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Start-up errors of `adaqp train` under mpirun: every rank exits non-zero, exactly one clear
+# message names the problem, and nothing hangs (each run is bounded by `timeout 60`).
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+small=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=400
+       --set training.epochs=2 --set output.log_level=warn)
+
+# expect_failure NAME W PATTERN ARGS...: runs `adaqp train ARGS` on W ranks; every rank must exit
+# non-zero, the run must end before the timeout, and the output must hold exactly one
+# "adaqp: error" line, which contains PATTERN.
+expect_failure() {
+  local name=$1 w=$2 pattern=$3
+  shift 3
+  local log="$tmp/$name.log" codes="$tmp/$name.codes"
+  local rc=0
+  # Each rank records its own exit status (mpirun reports only the first failing one); the inner
+  # script expands its variables itself, hence the single quotes.
+  # shellcheck disable=SC2016
+  timeout 60 mpirun --oversubscribe -np "$w" bash -c \
+    '"$0" train "${@:2}"; echo "$OMPI_COMM_WORLD_RANK $?" >>"$1"' "$ADAQP_BIN" "$codes" "$@" \
+    >"$log" 2>&1 || rc=$?
+  if ((rc == 124)); then
+    cat "$log"
+    echo "FAIL: $name: timed out (a rank hung)" >&2
+    exit 1
+  fi
+  local ranks nonzero
+  ranks=$(wc -l <"$codes")
+  nonzero=$(awk '$2 != 0' "$codes" | wc -l)
+  if ((ranks != w || nonzero != w)); then
+    cat "$log" "$codes"
+    echo "FAIL: $name: $nonzero of $w ranks exited non-zero ($ranks reported)" >&2
+    exit 1
+  fi
+  local errors
+  errors=$(grep -c "adaqp: error" "$log" || true)
+  if ((errors != 1)) || ! grep "adaqp: error" "$log" | grep -qF -- "$pattern"; then
+    cat "$log"
+    echo "FAIL: $name: expected one 'adaqp: error' line containing '$pattern', got $errors" >&2
+    exit 1
+  fi
+  echo "ok: $name: $(grep "adaqp: error" "$log")"
+}
+
+# Configuration problems, found by every rank.
+expect_failure unknown_set_key 2 "unknown key 'model.hiddn'" "${small[@]}" --set model.hiddn=8
+cat >"$tmp/job.yaml" <<'YAML'
+model:
+  type: gcn
+  dropuot: 0.5
+YAML
+expect_failure unknown_file_key 3 "model.dropuot" --config "$tmp/job.yaml"
+expect_failure bad_lr 2 "training.lr" "${small[@]}" --set training.lr=-1
+expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gat
+expect_failure bad_dropout 2 "model.dropout" "${small[@]}" --set model.dropout=1.5
+expect_failure missing_config 2 "no-such-job.yaml" --config "$tmp/no-such-job.yaml"
+
+# A problem only rank 0 meets: the dataset it must partition does not exist.
+expect_failure missing_dataset 3 "$tmp/no-such-dataset" --set dataset.format=ogb \
+  --set "dataset.path=$tmp/no-such-dataset" --set partition.parts=3 \
+  --set "output.dir=$tmp/missing"
+
+# Partition and world size disagree.
+expect_failure parts_mismatch 3 "partition.parts is 2 but mpirun started 3 workers" \
+  "${small[@]}" --set "output.dir=$tmp/fresh"
+timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" \
+  --set "output.dir=$tmp/two" >"$tmp/two.log" 2>&1 || { cat "$tmp/two.log"; exit 1; }
+expect_failure world_mismatch 3 "partition $tmp/two/partition has 2 parts but mpirun started 3 workers" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set partition.parts=3
+expect_failure world_mismatch_one 1 "has 2 parts but mpirun started 1 workers" \
+  "${small[@]}" --set "output.dir=$tmp/two"
+echo "train_errors: all passed"

@@ -1,0 +1,118 @@
+// Training steps on W = mpirun's world size workers: after every step all ranks hold identical
+// parameters, and they equal (up to summation order) single-worker training of the same model on
+// the whole graph, run on each rank over MPI_COMM_SELF.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/partition/part.h"
+#include "adaqp/partition/partitioner.h"
+#include "adaqp/train/trainer.h"
+#include "nn/dense_reference.h"
+
+namespace adaqp {
+namespace {
+
+struct Case {
+  std::string type;
+  bool layer_norm;
+  bool multilabel;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.type << (c.layer_norm ? " with LayerNorm" : "") << (c.multilabel ? ", multi-label" : "");
+}
+
+// Turns the generated single-label graph into a multi-label one: each node keeps its class and
+// gets each other class with probability 1/4.
+void make_multilabel(Graph& g) {
+  std::mt19937_64 rng(17);
+  g.multilabel = true;
+  g.multilabels.assign(static_cast<size_t>(g.num_nodes * g.num_classes), 0);
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t c = 0; c < g.num_classes; ++c) {
+      g.multilabels[v * g.num_classes + c] = c == g.labels[v] || rng() % 4 == 0;
+    }
+  }
+  g.labels.clear();
+}
+
+TrainerOptions trainer_options(const Case& c) {
+  TrainerOptions opt;
+  opt.model.type = c.type;
+  opt.model.layers = 3;
+  opt.model.hidden = 8;
+  opt.model.dropout = 0.5;
+  opt.model.layer_norm = c.layer_norm;
+  opt.training.lr = 0.01;
+  opt.training.weight_decay = 5e-4;
+  opt.training.seed = 3;
+  return opt;
+}
+
+class DistTraining : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
+  const Case c = GetParam();
+  const std::unique_ptr<Communicator> world = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const std::unique_ptr<Communicator> self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
+  Graph g = test::small_graph(220, 6);
+  if (c.multilabel) make_multilabel(g);
+  PartitionOptions popt;
+  popt.parts = world->size();
+  const std::vector<int32_t> owner = assign_parts(g, popt);
+
+  Trainer dist(build_part(g, owner, world->rank()), *world, trainer_options(c));
+  Trainer single(build_part(g, std::vector<int32_t>(owner.size(), 0), 0), *self,
+                 trainer_options(c));
+  ASSERT_EQ(dist.num_parameters(), single.num_parameters());
+  const size_t n = static_cast<size_t>(dist.num_parameters());
+
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    const EpochStats sd = dist.train_epoch(epoch);
+    const EpochStats ss = single.train_epoch(epoch);
+    EXPECT_NEAR(sd.loss, ss.loss, 1e-5 * std::max(1.0, std::abs(ss.loss))) << "epoch " << epoch;
+    if (world->size() > 1) {
+      EXPECT_GT(sd.bytes_sent, 0);
+    }
+
+    const std::vector<float> mine = dist.parameter_values();
+    std::vector<float> all(n * static_cast<size_t>(world->size()));
+    world->allgather(mine.data(), all.data(), n * sizeof(float));
+    for (int r = 0; r < world->size(); ++r) {
+      ASSERT_TRUE(std::equal(mine.begin(), mine.end(), all.begin() + r * n))
+          << "rank " << r << " holds other parameters after epoch " << epoch;
+    }
+    const std::vector<float> ref = single.parameter_values();
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(mine[i], ref[i], 1e-5 * std::max(1.0f, std::abs(ref[i])))
+          << "parameter " << i << " after epoch " << epoch;
+    }
+  }
+  const EvalScores ed = dist.evaluate(), es = single.evaluate();
+  // Identical up to a prediction flipped by summation order (a couple of nodes at most).
+  EXPECT_NEAR(ed.train, es.train, 0.02);
+  EXPECT_NEAR(ed.valid, es.valid, 0.02);
+  EXPECT_NEAR(ed.test, es.test, 0.02);
+  EXPECT_EQ(dist.metric_name(), c.multilabel ? "f1_micro" : "accuracy");
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, DistTraining,
+                         ::testing::Values(Case{"gcn", true, false}, Case{"sage", false, false},
+                                           Case{"gcn", false, true}),
+                         [](const auto& info) {
+                           return info.param.type + (info.param.layer_norm ? "_ln" : "") +
+                                  (info.param.multilabel ? "_multilabel" : "");
+                         });
+
+}  // namespace
+}  // namespace adaqp

@@ -1,0 +1,340 @@
+// The MPI communicator under real mpirun at 1..4 ranks: exact bytes through halo exchanges (zero-
+// byte peers, chunking, concurrent tags, cancellation), exact collective values, and timeouts that
+// name what is missing and leave the ranks able to go on.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adaqp/comm/communicator.h"
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/comm/mpi_error.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+constexpr double kTestTimeoutS = 60.0;
+constexpr uint8_t kCanary = 0xA5;
+constexpr size_t kCanaryBytes = 16;
+
+std::unique_ptr<MpiCommunicator> world(double timeout_s = kTestTimeoutS,
+                                       size_t max_chunk_bytes = size_t{1} << 30) {
+  MpiCommunicatorOptions options;
+  options.timeout_s = timeout_s;
+  options.max_chunk_bytes = max_chunk_bytes;
+  return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, options);
+}
+
+// Byte i of what `sender` sends to `receiver` in the exchange labelled `salt`.
+uint8_t pattern(int sender, int receiver, size_t i, int salt) {
+  return static_cast<uint8_t>(sender * 131 + receiver * 31 + salt * 17 + i * 7 + i / 251);
+}
+
+using SizeFn = size_t (*)(int sender, int receiver);
+
+// Sizes with zero-byte peers in both directions and one transfer (1 -> 0) above any eager limit.
+size_t mixed_size(int sender, int receiver) {
+  if ((2 * sender + receiver) % 3 == 1) return 0;
+  size_t bytes = 97 * static_cast<size_t>(sender + 1) + 1013 * static_cast<size_t>(receiver);
+  if (sender == 1 && receiver == 0) bytes += size_t{3} << 20;
+  return bytes;
+}
+
+// Every pair moves a few bytes.
+size_t small_size(int sender, int receiver) {
+  return 64 + 8 * static_cast<size_t>(sender) + static_cast<size_t>(receiver);
+}
+
+// Send and receive buffers of one exchange; every receive buffer (the own rank's included) is
+// followed by canary bytes that must stay untouched.
+struct Exchange {
+  Exchange(int rank, int size, int salt, SizeFn bytes) : rank(rank), salt(salt), bytes(bytes) {
+    send.resize(size);
+    recv.resize(size);
+    for (int r = 0; r < size; ++r) {
+      size_t out = bytes(rank, r);
+      size_t in = bytes(r, rank);
+      for (size_t i = 0; i < out; ++i) send[r].push_back(pattern(rank, r, i, salt));
+      recv[r].assign(in + kCanaryBytes, kCanary);
+      buffers.send.push_back(send[r].data());
+      buffers.send_bytes.push_back(out);
+      buffers.recv.push_back(recv[r].data());
+      buffers.recv_bytes.push_back(in);
+    }
+  }
+
+  // Exact content from every peer; the own rank's entry is skipped, so it stays all canary.
+  void expect_received() const {
+    for (size_t r = 0; r < recv.size(); ++r) {
+      const int sender = static_cast<int>(r);
+      const size_t n = bytes(sender, rank);
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; ++i) {
+        uint8_t expected = sender == rank ? kCanary : pattern(sender, rank, i, salt);
+        if (recv[r][i] != expected) ++wrong;
+      }
+      for (size_t i = n; i < recv[r].size(); ++i) wrong += recv[r][i] != kCanary;
+      EXPECT_EQ(wrong, 0u) << "rank " << rank << ": bytes from rank " << sender << " (" << n
+                           << " expected, salt " << salt << ")";
+    }
+  }
+
+  int rank;
+  int salt;
+  SizeFn bytes;
+  std::vector<std::vector<uint8_t>> send;
+  std::vector<std::vector<uint8_t>> recv;
+  ExchangeBuffers buffers;
+};
+
+// Runs `call`, expecting a CommError whose message contains every one of `parts`.
+template <typename Call>
+void expect_comm_error(Call call, const std::vector<std::string>& parts) {
+  try {
+    call();
+    ADD_FAILURE() << "expected CommError";
+  } catch (const CommError& e) {
+    const std::string message = e.what();
+    for (const auto& part : parts)
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "message '" << message << "' lacks '" << part << "'";
+  }
+}
+
+#define SKIP_IF_SINGLE_RANK(comm) \
+  if ((comm).size() < 2) GTEST_SKIP() << "needs at least 2 ranks (peers to talk to)"
+
+TEST(MpiCommunicator, ReportsRankAndSizeOfTheCommunicatorItWasGiven) {
+  int rank = -1, size = -1;
+  ASSERT_EQ(MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_SUCCESS);
+  auto comm = make_mpi_communicator(MPI_COMM_WORLD, 12.5);
+  EXPECT_EQ(comm->rank(), rank);
+  EXPECT_EQ(comm->size(), size);
+  EXPECT_EQ(comm->timeout(), 12.5);
+}
+
+TEST(MpiCommunicator, ExchangeDeliversExactBytesWithZeroBytePeersAndSkipsOwnRank) {
+  auto comm = world();
+  Exchange ex(comm->rank(), comm->size(), 1, mixed_size);
+  auto work = comm->exchange(ex.buffers, 1);
+  work->wait();
+  EXPECT_TRUE(work->test());
+  ex.expect_received();
+}
+
+TEST(MpiCommunicator, ExchangeSplitsTransfersIntoChunksOfTheMessageLimit) {
+  // 1000-byte chunks: mixed_size gives transfers below, above and far above the limit.
+  auto comm = world(kTestTimeoutS, 1000);
+  SKIP_IF_SINGLE_RANK(*comm);
+  Exchange ex(comm->rank(), comm->size(), 2, mixed_size);
+  auto work = comm->exchange(ex.buffers, 2);
+  work->wait();
+  ex.expect_received();
+}
+
+TEST(MpiCommunicator, TwoExchangesInFlightAreSeparatedByTag) {
+  auto comm = world();
+  SKIP_IF_SINGLE_RANK(*comm);
+  // Same sizes, different contents; odd ranks post them in the opposite order, so only the tags
+  // can pair each receive with the right send.
+  Exchange a(comm->rank(), comm->size(), 3, small_size);
+  Exchange b(comm->rank(), comm->size(), 4, small_size);
+  std::unique_ptr<Work> work_a, work_b;
+  if (comm->rank() % 2 == 0) {
+    work_a = comm->exchange(a.buffers, 10);
+    work_b = comm->exchange(b.buffers, 11);
+  } else {
+    work_b = comm->exchange(b.buffers, 11);
+    work_a = comm->exchange(a.buffers, 10);
+  }
+  work_b->wait();
+  work_a->wait();
+  a.expect_received();
+  b.expect_received();
+}
+
+TEST(MpiCommunicator, WorkDestroyedBeforeCompletionCancelsItsReceives) {
+  auto comm = world();
+  SKIP_IF_SINGLE_RANK(*comm);
+  constexpr int kTag = 20;
+  {
+    // Receives nobody sends: they must be cancelled, not left to steal the next exchange's data.
+    Exchange orphan(comm->rank(), comm->size(), 5, small_size);
+    for (auto& bytes : orphan.buffers.send_bytes) bytes = 0;
+    auto work = comm->exchange(orphan.buffers, kTag);
+    EXPECT_FALSE(work->test());
+  }
+  comm->barrier();
+  Exchange ex(comm->rank(), comm->size(), 6, small_size);
+  comm->exchange(ex.buffers, kTag)->wait();
+  ex.expect_received();
+}
+
+TEST(MpiCommunicator, ExchangeTimeoutNamesTheMissingPeerAndTheExchangeCanResume) {
+  auto comm = world(0.5);
+  SKIP_IF_SINGLE_RANK(*comm);
+  constexpr int kTag = 30;
+  const int rank = comm->rank();
+  Exchange ex(rank, comm->size(), 7, small_size);
+  if (rank == 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    comm->set_timeout(kTestTimeoutS);
+    comm->exchange(ex.buffers, kTag)->wait();
+  } else {
+    auto work = comm->exchange(ex.buffers, kTag);
+    expect_comm_error([&] { work->wait(); },
+                      {"halo exchange (tag 30) timed out after 0.5 s on rank " +
+                           std::to_string(rank) + "; still waiting for: recv from [0",
+                       "send to ["});
+    comm->set_timeout(kTestTimeoutS);
+    work->wait();
+  }
+  ex.expect_received();
+  comm->barrier();
+}
+
+TEST(MpiCommunicator, CollectivesGiveExactValuesWithAndWithoutChunking) {
+  for (size_t chunk : {size_t{1} << 30, size_t{64}}) {
+    auto comm = world(kTestTimeoutS, chunk);
+    const int rank = comm->rank();
+    const int np = comm->size();
+    const double ranks_sum = np * (np - 1) / 2.0;
+    constexpr size_t n = 100;
+
+    std::vector<float> f(n);
+    for (size_t i = 0; i < n; ++i) f[i] = static_cast<float>(rank) + 0.25f * i;
+    comm->allreduce_sum(f.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(f[i], static_cast<float>(ranks_sum + np * 0.25 * i)) << "float " << i;
+
+    std::vector<double> d(n);
+    for (size_t i = 0; i < n; ++i) d[i] = (rank + 1) * 0.5 + i;
+    comm->allreduce_sum(d.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(d[i], (ranks_sum + np) * 0.5 + np * static_cast<double>(i)) << "double " << i;
+
+    std::vector<int64_t> l(n);
+    for (size_t i = 0; i < n; ++i) l[i] = (int64_t{rank} << 40) + static_cast<int64_t>(i);
+    comm->allreduce_sum(l.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(l[i], (static_cast<int64_t>(ranks_sum) << 40) + np * static_cast<int64_t>(i))
+          << "int64 " << i;
+
+    std::vector<double> m(n);
+    for (size_t i = 0; i < n; ++i)
+      m[i] = static_cast<int>(i) % np == rank ? 1000.0 + i : -static_cast<double>(rank);
+    comm->allreduce_max(m.data(), n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(m[i], 1000.0 + i) << "max " << i;
+  }
+}
+
+TEST(MpiCommunicator, BroadcastCopiesTheRootsBytesFromEveryRoot) {
+  for (size_t chunk : {size_t{1} << 30, size_t{64}}) {
+    auto comm = world(kTestTimeoutS, chunk);
+    for (int root = 0; root < comm->size(); ++root) {
+      std::vector<uint8_t> data(1000, 0);
+      if (comm->rank() == root)
+        for (size_t i = 0; i < data.size(); ++i) data[i] = pattern(root, 0, i, 8);
+      comm->broadcast(data.data(), data.size(), root);
+      for (size_t i = 0; i < data.size(); ++i)
+        ASSERT_EQ(data[i], pattern(root, 0, i, 8)) << "root " << root << " byte " << i;
+    }
+  }
+}
+
+TEST(MpiCommunicator, AllgatherConcatenatesContributionsInRankOrder) {
+  auto comm = world();
+  constexpr size_t kBytes = 37;
+  std::vector<uint8_t> in(kBytes);
+  for (size_t i = 0; i < kBytes; ++i) in[i] = pattern(comm->rank(), 0, i, 9);
+  std::vector<uint8_t> out(kBytes * comm->size(), 0);
+  comm->allgather(in.data(), out.data(), kBytes);
+  for (int r = 0; r < comm->size(); ++r)
+    for (size_t i = 0; i < kBytes; ++i)
+      ASSERT_EQ(out[r * kBytes + i], pattern(r, 0, i, 9)) << "rank " << r << " byte " << i;
+}
+
+TEST(MpiCommunicator, CollectiveTimeoutNamesTheCollectiveAndLeavesTheCommunicatorUnusable) {
+  auto comm = world();
+  SKIP_IF_SINGLE_RANK(*comm);
+  {
+    auto late = world(0.5);
+    if (comm->rank() == 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      late->set_timeout(kTestTimeoutS);
+      late->barrier();
+    } else {
+      const std::string rank = std::to_string(comm->rank());
+      expect_comm_error([&] { late->barrier(); },
+                        {"barrier timed out after 0.5 s on rank " + rank});
+      double x = 1.0;
+      expect_comm_error([&] { late->allreduce_sum(&x, 1); },
+                        {"allreduce_sum(double) on rank " + rank + ": communicator unusable",
+                         "barrier timed out"});
+      // The destructor then waits for the pending barrier, which rank 0 completes late.
+      late->set_timeout(kTestTimeoutS);
+    }
+  }
+  comm->barrier();
+}
+
+TEST(MpiCommunicator, RejectsMalformedExchangesAndTimeouts) {
+  auto comm = world();
+  Exchange ex(comm->rank(), comm->size(), 10, small_size);
+  EXPECT_THROW(comm->exchange(ex.buffers, -1), InvariantError);
+  ex.buffers.recv_bytes.push_back(1);
+  EXPECT_THROW(comm->exchange(ex.buffers, 1), InvariantError);
+  EXPECT_THROW(comm->set_timeout(0.0), ConfigError);
+  EXPECT_THROW(comm->set_timeout(-1.0), ConfigError);
+  EXPECT_THROW(comm->set_timeout(std::numeric_limits<double>::quiet_NaN()), ConfigError);
+  EXPECT_THROW(make_mpi_communicator(MPI_COMM_WORLD, 0.0), ConfigError);
+  EXPECT_EQ(comm->timeout(), kTestTimeoutS);
+  comm->set_timeout(3.0);
+  EXPECT_EQ(comm->timeout(), 3.0);
+}
+
+TEST(AnyRankFailed, AllRanksAgreeOnWhetherAndWhichRankFailedFirst) {
+  auto comm = world();
+  const int rank = comm->rank();
+  const int last = comm->size() - 1;
+  int first = 123;
+  EXPECT_FALSE(any_rank_failed(*comm, false, &first));
+  EXPECT_EQ(first, -1);
+  EXPECT_TRUE(any_rank_failed(*comm, rank == last, &first));
+  EXPECT_EQ(first, last);
+  EXPECT_TRUE(any_rank_failed(*comm, rank >= last / 2, &first));
+  EXPECT_EQ(first, last / 2);
+  EXPECT_TRUE(any_rank_failed(*comm, true));
+}
+
+TEST(MpiError, CheckMpiNamesTheCallRankPeerAndMpiText) {
+  EXPECT_NO_THROW(check_mpi(MPI_SUCCESS, "MPI_Isend", 2, 3));
+  const std::string text = mpi_error_string(MPI_ERR_RANK);
+  EXPECT_EQ(text.find("unknown"), std::string::npos) << text;
+  expect_comm_error([] { check_mpi(MPI_ERR_RANK, "MPI_Isend", 2, 3); },
+                    {"MPI_Isend failed on rank 2 (peer 3): " + text});
+  expect_comm_error([] { check_mpi(MPI_ERR_TAG, "MPI_Ibarrier", 1); },
+                    {"MPI_Ibarrier failed on rank 1: " + mpi_error_string(MPI_ERR_TAG)});
+}
+
+TEST(MpiSession, WorldReturnsErrorCodesInsteadOfAborting) {
+  int size = 0;
+  ASSERT_EQ(MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_SUCCESS);
+  char byte = 0;
+  int code = MPI_Send(&byte, 1, MPI_BYTE, size, 0, MPI_COMM_WORLD);
+  int error_class = MPI_SUCCESS;
+  ASSERT_EQ(MPI_Error_class(code, &error_class), MPI_SUCCESS);
+  EXPECT_EQ(error_class, MPI_ERR_RANK);
+}
+
+}  // namespace
+}  // namespace adaqp

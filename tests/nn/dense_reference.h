@@ -1,0 +1,62 @@
+// Single-process dense references for the distributed layers: the whole graph's normalised
+// adjacency as a dense matrix, in global node numbering. Shared by tests/nn and tests/mpi.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/graph/generator.h"
+#include "adaqp/graph/graph.h"
+#include "adaqp/model/dist_graph.h"
+
+namespace adaqp::test {
+
+// A[i][j] = a_ij for every edge j -> i (float64), with the weights of `agg` from the whole
+// graph's degrees.
+inline at::Tensor dense_adjacency(const Graph& g, Aggregation agg) {
+  const int64_t n = g.num_nodes;
+  const std::vector<int64_t> out_deg = g.out_degrees();
+  at::Tensor a = at::zeros({n, n}, at::kDouble);
+  auto acc = a.accessor<double, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    const double in_deg = static_cast<double>(g.in_degree(i));
+    for (int64_t e = g.indptr[i]; e < g.indptr[i + 1]; ++e) {
+      const int64_t j = g.indices[e];
+      acc[i][j] += agg == Aggregation::kMean
+                       ? 1.0 / in_deg
+                       : 1.0 / std::sqrt(in_deg * static_cast<double>(out_deg[j]));
+    }
+  }
+  return a;
+}
+
+// A small generated graph with self-loops, as the datasets of a GCN job are prepared.
+inline Graph small_graph(int64_t nodes, uint64_t seed) {
+  GeneratorOptions opt;
+  opt.num_nodes = nodes;
+  opt.num_classes = 4;
+  opt.feat_dim = 12;
+  opt.avg_degree = 6;
+  opt.seed = seed;
+  Graph g = generate_graph(opt);
+  GraphTransform t;
+  t.self_loops = true;
+  apply_transform(g, t);
+  return g;
+}
+
+// Rows `gids` of m (a global-numbering matrix).
+inline at::Tensor rows_of(const at::Tensor& m, const std::vector<int64_t>& gids) {
+  return m.index_select(0, at::tensor(at::ArrayRef<int64_t>(gids), at::kLong));
+}
+
+// A deterministic random matrix.
+inline at::Tensor random_matrix(int64_t rows, int64_t cols, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  return at::randn({rows, cols}, gen, at::kFloat);
+}
+
+}  // namespace adaqp::test

@@ -1,0 +1,180 @@
+// The distributed aggregation and the GCN/SAGE layers on one worker, against dense single-process
+// autograd on the normalised adjacency.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/autograd.h>
+#include <torch/utils.h>
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "adaqp/model/dist_aggregate.h"
+#include "adaqp/model/dist_graph.h"
+#include "adaqp/model/dropout.h"
+#include "adaqp/model/gnn.h"
+#include "adaqp/partition/part.h"
+#include "nn/dense_reference.h"
+#include "nn/nn_test_util.h"
+
+namespace adaqp {
+namespace {
+
+using test::dense_adjacency;
+using test::random_matrix;
+using test::rows_of;
+
+constexpr double kTol = 1e-5;
+
+// The whole graph as the single part of a one-worker run, plus the dense adjacency in the part's
+// local numbering.
+struct SingleWorker {
+  SingleWorker(const Graph& g, Aggregation agg)
+      : graph(build_part(g, std::vector<int32_t>(static_cast<size_t>(g.num_nodes), 0), 0),
+              test::single_rank_comm(), DistGraphOptions{agg, true}) {
+    const std::vector<int64_t>& gids = graph.part().owned_gid;
+    a = rows_of(rows_of(dense_adjacency(g, agg), gids).t(), gids).t().contiguous();
+  }
+  DistGraph graph;
+  at::Tensor a;  // float64, local numbering
+};
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  const double err = (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
+  const double scale = std::max(1.0, want.abs().max().item<double>());
+  EXPECT_LE(err, kTol * scale) << what << ": max abs error " << err;
+}
+
+class DistAggregateSingle : public ::testing::TestWithParam<Aggregation> {};
+
+TEST_P(DistAggregateSingle, ForwardAndBackwardMatchDense) {
+  const Graph g = test::small_graph(150, 3);
+  SingleWorker w(g, GetParam());
+  const int64_t n = w.graph.num_owned(), d = 7;
+  ASSERT_EQ(n, g.num_nodes);
+  const at::Tensor h = random_matrix(n, d, 11).requires_grad_(true);
+  const at::Tensor r = random_matrix(n, d, 12);
+  const at::Tensor y = dist_aggregate(h, w.graph, 1);
+  (y * r).sum().backward();
+  expect_close(y, w.a.mm(h.detach().to(at::kDouble)), "forward");
+  expect_close(h.grad(), w.a.t().mm(r.to(at::kDouble)), "backward");
+}
+
+TEST_P(DistAggregateSingle, FeatureAggregationMatchesDense) {
+  const Graph g = test::small_graph(120, 4);
+  SingleWorker w(g, GetParam());
+  const Part& p = w.graph.part();
+  const at::Tensor x =
+      at::from_blob(const_cast<float*>(p.features.data()), {p.num_owned(), p.feat_dim}, at::kFloat);
+  at::Tensor y = at::empty_like(x);
+  w.graph.aggregate_features(y.data_ptr<float>());
+  expect_close(y, w.a.mm(x.to(at::kDouble)), "features");
+}
+
+INSTANTIATE_TEST_SUITE_P(Aggregations, DistAggregateSingle,
+                         ::testing::Values(Aggregation::kGcn, Aggregation::kMean),
+                         [](const auto& info) {
+                           return info.param == Aggregation::kGcn ? "gcn" : "mean";
+                         });
+
+// The model of gnn.h written densely: float64 copies of the parameters, whole-graph matrices.
+at::Tensor dense_forward(const at::Tensor& a, const at::Tensor& x, const GnnOptions& opt,
+                         std::map<std::string, at::Tensor>& p, const ForwardMode& mode,
+                         const std::vector<int64_t>& gids) {
+  const bool sage = opt.type == "sage";
+  at::Tensor h = x.to(at::kDouble);
+  for (int l = 0; l < opt.layers; ++l) {
+    const std::string pre = "layer" + std::to_string(l);
+    const int64_t d = h.size(1);
+    at::Tensor z = a.mm(h), root = h;
+    if (mode.training && opt.dropout > 0) {
+      at::Tensor mask = at::empty({h.size(0), sage ? 2 * d : d}, at::kFloat);
+      DropoutKey key = mode.key;
+      key.layer = static_cast<uint32_t>(l);
+      dropout_mask(key, static_cast<float>(opt.dropout), gids.data(), h.size(0), mask.size(1),
+                   mask.data_ptr<float>());
+      mask = mask.to(at::kDouble);
+      z = z * mask.narrow(1, 0, d);
+      if (sage) root = root * mask.narrow(1, d, d);
+    }
+    at::Tensor y = z.mm(p[pre + "_neighbour.weight"].t()) + p[pre + "_neighbour.bias"];
+    if (sage) y = y + root.mm(p[pre + "_root.weight"].t());
+    if (l + 1 < opt.layers) {
+      if (opt.layer_norm) {
+        y = at::layer_norm(y, {y.size(1)}, p[pre + "_norm.weight"], p[pre + "_norm.bias"], 1e-5);
+      }
+      y = at::relu(y);
+    }
+    h = y;
+  }
+  return h;
+}
+
+struct LayerCase {
+  std::string type;
+  int layers;
+  bool layer_norm;
+  double dropout;
+};
+
+void PrintTo(const LayerCase& c, std::ostream* os) {
+  *os << c.type << ", " << c.layers << " layers" << (c.layer_norm ? ", LayerNorm" : "")
+      << ", dropout " << c.dropout;
+}
+
+class GnnSingle : public ::testing::TestWithParam<LayerCase> {};
+
+TEST_P(GnnSingle, LogitsAndParameterGradientsMatchDense) {
+  const LayerCase c = GetParam();
+  const Graph g = test::small_graph(130, 5);
+  SingleWorker w(g, aggregation_for_model(c.type));
+  const Part& part = w.graph.part();
+  GnnOptions opt;
+  opt.type = c.type;
+  opt.layers = c.layers;
+  opt.in_dim = part.feat_dim;
+  opt.hidden = 10;
+  opt.out_dim = part.num_classes;
+  opt.dropout = c.dropout;
+  opt.layer_norm = c.layer_norm;
+  torch::manual_seed(1);
+  Gnn model(opt);
+  ForwardMode mode;
+  mode.training = true;
+  mode.key = DropoutKey{77, 3, 0};
+
+  const at::Tensor logits = model->forward(w.graph, mode);
+  const at::Tensor r = random_matrix(logits.size(0), logits.size(1), 21);
+  (logits * r).sum().backward();
+
+  std::map<std::string, at::Tensor> ref_params;
+  for (const auto& item : model->named_parameters()) {
+    ref_params[item.key()] = item.value().detach().to(at::kDouble).requires_grad_(true);
+  }
+  const at::Tensor x = at::from_blob(const_cast<float*>(part.features.data()),
+                                     {part.num_owned(), part.feat_dim}, at::kFloat);
+  const at::Tensor ref = dense_forward(w.a, x, opt, ref_params, mode, part.owned_gid);
+  (ref * r.to(at::kDouble)).sum().backward();
+
+  expect_close(logits, ref, "logits");
+  for (const auto& item : model->named_parameters()) {
+    expect_close(item.value().grad(), ref_params[item.key()].grad(), "gradient of " + item.key());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GnnSingle,
+                         ::testing::Values(LayerCase{"gcn", 2, false, 0.5},
+                                           LayerCase{"gcn", 3, true, 0.3},
+                                           LayerCase{"sage", 2, false, 0.5},
+                                           LayerCase{"sage", 3, true, 0.0}),
+                         [](const auto& info) {
+                           const LayerCase& c = info.param;
+                           return c.type + std::to_string(c.layers) + (c.layer_norm ? "_ln" : "") +
+                                  (c.dropout > 0 ? "_dropout" : "");
+                         });
+
+}  // namespace
+}  // namespace adaqp

@@ -1,0 +1,131 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/array_file.h"
+#include "adaqp/common/error.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string write_sample(const test::TempDir& dir) {
+  ArrayFileWriter w;
+  w.add("ints", std::vector<int32_t>{1, -2, 3});
+  w.add("longs", std::vector<int64_t>{int64_t{1} << 40, -7});
+  w.add("bytes", std::vector<uint8_t>{0, 255});
+  w.add("floats", std::vector<float>{1.5f, -0.25f});
+  w.add("doubles", std::vector<double>{3.25});
+  w.add("empty", std::vector<int64_t>{});
+  const std::string path = dir.str("a.bin");
+  w.write(path);
+  return path;
+}
+
+// Thrown message of f (empty if it does not throw InputError).
+template <typename F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ArrayFile, RoundTripsEveryDtype) {
+  test::TempDir dir;
+  const ArrayFileReader r(write_sample(dir));
+  EXPECT_EQ(r.get<int32_t>("ints"), (std::vector<int32_t>{1, -2, 3}));
+  EXPECT_EQ(r.get<int64_t>("longs"), (std::vector<int64_t>{int64_t{1} << 40, -7}));
+  EXPECT_EQ(r.get<uint8_t>("bytes"), (std::vector<uint8_t>{0, 255}));
+  EXPECT_EQ(r.get<float>("floats"), (std::vector<float>{1.5f, -0.25f}));
+  EXPECT_EQ(r.get<double>("doubles"), (std::vector<double>{3.25}));
+  EXPECT_TRUE(r.get<int64_t>("empty").empty());
+  EXPECT_TRUE(r.has("ints"));
+  EXPECT_FALSE(r.has("nope"));
+}
+
+TEST(ArrayFile, LeavesNoTemporaryFile) {
+  test::TempDir dir;
+  write_sample(dir);
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_EQ(e.path().filename(), "a.bin");
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST(ArrayFile, MissingArrayAndWrongDtypeNameTheArray) {
+  test::TempDir dir;
+  const ArrayFileReader r(write_sample(dir));
+  EXPECT_NE(input_error([&] { r.get<int32_t>("nope"); }).find("array 'nope': missing"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] {
+              r.get<int64_t>("ints");
+            }).find("array 'ints': has dtype int32, expected int64"),
+            std::string::npos);
+}
+
+TEST(ArrayFile, BadMagicIsRejected) {
+  test::TempDir dir;
+  const std::string path = write_sample(dir);
+  auto bytes = read_bytes(path);
+  bytes[0] = 'X';
+  write_bytes(path, bytes);
+  EXPECT_NE(input_error([&] { ArrayFileReader r(path); }).find("bad magic"), std::string::npos);
+}
+
+TEST(ArrayFile, EveryTruncationIsRejected) {
+  test::TempDir dir;
+  const std::string path = write_sample(dir);
+  const auto bytes = read_bytes(path);
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    write_bytes(path, std::vector<char>(bytes.begin(), bytes.begin() + len));
+    const std::string msg = input_error([&] { ArrayFileReader r(path); });
+    EXPECT_FALSE(msg.empty()) << "truncated at " << len << " bytes was accepted";
+  }
+}
+
+TEST(ArrayFile, CorruptedPayloadFailsTheChecksum) {
+  test::TempDir dir;
+  const std::string path = write_sample(dir);
+  auto bytes = read_bytes(path);
+  bytes[bytes.size() - 1] ^= 0x10;  // last payload byte (of "longs", the last array by name)
+  write_bytes(path, bytes);
+  const std::string msg = input_error([&] { ArrayFileReader r(path); });
+  EXPECT_NE(msg.find("array 'longs': checksum mismatch"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path), std::string::npos) << msg;
+}
+
+TEST(ArrayFile, TrailingBytesAreRejected) {
+  test::TempDir dir;
+  const std::string path = write_sample(dir);
+  auto bytes = read_bytes(path);
+  bytes.push_back(0);
+  write_bytes(path, bytes);
+  EXPECT_NE(input_error([&] { ArrayFileReader r(path); }).find("trailing"), std::string::npos);
+}
+
+TEST(ArrayFile, MissingFileIsAnInputError) {
+  test::TempDir dir;
+  EXPECT_NE(input_error([&] { ArrayFileReader r(dir.str("none.bin")); }).find("cannot open"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace adaqp

@@ -1,0 +1,185 @@
+// The assignment problem's model: row bytes, bounds, evaluation, validation, time models, the
+// link cost fit, probe sizes and variance weights.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "adaqp/assign/link_fit.h"
+#include "adaqp/assign/problem.h"
+#include "adaqp/assign/variance_weight.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp::assign {
+namespace {
+
+// Two ranks, d = 10: rows of 3 / 5 / 10 bytes + 8 meta at 2 / 4 / 8 bits.
+AssignProblem two_rank_problem() {
+  AssignProblem p;
+  p.row_width = 10;
+  p.time = per_link_time_model(2, {{0, 0}, {1.0, 0.5}, {2.0, 0.25}, {0, 0}});
+  p.messages = {{0, 1, 9.0}, {0, 1, 0.0}, {1, 0, 225.0}};
+  return p;
+}
+
+TEST(AssignModel, RowBytesAndVarianceFactor) {
+  const AssignProblem p = two_rank_problem();
+  EXPECT_EQ(row_bytes(p, 2), 3 + 8);
+  EXPECT_EQ(row_bytes(p, 4), 5 + 8);
+  EXPECT_EQ(row_bytes(p, 8), 10 + 8);
+  EXPECT_DOUBLE_EQ(variance_factor(2), 1.0 / 9);
+  EXPECT_DOUBLE_EQ(variance_factor(4), 1.0 / 225);
+  EXPECT_DOUBLE_EQ(variance_factor(8), 1.0 / 65025);
+}
+
+TEST(AssignModel, BoundsAndEvaluationByHand) {
+  const AssignProblem p = two_rank_problem();
+  const ObjectiveBounds b = objective_bounds(p);
+  EXPECT_DOUBLE_EQ(b.vmax, 234.0 / 9);
+  EXPECT_DOUBLE_EQ(b.vmin, 234.0 / 65025);
+  // Link 0->1 carries 2 rows, 1->0 one row: max(1 + 0.5 * 22, 2 + 0.25 * 11) at 2 bits.
+  EXPECT_DOUBLE_EQ(b.tmin, 12.0);
+  EXPECT_DOUBLE_EQ(b.tmax, 19.0);  // max(1 + 0.5 * 36, 2 + 0.25 * 18)
+  const Evaluation e = evaluate(p, {8, 2, 4}, 0.25);
+  EXPECT_DOUBLE_EQ(e.variance, 9.0 / 65025 + 1.0);
+  EXPECT_DOUBLE_EQ(e.time, 15.5);  // 1 + 0.5 * (18 + 11) vs 2 + 0.25 * 13
+  EXPECT_DOUBLE_EQ(e.objective,
+                   0.25 * (e.variance - b.vmin) / (b.vmax - b.vmin) + 0.75 * (15.5 - 12.0) / 7.0);
+}
+
+TEST(AssignModel, EqualBoundsGiveZeroTerms) {
+  ObjectiveBounds b;
+  b.vmin = b.vmax = 3;
+  b.tmin = b.tmax = 2;
+  EXPECT_EQ(normalized_objective(b, 0.5, 3, 2), 0.0);
+  const ObjectiveBounds c = combine({1, 2, 3, 4}, {10, 20, 1, 5});
+  EXPECT_EQ(c.vmin, 11);
+  EXPECT_EQ(c.vmax, 22);
+  EXPECT_EQ(c.tmin, 3);
+  EXPECT_EQ(c.tmax, 5);
+}
+
+TEST(AssignModel, TimeModels) {
+  const TimeModel link = per_link_time_model(3, std::vector<LinkCost>(9, {1, 1}));
+  EXPECT_EQ(link.channels.size(), 6u);
+  EXPECT_EQ(link.channel(0, 0), -1);
+  EXPECT_NE(link.channel(0, 1), link.channel(0, 2));
+  EXPECT_NE(link.channel(0, 1), link.channel(1, 0));
+  EXPECT_EQ(link.channel_time(link.channel(0, 1), 0), 0.0);
+  EXPECT_EQ(link.channel_time(link.channel(0, 1), 4), 5.0);
+  const TimeModel sender = per_sender_time_model({{1, 1}, {2, 2}, {3, 3}});
+  EXPECT_EQ(sender.channels.size(), 3u);
+  EXPECT_EQ(sender.channel(2, 0), 2);
+  EXPECT_EQ(sender.channel(2, 1), 2);
+  EXPECT_EQ(sender.channel(1, 1), -1);
+  EXPECT_THROW(per_link_time_model(3, std::vector<LinkCost>(8)), ConfigError);
+}
+
+TEST(AssignModel, ValidationNamesTheProblem) {
+  const AssignProblem good = two_rank_problem();
+  EXPECT_NO_THROW(validate(good));
+  AssignProblem p = good;
+  p.bits = {2, 3};
+  EXPECT_THROW(validate(p), ConfigError);
+  p.bits = {4, 4};
+  EXPECT_THROW(validate(p), ConfigError);
+  p.bits = {};
+  EXPECT_THROW(validate(p), ConfigError);
+  p = good;
+  p.row_width = 0;
+  EXPECT_THROW(validate(p), ConfigError);
+  p = good;
+  p.time.channels[0].beta = 0;
+  EXPECT_THROW(validate(p), ConfigError);
+  p = good;
+  p.messages[2].receiver = 1;
+  try {
+    validate(p);
+    FAIL() << "self-message accepted";
+  } catch (const InvariantError& e) {
+    EXPECT_NE(std::string(e.what()).find("message 2"), std::string::npos) << e.what();
+  }
+  p = good;
+  p.messages[1].weight = -1;
+  EXPECT_THROW(validate(p), InvariantError);
+}
+
+// Deterministic uniform noise in [-1, 1).
+double noise(std::mt19937_64& gen) {
+  return static_cast<double>(gen() >> 11) * 0x1.0p-52 - 1.0;
+}
+
+TEST(AssignModel, FitIsExactOnNoiselessTimings) {
+  const double alpha = 25e-6, beta = 0.8e-9;
+  std::vector<TimingSample> samples;
+  for (int64_t bytes : probe_sizes(64, 64 << 20, 50))
+    samples.push_back({bytes, alpha + beta * bytes});
+  const LinkFit fit = fit_link(samples, "link 0->1");
+  EXPECT_NEAR(fit.alpha, alpha, 1e-12 * alpha * 1e3);
+  EXPECT_NEAR(fit.beta, beta, 1e-12 * beta);
+  EXPECT_NEAR(fit.r2, 1.0, 1e-12);
+  EXPECT_EQ(fit.samples, 50);
+}
+
+TEST(AssignModel, FitRecoversNoisyLink) {
+  const double alpha = 40e-6, beta = 1.25e-9;
+  std::mt19937_64 gen(42);
+  std::vector<TimingSample> samples;
+  for (int rep = 0; rep < 4; ++rep) {
+    for (int64_t bytes : probe_sizes(256, 1 << 20, 50)) {
+      const double t = alpha + beta * bytes;  // 2% relative jitter plus 2 us absolute
+      samples.push_back({bytes, t * (1 + 0.02 * noise(gen)) + 2e-6 * noise(gen)});
+    }
+  }
+  const LinkFit fit = fit_link(samples, "link 1->0");
+  EXPECT_NEAR(fit.alpha, alpha, 0.05 * alpha);
+  EXPECT_NEAR(fit.beta, beta, 0.05 * beta);
+  EXPECT_GT(fit.r2, 0.95);
+  const LinkCost cost = link_cost(fit, "link 1->0");
+  EXPECT_EQ(cost.alpha, fit.alpha);
+  EXPECT_EQ(cost.beta, fit.beta);
+}
+
+TEST(AssignModel, FitRejectsDegenerateSamples) {
+  const std::vector<TimingSample> one_size = {{1024, 1e-5}, {1024, 2e-5}, {1024, 1.5e-5}};
+  try {
+    fit_link(one_size, "link 2->3");
+    FAIL() << "one distinct size accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("link 2->3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2 distinct"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fit_link({}, "link 0->1"), InputError);
+  EXPECT_THROW(fit_link({{-1, 1e-5}, {10, 2e-5}}, "link 0->1"), InputError);
+  // A flat or falling line is no usable cost; a negative intercept is clamped.
+  const LinkFit falling = fit_link({{10, 2e-5}, {20, 1e-5}}, "link 0->1");
+  EXPECT_LT(falling.beta, 0);
+  EXPECT_THROW(link_cost(falling, "link 0->1"), InputError);
+  const LinkCost clamped = link_cost(fit_link({{10, 0.5e-5}, {20, 2e-5}}, "l"), "l");
+  EXPECT_EQ(clamped.alpha, 0.0);
+  EXPECT_DOUBLE_EQ(clamped.beta, 1.5e-6);
+}
+
+TEST(AssignModel, ProbeSizesAreGeometric) {
+  EXPECT_EQ(probe_sizes(1, 1000, 4), (std::vector<int64_t>{1, 10, 100, 1000}));
+  EXPECT_EQ(probe_sizes(1, 3, 10), (std::vector<int64_t>{1, 2, 3}));
+  const std::vector<int64_t> many = probe_sizes(64, 1 << 26, 200);
+  EXPECT_EQ(many.size(), 200u);
+  EXPECT_TRUE(std::is_sorted(many.begin(), many.end()));
+  EXPECT_EQ(many.front(), 64);
+  EXPECT_EQ(many.back(), 1 << 26);
+  EXPECT_THROW(probe_sizes(0, 10, 5), ConfigError);
+  EXPECT_THROW(probe_sizes(10, 10, 5), ConfigError);
+  EXPECT_THROW(probe_sizes(1, 10, 1), ConfigError);
+}
+
+TEST(AssignModel, VarianceWeights) {
+  EXPECT_DOUBLE_EQ(backward_variance_weight(12, 0.5), 12 * 0.25 / 6);
+  EXPECT_DOUBLE_EQ(forward_variance_weight(0.3, 12, 0.5), 0.3 * 12 * 0.25 / 6);
+  EXPECT_EQ(forward_variance_weight(0.0, 12, 0.5), 0.0);
+  EXPECT_THROW(backward_variance_weight(0, 1.0), InvariantError);
+}
+
+}  // namespace
+}  // namespace adaqp::assign

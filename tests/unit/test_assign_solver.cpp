@@ -1,0 +1,269 @@
+// The fast budget solver against the exact MILP and brute force, and the solver contracts: the bit
+// set, the lambda endpoints, determinism, groups, budgets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "adaqp/assign/budget_solver.h"
+#include "adaqp/assign/solve.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp::assign {
+namespace {
+
+// Platform-independent draws (std distributions are implementation-defined).
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : gen_(seed) {}
+  double uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
+  int below(int n) { return static_cast<int>(gen_() % static_cast<uint64_t>(n)); }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+std::vector<LinkCost> random_link_costs(Draw& draw, int world) {
+  std::vector<LinkCost> costs(static_cast<size_t>(world) * world);
+  for (LinkCost& c : costs) c = {draw.uniform() * 1e-4, (0.2 + draw.uniform()) * 1e-8};
+  return costs;
+}
+
+// Skewed weights (a few heavy messages), some zero.
+std::vector<Message> random_messages(Draw& draw, int n, int world) {
+  std::vector<Message> messages(n);
+  for (Message& m : messages) {
+    m.sender = draw.below(world);
+    m.receiver = (m.sender + 1 + draw.below(world - 1)) % world;
+    const double u = draw.uniform();
+    m.weight = draw.below(20) == 0 ? 0.0 : 10 * u * u * u;
+  }
+  return messages;
+}
+
+AssignProblem random_problem(uint64_t seed, int n, int world, std::vector<int> bits) {
+  Draw draw(seed);
+  AssignProblem p;
+  p.row_width = 16 + draw.below(240);
+  p.bits = std::move(bits);
+  p.time = per_link_time_model(world, random_link_costs(draw, world));
+  p.messages = random_messages(draw, n, world);
+  return p;
+}
+
+AssignOptions options_for(Solver solver, double lambda, int group_size = 1) {
+  AssignOptions o;
+  o.solver = solver;
+  o.lambda = lambda;
+  o.group_size = group_size;
+  o.exact_time_limit_s = 30;
+  return o;
+}
+
+bool in_set(const AssignProblem& p, const std::vector<uint8_t>& bits) {
+  return std::all_of(bits.begin(), bits.end(), [&](uint8_t b) {
+    return std::find(p.bits.begin(), p.bits.end(), b) != p.bits.end();
+  });
+}
+
+// Fast within 0.5% of the proven optimum; both in the bit set.
+void expect_close_to_exact(const AssignProblem& p, double lambda, int group_size) {
+  const Assignment exact = solve_assignment(p, options_for(Solver::kExact, lambda, group_size));
+  const Assignment fast = solve_assignment(p, options_for(Solver::kFast, lambda, group_size));
+  ASSERT_TRUE(exact.proven_optimal);
+  EXPECT_TRUE(in_set(p, exact.bits));
+  EXPECT_TRUE(in_set(p, fast.bits));
+  EXPECT_LE(exact.eval.objective, fast.eval.objective + 1e-9);
+  EXPECT_LE(fast.eval.objective, exact.eval.objective * 1.005 + 1e-12)
+      << "fast " << fast.eval.objective << " exact " << exact.eval.objective;
+}
+
+TEST(AssignSolver, FastWithinHalfPercentOfExactMilp) {
+  const std::vector<std::vector<int>> bit_sets = {{2, 4, 8}, {2, 8}, {4, 8}};
+  const double lambdas[] = {0.25, 0.5, 0.75};
+  uint64_t seed = 1000;
+  for (int world = 2; world <= 4; ++world) {
+    for (const auto& bits : bit_sets) {
+      for (double lambda : lambdas) {
+        ++seed;
+        const int n = 20 + static_cast<int>(seed * 37 % 281);  // 20 .. 300
+        SCOPED_TRACE("seed " + std::to_string(seed) + " n " + std::to_string(n) + " world " +
+                     std::to_string(world) + " lambda " + std::to_string(lambda));
+        expect_close_to_exact(random_problem(seed, n, world, bits), lambda, 1);
+      }
+    }
+  }
+}
+
+TEST(AssignSolver, FastWithinHalfPercentOfExactWithGroups) {
+  for (uint64_t seed = 2000; seed < 2006; ++seed) {
+    const int group_size = 2 + static_cast<int>(seed % 3);
+    SCOPED_TRACE("seed " + std::to_string(seed) + " group " + std::to_string(group_size));
+    expect_close_to_exact(random_problem(seed, 240, 3, {2, 4, 8}), 0.5, group_size);
+  }
+}
+
+TEST(AssignSolver, FastWithinHalfPercentOfExactPerSenderModel) {
+  for (uint64_t seed = 3000; seed < 3006; ++seed) {
+    Draw draw(seed);
+    AssignProblem p;
+    p.row_width = 64;
+    const int world = 2 + static_cast<int>(seed % 3);
+    std::vector<LinkCost> costs(world);
+    for (LinkCost& c : costs) c = {draw.uniform() * 1e-4, (0.2 + draw.uniform()) * 1e-8};
+    p.time = per_sender_time_model(costs);
+    p.messages = random_messages(draw, 200, world);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    expect_close_to_exact(p, 0.5, 1);
+  }
+}
+
+// The referee itself: on tiny instances the MILP finds the brute-force optimum.
+TEST(AssignSolver, ExactMatchesBruteForce) {
+  for (uint64_t seed = 4000; seed < 4008; ++seed) {
+    const AssignProblem p = random_problem(seed, 7, 2 + static_cast<int>(seed % 3), {2, 4, 8});
+    const double lambda = 0.5;
+    std::vector<uint8_t> bits(p.messages.size(), 2);
+    double best = 1e300;
+    std::function<void(size_t)> enumerate = [&](size_t j) {
+      if (j == bits.size()) {
+        best = std::min(best, evaluate(p, bits, lambda).objective);
+        return;
+      }
+      for (int b : p.bits) {
+        bits[j] = static_cast<uint8_t>(b);
+        enumerate(j + 1);
+      }
+    };
+    enumerate(0);
+    const Assignment exact = solve_assignment(p, options_for(Solver::kExact, lambda));
+    EXPECT_NEAR(exact.eval.objective, best, 1e-9) << "seed " << seed;
+    EXPECT_LE(solve_assignment(p, options_for(Solver::kFast, lambda)).eval.objective,
+              best * 1.005 + 1e-12)
+        << "seed " << seed;
+  }
+}
+
+TEST(AssignSolver, LambdaEndpointsGiveUniformExtremes) {
+  const AssignProblem p = random_problem(5, 150, 3, {2, 4, 8});
+  for (Solver solver : {Solver::kFast, Solver::kExact}) {
+    const Assignment all_max = solve_assignment(p, options_for(solver, 1.0));
+    const Assignment all_min = solve_assignment(p, options_for(solver, 0.0));
+    EXPECT_TRUE(
+        std::all_of(all_max.bits.begin(), all_max.bits.end(), [](uint8_t b) { return b == 8; }));
+    EXPECT_TRUE(
+        std::all_of(all_min.bits.begin(), all_min.bits.end(), [](uint8_t b) { return b == 2; }));
+    EXPECT_NEAR(all_max.eval.objective, 0.0, 1e-12);
+    EXPECT_NEAR(all_min.eval.objective, 0.0, 1e-12);
+  }
+}
+
+TEST(AssignSolver, DeterministicAcrossRuns) {
+  const AssignProblem p = random_problem(6, 20000, 4, {2, 4, 8});
+  const Assignment a = solve_assignment(p, options_for(Solver::kFast, 0.5));
+  const Assignment b = solve_assignment(p, options_for(Solver::kFast, 0.5));
+  EXPECT_EQ(a.bits, b.bits);
+  EXPECT_EQ(a.eval.objective, b.eval.objective);
+  // A non-trivial mix, not an endpoint.
+  EXPECT_GT(std::count(a.bits.begin(), a.bits.end(), 2), 0);
+  EXPECT_GT(std::count(a.bits.begin(), a.bits.end(), 8), 0);
+}
+
+TEST(AssignSolver, GroupsShareOneBitWidth) {
+  const AssignProblem p = random_problem(7, 500, 4, {2, 4, 8});
+  const int group_size = 7;
+  for (Solver solver : {Solver::kFast, Solver::kExact}) {
+    const Assignment a = solve_assignment(p, options_for(solver, 0.5, group_size));
+    std::vector<std::vector<uint8_t>> per_link(16);
+    for (size_t j = 0; j < p.messages.size(); ++j) {
+      per_link[p.messages[j].sender * 4 + p.messages[j].receiver].push_back(a.bits[j]);
+    }
+    int mixed_links = 0;
+    for (const auto& link : per_link) {
+      for (size_t k = 0; k < link.size(); ++k) {
+        EXPECT_EQ(link[k], link[k - k % group_size]) << "message " << k << " of its link";
+      }
+      if (std::adjacent_find(link.begin(), link.end(), std::not_equal_to<>()) != link.end()) {
+        ++mixed_links;
+      }
+    }
+    EXPECT_GT(mixed_links, 0);  // the grouping is honoured by a non-uniform answer
+  }
+}
+
+TEST(AssignSolver, ZeroWeightMessagesStayAtSmallestBits) {
+  AssignProblem p = random_problem(8, 300, 3, {2, 4, 8});
+  for (size_t j = 0; j < p.messages.size(); j += 3) p.messages[j].weight = 0;
+  const Assignment a = solve_assignment(p, options_for(Solver::kFast, 0.5));
+  for (size_t j = 0; j < p.messages.size(); j += 3) EXPECT_EQ(a.bits[j], 2) << "message " << j;
+}
+
+// Row width 1: every bit-width costs the same bytes, so the largest is free and optimal.
+TEST(AssignSolver, FreeUpgradesAreTaken) {
+  AssignProblem p = random_problem(9, 100, 2, {2, 4, 8});
+  p.row_width = 1;
+  for (Message& m : p.messages) m.weight = 1;
+  for (Solver solver : {Solver::kFast, Solver::kExact}) {
+    const Assignment a = solve_assignment(p, options_for(solver, 0.5));
+    EXPECT_TRUE(std::all_of(a.bits.begin(), a.bits.end(), [](uint8_t b) { return b == 8; }));
+    EXPECT_NEAR(a.eval.objective, 0.0, 1e-12);
+  }
+}
+
+TEST(AssignSolver, BudgetIsRespectedPerChannel) {
+  const AssignProblem p = random_problem(10, 2000, 4, {2, 4, 8});
+  const ObjectiveBounds bounds = objective_bounds(p);
+  const BudgetSolver solver(p, 1);
+  for (double f : {0.0, 0.1, 0.37, 0.8}) {
+    const double tau = bounds.tmin + f * (bounds.tmax - bounds.tmin);
+    const Evaluation e = evaluate(p, solver.assign(tau), 0.5);
+    EXPECT_LE(e.time, tau) << "fraction " << f;
+  }
+  const std::vector<uint8_t> at_tmax = solver.assign(bounds.tmax);
+  for (size_t j = 0; j < p.messages.size(); ++j) {
+    EXPECT_EQ(at_tmax[j], p.messages[j].weight > 0 ? 8 : 2) << "message " << j;
+  }
+  const double best = solver.best_budget(0.5, bounds);
+  EXPECT_GE(best, bounds.tmin);
+  EXPECT_LE(best, bounds.tmax);
+}
+
+// Every budget's prefix objective is at least that of some breakpoint, so the swept best budget
+// must beat a dense scan of budgets (checks the interval pruning of the sweep).
+TEST(AssignSolver, BestBudgetBeatsDenseScan) {
+  for (uint64_t seed : {12, 13}) {
+    const AssignProblem p = random_problem(seed, 5000, 4, {2, 4, 8});
+    const ObjectiveBounds bounds = objective_bounds(p);
+    const BudgetSolver solver(p, 1);
+    for (double lambda : {0.1, 0.5, 0.9}) {
+      const double best_tau = solver.best_budget(lambda, bounds);
+      const double best =
+          normalized_objective(bounds, lambda, solver.prefix_variance(best_tau), best_tau);
+      for (int k = 0; k <= 20000; ++k) {
+        const double tau = bounds.tmin + (bounds.tmax - bounds.tmin) * k / 20000;
+        ASSERT_LE(best,
+                  normalized_objective(bounds, lambda, solver.prefix_variance(tau), tau) + 1e-12)
+            << "seed " << seed << " lambda " << lambda << " tau " << tau;
+      }
+    }
+  }
+}
+
+TEST(AssignSolver, RejectsBadOptions) {
+  const AssignProblem p = random_problem(11, 10, 2, {2, 4, 8});
+  AssignOptions o;
+  o.lambda = 1.5;
+  EXPECT_THROW(solve_assignment(p, o), ConfigError);
+  o.lambda = 0.5;
+  o.group_size = 0;
+  EXPECT_THROW(solve_assignment(p, o), ConfigError);
+  EXPECT_EQ(parse_solver("exact"), Solver::kExact);
+  EXPECT_EQ(parse_solver("fast"), Solver::kFast);
+  EXPECT_THROW(parse_solver("gurobi"), ConfigError);
+}
+
+}  // namespace
+}  // namespace adaqp::assign

@@ -1,0 +1,239 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/config/job_config.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+std::string write_config(const test::TempDir& dir, const std::string& text) {
+  const std::string path = dir.str("job.yaml");
+  std::ofstream(path, std::ios::trunc) << text;
+  return path;
+}
+
+// The ConfigError message of loading `text` with `overrides` ("" if it loads).
+std::string config_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  test::TempDir dir;
+  try {
+    load_job_config(write_config(dir, text), overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
+  const JobConfig c = load_job_config("");
+  EXPECT_EQ(c.dataset.format, "synthetic");
+  EXPECT_EQ(c.dataset.synthetic.num_nodes, 10000);
+  EXPECT_EQ(c.dataset.synthetic.num_classes, 8);
+  EXPECT_EQ(c.dataset.synthetic.feat_dim, 64);
+  EXPECT_EQ(c.dataset.synthetic.avg_degree, 10.0);
+  EXPECT_EQ(c.dataset.synthetic.homophily, 0.8);
+  EXPECT_TRUE(c.dataset.transform.self_loops);
+  EXPECT_EQ(c.partition.options.method, "metis");
+  EXPECT_EQ(c.partition.options.parts, 2);
+  EXPECT_EQ(c.model.type, "gcn");
+  EXPECT_EQ(c.model.layers, 2);
+  EXPECT_EQ(c.model.hidden, 16);
+  EXPECT_EQ(c.training.epochs, 200);
+  EXPECT_EQ(c.communication.mode, "vanilla");
+  EXPECT_EQ(partition_dir(c), "runs/default/partition");
+}
+
+TEST(JobConfig, ShippedConfigsLoadAndDefaultYamlIsTheEmbeddedJob) {
+  const char* src = std::getenv("ADAQP_SOURCE_DIR");
+  if (src == nullptr) GTEST_SKIP() << "ADAQP_SOURCE_DIR not set (run through ctest)";
+  const std::string configs = std::string(src) + "/configs/";
+  EXPECT_EQ(to_yaml(load_job_config(configs + "default.yaml")), to_yaml(load_job_config("")));
+  for (const char* name : {"cora", "citeseer", "amazon-photo", "coauthor-physics"}) {
+    const JobConfig c = load_job_config(configs + name + ".yaml");
+    EXPECT_EQ(c.dataset.format, "ogb") << name;
+    EXPECT_EQ(c.dataset.path, std::string("../shared/datasets/") + name);
+    EXPECT_TRUE(c.dataset.transform.symmetrize && c.dataset.transform.self_loops &&
+                c.dataset.transform.row_normalize)
+        << name;
+    EXPECT_EQ(c.model.hidden, 16) << name;
+    EXPECT_EQ(c.model.dropout, 0.5) << name;
+    EXPECT_EQ(c.training.lr, 0.01) << name;
+    EXPECT_EQ(c.training.weight_decay, 5e-4) << name;
+    EXPECT_EQ(c.training.epochs, 200) << name;
+  }
+}
+
+TEST(JobConfig, ParsesEverySection) {
+  const std::string text = R"(
+dataset:
+  format: numpy
+  path: data/x
+  row_normalize: true
+  synthetic: {num_nodes: 500, heavy_tailed: true, seed: 9}
+partition: {method: random, parts: 3, seed: 4, balance_train: true, dir: parts/x}
+model: {type: sage, layers: 3, hidden: 256, dropout: 0.25, layer_norm: true}
+training: {epochs: 5, lr: 0.005, weight_decay: 0, seed: 3, eval_every: 2, threads: 4}
+communication: {backend: nccl, mode: adaqp, bits: 4, scheme: adaptive, feature_cache: false, timeout_s: 30}
+output: {dir: out/x, log_level: debug}
+)";
+  test::TempDir dir;
+  const JobConfig c = load_job_config(write_config(dir, text));
+  EXPECT_EQ(c.dataset.format, "numpy");
+  EXPECT_EQ(c.dataset.path, "data/x");
+  EXPECT_TRUE(c.dataset.transform.row_normalize);
+  EXPECT_TRUE(c.dataset.transform.self_loops);  // untouched default
+  EXPECT_EQ(c.dataset.synthetic.num_nodes, 500);
+  EXPECT_TRUE(c.dataset.synthetic.heavy_tailed);
+  EXPECT_EQ(c.dataset.synthetic.seed, 9u);
+  EXPECT_EQ(c.partition.options.method, "random");
+  EXPECT_EQ(c.partition.options.parts, 3);
+  EXPECT_EQ(c.partition.options.seed, 4u);
+  EXPECT_TRUE(c.partition.options.balance_train);
+  EXPECT_EQ(partition_dir(c), "parts/x");
+  EXPECT_EQ(c.model.type, "sage");
+  EXPECT_EQ(c.model.layers, 3);
+  EXPECT_EQ(c.model.hidden, 256);
+  EXPECT_EQ(c.model.dropout, 0.25);
+  EXPECT_TRUE(c.model.layer_norm);
+  EXPECT_EQ(c.training.epochs, 5);
+  EXPECT_EQ(c.training.lr, 0.005);
+  EXPECT_EQ(c.training.weight_decay, 0.0);
+  EXPECT_EQ(c.training.eval_every, 2);
+  EXPECT_EQ(c.training.threads, 4);
+  EXPECT_EQ(c.communication.backend, "nccl");
+  EXPECT_EQ(c.communication.mode, "adaqp");
+  EXPECT_EQ(c.communication.bits, 4);
+  EXPECT_EQ(c.communication.scheme, "adaptive");
+  EXPECT_FALSE(c.communication.feature_cache);
+  EXPECT_EQ(c.communication.timeout_s, 30.0);
+  EXPECT_EQ(c.output.dir, "out/x");
+  EXPECT_EQ(c.output.log_level, "debug");
+}
+
+TEST(JobConfig, UnknownKeysAreNamedWithTheKnownOnes) {
+  const std::string msg = config_error("communication:\n  bitz: 4\n");
+  EXPECT_TRUE(contains(msg,
+                       "job.yaml: unknown key 'communication.bitz' (known keys: "
+                       "communication.backend, communication.mode, communication.bits"))
+      << msg;
+  EXPECT_TRUE(contains(config_error("modle: {}\n"), "unknown key 'modle' (known keys: dataset.*"));
+  EXPECT_TRUE(contains(config_error("dataset: {synthetic: {nodes: 5}}\n"),
+                       "unknown key 'dataset.synthetic.nodes' (known keys: "
+                       "dataset.synthetic.num_nodes"));
+  EXPECT_TRUE(contains(config_error("model: 3\n"), "key 'model' must be a mapping"));
+}
+
+TEST(JobConfig, WrongTypesNameKeyAndValue) {
+  EXPECT_TRUE(contains(config_error("model: {layers: two}\n"),
+                       "key 'model.layers' expects an integer, got 'two'"));
+  EXPECT_TRUE(
+      contains(config_error("model: {hidden: 1.5}\n"), "'model.hidden' expects an integer"));
+  EXPECT_TRUE(contains(config_error("training: {lr: fast}\n"),
+                       "key 'training.lr' expects a finite number, got 'fast'"));
+  EXPECT_TRUE(contains(config_error("model: {layer_norm: 1}\n"),
+                       "key 'model.layer_norm' expects true or false, got '1'"));
+  EXPECT_TRUE(contains(config_error("training: {seed: -1}\n"),
+                       "'training.seed' expects a non-negative integer, got '-1'"));
+  EXPECT_TRUE(contains(config_error("model: {type: [gcn]}\n"), "'model.type' expects a string"));
+  EXPECT_TRUE(contains(config_error("partition: {parts: 99999999999}\n"), "'partition.parts'"));
+}
+
+TEST(JobConfig, EveryRangeIsChecked) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"partition.parts=0", "partition.parts = 0"},
+      {"model.layers=0", "model.layers = 0"},
+      {"model.hidden=0", "model.hidden = 0"},
+      {"model.dropout=1", "model.dropout = 1"},
+      {"model.dropout=-0.1", "model.dropout = -0.1"},
+      {"training.epochs=-1", "training.epochs = -1"},
+      {"training.lr=0", "training.lr = 0"},
+      {"training.weight_decay=-1", "training.weight_decay = -1"},
+      {"training.eval_every=0", "training.eval_every = 0"},
+      {"training.threads=-2", "training.threads = -2"},
+      {"communication.bits=3", "communication.bits = 3"},
+      {"communication.mode=fast", "communication.mode = 'fast'"},
+      {"communication.scheme=greedy", "communication.scheme = 'greedy'"},
+      {"communication.backend=gloo", "communication.backend = 'gloo'"},
+      {"communication.timeout_s=0", "communication.timeout_s = 0"},
+      {"partition.method=spectral", "partition.method = 'spectral'"},
+      {"dataset.format=csv", "dataset.format = 'csv'"},
+      {"model.type=gat", "model.type = 'gat'"},
+      {"output.log_level=loud", "output.log_level = 'loud'"},
+      {"output.dir=", "output.dir = ''"},
+      {"dataset.synthetic.homophily=2", "dataset.synthetic.homophily = 2"},
+      {"dataset.synthetic.num_classes=1", "dataset.synthetic.num_classes = 1"},
+  };
+  for (const auto& [override_text, expected] : cases) {
+    const std::string msg = config_error("", {override_text});
+    EXPECT_TRUE(contains(msg, expected)) << override_text << " gave: '" << msg << "'";
+    EXPECT_TRUE(contains(msg, "job.yaml")) << msg;
+  }
+  EXPECT_TRUE(contains(config_error("dataset: {format: ogb}\n"), "dataset.path"));
+}
+
+TEST(JobConfig, OverridesApplyAfterTheFile) {
+  test::TempDir dir;
+  const std::string path = write_config(dir, "model: {hidden: 32}\ntraining: {epochs: 7}\n");
+  const JobConfig c =
+      load_job_config(path, {"model.hidden=64", "dataset.synthetic.num_nodes=1234",
+                             "communication.mode=quant", "partition.dir=", "dataset.path=a=b"});
+  EXPECT_EQ(c.model.hidden, 64);
+  EXPECT_EQ(c.training.epochs, 7);
+  EXPECT_EQ(c.dataset.synthetic.num_nodes, 1234);
+  EXPECT_EQ(c.communication.mode, "quant");
+  EXPECT_EQ(c.partition.dir, "");
+  EXPECT_EQ(c.dataset.path, "a=b");
+}
+
+TEST(JobConfig, MalformedOverridesAreErrors) {
+  EXPECT_TRUE(contains(config_error("", {"model.hidden"}), "expected section.key=value"));
+  EXPECT_TRUE(contains(config_error("", {"=3"}), "expected section.key=value"));
+  EXPECT_TRUE(contains(config_error("", {"model.hiden=3"}),
+                       "--set: unknown key 'model.hiden' (known keys: model.type"));
+  EXPECT_TRUE(contains(config_error("", {"model=3"}), "unknown key 'model'"));
+  EXPECT_TRUE(contains(config_error("", {"model.hidden=x"}), "--set: key 'model.hidden'"));
+}
+
+TEST(JobConfig, MissingOrInvalidFileIsNamed) {
+  test::TempDir dir;
+  try {
+    load_job_config(dir.str("absent.yaml"));
+    FAIL() << "missing file accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(contains(e.what(), dir.str("absent.yaml"))) << e.what();
+  }
+  EXPECT_TRUE(contains(config_error("model: {hidden: [1,\n"), "not valid YAML"));
+  EXPECT_TRUE(contains(config_error("- 1\n- 2\n"), "expected a mapping"));
+  EXPECT_EQ(config_error(""), "");  // an empty file is the default job
+}
+
+TEST(JobConfig, ToYamlRoundTrips) {
+  test::TempDir dir;
+  JobConfig c =
+      load_job_config("", {"training.lr=0.001", "training.weight_decay=1e-7",
+                           "dataset.synthetic.avg_degree=3.3", "dataset.split=true",
+                           "training.seed=18446744073709551615", "communication.timeout_s=0.1"});
+  c.output.dir = "with space: and colon";
+  const std::string text = to_yaml(c);
+  const JobConfig back = load_job_config(write_config(dir, text));
+  EXPECT_EQ(to_yaml(back), text);
+  EXPECT_EQ(back.training.lr, 0.001);
+  EXPECT_EQ(back.training.weight_decay, 1e-7);
+  EXPECT_EQ(back.dataset.synthetic.avg_degree, 3.3);
+  EXPECT_EQ(back.output.dir, "with space: and colon");
+  EXPECT_EQ(back.dataset.split, "true");
+  EXPECT_EQ(back.training.seed, 18446744073709551615u);
+  EXPECT_EQ(back.communication.timeout_s, 0.1);
+  EXPECT_TRUE(contains(text, "synthetic:\n    num_nodes: 10000")) << text;
+}
+
+}  // namespace
+}  // namespace adaqp

@@ -1,0 +1,445 @@
+// Every malformed input gives one InputError that names the file, the line or index, and the
+// offending value; none crashes the loader.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <ostream>
+#include <random>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
+#include "dataset_files.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+using test::FileMap;
+using test::npy_bytes;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+struct MalformedCase {
+  std::string name;
+  bool ogb;                            // OGB layout (else NumPy)
+  std::function<void(FileMap&)> edit;  // on the uncompressed CSV text or the .npy bytes
+  std::function<void(const std::string& dir)> damage;  // on the written files, if set
+  std::vector<std::string> expected;                   // substrings of the message
+};
+
+// Names the case in gtest output instead of dumping its bytes.
+void PrintTo(const MalformedCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+std::string print_name(const testing::TestParamInfo<MalformedCase>& info) {
+  return info.param.name;
+}
+
+void set(FileMap& files, const std::string& name, const std::string& content) {
+  files[name] = content;
+}
+
+// Overwrites the file at `path` with `keep` bytes of itself (truncation) or flips bytes.
+void truncate_file(const std::string& path, size_t keep) {
+  test::write_file(path, test::read_bytes(path).substr(0, keep));
+}
+void flip_bytes(const std::string& path, size_t from, size_t count) {
+  std::string bytes = test::read_bytes(path);
+  for (size_t i = from; i < from + count && i < bytes.size(); ++i) bytes[i] = ~bytes[i];
+  test::write_file(path, bytes);
+}
+
+// A long edge list so that damage inside the compressed stream hits real data.
+std::string many_edges() {
+  std::string text;
+  for (int i = 0; i < 20000; ++i)
+    text += std::to_string(i % 4) + "," + std::to_string(i * 7 % 4) + "\n";
+  return text;
+}
+
+class MalformedInput : public testing::TestWithParam<MalformedCase> {};
+
+TEST_P(MalformedInput, ThrowsOneClearInputError) {
+  const MalformedCase& c = GetParam();
+  test::TempDir tmp;
+  const std::string dir = tmp.str("data");
+  FileMap files = c.ogb ? test::tiny_ogb_text() : test::tiny_numpy_files();
+  c.edit(files);
+  if (c.ogb)
+    test::write_ogb(dir, files);
+  else
+    test::write_files(dir, files);
+  if (c.damage) c.damage(dir);
+  try {
+    if (c.ogb)
+      load_ogb(dir, "");
+    else
+      load_numpy(dir);
+    FAIL() << "no error thrown";
+  } catch (const InputError& e) {
+    for (const std::string& part : c.expected) EXPECT_THAT(e.what(), HasSubstr(part));
+  }
+}
+
+const auto no_edit = [](FileMap&) {};
+
+const MalformedCase kOgbCases[] = {
+    {"OgbMissingFeatureFile",
+     true,
+     [](FileMap& f) { f.erase("raw/node-feat.csv.gz"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: file not found"}},
+    {"OgbTruncatedGzip",
+     true,
+     [](FileMap& f) { set(f, "raw/edge.csv.gz", many_edges()); },
+     [](const std::string& d) { truncate_file(d + "/raw/edge.csv.gz", 200); },
+     {"raw/edge.csv.gz: after line ", "truncated gzip data"}},
+    {"OgbCorruptGzip",
+     true,
+     [](FileMap& f) { set(f, "raw/edge.csv.gz", many_edges()); },
+     [](const std::string& d) { flip_bytes(d + "/raw/edge.csv.gz", 40, 8); },
+     {"raw/edge.csv.gz: after line 0: corrupt gzip data"}},
+    {"OgbNotGzip",
+     true,
+     no_edit,
+     [](const std::string& d) { test::write_file(d + "/raw/node-label.csv.gz", "0\n1\n2\n1\n"); },
+     {"raw/node-label.csv.gz: not a gzip file"}},
+    {"OgbRaggedFeatureRow",
+     true,
+     [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25\n3,3,3\n0,0,0\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 2: has 2 columns, expected 3"}},
+    {"OgbLongFeatureRow",
+     true,
+     [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25,0\n3,3,3,4,5\n0,0,0\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 3: has 5 columns, expected 3"}},
+    {"OgbNonNumericFeature",
+     true,
+     [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25,0\n3,abc,3\n0,0,0\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 3: column 2: 'abc' is not a number"}},
+    {"OgbNanFeature",
+     true,
+     [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,nan,0\n3,3,3\n0,0,0\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 2: column 2: 'nan' is not finite"}},
+    {"OgbInfFeature",
+     true,
+     [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25,0\n3,3,3\n0,-inf,0\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 4: column 2: '-inf' is not finite"}},
+    {"OgbFeatureOverflowsFloat",
+     true,
+     [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2e39\n0.5,-1.25,0\n3,3,3\n0,0,0\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 1: column 3: '2e39' is out of float32 range"}},
+    {"OgbNonNumericEdge",
+     true,
+     [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\nx1,2\n2,3\n3,0\n1,0\n"); },
+     nullptr,
+     {"raw/edge.csv.gz: line 2: source node id 'x1' is not an integer"}},
+    {"OgbEdgeWithOneColumn",
+     true,
+     [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\n1,2\n2,3\n\n1,0\n"); },
+     nullptr,
+     {"raw/edge.csv.gz: line 4: has 1 column, expected 2"}},
+    {"OgbEdgeIdOutOfRange",
+     true,
+     [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\n1,2\n2,3\n3,9\n1,0\n"); },
+     nullptr,
+     {"raw/edge.csv.gz: line 4: target node id 9 is out of range [0, 4)"}},
+    {"OgbNegativeEdgeId",
+     true,
+     [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\n1,2\n-2,3\n3,0\n1,0\n"); },
+     nullptr,
+     {"raw/edge.csv.gz: line 3: source node id -2 is out of range"}},
+    {"OgbNodeCountAboveFeatureRows",
+     true,
+     [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "5\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 4: file ends after 4 lines, but num-node-list.csv.gz says 5"}},
+    {"OgbNodeCountBelowFeatureRows",
+     true,
+     [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "3\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 4: more lines than the 3 num-node-list.csv.gz says"}},
+    {"OgbEdgeCountDisagrees",
+     true,
+     [](FileMap& f) { set(f, "raw/num-edge-list.csv.gz", "4\n"); },
+     nullptr,
+     {"raw/edge.csv.gz: line 5: more lines than the 4 num-edge-list.csv.gz says"}},
+    {"OgbNonNumericNodeCount",
+     true,
+     [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "four\n"); },
+     nullptr,
+     {"raw/num-node-list.csv.gz: line 1: count 'four' is not an integer"}},
+    {"OgbHugeNodeCount",
+     true,
+     [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "4000000000000000000\n"); },
+     nullptr,
+     {"raw/node-feat.csv.gz: line 4: file ends after 4 lines, but num-node-list.csv.gz says "
+      "4000000000000000000"}},
+    {"OgbNegativeLabel",
+     true,
+     [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n-1\n2\n1\n"); },
+     nullptr,
+     {"raw/node-label.csv.gz: line 2: label -1 is out of range [0, 4)"}},
+    {"OgbLabelOutOfRange",
+     true,
+     [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n1\n2\n17\n"); },
+     nullptr,
+     {"raw/node-label.csv.gz: line 4: label 17 is out of range [0, 4)"}},
+    {"OgbFractionalLabel",
+     true,
+     [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n1.5\n2\n1\n"); },
+     nullptr,
+     {"raw/node-label.csv.gz: line 2: label '1.5' is not an integer"}},
+    {"OgbMultiLabelValueNotBinary",
+     true,
+     [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0,1\n1,1\n0,2\n1,0\n"); },
+     nullptr,
+     {"raw/node-label.csv.gz: line 3: column 2: multi-label value 2 is not 0 or 1"}},
+    {"OgbMultiLabelRaggedRow",
+     true,
+     [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0,1\n1,1\n0\n1,0\n"); },
+     nullptr,
+     {"raw/node-label.csv.gz: line 3: has 1 column, expected 2"}},
+    {"OgbOverlappingSplits",
+     true,
+     [](FileMap& f) { set(f, "split/main/valid.csv.gz", "2\n1\n"); },
+     nullptr,
+     {"split/main/valid.csv.gz: line 2: node id 1 is also in train.csv.gz"}},
+    {"OgbDuplicateSplitId",
+     true,
+     [](FileMap& f) { set(f, "split/main/train.csv.gz", "0\n1\n0\n"); },
+     nullptr,
+     {"split/main/train.csv.gz: line 3: node id 0 is listed twice"}},
+    {"OgbSplitIdOutOfRange",
+     true,
+     [](FileMap& f) { set(f, "split/main/test.csv.gz", "3\n4\n"); },
+     nullptr,
+     {"split/main/test.csv.gz: line 2: node id 4 is out of range [0, 4)"}},
+    {"OgbMissingSplitFile",
+     true,
+     [](FileMap& f) { f.erase("split/main/test.csv.gz"); },
+     nullptr,
+     {"split/main/test.csv.gz: file not found"}},
+};
+
+const std::vector<int64_t> kEdges = {0, 1, 2, 3, 1, 1, 2, 3, 0, 0};
+
+const MalformedCase kNumpyCases[] = {
+    {"NumpyMissingLabelFile",
+     false,
+     [](FileMap& f) { f.erase("label.npy"); },
+     nullptr,
+     {"label.npy: file not found"}},
+    {"NumpyBadMagic",
+     false,
+     [](FileMap& f) { set(f, "feat.npy", "PK\x03\x04 not numpy"); },
+     nullptr,
+     {"feat.npy: not a .npy file (bad magic)"}},
+    {"NumpyBadHeader",
+     false,
+     [](FileMap& f) { f["label.npy"].replace(10, 9, "{'descr' <"); },
+     nullptr,
+     {"label.npy: header: expected ':' at offset 9"}},
+    {"NumpyUnsupportedVersion",
+     false,
+     [](FileMap& f) { f["feat.npy"][6] = 7; },
+     nullptr,
+     {"feat.npy: header: unsupported .npy format version 7.0"}},
+    {"NumpyEdgeIndexWrongDtype",
+     false,
+     [](FileMap& f) {
+       set(f, "edge_index.npy", npy_bytes<float>("<f4", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 3, 0, 0}));
+     },
+     nullptr,
+     {"edge_index.npy: has dtype <f4 and shape (2, 5), expected int32 or int64 [2, E]"}},
+    {"NumpyEdgeIndexWrongShape",
+     false,
+     [](FileMap& f) { set(f, "edge_index.npy", npy_bytes<int64_t>("<i8", "(5, 2)", kEdges)); },
+     nullptr,
+     {"edge_index.npy: has dtype <i8 and shape (5, 2), expected"}},
+    {"NumpyBigEndianDtype",
+     false,
+     [](FileMap& f) {
+       set(f, "edge_index.npy", npy_bytes<int64_t>("<i8", "(2, 5)", kEdges));
+       f["edge_index.npy"][21] = '>';
+     },
+     nullptr,
+     {"edge_index.npy: header: unsupported dtype '>i8'"}},
+    {"NumpyFeatFloat64",
+     false,
+     [](FileMap& f) {
+       set(f, "feat.npy", npy_bytes<double>("<f8", "(4, 3)", std::vector<double>(12, 0.5)));
+     },
+     nullptr,
+     {"feat.npy: has dtype <f8 and shape (4, 3), expected float32"}},
+    {"NumpyFortranOrder",
+     false,
+     [](FileMap& f) {
+       set(f, "feat.npy", npy_bytes<float>("<f4", "(4, 3)", std::vector<float>(12, 1), true));
+     },
+     nullptr,
+     {"feat.npy: header: Fortran-order arrays are not supported"}},
+    {"NumpyTruncatedPayload",
+     false,
+     [](FileMap& f) { f["feat.npy"].resize(f["feat.npy"].size() - 5); },
+     nullptr,
+     {"feat.npy: payload: truncated: 43 bytes, shape (4, 3) of <f4 needs 48"}},
+    {"NumpyTrailingBytes",
+     false,
+     [](FileMap& f) { f["label.npy"] += "xyz"; },
+     nullptr,
+     {"label.npy: payload: 3 unexpected bytes after the data of shape (4,)"}},
+    {"NumpyEdgeIdOutOfRange",
+     false,
+     [](FileMap& f) {
+       set(f, "edge_index.npy",
+           npy_bytes<int32_t>("<i4", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 7, 0, 0}));
+     },
+     nullptr,
+     {"edge_index.npy: index [1, 2]: node id 7 is out of range [0, 4)"}},
+    {"NumpyNanFeature",
+     false,
+     [](FileMap& f) {
+       std::vector<float> v(12, 1.0f);
+       v[5] = std::numeric_limits<float>::quiet_NaN();
+       set(f, "feat.npy", npy_bytes<float>("<f4", "(4, 3)", v));
+     },
+     nullptr,
+     {"feat.npy: index [1, 2]: value nan is not finite"}},
+    {"NumpyNegativeLabel",
+     false,
+     [](FileMap& f) {
+       set(f, "label.npy", npy_bytes<int64_t>("<i8", "(4,)", {0, 1, -3, 1}));
+     },
+     nullptr,
+     {"label.npy: index 2: label -3 is out of range [0, 4)"}},
+    {"NumpyLabelRowsDisagree",
+     false,
+     [](FileMap& f) {
+       set(f, "label.npy", npy_bytes<int64_t>("<i8", "(5,)", {0, 1, 2, 1, 0}));
+     },
+     nullptr,
+     {"label.npy: has dtype <i8 and shape (5,), expected int32/int64 [4] class ids"}},
+    {"NumpyMultiLabelNotBinary",
+     false,
+     [](FileMap& f) {
+       set(f, "label.npy", npy_bytes<float>("<f4", "(4, 2)", {1, 0, 0.5f, 1, 0, 0, 1, 1}));
+     },
+     nullptr,
+     {"label.npy: index [1, 0]: multi-label value 0.5 is not 0 or 1"}},
+    {"NumpyOverlappingSplits",
+     false,
+     [](FileMap& f) {
+       set(f, "test.npy", npy_bytes<int64_t>("<i8", "(2,)", {3, 1}));
+     },
+     nullptr,
+     {"test.npy: index 1: node id 1 is also in train.npy"}},
+    {"NumpyMaskWrongLength",
+     false,
+     [](FileMap& f) {
+       set(f, "valid.npy", npy_bytes<uint8_t>("|b1", "(3,)", {0, 0, 1}));
+     },
+     nullptr,
+     {"valid.npy: has dtype |b1 and shape (3,), expected int32/int64 node ids [K] or a bool mask "
+      "[4]"}},
+    {"NumpySplitIdOutOfRange",
+     false,
+     [](FileMap& f) {
+       set(f, "train.npy", npy_bytes<int32_t>("<i4", "(2,)", {0, 12}));
+     },
+     nullptr,
+     {"train.npy: index 1: node id 12 is out of range [0, 4)"}},
+    {"NumpyHugeShape",
+     false,
+     [](FileMap& f) {
+       set(f, "label.npy", npy_bytes<int64_t>("<i8", "(4611686018427387904, 4)", {}));
+     },
+     nullptr,
+     {"label.npy: header: shape (4611686018427387904, 4) is too large"}},
+};
+
+// Random edits never crash a loader: each either throws InputError or yields a graph that
+// validates. Fixed seeds, so every run tries the same inputs.
+TEST(MalformedInputFuzz, RandomCsvEditsGiveInputErrorOrValidGraph) {
+  const std::string alphabet = "0123456789,-.eEnaif \n\r";
+  std::mt19937 rng(7);
+  int errors = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    FileMap files = test::tiny_ogb_text();
+    auto it = files.begin();
+    std::advance(it, rng() % files.size());
+    std::string& text = it->second;
+    for (int edit = 0; edit < 1 + static_cast<int>(rng() % 3); ++edit) {
+      const size_t pos = rng() % (text.size() + 1);
+      const char c = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0:
+          text.insert(pos, 1, c);
+          break;
+        case 1:
+          if (pos < text.size()) text.erase(pos, 1);
+          break;
+        default:
+          if (pos < text.size()) text[pos] = c;
+      }
+    }
+    test::TempDir tmp;
+    test::write_ogb(tmp.str(), files);
+    try {
+      load_ogb(tmp.str(), "").validate("fuzz");
+    } catch (const InputError& e) {
+      ++errors;
+      EXPECT_THAT(e.what(), HasSubstr(std::filesystem::path(it->first).filename().string()))
+          << "trial " << trial;
+    }
+  }
+  EXPECT_GT(errors, 60);  // most edits break the files
+}
+
+TEST(MalformedInputFuzz, RandomByteFlipsGiveInputErrorOrValidGraph) {
+  std::mt19937 rng(11);
+  int errors = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const bool ogb = trial % 2 == 0;
+    test::TempDir tmp;
+    if (ogb)
+      test::write_ogb(tmp.str(), test::tiny_ogb_text());
+    else
+      test::write_files(tmp.str(), test::tiny_numpy_files());
+    std::vector<std::string> paths;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(tmp.path()))
+      if (entry.is_regular_file()) paths.push_back(entry.path().string());
+    std::sort(paths.begin(), paths.end());
+    const std::string path = paths[rng() % paths.size()];
+    std::string bytes = test::read_bytes(path);
+    for (int flip = 0; flip < 1 + static_cast<int>(rng() % 4); ++flip)
+      bytes[rng() % bytes.size()] ^= static_cast<char>(1 + rng() % 255);
+    if (rng() % 4 == 0) bytes.resize(rng() % bytes.size());
+    test::write_file(path, bytes);
+    try {
+      (ogb ? load_ogb(tmp.str(), "") : load_numpy(tmp.str())).validate("fuzz");
+    } catch (const InputError& e) {
+      ++errors;
+      EXPECT_THAT(e.what(), HasSubstr(std::filesystem::path(path).filename().string()))
+          << "trial " << trial;
+    }
+  }
+  EXPECT_GT(errors, 60);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ogb, MalformedInput, testing::ValuesIn(kOgbCases), print_name);
+INSTANTIATE_TEST_SUITE_P(Numpy, MalformedInput, testing::ValuesIn(kNumpyCases), print_name);
+
+}  // namespace
+}  // namespace adaqp

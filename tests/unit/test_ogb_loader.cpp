@@ -1,0 +1,159 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
+#include "dataset_files.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+using test::FileMap;
+using test::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string load_error(const std::string& dir, const std::string& split = "") {
+  try {
+    load_ogb(dir, split);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(OgbLoader, LoadsTinyDatasetExactly) {
+  TempDir tmp;
+  const std::string dir = tmp.str("tiny-ogb");
+  test::write_ogb(dir, test::tiny_ogb_text());
+  const Graph g = load_ogb(dir, "");
+  EXPECT_EQ(g.name, "tiny-ogb");
+  EXPECT_EQ(g.num_nodes, 4);
+  EXPECT_THAT(g.indptr, ElementsAre(0, 2, 3, 4, 5));
+  EXPECT_THAT(g.indices, ElementsAre(1, 3, 0, 1, 2));
+  EXPECT_EQ(g.feat_dim, 3);
+  EXPECT_THAT(g.features, ElementsAre(1, 0, 2, 0.5f, -1.25f, 0, 3, 3, 3, 0, 0, 0));
+  EXPECT_FALSE(g.multilabel);
+  EXPECT_EQ(g.num_classes, 3);
+  EXPECT_THAT(g.labels, ElementsAre(0, 1, 2, 1));
+  EXPECT_THAT(g.train, ElementsAre(0, 1));
+  EXPECT_THAT(g.valid, ElementsAre(2));
+  EXPECT_THAT(g.test, ElementsAre(3));
+  g.validate(dir);
+}
+
+TEST(OgbLoader, AcceptsCrlfSpacesExponentsAndUnsortedSplits) {
+  TempDir tmp;
+  FileMap text = test::tiny_ogb_text();
+  text["raw/node-feat.csv.gz"] = "1e0, 0 ,2.5E-1\r\n-0.0,12345678,3\r\n0.1,7,1e-3\r\n0,0,0";
+  text["raw/edge.csv.gz"] = "0,1\r\n1,2\r\n2,3\r\n3,0\r\n1,0";
+  text["split/main/train.csv.gz"] = "1\n0\n";
+  test::write_ogb(tmp.str(), text);
+  const Graph g = load_ogb(tmp.str(), "");
+  EXPECT_THAT(g.features, ElementsAre(1, 0, 0.25f, 0, 12345678.0f, 3, 0.1f, 7, 0.001f, 0, 0, 0));
+  EXPECT_EQ(g.num_edges(), 5);
+  EXPECT_THAT(g.train, ElementsAre(0, 1));
+}
+
+TEST(OgbLoader, ReadsMultiLabelColumns) {
+  TempDir tmp;
+  FileMap text = test::tiny_ogb_text();
+  text["raw/node-label.csv.gz"] = "1,0,0,1,0\n0,0,0,0,0\n1,1,1,1,1\n0,1,0,0,1\n";
+  test::write_ogb(tmp.str(), text);
+  const Graph g = load_ogb(tmp.str(), "");
+  EXPECT_TRUE(g.multilabel);
+  EXPECT_EQ(g.num_classes, 5);
+  EXPECT_TRUE(g.labels.empty());
+  EXPECT_THAT(g.multilabels,
+              ElementsAre(1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1, 0, 0, 1));
+  g.validate(tmp.str());
+}
+
+TEST(OgbLoader, ChoosesAmongSeveralSplits) {
+  TempDir tmp;
+  FileMap text = test::tiny_ogb_text();
+  text["split/other/train.csv.gz"] = "3\n";
+  text["split/other/valid.csv.gz"] = "1\n";
+  text["split/other/test.csv.gz"] = "0\n2\n";
+  test::write_ogb(tmp.str(), text);
+  EXPECT_THAT(load_error(tmp.str()),
+              HasSubstr("split: several splits found (main, other); choose one"));
+  EXPECT_THAT(load_error(tmp.str(), "missing"),
+              HasSubstr("split 'missing' not found (available: main, other)"));
+  const Graph g = load_ogb(tmp.str(), "other");
+  EXPECT_THAT(g.train, ElementsAre(3));
+  EXPECT_THAT(g.valid, ElementsAre(1));
+  EXPECT_THAT(g.test, ElementsAre(0, 2));
+}
+
+TEST(OgbLoader, RequiresASplitFolder) {
+  TempDir tmp;
+  FileMap text = test::tiny_ogb_text();
+  for (const char* name : {"train", "valid", "test"})
+    text.erase(std::string("split/main/") + name + ".csv.gz");
+  test::write_ogb(tmp.str(), text);
+  EXPECT_THAT(load_error(tmp.str()), HasSubstr(tmp.str("split") + ": no split folder found"));
+}
+
+TEST(OgbLoader, ReadsLinesLongerThanTheReadBuffer) {
+  // 2 nodes x 300000 features: each line is about 1.2 MB, more than one read chunk.
+  TempDir tmp;
+  FileMap text = test::tiny_ogb_text();
+  const int64_t dim = 300000;
+  std::string feat;
+  for (int node = 0; node < 4; ++node) {
+    for (int64_t j = 0; j < dim; ++j) {
+      if (j > 0) feat += ',';
+      feat += std::to_string((j * 7 + node) % 1000);
+    }
+    feat += '\n';
+  }
+  text["raw/node-feat.csv.gz"] = feat;
+  test::write_ogb(tmp.str(), text);
+  const Graph g = load_ogb(tmp.str(), "");
+  ASSERT_EQ(g.feat_dim, dim);
+  for (int node = 0; node < 4; ++node) {
+    for (int64_t j : {int64_t{0}, int64_t{1}, dim / 2, dim - 1})
+      EXPECT_EQ(g.features[node * dim + j], static_cast<float>((j * 7 + node) % 1000));
+  }
+}
+
+TEST(LoadDataset, DetectsFormatAndAppliesTransform) {
+  TempDir tmp;
+  test::write_ogb(tmp.str("ogb"), test::tiny_ogb_text());
+  test::write_files(tmp.str("npy"), test::tiny_numpy_files());
+  DatasetSpec spec;
+  spec.path = tmp.str("ogb");
+  spec.transform.symmetrize = true;
+  spec.transform.self_loops = true;
+  spec.transform.row_normalize = true;
+  const Graph from_ogb = load_dataset(spec);
+  EXPECT_EQ(from_ogb.num_edges(), 12);
+  EXPECT_FLOAT_EQ(from_ogb.features[0], 1.0f / 3);
+  spec.path = tmp.str("npy");
+  const Graph from_numpy = load_dataset(spec);
+  EXPECT_EQ(fingerprint(from_ogb), fingerprint(from_numpy));
+  spec.format = "ogb";
+  EXPECT_THROW(load_dataset(spec), InputError);  // an OGB load of the NumPy directory
+}
+
+TEST(LoadDataset, RejectsUnknownFormatAndNonDatasetDirectory) {
+  TempDir tmp;
+  DatasetSpec spec;
+  spec.path = tmp.str();
+  spec.format = "csv";
+  EXPECT_THROW(load_dataset(spec), ConfigError);
+  spec.format = "auto";
+  try {
+    load_dataset(spec);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(tmp.str() + ": not a dataset directory"));
+  }
+  spec.path = tmp.str("absent");
+  EXPECT_THROW(load_dataset(spec), InputError);
+}
+
+}  // namespace
+}  // namespace adaqp

@@ -1,0 +1,225 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/generator.h"
+#include "adaqp/partition/partition_store.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+Graph sample_graph() {
+  GeneratorOptions o;
+  o.num_nodes = 500;
+  o.num_classes = 4;
+  o.feat_dim = 5;
+  o.avg_degree = 6;
+  o.seed = 11;
+  return generate_graph(o);
+}
+
+std::vector<char> bytes_of(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+template <typename F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+void expect_same_part(const Part& a, const Part& b) {
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.num_parts, b.num_parts);
+  EXPECT_EQ(a.global_num_nodes, b.global_num_nodes);
+  EXPECT_EQ(a.owned_gid, b.owned_gid);
+  EXPECT_EQ(a.num_central, b.num_central);
+  EXPECT_EQ(a.halo_gid, b.halo_gid);
+  EXPECT_EQ(a.halo_offsets, b.halo_offsets);
+  EXPECT_EQ(a.local_indptr, b.local_indptr);
+  EXPECT_EQ(a.local_indices, b.local_indices);
+  EXPECT_EQ(a.halo_indptr, b.halo_indptr);
+  EXPECT_EQ(a.halo_indices, b.halo_indices);
+  EXPECT_EQ(a.owned_in_degree, b.owned_in_degree);
+  EXPECT_EQ(a.owned_out_degree, b.owned_out_degree);
+  EXPECT_EQ(a.halo_in_degree, b.halo_in_degree);
+  EXPECT_EQ(a.halo_out_degree, b.halo_out_degree);
+  EXPECT_EQ(a.send_offsets, b.send_offsets);
+  EXPECT_EQ(a.send_idx, b.send_idx);
+  EXPECT_EQ(a.feat_dim, b.feat_dim);
+  EXPECT_EQ(a.features, b.features);
+  EXPECT_EQ(a.num_classes, b.num_classes);
+  EXPECT_EQ(a.multilabel, b.multilabel);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.multilabels, b.multilabels);
+  EXPECT_EQ(a.global_split_counts, b.global_split_counts);
+  EXPECT_EQ(a.train_idx, b.train_idx);
+  EXPECT_EQ(a.valid_idx, b.valid_idx);
+  EXPECT_EQ(a.test_idx, b.test_idx);
+}
+
+PartitionOptions three_parts(const std::string& method) {
+  PartitionOptions opt;
+  opt.method = method;
+  opt.parts = 3;
+  opt.seed = 2;
+  return opt;
+}
+
+TEST(PartitionStore, RoundTripsEveryPartAndTheMeta) {
+  test::TempDir tmp;
+  const Graph g = sample_graph();
+  const PartitionOptions opt = three_parts("metis");
+  const std::string dir = tmp.str("part");
+  const PartitionMeta written = write_partition(dir, g, opt);
+  const PartitionMeta meta = read_partition_meta(dir);
+  EXPECT_EQ(meta.format_version, 1);
+  EXPECT_EQ(meta.dataset_name, "synthetic");
+  EXPECT_EQ(meta.dataset_fingerprint, fingerprint(g));
+  EXPECT_EQ(meta.method, "metis");
+  EXPECT_EQ(meta.seed, 2u);
+  EXPECT_EQ(meta.parts, 3);
+  EXPECT_EQ(meta.num_nodes, 500);
+  EXPECT_EQ(meta.num_edges, g.num_edges());
+  EXPECT_EQ(meta.feat_dim, 5);
+  EXPECT_EQ(meta.num_classes, 4);
+  EXPECT_FALSE(meta.multilabel);
+  const std::vector<int32_t> owner = assign_parts(g, opt);
+  EXPECT_EQ(meta.edge_cut, edge_cut(g, owner));
+  EXPECT_EQ(meta.edge_cut, written.edge_cut);
+  ASSERT_EQ(meta.counts.size(), 3u);
+  int64_t owned = 0, halo = 0, sent = 0;
+  for (int r = 0; r < 3; ++r) {
+    const Part built = build_part(g, owner, r);
+    const Part loaded = load_part(dir, r, 3, fingerprint(g));
+    expect_same_part(loaded, built);
+    const PartCounts& c = meta.counts[r];
+    EXPECT_EQ(c.owned, built.num_owned());
+    EXPECT_EQ(c.central, built.num_central);
+    EXPECT_EQ(c.marginal, built.num_marginal());
+    EXPECT_EQ(c.halo, built.num_halo());
+    EXPECT_EQ(c.in_edges, built.num_local_edges() + built.num_halo_edges());
+    EXPECT_EQ(c.local_in_edges, built.num_local_edges());
+    EXPECT_EQ(c.sent_rows, static_cast<int64_t>(built.send_idx.size()));
+    EXPECT_EQ(c.train, static_cast<int64_t>(built.train_idx.size()));
+    owned += c.owned;
+    halo += c.halo;
+    sent += c.sent_rows;
+  }
+  EXPECT_EQ(owned, 500);
+  EXPECT_EQ(halo, sent);
+}
+
+TEST(PartitionStore, SameSeedGivesByteIdenticalFiles) {
+  test::TempDir tmp;
+  const Graph g = sample_graph();
+  for (const char* method : {"metis", "random", "contiguous"}) {
+    const std::string a = tmp.str(std::string(method) + "-a"),
+                      b = tmp.str(std::string(method) + "-b");
+    write_partition(a, g, three_parts(method));
+    write_partition(b, g, three_parts(method));
+    EXPECT_EQ(bytes_of(fs::path(a) / "meta.yaml"), bytes_of(fs::path(b) / "meta.yaml")) << method;
+    for (int r = 0; r < 3; ++r) {
+      const std::string file = "part-" + std::to_string(r) + "/part.bin";
+      EXPECT_EQ(bytes_of(fs::path(a) / file), bytes_of(fs::path(b) / file))
+          << method << " " << file;
+    }
+  }
+}
+
+TEST(PartitionStore, RefusesAnExistingDirectoryAndLeavesItAlone) {
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  fs::create_directories(dir);
+  std::ofstream(fs::path(dir) / "keep.txt") << "mine";
+  EXPECT_TRUE(
+      contains(input_error([&] { write_partition(dir, sample_graph(), three_parts("metis")); }),
+               "already exists"));
+  EXPECT_EQ(bytes_of(fs::path(dir) / "keep.txt"), (std::vector<char>{'m', 'i', 'n', 'e'}));
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path())) entries += e.path() != dir;
+  EXPECT_EQ(entries, 0) << "a temporary directory was left behind";
+}
+
+TEST(PartitionStore, TrailingSlashNamesTheSameDirectory) {
+  test::TempDir tmp;
+  write_partition(tmp.str("part") + "/", sample_graph(), three_parts("random"));
+  EXPECT_EQ(read_partition_meta(tmp.str("part")).parts, 3);
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path())) entries += e.path() != tmp.str("part");
+  EXPECT_EQ(entries, 0);
+}
+
+TEST(PartitionStore, FailureLeavesNoTemporaryDirectory) {
+  test::TempDir tmp;
+  PartitionOptions opt = three_parts("metis");
+  opt.parts = 100000;  // more parts than nodes
+  EXPECT_THROW(write_partition(tmp.str("part"), sample_graph(), opt), ConfigError);
+  EXPECT_TRUE(fs::is_empty(tmp.path()));
+}
+
+TEST(PartitionStore, MismatchesAreInputErrors) {
+  test::TempDir tmp;
+  const Graph g = sample_graph();
+  const std::string dir = tmp.str("part");
+  write_partition(dir, g, three_parts("random"));
+  EXPECT_TRUE(contains(input_error([&] { load_part(dir, 0, 2); }),
+                       "partition " + dir + " has 3 parts but the job runs 2 workers"));
+  const std::string fp = input_error([&] { load_part(dir, 0, 3, "0123abcd"); });
+  EXPECT_TRUE(contains(fp, "fingerprint")) << fp;
+  EXPECT_TRUE(contains(fp, "0123abcd")) << fp;
+  EXPECT_TRUE(contains(input_error([&] { read_partition_meta(tmp.str("nothing")); }), "meta.yaml"));
+}
+
+TEST(PartitionStore, CorruptedOrTruncatedPartIsDetected) {
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  write_partition(dir, sample_graph(), three_parts("metis"));
+  const fs::path file = fs::path(dir) / "part-1" / "part.bin";
+  std::vector<char> bytes = bytes_of(file);
+  std::vector<char> corrupted = bytes;
+  corrupted[corrupted.size() / 2] ^= 0x01;
+  std::ofstream(file, std::ios::binary | std::ios::trunc).write(corrupted.data(), corrupted.size());
+  const std::string crc = input_error([&] { load_part(dir, 1, 3); });
+  EXPECT_TRUE(contains(crc, "checksum mismatch")) << crc;
+  EXPECT_TRUE(contains(crc, file.string())) << crc;
+  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size() - 7);
+  EXPECT_TRUE(contains(input_error([&] { load_part(dir, 1, 3); }), "truncated"));
+  EXPECT_NO_THROW(load_part(dir, 0, 3));
+}
+
+TEST(PartitionStore, BadMetaFieldIsNamed) {
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  write_partition(dir, sample_graph(), three_parts("contiguous"));
+  {
+    std::ifstream in(fs::path(dir) / "meta.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto pos = text.find("format_version: 1");
+    ASSERT_NE(pos, std::string::npos);
+    text.replace(pos, 17, "format_version: 9");
+    std::ofstream(fs::path(dir) / "meta.yaml", std::ios::trunc) << text;
+  }
+  const std::string msg = input_error([&] { read_partition_meta(dir); });
+  EXPECT_TRUE(contains(msg, "format_version")) << msg;
+  EXPECT_TRUE(contains(msg, "9")) << msg;
+}
+
+}  // namespace
+}  // namespace adaqp

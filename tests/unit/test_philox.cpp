@@ -1,0 +1,60 @@
+#include "adaqp/common/philox.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace adaqp {
+namespace {
+
+void expect_words(const PhiloxWords& got, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
+  EXPECT_EQ(got.v[0], w0);
+  EXPECT_EQ(got.v[1], w1);
+  EXPECT_EQ(got.v[2], w2);
+  EXPECT_EQ(got.v[3], w3);
+}
+
+// The known-answer vectors of Random123 (kat_vectors, philox4x32 with 10 rounds).
+TEST(Philox, KnownAnswerVectors) {
+  expect_words(philox4x32_10(PhiloxWords{{0, 0, 0, 0}}, 0, 0), 0x6627e8d5u, 0xe169c58du,
+               0xbc57ac4cu, 0x9b00dbd8u);
+  expect_words(philox4x32_10(PhiloxWords{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+                             0xffffffffu, 0xffffffffu),
+               0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu);
+  expect_words(philox4x32_10(PhiloxWords{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
+                             0xa4093822u, 0x299f31d0u),
+               0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u);
+}
+
+// philox_block is Philox of the documented counter under the seed's two halves.
+TEST(Philox, BlockIsPhiloxOfTheCounter) {
+  const uint64_t seed = 0x0123456789abcdefull;
+  const PhiloxWords ctr = philox_counter(7, 3, RngStream::kQuantBackward, 0x12345678abull, 9);
+  expect_words(ctr, 9u, 0x345678abu, 0x12u | (3u << 8) | (1u << 16), 7u);
+  const PhiloxWords want = philox4x32_10(ctr, 0x89abcdefu, 0x01234567u);
+  expect_words(philox_block(seed, 7, 3, RngStream::kQuantBackward, 0x12345678abull, 9), want.v[0],
+               want.v[1], want.v[2], want.v[3]);
+}
+
+// Changing any one counter field (epoch, layer, stream, node, block) or the seed changes the words.
+TEST(Philox, EveryKeyFieldSelectsADifferentStream) {
+  std::set<uint32_t> first_words;
+  first_words.insert(philox_block(1, 2, 3, RngStream::kQuantForward, 4, 5).v[0]);
+  first_words.insert(philox_block(2, 2, 3, RngStream::kQuantForward, 4, 5).v[0]);
+  first_words.insert(philox_block(1, 9, 3, RngStream::kQuantForward, 4, 5).v[0]);
+  first_words.insert(philox_block(1, 2, 4, RngStream::kQuantForward, 4, 5).v[0]);
+  first_words.insert(philox_block(1, 2, 3, RngStream::kQuantBackward, 4, 5).v[0]);
+  first_words.insert(philox_block(1, 2, 3, RngStream::kQuantForward, 4ull << 32, 5).v[0]);
+  first_words.insert(philox_block(1, 2, 3, RngStream::kQuantForward, 4, 6).v[0]);
+  EXPECT_EQ(first_words.size(), 7u);
+}
+
+TEST(Philox, UniformCoversZeroToOneExclusive) {
+  EXPECT_EQ(philox_uniform(0u), 0.0f);
+  EXPECT_EQ(philox_uniform(0xFFu), 0.0f);  // only the top 24 bits count
+  EXPECT_EQ(philox_uniform(0x80000000u), 0.5f);
+  EXPECT_EQ(philox_uniform(0xFFFFFFFFu), 1.0f - 1.0f / 16777216.0f);
+}
+
+}  // namespace
+}  // namespace adaqp

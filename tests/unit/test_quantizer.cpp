@@ -1,0 +1,374 @@
+#include "adaqp/quant/quantizer.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "adaqp/quant/quant_math.h"
+
+namespace adaqp::quant {
+namespace {
+
+constexpr int kBitWidths[] = {2, 4, 8};
+
+std::vector<float> random_rows(int64_t n, int64_t d, float lo, float hi, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> x(static_cast<size_t>(n * d));
+  for (float& v : x) v = dist(gen);
+  return x;
+}
+
+std::vector<int64_t> iota_ids(int64_t n, int64_t first) {
+  std::vector<int64_t> ids(static_cast<size_t>(n));
+  std::iota(ids.begin(), ids.end(), first);
+  return ids;
+}
+
+// Output of quantize_rows for n rows.
+struct Quantized {
+  std::vector<uint8_t> packed;
+  std::vector<float> meta, ranges;
+};
+
+Quantized quantize(const std::vector<float>& src, int64_t d, const int64_t* row_index,
+                   const std::vector<int64_t>& gids, int bits, const QuantKey& key) {
+  const auto n = static_cast<int64_t>(gids.size());
+  Quantized q;
+  q.packed.assign(static_cast<size_t>(n * packed_row_bytes(d, bits)), 0xAB);
+  q.meta.assign(static_cast<size_t>(n * kMetaFloatsPerRow), -1.0f);
+  q.ranges.assign(static_cast<size_t>(n), -1.0f);
+  quantize_rows(src.data(), d, row_index, gids.data(), n, bits, key, q.packed.data(), q.meta.data(),
+                q.ranges.data());
+  return q;
+}
+
+std::vector<uint8_t> codes_of_row(const Quantized& q, int64_t i, int64_t d, int bits) {
+  std::vector<uint8_t> codes(static_cast<size_t>(d));
+  unpack_codes(q.packed.data() + i * packed_row_bytes(d, bits), d, bits, codes.data());
+  return codes;
+}
+
+std::vector<float> dequantize(const Quantized& q, int64_t n, int64_t d, int bits) {
+  std::vector<float> out(static_cast<size_t>(n * d));
+  dequantize_rows(q.packed.data(), q.meta.data(), n, d, bits, out.data());
+  return out;
+}
+
+// Code k sits at bits (k*b) % 8 of byte k*b/8, the last byte's unused bits are zero, and unpacking
+// gives the codes back, for every width and every d up to 1025.
+TEST(QuantPacking, RoundTripsEveryWidthAndLength) {
+  std::mt19937 gen(11);
+  for (int bits : kBitWidths) {
+    for (int64_t d = 1; d <= 1025; ++d) {
+      std::vector<uint8_t> codes(static_cast<size_t>(d));
+      for (uint8_t& c : codes) c = static_cast<uint8_t>(gen() & ((1u << bits) - 1u));
+      const int64_t bytes = packed_row_bytes(d, bits);
+      ASSERT_EQ(bytes, (d * bits + 7) / 8);
+      std::vector<uint8_t> packed(static_cast<size_t>(bytes) + 1, 0xCD);
+      pack_codes(codes.data(), d, bits, packed.data());
+      ASSERT_EQ(packed[static_cast<size_t>(bytes)], 0xCD) << "wrote past the row, d=" << d;
+      for (int64_t k = 0; k < d; ++k) {
+        const uint32_t field =
+            (packed[static_cast<size_t>(k * bits / 8)] >> ((k * bits) % 8)) & ((1u << bits) - 1u);
+        ASSERT_EQ(field, codes[static_cast<size_t>(k)]) << "b=" << bits << " d=" << d << " k=" << k;
+      }
+      const int64_t used_bits = d * bits - (bytes - 1) * 8;
+      ASSERT_EQ(packed[static_cast<size_t>(bytes - 1)] >> used_bits, 0) << "d=" << d;
+      std::vector<uint8_t> back(static_cast<size_t>(d), 0xEE);
+      unpack_codes(packed.data(), d, bits, back.data());
+      ASSERT_EQ(back, codes) << "b=" << bits << " d=" << d;
+    }
+  }
+}
+
+// Codes and metadata are exactly the documented formula: m = min, s from quant_row_params, and
+// code e from word e % 4 of philox_block(..., gid, e / 4). Rows come through the send list.
+TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
+  const QuantKey key{0x5eed5eed12345678ull, 17, 2, RngStream::kQuantBackward};
+  for (int bits : kBitWidths) {
+    for (int64_t d : {1, 3, 4, 7, 64, 255, 257}) {
+      const int64_t n = 5;
+      const std::vector<float> src = random_rows(n + 3, d, -2.5f, 4.0f, 100 + d);
+      const std::vector<int64_t> index = {7, 0, 3, 3, 5};
+      const std::vector<int64_t> gids = {1000000007, 4, 1ll << 39, 12, 0};
+      const Quantized q = quantize(src, d, index.data(), gids, bits, key);
+      for (int64_t i = 0; i < n; ++i) {
+        const float* x = src.data() + index[static_cast<size_t>(i)] * d;
+        const float lo = *std::min_element(x, x + d), hi = *std::max_element(x, x + d);
+        const RowParams p = quant_row_params(lo, hi, bits);
+        ASSERT_TRUE(p.ok);
+        EXPECT_EQ(q.meta[2 * i], lo);
+        EXPECT_EQ(q.meta[2 * i + 1], p.s);
+        EXPECT_EQ(q.ranges[i], hi - lo);
+        if (d > 1) {
+          // s is the smallest float from fl(range / L) up whose grid reaches the maximum.
+          const float levels = static_cast<float>(quant_levels(bits));
+          EXPECT_GT(p.s, 0.0f);
+          EXPECT_LE((hi - lo) / p.s, levels);
+          const float below = std::nextafter(p.s, 0.0f);
+          EXPECT_TRUE(p.s == (hi - lo) / levels || (hi - lo) / below > levels);
+        }
+        const std::vector<uint8_t> codes = codes_of_row(q, i, d, bits);
+        for (int64_t e = 0; e < d; ++e) {
+          const PhiloxWords w =
+              philox_block(key.seed, key.epoch, key.layer, key.stream,
+                           static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(e / 4));
+          const uint32_t want = p.s == 0.0f ? 0u : quant_code(x[e], p.m, p.s, w.v[e % 4]);
+          ASSERT_EQ(codes[e], want) << "b=" << bits << " d=" << d << " row " << i << " e=" << e;
+          ASSERT_LE(codes[e], quant_levels(bits));
+        }
+      }
+    }
+  }
+}
+
+// Values on the grid m + k*s (s a power of two) come back exactly: (x - m)/s is an integer.
+TEST(QuantFormula, GridValuesRoundTripExactly) {
+  const QuantKey key{3, 1, 0, RngStream::kQuantForward};
+  for (int bits : kBitWidths) {
+    const uint32_t levels = quant_levels(bits);
+    for (int64_t d = 2; d <= 1025; d += 17) {
+      std::vector<float> x(static_cast<size_t>(d));
+      for (int64_t e = 0; e < d; ++e)
+        x[e] = -1.0f + 0.25f * static_cast<float>((e * 7) % (levels + 1));
+      x[0] = -1.0f;
+      x[1] = -1.0f + 0.25f * static_cast<float>(levels);
+      const Quantized q = quantize(x, d, nullptr, {42}, bits, key);
+      EXPECT_EQ(q.meta[1], 0.25f);
+      EXPECT_EQ(dequantize(q, 1, d, bits), x) << "b=" << bits << " d=" << d;
+    }
+  }
+}
+
+// A constant row has s = 0, all codes 0, and comes back bit for bit, whatever its value.
+TEST(QuantFormula, ConstantRowsAreExact) {
+  const QuantKey key{9, 4, 1, RngStream::kQuantForward};
+  for (int bits : kBitWidths) {
+    for (float value : {0.1f, -3.0e20f, 1.0e-40f, 0.0f, 123456.789f, -FLT_MAX}) {
+      for (int64_t d : {1, 5, 256}) {
+        const std::vector<float> x(static_cast<size_t>(d), value);
+        const Quantized q = quantize(x, d, nullptr, {77}, bits, key);
+        EXPECT_EQ(q.meta[1], 0.0f);
+        EXPECT_EQ(q.ranges[0], 0.0f);
+        EXPECT_TRUE(
+            std::all_of(q.packed.begin(), q.packed.end(), [](uint8_t b) { return b == 0; }));
+        const std::vector<float> back = dequantize(q, 1, d, bits);
+        EXPECT_EQ(std::memcmp(back.data(), x.data(), sizeof(float) * x.size()), 0)
+            << "value " << value << " b=" << bits << " d=" << d;
+      }
+    }
+  }
+  // -0 comes back as +0 (equal in value): m is stored as +0 so that m + 0*q is exact.
+  const std::vector<float> zeros = {-0.0f, 0.0f, -0.0f};
+  const Quantized q = quantize(zeros, 3, nullptr, {1}, 2, key);
+  EXPECT_EQ(dequantize(q, 1, 3, 2), std::vector<float>(3, 0.0f));
+}
+
+// Unbiased with the documented variance, checked over K draws (epochs) per element: a code is
+// floor(t) or floor(t) + 1, the second with probability f = t - floor(t), so the rounding-up
+// frequency must be within 6 standard deviations of f, the mean within 6 standard deviations of
+// x, and the sample variance at most s^2/4. Fixed seeds: the outcome is deterministic.
+void check_unbiased(const std::vector<float>& x, int bits, int draws, const std::string& label) {
+  const auto d = static_cast<int64_t>(x.size());
+  const float lo = *std::min_element(x.begin(), x.end());
+  const float hi = *std::max_element(x.begin(), x.end());
+  const RowParams p = quant_row_params(lo, hi, bits);
+  ASSERT_TRUE(p.ok) << label;
+  std::vector<double> sum(d, 0.0), sum_sq(d, 0.0);
+  std::vector<int> ups(d, 0);
+  for (int k = 0; k < draws; ++k) {
+    const QuantKey key{2024, static_cast<uint32_t>(k), 1, RngStream::kQuantForward};
+    const Quantized q = quantize(x, d, nullptr, {31337}, bits, key);
+    ASSERT_EQ(q.meta[0], p.m);
+    ASSERT_EQ(q.meta[1], p.s);
+    const std::vector<uint8_t> codes = codes_of_row(q, 0, d, bits);
+    const std::vector<float> y = dequantize(q, 1, d, bits);
+    for (int64_t e = 0; e < d; ++e) {
+      ASSERT_TRUE(std::isfinite(y[e])) << label;
+      const double t = static_cast<double>(qdiv(qsub(x[e], p.m), p.s));
+      const auto whole = static_cast<uint32_t>(std::floor(t));
+      ASSERT_TRUE(codes[e] == whole || codes[e] == whole + 1) << label << " e=" << e;
+      ups[e] += codes[e] == whole + 1 ? 1 : 0;
+      sum[e] += y[e];
+      sum_sq[e] += static_cast<double>(y[e]) * y[e];
+    }
+  }
+  const double s = p.s;
+  for (int64_t e = 0; e < d; ++e) {
+    const double t = static_cast<double>(qdiv(qsub(x[e], p.m), p.s));
+    const double f = t - std::floor(t);
+    const double freq = static_cast<double>(ups[e]) / draws;
+    EXPECT_LE(std::abs(freq - f), 6.0 * std::sqrt(f * (1.0 - f) / draws) + 1e-6)
+        << label << " e=" << e << " f=" << f;
+    const double mean = sum[e] / draws;
+    // Float rounding (of x - m, of the division by s, of m + s*q) moves a draw by a few ulps of
+    // the row's largest magnitude; the rows here span 0, so that bounds every term.
+    const double scale =
+        std::max(std::abs(static_cast<double>(lo)), std::abs(static_cast<double>(hi)));
+    const double rounding = 1e-6 * scale;
+    EXPECT_LE(std::abs(mean - x[e]), 6.0 * std::sqrt(s * s / 4.0 / draws) + rounding)
+        << label << " e=" << e;
+    const double var = sum_sq[e] / draws - mean * mean;
+    EXPECT_LE(var, (s + 2.0 * rounding) * (s + 2.0 * rounding) / 4.0 + 1e-12 * scale * scale)
+        << label << " e=" << e;
+  }
+}
+
+TEST(QuantStatistics, UnbiasedWithBoundedVariance) {
+  for (int bits : kBitWidths) {
+    std::vector<float> x = random_rows(1, 48, -3.0f, 5.0f, 5 + bits);
+    check_unbiased(x, bits, 2000, "b=" + std::to_string(bits));
+  }
+}
+
+// A row spread over 1e30 (and one near the float32 limit) quantizes to finite values, unbiased.
+TEST(QuantStatistics, HugeRangesAreFiniteAndUnbiased) {
+  std::vector<float> wide = random_rows(1, 24, -1.0e30f, 1.0e30f, 8);
+  check_unbiased(wide, 2, 1000, "spread 2e30");
+  std::vector<float> extreme = random_rows(1, 24, -1.6e38f, 1.6e38f, 9);
+  check_unbiased(extreme, 8, 1000, "spread 3.2e38");
+  std::vector<float> tiny = {0.0f, 1.0e-45f, 3.0e-45f, 7.0e-45f};  // subnormal range
+  check_unbiased(tiny, 2, 1000, "subnormal");
+}
+
+TEST(QuantErrors, NonFiniteValueNamesLayerDirectionNodeAndElement) {
+  const int64_t d = 40;
+  std::vector<float> src = random_rows(8, d, -1.0f, 1.0f, 1);
+  src[6 * d + 3] = std::numeric_limits<float>::quiet_NaN();
+  src[2 * d + 0] = -std::numeric_limits<float>::infinity();
+  const std::vector<int64_t> index = {0, 1, 6, 2};
+  const std::vector<int64_t> gids = {10, 11, 123456789012ll, 13};
+  const QuantKey key{1, 5, 2, RngStream::kQuantBackward};
+  try {
+    quantize(src, d, index.data(), gids, 4, key);
+    FAIL() << "no error for a NaN";
+  } catch (const NonFiniteError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("layer 2 backward message of node 123456789012"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("epoch 5"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("element 3 is nan"), std::string::npos) << msg;
+  }
+  const std::vector<int64_t> inf_first = {2, 6};
+  try {
+    quantize(src, d, inf_first.data(), {99, 100}, 8, QuantKey{1, 0, 0, RngStream::kQuantForward});
+    FAIL() << "no error for an infinity";
+  } catch (const NonFiniteError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("layer 0 forward message of node 99"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("element 0 is -inf"), std::string::npos) << msg;
+  }
+}
+
+TEST(QuantErrors, RangeBeyondFloat32IsRejected) {
+  const std::vector<float> x = {-3.0e38f, 1.0f, 3.0e38f};
+  try {
+    quantize(x, 3, nullptr, {5}, 2, QuantKey{});
+    FAIL() << "no error for an overflowing range";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("value range [-3e+38, 3e+38] overflows float32"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(QuantErrors, UnsupportedBitWidthIsABug) {
+  const std::vector<float> x = {1.0f, 2.0f};
+  EXPECT_THROW(quantize(x, 2, nullptr, {0}, 3, QuantKey{}), InvariantError);
+  std::vector<float> out(2);
+  const uint8_t packed[1] = {0};
+  const float meta[2] = {0.0f, 1.0f};
+  EXPECT_THROW(dequantize_rows(packed, meta, 1, 2, 16, out.data()), InvariantError);
+}
+
+// Codes depend on the values and the key only: same bytes with 1 or 2 threads and on a repeat;
+// another epoch, direction or node draws different codes.
+TEST(QuantDeterminism, IndependentOfThreadCountAndKeyed) {
+  const int64_t n = 3000, d = 100;  // n*d above the parallel threshold
+  const std::vector<float> src = random_rows(n, d, -1.0f, 1.0f, 21);
+  const std::vector<int64_t> gids = iota_ids(n, 500);
+  const QuantKey key{77, 3, 1, RngStream::kQuantForward};
+  const int saved = omp_get_max_threads();
+  for (int bits : kBitWidths) {
+    omp_set_num_threads(1);
+    const Quantized one = quantize(src, d, nullptr, gids, bits, key);
+    omp_set_num_threads(2);
+    const Quantized two = quantize(src, d, nullptr, gids, bits, key);
+    const Quantized again = quantize(src, d, nullptr, gids, bits, key);
+    EXPECT_EQ(one.packed, two.packed);
+    EXPECT_EQ(one.meta, two.meta);
+    EXPECT_EQ(one.ranges, two.ranges);
+    EXPECT_EQ(two.packed, again.packed);
+    QuantKey next_epoch = key, backward = key;
+    next_epoch.epoch += 1;
+    backward.stream = RngStream::kQuantBackward;
+    EXPECT_NE(quantize(src, d, nullptr, gids, bits, next_epoch).packed, one.packed);
+    EXPECT_NE(quantize(src, d, nullptr, gids, bits, backward).packed, one.packed);
+    EXPECT_NE(quantize(src, d, nullptr, iota_ids(n, 501), bits, key).packed, one.packed);
+  }
+  omp_set_num_threads(saved);
+}
+
+// Quantizing through a send list equals quantizing the gathered rows; the first bad row of the
+// send list is reported whatever the thread count.
+TEST(QuantDeterminism, SendListGatherEqualsPreGatheredRows) {
+  const int64_t n = 900, d = 90;
+  const std::vector<float> src = random_rows(n, d, -4.0f, 4.0f, 33);
+  std::vector<int64_t> index(n);
+  for (int64_t i = 0; i < n; ++i) index[i] = (i * 37) % n;
+  std::vector<float> gathered(static_cast<size_t>(n * d));
+  for (int64_t i = 0; i < n; ++i)
+    std::copy_n(src.begin() + index[i] * d, d, gathered.begin() + i * d);
+  const std::vector<int64_t> gids = iota_ids(n, 0);
+  const QuantKey key{5, 6, 0, RngStream::kQuantForward};
+  const Quantized via_index = quantize(src, d, index.data(), gids, 4, key);
+  const Quantized direct = quantize(gathered, d, nullptr, gids, 4, key);
+  EXPECT_EQ(via_index.packed, direct.packed);
+  EXPECT_EQ(via_index.meta, direct.meta);
+  EXPECT_EQ(via_index.ranges, direct.ranges);
+
+  std::vector<float> bad = gathered;
+  bad[700 * d + 1] = std::numeric_limits<float>::infinity();
+  bad[400 * d + 2] = std::numeric_limits<float>::quiet_NaN();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    try {
+      quantize(bad, d, nullptr, gids, 2, key);
+      FAIL() << "no error";
+    } catch (const NonFiniteError& e) {
+      EXPECT_NE(std::string(e.what()).find("node 400 (epoch 6): element 2 is nan"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// Scatter-add adds exactly the dequantized rows into the listed rows and leaves the others alone.
+TEST(QuantDequantize, ScatterAddIntoListedRows) {
+  const int64_t n = 6, d = 33, rows = 10;
+  for (int bits : kBitWidths) {
+    const std::vector<float> grads = random_rows(n, d, -0.5f, 0.5f, 44);
+    const Quantized q = quantize(grads, d, nullptr, iota_ids(n, 90), bits,
+                                 QuantKey{8, 2, 1, RngStream::kQuantBackward});
+    const std::vector<float> rows_back = dequantize(q, n, d, bits);
+    const std::vector<float> before = random_rows(rows, d, -1.0f, 1.0f, 45);
+    std::vector<float> dst = before;
+    const std::vector<int64_t> targets = {9, 2, 4, 0, 7, 3};
+    dequantize_scatter_add(q.packed.data(), q.meta.data(), n, d, bits, targets.data(), dst.data());
+    std::vector<float> want = before;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t e = 0; e < d; ++e) want[targets[i] * d + e] += rows_back[i * d + e];
+    EXPECT_EQ(dst, want) << "b=" << bits;
+  }
+}
+
+}  // namespace
+}  // namespace adaqp::quant
