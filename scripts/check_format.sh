@@ -3,7 +3,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-mapfile -t files < <(find include src cuda tests benchmarks -type f \
+mapfile -t files < <(find include src cuda tests benchmarks fuzz -type f \
   \( -name '*.h' -o -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' \) | sort)
 bad=()
 for f in "${files[@]}"; do

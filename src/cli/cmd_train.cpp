@@ -4,6 +4,9 @@
 // rank exits non-zero while only the lowest failing rank reports its error, so a bad config or a
 // mismatched partition gives one clear message and no hang. After start-up, an error on one rank
 // is reported by that rank and ends the whole job (MPI_Abort): the others could not continue.
+// With training.checkpoint_every, rank 0 writes checkpoints (train/checkpoint.h); --resume
+// continues from the newest intact one and reproduces the uninterrupted run (same seed and worker
+// count).
 #include <fmt/format.h>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "adaqp/assign/solve.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
@@ -28,6 +32,7 @@
 #include "adaqp/config/job_config.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/partition_store.h"
+#include "adaqp/train/checkpoint.h"
 #include "adaqp/train/run.h"
 #include "adaqp/train/trainer.h"
 #include "commands.h"
@@ -96,24 +101,114 @@ void create_partition(const JobConfig& cfg, const std::string& dir) {
                meta.num_edges, meta.edge_cut);
 }
 
-void train(Communicator& comm, const JobConfig& cfg, Part part) {
-  const int threads = compute_threads(cfg.training);
-  set_compute_threads(threads);
-  spdlog::debug("{} owned, {} halo nodes; {} compute threads", part.num_owned(), part.num_halo(),
-                threads);
+TrainerOptions trainer_options(const JobConfig& cfg) {
   TrainerOptions topt;
   topt.model = cfg.model;
   topt.training = cfg.training;
   topt.cache_features = cfg.communication.feature_cache;
-  Trainer trainer(std::move(part), comm, topt);
+  topt.mode = cfg.communication.mode;
+  topt.scheme = cfg.communication.scheme;
+  topt.bits = cfg.communication.bits;
+  topt.adaptive.bit_set = cfg.communication.bit_set;
+  topt.adaptive.lambda = cfg.communication.lambda;
+  topt.adaptive.group_size = cfg.communication.group_size;
+  topt.adaptive.period = cfg.communication.assign_period;
+  topt.adaptive.solver = assign::parse_solver(cfg.communication.solver);
+  return topt;
+}
+
+// Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could
+// not continue. A NumericalError (divergence) is raised identically on every rank, so rank 0
+// reports it and every rank exits non-zero without aborting.
+template <typename Step>
+void run_guarded(int rank, Step&& step) {
+  try {
+    step();
+  } catch (const NumericalError&) {
+    if (rank == 0) throw;
+    throw CLI::RuntimeError(1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "adaqp: error on rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    spdlog::shutdown();
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg, Part part) {
+  const int threads = compute_threads(cfg.training);
+  set_compute_threads(threads);
+  spdlog::debug("{} owned, {} halo nodes; {} compute threads", part.num_owned(), part.num_halo(),
+                threads);
+  auto trainer = std::make_unique<Trainer>(std::move(part), comm, trainer_options(cfg));
   if (comm.rank() == 0) {
     spdlog::info("model {} ({} layers, hidden {}): {} parameters", cfg.model.type, cfg.model.layers,
-                 cfg.model.hidden, trainer.num_parameters());
+                 cfg.model.hidden, trainer->num_parameters());
   }
+  return trainer;
+}
+
+RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Trainer& trainer,
+                       const std::string& fingerprint) {
   RunOptions ropt;
   ropt.epochs = cfg.training.epochs;
   ropt.eval_every = cfg.training.eval_every;
   ropt.output_dir = cfg.output.dir;
+  ropt.checkpoint_every = cfg.training.checkpoint_every;
+  ropt.checkpoint_dir = checkpoint_dir(cfg);
+  CheckpointHeader& h = ropt.checkpoint_header;
+  h.dataset_fingerprint = fingerprint;
+  h.model_type = cfg.model.type;
+  h.layers = cfg.model.layers;
+  h.hidden = cfg.model.hidden;
+  h.in_dim = trainer.part().feat_dim;
+  h.out_dim = trainer.part().num_classes;
+  h.layer_norm = cfg.model.layer_norm;
+  h.world_size = comm.size();
+  h.rank = comm.rank();
+  h.seed = cfg.training.seed;
+  return ropt;
+}
+
+// --resume: rank 0 picks the newest intact checkpoint, every rank loads that one into its trainer.
+// Without --resume, a checkpoint directory that already holds checkpoints is refused (they would
+// mix with this run's).
+void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
+                         RunOptions& ropt) {
+  const std::string& dir = ropt.checkpoint_dir;
+  int epoch = 0;
+  run_step(comm, [&] {
+    if (comm.rank() != 0) return;
+    if (!resume) {
+      const std::vector<int> old = list_checkpoints(dir);
+      if (cfg.training.checkpoint_every > 0 && !old.empty()) {
+        throw ConfigError(fmt::format(
+            "{} already holds checkpoints (newest: epoch {}): pass --resume to continue that run, "
+            "or set training.checkpoint_dir (or output.dir) to another directory",
+            dir, old.front()));
+      }
+      return;
+    }
+    const std::string path = latest_checkpoint(dir);
+    if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
+    epoch = read_checkpoint_info(path).progress.epoch;
+  });
+  if (!resume) return;
+  comm.broadcast(&epoch, sizeof epoch, 0);
+  run_step(comm, [&] {
+    const std::string path = checkpoint_path(dir, epoch);
+    ropt.start =
+        load_checkpoint(path, ropt.checkpoint_header, trainer.model(), trainer.optimizer());
+    if (ropt.start.epoch >= cfg.training.epochs) {
+      throw ConfigError(fmt::format(
+          "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train",
+          path, ropt.start.epoch, cfg.training.epochs));
+    }
+    if (comm.rank() == 0) spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);
+  });
+}
+
+void train(Communicator& comm, const JobConfig& cfg, Trainer& trainer, const RunOptions& ropt) {
   const RunSummary s = run_training(trainer, comm, ropt);
   if (comm.rank() == 0) {
     spdlog::info(
@@ -125,7 +220,7 @@ void train(Communicator& comm, const JobConfig& cfg, Part part) {
   }
 }
 
-void run_train(const JobOptions& job) {
+void run_train(const JobOptions& job, bool resume) {
   MpiSession mpi(nullptr, nullptr);
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
   const int rank = comm->rank(), world = comm->size();
@@ -137,12 +232,12 @@ void run_train(const JobOptions& job) {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
     comm->set_timeout(cfg.communication.timeout_s);
-    if (cfg.communication.backend != "mpi" || cfg.communication.mode != "vanilla") {
+    if (cfg.communication.backend != "mpi") {
       throw ConfigError(fmt::format(
-          "communication.backend '{}' with communication.mode '{}' is not available yet: use "
-          "backend mpi and mode vanilla",
-          cfg.communication.backend, cfg.communication.mode));
+          "communication.backend '{}' is not available yet in adaqp train: use backend mpi",
+          cfg.communication.backend));
     }
+    check_exchange_options(trainer_options(cfg));
     dir = partition_dir(cfg);
     if (rank == 0) {
       std::error_code ec;
@@ -172,6 +267,7 @@ void run_train(const JobOptions& job) {
   }
 
   Part part;
+  std::string fingerprint;
   run_step(*comm, [&] {
     const PartitionMeta meta = read_partition_meta(dir);
     if (meta.parts != world) {
@@ -179,20 +275,18 @@ void run_train(const JobOptions& job) {
                                     meta.parts, world));
     }
     part = load_part(dir, rank, world, meta.dataset_fingerprint);
+    fingerprint = meta.dataset_fingerprint;
     if (rank == 0) {
       spdlog::info("partition {}: dataset {}, {} nodes, {} parts, edge cut {}", dir,
                    meta.dataset_name, meta.num_nodes, meta.parts, meta.edge_cut);
     }
   });
 
-  try {
-    train(*comm, cfg, std::move(part));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "adaqp: error on rank %d: %s\n", rank, e.what());
-    std::fflush(stderr);
-    spdlog::shutdown();
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  std::unique_ptr<Trainer> trainer;
+  run_guarded(rank, [&] { trainer = make_trainer(*comm, cfg, std::move(part)); });
+  RunOptions ropt = run_options(*comm, cfg, *trainer, fingerprint);
+  prepare_checkpoints(*comm, cfg, resume, *trainer, ropt);
+  run_guarded(rank, [&] { train(*comm, cfg, *trainer, ropt); });
 }
 
 }  // namespace
@@ -204,7 +298,12 @@ void add_train_command(CLI::App& app) {
       "Train the job's model on its partitioned dataset; start one process per worker with "
       "mpirun (partitions the dataset first when partition.dir does not exist)");
   add_job_options(cmd, *job);
-  cmd->callback([job] { run_train(*job); });
+  auto resume = std::make_shared<bool>(false);
+  cmd->add_flag("--resume", *resume,
+                "continue from the newest intact checkpoint in the checkpoint directory "
+                "(training.checkpoint_dir); the job must match its dataset, model, seed and "
+                "worker count");
+  cmd->callback([job, resume] { run_train(*job, *resume); });
 }
 
 }  // namespace adaqp::cli

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "adaqp/comm/mpi_error.h"
+#include "adaqp/common/backoff.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -27,26 +28,6 @@ struct Progress {
   bool done = false;       // every request has completed
   int code = MPI_SUCCESS;  // the first error met, if any
   int failed = -1;         // index of the request that failed; -1 when the MPI call itself did
-};
-
-// Yields for the first polls (latency), then sleeps with a doubling pause capped at 1 ms (CPU).
-class Backoff {
- public:
-  void pause() {
-    if (spins_ < kSpins) {
-      ++spins_;
-      std::this_thread::yield();
-      return;
-    }
-    sleep_ = std::min(std::max(sleep_ * 2, std::chrono::microseconds(10)),
-                      std::chrono::microseconds(1000));
-    std::this_thread::sleep_for(sleep_);
-  }
-
- private:
-  static constexpr int kSpins = 64;
-  int spins_ = 0;
-  std::chrono::microseconds sleep_{0};
 };
 
 // Requests polled together; completed ones become MPI_REQUEST_NULL.
@@ -101,7 +82,7 @@ class RequestSet {
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                         std::chrono::duration<double>(timeout_s));
-    Backoff backoff;
+    Backoff backoff(64, std::chrono::microseconds(10), std::chrono::microseconds(1000));
     for (;;) {
       Progress progress = test();
       if (progress.done || progress.code != MPI_SUCCESS) return progress;
@@ -225,6 +206,9 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& op
     int found = 0;
     check_mpi(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found), "MPI_Comm_get_attr", rank_);
     if (found) tag_ub_ = *tag_ub;
+    int provided = MPI_THREAD_SINGLE;
+    check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread", rank_);
+    serialized_ = provided >= MPI_THREAD_SERIALIZED;
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;

@@ -19,11 +19,13 @@
 namespace adaqp {
 namespace {
 
-// One configuration key: how to parse a YAML scalar into it and how to print it back.
+// One configuration key: how to parse a YAML value into it and how to print it back (a list key
+// writes itself as a flow sequence through `emit` instead of `print`).
 struct Field {
   std::string key;
   std::function<void(JobConfig&, const YAML::Node&, const std::string& origin)> parse;
   std::function<std::string(const JobConfig&)> print;
+  std::function<void(const JobConfig&, YAML::Emitter&)> emit;
 };
 
 std::string scalar_text(const YAML::Node& n) {
@@ -105,7 +107,26 @@ Field field(const std::string& key, T& (*ref)(JobConfig&)) {
           [key, ref](JobConfig& c, const YAML::Node& n, const std::string& origin) {
             ref(c) = parse_value<T>(n, origin, key);
           },
-          [ref](const JobConfig& c) { return print_value(ref(const_cast<JobConfig&>(c))); }};
+          [ref](const JobConfig& c) { return print_value(ref(const_cast<JobConfig&>(c))); },
+          nullptr};
+}
+
+// A key holding a list of integers, written [a, b, ...].
+Field int_list_field(const std::string& key, std::vector<int>& (*ref)(JobConfig&)) {
+  Field f;
+  f.key = key;
+  f.parse = [key, ref](JobConfig& c, const YAML::Node& n, const std::string& origin) {
+    if (!n.IsSequence()) bad_value(origin, key, n, "a list of integers, e.g. [2, 4, 8]");
+    std::vector<int> values;
+    for (const YAML::Node& item : n) values.push_back(parse_integer<int>(item, origin, key));
+    ref(c) = values;
+  };
+  f.emit = [ref](const JobConfig& c, YAML::Emitter& out) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (int v : ref(const_cast<JobConfig&>(c))) out << v;
+    out << YAML::EndSeq;
+  };
+  return f;
 }
 
 // Every key, in the order to_yaml prints them.
@@ -193,6 +214,10 @@ const std::vector<Field>& fields() {
           "training.eval_every", [](C & c) -> auto& { return c.training.eval_every; }),
       field<int>(
           "training.threads", [](C & c) -> auto& { return c.training.threads; }),
+      field<int>(
+          "training.checkpoint_every", [](C & c) -> auto& { return c.training.checkpoint_every; }),
+      field<std::string>(
+          "training.checkpoint_dir", [](C & c) -> auto& { return c.training.checkpoint_dir; }),
       field<std::string>(
           "communication.backend", [](C & c) -> auto& { return c.communication.backend; }),
       field<std::string>(
@@ -206,6 +231,17 @@ const std::vector<Field>& fields() {
           [](C & c) -> auto& { return c.communication.feature_cache; }),
       field<double>(
           "communication.timeout_s", [](C & c) -> auto& { return c.communication.timeout_s; }),
+      int_list_field(
+          "communication.bit_set", [](C & c) -> auto& { return c.communication.bit_set; }),
+      field<double>(
+          "communication.lambda", [](C & c) -> auto& { return c.communication.lambda; }),
+      field<int>(
+          "communication.group_size", [](C & c) -> auto& { return c.communication.group_size; }),
+      field<int>(
+          "communication.assign_period",
+          [](C & c) -> auto& { return c.communication.assign_period; }),
+      field<std::string>(
+          "communication.solver", [](C & c) -> auto& { return c.communication.solver; }),
       field<std::string>(
           "output.dir", [](C & c) -> auto& { return c.output.dir; }),
       field<std::string>(
@@ -324,6 +360,8 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be >= 1");
   require(t.threads >= 0, origin, "training.threads", std::to_string(t.threads),
           "must be >= 0 (0 = automatic)");
+  require(t.checkpoint_every >= 0, origin, "training.checkpoint_every",
+          std::to_string(t.checkpoint_every), "must be >= 0 (0 = no checkpoints)");
   const CommunicationConfig& m = c.communication;
   require_one_of(origin, "communication.backend", m.backend, {"mpi", "nccl"});
   require_one_of(origin, "communication.mode", m.mode, {"vanilla", "quant", "overlap", "adaqp"});
@@ -332,6 +370,20 @@ void validate(const JobConfig& c, const std::string& origin) {
   require_one_of(origin, "communication.scheme", m.scheme, {"uniform", "random", "adaptive"});
   require(m.timeout_s > 0, origin, "communication.timeout_s", print_value(m.timeout_s),
           "must be > 0");
+  const std::string bit_set = fmt::format("[{}]", fmt::join(m.bit_set, ", "));
+  require(!m.bit_set.empty(), origin, "communication.bit_set", bit_set, "must not be empty");
+  for (int b : m.bit_set) {
+    require((b == 2 || b == 4 || b == 8) && std::count(m.bit_set.begin(), m.bit_set.end(), b) == 1,
+            origin, "communication.bit_set", bit_set,
+            "entries must be 2, 4 or 8, each at most once");
+  }
+  require(m.lambda >= 0 && m.lambda <= 1, origin, "communication.lambda", print_value(m.lambda),
+          "must be in [0, 1]");
+  require(m.group_size >= 1, origin, "communication.group_size", std::to_string(m.group_size),
+          "must be >= 1");
+  require(m.assign_period >= 1, origin, "communication.assign_period",
+          std::to_string(m.assign_period), "must be >= 1");
+  require_one_of(origin, "communication.solver", m.solver, {"fast", "exact"});
   require(!c.output.dir.empty(), origin, "output.dir", "''", "must not be empty");
   require_one_of(origin, "output.log_level", c.output.log_level,
                  {"trace", "debug", "info", "warn", "error", "off"});
@@ -389,7 +441,12 @@ std::string to_yaml(const JobConfig& cfg) {
       out << YAML::Key << sections[i] << YAML::Value << YAML::BeginMap;
       open.push_back(sections[i]);
     }
-    out << YAML::Key << parts.back() << YAML::Value << f.print(cfg);
+    out << YAML::Key << parts.back() << YAML::Value;
+    if (f.emit) {
+      f.emit(cfg, out);
+    } else {
+      out << f.print(cfg);
+    }
   }
   for (size_t i = 0; i < open.size(); ++i) out << YAML::EndMap;
   out << YAML::EndMap;
@@ -399,6 +456,11 @@ std::string to_yaml(const JobConfig& cfg) {
 std::string partition_dir(const JobConfig& cfg) {
   if (!cfg.partition.dir.empty()) return cfg.partition.dir;
   return (std::filesystem::path(cfg.output.dir) / "partition").string();
+}
+
+std::string checkpoint_dir(const JobConfig& cfg) {
+  if (!cfg.training.checkpoint_dir.empty()) return cfg.training.checkpoint_dir;
+  return (std::filesystem::path(cfg.output.dir) / "checkpoints").string();
 }
 
 }  // namespace adaqp

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <string>
 
 #include "adaqp/common/error.h"
@@ -31,6 +32,19 @@ GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
   }
 }
 
+int64_t GnnImpl::in_width(int layer) const {
+  return layer == 0 ? opt_.in_dim : opt_.hidden;
+}
+
+int64_t GnnImpl::out_width(int layer) const {
+  return layer + 1 == opt_.layers ? opt_.out_dim : opt_.hidden;
+}
+
+int64_t GnnImpl::aggregation_width(int layer) const {
+  ADAQP_CHECK(layer >= 0 && layer < opt_.layers, "layer " + std::to_string(layer));
+  return layer == 0 ? opt_.in_dim : std::min(in_width(layer), out_width(layer));
+}
+
 at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
   ADAQP_CHECK(graph.aggregation() == aggregation_for_model(opt_.type),
               "graph aggregation does not match model type " + opt_.type);
@@ -41,30 +55,42 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
   const int64_t n = part.num_owned();
   const bool sage = !root_.empty();
   const bool drop = mode.training && opt_.dropout > 0;
+  // Dropout mask of layer l's rows, `width` elements per row.
+  const auto mask = [&](int l, int64_t width) {
+    at::Tensor m = at::empty({n, width}, at::TensorOptions().dtype(at::kFloat));
+    DropoutKey key = mode.key;
+    key.layer = static_cast<uint32_t>(l);
+    dropout_mask(key, static_cast<float>(opt_.dropout), part.owned_gid.data(), n, width,
+                 m.data_ptr<float>());
+    return m;
+  };
   // The features are read-only here: no gradient flows back to them.
-  at::Tensor h = at::from_blob(const_cast<float*>(part.features.data()), {n, part.feat_dim},
-                               at::TensorOptions().dtype(at::kFloat));
+  const at::Tensor x = at::from_blob(const_cast<float*>(part.features.data()), {n, part.feat_dim},
+                                     at::TensorOptions().dtype(at::kFloat));
+  at::Tensor h;
   for (int l = 0; l < opt_.layers; ++l) {
-    at::Tensor z;
+    at::Tensor y;
     if (l == 0) {
-      z = at::empty({n, part.feat_dim}, h.options());
+      at::Tensor z = at::empty({n, part.feat_dim}, x.options());
       graph.aggregate_features(z.data_ptr<float>());
+      at::Tensor root = x;
+      if (drop) {
+        const at::Tensor m = mask(0, sage ? 2 * opt_.in_dim : opt_.in_dim);
+        z = z * m.narrow(1, 0, opt_.in_dim);
+        if (sage) root = root * m.narrow(1, opt_.in_dim, opt_.in_dim);
+      }
+      y = neighbour_[0]->forward(z);
+      if (sage) y = y + root_[0]->forward(root);
     } else {
-      z = dist_aggregate(h, graph, l);
+      if (drop) h = h * mask(l, h.size(1));
+      torch::nn::Linear& lin = neighbour_[l];
+      if (out_width(l) < in_width(l)) {
+        y = dist_aggregate(at::matmul(h, lin->weight.t()), graph, l) + lin->bias;
+      } else {
+        y = lin->forward(dist_aggregate(h, graph, l));
+      }
+      if (sage) y = y + root_[l]->forward(h);
     }
-    at::Tensor root = sage ? h : at::Tensor();
-    if (drop) {
-      const int64_t d = h.size(1);
-      at::Tensor mask = at::empty({n, sage ? 2 * d : d}, h.options());
-      DropoutKey key = mode.key;
-      key.layer = static_cast<uint32_t>(l);
-      dropout_mask(key, static_cast<float>(opt_.dropout), part.owned_gid.data(), n, mask.size(1),
-                   mask.data_ptr<float>());
-      z = z * mask.narrow(1, 0, d);
-      if (sage) root = root * mask.narrow(1, d, d);
-    }
-    at::Tensor y = neighbour_[l]->forward(z);
-    if (sage) y = y + root_[l]->forward(root);
     if (l + 1 < opt_.layers) {
       if (opt_.layer_norm) y = norm_[l]->forward(y);
       y = at::relu(y);

@@ -6,6 +6,7 @@
 #include <torch/optim/adam.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/gnn.h"
+#include "adaqp/quant/quantizer.h"
 
 namespace adaqp {
 
@@ -40,6 +42,60 @@ double ratio(int64_t num, int64_t den) {
   return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0;
 }
 
+bool overlap_mode(const std::string& mode) {
+  return mode == "overlap" || mode == "adaqp";
+}
+
+bool quantized_mode(const std::string& mode) {
+  return mode == "quant" || mode == "adaqp";
+}
+
+}  // namespace
+
+void check_exchange_options(const TrainerOptions& o) {
+  if (o.mode != "vanilla" && o.mode != "overlap" && o.mode != "quant" && o.mode != "adaqp") {
+    throw ConfigError("communication.mode: unknown mode '" + o.mode +
+                      "' (expected vanilla, overlap, quant or adaqp)");
+  }
+  if (!quantized_mode(o.mode)) return;
+  if (o.scheme == "adaptive") validate(o.adaptive);
+  if (o.scheme != "uniform" && o.scheme != "random" && o.scheme != "adaptive") {
+    throw ConfigError("communication.scheme: unknown scheme '" + o.scheme +
+                      "' (expected uniform, random or adaptive)");
+  }
+  if (!quant::valid_bits(o.bits)) {
+    throw ConfigError("communication.bits: " + std::to_string(o.bits) + " is not 2, 4 or 8");
+  }
+}
+
+namespace {
+
+DistGraphOptions graph_options(const TrainerOptions& o) {
+  check_exchange_options(o);
+  DistGraphOptions g;
+  g.aggregation = aggregation_for_model(o.model.type);
+  g.cache_features = o.cache_features;
+  g.overlap = overlap_mode(o.mode);
+  return g;
+}
+
+// Probe sizes from the job's rows: the narrowest exchanged row at the smallest width to the widest
+// at the largest (8 bytes of metadata each).
+LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
+  const int64_t meta = quant::kMetaFloatsPerRow * static_cast<int64_t>(sizeof(float));
+  const int64_t narrow = std::min<int64_t>(o.model.hidden, part.num_classes);
+  const int64_t wide =
+      o.cache_features ? o.model.hidden : std::max<int64_t>(o.model.hidden, part.feat_dim);
+  const std::vector<int>& bits = o.adaptive.bit_set;
+  LinkProbeOptions p;
+  p.min_row_bytes =
+      meta + quant::packed_row_bytes(narrow, *std::min_element(bits.begin(), bits.end()));
+  p.max_row_bytes =
+      std::max(meta + quant::packed_row_bytes(wide, *std::max_element(bits.begin(), bits.end())),
+               2 * p.min_row_bytes);
+  return p;
+}
+
 GnnOptions gnn_options(const ModelConfig& m, const Part& part) {
   GnnOptions o;
   o.type = m.type;
@@ -64,8 +120,7 @@ struct Trainer::Impl {
   Impl(Part part, Communicator& communicator, const TrainerOptions& options)
       : comm(communicator),
         opt(options),
-        graph(std::move(part), communicator,
-              DistGraphOptions{aggregation_for_model(options.model.type), options.cache_features}) {
+        graph(std::move(part), communicator, graph_options(options)) {
     const Part& p = graph.part();
     ADAQP_CHECK(p.global_split_counts.size() == 3,
                 "part has " + std::to_string(p.global_split_counts.size()) + " split counts");
@@ -79,6 +134,13 @@ struct Trainer::Impl {
         torch::optim::AdamOptions(opt.training.lr).weight_decay(opt.training.weight_decay));
     labels = label_tensor(p);
     split_idx = {index_tensor(p.train_idx), index_tensor(p.valid_idx), index_tensor(p.test_idx)};
+    if (quantized_mode(opt.mode) && opt.scheme == "adaptive") {
+      link = std::make_unique<LinkModel>(opt.link_costs.empty()
+                                             ? probe_link_model(comm, p, probe_options(opt, p))
+                                             : fixed_link_model(opt.link_costs));
+      assigner = std::make_unique<BitAssigner>(graph, comm, link->time, opt.model.layers,
+                                               opt.adaptive, opt.training.seed);
+    }
   }
 
   // This rank's share of the global loss: sum over its training nodes / global normaliser.
@@ -118,6 +180,8 @@ struct Trainer::Impl {
   std::unique_ptr<torch::optim::Adam> optimizer;
   at::Tensor labels;                  // int64 class ids, or float 0/1 rows for multi-label
   std::vector<at::Tensor> split_idx;  // train, valid, test: owned local indices
+  std::unique_ptr<LinkModel> link;    // scheme adaptive
+  std::unique_ptr<BitAssigner> assigner;
 };
 
 Trainer::Trainer(Part part, Communicator& comm, const TrainerOptions& opt)
@@ -129,6 +193,16 @@ EpochStats Trainer::train_epoch(int epoch) {
   Impl& s = *impl_;
   const double t0 = now_s();
   s.graph.reset_comm_stats();
+  if (s.assigner != nullptr) {
+    s.graph.set_quant_plan(s.assigner->plan(epoch));
+  } else if (quantized_mode(s.opt.mode)) {
+    SchemeOptions so;
+    so.scheme = s.opt.scheme == "random" ? BitScheme::kRandom : BitScheme::kUniform;
+    so.bits = s.opt.bits;
+    so.seed = s.opt.training.seed;
+    s.graph.set_quant_plan(
+        scheme_plan(s.graph.part(), s.opt.model.layers, so, static_cast<uint32_t>(epoch)));
+  }
   s.optimizer->zero_grad();
   ForwardMode mode;
   mode.training = true;
@@ -136,6 +210,7 @@ EpochStats Trainer::train_epoch(int epoch) {
   mode.key.epoch = static_cast<uint32_t>(epoch);
   const at::Tensor loss = s.local_loss(s.model->forward(s.graph, mode));
   loss.backward();
+  s.graph.clear_quant_plan();
   const double t_reduce = now_s();
   double global_loss = loss.item<double>();
   s.comm.allreduce_sum(&global_loss, 1);
@@ -143,14 +218,34 @@ EpochStats Trainer::train_epoch(int epoch) {
   const double reduce_s = now_s() - t_reduce;
   s.optimizer->step();
 
+  const CommStats& cs = s.graph.comm_stats();
+  const AggregationStats& as = s.graph.aggregation_stats();
+  const auto layers = static_cast<size_t>(s.opt.model.layers);
   EpochStats st;
   st.epoch = epoch;
   st.loss = global_loss;
   st.epoch_time_s = now_s() - t0;
-  st.comm_time_s = s.graph.comm_stats().time_s;
+  st.local_agg_time_s = as.local_agg_time_s;
+  st.halo_agg_time_s = as.halo_agg_time_s;
+  st.quant_time_s = cs.quant_time_s;
+  st.comm_time_s = cs.comm_time_s;
+  st.exposed_comm_time_s = cs.exposed_time_s;
   st.reduce_time_s = reduce_s;
-  st.compute_time_s = st.epoch_time_s - st.comm_time_s - st.reduce_time_s;
-  st.bytes_sent = s.graph.comm_stats().bytes_sent;
+  st.compute_time_s = st.epoch_time_s - st.exposed_comm_time_s - st.reduce_time_s;
+  st.dense_time_s = st.compute_time_s - st.local_agg_time_s - st.halo_agg_time_s;
+  st.bytes_sent = cs.bytes_sent;
+  st.bytes_forward = cs.bytes_forward;
+  st.bytes_backward = cs.bytes_backward;
+  st.bytes_forward.resize(layers, 0);
+  st.bytes_backward.resize(layers, 0);
+  st.comm_forward_s = cs.comm_forward_s;
+  st.comm_backward_s = cs.comm_backward_s;
+  st.comm_forward_s.resize(layers, 0);
+  st.comm_backward_s.resize(layers, 0);
+  if (s.assigner != nullptr) {
+    st.adaptive = true;
+    st.assign = s.assigner->finish_epoch();
+  }
   return st;
 }
 
@@ -203,6 +298,34 @@ std::vector<float> Trainer::parameter_values() const {
     values.insert(values.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   }
   return values;
+}
+
+const Part& Trainer::part() const {
+  return impl_->graph.part();
+}
+
+int64_t Trainer::layer_input_width(int layer) const {
+  return impl_->model->aggregation_width(layer);
+}
+
+int Trainer::num_layers() const {
+  return impl_->opt.model.layers;
+}
+
+bool Trainer::progress_thread() const {
+  return impl_->graph.exchanger().progress_thread();
+}
+
+const LinkModel* Trainer::link_model() const {
+  return impl_->link.get();
+}
+
+torch::nn::Module& Trainer::model() {
+  return *impl_->model;
+}
+
+torch::optim::Adam& Trainer::optimizer() {
+  return *impl_->optimizer;
 }
 
 int64_t Trainer::num_parameters() const {

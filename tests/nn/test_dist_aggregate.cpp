@@ -86,19 +86,30 @@ at::Tensor dense_forward(const at::Tensor& a, const at::Tensor& x, const GnnOpti
                          const std::vector<int64_t>& gids) {
   const bool sage = opt.type == "sage";
   at::Tensor h = x.to(at::kDouble);
+  // Layer l's dropout mask, `width` elements per row.
+  const auto mask = [&](int l, int64_t width) {
+    at::Tensor m = at::empty({h.size(0), width}, at::kFloat);
+    DropoutKey key = mode.key;
+    key.layer = static_cast<uint32_t>(l);
+    dropout_mask(key, static_cast<float>(opt.dropout), gids.data(), h.size(0), width,
+                 m.data_ptr<float>());
+    return m.to(at::kDouble);
+  };
+  const bool drop = mode.training && opt.dropout > 0;
   for (int l = 0; l < opt.layers; ++l) {
     const std::string pre = "layer" + std::to_string(l);
     const int64_t d = h.size(1);
-    at::Tensor z = a.mm(h), root = h;
-    if (mode.training && opt.dropout > 0) {
-      at::Tensor mask = at::empty({h.size(0), sage ? 2 * d : d}, at::kFloat);
-      DropoutKey key = mode.key;
-      key.layer = static_cast<uint32_t>(l);
-      dropout_mask(key, static_cast<float>(opt.dropout), gids.data(), h.size(0), mask.size(1),
-                   mask.data_ptr<float>());
-      mask = mask.to(at::kDouble);
-      z = z * mask.narrow(1, 0, d);
-      if (sage) root = root * mask.narrow(1, d, d);
+    at::Tensor z, root = h;
+    if (l == 0) {
+      z = a.mm(h);
+      if (drop) {
+        const at::Tensor m = mask(0, sage ? 2 * d : d);
+        z = z * m.narrow(1, 0, d);
+        if (sage) root = root * m.narrow(1, d, d);
+      }
+    } else {
+      if (drop) root = h * mask(l, d);
+      z = a.mm(root);
     }
     at::Tensor y = z.mm(p[pre + "_neighbour.weight"].t()) + p[pre + "_neighbour.bias"];
     if (sage) y = y + root.mm(p[pre + "_root.weight"].t());

@@ -12,7 +12,9 @@ namespace adaqp {
 
 // One halo exchange: send[r] (send_bytes[r] bytes) goes to rank r, recv[r] (recv_bytes[r] bytes)
 // arrives from rank r. Entries of zero bytes (and the own rank) are skipped. The buffers must stay
-// alive and untouched until the exchange's Work has completed.
+// alive and untouched until the exchange's Work has completed. Where they live is the transport's
+// contract: host memory for MpiCommunicator, device memory of the communicator's GPU for
+// NcclCommunicator (nccl_communicator.h).
 struct ExchangeBuffers {
   std::vector<const void*> send;
   std::vector<size_t> send_bytes;
@@ -29,7 +31,8 @@ class Work {
   // Blocks until completion. Throws CommError naming the peers still pending when the
   // communicator's timeout passes, or the peer whose transfer failed. After a timeout the exchange
   // is still in flight: wait() may be called again, or destroying the Work cancels what is
-  // pending (logging a warning).
+  // pending (logging a warning). A transport that cannot cancel a transfer (NCCL) aborts its
+  // communicator on the timeout instead and says so in the CommError.
   virtual void wait() = 0;
 };
 
@@ -55,6 +58,11 @@ class Communicator {
   // Bound on every blocking wait, in seconds.
   virtual void set_timeout(double seconds) = 0;
   virtual double timeout() const = 0;
+
+  // True when a ProgressThread may drive this communicator's exchanges (every call from it) while
+  // the thread that owns the communicator computes without calling it. False by default: the
+  // owner then drives its exchanges itself.
+  virtual bool allows_progress_thread() const { return false; }
 };
 
 // Start-up failure agreement: every rank calls this once with whether it failed locally; all get

@@ -2,7 +2,8 @@
 // MPI_Iallreduce, ...) and every wait polls with a short backoff, so a dead or stalled peer turns
 // into a CommError on the survivors after the timeout instead of a hang.
 //
-// Threading: one thread at a time may call a communicator and the Works it created.
+// Threading: one thread at a time may call a communicator and the Works it created; which thread
+// may change between calls when MPI provides at least MPI_THREAD_SERIALIZED.
 #pragma once
 
 #include <mpi.h>
@@ -59,6 +60,9 @@ class MpiCommunicator : public Communicator {
   void set_timeout(double seconds) override;
   double timeout() const override;
 
+  // True when MPI was initialised with at least MPI_THREAD_SERIALIZED.
+  bool allows_progress_thread() const override { return serialized_; }
+
  private:
   template <typename T>
   void allreduce(T* data, size_t n, MPI_Datatype type, MPI_Op op, const char* name);
@@ -73,6 +77,7 @@ class MpiCommunicator : public Communicator {
   int rank_ = 0;
   int size_ = 1;
   int tag_ub_ = 32767;
+  bool serialized_ = false;
   size_t max_chunk_bytes_;
   // Shared with the Works so they see timeout changes and may outlive the communicator.
   std::shared_ptr<std::atomic<double>> timeout_s_;

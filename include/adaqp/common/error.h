@@ -32,6 +32,13 @@ class CommError : public Error {
   using Error::Error;
 };
 
+// Training diverged: a non-finite loss, gradient or parameter. The message names the epoch and the
+// parameter.
+class NumericalError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A broken internal invariant: a bug, not a user error.
 class InvariantError : public Error {
  public:

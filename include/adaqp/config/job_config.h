@@ -25,7 +25,9 @@ struct TrainingConfig {
   double weight_decay = 5e-4;
   uint64_t seed = 0;
   int eval_every = 1;
-  int threads = 0;  // compute threads per worker; 0 = cores / workers on this host
+  int threads = 0;             // compute threads per worker; 0 = cores / workers on this host
+  int checkpoint_every = 0;    // write a checkpoint every this many epochs and at the end; 0 = off
+  std::string checkpoint_dir;  // empty = <output.dir>/checkpoints
 };
 
 struct CommunicationConfig {
@@ -35,6 +37,14 @@ struct CommunicationConfig {
   std::string scheme = "uniform";  // uniform | random | adaptive
   bool feature_cache = true;       // exchange layer-0 input features once, at full precision
   double timeout_s = 300;          // bound on every blocking wait
+  // Scheme adaptive (design notes, section 6): the allowed widths, the weight of the variance term
+  // in the objective, how many consecutive messages of one link share a width, the epochs between
+  // solves, and the solver (fast | exact).
+  std::vector<int> bit_set = {2, 4, 8};
+  double lambda = 0.5;
+  int group_size = 1;
+  int assign_period = 1;
+  std::string solver = "fast";
 };
 
 struct OutputConfig {
@@ -73,8 +83,8 @@ struct JobConfig {
 // dataset.synthetic.num_nodes=1000), then validates. A missing file, an unknown key (the message
 // lists the known keys of its section), a value of the wrong type, an out-of-range value or a
 // malformed override is a ConfigError naming the file (or --set), the key and the value. Relative
-// paths in the file (dataset.path, partition.dir, output.dir) are kept as written: they are
-// relative to the working directory.
+// paths in the file (dataset.path, partition.dir, training.checkpoint_dir, output.dir) are kept as
+// written: they are relative to the working directory.
 JobConfig load_job_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // The effective configuration as YAML (every key, defaults included); load_job_config of this
@@ -83,5 +93,8 @@ std::string to_yaml(const JobConfig& cfg);
 
 // The partition directory a job uses (partition.dir, or <output.dir>/partition).
 std::string partition_dir(const JobConfig& cfg);
+
+// The checkpoint directory a job uses (training.checkpoint_dir, or <output.dir>/checkpoints).
+std::string checkpoint_dir(const JobConfig& cfg);
 
 }  // namespace adaqp

@@ -1,7 +1,9 @@
 // The graph context of one worker: its Part, the normalised adjacency split into A_local (columns:
 // owned nodes) and A_halo (columns: halo nodes), their transposes, and the halo exchanger.
-// Aggregation follows design notes section 4: start the exchange, multiply by A_local while the
-// messages are in flight, then wait and add A_halo times the halo rows. Backward mirrors it.
+// Aggregation follows design notes section 4: start the exchange, multiply by A_local (while the
+// messages are in flight when overlapping; see HaloExchanger for the schedules), then wait and add
+// A_halo times the halo rows. Backward mirrors it. Messages travel at full precision unless a
+// QuantPlan is set (training epochs of the quantized modes).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/kernels/spmm.h"
+#include "adaqp/model/bit_assignment.h"
 #include "adaqp/model/halo_exchanger.h"
 #include "adaqp/partition/part.h"
 
@@ -27,6 +30,23 @@ struct DistGraphOptions {
   // Exchange the halo rows of the input features once, at construction, at full precision; layer
   // 0 then needs no exchange per epoch.
   bool cache_features = true;
+  // Overlap every exchange with the A_local work (AdaQP-p); otherwise each exchange completes
+  // before the A_local work starts.
+  bool overlap = false;
+};
+
+// The messages this rank sent in the last traced exchange of one layer and direction (QuantPlan::
+// trace_ranges): their row width and the value range (max - min) of each, in send order.
+struct MessageTrace {
+  int64_t width = 0;
+  std::vector<float> ranges;
+};
+
+// Where the aggregation time went since the last reset (this rank, the calling thread).
+struct AggregationStats {
+  double local_agg_time_s = 0;  // A_local and A_local^T products
+  double halo_agg_time_s = 0;   // A_halo products and adding received gradients
+  double local_done_s = 0;      // steady-clock time the last A_local product ended
 };
 
 class DistGraph {
@@ -49,9 +69,20 @@ class DistGraph {
   // dh = A^T g: g and dh are num_owned x d. Collective.
   void aggregate_backward(const float* g, int64_t d, float* dh, int layer);
 
-  // Time and bytes of the halo exchanges since the last reset.
+  // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
+  // but the cached features), until clear_quant_plan().
+  void set_quant_plan(QuantPlan plan);
+  void clear_quant_plan();
+  // The last traced exchange of `layer` and `dir`; null if none was traced.
+  const MessageTrace* message_trace(int layer, Direction dir) const;
+  // The normalised adjacency's halo block (rows: owned nodes, columns: halo nodes).
+  const kernels::CsrView& a_halo() const { return a_halo_; }
+
+  // Time and bytes of the halo exchanges and aggregations since the last reset.
   const CommStats& comm_stats() const { return exchanger_.stats(); }
-  void reset_comm_stats() { exchanger_.reset_stats(); }
+  const AggregationStats& aggregation_stats() const { return agg_stats_; }
+  void reset_comm_stats();
+  const HaloExchanger& exchanger() const { return exchanger_; }
 
  private:
   Part part_;
@@ -60,7 +91,14 @@ class DistGraph {
   std::vector<float> local_values_, halo_values_;
   kernels::CsrView a_local_, a_halo_;
   kernels::CsrMatrix a_local_t_, a_halo_t_;
+  // The precision of an exchange of rows of width d; sets up its trace when the plan asks.
+  Precision precision(int layer, Direction dir, int64_t d);
+
   HaloExchanger exchanger_;
+  bool quantize_ = false;
+  QuantPlan plan_;
+  std::vector<MessageTrace> traces_[2];  // by direction, then layer
+  AggregationStats agg_stats_;
   std::vector<float> halo_features_;  // cached halo rows of the input features
   std::vector<float> halo_buf_;       // halo rows (forward) or halo partial gradients (backward)
 };

@@ -1,12 +1,18 @@
-// The GNN model: L layers of one uniform definition (GCN or GraphSAGE-mean). Layer l with input
-// H (owned rows, width d):
-//   Z = A H                   (GCN: A_hat, symmetric normalisation; SAGE: mean of in-neighbours)
-//   Z = Z * mask              (training only; masks keyed by seed, epoch, layer, global node id)
-//   Y = Z W + b               (SAGE: Y = Z W_n + (H * mask_root) W_r + b)
-//   hidden layers only: Y = ReLU(LayerNorm(Y)) (LayerNorm when enabled).
-// Layer 0's input is the feature matrix, so its halo rows are static (and cacheable) and no
-// gradient flows back to it. For SAGE the dropout mask of a row has 2d elements: the first d for
-// Z, the last d for the root term.
+// The GNN model: L layers of one uniform definition (GCN or GraphSAGE-mean), with A the
+// normalised adjacency (GCN: A_hat, symmetric normalisation; SAGE: mean of in-neighbours).
+// Layer 0, input the feature matrix X:
+//   Z = A X, then in training Z = Z * mask (SAGE: and X * mask_root)
+//   Y = Z W + b                            (SAGE: + (X * mask_root) W_r)
+// Layer l >= 1, input H (the previous layer's output):
+//   in training H = H * mask
+//   Y = A (H W) + b  when the layer narrows (out < in), else (A H) W + b  (equal; the cheaper
+//                    order aggregates the narrower rows)   (SAGE: + H W_r)
+// Hidden layers then apply Y = ReLU(LayerNorm(Y)) (LayerNorm when enabled).
+// This is Kipf & Welling's GCN (dropout on every layer's input, before the aggregation), except
+// that layer 0 drops elements of the aggregated features A X instead of X: A X depends only on
+// the static features, so its halo rows are exchanged once and cached, and no gradient flows
+// back to it. Masks are keyed by seed, epoch, layer and global node id; for SAGE's layer 0 a
+// row's mask has 2d elements, the first d for Z, the last d for the root term.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -48,12 +54,18 @@ class GnnImpl : public torch::nn::Module {
   at::Tensor forward(DistGraph& graph, const ForwardMode& mode);
 
   const GnnOptions& options() const { return opt_; }
+  // Width of the rows layer l aggregates (and exchanges): in_dim for layer 0; for a later layer
+  // the narrower of its input and output widths.
+  int64_t aggregation_width(int layer) const;
 
  private:
   GnnOptions opt_;
   std::vector<torch::nn::Linear> neighbour_;  // W (GCN) or W_n (SAGE), with the bias
   std::vector<torch::nn::Linear> root_;       // SAGE only: W_r, no bias
   std::vector<torch::nn::LayerNorm> norm_;    // hidden layers, when layer_norm
+
+  int64_t in_width(int layer) const;
+  int64_t out_width(int layer) const;
 };
 TORCH_MODULE(Gnn);
 

@@ -15,24 +15,57 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/config/job_config.h"
 #include "adaqp/partition/part.h"
+#include "adaqp/train/bit_assigner.h"
+#include "adaqp/train/link_probe.h"
+
+namespace torch::nn {
+class Module;
+}
+namespace torch::optim {
+class Adam;
+}
 
 namespace adaqp {
 
+// communication.mode (design notes, section 7): vanilla (full precision, no overlap), overlap
+// (AdaQP-p), quant (AdaQP-q), adaqp (both). Training exchanges of the quantized modes use the
+// bit-width scheme `scheme` (uniform at `bits`, random over {2, 4, 8} re-drawn every epoch, or
+// adaptive: the solver's widths, bit_assigner.h); evaluation always exchanges full precision.
 struct TrainerOptions {
   ModelConfig model;
   TrainingConfig training;
-  bool cache_features = true;  // communication.feature_cache
+  bool cache_features = true;      // communication.feature_cache
+  std::string mode = "vanilla";    // communication.mode
+  std::string scheme = "uniform";  // communication.scheme
+  int bits = 8;                    // communication.bits
+  AdaptiveOptions adaptive;        // scheme adaptive
+  // Scheme adaptive: per-sender link costs to plan with; empty = probe them at start-up
+  // (link_probe.h).
+  std::vector<assign::LinkCost> link_costs;
 };
 
-// One training step on this rank. The times are this rank's: compute = epoch - comm - reduce.
+// One training step on this rank; all times are this rank's, in seconds.
+//   epoch = local_agg + halo_agg + exposed_comm + reduce + dense
+// where dense is everything else (dense layers, loss, optimizer step). Packing and unpacking
+// (quant_time_s among them) count as exposed communication when they run on the compute thread;
+// on the progress thread (overlap modes) they are hidden unless waited for.
 struct EpochStats {
   int epoch = 0;
-  double loss = 0;          // global loss (identical on every rank)
-  double epoch_time_s = 0;  // forward + backward + gradient all-reduce + optimizer step
-  double compute_time_s = 0;
-  double comm_time_s = 0;    // halo exchanges (pack, post, wait, unpack)
-  double reduce_time_s = 0;  // loss and gradient all-reduce
-  int64_t bytes_sent = 0;    // halo payload bytes this rank sent
+  double loss = 0;                 // global loss (identical on every rank)
+  double epoch_time_s = 0;         // forward + backward + gradient all-reduce + optimizer step
+  double compute_time_s = 0;       // epoch - exposed_comm - reduce
+  double local_agg_time_s = 0;     // A_local products (forward and backward)
+  double halo_agg_time_s = 0;      // A_halo products, adding received gradients
+  double dense_time_s = 0;         // the rest of the computation
+  double quant_time_s = 0;         // quantization and dequantization, on any thread
+  double comm_time_s = 0;          // every exchange from its start to its completion, summed
+  double exposed_comm_time_s = 0;  // the compute thread blocked in exchanges
+  double reduce_time_s = 0;        // loss and gradient all-reduce
+  int64_t bytes_sent = 0;          // halo payload bytes this rank sent
+  std::vector<int64_t> bytes_forward, bytes_backward;   // bytes_sent by layer (model.layers each)
+  std::vector<double> comm_forward_s, comm_backward_s;  // comm_time_s by layer
+  bool adaptive = false;  // scheme adaptive: `assign` holds the plan's statistics
+  AssignStats assign;
 };
 
 // Scores over all ranks (identical on every rank): accuracy, or F1-micro for multi-label data.
@@ -40,14 +73,19 @@ struct EvalScores {
   double train = 0, valid = 0, test = 0;
 };
 
+// ConfigError unless mode, scheme and bits name a supported combination (what the Trainer
+// checks first); lets a caller reject a job before building anything.
+void check_exchange_options(const TrainerOptions& opt);
+
 // Sets the number of threads of libtorch's operators and of the project's kernels (OpenMP).
 void set_compute_threads(int threads);
 
 class Trainer {
  public:
   // Builds the graph context (collective when features are cached) and the model, whose
-  // parameters are initialised from training.seed identically on every rank. ConfigError for an
-  // unsupported model type or a dataset without training nodes.
+  // parameters are initialised from training.seed identically on every rank; the adaptive scheme
+  // also probes the links (unless opt.link_costs is given). ConfigError for an unsupported model
+  // type, mode or scheme or a dataset without training nodes.
   Trainer(Part part, Communicator& comm, const TrainerOptions& opt);
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -63,6 +101,18 @@ class Trainer {
   // Every parameter's values, concatenated in registration order.
   std::vector<float> parameter_values() const;
   int64_t num_parameters() const;
+  // The model and its optimiser, for checkpoints (train/checkpoint.h) and divergence checks.
+  torch::nn::Module& model();
+  torch::optim::Adam& optimizer();
+
+  const Part& part() const;
+  // Width of the rows layer l aggregates and exchanges (GnnImpl::aggregation_width).
+  int64_t layer_input_width(int layer) const;
+  int num_layers() const;
+  // True when the exchanges run on a progress thread (overlap modes, MPI thread support).
+  bool progress_thread() const;
+  // The link cost model of the adaptive scheme; null for the other schemes.
+  const LinkModel* link_model() const;
 
  private:
   struct Impl;

@@ -1,0 +1,243 @@
+// The GPU aggregation SpMM, cuSPARSE against the own row-per-warp kernel, on a generated graph with
+// GCN weights 1/sqrt(deg(i) deg(j)), so the faster one can be chosen per GPU and width.
+// For each width d and algorithm: median device time of y = A x (CUDA events), GFLOP/s (2 nnz d
+// flops), effective GB/s (the bytes of the matrix, x and y read or written once: a lower bound on
+// the traffic) and, beside the speed, the largest relative difference from the CPU reference
+// spmm_cpu (largest |difference| divided by the largest |y|). The last line per width names the
+// faster algorithm.
+// Usage: bench_spmm_cuda [--nodes N] [--degree D] [--dims d1,d2,..] [--repeats R]
+//        defaults: 200000 nodes, mean degree 20 (heavy-tailed), dims 16,64,256, 20 repeats.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/config.h"
+#include "adaqp/graph/generator.h"
+#include "adaqp/kernels/spmm.h"
+
+#if ADAQP_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "adaqp/kernels/gather.h"
+#include "adaqp/kernels/spmm_cuda.h"
+#endif
+
+namespace {
+
+struct Options {
+  int64_t nodes = 200000;
+  double degree = 20.0;
+  std::vector<int64_t> dims = {16, 64, 256};
+  int repeats = 20;
+};
+
+int64_t positive_integer(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value <= 0)
+    throw adaqp::ConfigError(flag + " must be a positive integer, got '" + text + "'");
+  return value;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw adaqp::ConfigError("missing value after " + flag);
+    const std::string text = argv[++i];
+    if (flag == "--nodes") {
+      o.nodes = positive_integer(flag, text);
+    } else if (flag == "--degree") {
+      o.degree = static_cast<double>(positive_integer(flag, text));
+    } else if (flag == "--repeats") {
+      o.repeats = static_cast<int>(positive_integer(flag, text));
+    } else if (flag == "--dims") {
+      o.dims.clear();
+      size_t start = 0;
+      while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        o.dims.push_back(positive_integer(flag, text.substr(start, comma - start)));
+        start = comma + 1;
+      }
+    } else {
+      throw adaqp::ConfigError("unknown option " + flag +
+                               " (use --nodes, --degree, --dims, --repeats)");
+    }
+  }
+  return o;
+}
+
+#if ADAQP_WITH_CUDA
+
+void cuda_check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw adaqp::Error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+template <typename T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(const std::vector<T>& host) : size_(host.size()) {
+    cuda_check(cudaMalloc(&ptr_, std::max<size_t>(bytes(), 1)), "cudaMalloc");
+    cuda_check(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  ~DeviceArray() { cudaFree(ptr_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() const { return static_cast<T*>(ptr_); }
+  std::vector<T> to_host() const {
+    std::vector<T> host(size_);
+    cuda_check(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return host;
+  }
+
+ private:
+  size_t bytes() const { return size_ * sizeof(T); }
+  void* ptr_ = nullptr;
+  size_t size_;
+};
+
+// The generated graph as a CSR matrix with GCN weights (in-neighbours per row).
+adaqp::kernels::CsrMatrix gcn_matrix(const Options& o) {
+  adaqp::GeneratorOptions g;
+  g.num_nodes = o.nodes;
+  g.avg_degree = o.degree;
+  g.heavy_tailed = true;
+  g.feat_dim = 1;
+  g.seed = 1;
+  const adaqp::Graph graph = adaqp::generate_graph(g);
+  adaqp::kernels::CsrMatrix a;
+  a.rows = a.cols = graph.num_nodes;
+  a.indptr = graph.indptr;
+  a.indices.reserve(graph.indices.size());
+  a.values.reserve(graph.indices.size());
+  for (int64_t i = 0; i < graph.num_nodes; ++i) {
+    for (int64_t k = graph.indptr[i]; k < graph.indptr[i + 1]; ++k) {
+      const int64_t j = graph.indices[k];
+      a.indices.push_back(static_cast<int32_t>(j));
+      a.values.push_back(static_cast<float>(
+          1.0 / std::sqrt(static_cast<double>(graph.in_degree(i)) * graph.in_degree(j))));
+    }
+  }
+  return a;
+}
+
+// Median device time of `repeats` products after one warm-up.
+double median_seconds(adaqp::kernels::CudaSpmm& plan, const float* x, int64_t d, float* y,
+                      int repeats) {
+  cudaEvent_t start, stop;
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  plan.multiply(x, d, y, false, nullptr);
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    cuda_check(cudaEventRecord(start), "cudaEventRecord");
+    plan.multiply(x, d, y, false, nullptr);
+    cuda_check(cudaEventRecord(stop), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0.0f;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    times.push_back(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Largest |gpu - cpu| over all elements, relative to the largest |cpu| (the output's scale).
+double max_scaled_difference(const std::vector<float>& cpu, const std::vector<float>& gpu) {
+  double diff = 0.0, scale = 0.0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(cpu[i])));
+  }
+  return scale > 0.0 ? diff / scale : diff;
+}
+
+void run(const Options& o) {
+  using adaqp::kernels::CudaSpmm;
+  using adaqp::kernels::CudaSpmmAlgorithm;
+  const adaqp::kernels::CsrMatrix a = gcn_matrix(o);
+  const auto nnz = static_cast<int64_t>(a.indices.size());
+  std::cout << fmt::format("# graph: {} nodes, {} non-zeros (heavy-tailed, mean degree {})\n",
+                           a.rows, nnz, o.degree);
+  DeviceArray<int64_t> indptr(a.indptr);
+  DeviceArray<int32_t> indices(a.indices);
+  DeviceArray<float> values(a.values);
+  const adaqp::kernels::CsrView view{a.rows, a.cols, indptr.get(), indices.get(), values.get()};
+  for (int64_t d : o.dims) {
+    std::vector<float> x(static_cast<size_t>(a.cols * d));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    std::vector<float> cpu(static_cast<size_t>(a.rows * d));
+    adaqp::kernels::spmm_cpu(a.view(), x.data(), d, cpu.data(), false);
+    DeviceArray<float> x_dev(x);
+    DeviceArray<float> y_dev(std::vector<float>(static_cast<size_t>(a.rows * d), 0.0f));
+    const double bytes = static_cast<double>(a.indptr.size()) * 8 + static_cast<double>(nnz) * 8 +
+                         static_cast<double>(a.cols + a.rows) * static_cast<double>(d) * 4;
+    double best = 0.0;
+    std::string best_name;
+    for (CudaSpmmAlgorithm algorithm :
+         {CudaSpmmAlgorithm::kCusparse, CudaSpmmAlgorithm::kRowWarp}) {
+      CudaSpmm plan(view, algorithm);
+      const double seconds = median_seconds(plan, x_dev.get(), d, y_dev.get(), o.repeats);
+      const double diff = max_scaled_difference(cpu, y_dev.to_host());
+      const double gflops = 2.0 * static_cast<double>(nnz) * static_cast<double>(d) / seconds / 1e9;
+      const double gbps = bytes / seconds / 1e9;
+      std::cout << fmt::format(
+                       "{{\"benchmark\":\"spmm_cuda\",\"algorithm\":\"{}\",\"nodes\":{},\"nnz\":{},"
+                       "\"dim\":{},\"repeats\":{},\"seconds_median\":{:.6f},\"gflops\":{:.2f},"
+                       "\"gbps\":{:.2f},\"max_diff_vs_cpu_scaled\":{:.3e}}}",
+                       adaqp::kernels::to_string(algorithm), a.rows, nnz, d, o.repeats, seconds,
+                       gflops, gbps, diff)
+                << "\n";
+      std::cout << fmt::format(
+                       "# {:<8} d={:<4} {:9.3f} ms {:8.1f} GFLOP/s {:7.1f} GB/s  max diff vs CPU "
+                       "{:.2e} of max |y|",
+                       adaqp::kernels::to_string(algorithm), d, seconds * 1e3, gflops, gbps, diff)
+                << "\n";
+      if (best_name.empty() || seconds < best) {
+        best = seconds;
+        best_name = adaqp::kernels::to_string(algorithm);
+      }
+    }
+    std::cout << fmt::format("{{\"benchmark\":\"spmm_cuda\",\"dim\":{},\"faster\":\"{}\"}}", d,
+                             best_name)
+              << "\n";
+  }
+}
+
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options o = parse(argc, argv);
+#if ADAQP_WITH_CUDA
+    if (adaqp::kernels::cuda_device_count() == 0) {
+      std::cout << "skipped: no CUDA device\n";
+      return 0;
+    }
+    run(o);
+#else
+    (void)o;
+    std::cout << "skipped: built without CUDA (ADAQP_WITH_CUDA=0)\n";
+#endif
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_spmm_cuda: " << e.what() << "\n";
+    return 1;
+  }
+}

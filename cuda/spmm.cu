@@ -1,0 +1,220 @@
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <climits>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "adaqp/common/error.h"
+#include "adaqp/kernels/spmm_cuda.h"
+
+namespace adaqp::kernels {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kWarpsPerBlock = 8;
+constexpr int kColsPerLane = 4;  // one pass of a warp covers kWarp * kColsPerLane columns
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+void check_cuda(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) throw Error(std::string(call) + " failed: " + cudaGetErrorString(err));
+}
+
+void check_cusparse(cusparseStatus_t status, const char* call) {
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    throw Error(std::string(call) + " failed: " + cusparseGetErrorString(status));
+}
+
+#define ADAQP_CUDA_CALL(call) check_cuda((call), #call)
+#define ADAQP_CUSPARSE_CALL(call) check_cusparse((call), #call)
+
+struct DeviceFree {
+  void operator()(void* ptr) const { cudaFree(ptr); }
+};
+struct HandleDestroy {
+  void operator()(cusparseHandle_t handle) const { cusparseDestroy(handle); }
+};
+struct SpMatDestroy {
+  void operator()(cusparseConstSpMatDescr_t descr) const { cusparseDestroySpMat(descr); }
+};
+struct DnMatDestroy {
+  void operator()(cusparseConstDnMatDescr_t descr) const { cusparseDestroyDnMat(descr); }
+};
+using DevicePtr = std::unique_ptr<void, DeviceFree>;
+using HandlePtr = std::unique_ptr<std::remove_pointer_t<cusparseHandle_t>, HandleDestroy>;
+using SpMatPtr = std::unique_ptr<std::remove_pointer_t<cusparseConstSpMatDescr_t>, SpMatDestroy>;
+using DnMatPtr = std::unique_ptr<std::remove_pointer_t<cusparseConstDnMatDescr_t>, DnMatDestroy>;
+
+dim3 row_grid(int64_t rows) {
+  const int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  return dim3(static_cast<unsigned>(blocks < 65535 ? blocks : 65535));
+}
+
+// One warp per row (grid-stride over rows). The warp loads 32 (column, weight) pairs at a time and
+// broadcasts them lane by lane; lane l accumulates columns c0 + l + t * 32 of the row, so entries
+// are summed in stored order.
+__global__ void spmm_row_warp_kernel(int64_t rows, const int64_t* __restrict__ indptr,
+                                     const int32_t* __restrict__ indices,
+                                     const float* __restrict__ values, const float* __restrict__ x,
+                                     int64_t d, float* __restrict__ y, bool accumulate) {
+  const int lane = threadIdx.x;
+  for (int64_t row = blockIdx.x * static_cast<int64_t>(kWarpsPerBlock) + threadIdx.y; row < rows;
+       row += static_cast<int64_t>(gridDim.x) * kWarpsPerBlock) {
+    const int64_t begin = indptr[row], end = indptr[row + 1];
+    float* yr = y + row * d;
+    for (int64_t c0 = 0; c0 < d; c0 += kWarp * kColsPerLane) {
+      float acc[kColsPerLane];
+#pragma unroll
+      for (int t = 0; t < kColsPerLane; ++t) acc[t] = 0.0f;
+      for (int64_t k0 = begin; k0 < end; k0 += kWarp) {
+        int32_t col = 0;
+        float weight = 0.0f;
+        if (k0 + lane < end) {
+          col = indices[k0 + lane];
+          weight = values[k0 + lane];
+        }
+        const int count = end - k0 < kWarp ? static_cast<int>(end - k0) : kWarp;
+        for (int s = 0; s < count; ++s) {
+          const int64_t j = __shfl_sync(kFullMask, col, s);
+          const float w = __shfl_sync(kFullMask, weight, s);
+          const float* xj = x + j * d + c0 + lane;
+#pragma unroll
+          for (int t = 0; t < kColsPerLane; ++t) {
+            if (c0 + lane + t * kWarp < d) acc[t] = fmaf(w, xj[t * kWarp], acc[t]);
+          }
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kColsPerLane; ++t) {
+        const int64_t c = c0 + lane + t * kWarp;
+        if (c < d) yr[c] = accumulate ? yr[c] + acc[t] : acc[t];
+      }
+    }
+  }
+}
+
+__global__ void narrow_offsets_kernel(const int64_t* __restrict__ in, int64_t n,
+                                      int32_t* __restrict__ out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[i] = static_cast<int32_t>(in[i]);
+}
+
+}  // namespace
+
+const char* to_string(CudaSpmmAlgorithm algorithm) {
+  return algorithm == CudaSpmmAlgorithm::kCusparse ? "cusparse" : "row_warp";
+}
+
+struct CudaSpmm::Impl {
+  CsrView a;
+  CudaSpmmAlgorithm algorithm;
+  // cuSPARSE only: the handle, 32-bit row offsets, the matrix descriptor and the workspace.
+  HandlePtr handle;
+  DevicePtr indptr32;
+  SpMatPtr matrix;
+  DevicePtr workspace;
+  size_t workspace_bytes = 0;
+  int64_t nnz = 0;
+
+  void prepare_cusparse() {
+    ADAQP_CHECK(a.rows < INT32_MAX && a.cols < INT32_MAX,
+                "cuSPARSE path: " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                    " matrix exceeds 32-bit indices; use the row_warp algorithm");
+    ADAQP_CUDA_CALL(cudaMemcpy(&nnz, a.indptr + a.rows, sizeof(nnz), cudaMemcpyDeviceToHost));
+    ADAQP_CHECK(nnz >= 0 && nnz <= INT32_MAX,
+                "cuSPARSE path: " + std::to_string(nnz) +
+                    " non-zeros exceed 32-bit row offsets; use the row_warp algorithm");
+    void* offsets = nullptr;
+    ADAQP_CUDA_CALL(cudaMalloc(&offsets, sizeof(int32_t) * static_cast<size_t>(a.rows + 1)));
+    indptr32.reset(offsets);
+    const int64_t blocks = (a.rows + 1 + 255) / 256;
+    narrow_offsets_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256>>>(
+        a.indptr, a.rows + 1, static_cast<int32_t*>(offsets));
+    ADAQP_CUDA_CALL(cudaGetLastError());
+    // Products may run on streams that do not wait for the legacy default stream.
+    ADAQP_CUDA_CALL(cudaStreamSynchronize(nullptr));
+    cusparseHandle_t h = nullptr;
+    ADAQP_CUSPARSE_CALL(cusparseCreate(&h));
+    handle.reset(h);
+    cusparseConstSpMatDescr_t m = nullptr;
+    ADAQP_CUSPARSE_CALL(cusparseCreateConstCsr(&m, a.rows, a.cols, nnz, offsets, a.indices,
+                                               a.values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    matrix.reset(m);
+  }
+
+  void multiply_cusparse(const float* x, int64_t d, float* y, bool accumulate,
+                         cudaStream_t stream) {
+    if (nnz == 0) {  // a product without entries: no cuSPARSE call
+      if (!accumulate)
+        ADAQP_CUDA_CALL(
+            cudaMemsetAsync(y, 0, sizeof(float) * static_cast<size_t>(a.rows * d), stream));
+      return;
+    }
+    cusparseConstDnMatDescr_t xd = nullptr;
+    ADAQP_CUSPARSE_CALL(
+        cusparseCreateConstDnMat(&xd, a.cols, d, d, x, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    DnMatPtr x_descr(xd);
+    cusparseDnMatDescr_t yd = nullptr;
+    ADAQP_CUSPARSE_CALL(cusparseCreateDnMat(&yd, a.rows, d, d, y, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    DnMatPtr y_descr(yd);
+    const float alpha = 1.0f;
+    const float beta = accumulate ? 1.0f : 0.0f;
+    ADAQP_CUSPARSE_CALL(cusparseSetStream(handle.get(), stream));
+    size_t bytes = 0;
+    ADAQP_CUSPARSE_CALL(cusparseSpMM_bufferSize(
+        handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+        matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
+    if (bytes > workspace_bytes) {
+      // cudaFree synchronizes the device: no earlier product still uses the old workspace.
+      workspace.reset();
+      workspace_bytes = 0;
+      void* ptr = nullptr;
+      ADAQP_CUDA_CALL(cudaMalloc(&ptr, bytes));
+      workspace.reset(ptr);
+      workspace_bytes = bytes;
+    }
+    ADAQP_CUSPARSE_CALL(cusparseSpMM(
+        handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+        matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, workspace.get()));
+  }
+
+  void multiply_row_warp(const float* x, int64_t d, float* y, bool accumulate,
+                         cudaStream_t stream) {
+    const dim3 block(kWarp, kWarpsPerBlock);
+    spmm_row_warp_kernel<<<row_grid(a.rows), block, 0, stream>>>(a.rows, a.indptr, a.indices,
+                                                                 a.values, x, d, y, accumulate);
+    ADAQP_CUDA_CALL(cudaGetLastError());
+  }
+};
+
+CudaSpmm::CudaSpmm(const CsrView& device_a, CudaSpmmAlgorithm algorithm)
+    : impl_(std::make_unique<Impl>()) {
+  ADAQP_CHECK(
+      device_a.rows >= 0 && device_a.cols >= 0,
+      "matrix shape " + std::to_string(device_a.rows) + " x " + std::to_string(device_a.cols));
+  ADAQP_CHECK(device_a.indptr != nullptr, "null row offsets");
+  impl_->a = device_a;
+  impl_->algorithm = algorithm;
+  if (algorithm == CudaSpmmAlgorithm::kCusparse) impl_->prepare_cusparse();
+}
+
+CudaSpmm::~CudaSpmm() = default;
+
+CudaSpmmAlgorithm CudaSpmm::algorithm() const {
+  return impl_->algorithm;
+}
+
+void CudaSpmm::multiply(const float* x, int64_t d, float* y, bool accumulate, void* stream) {
+  ADAQP_CHECK(d >= 0, "dense width " + std::to_string(d));
+  if (impl_->a.rows == 0 || d == 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (impl_->algorithm == CudaSpmmAlgorithm::kCusparse)
+    impl_->multiply_cusparse(x, d, y, accumulate, s);
+  else
+    impl_->multiply_row_warp(x, d, y, accumulate, s);
+}
+
+}  // namespace adaqp::kernels

@@ -1,0 +1,60 @@
+// Bit-widths of quantized messages (design notes, sections 5 and 7). The general input of a
+// quantized exchange is one bit-width per message, for every layer and direction, as this rank
+// sees it: what it sends and what it receives. Sender and receiver must hold the same widths for
+// the rows of their link, so no per-row header travels. The uniform and random schemes are pure
+// functions of the key and the global node id, so both ends compute them independently; the
+// adaptive scheme (a solver) supplies the same structure.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/partition/part.h"
+
+namespace adaqp {
+
+enum class Direction : int { kForward = 0, kBackward = 1 };
+
+// "fwd" or "bwd".
+const char* direction_name(Direction dir);
+
+// One layer and direction. Message order:
+//   forward:  sends the rows of Part::send_idx (peer by peer), receives the halo block (halo
+//   order); backward: sends the halo block (halo order), receives the rows of Part::send_idx.
+// Every entry is 2, 4 or 8.
+struct MessageBits {
+  std::vector<uint8_t> send;
+  std::vector<uint8_t> recv;
+};
+
+// The bit-widths of one training epoch's exchanges, and the key of its quantization noise.
+// forward[l] / backward[l] belong to layer l; a layer without an entry travels at full precision.
+// With trace_ranges, every quantized exchange also records the value range of each message sent
+// (DistGraph::message_trace), the adaptive scheme's input for its next solve.
+struct QuantPlan {
+  uint64_t seed = 0;
+  uint32_t epoch = 0;
+  std::vector<MessageBits> forward, backward;
+  bool trace_ranges = false;
+};
+
+enum class BitScheme { kUniform, kRandom };
+
+// Global ids of the messages of one direction, in message order (see MessageBits).
+std::vector<int64_t> send_gids(const Part& part, Direction dir);
+std::vector<int64_t> recv_gids(const Part& part, Direction dir);
+
+// The random scheme's width of the message of node `gid`: uniform over {2, 4, 8}, from word 0 of
+// philox_block(seed, epoch, layer, kRandomBits, gid, block = direction).
+int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t gid);
+
+struct SchemeOptions {
+  BitScheme scheme = BitScheme::kUniform;
+  int bits = 8;  // uniform scheme
+  uint64_t seed = 0;
+};
+
+// The plan of `epoch` for a model of `layers` layers: every layer, both directions.
+QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, uint32_t epoch);
+
+}  // namespace adaqp

@@ -1,0 +1,100 @@
+// Training checkpoints: everything a run needs to continue so that the resumed run reproduces the
+// uninterrupted one exactly (same seed, same world size W).
+//
+// One file per checkpoint, written by rank 0 alone: after the gradient all-reduce every rank holds
+// identical parameters and Adam state, so one copy is enough. On resume every rank reads that file
+// itself (the output directory is shared between ranks, as the partition directory already is).
+// A checkpoint is <dir>/ckpt-<epoch, 6 digits>.bin, an array file (common/array_file.h): a CRC-32
+// per array, written to a temporary file, fsync'ed and renamed, so a crash mid-write never leaves
+// a half file and any corruption or truncation is detected on reading. Arrays:
+//   header/format_version     int64 {kCheckpointFormatVersion}
+//   header/dataset_fingerprint, header/model_type   uint8 (text)
+//   header/model_shape        int64 {layers, hidden, in_dim, out_dim, layer_norm}
+//   header/world              int64 {world size W, writer rank}
+//   header/seed               int64 (training.seed, bit-cast)
+//   progress/epoch            int64 {epochs completed}
+//   progress/best             float64 {have_best, best validation score, test score at it}
+//   param/<name>, shape/<name>            float32 values, int64 sizes, per model parameter
+//   adam/<name>/step, adam/<name>/exp_avg, adam/<name>/exp_avg_sq (and adam/<name>/max_exp_avg_sq
+//   with amsgrad): torch::optim::Adam's state of the parameter, absent before its first step.
+// Random numbers carry no state to save: dropout masks (and quantization noise) are counter-based
+// Philox draws keyed by (seed, epoch, layer, global node id, ...), so seed and epoch resume them.
+// Not stored because they do not exist yet: the bit-width assignment and the fitted link model of
+// adaptive quantization; they will come with a new format version.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}
+namespace torch::optim {
+class Adam;
+}
+
+namespace adaqp {
+
+constexpr int kCheckpointFormatVersion = 1;
+
+// Number of newest checkpoints kept in a directory (older ones are deleted after each write): one
+// spare survives if the newest is ever damaged.
+constexpr int kCheckpointsKept = 2;
+
+// What a checkpoint must agree with to be resumed by a job.
+struct CheckpointHeader {
+  int format_version = kCheckpointFormatVersion;
+  std::string dataset_fingerprint;  // the partition's dataset fingerprint
+  std::string model_type;           // gcn | sage
+  int64_t layers = 0, hidden = 0, in_dim = 0, out_dim = 0;
+  bool layer_norm = false;
+  int world_size = 0;
+  int rank = 0;  // the rank that wrote the file (not compared)
+  uint64_t seed = 0;
+};
+
+// Where the epoch loop stands: epochs completed and the best validation score so far.
+struct CheckpointProgress {
+  int epoch = 0;
+  bool have_best = false;
+  double best_val = 0;
+  double test_at_best_val = 0;
+};
+
+// "<dir>/ckpt-000012.bin" for epoch 12.
+std::string checkpoint_path(const std::string& dir, int epoch);
+
+// Writes one checkpoint atomically. InputError naming the file if it cannot be written.
+void save_checkpoint(const std::string& path, const CheckpointHeader& header,
+                     const CheckpointProgress& progress, const torch::nn::Module& model,
+                     const torch::optim::Adam& optimizer);
+
+// Reads the header and progress of `path`, verifying every array's checksum on the way.
+// InputError naming the file and the array if it is corrupt, truncated, not a checkpoint, or of
+// another format version.
+struct CheckpointInfo {
+  CheckpointHeader header;
+  CheckpointProgress progress;
+};
+CheckpointInfo read_checkpoint_info(const std::string& path);
+
+// Checks `path` against `expected` (every header field but the writer rank; InputError
+// "<file>: <field>: checkpoint has X, this job has Y"), then restores the parameters and the Adam
+// state into `model` and `optimizer`, whose parameters must be the model's. A missing parameter or
+// one of another shape is an InputError naming it; on any error nothing has been changed.
+CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
+                                   torch::nn::Module& model, torch::optim::Adam& optimizer);
+
+// Epochs of the checkpoint files in `dir` (by file name only), newest first; none if `dir` does not
+// exist.
+std::vector<int> list_checkpoints(const std::string& dir);
+
+// Path of the newest checkpoint in `dir` that reads back intact; corrupt, truncated or unreadable
+// ones are skipped with a warning naming the problem. "" if there is none.
+std::string latest_checkpoint(const std::string& dir);
+
+// Deletes all but the newest `keep` checkpoint files of `dir` (warning on failure).
+void prune_checkpoints(const std::string& dir, int keep);
+
+}  // namespace adaqp

@@ -1,0 +1,55 @@
+// The exchange cost model of the adaptive scheme (design notes, section 6), measured at start-up on
+// the exchange schedule the runtime really uses.
+//
+// Why one channel per sender: the halo exchanger posts every receive, then packs and posts every
+// peer's block at once, so all links of a rank run concurrently and share that rank's outgoing
+// bandwidth (its NIC uplink; the sending process on shared memory). A per-link line fitted under
+// that schedule would charge every link the whole rank's bandwidth and mispredict as soon as the
+// split between peers changes. So a probe sends every peer a block proportional to the job's real
+// message count to that peer, all ranks at once, and each sender's time is when its last block
+// arrived (the receivers time their arrivals; every rank learns all of them); the fit is
+// t_s = alpha_s + beta_s * (bytes rank s sent). The exchange then ends when the slowest sender
+// does, which is the time model the solver plans with (assign::per_sender_time_model).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adaqp/assign/link_fit.h"
+#include "adaqp/assign/time_model.h"
+#include "adaqp/comm/communicator.h"
+#include "adaqp/partition/part.h"
+
+namespace adaqp {
+
+struct LinkProbeOptions {
+  // Bytes of one message (row) to probe between: the job's smallest and largest quantized rows.
+  int64_t min_row_bytes = 12;
+  int64_t max_row_bytes = 264;
+  int sizes = 16;         // probe sizes per pass (assign::probe_sizes)
+  int repeats = 3;        // passes over the sizes
+  double budget_s = 3.0;  // the probe shrinks its largest size and repeats to fit in about this
+};
+
+struct LinkModel {
+  std::vector<assign::LinkFit> fits;     // per sender rank
+  std::vector<assign::LinkCost> costs;   // the costs planned with (see probe_link_model)
+  assign::TimeModel time;                // assign::per_sender_time_model(costs)
+  int64_t min_bytes = 0, max_bytes = 0;  // range of the senders' probe volumes
+  double probe_time_s = 0;               // wall time of the probe (0: costs given, not probed)
+};
+
+// Probes and fits every sender's cost (collective; every rank returns the same model, computed from
+// the same gathered samples). A fit whose slope is not positive (noise over too narrow a range) is
+// planned with the largest positive slope of the other senders (or 1 ns/byte if none has one) and
+// a warning; a negative intercept is planned as 0.
+LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbeOptions& opt);
+
+// A model from given per-sender costs (no probing): reproducible plans, e.g. in tests.
+LinkModel fixed_link_model(const std::vector<assign::LinkCost>& costs);
+
+// The start-up record of metrics.jsonl: {"event":"link_model","model":"per_sender",...}.
+std::string link_model_json(const LinkModel& model);
+
+}  // namespace adaqp

@@ -1,0 +1,575 @@
+#include "adaqp/comm/nccl_communicator.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nccl.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+constexpr double kMaxTimeoutS = 1e6;
+
+void check_timeout(double seconds) {
+  if (!(seconds > 0.0 && seconds <= kMaxTimeoutS))
+    throw ConfigError(fmt::format("communication timeout must be in (0, {}] seconds, got {}",
+                                  kMaxTimeoutS, seconds));
+}
+
+// The one check of a CUDA call: Error "<call> failed on rank R (device D): <CUDA error string>".
+void check_cuda(cudaError_t err, const char* call, int rank, int device) {
+  if (err == cudaSuccess) return;
+  throw Error(fmt::format("{} failed on rank {} (device {}): {}", call, rank, device,
+                          cudaGetErrorString(err)));
+}
+
+#define ADAQP_CUDA_CALL(call, rank, device) check_cuda((call), #call, (rank), (device))
+
+std::chrono::steady_clock::time_point deadline_after(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
+// Pause between two polls: yields first (latency), then sleeps 100 us (CPU).
+class PollPause {
+ public:
+  void operator()() {
+    if (polls_ < kYields) {
+      ++polls_;
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+ private:
+  static constexpr int kYields = 1000;
+  int polls_ = 0;
+};
+
+// Makes `device` current for a scope and restores the previous device.
+class DeviceGuard {
+ public:
+  DeviceGuard(int device, int rank) : device_(device) {
+    ADAQP_CUDA_CALL(cudaGetDevice(&previous_), rank, device);
+    if (previous_ != device_) ADAQP_CUDA_CALL(cudaSetDevice(device_), rank, device);
+  }
+  ~DeviceGuard() {
+    if (previous_ != device_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int device_;
+  int previous_ = 0;
+};
+
+class CudaStream {
+ public:
+  CudaStream(int rank, int device) {
+    ADAQP_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), rank, device);
+  }
+  ~CudaStream() { cudaStreamDestroy(stream_); }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent(int rank, int device) {
+    ADAQP_CUDA_CALL(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), rank, device);
+  }
+  ~CudaEvent() { cudaEventDestroy(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer(size_t bytes, int rank, int device) {
+    ADAQP_CUDA_CALL(cudaMalloc(&ptr_, bytes), rank, device);
+  }
+  ~DeviceBuffer() { cudaFree(ptr_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+// The NCCL communicator, its device, stream and failure state: shared by the communicator and its
+// Works, so that a Work may outlive the communicator. Owns the ncclComm_t: finalized on
+// destruction, or aborted (after which `comm` is null and `broken` says why).
+class NcclState {
+ public:
+  NcclState(int rank, int size, int device, double timeout_s)
+      : rank(rank),
+        size(size),
+        device(device),
+        timeout_s(timeout_s),
+        stream(rank, device),
+        barrier_word(sizeof(int), rank, device) {}
+
+  // Finalizes the NCCL communicator before the stream and buffer members go.
+  ~NcclState() {
+    if (comm == nullptr) return;
+    int previous = device;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device);
+    shutdown();
+    cudaSetDevice(previous);
+  }
+
+  NcclState(const NcclState&) = delete;
+  NcclState& operator=(const NcclState&) = delete;
+
+  // Creates the NCCL communicator in non-blocking mode (so that a missing peer times out).
+  void init(const ncclUniqueId& id) {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    nccl(ncclCommInitRankConfig(&comm, size, id, rank, &config), "ncclCommInitRankConfig");
+  }
+
+  // The one check of an NCCL call. ncclInProgress (non-blocking mode) is awaited, bounded by the
+  // timeout; any failure or expiry aborts the communicator and throws CommError naming the call.
+  void nccl(ncclResult_t result, const char* call) {
+    if (result == ncclInProgress) result = settled_state();
+    if (result == ncclSuccess) return;
+    if (result == ncclInProgress)
+      fail(fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", call,
+                       timeout_s.load(), rank));
+    fail(fmt::format("{} failed on rank {} (device {}): {} ({})", call, rank, device,
+                     ncclGetErrorString(result), ncclGetLastError(comm)));
+  }
+
+  // True once `event` has completed. Throws (after aborting) on an asynchronous NCCL error.
+  bool poll(cudaEvent_t event, const std::string& what) {
+    check_usable(what);
+    const cudaError_t query = cudaEventQuery(event);
+    if (query == cudaSuccess) return true;
+    if (query != cudaErrorNotReady)
+      fail(fmt::format("{}: cudaEventQuery failed on rank {} (device {}): {}", what, rank, device,
+                       cudaGetErrorString(query)));
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t result = ncclCommGetAsyncError(comm, &async);
+    if (result != ncclSuccess) async = result;
+    if (async != ncclSuccess && async != ncclInProgress)
+      fail(fmt::format("{}: asynchronous NCCL error on rank {} (device {}): {} ({})", what, rank,
+                       device, ncclGetErrorString(async), ncclGetLastError(comm)));
+    return false;
+  }
+
+  // Polls `event` until it completes; aborts and throws CommError when the timeout passes first.
+  void wait(cudaEvent_t event, const std::string& what) {
+    const double seconds = timeout_s.load();
+    const auto deadline = deadline_after(seconds);
+    PollPause pause;
+    while (!poll(event, what)) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        fail(fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", what,
+                         seconds, rank));
+      pause();
+    }
+  }
+
+  // Records completion of everything enqueued so far on the communication stream.
+  std::unique_ptr<CudaEvent> record() {
+    auto event = std::make_unique<CudaEvent>(rank, device);
+    ADAQP_CUDA_CALL(cudaEventRecord(event->get(), stream.get()), rank, device);
+    return event;
+  }
+
+  void check_usable(const std::string& what) const {
+    if (comm == nullptr)
+      throw CommError(
+          fmt::format("{} on rank {}: NCCL communicator unusable after an earlier "
+                      "failure: {}",
+                      what, rank, broken));
+  }
+
+  // Aborts the NCCL communicator (once) and records why; never throws.
+  void abort(const std::string& why) {
+    if (comm == nullptr) return;
+    broken = why;
+    const ncclResult_t result = ncclCommAbort(comm);
+    comm = nullptr;
+    if (result != ncclSuccess)
+      spdlog::error("ncclCommAbort failed on rank {}: {}", rank, ncclGetErrorString(result));
+  }
+
+  [[noreturn]] void fail(const std::string& why) {
+    abort(why);
+    throw CommError(why + "; NCCL communicator aborted");
+  }
+
+  const int rank;
+  const int size;
+  const int device;
+  std::atomic<double> timeout_s;
+  CudaStream stream;
+  // One int on the device: the payload of barrier() (its value is irrelevant).
+  DeviceBuffer barrier_word;
+  ncclComm_t comm = nullptr;
+  std::string broken;
+
+ private:
+  // The communicator's state once it is no longer ncclInProgress, or ncclInProgress when the
+  // timeout passed first.
+  ncclResult_t settled_state() {
+    const auto deadline = deadline_after(timeout_s.load());
+    PollPause pause;
+    for (;;) {
+      ncclResult_t state = ncclInProgress;
+      const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
+      if (result != ncclSuccess) return result;
+      if (state != ncclInProgress || std::chrono::steady_clock::now() >= deadline) return state;
+      pause();
+    }
+  }
+
+  // ncclCommFinalize (flushes what is in flight, bounded by the timeout) and ncclCommDestroy;
+  // aborts instead when finalizing fails or times out. Never throws.
+  void shutdown() {
+    ncclResult_t result = ncclCommFinalize(comm);
+    if (result == ncclSuccess || result == ncclInProgress) result = settled_state();
+    if (result == ncclSuccess) {
+      result = ncclCommDestroy(comm);
+      comm = nullptr;
+      if (result != ncclSuccess)
+        spdlog::error("ncclCommDestroy failed on rank {}: {}", rank, ncclGetErrorString(result));
+      return;
+    }
+    abort(fmt::format("finalizing the NCCL communicator on rank {} failed or timed out: {}", rank,
+                      ncclGetErrorString(result)));
+    spdlog::error("{}", broken);
+  }
+};
+
+// An exchange in flight: its completion event on the communication stream.
+class NcclWork : public Work {
+ public:
+  NcclWork(std::shared_ptr<NcclState> state, std::unique_ptr<CudaEvent> done, int tag)
+      : state_(std::move(state)),
+        done_(std::move(done)),
+        what_(fmt::format("halo exchange (tag {})", tag)) {}
+
+  ~NcclWork() override {
+    if (complete_ || state_->comm == nullptr) return;
+    try {
+      if (state_->poll(done_->get(), what_)) return;
+      spdlog::warn("{} on rank {} destroyed before completion; waiting for it", what_,
+                   state_->rank);
+      state_->wait(done_->get(), what_);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+    }
+  }
+
+  bool test() override {
+    if (!complete_) complete_ = state_->poll(done_->get(), what_);
+    return complete_;
+  }
+
+  void wait() override {
+    if (complete_) return;
+    state_->wait(done_->get(), what_);
+    complete_ = true;
+  }
+
+ private:
+  std::shared_ptr<NcclState> state_;
+  std::unique_ptr<CudaEvent> done_;
+  std::string what_;
+  bool complete_ = false;
+};
+
+template <typename T>
+struct NcclType;
+template <>
+struct NcclType<float> {
+  static constexpr ncclDataType_t value = ncclFloat32;
+};
+template <>
+struct NcclType<double> {
+  static constexpr ncclDataType_t value = ncclFloat64;
+};
+template <>
+struct NcclType<int64_t> {
+  static constexpr ncclDataType_t value = ncclInt64;
+};
+
+}  // namespace
+
+struct NcclCommunicator::Impl {
+  std::unique_ptr<MpiCommunicator> mpi;
+  std::shared_ptr<NcclState> state;
+
+  // True for device (or managed) memory of this device, false for host memory; InvariantError for
+  // another device's memory.
+  bool on_device(const void* ptr, const char* what) const {
+    cudaPointerAttributes attributes{};
+    ADAQP_CUDA_CALL(cudaPointerGetAttributes(&attributes, ptr), state->rank, state->device);
+    if (attributes.type == cudaMemoryTypeManaged) return true;
+    if (attributes.type != cudaMemoryTypeDevice) return false;
+    ADAQP_CHECK(attributes.device == state->device,
+                fmt::format("{}: buffer on device {}, communicator on device {} (rank {})", what,
+                            attributes.device, state->device, state->rank));
+    return true;
+  }
+
+  // Enqueues `op` on the communication stream and waits for it, bounded by the timeout.
+  template <typename Op>
+  void blocking(const char* name, Op&& op) {
+    state->check_usable(name);
+    DeviceGuard guard(state->device, state->rank);
+    op(state->stream.get());
+    auto done = state->record();
+    state->wait(done->get(), name);
+  }
+
+  // NCCL for device memory; `on_host(data, n)` (the MPI collective) for host memory.
+  template <typename T, typename HostOp>
+  void allreduce(T* data, size_t n, ncclRedOp_t op, const char* name, HostOp&& on_host) {
+    ADAQP_CHECK(n == 0 || data != nullptr, fmt::format("{}: null data for {} values", name, n));
+    if (n == 0) return;
+    if (!on_device(data, name)) {
+      on_host(data, n);
+      return;
+    }
+    blocking(name, [&](cudaStream_t stream) {
+      state->nccl(ncclAllReduce(data, data, n, NcclType<T>::value, op, state->comm, stream),
+                  "ncclAllReduce");
+    });
+  }
+};
+
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, const NcclCommunicatorOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  check_timeout(options.timeout_s);
+  MpiCommunicatorOptions mpi_options;
+  mpi_options.timeout_s = options.timeout_s;
+  impl_->mpi = std::make_unique<MpiCommunicator>(comm, mpi_options);
+  const int rank = impl_->mpi->rank();
+  const int size = impl_->mpi->size();
+
+  // Local set-up, then agreement, so that one rank's failure never leaves the others waiting.
+  std::exception_ptr local_error;
+  ncclUniqueId id{};
+  try {
+    int devices = 0;
+    const cudaError_t count = cudaGetDeviceCount(&devices);
+    if (count != cudaSuccess) devices = 0;
+    if (options.device < 0 || options.device >= devices)
+      throw ConfigError(fmt::format("CUDA device {} on rank {} outside the {} visible device(s)",
+                                    options.device, rank, devices));
+    DeviceGuard guard(options.device, rank);
+    impl_->state = std::make_shared<NcclState>(rank, size, options.device, options.timeout_s);
+    if (rank == 0) {
+      const ncclResult_t result = ncclGetUniqueId(&id);
+      if (result != ncclSuccess)
+        throw CommError(fmt::format("ncclGetUniqueId failed on rank 0: {} ({})",
+                                    ncclGetErrorString(result), ncclGetLastError(nullptr)));
+    }
+  } catch (const std::exception&) {
+    local_error = std::current_exception();
+  }
+  int first_failed = -1;
+  if (any_rank_failed(*impl_->mpi, local_error != nullptr, &first_failed)) {
+    if (local_error) std::rethrow_exception(local_error);
+    throw CommError(fmt::format("NCCL communicator set-up on rank {}: aborting: rank {} failed",
+                                rank, first_failed));
+  }
+  impl_->mpi->broadcast(&id, sizeof(id), 0);
+  DeviceGuard guard(options.device, rank);
+  impl_->state->init(id);
+  spdlog::debug("rank {}: NCCL communicator of {} ranks on device {}", rank, size, options.device);
+}
+
+NcclCommunicator::~NcclCommunicator() = default;
+
+int NcclCommunicator::rank() const {
+  return impl_->mpi->rank();
+}
+
+int NcclCommunicator::size() const {
+  return impl_->mpi->size();
+}
+
+int NcclCommunicator::device() const {
+  return impl_->state->device;
+}
+
+void* NcclCommunicator::stream() const {
+  return impl_->state->stream.get();
+}
+
+void NcclCommunicator::stream_wait(void* producer) {
+  NcclState& s = *impl_->state;
+  DeviceGuard guard(s.device, s.rank);
+  CudaEvent ready(s.rank, s.device);
+  ADAQP_CUDA_CALL(cudaEventRecord(ready.get(), static_cast<cudaStream_t>(producer)), s.rank,
+                  s.device);
+  ADAQP_CUDA_CALL(cudaStreamWaitEvent(s.stream.get(), ready.get(), 0), s.rank, s.device);
+}
+
+std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers, int tag) {
+  NcclState& s = *impl_->state;
+  const auto n = static_cast<size_t>(s.size);
+  ADAQP_CHECK(buffers.send.size() == n && buffers.send_bytes.size() == n &&
+                  buffers.recv.size() == n && buffers.recv_bytes.size() == n,
+              fmt::format("exchange needs one entry per rank ({}); got send {}, send_bytes {}, "
+                          "recv {}, recv_bytes {}",
+                          n, buffers.send.size(), buffers.send_bytes.size(), buffers.recv.size(),
+                          buffers.recv_bytes.size()));
+  for (size_t r = 0; r < n; ++r) {
+    if (static_cast<int>(r) == s.rank) continue;
+    if (buffers.send_bytes[r] > 0) {
+      ADAQP_CHECK(buffers.send[r] != nullptr,
+                  fmt::format("null send buffer for rank {} ({} bytes)", r, buffers.send_bytes[r]));
+      ADAQP_CHECK(impl_->on_device(buffers.send[r], "exchange"),
+                  fmt::format("send buffer for rank {} is host memory; the NCCL exchange needs "
+                              "device memory",
+                              r));
+    }
+    if (buffers.recv_bytes[r] > 0) {
+      ADAQP_CHECK(buffers.recv[r] != nullptr,
+                  fmt::format("null recv buffer for rank {} ({} bytes)", r, buffers.recv_bytes[r]));
+      ADAQP_CHECK(impl_->on_device(buffers.recv[r], "exchange"),
+                  fmt::format("recv buffer for rank {} is host memory; the NCCL exchange needs "
+                              "device memory",
+                              r));
+    }
+  }
+  const std::string what = fmt::format("halo exchange (tag {})", tag);
+  s.check_usable(what);
+  DeviceGuard guard(s.device, s.rank);
+  cudaStream_t stream = s.stream.get();
+  s.nccl(ncclGroupStart(), "ncclGroupStart");
+  // Inside the group a failed call is only remembered: the group is closed before the
+  // communicator may be aborted, so that no queued operation outlives it.
+  ncclResult_t queued = ncclSuccess;
+  const char* failed_call = "";
+  auto queue = [&](ncclResult_t result, const char* call) {
+    if (queued != ncclSuccess || result == ncclSuccess) return;
+    queued = result;
+    failed_call = call;
+  };
+  // Peers in the order rank+1, rank+2, ... as in the MPI transport.
+  for (int k = 1; k < s.size; ++k) {
+    const int peer = (s.rank + k) % s.size;
+    if (buffers.recv_bytes[peer] > 0)
+      queue(ncclRecv(buffers.recv[peer], buffers.recv_bytes[peer], ncclUint8, peer, s.comm, stream),
+            "ncclRecv");
+    if (buffers.send_bytes[peer] > 0)
+      queue(ncclSend(buffers.send[peer], buffers.send_bytes[peer], ncclUint8, peer, s.comm, stream),
+            "ncclSend");
+  }
+  const ncclResult_t ended = ncclGroupEnd();
+  if (queued != ncclSuccess) s.nccl(queued, failed_call);
+  s.nccl(ended, "ncclGroupEnd");
+  return std::make_unique<NcclWork>(impl_->state, s.record(), tag);
+}
+
+void NcclCommunicator::allreduce_sum(float* data, size_t n) {
+  impl_->allreduce(data, n, ncclSum, "allreduce_sum(float)",
+                   [this](float* host, size_t count) { impl_->mpi->allreduce_sum(host, count); });
+}
+
+void NcclCommunicator::allreduce_sum(double* data, size_t n) {
+  impl_->allreduce(data, n, ncclSum, "allreduce_sum(double)",
+                   [this](double* host, size_t count) { impl_->mpi->allreduce_sum(host, count); });
+}
+
+void NcclCommunicator::allreduce_sum(int64_t* data, size_t n) {
+  impl_->allreduce(data, n, ncclSum, "allreduce_sum(int64)",
+                   [this](int64_t* host, size_t count) { impl_->mpi->allreduce_sum(host, count); });
+}
+
+void NcclCommunicator::allreduce_max(double* data, size_t n) {
+  impl_->allreduce(data, n, ncclMax, "allreduce_max(double)",
+                   [this](double* host, size_t count) { impl_->mpi->allreduce_max(host, count); });
+}
+
+void NcclCommunicator::broadcast(void* data, size_t bytes, int root) {
+  NcclState& s = *impl_->state;
+  ADAQP_CHECK(root >= 0 && root < s.size,
+              fmt::format("broadcast root {} outside [0, {})", root, s.size));
+  ADAQP_CHECK(bytes == 0 || data != nullptr,
+              fmt::format("broadcast: null data for {} bytes", bytes));
+  if (bytes == 0) return;
+  if (!impl_->on_device(data, "broadcast")) {
+    impl_->mpi->broadcast(data, bytes, root);
+    return;
+  }
+  impl_->blocking("broadcast", [&](cudaStream_t stream) {
+    s.nccl(ncclBroadcast(data, data, bytes, ncclUint8, root, s.comm, stream), "ncclBroadcast");
+  });
+}
+
+void NcclCommunicator::allgather(const void* in, void* out, size_t bytes) {
+  NcclState& s = *impl_->state;
+  ADAQP_CHECK(bytes == 0 || (in != nullptr && out != nullptr),
+              fmt::format("allgather: null buffer for {} bytes", bytes));
+  if (bytes == 0) return;
+  const bool device_in = impl_->on_device(in, "allgather");
+  ADAQP_CHECK(device_in == impl_->on_device(out, "allgather"),
+              "allgather: `in` and `out` must both be device memory or both host memory");
+  if (!device_in) {
+    impl_->mpi->allgather(in, out, bytes);
+    return;
+  }
+  impl_->blocking("allgather", [&](cudaStream_t stream) {
+    s.nccl(ncclAllGather(in, out, bytes, ncclUint8, s.comm, stream), "ncclAllGather");
+  });
+}
+
+void NcclCommunicator::barrier() {
+  NcclState& s = *impl_->state;
+  void* word = s.barrier_word.get();
+  impl_->blocking("barrier", [&](cudaStream_t stream) {
+    s.nccl(ncclAllReduce(word, word, 1, ncclInt32, ncclSum, s.comm, stream), "ncclAllReduce");
+  });
+}
+
+void NcclCommunicator::set_timeout(double seconds) {
+  check_timeout(seconds);
+  impl_->mpi->set_timeout(seconds);
+  impl_->state->timeout_s.store(seconds);
+}
+
+double NcclCommunicator::timeout() const {
+  return impl_->state->timeout_s.load();
+}
+
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, int device, double timeout_s) {
+  NcclCommunicatorOptions options;
+  options.device = device;
+  options.timeout_s = timeout_s;
+  return std::make_unique<NcclCommunicator>(comm, options);
+}
+
+}  // namespace adaqp

@@ -1,0 +1,74 @@
+#include "adaqp/model/bit_assignment.h"
+
+#include <string>
+
+#include "adaqp/common/error.h"
+#include "adaqp/common/philox.h"
+#include "adaqp/quant/quantizer.h"
+
+namespace adaqp {
+
+namespace {
+
+std::vector<int64_t> boundary_gids(const Part& part) {
+  std::vector<int64_t> gids(part.send_idx.size());
+  for (size_t k = 0; k < gids.size(); ++k) gids[k] = part.owned_gid[part.send_idx[k]];
+  return gids;
+}
+
+std::vector<uint8_t> widths(const std::vector<int64_t>& gids, const SchemeOptions& opt,
+                            uint32_t epoch, int layer, Direction dir) {
+  std::vector<uint8_t> bits(gids.size(), static_cast<uint8_t>(opt.bits));
+  if (opt.scheme == BitScheme::kRandom) {
+    for (size_t k = 0; k < gids.size(); ++k) {
+      bits[k] = static_cast<uint8_t>(
+          random_bit_width(opt.seed, epoch, static_cast<uint32_t>(layer), dir, gids[k]));
+    }
+  }
+  return bits;
+}
+
+}  // namespace
+
+const char* direction_name(Direction dir) {
+  return dir == Direction::kForward ? "fwd" : "bwd";
+}
+
+std::vector<int64_t> send_gids(const Part& part, Direction dir) {
+  return dir == Direction::kForward ? boundary_gids(part) : part.halo_gid;
+}
+
+std::vector<int64_t> recv_gids(const Part& part, Direction dir) {
+  return dir == Direction::kForward ? part.halo_gid : boundary_gids(part);
+}
+
+int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t gid) {
+  constexpr int kWidths[3] = {2, 4, 8};
+  const PhiloxWords w = philox_block(seed, epoch, layer, RngStream::kRandomBits,
+                                     static_cast<uint64_t>(gid), static_cast<uint32_t>(dir));
+  // Multiply-shift maps the word onto {0, 1, 2} (bias below 2^-31).
+  return kWidths[(static_cast<uint64_t>(w.v[0]) * 3) >> 32];
+}
+
+QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, uint32_t epoch) {
+  if (opt.scheme == BitScheme::kUniform && !quant::valid_bits(opt.bits)) {
+    throw ConfigError("communication.bits: " + std::to_string(opt.bits) + " is not 2, 4 or 8");
+  }
+  QuantPlan plan;
+  plan.seed = opt.seed;
+  plan.epoch = epoch;
+  const Direction dirs[2] = {Direction::kForward, Direction::kBackward};
+  const std::vector<int64_t> boundary = boundary_gids(part);
+  for (Direction dir : dirs) {
+    const std::vector<int64_t>& send = dir == Direction::kForward ? boundary : part.halo_gid;
+    const std::vector<int64_t>& recv = dir == Direction::kForward ? part.halo_gid : boundary;
+    std::vector<MessageBits>& out = dir == Direction::kForward ? plan.forward : plan.backward;
+    for (int l = 0; l < layers; ++l) {
+      out.push_back(
+          MessageBits{widths(send, opt, epoch, l, dir), widths(recv, opt, epoch, l, dir)});
+    }
+  }
+  return plan;
+}
+
+}  // namespace adaqp

@@ -1,0 +1,49 @@
+#include "adaqp/train/finite_check.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/nn/module.h>
+
+#include <cmath>
+#include <string>
+
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+// "nan" (whatever its sign bit), "inf", "-inf" or the number.
+std::string value_text(double v) {
+  return std::isnan(v) ? "nan" : fmt::format("{}", v);
+}
+
+// Throws if `t` holds a non-finite value; `what` says which tensor it is.
+void check_tensor(const at::Tensor& t, int epoch, const std::string& what) {
+  const at::Tensor bad = at::logical_not(at::isfinite(t.detach())).reshape({-1});
+  const int64_t count = bad.sum().item<int64_t>();
+  if (count == 0) return;
+  const int64_t first = bad.nonzero()[0][0].item<int64_t>();
+  const float value = t.detach().reshape({-1})[first].item<float>();
+  throw NumericalError(fmt::format(
+      "training diverged at epoch {}: {} has {} non-finite value(s) of {} (first at flat index {}: "
+      "{}); lower training.lr",
+      epoch, what, count, t.numel(), first, value_text(value)));
+}
+
+}  // namespace
+
+void check_finite(const torch::nn::Module& model, double loss, int epoch) {
+  if (!std::isfinite(loss))
+    throw NumericalError(
+        fmt::format("training diverged at epoch {}: the loss is {}; lower training.lr", epoch,
+                    value_text(loss)));
+  const auto params = model.named_parameters();
+  for (const auto& item : params) {
+    if (item.value().grad().defined())
+      check_tensor(item.value().grad(), epoch, "the gradient of parameter '" + item.key() + "'");
+  }
+  for (const auto& item : params)
+    check_tensor(item.value(), epoch, "parameter '" + item.key() + "'");
+}
+
+}  // namespace adaqp

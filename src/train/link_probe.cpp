@@ -1,0 +1,266 @@
+#include "adaqp/train/link_probe.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+
+namespace {
+
+constexpr int kProbeTag = 32762;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Rows this rank sends to / receives from each peer in one exchange pattern: forward (boundary rows
+// out, halo rows in) or backward (the reverse).
+struct Pattern {
+  std::vector<int64_t> send_rows, recv_rows;
+  int64_t total_send_rows = 0;
+};
+
+Pattern pattern(const Part& part, bool forward) {
+  const std::vector<int64_t>& send = forward ? part.send_offsets : part.halo_offsets;
+  const std::vector<int64_t>& recv = forward ? part.halo_offsets : part.send_offsets;
+  Pattern p;
+  for (int r = 0; r < part.num_parts; ++r) {
+    p.send_rows.push_back(send[r + 1] - send[r]);
+    p.recv_rows.push_back(recv[r + 1] - recv[r]);
+    p.total_send_rows += p.send_rows.back();
+  }
+  return p;
+}
+
+// One probe exchange with every peer at once, in the halo exchanger's order (all receives posted,
+// then the sends to rank+1, rank+2, ...). Returns, per peer, the seconds from the common start
+// (after a barrier) until its block had arrived here; -1 for a peer that sent nothing.
+std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row_bytes,
+                               std::vector<uint8_t>& send_buf, std::vector<uint8_t>& recv_buf) {
+  const int world = comm.size(), rank = comm.rank();
+  std::vector<size_t> send_off(world + 1, 0), recv_off(world + 1, 0);
+  for (int r = 0; r < world; ++r) {
+    const bool peer = r != rank;
+    send_off[r + 1] = send_off[r] + (peer ? static_cast<size_t>(p.send_rows[r] * row_bytes) : 0);
+    recv_off[r + 1] = recv_off[r] + (peer ? static_cast<size_t>(p.recv_rows[r] * row_bytes) : 0);
+  }
+  send_buf.resize(std::max<size_t>(send_off[world], 1));
+  recv_buf.resize(std::max<size_t>(recv_off[world], 1));
+  auto one_peer = [world] {
+    ExchangeBuffers b;
+    b.send.assign(world, nullptr);
+    b.send_bytes.assign(world, 0);
+    b.recv.assign(world, nullptr);
+    b.recv_bytes.assign(world, 0);
+    return b;
+  };
+  std::vector<std::unique_ptr<Work>> recvs(world), sends(world);
+  std::vector<double> arrival(world, -1.0);
+  comm.barrier();
+  const double t0 = now_s();
+  for (int r = 0; r < world; ++r) {
+    if (recv_off[r + 1] == recv_off[r]) continue;
+    ExchangeBuffers b = one_peer();
+    b.recv[r] = recv_buf.data() + recv_off[r];
+    b.recv_bytes[r] = recv_off[r + 1] - recv_off[r];
+    recvs[r] = comm.exchange(b, kProbeTag);
+  }
+  for (int k = 1; k < world; ++k) {
+    const int r = (rank + k) % world;
+    if (send_off[r + 1] == send_off[r]) continue;
+    ExchangeBuffers b = one_peer();
+    b.send[r] = send_buf.data() + send_off[r];
+    b.send_bytes[r] = send_off[r + 1] - send_off[r];
+    sends[r] = comm.exchange(b, kProbeTag);
+  }
+  const double deadline = t0 + comm.timeout();
+  for (bool pending = true; pending;) {
+    pending = false;
+    for (int r = 0; r < world; ++r) {
+      if (recvs[r] != nullptr) {
+        if (recvs[r]->test()) {
+          arrival[r] = now_s() - t0;
+          recvs[r].reset();
+        } else {
+          pending = true;
+        }
+      }
+      if (sends[r] != nullptr) {
+        if (sends[r]->test()) {
+          sends[r].reset();
+        } else {
+          pending = true;
+        }
+      }
+    }
+    if (pending && now_s() > deadline) {
+      throw CommError(
+          fmt::format("link probe timed out after {} s on rank {}", comm.timeout(), rank));
+    }
+    if (pending) std::this_thread::yield();
+  }
+  return arrival;
+}
+
+// The probe passes: sizes per row, alternating the forward and backward patterns.
+struct ProbeRun {
+  std::vector<std::vector<assign::TimingSample>> samples;  // per sender
+  int64_t min_bytes = 0, max_bytes = 0;
+};
+
+void record(Communicator& comm, const std::vector<double>& arrival,
+            const std::vector<int64_t>& sender_rows, int64_t row_bytes, ProbeRun& run) {
+  const int world = comm.size();
+  std::vector<double> all(static_cast<size_t>(world) * world);
+  comm.allgather(arrival.data(), all.data(), world * sizeof(double));
+  for (int s = 0; s < world; ++s) {
+    const int64_t bytes = sender_rows[s] * row_bytes;
+    if (bytes == 0) continue;
+    double t = 0;
+    for (int q = 0; q < world; ++q) t = std::max(t, all[static_cast<size_t>(q) * world + s]);
+    run.samples[s].push_back({bytes, t});
+    run.min_bytes = run.min_bytes == 0 ? bytes : std::min(run.min_bytes, bytes);
+    run.max_bytes = std::max(run.max_bytes, bytes);
+  }
+}
+
+// Slopes that are not positive get the largest positive slope of the others.
+std::vector<assign::LinkCost> plan_costs(const std::vector<assign::LinkFit>& fits, bool log) {
+  double fallback = 0;
+  for (const assign::LinkFit& f : fits) fallback = std::max(fallback, f.beta);
+  if (fallback <= 0) fallback = 1e-9;
+  std::vector<assign::LinkCost> costs;
+  for (size_t s = 0; s < fits.size(); ++s) {
+    assign::LinkCost c;
+    c.alpha = std::max(fits[s].alpha, 0.0);
+    c.beta = fits[s].beta;
+    if (!(c.beta > 0)) {
+      // A sender without samples sends nothing in any exchange: its cost never matters.
+      if (log && fits[s].samples > 0)
+        spdlog::warn(
+            "link model: sender {} fitted slope {} s/byte over {} samples; planning with {}", s,
+            fits[s].beta, fits[s].samples, fallback);
+      c.beta = fallback;
+    }
+    costs.push_back(c);
+  }
+  return costs;
+}
+
+// A JSON number; a non-finite value (e.g. R^2 of samples that all took the same time) is null.
+std::string json_number(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "null";
+}
+
+}  // namespace
+
+LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbeOptions& opt) {
+  ADAQP_CHECK(opt.min_row_bytes >= 1 && opt.max_row_bytes > opt.min_row_bytes,
+              fmt::format("probe row sizes {}..{}", opt.min_row_bytes, opt.max_row_bytes));
+  const int world = comm.size();
+  const double t_start = now_s();
+  const Pattern patterns[2] = {pattern(part, true), pattern(part, false)};
+  std::vector<int64_t> sender_rows[2] = {std::vector<int64_t>(world), std::vector<int64_t>(world)};
+  for (int k = 0; k < 2; ++k) {
+    comm.allgather(&patterns[k].total_send_rows, sender_rows[k].data(), sizeof(int64_t));
+  }
+  std::vector<uint8_t> send_buf, recv_buf;
+  ProbeRun run;
+  run.samples.resize(world);
+
+  // Warm-up at the largest size (connections, buffers), which also prices one pass.
+  double largest = 0;
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<double> a =
+        probe_once(comm, patterns[k], opt.max_row_bytes, send_buf, recv_buf);
+    for (double t : a) largest = std::max(largest, t);
+  }
+  comm.allreduce_max(&largest, 1);
+  int repeats = opt.repeats;
+  int64_t max_row_bytes = opt.max_row_bytes;
+  const double pass_s = largest * opt.sizes;  // an upper bound of one pass
+  if (pass_s * repeats > opt.budget_s) {
+    repeats = std::max(1, static_cast<int>(opt.budget_s / std::max(pass_s, 1e-9)));
+    if (pass_s > opt.budget_s) {
+      const auto shrunk =
+          static_cast<int64_t>(static_cast<double>(max_row_bytes) * opt.budget_s / pass_s);
+      max_row_bytes = std::max(shrunk, 2 * opt.min_row_bytes);
+    }
+  }
+  const std::vector<int64_t> sizes =
+      assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
+  for (int pass = 0; pass < repeats; ++pass) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const int k = static_cast<int>((i + pass) % 2);
+      const std::vector<double> a = probe_once(comm, patterns[k], sizes[i], send_buf, recv_buf);
+      record(comm, a, sender_rows[k], sizes[i], run);
+    }
+  }
+
+  LinkModel model;
+  for (int s = 0; s < world; ++s) {
+    model.fits.push_back(run.samples[s].empty()
+                             ? assign::LinkFit{}
+                             : assign::fit_link(run.samples[s], fmt::format("sender {}", s)));
+  }
+  model.costs = plan_costs(model.fits, comm.rank() == 0);
+  model.time = assign::per_sender_time_model(model.costs);
+  model.min_bytes = run.min_bytes;
+  model.max_bytes = run.max_bytes;
+  double elapsed = now_s() - t_start;
+  comm.allreduce_max(&elapsed, 1);
+  model.probe_time_s = elapsed;
+  if (comm.rank() == 0) {
+    spdlog::info(
+        "link model (per sender, all links concurrent): {} probes of {}..{} bytes in {:.3f} s",
+        run.samples[0].size(), run.min_bytes, run.max_bytes, elapsed);
+    for (int s = 0; s < world; ++s) {
+      const assign::LinkFit& f = model.fits[s];
+      spdlog::info(
+          "link model: sender {}: alpha {:.1f} us, beta {:.3f} ns/byte ({:.1f} MB/s), "
+          "R^2 {:.4f}",
+          s, f.alpha * 1e6, f.beta * 1e9, f.beta > 0 ? 1e-6 / f.beta : 0.0, f.r2);
+    }
+  }
+  return model;
+}
+
+LinkModel fixed_link_model(const std::vector<assign::LinkCost>& costs) {
+  LinkModel model;
+  for (const assign::LinkCost& c : costs) {
+    assign::LinkFit f;
+    f.alpha = c.alpha;
+    f.beta = c.beta;
+    f.r2 = 1;
+    model.fits.push_back(f);
+  }
+  model.costs = costs;
+  model.time = assign::per_sender_time_model(costs);
+  return model;
+}
+
+std::string link_model_json(const LinkModel& model) {
+  std::string senders;
+  for (size_t s = 0; s < model.fits.size(); ++s) {
+    const assign::LinkFit& f = model.fits[s];
+    senders += fmt::format(
+        "{}{{\"sender\":{},\"alpha_s\":{},\"beta_s_per_byte\":{},\"r2\":{},\"samples\":{},"
+        "\"planned_alpha_s\":{},\"planned_beta_s_per_byte\":{}}}",
+        s == 0 ? "" : ",", s, json_number(f.alpha), json_number(f.beta), json_number(f.r2),
+        f.samples, model.costs[s].alpha, model.costs[s].beta);
+  }
+  return fmt::format(
+      "{{\"event\":\"link_model\",\"model\":\"per_sender\",\"probe_time_s\":{},"
+      "\"min_bytes\":{},\"max_bytes\":{},\"senders\":[{}]}}",
+      model.probe_time_s, model.min_bytes, model.max_bytes, senders);
+}
+
+}  // namespace adaqp

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Checkpoints and `adaqp train --resume`: a run cut short and resumed from its newest checkpoint
+# reproduces the uninterrupted run bitwise (every epoch's loss and scores, the summary's scores and
+# the final parameters), with dropout on, for GCN on 2 workers and SAGE with LayerNorm on 3; a
+# damaged newest checkpoint is skipped for the one before it; a checkpoint of another dataset,
+# model, seed or worker count is refused with one error naming the field and both values.
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
+     --set dataset.synthetic.seed=5 --set model.dropout=0.5 --set training.seed=11
+     --set training.threads=1 --set output.log_level=info)
+
+# train NAME W ARGS...: `adaqp train` on W workers; output in $tmp/NAME.log.
+train() {
+  local name=$1 w=$2
+  shift 2
+  if ! timeout 300 mpirun --oversubscribe -np "$w" "$ADAQP_BIN" train "${job[@]}" "$@" \
+      >>"$tmp/$name.log" 2>&1; then
+    cat "$tmp/$name.log"
+    echo "FAIL: $name on $w workers" >&2
+    exit 1
+  fi
+}
+
+# same REF RUN: the two output directories hold identical per-epoch records (times aside), summary
+# scores and parameters.
+same() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+
+def load(d):
+    epochs, summary = {}, None
+    with open(d + "/metrics.jsonl") as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("event") == "summary":
+                assert summary is None, f"{d}: two summaries"
+                summary = r
+                continue
+            key = (r["epoch"], r["rank"])
+            assert key not in epochs, f"{d}: epoch {key} recorded twice"
+            epochs[key] = {k: r.get(k) for k in ("loss", "train_acc", "val_acc", "test_acc",
+                                                   "bytes_sent")}
+    assert summary is not None, f"{d}: no summary"
+    with open(d + "/params.bin", "rb") as f:
+        params = f.read()
+    return epochs, summary, params
+
+ref, run = load(sys.argv[1]), load(sys.argv[2])
+assert sorted(ref[0]) == sorted(run[0]), (sorted(ref[0])[-3:], sorted(run[0])[-3:])
+for key in ref[0]:
+    assert ref[0][key] == run[0][key], f"epoch {key}: {ref[0][key]} != {run[0][key]}"
+for k in ("best_val_acc", "test_acc_at_best_val", "final_test_acc", "epochs", "world_size"):
+    assert ref[1][k] == run[1][k], f"summary {k}: {ref[1][k]} != {run[1][k]}"
+assert len(ref[2]) > 0 and ref[2] == run[2], "final parameters differ"
+print(f"ok: {sys.argv[2]} equals {sys.argv[1]}: {len(ref[0])} records, "
+      f"final loss {ref[0][max(ref[0])]['loss']}")
+PY
+}
+
+# expect_error NAME W PATTERN ARGS...: the run fails on every rank with one "adaqp: error" line
+# containing PATTERN, before the timeout.
+expect_error() {
+  local name=$1 w=$2 pattern=$3
+  shift 3
+  local rc=0
+  timeout 120 mpirun --oversubscribe -np "$w" "$ADAQP_BIN" train "${job[@]}" "$@" \
+    >"$tmp/$name.log" 2>&1 || rc=$?
+  local errors
+  errors=$(grep -c "adaqp: error" "$tmp/$name.log" || true)
+  if ((rc == 0 || rc == 124 || errors != 1)) ||
+      ! grep "adaqp: error" "$tmp/$name.log" | grep -qF -- "$pattern"; then
+    cat "$tmp/$name.log"
+    echo "FAIL: $name: exit $rc, $errors error lines, expected one containing '$pattern'" >&2
+    exit 1
+  fi
+  echo "ok: $name: $(grep "adaqp: error" "$tmp/$name.log")"
+}
+
+# GCN, 2 workers: the reference run, and a run stopped after 6 epochs (its final checkpoint) then
+# resumed to 12.
+gcn=(--set model.type=gcn --set partition.parts=2 --set training.checkpoint_every=4)
+train gcn_ref 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
+[[ "$(ls "$tmp/gcn_ref/checkpoints")" == $'ckpt-000008.bin\nckpt-000012.bin' ]] ||
+  { ls "$tmp/gcn_ref/checkpoints"; echo "FAIL: expected the newest 2 checkpoints kept" >&2; exit 1; }
+train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epochs=6
+train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epochs=12 --resume
+grep -q "resuming from $tmp/gcn_cut/checkpoints/ckpt-000006.bin (epoch 6)" "$tmp/gcn_cut.log" ||
+  { cat "$tmp/gcn_cut.log"; echo "FAIL: did not resume from epoch 6" >&2; exit 1; }
+same "$tmp/gcn_ref" "$tmp/gcn_cut"
+
+# SAGE with LayerNorm, 3 workers, evaluated every 3 epochs: the newest checkpoint (epoch 7, the
+# end of the cut run) is damaged, so the resume falls back to epoch 5.
+sage=(--set model.type=sage --set model.layer_norm=true --set partition.parts=3
+      --set partition.method=random --set training.checkpoint_every=5 --set training.eval_every=3)
+train sage_ref 3 "${sage[@]}" --set "output.dir=$tmp/sage_ref" --set training.epochs=14
+train sage_cut 3 "${sage[@]}" --set "output.dir=$tmp/sage_cut" --set training.epochs=7
+newest="$tmp/sage_cut/checkpoints/ckpt-000007.bin"
+head -c 1000 "$newest" >"$newest.part" && mv "$newest.part" "$newest"
+train sage_cut 3 "${sage[@]}" --set "output.dir=$tmp/sage_cut" --set training.epochs=14 --resume
+if ! grep -q "skipping unreadable checkpoint: $newest" "$tmp/sage_cut.log" ||
+    ! grep -q "resuming from $tmp/sage_cut/checkpoints/ckpt-000005.bin (epoch 5)" \
+      "$tmp/sage_cut.log"; then
+  cat "$tmp/sage_cut.log"
+  echo "FAIL: did not fall back to epoch 5" >&2
+  exit 1
+fi
+same "$tmp/sage_ref" "$tmp/sage_cut"
+
+# Refusals, each naming the field and both values.
+resume=(--set model.type=gcn --set training.checkpoint_every=4 --set training.epochs=20 --resume
+        --set "training.checkpoint_dir=$tmp/gcn_ref/checkpoints")
+expect_error other_hidden 2 "model.hidden: checkpoint has 16, this job has 32" "${resume[@]}" \
+  --set "output.dir=$tmp/gcn_ref" --set model.hidden=32
+expect_error other_seed 2 "training.seed: checkpoint has 11, this job has 12" "${resume[@]}" \
+  --set "output.dir=$tmp/gcn_ref" --set training.seed=12
+expect_error other_world 3 "world size (mpirun -np): checkpoint has 2, this job has 3" \
+  "${resume[@]}" --set "output.dir=$tmp/w3" --set partition.parts=3
+expect_error other_dataset 2 "dataset fingerprint: checkpoint has" "${resume[@]}" \
+  --set "output.dir=$tmp/d2" --set partition.parts=2 --set dataset.synthetic.seed=6
+expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing left to train" \
+  "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
+expect_error no_checkpoint 2 "--resume: no intact checkpoint in $tmp/none/checkpoints" \
+  --set "output.dir=$tmp/none" --set partition.parts=2 --resume
+expect_error stale_checkpoints 2 "$tmp/gcn_ref/checkpoints already holds checkpoints" \
+  "${gcn[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
+echo "checkpoint_resume: all passed"

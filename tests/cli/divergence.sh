@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Divergence: with a learning rate of 1e30 the first Adam step blows the weights up to ~1e30 and
+# the second epoch's loss overflows. Training stops there on every rank with one error naming the
+# epoch and the last good checkpoint (epoch 1), and nothing of epoch 2 is checkpointed. That
+# checkpoint is intact: resuming it loads it and diverges again at epoch 2, with the same error.
+# (Its weights, finite but ~1e30, are beyond rescue by a smaller learning rate.)
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=800 --set partition.parts=2
+     --set training.threads=1 --set training.checkpoint_every=1 --set output.log_level=info
+     --set "output.dir=$tmp/run")
+rc=0
+timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=5 \
+  --set training.lr=1e30 >"$tmp/diverge.log" 2>&1 || rc=$?
+expected="adaqp: error: training diverged at epoch 2: the loss is nan; lower training.lr; last good checkpoint: $tmp/run/checkpoints/ckpt-000001.bin"
+if ((rc == 0 || rc == 124)) || [[ "$(grep "adaqp: error" "$tmp/diverge.log")" != "$expected" ]]; then
+  cat "$tmp/diverge.log"
+  echo "FAIL: exit $rc; expected exactly one line: $expected" >&2
+  exit 1
+fi
+[[ "$(ls "$tmp/run/checkpoints")" == "ckpt-000001.bin" ]] ||
+  { ls "$tmp/run/checkpoints"; echo "FAIL: expected only the epoch-1 checkpoint" >&2; exit 1; }
+echo "ok: diverged run stopped: $expected"
+
+rc=0
+timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=5 \
+  --set training.lr=1e30 --resume >"$tmp/resume.log" 2>&1 || rc=$?
+if ((rc == 0 || rc == 124)) || [[ "$(grep "adaqp: error" "$tmp/resume.log")" != "$expected" ]] ||
+    ! grep -q "resuming from $tmp/run/checkpoints/ckpt-000001.bin (epoch 1)" "$tmp/resume.log"; then
+  cat "$tmp/resume.log"
+  echo "FAIL: exit $rc; expected the resume from epoch 1 to fail with: $expected" >&2
+  exit 1
+fi
+[[ "$(grep -c '"epoch":' "$tmp/run/metrics.jsonl")" == 2 ]] ||
+  { cat "$tmp/run/metrics.jsonl"; echo "FAIL: expected the epoch-1 records of 2 ranks" >&2; exit 1; }
+echo "ok: the last good checkpoint resumes and diverges the same way"
+echo "divergence: all passed"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# A worker killed mid-training: rank 1 of a 3-worker run gets SIGKILL after the run has written
+# checkpoints. The whole job must end non-zero within the communication timeout (plus start-up
+# slack) with a message naming the failed rank (mpirun's, or a CommError's on a surviving rank);
+# the newest checkpoint must be intact (the resume loads it without skipping any), and resuming it
+# must reproduce an uninterrupted run bitwise (per-epoch losses and scores, final parameters).
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}"
+tmp=$(mktemp -d)
+runner=""
+trap '[[ -n "$runner" ]] && kill "$runner" 2>/dev/null; rm -rf "$tmp"' EXIT
+timeout_s=5
+
+job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
+     --set dataset.synthetic.seed=3 --set partition.parts=3 --set training.seed=4
+     --set training.threads=1 --set training.checkpoint_every=5
+     --set "communication.timeout_s=$timeout_s" --set output.log_level=info)
+
+# The run to kill: far more epochs than it will get through. It is killed once it has written two
+# checkpoints (epochs 5 and 10; only the newest 2 are kept, so later ones replace them).
+timeout 600 mpirun --oversubscribe -np 3 "$ADAQP_BIN" train "${job[@]}" \
+  --set "output.dir=$tmp/killed" --set training.epochs=100000 >"$tmp/killed.log" 2>&1 &
+runner=$!
+checkpoints() { compgen -G "$tmp/killed/checkpoints/ckpt-*.bin" | wc -l; }
+for _ in $(seq 6000); do
+  (($(checkpoints) >= 2)) && break
+  kill -0 "$runner" 2>/dev/null || { cat "$tmp/killed.log"; echo "FAIL: run ended early" >&2; exit 1; }
+  sleep 0.1
+done
+(($(checkpoints) >= 2)) ||
+  { cat "$tmp/killed.log"; echo "FAIL: not 2 checkpoints after 600 s" >&2; exit 1; }
+
+# Rank 1's process: the adaqp process of this run whose environment says rank 1.
+victim=""
+for pid in $(pgrep -f -- "$tmp/killed"); do
+  if [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] &&
+      tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
+    victim=$pid
+  fi
+done
+[[ -n "$victim" ]] || { cat "$tmp/killed.log"; echo "FAIL: rank 1's process not found" >&2; exit 1; }
+killed_at=$(date +%s)
+kill -KILL "$victim"
+rc=0
+wait "$runner" || rc=$?
+runner=""
+elapsed=$(($(date +%s) - killed_at))
+if ((rc == 0 || rc == 124 || elapsed > timeout_s + 30)); then
+  cat "$tmp/killed.log"
+  echo "FAIL: after killing rank 1 the job exited $rc after $elapsed s" >&2
+  exit 1
+fi
+grep -Eq "process rank 1 |peer 1|\[1\]" "$tmp/killed.log" ||
+  { cat "$tmp/killed.log"; echo "FAIL: no message names rank 1" >&2; exit 1; }
+echo "ok: killing rank 1 ended the job in $elapsed s (exit $rc): $(grep -Em1 "rank 1 |peer 1|\[1\]" \
+  "$tmp/killed.log")"
+
+# Resume from the newest checkpoint and run 6 epochs past it; compare with an uninterrupted run.
+latest=""
+for f in "$tmp"/killed/checkpoints/ckpt-*.bin; do latest=$(basename "$f"); done  # sorted glob
+epoch=$((10#$(echo "$latest" | tr -dc '0-9')))
+end=$((epoch + 6))
+timeout 300 mpirun --oversubscribe -np 3 "$ADAQP_BIN" train "${job[@]}" \
+  --set "output.dir=$tmp/killed" --set "training.epochs=$end" --resume >"$tmp/resume.log" 2>&1 ||
+  { cat "$tmp/resume.log"; echo "FAIL: resume" >&2; exit 1; }
+if grep -q "skipping unreadable checkpoint" "$tmp/resume.log" ||
+    ! grep -q "resuming from $tmp/killed/checkpoints/$latest (epoch $epoch)" "$tmp/resume.log"; then
+  cat "$tmp/resume.log"
+  echo "FAIL: the newest checkpoint $latest was not resumed intact" >&2
+  exit 1
+fi
+timeout 300 mpirun --oversubscribe -np 3 "$ADAQP_BIN" train "${job[@]}" \
+  --set "output.dir=$tmp/ref" --set "training.epochs=$end" >"$tmp/ref.log" 2>&1 ||
+  { cat "$tmp/ref.log"; echo "FAIL: reference run" >&2; exit 1; }
+
+python3 - "$tmp/ref" "$tmp/killed" "$end" <<'PY'
+import json, sys
+
+def load(d):
+    recs, summary = {}, None
+    for line in open(d + "/metrics.jsonl"):
+        r = json.loads(line)
+        if r.get("event") == "summary":
+            summary = r
+        else:
+            recs[(r["epoch"], r["rank"])] = [r.get(k) for k in ("loss", "train_acc", "val_acc",
+                                                                "test_acc")]
+    return recs, summary, open(d + "/params.bin", "rb").read()
+
+ref, run = load(sys.argv[1]), load(sys.argv[2])
+end = int(sys.argv[3])
+assert sorted(ref[0]) == sorted(run[0]) == [(e, r) for e in range(1, end + 1) for r in range(3)]
+for k in ref[0]:
+    assert ref[0][k] == run[0][k], f"epoch {k}: {ref[0][k]} != {run[0][k]}"
+for k in ("best_val_acc", "test_acc_at_best_val", "final_test_acc"):
+    assert ref[1][k] == run[1][k], (k, ref[1][k], run[1][k])
+assert ref[2] == run[2] and len(ref[2]) > 0, "final parameters differ"
+print(f"ok: resumed run equals the uninterrupted one over {end} epochs "
+      f"(final loss {ref[0][(end, 0)][0]}, final test {ref[1]['final_test_acc']})")
+PY
+echo "kill_rank: all passed"

@@ -1,0 +1,272 @@
+// The adaptive bit-width scheme on W = mpirun's world size workers (design notes, sections 6 and
+// 7): sender and receiver hold the same width for every message (checked against all ranks'
+// widths gathered independently, by the bytes on the wire and by the dequantized rows staying
+// within their width's error bound), the lambda endpoints give uniform widths, and runs are
+// reproducible.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adaqp/assign/time_model.h"
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/model/dist_graph.h"
+#include "adaqp/partition/part.h"
+#include "adaqp/partition/partitioner.h"
+#include "adaqp/quant/quantizer.h"
+#include "adaqp/train/bit_assigner.h"
+#include "adaqp/train/trainer.h"
+#include "nn/dense_reference.h"
+
+namespace adaqp {
+namespace {
+
+constexpr int64_t kWidth = 6;  // ceil(6 b / 8) is not a multiple of b
+constexpr int kLayer = 1;
+
+std::unique_ptr<Communicator> world_comm() {
+  return make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+}
+
+Part my_part(const Graph& g, const Communicator& comm) {
+  PartitionOptions popt;
+  popt.parts = comm.size();
+  return build_part(g, assign_parts(g, popt), comm.rank());
+}
+
+// Per-sender costs that differ by rank, so the budget search has something to balance.
+std::vector<assign::LinkCost> link_costs(int world) {
+  std::vector<assign::LinkCost> costs;
+  for (int r = 0; r < world; ++r) costs.push_back({1e-5, 1e-8 * (1 + r)});
+  return costs;
+}
+
+// Row `gid` of the test's embeddings: ranges spread over three orders of magnitude, so the
+// solver gives different messages different widths.
+std::vector<float> row_of(int64_t gid, uint64_t salt) {
+  std::vector<float> row(kWidth);
+  const double scale = std::exp(static_cast<double>((gid * 7 + salt) % 9) - 4.0);
+  for (int64_t c = 0; c < kWidth; ++c) {
+    row[c] = static_cast<float>(scale * std::sin(0.7 * gid + 1.3 * c + salt));
+  }
+  return row;
+}
+
+std::vector<float> owned_rows(const Part& part, uint64_t salt) {
+  std::vector<float> h;
+  for (int64_t gid : part.owned_gid) {
+    const std::vector<float> row = row_of(gid, salt);
+    h.insert(h.end(), row.begin(), row.end());
+  }
+  return h;
+}
+
+// Every rank's variable-length list, concatenated in rank order.
+std::vector<int64_t> gather_all(Communicator& comm, const std::vector<int64_t>& mine) {
+  const int world = comm.size();
+  const auto n = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> counts(world);
+  comm.allgather(&n, counts.data(), sizeof(int64_t));
+  const int64_t most = std::max<int64_t>(*std::max_element(counts.begin(), counts.end()), 1);
+  std::vector<int64_t> padded(mine), all(most * world);
+  padded.resize(most, -1);
+  comm.allgather(padded.data(), all.data(), most * sizeof(int64_t));
+  std::vector<int64_t> out;
+  for (int r = 0; r < world; ++r) out.insert(out.end(), &all[r * most], &all[r * most] + counts[r]);
+  return out;
+}
+
+// (direction, sender, receiver, node) -> width of every message of layer kLayer, as the senders
+// (sending = true) or the receivers see them, over all ranks.
+std::map<std::vector<int64_t>, int64_t> widths_seen(Communicator& comm, const Part& part,
+                                                    const QuantPlan& plan, bool sending) {
+  std::vector<int64_t> mine;
+  for (Direction dir : {Direction::kForward, Direction::kBackward}) {
+    const MessageBits& mb = (dir == Direction::kForward ? plan.forward : plan.backward)[kLayer];
+    const std::vector<int64_t> gids = sending ? send_gids(part, dir) : recv_gids(part, dir);
+    const std::vector<int64_t>& offsets =
+        (dir == Direction::kForward) == sending ? part.send_offsets : part.halo_offsets;
+    const std::vector<uint8_t>& bits = sending ? mb.send : mb.recv;
+    for (int r = 0; r < part.num_parts; ++r) {
+      for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
+        const int64_t sender = sending ? part.rank : r, receiver = sending ? r : part.rank;
+        mine.insert(mine.end(), {static_cast<int64_t>(dir), sender, receiver, gids[k], bits[k]});
+      }
+    }
+  }
+  const std::vector<int64_t> all = gather_all(comm, mine);
+  std::map<std::vector<int64_t>, int64_t> seen;
+  for (size_t i = 0; i < all.size(); i += 5)
+    seen[{all[i], all[i + 1], all[i + 2], all[i + 3]}] = all[i + 4];
+  return seen;
+}
+
+int64_t wire_bytes(const std::vector<uint8_t>& bits) {
+  int64_t bytes = 0;
+  for (uint8_t b : bits) bytes += quant::packed_row_bytes(kWidth, b) + 8;
+  return bytes;
+}
+
+class AdaptiveExchange : public ::testing::TestWithParam<assign::Solver> {};
+
+TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 31);
+  DistGraphOptions gopt;
+  DistGraph graph(my_part(g, *comm), *comm, gopt);
+  const Part& part = graph.part();
+  AdaptiveOptions aopt;
+  aopt.solver = GetParam();
+  BitAssigner assigner(graph, *comm, assign::per_sender_time_model(link_costs(comm->size())),
+                       /*layers=*/2, aopt, /*seed=*/5);
+  const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
+  std::vector<float> y(h.size()), dh(h.size()), exact(h.size());
+  QuantPlan plan;
+  for (int epoch = 1; epoch <= 2; ++epoch) {
+    plan = assigner.plan(epoch);
+    graph.set_quant_plan(plan);
+    graph.reset_comm_stats();
+    graph.aggregate(h.data(), kWidth, y.data(), kLayer);
+    graph.aggregate_backward(grad.data(), kWidth, dh.data(), kLayer);
+    graph.clear_quant_plan();
+    const AssignStats& st = assigner.finish_epoch();
+    EXPECT_EQ(st.solved, epoch == 2);
+  }
+
+  // The widths every receiver decodes with are the ones its senders chose, message by message.
+  const auto sent = widths_seen(*comm, part, plan, true);
+  const auto received = widths_seen(*comm, part, plan, false);
+  EXPECT_EQ(sent, received);
+  std::map<int64_t, int64_t> per_width;
+  for (const auto& [key, bits] : sent) ++per_width[bits];
+  if (comm->size() > 1) {
+    EXPECT_GE(per_width.size(), 2u) << "the solver gave every message the same width";
+  }
+
+  // The bytes on the wire are exactly the packed blocks of the chosen widths.
+  const CommStats& cs = graph.comm_stats();
+  EXPECT_EQ(cs.bytes_forward[kLayer], wire_bytes(plan.forward[kLayer].send));
+  EXPECT_EQ(cs.bytes_backward[kLayer], wire_bytes(plan.backward[kLayer].send));
+
+  // y = A h with every halo row off by at most one quantization step of its width per element.
+  graph.aggregate(h.data(), kWidth, exact.data(), kLayer);
+  const kernels::CsrView& a = graph.a_halo();
+  for (int64_t i = 0; i < a.rows; ++i) {
+    double bound = 1e-4;  // float rounding of the sums
+    for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+      const int64_t j = a.indices[k];
+      const std::vector<float> row = row_of(part.halo_gid[j], 0);
+      const auto [lo, hi] = std::minmax_element(row.begin(), row.end());
+      const int bits = plan.forward[kLayer].recv[j];
+      bound += std::abs(a.values[k]) * (*hi - *lo) / ((1 << bits) - 1) * (1 + 1e-5);
+    }
+    for (int64_t c = 0; c < kWidth; ++c) {
+      ASSERT_LE(std::abs(y[i * kWidth + c] - exact[i * kWidth + c]), bound)
+          << "owned row " << i << " (node " << part.owned_gid[i] << "), element " << c;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, AdaptiveExchange,
+                         ::testing::Values(assign::Solver::kFast, assign::Solver::kExact),
+                         [](const ::testing::TestParamInfo<assign::Solver>& info) {
+                           return std::string(info.param == assign::Solver::kFast ? "fast"
+                                                                                  : "exact");
+                         });
+
+constexpr int kEpochs = 4;
+
+TrainerOptions options(const std::string& scheme, int bits, double lambda) {
+  TrainerOptions opt;
+  opt.model.type = "gcn";
+  opt.model.layers = 3;
+  opt.model.hidden = 10;
+  opt.model.dropout = 0.5;
+  opt.training.seed = 7;
+  opt.mode = "adaqp";
+  opt.scheme = scheme;
+  opt.bits = bits;
+  opt.adaptive.lambda = lambda;
+  return opt;
+}
+
+struct TrainedRun {
+  std::vector<EpochStats> epochs;
+  std::vector<float> params;
+};
+
+TrainedRun train(const Graph& g, Communicator& comm, TrainerOptions opt) {
+  if (opt.scheme == "adaptive") opt.link_costs = link_costs(comm.size());
+  Trainer t(my_part(g, comm), comm, opt);
+  TrainedRun run;
+  for (int e = 1; e <= kEpochs; ++e) run.epochs.push_back(t.train_epoch(e));
+  run.params = t.parameter_values();
+  return run;
+}
+
+void expect_identical(const TrainedRun& a, const TrainedRun& b, const std::string& what) {
+  for (int e = 0; e < kEpochs; ++e) {
+    EXPECT_EQ(a.epochs[e].loss, b.epochs[e].loss) << what << ", epoch " << e + 1;
+    EXPECT_EQ(a.epochs[e].bytes_forward, b.epochs[e].bytes_forward) << what << ", epoch " << e + 1;
+    EXPECT_EQ(a.epochs[e].bytes_backward, b.epochs[e].bytes_backward) << what;
+  }
+  ASSERT_EQ(a.params, b.params) << what;
+}
+
+TEST(AdaptiveTraining, LambdaOneSendsEverythingAtEightBits) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 32);
+  // Widths of 8 everywhere and the same noise keys: bit-identical to the uniform 8-bit scheme.
+  const TrainedRun adaptive = train(g, *comm, options("adaptive", 8, 1.0));
+  expect_identical(adaptive, train(g, *comm, options("uniform", 8, 0.5)), "lambda 1");
+  for (const EpochStats& st : adaptive.epochs) {
+    for (const auto& h : st.assign.hist_backward) EXPECT_EQ(h[0] + h[1], 0);
+  }
+}
+
+TEST(AdaptiveTraining, LambdaZeroSendsEverythingAtTwoBitsOnceTraced) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 33);
+  const TrainedRun adaptive = train(g, *comm, options("adaptive", 8, 0.0));
+  const TrainedRun two = train(g, *comm, options("uniform", 2, 0.5));
+  const TrainedRun eight = train(g, *comm, options("uniform", 8, 0.5));
+  // Epoch 1 has no trace yet: the largest width.
+  EXPECT_EQ(adaptive.epochs[0].bytes_forward, eight.epochs[0].bytes_forward);
+  EXPECT_EQ(adaptive.epochs[0].bytes_backward, eight.epochs[0].bytes_backward);
+  for (int e = 1; e < kEpochs; ++e) {
+    EXPECT_EQ(adaptive.epochs[e].bytes_forward, two.epochs[e].bytes_forward) << "epoch " << e + 1;
+    EXPECT_EQ(adaptive.epochs[e].bytes_backward, two.epochs[e].bytes_backward);
+    for (const auto& h : adaptive.epochs[e].assign.hist_forward) EXPECT_EQ(h[1] + h[2], 0);
+  }
+}
+
+TEST(AdaptiveTraining, SameSeedGivesIdenticalRunsAndThePeriodIsKept) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 34);
+  TrainerOptions opt = options("adaptive", 8, 0.5);
+  opt.adaptive.period = 2;
+  const TrainedRun a = train(g, *comm, opt);
+  expect_identical(a, train(g, *comm, opt), "same seed");
+  std::vector<int64_t> per_width(3, 0);
+  for (int e = 0; e < kEpochs; ++e) {
+    EXPECT_EQ(a.epochs[e].assign.solved, e == 1 || e == 3) << "epoch " << e + 1;
+    for (const auto& h : a.epochs[e].assign.hist_backward) {
+      for (int b = 0; b < 3; ++b) per_width[b] += h[b];
+    }
+  }
+  comm->allreduce_sum(per_width.data(), per_width.size());
+  if (comm->size() > 1) {
+    EXPECT_LE(std::count(per_width.begin(), per_width.end(), 0), 1)
+        << "every message at one width: the run does not exercise mixed widths";
+  }
+}
+
+}  // namespace
+}  // namespace adaqp

@@ -1,0 +1,294 @@
+// The exchange modes on W = mpirun's world size workers (design notes, sections 4, 5 and 7):
+// overlap reproduces vanilla, quantized runs with and without overlap are bit-identical, the
+// feature cache changes only the bytes sent, quantized blocks are exactly the packed size plus
+// metadata, both ends of a random-scheme exchange agree on every message's width, and the
+// overlapped exchange really progresses while the caller computes (timestamps of the exchanger).
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/common/error.h"
+#include "adaqp/model/bit_assignment.h"
+#include "adaqp/model/dist_graph.h"
+#include "adaqp/model/halo_exchanger.h"
+#include "adaqp/partition/part.h"
+#include "adaqp/partition/partitioner.h"
+#include "adaqp/quant/quantizer.h"
+#include "adaqp/train/trainer.h"
+#include "nn/dense_reference.h"
+
+namespace adaqp {
+namespace {
+
+constexpr int kEpochs = 3;
+constexpr int kHidden = 10;  // ceil(10 b / 8) is not a multiple of b: packing is visible
+
+std::unique_ptr<Communicator> world_comm() {
+  return make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+}
+
+Part my_part(const Graph& g, const Communicator& comm) {
+  PartitionOptions popt;
+  popt.parts = comm.size();
+  return build_part(g, assign_parts(g, popt), comm.rank());
+}
+
+TrainerOptions options(const std::string& mode, const std::string& scheme, int bits, bool cache) {
+  TrainerOptions opt;
+  opt.model.type = "gcn";
+  opt.model.layers = 3;
+  opt.model.hidden = kHidden;
+  opt.model.dropout = 0.5;
+  opt.training.seed = 7;
+  opt.cache_features = cache;
+  opt.mode = mode;
+  opt.scheme = scheme;
+  opt.bits = bits;
+  return opt;
+}
+
+struct TrainedRun {
+  std::vector<EpochStats> epochs;
+  std::vector<float> params;
+};
+
+TrainedRun train(const Graph& g, Communicator& comm, const TrainerOptions& opt) {
+  Trainer t(my_part(g, comm), comm, opt);
+  TrainedRun run;
+  for (int e = 1; e <= kEpochs; ++e) run.epochs.push_back(t.train_epoch(e));
+  run.params = t.parameter_values();
+  return run;
+}
+
+void expect_identical(const TrainedRun& a, const TrainedRun& b, const std::string& what) {
+  for (int e = 0; e < kEpochs; ++e) {
+    EXPECT_EQ(a.epochs[e].loss, b.epochs[e].loss) << what << ", epoch " << e + 1;
+  }
+  ASSERT_EQ(a.params.size(), b.params.size());
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    ASSERT_EQ(a.params[i], b.params[i]) << what << ", parameter " << i;
+  }
+}
+
+TEST(ExchangeModes, OverlapReproducesVanilla) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 21);
+  for (bool cache : {true, false}) {
+    const TrainedRun vanilla = train(g, *comm, options("vanilla", "uniform", 8, cache));
+    const TrainedRun overlap = train(g, *comm, options("overlap", "uniform", 8, cache));
+    // Same arithmetic in the same order: equal, which is within the required 1e-6 relative.
+    expect_identical(vanilla, overlap, cache ? "cached features" : "exchanged features");
+    for (int e = 0; e < kEpochs; ++e) {
+      EXPECT_EQ(vanilla.epochs[e].bytes_sent, overlap.epochs[e].bytes_sent);
+    }
+  }
+}
+
+TEST(ExchangeModes, QuantizedRunsAreIdenticalWithAndWithoutOverlap) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 22);
+  for (const char* scheme : {"uniform", "random"}) {
+    for (bool cache : {true, false}) {
+      const std::string what = std::string(scheme) + (cache ? ", cached" : ", exchanged");
+      const TrainedRun quant = train(g, *comm, options("quant", scheme, 2, cache));
+      const TrainedRun overlapped = train(g, *comm, options("adaqp", scheme, 2, cache));
+      expect_identical(quant, overlapped, what);
+      if (comm->size() > 1) {
+        // Quantization does change the training: the comparison is not vacuous.
+        const TrainedRun vanilla = train(g, *comm, options("vanilla", scheme, 2, cache));
+        EXPECT_NE(vanilla.epochs[kEpochs - 1].loss, quant.epochs[kEpochs - 1].loss) << what;
+      }
+    }
+  }
+}
+
+TEST(ExchangeModes, FeatureCacheChangesOnlyTheBytes) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 23);
+  const Part part = my_part(g, *comm);
+  const TrainedRun cached = train(g, *comm, options("vanilla", "uniform", 8, true));
+  const TrainedRun exchanged = train(g, *comm, options("vanilla", "uniform", 8, false));
+  expect_identical(cached, exchanged, "feature cache");
+  // Layer 0's boundary rows, forward only (no gradient flows back to the features).
+  const int64_t layer0 = static_cast<int64_t>(part.send_idx.size()) * part.feat_dim * 4;
+  for (int e = 0; e < kEpochs; ++e) {
+    EXPECT_EQ(exchanged.epochs[e].bytes_sent - cached.epochs[e].bytes_sent, layer0);
+    EXPECT_EQ(cached.epochs[e].bytes_forward[0], 0);
+    EXPECT_EQ(exchanged.epochs[e].bytes_forward[0], layer0);
+  }
+  if (comm->size() > 1) {
+    EXPECT_GT(layer0, 0);
+  }
+}
+
+TEST(ExchangeModes, QuantizedBytesArePackedCodesPlusMetadata) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 24);
+  const Part part = my_part(g, *comm);
+  const auto boundary = static_cast<int64_t>(part.send_idx.size());
+  const int64_t halo = part.num_halo();
+  for (int bits : {2, 4, 8}) {
+    for (bool cache : {true, false}) {
+      const TrainedRun run = train(g, *comm, options("adaqp", "uniform", bits, cache));
+      const int64_t hidden_row = quant::packed_row_bytes(kHidden, bits) + 8;
+      const int64_t feature_row = quant::packed_row_bytes(part.feat_dim, bits) + 8;
+      // The last layer narrows (hidden -> classes), so it aggregates its output-width rows.
+      const int64_t out_row = quant::packed_row_bytes(part.num_classes, bits) + 8;
+      for (const EpochStats& st : run.epochs) {
+        const std::vector<int64_t> fwd = {cache ? 0 : boundary * feature_row, boundary * hidden_row,
+                                          boundary * out_row};
+        const std::vector<int64_t> bwd = {0, halo * hidden_row, halo * out_row};
+        EXPECT_EQ(st.bytes_forward, fwd) << bits << " bits, epoch " << st.epoch;
+        EXPECT_EQ(st.bytes_backward, bwd) << bits << " bits, epoch " << st.epoch;
+        EXPECT_EQ(st.bytes_sent, fwd[0] + fwd[1] + fwd[2] + bwd[1] + bwd[2]);
+      }
+    }
+  }
+}
+
+// |x^ - x| <= s = (M - m) / (2^b - 1) per element (s rounded up by at most a few ulps).
+double step_bound(const at::Tensor& row, int bits) {
+  const double range = (row.max() - row.min()).item<double>();
+  return range / static_cast<double>((1 << bits) - 1) * (1 + 1e-5) + 1e-30;
+}
+
+TEST(ExchangeModes, RandomSchemeEndsAgreeOnEveryWidth) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(300, 25);
+  const Part part = my_part(g, *comm);
+  HaloExchanger ex(part, *comm, HaloExchangerOptions{true});
+  SchemeOptions so;
+  so.scheme = BitScheme::kRandom;
+  so.seed = 99;
+  const uint32_t epoch = 4;
+  const int layer = 1;
+  const QuantPlan plan = scheme_plan(part, 2, so, epoch);
+  Precision fwd{&plan.forward[layer], quant::QuantKey{so.seed, epoch}};
+  Precision bwd{&plan.backward[layer], quant::QuantKey{so.seed, epoch}};
+  const int64_t d = 33;
+  const at::Tensor h_all = test::random_matrix(g.num_nodes, d, 5) * 3.0;
+
+  // Forward: every received halo row is within its own width's step of the true row.
+  const at::Tensor h = test::rows_of(h_all, part.owned_gid).contiguous();
+  at::Tensor halo = at::zeros({part.num_halo(), d});
+  ex.start_forward(h.data_ptr<float>(), d, halo.data_ptr<float>(),
+                   ExchangeId{layer, Direction::kForward}, fwd);
+  ex.finish_forward();
+  const at::Tensor want = test::rows_of(h_all, part.halo_gid);
+  int seen[9] = {};
+  for (int64_t i = 0; i < part.num_halo(); ++i) {
+    const int bits = random_bit_width(so.seed, epoch, layer, Direction::kForward, part.halo_gid[i]);
+    ASSERT_EQ(bits, plan.forward[layer].recv[i]);
+    ++seen[bits];
+    const double err = (halo[i] - want[i]).abs().max().item<double>();
+    ASSERT_LE(err, step_bound(want[i], bits)) << "halo row of node " << part.halo_gid[i];
+  }
+  if (part.num_halo() >= 30) {
+    EXPECT_GT(seen[2], 0);
+    EXPECT_GT(seen[4], 0);
+    EXPECT_GT(seen[8], 0);
+  }
+
+  // Backward: every sender's halo row of node v is G[v]; the owner receives one quantized copy
+  // per peer that has v as a halo node.
+  const at::Tensor g_all = test::random_matrix(g.num_nodes, d, 6);
+  const at::Tensor grads = test::rows_of(g_all, part.halo_gid).contiguous();
+  ex.start_backward(grads.data_ptr<float>(), d, ExchangeId{layer, Direction::kBackward}, bwd);
+  ex.finish_backward();
+  at::Tensor dh = at::zeros({part.num_owned(), d});
+  ex.add_received_gradients(dh.data_ptr<float>());
+  std::vector<int> copies(part.num_owned(), 0);
+  for (int64_t k : part.send_idx) ++copies[k];
+  for (int64_t i = 0; i < part.num_owned(); ++i) {
+    const int64_t gid = part.owned_gid[i];
+    const at::Tensor truth = g_all[gid];
+    const int bits = random_bit_width(so.seed, epoch, layer, Direction::kBackward, gid);
+    const double err = (dh[i] - truth * copies[i]).abs().max().item<double>();
+    ASSERT_LE(err, copies[i] * step_bound(truth, bits) + 1e-5) << "boundary row of node " << gid;
+  }
+}
+
+TEST(ExchangeModes, AdaptiveSchemeRejectsBadOptionsClearly) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(100, 26);
+  for (const char* mode : {"adaqp", "quant"}) {
+    TrainerOptions opt = options(mode, "adaptive", 8, true);
+    opt.adaptive.lambda = 1.5;
+    try {
+      Trainer t(my_part(g, *comm), *comm, opt);
+      FAIL() << "mode " << mode << " with lambda 1.5 was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("communication.lambda: 1.5 must be in [0, 1]"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// A slow peer: rank 0 starts its exchange 300 ms late. On every other rank the overlapped
+// aggregation finishes its A_local product before the exchange completes (the exchange waits for
+// rank 0), while vanilla completes the exchange before starting the product.
+TEST(ExchangeOverlap, LocalAggregationRunsWhileASlowPeerDelaysTheExchange) {
+  const auto comm = world_comm();
+  if (comm->size() < 2) GTEST_SKIP() << "needs at least 2 workers";
+  const Graph g = test::small_graph(400, 27);
+  for (bool overlap : {true, false}) {
+    DistGraphOptions opt;
+    opt.overlap = overlap;
+    DistGraph graph(my_part(g, *comm), *comm, opt);
+    if (overlap && !graph.exchanger().progress_thread()) {
+      GTEST_SKIP() << "MPI provides no thread support for a progress thread";
+    }
+    const int64_t d = 16;
+    const at::Tensor h = test::random_matrix(graph.num_owned(), d, 8);
+    at::Tensor y = at::empty_like(h);
+    comm->barrier();
+    if (comm->rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    graph.aggregate(h.data_ptr<float>(), d, y.data_ptr<float>(), 1);
+    if (comm->rank() == 0) continue;
+    const ExchangeTrace& t = graph.exchanger().last_trace();
+    const double local_done = graph.aggregation_stats().local_done_s;
+    ASSERT_GT(t.completed_s, t.started_s);
+    if (overlap) {
+      EXPECT_LT(local_done, t.completed_s) << "A_local did not run while the exchange was pending";
+      EXPECT_GT(t.completed_s - t.started_s, 0.1) << "the exchange did not wait for rank 0";
+    } else {
+      EXPECT_GT(local_done, t.completed_s) << "vanilla started A_local before the exchange ended";
+    }
+  }
+}
+
+// Large messages (rendezvous protocol: they move only while some thread is inside MPI) complete
+// while every rank's caller is busy without calling MPI: the progress thread moves them.
+TEST(ExchangeOverlap, ProgressThreadCompletesLargeMessagesDuringComputation) {
+  const auto comm = world_comm();
+  if (comm->size() < 2) GTEST_SKIP() << "needs at least 2 workers";
+  const Graph g = test::small_graph(400, 28);
+  const Part part = my_part(g, *comm);
+  HaloExchanger ex(part, *comm, HaloExchangerOptions{true});
+  if (!ex.progress_thread()) GTEST_SKIP() << "MPI provides no thread support for a progress thread";
+  const int64_t d = 8192;  // 32 KiB rows: several MiB per peer
+  std::vector<float> h(static_cast<size_t>(part.num_owned() * d), 1.5f);
+  std::vector<float> halo(static_cast<size_t>(part.num_halo() * d), 0.0f);
+  comm->barrier();
+  ex.start_forward(h.data(), d, halo.data(), ExchangeId{1, Direction::kForward}, Precision{});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the "computation"
+  ex.finish_forward();
+  const ExchangeTrace& t = ex.last_trace();
+  EXPECT_LT(t.completed_s, t.finish_s) << "the exchange completed only once the caller waited";
+  EXPECT_TRUE(std::all_of(halo.begin(), halo.end(), [](float v) { return v == 1.5f; }));
+  EXPECT_GT(static_cast<int64_t>(part.send_idx.size()) * d * 4, int64_t{1} << 20);
+}
+
+}  // namespace
+}  // namespace adaqp

@@ -1,0 +1,373 @@
+// The NCCL communicator under real mpirun: exact bytes through halo exchanges between device
+// buffers (zero-byte peers, a multi-megabyte transfer, two exchanges in flight), exact device
+// all-reduce/broadcast/allgather values, host-memory collectives through MPI, rejected host
+// buffers, set-up failures agreed by all ranks, and a stalled peer turning into CommError instead
+// of a hang. Skipped, with the reason, when NCCL is not built, no GPU is visible, or ranks would
+// share a GPU without a distinct NCCL_HOSTID each; the invalid-device test runs without a GPU.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adaqp/config.h"
+
+#if ADAQP_WITH_NCCL
+#include <cuda_runtime.h>
+
+#include "adaqp/comm/mpi_error.h"
+#include "adaqp/comm/nccl_communicator.h"
+#include "adaqp/common/error.h"
+#include "adaqp/kernels/gather.h"
+#endif
+
+namespace adaqp {
+namespace {
+
+#if ADAQP_WITH_NCCL
+
+constexpr double kTestTimeoutS = 60.0;
+constexpr uint8_t kCanary = 0xA5;
+constexpr size_t kCanaryBytes = 16;
+
+int world_rank() {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
+  return rank;
+}
+
+int world_size() {
+  int size = 1;
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size", -1);
+  return size;
+}
+
+// Why this job cannot run the NCCL tests ("" if it can); the same answer on every rank.
+std::string skip_reason() {
+  const int devices = kernels::cuda_device_count();
+  const int size = world_size();
+  std::string reason;
+  if (devices == 0) {
+    reason = "no CUDA device visible";
+  } else if (devices < size && std::getenv("NCCL_HOSTID") == nullptr) {
+    reason = std::to_string(size) + " ranks share " + std::to_string(devices) +
+             " GPU(s): NCCL needs one GPU per rank, or a distinct NCCL_HOSTID per rank";
+  }
+  int local = reason.empty() ? 0 : 1, any = 0;
+  check_mpi(MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce",
+            world_rank());
+  if (any != 0 && reason.empty()) reason = "another rank cannot run the NCCL tests";
+  return reason;
+}
+
+void cuda_ok(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+// Device bytes, freed on destruction.
+class DeviceBytes {
+ public:
+  explicit DeviceBytes(size_t bytes) : bytes_(bytes) {
+    cuda_ok(cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes), "cudaMalloc");
+  }
+  ~DeviceBytes() { cudaFree(ptr_); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  void* get() const { return ptr_; }
+  void upload(const void* host) {
+    cuda_ok(cudaMemcpy(ptr_, host, bytes_, cudaMemcpyHostToDevice), "upload");
+  }
+  std::vector<uint8_t> download() const {
+    std::vector<uint8_t> host(bytes_);
+    cuda_ok(cudaMemcpy(host.data(), ptr_, bytes_, cudaMemcpyDeviceToHost), "download");
+    return host;
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_;
+};
+
+// Byte i of what `sender` sends to `receiver` in the exchange labelled `salt`.
+uint8_t pattern(int sender, int receiver, size_t i, int salt) {
+  return static_cast<uint8_t>(sender * 131 + receiver * 31 + salt * 17 + i * 7 + i / 251);
+}
+
+// Zero-byte peers in both directions and one transfer (1 -> 0) of several megabytes.
+size_t exchange_size(int sender, int receiver) {
+  if ((2 * sender + receiver) % 3 == 1) return 0;
+  size_t bytes = 97 * static_cast<size_t>(sender + 1) + 1013 * static_cast<size_t>(receiver);
+  if (sender == 1 && receiver == 0) bytes += size_t{3} << 20;
+  return bytes;
+}
+
+// Device send and receive buffers of one exchange; every receive buffer is followed by canary
+// bytes that must stay untouched. The send bytes are written on `producer`, a stream the
+// communication stream is told to wait for.
+struct DeviceExchange {
+  DeviceExchange(NcclCommunicator& comm, int salt, cudaStream_t producer)
+      : rank(comm.rank()), salt(salt) {
+    for (int r = 0; r < comm.size(); ++r) {
+      const size_t out = exchange_size(rank, r), in = exchange_size(r, rank);
+      std::vector<uint8_t> bytes(out);
+      for (size_t i = 0; i < out; ++i) bytes[i] = pattern(rank, r, i, salt);
+      host_send.push_back(bytes);
+      send.push_back(std::make_unique<DeviceBytes>(out));
+      recv.push_back(std::make_unique<DeviceBytes>(in + kCanaryBytes));
+      cuda_ok(cudaMemcpyAsync(send.back()->get(), host_send.back().data(), out,
+                              cudaMemcpyHostToDevice, producer),
+              "cudaMemcpyAsync");
+      cuda_ok(cudaMemsetAsync(recv.back()->get(), kCanary, in + kCanaryBytes, producer),
+              "cudaMemsetAsync");
+      buffers.send.push_back(send.back()->get());
+      buffers.send_bytes.push_back(out);
+      buffers.recv.push_back(recv.back()->get());
+      buffers.recv_bytes.push_back(in);
+    }
+    comm.stream_wait(producer);
+  }
+
+  // Exact content from every peer; the own rank's entry is skipped, so it stays all canary.
+  void expect_received() const {
+    for (size_t r = 0; r < recv.size(); ++r) {
+      const int sender = static_cast<int>(r);
+      const size_t n = exchange_size(sender, rank);
+      const std::vector<uint8_t> got = recv[r]->download();
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const uint8_t expected = sender == rank ? kCanary : pattern(sender, rank, i, salt);
+        if (got[i] != expected) ++wrong;
+      }
+      EXPECT_EQ(wrong, 0u) << "bytes from rank " << sender << " (salt " << salt << ")";
+      for (size_t i = n; i < n + kCanaryBytes; ++i)
+        EXPECT_EQ(got[i], kCanary) << "canary " << i - n << " after bytes from rank " << sender;
+    }
+  }
+
+  int rank;
+  int salt;
+  std::vector<std::vector<uint8_t>> host_send;
+  std::vector<std::unique_ptr<DeviceBytes>> send, recv;
+  ExchangeBuffers buffers;
+};
+
+// Runs without a GPU too: a device outside the visible ones is a ConfigError on every rank,
+// found before any NCCL call.
+TEST(NcclCommunicatorSetup, InvalidDeviceIsConfigErrorOnEveryRank) {
+  NcclCommunicatorOptions options;
+  options.device = 1000;
+  try {
+    NcclCommunicator comm(MPI_COMM_WORLD, options);
+    ADD_FAILURE() << "device 1000 accepted";
+  } catch (const ConfigError& e) {
+    const std::string expected = "CUDA device 1000 on rank " + std::to_string(world_rank());
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
+class NcclCommunicatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string reason = skip_reason();
+    if (!reason.empty()) GTEST_SKIP() << reason;
+    const int devices = kernels::cuda_device_count();
+    device_ = world_rank() % devices;
+    cuda_ok(cudaSetDevice(device_), "cudaSetDevice");
+    cuda_ok(cudaStreamCreateWithFlags(&producer_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+
+  void TearDown() override {
+    if (producer_ != nullptr) cudaStreamDestroy(producer_);
+  }
+
+  std::unique_ptr<NcclCommunicator> make(double timeout_s = kTestTimeoutS) const {
+    NcclCommunicatorOptions options;
+    options.device = device_;
+    options.timeout_s = timeout_s;
+    return std::make_unique<NcclCommunicator>(MPI_COMM_WORLD, options);
+  }
+
+  int device_ = 0;
+  cudaStream_t producer_ = nullptr;
+};
+
+TEST_F(NcclCommunicatorTest, ExchangeMovesExactBytesBetweenDeviceBuffers) {
+  auto comm = make();
+  DeviceExchange ex(*comm, 1, producer_);
+  comm->exchange(ex.buffers, 7)->wait();
+  ex.expect_received();
+}
+
+TEST_F(NcclCommunicatorTest, TwoExchangesInFlightCompleteInAnyWaitOrder) {
+  auto comm = make();
+  DeviceExchange first(*comm, 2, producer_);
+  DeviceExchange second(*comm, 3, producer_);
+  auto w1 = comm->exchange(first.buffers, 1);
+  auto w2 = comm->exchange(second.buffers, 2);
+  w2->wait();
+  EXPECT_TRUE(w1->test());  // the stream completes exchanges in the order they were started
+  w1->wait();
+  first.expect_received();
+  second.expect_received();
+}
+
+TEST_F(NcclCommunicatorTest, DeviceAllreduceIsExact) {
+  auto comm = make();
+  const int size = comm->size(), rank = comm->rank();
+  const size_t n = 1000;
+  std::vector<float> f(n);
+  std::vector<double> d(n);
+  std::vector<int64_t> k(n);
+  for (size_t i = 0; i < n; ++i) {
+    f[i] = static_cast<float>(rank + 1) + 0.5f * static_cast<float>(i);
+    d[i] = static_cast<double>(rank) * 1e10 + static_cast<double>(i);
+    k[i] = (int64_t{1} << 40) * rank + static_cast<int64_t>(i);
+  }
+  DeviceBytes fd(n * sizeof(float)), dd(n * sizeof(double)), kd(n * sizeof(int64_t)),
+      md(n * sizeof(double));
+  fd.upload(f.data());
+  dd.upload(d.data());
+  kd.upload(k.data());
+  md.upload(d.data());
+  comm->allreduce_sum(static_cast<float*>(fd.get()), n);
+  comm->allreduce_sum(static_cast<double*>(dd.get()), n);
+  comm->allreduce_sum(static_cast<int64_t*>(kd.get()), n);
+  comm->allreduce_max(static_cast<double*>(md.get()), n);
+  std::vector<float> f_out(n);
+  std::vector<double> d_out(n), m_out(n);
+  std::vector<int64_t> k_out(n);
+  cuda_ok(cudaMemcpy(f_out.data(), fd.get(), n * sizeof(float), cudaMemcpyDeviceToHost), "copy");
+  cuda_ok(cudaMemcpy(d_out.data(), dd.get(), n * sizeof(double), cudaMemcpyDeviceToHost), "copy");
+  cuda_ok(cudaMemcpy(k_out.data(), kd.get(), n * sizeof(int64_t), cudaMemcpyDeviceToHost), "copy");
+  cuda_ok(cudaMemcpy(m_out.data(), md.get(), n * sizeof(double), cudaMemcpyDeviceToHost), "copy");
+  const int64_t rank_sum = int64_t{size} * (size - 1) / 2;
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(f_out[i], static_cast<float>(size * (size + 1) / 2) +
+                            static_cast<float>(size) * 0.5f * static_cast<float>(i))
+        << i;
+    ASSERT_EQ(d_out[i], static_cast<double>(rank_sum) * 1e10 + static_cast<double>(size) * i) << i;
+    ASSERT_EQ(k_out[i], (int64_t{1} << 40) * rank_sum + size * static_cast<int64_t>(i)) << i;
+    ASSERT_EQ(m_out[i], static_cast<double>(size - 1) * 1e10 + static_cast<double>(i)) << i;
+  }
+}
+
+TEST_F(NcclCommunicatorTest, HostMemoryCollectivesGoThroughMpi) {
+  auto comm = make();
+  const int size = comm->size(), rank = comm->rank();
+  double values[2] = {static_cast<double>(rank + 1), static_cast<double>(rank)};
+  comm->allreduce_sum(values, 2);
+  EXPECT_EQ(values[0], size * (size + 1) / 2.0);
+  EXPECT_EQ(values[1], size * (size - 1) / 2.0);
+  int first_failed = 7;
+  EXPECT_EQ(any_rank_failed(*comm, rank == size - 1, &first_failed), true);
+  EXPECT_EQ(first_failed, size - 1);
+  std::vector<int32_t> gathered(static_cast<size_t>(size), -1);
+  const int32_t mine = 100 + rank;
+  comm->allgather(&mine, gathered.data(), sizeof(mine));
+  for (int r = 0; r < size; ++r) EXPECT_EQ(gathered[static_cast<size_t>(r)], 100 + r);
+}
+
+TEST_F(NcclCommunicatorTest, DeviceBroadcastAndAllgatherAreExact) {
+  auto comm = make();
+  const int size = comm->size(), rank = comm->rank(), root = size - 1;
+  const size_t bytes = 4099;
+  std::vector<uint8_t> data(bytes);
+  for (size_t i = 0; i < bytes; ++i) data[i] = pattern(rank, root, i, 4);
+  DeviceBytes buffer(bytes);
+  buffer.upload(data.data());
+  comm->broadcast(buffer.get(), bytes, root);
+  const std::vector<uint8_t> got = buffer.download();
+  for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(got[i], pattern(root, root, i, 4)) << i;
+
+  DeviceBytes in(bytes), out(bytes * static_cast<size_t>(size));
+  for (size_t i = 0; i < bytes; ++i) data[i] = pattern(rank, 0, i, 5);
+  in.upload(data.data());
+  comm->allgather(in.get(), out.get(), bytes);
+  comm->barrier();
+  const std::vector<uint8_t> all = out.download();
+  for (int r = 0; r < size; ++r)
+    for (size_t i = 0; i < bytes; ++i)
+      ASSERT_EQ(all[static_cast<size_t>(r) * bytes + i], pattern(r, 0, i, 5)) << r << " " << i;
+}
+
+TEST_F(NcclCommunicatorTest, RejectsHostBuffersAndMixedMemory) {
+  auto comm = make();
+  std::vector<uint8_t> host(64);
+  DeviceBytes device(64);
+  EXPECT_THROW(comm->allgather(host.data(), device.get(), 32), InvariantError);
+  if (comm->size() < 2) GTEST_SKIP() << "host-buffer exchange check needs 2 ranks";
+  const int peer = (comm->rank() + 1) % comm->size();
+  ExchangeBuffers buffers;
+  buffers.send.assign(static_cast<size_t>(comm->size()), nullptr);
+  buffers.send_bytes.assign(static_cast<size_t>(comm->size()), 0);
+  buffers.recv.assign(static_cast<size_t>(comm->size()), nullptr);
+  buffers.recv_bytes.assign(static_cast<size_t>(comm->size()), 0);
+  buffers.send[static_cast<size_t>(peer)] = host.data();
+  buffers.send_bytes[static_cast<size_t>(peer)] = host.size();
+  EXPECT_THROW(comm->exchange(buffers, 0), InvariantError);
+  comm->barrier();  // nothing was enqueued: the communicator still works
+}
+
+TEST_F(NcclCommunicatorTest, OneRanksSetUpFailureFailsEveryRank) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  NcclCommunicatorOptions options;
+  options.device = world_rank() == 1 ? -1 : device_;
+  try {
+    NcclCommunicator comm(MPI_COMM_WORLD, options);
+    ADD_FAILURE() << "set-up succeeded although rank 1 has device -1";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(world_rank(), 1) << e.what();
+  } catch (const CommError& e) {
+    EXPECT_NE(world_rank(), 1) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1 failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(NcclCommunicatorTest, StalledPeerBecomesCommErrorAndUnusableCommunicator) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  auto comm = make(3.0);
+  if (comm->rank() == 0) {
+    // Rank 1 never posts the matching exchange.
+    DeviceBytes out(256), in(256);
+    ExchangeBuffers buffers;
+    buffers.send.assign(static_cast<size_t>(comm->size()), nullptr);
+    buffers.send_bytes.assign(static_cast<size_t>(comm->size()), 0);
+    buffers.recv.assign(static_cast<size_t>(comm->size()), nullptr);
+    buffers.recv_bytes.assign(static_cast<size_t>(comm->size()), 0);
+    buffers.send[1] = out.get();
+    buffers.send_bytes[1] = 256;
+    buffers.recv[1] = in.get();
+    buffers.recv_bytes[1] = 256;
+    try {
+      comm->exchange(buffers, 9)->wait();
+      ADD_FAILURE() << "exchange with a silent peer did not fail";
+    } catch (const CommError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("timed out after 3 s on rank 0"), std::string::npos) << message;
+      EXPECT_NE(message.find("aborted"), std::string::npos) << message;
+    }
+    DeviceBytes value(sizeof(float));
+    try {
+      comm->allreduce_sum(static_cast<float*>(value.get()), 1);
+      ADD_FAILURE() << "collective on an aborted communicator did not fail";
+    } catch (const CommError& e) {
+      EXPECT_NE(std::string(e.what()).find("unusable"), std::string::npos) << e.what();
+    }
+  }
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", world_rank());
+  comm.reset();  // finalizing next to an aborted peer is bounded by the timeout
+}
+
+#else
+
+TEST(NcclCommunicatorTest, RequiresNcclBuild) {
+  GTEST_SKIP() << "built without NCCL (ADAQP_WITH_NCCL=0)";
+}
+
+#endif
+
+}  // namespace
+}  // namespace adaqp

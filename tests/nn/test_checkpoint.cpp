@@ -1,0 +1,303 @@
+// Checkpoints (train/checkpoint.h) and divergence detection (train/finite_check.h) on a small
+// two-layer module and libtorch's Adam.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/adam.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/train/checkpoint.h"
+#include "adaqp/train/finite_check.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+struct TinyNet : torch::nn::Module {
+  explicit TinyNet(int64_t hidden) {
+    first = register_module("first", torch::nn::Linear(4, hidden));
+    second = register_module("second", torch::nn::Linear(hidden, 3));
+  }
+  at::Tensor forward(const at::Tensor& x) { return second->forward(at::relu(first->forward(x))); }
+  torch::nn::Linear first{nullptr}, second{nullptr};
+};
+
+// Seeds libtorch's generator, then passes `hidden` on (to seed before a member's construction).
+int64_t seeded(uint64_t seed, int64_t hidden) {
+  torch::manual_seed(seed);
+  return hidden;
+}
+
+// A model and its optimiser, parameters drawn from `seed`.
+struct Trained {
+  explicit Trained(uint64_t seed, int64_t hidden = 5) : net(seeded(seed, hidden)) {
+    adam = std::make_unique<torch::optim::Adam>(net.parameters(),
+                                                torch::optim::AdamOptions(0.05).weight_decay(1e-3));
+  }
+  // One Adam step on a fixed regression problem.
+  void step() {
+    const at::Tensor x = at::arange(20, at::kFloat).view({5, 4}).sin();
+    const at::Tensor y = at::arange(15, at::kFloat).view({5, 3}).cos();
+    adam->zero_grad();
+    const at::Tensor loss = (net.forward(x) - y).pow(2).mean();
+    loss.backward();
+    adam->step();
+  }
+  std::vector<float> values() const {
+    std::vector<float> out;
+    for (const at::Tensor& p : net.parameters()) {
+      const at::Tensor c = p.detach().contiguous();
+      out.insert(out.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    }
+    return out;
+  }
+  TinyNet net;
+  std::unique_ptr<torch::optim::Adam> adam;
+};
+
+CheckpointHeader header() {
+  CheckpointHeader h;
+  h.dataset_fingerprint = "abc123";
+  h.model_type = "gcn";
+  h.layers = 2;
+  h.hidden = 5;
+  h.in_dim = 4;
+  h.out_dim = 3;
+  h.world_size = 3;
+  h.seed = 7;
+  return h;
+}
+
+CheckpointProgress progress(int epoch) {
+  CheckpointProgress p;
+  p.epoch = epoch;
+  p.have_best = true;
+  p.best_val = 0.625;
+  p.test_at_best_val = 0.5;
+  return p;
+}
+
+template <typename F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST(Checkpoint, ResumedTrainingIsBitwiseTheUninterruptedOne) {
+  test::TempDir dir;
+  Trained a(1);
+  for (int i = 0; i < 3; ++i) a.step();
+  const std::string path = checkpoint_path(dir.str(), 3);
+  EXPECT_EQ(std::filesystem::path(path).filename(), "ckpt-000003.bin");
+  save_checkpoint(path, header(), progress(3), a.net, *a.adam);
+
+  Trained b(2);  // other initial values, no optimiser state yet
+  ASSERT_NE(a.values(), b.values());
+  const CheckpointProgress p = load_checkpoint(path, header(), b.net, *b.adam);
+  EXPECT_EQ(p.epoch, 3);
+  EXPECT_TRUE(p.have_best);
+  EXPECT_EQ(p.best_val, 0.625);
+  EXPECT_EQ(p.test_at_best_val, 0.5);
+  EXPECT_EQ(a.values(), b.values());
+  for (int i = 0; i < 4; ++i) {
+    a.step();
+    b.step();
+    ASSERT_EQ(a.values(), b.values()) << "after resumed step " << i + 1;
+  }
+}
+
+TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  const std::string path = dir.str("c.bin");
+  CheckpointHeader h = header();
+  h.rank = 0;
+  h.seed = std::numeric_limits<uint64_t>::max();
+  save_checkpoint(path, h, progress(1), a.net, *a.adam);
+  const CheckpointInfo info = read_checkpoint_info(path);
+  EXPECT_EQ(info.header.dataset_fingerprint, "abc123");
+  EXPECT_EQ(info.header.model_type, "gcn");
+  EXPECT_EQ(info.header.hidden, 5);
+  EXPECT_EQ(info.header.world_size, 3);
+  EXPECT_EQ(info.header.seed, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(info.progress.epoch, 1);
+
+  struct Case {
+    void (*change)(CheckpointHeader&);
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {[](CheckpointHeader& e) { e.dataset_fingerprint = "zzz"; },
+       "dataset fingerprint: checkpoint has abc123, this job has zzz"},
+      {[](CheckpointHeader& e) { e.model_type = "sage"; },
+       "model.type: checkpoint has gcn, this job has sage"},
+      {[](CheckpointHeader& e) { e.layers = 3; }, "model.layers: checkpoint has 2, this job has 3"},
+      {[](CheckpointHeader& e) { e.hidden = 6; }, "model.hidden: checkpoint has 5, this job has 6"},
+      {[](CheckpointHeader& e) { e.in_dim = 9; },
+       "model input dimension (dataset features): checkpoint has 4, this job has 9"},
+      {[](CheckpointHeader& e) { e.out_dim = 2; },
+       "model output dimension (dataset classes): checkpoint has 3, this job has 2"},
+      {[](CheckpointHeader& e) { e.layer_norm = true; },
+       "model.layer_norm: checkpoint has false, this job has true"},
+      {[](CheckpointHeader& e) { e.world_size = 4; },
+       "world size (mpirun -np): checkpoint has 3, this job has 4"},
+      {[](CheckpointHeader& e) { e.seed = 7; },
+       "training.seed: checkpoint has 18446744073709551615, this job has 7"},
+  };
+  const std::vector<float> before = Trained(2).values();
+  for (const Case& c : cases) {
+    CheckpointHeader expected = h;
+    c.change(expected);
+    Trained b(2);
+    const std::string msg = input_error([&] { load_checkpoint(path, expected, b.net, *b.adam); });
+    EXPECT_TRUE(contains(msg, path + ": " + c.expected)) << msg;
+    EXPECT_EQ(b.values(), before) << "a refused checkpoint must change nothing";
+  }
+  CheckpointHeader other_rank = h;
+  other_rank.rank = 2;  // the writer's rank is not compared
+  Trained b(2);
+  EXPECT_NO_THROW(load_checkpoint(path, other_rank, b.net, *b.adam));
+}
+
+TEST(Checkpoint, CorruptTruncatedAndForeignFilesAreClearErrors) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  const std::string path = dir.str("c.bin");
+  save_checkpoint(path, header(), progress(1), a.net, *a.adam);
+  const std::string good = read_file(path);
+  const std::vector<float> before = Trained(2).values();
+  auto load = [&] {
+    Trained b(2);
+    const std::string msg = input_error([&] { load_checkpoint(path, header(), b.net, *b.adam); });
+    EXPECT_EQ(b.values(), before);
+    return msg;
+  };
+
+  std::string flipped = good;
+  flipped[good.size() - 3] = static_cast<char>(flipped[good.size() - 3] ^ 0x40);
+  write_file(path, flipped);
+  EXPECT_TRUE(contains(load(), "checksum")) << load();
+
+  write_file(path, good.substr(0, good.size() / 2));
+  std::string msg = load();
+  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_FALSE(msg.empty());
+
+  write_file(path, "not a checkpoint at all");
+  msg = load();
+  EXPECT_TRUE(contains(msg, path)) << msg;
+
+  std::filesystem::remove(path);
+  EXPECT_TRUE(contains(load(), path));
+
+  CheckpointHeader future = header();
+  future.format_version = kCheckpointFormatVersion + 1;
+  save_checkpoint(path, future, progress(1), a.net, *a.adam);
+  EXPECT_TRUE(contains(load(), "format version 2 is not supported (this build reads version 1)"))
+      << load();
+}
+
+TEST(Checkpoint, ParameterOfAnotherShapeIsNamed) {
+  test::TempDir dir;
+  Trained a(1, 5);
+  a.step();
+  const std::string path = dir.str("c.bin");
+  save_checkpoint(path, header(), progress(1), a.net, *a.adam);
+  Trained wider(2, 6);  // same header claims, different module
+  const std::string msg =
+      input_error([&] { load_checkpoint(path, header(), wider.net, *wider.adam); });
+  EXPECT_TRUE(
+      contains(msg, "shape/first.weight: checkpoint has shape [5, 4], the model has [6, 4]"))
+      << msg;
+}
+
+TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
+  test::TempDir dir;
+  const std::string d = dir.str("ckpt");
+  EXPECT_TRUE(list_checkpoints(d).empty());
+  EXPECT_EQ(latest_checkpoint(d), "");
+  std::filesystem::create_directories(d);
+  Trained a(1);
+  for (int epoch : {2, 4, 6}) {
+    a.step();
+    save_checkpoint(checkpoint_path(d, epoch), header(), progress(epoch), a.net, *a.adam);
+  }
+  write_file(d + "/ckpt-000008.bin.tmp-123", "partial");  // an interrupted write
+  write_file(d + "/ckpt-12.bin", "");                     // not a name the writer produces
+  EXPECT_EQ(list_checkpoints(d), (std::vector<int>{6, 4, 2}));
+  EXPECT_EQ(latest_checkpoint(d), checkpoint_path(d, 6));
+
+  const std::string newest = read_file(checkpoint_path(d, 6));
+  write_file(checkpoint_path(d, 6), newest.substr(0, newest.size() - 10));
+  EXPECT_EQ(latest_checkpoint(d), checkpoint_path(d, 4));
+
+  prune_checkpoints(d, 2);
+  EXPECT_EQ(list_checkpoints(d), (std::vector<int>{6, 4}));
+  EXPECT_TRUE(std::filesystem::exists(d + "/ckpt-000008.bin.tmp-123"));
+}
+
+TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
+  Trained a(1);
+  a.step();
+  EXPECT_NO_THROW(check_finite(a.net, 0.5, 3));
+
+  auto error = [&](double loss) {
+    try {
+      check_finite(a.net, loss, 3);
+    } catch (const NumericalError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(std::nan("")),
+            "training diverged at epoch 3: the loss is nan; lower training.lr");
+  EXPECT_TRUE(contains(error(INFINITY), "the loss is inf"));
+
+  {
+    at::NoGradGuard no_grad;
+    a.net.second->weight.mutable_grad()[1][2] = INFINITY;
+  }
+  EXPECT_EQ(error(0.5),
+            "training diverged at epoch 3: the gradient of parameter 'second.weight' has 1 "
+            "non-finite value(s) of 15 (first at flat index 7: inf); lower training.lr");
+  a.adam->zero_grad();  // libtorch drops the gradients: only the parameters are left to check
+  {
+    at::NoGradGuard no_grad;
+    a.net.first->bias[3] = std::nanf("");
+  }
+  EXPECT_EQ(error(0.5),
+            "training diverged at epoch 3: parameter 'first.bias' has 1 non-finite value(s) of 5 "
+            "(first at flat index 3: nan); lower training.lr");
+}
+
+}  // namespace
+}  // namespace adaqp
