@@ -37,7 +37,7 @@ torch_installed() {
     "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('torch').split('+')[0] != '$TORCH_VERSION')" 2>/dev/null
 }
 if ! torch_installed; then
-  log "installing PyTorch $TORCH_VERSION into $VENV (about 3.5 GB with its CUDA runtime wheels)"
+  log "installing PyTorch $TORCH_VERSION into $VENV (about 2.6 GB to download, 4.7 GB installed, with its CUDA runtime wheels)"
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" numpy
