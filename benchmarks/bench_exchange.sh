@@ -37,28 +37,12 @@ case $what in volume | overlap | all) ;; *)
   exit 2
   ;;
 esac
-[[ -x $BIN ]] || {
-  echo "error: $BIN not found (build the adaqp target or set ADAQP_BUILD_DIR)" >&2
-  exit 2
-}
-if [[ -n ${OUT:-} ]]; then
-  mkdir -p "$OUT"
-else
-  OUT=$(mktemp -d)
-  trap 'rm -rf "$OUT"' EXIT
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=$THREADS
+# shellcheck source=benchmarks/bench_common.sh
+source "$ROOT/benchmarks/bench_common.sh"
+bench_setup
 
 # job_args NODES W: the job of every run.
-job_args() {
-  echo --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$1" \
-    --set "dataset.synthetic.avg_degree=$DEGREE" --set "dataset.synthetic.feat_dim=$FEAT" \
-    --set dataset.synthetic.seed=1 --set dataset.self_loops=true \
-    --set "partition.parts=$2" --set "partition.dir=$OUT/partition-$1-w$2" \
-    --set model.type=gcn --set "model.layers=$LAYERS" --set "model.hidden=$HIDDEN" \
-    --set model.dropout=0.5 --set "training.epochs=$EPOCHS" --set "training.eval_every=$EPOCHS" \
-    --set "training.threads=$THREADS" --set output.log_level=warn
-}
+job_args() { gcn_job_args "$1" "$2"; }
 
 # summarize DIR KIND LABEL W: one JSON line and one human line from DIR/metrics.jsonl.
 summarize() {
