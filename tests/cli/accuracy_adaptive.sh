@@ -8,15 +8,10 @@
 # compute thread per worker; 20 runs of about 10 s each on a quiet machine.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
-cora="${ADAQP_SHARED_DATASETS:-}/cora"
-if [[ ! -d "$cora/raw" ]]; then
-  if [[ "${CI:-}" == "true" ]]; then
-    echo "FAIL: shared dataset cora missing at '$cora'" >&2
-    exit 1
-  fi
-  echo "skip: shared dataset cora not found (set ADAQP_SHARED_DATASETS)"
-  exit 0
-fi
+# shellcheck source=tests/cli/lib/shared_datasets.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/shared_datasets.sh"
+require_shared_datasets cora
+cora="$ADAQP_SHARED_DATASETS/cora"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1

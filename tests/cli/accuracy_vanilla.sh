@@ -13,16 +13,9 @@
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
 data="${ADAQP_SHARED_DATASETS:-}"
-for ds in cora citeseer amazon-photo; do
-  if [[ ! -d "$data/$ds/raw" ]]; then
-    if [[ "${CI:-}" == "true" ]]; then
-      echo "FAIL: shared dataset $ds missing at '$data/$ds'" >&2
-      exit 1
-    fi
-    echo "skip: shared dataset $ds not found (set ADAQP_SHARED_DATASETS)"
-    exit 0
-  fi
-done
+# shellcheck source=tests/cli/lib/shared_datasets.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/shared_datasets.sh"
+require_shared_datasets cora citeseer amazon-photo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
