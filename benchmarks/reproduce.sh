@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One command for the reference's throughput, breakdown and accuracy tables and their plots
+# (benchmarks/reproduce/reproduce.py says what is measured and how):
+#
+#   benchmarks/reproduce.sh [--profile smoke|quick|full] [--out DIR] [--resume] [--timeout S]
+#
+# Set-up and build first (scripts/setup.sh), then the runs: one rank per host of the rate-limited
+# virtual cluster (scripts/vcluster.sh, so it needs root) for throughput, plain mpirun for
+# accuracy. Real datasets come from $ADAQP_SHARED_DATASETS (default ../shared/datasets beside the
+# repository); missing ones are skipped with a message. Output (default runs/reproduce-PROFILE):
+# throughput.csv, accuracy.csv, accuracy_summary.csv, accuracy_curves.csv, bits.csv,
+# calibration.csv, meta.json, results.md and PNG plots; every run's directory and log under runs/.
+# Profiles: smoke about 1 minute, quick about 10, full about 40 on a 2-core machine.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if ((EUID != 0)); then
+  echo "error: benchmarks/reproduce.sh needs root for the virtual cluster's network namespaces" >&2
+  exit 2
+fi
+"$ROOT/scripts/setup.sh"
+BUILD_DIR=${ADAQP_BUILD_DIR:-$ROOT/build}
+exec python3 "$ROOT/benchmarks/reproduce/reproduce.py" --bin "$BUILD_DIR/src/adaqp" \
+  --shared "${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}" "$@"

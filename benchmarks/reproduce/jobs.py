@@ -1,0 +1,141 @@
+"""Runs of `adaqp`: the job arguments of every run, partitioning once per dataset and W, training
+under plain mpirun (shared memory) or on the rate-limited virtual cluster (scripts/vcluster.sh)."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+class RunError(Exception):
+    pass
+
+
+def _mpi_env():
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+    return env
+
+
+def _run(cmd, log_path, timeout_s, cwd, started_file=None, launch_timeout_s=60):
+    """Runs cmd with its output in log_path. With started_file: False if that file has not
+    appeared within launch_timeout_s (the command is then stopped: SIGTERM, which the virtual
+    cluster answers by removing what it created); True when the command succeeded. RunError
+    with the log's tail on failure or timeout."""
+    start = time.monotonic()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                env=_mpi_env(), cwd=cwd, start_new_session=True)
+        rc = None
+        while rc is None:
+            try:
+                rc = proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                elapsed = time.monotonic() - start
+                launched = started_file is None or Path(started_file).exists()
+                if elapsed > timeout_s or (not launched and elapsed > launch_timeout_s):
+                    proc.terminate()
+                    try:
+                        proc.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                    if not launched:
+                        return False
+                    rc = "timeout after %d s" % timeout_s
+    if rc != 0:
+        tail = Path(log_path).read_text(errors="replace").splitlines()[-15:]
+        raise RunError("%s failed (%s); log %s:\n  %s" % (" ".join(cmd[:6]) + " ...", rc, log_path,
+                                                          "\n  ".join(tail)))
+    return True
+
+
+def has_summary(run_dir):
+    metrics = Path(run_dir) / "metrics.jsonl"
+    return metrics.is_file() and '"event":"summary"' in metrics.read_text()
+
+
+class Jobs:
+    """Builds and launches the runs of one reproduction; every run writes under out/."""
+
+    def __init__(self, root, binary, out, shared, generated, resume, timeout_s):
+        self.root = Path(root)
+        self.binary = str(binary)
+        self.out = Path(out)
+        self.shared = Path(shared)
+        self.generated = generated
+        self.resume = resume
+        self.timeout_s = timeout_s
+        self.runs_done = 0
+
+    def dataset_args(self, dataset):
+        if dataset == "generated":
+            g = self.generated
+            return ["--set", "dataset.format=synthetic",
+                    "--set", "dataset.synthetic.num_nodes=%d" % g.nodes,
+                    "--set", "dataset.synthetic.avg_degree=%d" % g.degree,
+                    "--set", "dataset.synthetic.feat_dim=%d" % g.feat,
+                    "--set", "dataset.synthetic.seed=1",
+                    "--set", "model.layers=%d" % g.layers, "--set", "model.hidden=%d" % g.hidden]
+        config = self.root / "configs" / (dataset + ".yaml")
+        return ["--config", str(config), "--set", "dataset.path=%s" % (self.shared / dataset)]
+
+    def partition_dir(self, dataset, workers):
+        return self.out / "partitions" / ("%s-w%d" % (dataset, workers))
+
+    def job_args(self, dataset, workers):
+        return self.dataset_args(dataset) + [
+            "--set", "partition.parts=%d" % workers,
+            "--set", "partition.dir=%s" % self.partition_dir(dataset, workers)]
+
+    def partition(self, dataset, workers):
+        """Partitions once (outside any shaped cluster) and returns `adaqp info --json`."""
+        pdir = self.partition_dir(dataset, workers)
+        args = self.job_args(dataset, workers)
+        if not pdir.exists():  # the partition store writes its directory atomically
+            pdir.parent.mkdir(parents=True, exist_ok=True)
+            _run([self.binary, "partition"] + args, str(pdir) + ".log", self.timeout_s, self.root)
+        info = subprocess.run([self.binary, "info"] + args + ["--partition", str(pdir), "--json"],
+                              capture_output=True, text=True, env=_mpi_env(), cwd=self.root)
+        if info.returncode != 0:
+            raise RunError("adaqp info on %s failed:\n%s" % (pdir, info.stderr[-2000:]))
+        return json.loads(info.stdout)
+
+    def train(self, name, dataset, model, workers, sets, bandwidth_mbit=None):
+        """Trains one job; returns its output directory. With bandwidth_mbit, one rank per host of
+        a virtual cluster whose links run at that rate; otherwise mpirun on shared memory."""
+        run_dir = self.out / "runs" / name
+        if self.resume and has_summary(run_dir):
+            return run_dir
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        args = [self.binary, "train"] + self.job_args(dataset, workers) + [
+            "--set", "model.type=%s" % model, "--set", "training.threads=1",
+            "--set", "output.log_level=warn", "--set", "output.dir=%s" % run_dir]
+        for s in sets:
+            args += ["--set", s]
+        if bandwidth_mbit is None:
+            cmd = ["mpirun", "--oversubscribe", "-np", str(workers)] + args
+        else:
+            cmd = [str(self.root / "scripts" / "vcluster.sh"), "--hosts", str(workers),
+                   "--bandwidth", "%dmbit" % bandwidth_mbit, "--timeout", str(self.timeout_s),
+                   "--"] + args
+        start = time.monotonic()
+        # OpenMPI's launch across the cluster's namespaces occasionally never completes when
+        # several clusters start at once (no rank starts); such a launch is stopped and retried.
+        for attempt in range(3):
+            if _run(cmd, str(run_dir) + ".log", self.timeout_s + 60, self.root,
+                    started_file=run_dir / "config.yaml"):
+                break
+            print("[reproduce]   %s: no rank started within 60 s, retrying" % name, flush=True)
+        else:
+            raise RunError("%s: no rank started in 3 attempts (log %s.log)" % (name, run_dir))
+        if not has_summary(run_dir):
+            raise RunError("%s finished without a summary record (log %s.log)" % (name, run_dir))
+        self.runs_done += 1
+        print("[reproduce]   %s: %.1f s" % (name, time.monotonic() - start), flush=True)
+        return run_dir

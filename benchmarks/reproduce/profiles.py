@@ -1,0 +1,99 @@
+"""Sizes of the reproduction runs: `smoke` (about a minute, what the test runs), `quick` (about
+ten minutes) and `full` (about forty minutes on a 2-core machine)."""
+
+from dataclasses import dataclass, field
+from typing import List
+
+# The reference's four systems (design notes, section 9) as `adaqp train` settings.
+MODES = {
+    "vanilla": ["communication.mode=vanilla"],
+    "adaqp-q": ["communication.mode=quant", "communication.scheme=adaptive"],
+    "adaqp-p": ["communication.mode=overlap"],
+    "adaqp": ["communication.mode=adaqp", "communication.scheme=adaptive"],
+}
+
+# Bit-width schemes compared at equal schedule (mode adaqp: quantized and overlapped).
+SCHEMES = {
+    "uniform-2": ["communication.mode=adaqp", "communication.scheme=uniform", "communication.bits=2"],
+    "uniform-4": ["communication.mode=adaqp", "communication.scheme=uniform", "communication.bits=4"],
+    "uniform-8": ["communication.mode=adaqp", "communication.scheme=uniform", "communication.bits=8"],
+    "random": ["communication.mode=adaqp", "communication.scheme=random"],
+    "adaptive": ["communication.mode=adaqp", "communication.scheme=adaptive"],
+}
+
+
+@dataclass
+class Generated:
+    """The generated benchmark graph and the model trained on it."""
+
+    nodes: int
+    degree: int
+    feat: int
+    layers: int
+    hidden: int
+
+
+@dataclass
+class Profile:
+    name: str
+    generated: Generated
+    datasets: List[str]  # real datasets (../shared/datasets) in both tables, if present
+    models: List[str]
+    workers: List[int]
+    epochs: int  # per throughput run; the first `warmup` are left out of the means
+    warmup: int
+    target_comm_share: float  # Vanilla's communication share at the calibrated bandwidth
+    bandwidth_factors: List[float]  # bandwidths measured, as multiples of the calibrated one
+    acc_workers: int  # W of the accuracy runs (one of `workers`)
+    acc_seeds: int
+    acc_epochs: int  # per accuracy run on the generated graph (real datasets: their config's)
+    acc_datasets: List[str] = field(default_factory=list)  # "generated" and/or real datasets
+
+
+PROFILES = {
+    "smoke": Profile(
+        name="smoke",
+        generated=Generated(nodes=4000, degree=10, feat=32, layers=3, hidden=64),
+        datasets=[],
+        models=["gcn"],
+        workers=[2],
+        epochs=4,
+        warmup=2,
+        target_comm_share=0.73,
+        bandwidth_factors=[1.0, 4.0],
+        acc_workers=2,
+        acc_seeds=2,
+        acc_epochs=10,
+        acc_datasets=["generated"],
+    ),
+    "quick": Profile(
+        name="quick",
+        generated=Generated(nodes=50000, degree=20, feat=128, layers=3, hidden=128),
+        datasets=["cora"],
+        models=["gcn", "sage"],
+        workers=[2, 4],
+        epochs=6,
+        warmup=2,
+        target_comm_share=0.73,
+        bandwidth_factors=[1.0, 4.0],
+        acc_workers=4,
+        acc_seeds=3,
+        acc_epochs=100,
+        acc_datasets=["cora"],
+    ),
+    "full": Profile(
+        name="full",
+        generated=Generated(nodes=100000, degree=20, feat=128, layers=3, hidden=128),
+        datasets=["cora", "citeseer", "amazon-photo"],
+        models=["gcn", "sage"],
+        workers=[2, 4],
+        epochs=8,
+        warmup=2,
+        target_comm_share=0.73,
+        bandwidth_factors=[1.0, 4.0],
+        acc_workers=4,
+        acc_seeds=5,
+        acc_epochs=200,
+        acc_datasets=["cora", "citeseer", "amazon-photo"],
+    ),
+}

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Reproduces the reference's tables (design notes, section 9) with `adaqp train`:
+
+1. bandwidth: for each W, the link rate at which Vanilla (GCN, generated graph) spends the
+   profile's target share f of its epoch communicating, found by measuring on the virtual cluster;
+2. throughput of Vanilla, AdaQP-q, AdaQP-p and AdaQP for each model, W, dataset and bandwidth
+   (that rate and multiples of it), one rank per host of scripts/vcluster.sh, with the time
+   breakdown and the bytes sent (checked against the partition's predicted exchange volume);
+3. accuracy (mean and std over seeds) of the same modes and of uniform/random/adaptive widths,
+   under plain mpirun (the link's speed does not change what is computed).
+Writes CSV files, results.md and PNG plots (gnuplot) into the output directory; the runs' own
+directories and logs are kept under runs/. Run through benchmarks/reproduce.sh."""
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import metrics  # noqa: E402
+import plots  # noqa: E402
+import report  # noqa: E402
+from jobs import Jobs, RunError  # noqa: E402
+from profiles import MODES, PROFILES, SCHEMES  # noqa: E402
+
+PROBE_MBIT = 1000  # first guess of the calibration
+
+
+def log(msg):
+    print("[reproduce] " + msg, flush=True)
+
+
+def model_shape(run_dir):
+    """(layers, hidden) of a run, from the effective configuration adaqp wrote beside it."""
+    text = (Path(run_dir) / "config.yaml").read_text()
+    model = text[text.index("\nmodel:"):]
+    return (int(re.search(r"\n  layers: (\d+)", model).group(1)),
+            int(re.search(r"\n  hidden: (\d+)", model).group(1)))
+
+
+def calibrate(jobs, prof, workers):
+    """Bandwidth (Mbit/s, integer) at which Vanilla spends prof.target_comm_share of its epoch
+    communicating. Communication time scales with 1/bandwidth, the rest does not, so each
+    measurement gives the next guess; up to three measurements. Returns (bandwidth, history)."""
+    target = prof.target_comm_share
+    bw, history = PROBE_MBIT, []
+    for attempt in range(3):
+        run = jobs.train("calibrate-w%d-%d-%dmbit" % (workers, attempt, bw), "generated", "gcn",
+                         workers, MODES["vanilla"] + ["training.epochs=%d" % (prof.warmup + 2),
+                                                      "training.eval_every=1000"], bw)
+        s = metrics.steady_stats(run, prof.warmup)
+        share = s["exposed_comm_s"] / s["epoch_time_s"]
+        history.append({"workers": workers, "bandwidth_mbit": bw, "comm_share": share})
+        log("calibration W=%d: %d Mbit/s -> Vanilla communicates %.1f%% of its epoch" %
+            (workers, bw, 100 * share))
+        if abs(share - target) <= 0.02:
+            return bw, history
+        wanted = (s["epoch_time_s"] - s["exposed_comm_s"]) * target / (1 - target)
+        bw = max(1, round(bw * s["exposed_comm_s"] / wanted))
+    return bw, history
+
+
+def present(prof, shared, names):
+    out = []
+    for name in names:
+        if (shared / name / "raw").is_dir():
+            out.append(name)
+        else:
+            log("skipping dataset %s: not found in %s" % (name, shared))
+    return out
+
+
+def throughput(jobs, prof, datasets, bandwidths):
+    rows, infos = [], {}
+    for dataset in ["generated"] + datasets:
+        for w in prof.workers:
+            infos[(dataset, w)] = info = jobs.partition(dataset, w)
+            for bw in bandwidths[w]:
+                for model in prof.models:
+                    by_mode = {}
+                    for mode, sets in MODES.items():
+                        run = jobs.train(
+                            "tp-%s-%s-w%d-%dmbit-%s" % (dataset, model, w, bw, mode), dataset,
+                            model, w, sets + ["training.epochs=%d" % prof.epochs,
+                                              "training.eval_every=%d" % prof.epochs], bw)
+                        by_mode[mode] = (run, metrics.steady_stats(run, prof.warmup))
+                    rows += throughput_rows(dataset, model, w, bw, info, by_mode)
+    return rows, infos
+
+
+def throughput_rows(dataset, model, w, bw, info, by_mode):
+    vanilla = by_mode["vanilla"][1]
+    share = vanilla["exposed_comm_s"] / vanilla["epoch_time_s"]
+    bound = 1 / (1 - share)
+    rows = []
+    for mode, (run, s) in by_mode.items():
+        layers, hidden = model_shape(run)
+        if s["bits"] is None:
+            predicted = metrics.predicted_bytes(info, layers, hidden)
+            counts_ok = True
+        else:
+            predicted = metrics.predicted_bytes(info, layers, hidden, hist=s["bits"],
+                                                epochs=s["bits_epochs"])
+            rows_per_layer = info["partition"]["exchange_rows"] * s["bits_epochs"]
+            counts_ok = all(sum(s["bits"][d][layer]) == rows_per_layer
+                            for d in ("fwd", "bwd") for layer in range(1, layers))
+        speedup = vanilla["epoch_time_s"] / s["epoch_time_s"]
+        rows.append({
+            "dataset": dataset, "model": model, "workers": w, "bandwidth_mbit": bw, "mode": mode,
+            "epochs_per_s": 1 / s["epoch_time_s"], "epoch_time_s": s["epoch_time_s"],
+            "speedup": speedup, "vanilla_comm_share": share, "bound": bound,
+            "fraction_of_bound": speedup / bound,
+            "compute_s": s["compute_s"], "exposed_comm_s": s["exposed_comm_s"],
+            "reduce_s": s["reduce_s"], "assign_s": s["assign_s"], "comm_s": s["comm_s"],
+            "quant_s": s["quant_s"], "bytes_per_epoch": s["bytes"],
+            "bytes_predicted": predicted,
+            "bytes_match": counts_ok and abs(s["bytes"] - predicted) <= 1e-6 * max(1, predicted),
+            "bits": s["bits"], "epochs_measured": s["epochs_measured"]})
+    return rows
+
+
+def accuracy(jobs, prof, datasets):
+    """Per-seed test accuracy of every mode (all models) and scheme (GCN), and the GCN curves."""
+    rows, curves = [], {}
+    w = prof.acc_workers
+    variants = [(model, mode, sets) for model in prof.models for mode, sets in MODES.items()]
+    variants += [("gcn", scheme, sets) for scheme, sets in SCHEMES.items() if scheme != "adaptive"]
+    for dataset in datasets:
+        jobs.partition(dataset, w)
+        for model, variant, sets in variants:
+            for seed in range(prof.acc_seeds):
+                run = jobs.train("acc-%s-%s-w%d-%s-s%d" % (dataset, model, w, variant, seed),
+                                 dataset, model, w,
+                                 sets + ["training.seed=%d" % seed,
+                                         "training.epochs=%d" % prof.acc_epochs,
+                                         "training.eval_every=1"])
+                best, curve = metrics.accuracy(run)
+                rows.append({"dataset": dataset, "model": model, "variant": variant,
+                             "seed": seed, "test_acc": best})
+                if model == "gcn" and variant in MODES:
+                    curves.setdefault((dataset, variant), []).append(curve)
+                if model == "gcn" and variant == "adaqp":  # the adaptive scheme's row
+                    rows.append({"dataset": dataset, "model": model, "variant": "adaptive",
+                                 "seed": seed, "test_acc": best})
+    return rows, curves
+
+
+def machine():
+    cpu = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = Path("/proc/meminfo").read_text().split()[1]
+    return "%s, %d cores, %.0f GiB, %s %s" % (cpu, os.cpu_count(), int(mem) / 2**20,
+                                             platform.system(), platform.release())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    ap.add_argument("--out", help="output directory (default runs/reproduce-PROFILE)")
+    ap.add_argument("--bin", required=True, help="the adaqp binary")
+    ap.add_argument("--shared", required=True, help="the shared datasets directory")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep runs that already finished in --out (same profile)")
+    ap.add_argument("--timeout", type=int, default=1200, help="seconds per run")
+    args = ap.parse_args()
+    prof = PROFILES[args.profile]
+    root = Path(__file__).resolve().parents[2]
+    out = Path(args.out or root / "runs" / ("reproduce-" + prof.name)).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = Jobs(root, Path(args.bin).resolve(), out, Path(args.shared).resolve(), prof.generated,
+                args.resume, args.timeout)
+    started = time.monotonic()
+    shared = Path(args.shared)
+    datasets = present(prof, shared, prof.datasets)
+    acc_datasets = [d for d in prof.acc_datasets if d == "generated"] + present(
+        prof, shared, [d for d in prof.acc_datasets if d != "generated"])
+
+    log("profile %s -> %s" % (prof.name, out))
+    log("phase 1/3: bandwidth at which Vanilla communicates %.0f%% of its epoch" %
+        (100 * prof.target_comm_share))
+    calibration, calibrated, bandwidths = [], {}, {}
+    for w in prof.workers:
+        jobs.partition("generated", w)
+        bw, history = calibrate(jobs, prof, w)
+        calibration += history
+        calibrated[w] = bw
+        bandwidths[w] = sorted({max(1, round(bw * f)) for f in prof.bandwidth_factors})
+        log("W=%d: bandwidths %s Mbit/s" % (w, bandwidths[w]))
+    log("phase 2/3: throughput on the virtual cluster")
+    tp_rows, infos = throughput(jobs, prof, datasets, bandwidths)
+    log("phase 3/3: accuracy over %d seeds" % prof.acc_seeds)
+    acc_rows, curves = accuracy(jobs, prof, acc_datasets)
+
+    meta = {
+        "profile": prof.name, "date": datetime.date.today().isoformat(), "machine": machine(),
+        "command": "benchmarks/reproduce.sh --profile %s" % prof.name,
+        "commit": subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                                 capture_output=True, text=True).stdout.strip() or "unknown",
+        "wall_s": time.monotonic() - started, "runs": jobs.runs_done,
+        "calibration": calibration, "calibrated_mbit": calibrated, "bandwidths": bandwidths, "profile_settings": repr(prof),
+        "acc_workers": prof.acc_workers, "acc_seeds": prof.acc_seeds,
+        "bandwidth_factors": prof.bandwidth_factors}
+    tables = report.write(out, meta, tp_rows, acc_rows, curves)
+    report.write_markdown(out, tables["markdown"], plots.draw(out, tables))
+    bad = [r for r in tp_rows if not r["bytes_match"]]
+    for r in bad:
+        log("bytes mismatch: %s %s W=%d %s: measured %.0f, predicted %.0f" % (
+            r["dataset"], r["model"], r["workers"], r["mode"], r["bytes_per_epoch"],
+            r["bytes_predicted"]))
+    log("done in %.1f min (%d runs): %s" % ((time.monotonic() - started) / 60, jobs.runs_done,
+                                           out / "results.md"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except RunError as e:
+        log("error: %s" % e)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        log("interrupted")
+        sys.exit(130)

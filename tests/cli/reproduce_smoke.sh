@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The reproduction harness (benchmarks/reproduce/reproduce.py, profile smoke) end to end: the
+# bandwidth calibration, the four modes on the virtual cluster, the accuracy runs, and its outputs:
+# - it exits 0, which it does only when every run's measured bytes per epoch equal the volume
+#   predicted from the partition (adaqp info) and the message widths;
+# - the CSV files hold one row per mode and bandwidth (throughput) and per variant and seed
+#   (accuracy), Vanilla's speed-up is 1, results.md has every table, the plots are PNG images;
+# - none of the virtual clusters it started left a namespace behind.
+# Skips (exit 0) where network namespaces cannot be created, except when CI=true and running as
+# root, where it must run.
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
+
+skip_or_fail() {
+  if [[ ${CI:-} == true ]] && ((EUID == 0)); then
+    echo "FAIL: $1 (CI=true as root: this test must run)" >&2
+    exit 1
+  fi
+  echo "SKIP: $1"
+  exit 0
+}
+((EUID == 0)) || skip_or_fail "not root: the virtual cluster needs CAP_NET_ADMIN/CAP_SYS_ADMIN"
+if ! ip netns add "adaqp-$$-check" 2>/dev/null; then
+  skip_or_fail "'ip netns add' is not permitted here"
+fi
+ip netns del "adaqp-$$-check"
+command -v gnuplot >/dev/null || skip_or_fail "gnuplot is not installed (scripts/setup.sh)"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+out=$tmp/out
+python3 "$ADAQP_SOURCE_DIR/benchmarks/reproduce/reproduce.py" --profile smoke --bin "$ADAQP_BIN" \
+  --shared "$tmp/no-datasets" --out "$out" --timeout 300 >"$tmp/run.log" 2>&1 ||
+  { cat "$tmp/run.log" >&2; fail "reproduce.py exited non-zero"; }
+echo "ok: reproduce.py --profile smoke finished ($(grep -c '^\[reproduce\]   .*: [0-9.]* s$' "$tmp/run.log") runs)"
+
+for f in throughput.csv accuracy.csv accuracy_summary.csv accuracy_curves.csv bits.csv \
+  calibration.csv meta.json results.md; do
+  [[ -s $out/$f ]] || fail "$f missing or empty"
+done
+
+python3 - "$out" <<'PY' || fail "output tables"
+import csv, sys
+out = sys.argv[1]
+tp = list(csv.DictReader(open(out + "/throughput.csv")))
+modes = ["vanilla", "adaqp-q", "adaqp-p", "adaqp"]
+bws = sorted({int(r["bandwidth_mbit"]) for r in tp})
+assert len(bws) == 2, bws
+assert sorted((int(r["bandwidth_mbit"]), r["mode"]) for r in tp) == \
+    sorted((b, m) for b in bws for m in modes), [(r["bandwidth_mbit"], r["mode"]) for r in tp]
+for r in tp:
+    assert r["bytes_match"] == "True", r
+    assert float(r["epochs_per_s"]) > 0, r
+    if r["mode"] == "vanilla":
+        assert float(r["speedup"]) == 1.0, r
+    else:
+        # Quantized modes send fewer bytes than full precision; overlap alone the same.
+        v = next(x for x in tp if x["mode"] == "vanilla" and x["bandwidth_mbit"] == r["bandwidth_mbit"])
+        quantized = r["mode"] in ("adaqp-q", "adaqp")
+        assert (float(r["bytes_per_epoch"]) < float(v["bytes_per_epoch"])) == quantized, r
+acc = list(csv.DictReader(open(out + "/accuracy.csv")))
+variants = sorted({r["variant"] for r in acc})
+assert variants == sorted(modes + ["uniform-2", "uniform-4", "uniform-8", "random", "adaptive"]), variants
+assert all(sum(1 for r in acc if r["variant"] == v) == 2 for v in variants)
+assert all(0 < float(r["test_acc"]) <= 1 for r in acc)
+md = open(out + "/results.md").read()
+for title in ("## Bandwidth", "## Throughput", "## Goal", "## Time breakdown", "## Accuracy",
+              "## Bit-width histograms", "## Plots"):
+    assert title in md, title
+print("ok: 8 throughput rows with matching bytes, 9 accuracy variants x 2 seeds, results.md complete")
+PY
+
+for png in accuracy_vs_time_generated breakdown_generated bit_widths; do
+  [[ $(head -c 8 "$out/$png.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+    fail "$png.png is not a PNG image"
+  grep -q "($png.png)" "$out/results.md" || fail "results.md does not show $png.png"
+done
+echo "ok: plots are PNG images, shown in results.md"
+
+prefixes=$(sed -n 's/^\[vcluster\] prefix \(adaqp-[0-9]*\),.*/\1/p' "$out"/runs/*.log | sort -u)
+[[ -n $prefixes ]] || fail "no virtual cluster was started"
+for p in $prefixes; do
+  if ip netns list | grep -q "^$p-"; then fail "namespaces of $p left behind"; fi
+done
+echo "ok: $(wc -w <<<"$prefixes") virtual clusters, nothing left behind"
