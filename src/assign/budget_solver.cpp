@@ -40,14 +40,17 @@ struct Candidate {
   int32_t count;
 };
 
-// Stable LSD radix sort of [first, last) by key, ascending, in 11-bit digits; passes on which all
-// keys agree are skipped. `buffer` is scratch space.
-void radix_sort(Candidate* first, Candidate* last, std::vector<Candidate>& buffer) {
-  constexpr int kBits = 11, kPasses = 6, kBuckets = 1 << kBits;
+// Stable sort of [first, last) by key, ascending. An LSD radix sort in 11-bit digits on the top 33
+// bits only (sign, exponent and 20 bits of mantissa of a double's key: three passes instead of
+// six), skipping passes on which all keys agree; keys that tie on those bits are then adjacent and
+// in input order, and an insertion sort on the whole key puts them in exact order (it moves only
+// within such ties, which are rare). `buffer` is scratch space.
+void sort_by_key(Candidate* first, Candidate* last, std::vector<Candidate>& buffer) {
+  constexpr int kBits = 11, kPasses = 3, kShift = 64 - kBits * kPasses, kBuckets = 1 << kBits;
   const size_t n = static_cast<size_t>(last - first);
   if (n < 2) return;
-  std::vector<size_t> hist(static_cast<size_t>(kPasses) * kBuckets, 0);
-  auto digit = [](uint64_t key, int p) { return (key >> (kBits * p)) & (kBuckets - 1); };
+  std::array<size_t, kPasses * kBuckets> hist{};
+  auto digit = [](uint64_t key, int p) { return (key >> (kShift + kBits * p)) & (kBuckets - 1); };
   for (const Candidate* c = first; c != last; ++c) {
     for (int p = 0; p < kPasses; ++p) ++hist[p * kBuckets + digit(c->key, p)];
   }
@@ -63,6 +66,13 @@ void radix_sort(Candidate* first, Candidate* last, std::vector<Candidate>& buffe
     std::swap(from, to);
   }
   if (from != first) std::copy(from, from + n, first);
+  for (Candidate* c = first + 1; c != last; ++c) {
+    if (c->key >= (c - 1)->key) continue;
+    const Candidate moving = *c;
+    Candidate* at = c;
+    for (; at != first && moving.key < (at - 1)->key; --at) *at = *(at - 1);
+    *at = moving;
+  }
 }
 
 // A key whose ascending order is the descending order of a positive double, and back.
@@ -81,19 +91,39 @@ double key_value(uint64_t key) {
 
 }  // namespace
 
-BudgetSolver::BudgetSolver(const AssignProblem& problem, int group_size)
-    : time_(problem.time), message_count_(static_cast<int64_t>(problem.messages.size())) {
+struct BudgetSolver::Buffers {
+  Groups groups;
+  std::vector<Candidate> candidates, sort_buffer;
+  std::vector<int64_t> candidate_begin, fill;
+};
+
+BudgetSolver::BudgetSolver() : buffers_(std::make_unique<Buffers>()) {}
+
+BudgetSolver::BudgetSolver(const AssignProblem& problem, int group_size) : BudgetSolver() {
+  build(problem, group_size);
+}
+
+BudgetSolver::~BudgetSolver() = default;
+BudgetSolver::BudgetSolver(BudgetSolver&&) noexcept = default;
+BudgetSolver& BudgetSolver::operator=(BudgetSolver&&) noexcept = default;
+
+void BudgetSolver::build(const AssignProblem& problem, int group_size) {
+  time_ = problem.time;
+  message_count_ = static_cast<int64_t>(problem.messages.size());
   const BitOptions opt = bit_options(problem);
   option_bits_ = opt.bits;
   hull_ = lower_hull(opt);
-  Groups groups = group_messages(problem, group_size);
+  Groups& groups = buffers_->groups;
+  group_messages(problem, group_size, groups);
   const size_t items = groups.size();
   const size_t channels = time_.channels.size();
 
   // Base options, and the groups that can gain from an upgrade.
   item_base_.resize(items);
   base_bytes_.assign(channels, 0);
-  std::vector<int64_t> candidate_begin(channels + 1, 0);
+  base_variance_ = 0;
+  std::vector<int64_t>& candidate_begin = buffers_->candidate_begin;
+  candidate_begin.assign(channels + 1, 0);
   const bool upgrades = hull_.size() > 1;
   for (size_t i = 0; i < items; ++i) {
     item_base_[i] = groups.weight[i] > 0 ? hull_[0] : 0;
@@ -104,9 +134,11 @@ BudgetSolver::BudgetSolver(const AssignProblem& problem, int group_size)
   for (size_t c = 0; c < channels; ++c) candidate_begin[c + 1] += candidate_begin[c];
   // Gaining groups by channel (a stable scatter), then each channel's by descending density (ties:
   // group order).
-  std::vector<Candidate> candidates(static_cast<size_t>(candidate_begin[channels]));
+  std::vector<Candidate>& candidates = buffers_->candidates;
+  candidates.resize(static_cast<size_t>(candidate_begin[channels]));
   {
-    std::vector<int64_t> fill(candidate_begin.begin(), candidate_begin.end() - 1);
+    std::vector<int64_t>& fill = buffers_->fill;
+    fill.assign(candidate_begin.begin(), candidate_begin.end() - 1);
     for (size_t i = 0; i < items; ++i) {
       if (!upgrades || groups.weight[i] == 0) continue;
       const int32_t count = static_cast<int32_t>(groups.count(i));
@@ -114,10 +146,9 @@ BudgetSolver::BudgetSolver(const AssignProblem& problem, int group_size)
                                                static_cast<int32_t>(i), count};
     }
   }
-  std::vector<Candidate> buffer;
   for (size_t c = 0; c < channels; ++c) {
-    radix_sort(candidates.data() + candidate_begin[c], candidates.data() + candidate_begin[c + 1],
-               buffer);
+    sort_by_key(candidates.data() + candidate_begin[c], candidates.data() + candidate_begin[c + 1],
+                buffers_->sort_buffer);
   }
 
   // Step k (1-based hull position) of group i gains density_i * count_i * gain_k (its weight times
@@ -138,25 +169,28 @@ BudgetSolver::BudgetSolver(const AssignProblem& problem, int group_size)
   step_cum_bytes_.resize(total_steps);
   step_cum_gain_.resize(total_steps);
   step_begin_.assign(channels + 1, 0);
+  // Per sequence k: its next candidate and that candidate's gain per byte (-1 once exhausted).
   std::vector<int64_t> head(steps_per_group + 1);
+  std::vector<double> head_value(steps_per_group + 1);
   size_t s = 0;
   for (size_t c = 0; c < channels; ++c) {
     const int64_t lo = candidate_begin[c], hi = candidate_begin[c + 1];
-    std::fill(head.begin(), head.end(), lo);
+    auto value_at = [&](size_t k) {
+      return head[k] < hi ? key_value(candidates[head[k]].key) * rate[k] : -1.0;
+    };
+    for (size_t k = 1; k <= steps_per_group; ++k) {
+      head[k] = lo;
+      head_value[k] = value_at(k);
+    }
     int64_t cum_bytes = 0;
     double cum_gain = 0;
     for (int64_t taken = 0; taken < (hi - lo) * static_cast<int64_t>(steps_per_group); ++taken) {
-      size_t best = 0;
-      double best_value = 0;
-      for (size_t k = 1; k <= steps_per_group; ++k) {
-        if (head[k] == hi) continue;
-        const double value = key_value(candidates[head[k]].key) * rate[k];
-        if (best == 0 || value > best_value) {
-          best = k;
-          best_value = value;
-        }
+      size_t best = 1;
+      for (size_t k = 2; k <= steps_per_group; ++k) {
+        if (head_value[k] > head_value[best]) best = k;
       }
       const Candidate& g = candidates[head[best]++];
+      head_value[best] = value_at(best);
       cum_bytes += g.count * step_bytes[best];
       cum_gain += key_value(g.key) * g.count * step_gain[best];
       step_item_[s] = g.item;
@@ -167,8 +201,6 @@ BudgetSolver::BudgetSolver(const AssignProblem& problem, int group_size)
     }
     step_begin_[c + 1] = static_cast<int64_t>(s);
   }
-  item_offsets_ = std::move(groups.offsets);
-  item_members_ = std::move(groups.members);
 }
 
 double BudgetSolver::time_after(size_t c, int64_t k) const {
@@ -279,10 +311,11 @@ std::vector<uint8_t> BudgetSolver::assign(double tau) const {
       bytes += step_bytes;
     }
   }
+  const Groups& groups = buffers_->groups;
   std::vector<uint8_t> bits(static_cast<size_t>(message_count_));
-  for (size_t i = 0; i + 1 < item_offsets_.size(); ++i) {
-    for (int32_t k = item_offsets_[i]; k < item_offsets_[i + 1]; ++k) {
-      bits[item_members_[k]] = static_cast<uint8_t>(option_bits_[option[i]]);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (int32_t k = groups.offsets[i]; k < groups.offsets[i + 1]; ++k) {
+      bits[groups.members[k]] = static_cast<uint8_t>(option_bits_[option[i]]);
     }
   }
   return bits;

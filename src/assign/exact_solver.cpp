@@ -36,7 +36,8 @@ class QuietGlpk {
 Assignment solve_exact(const AssignProblem& problem, const AssignOptions& options) {
   const QuietGlpk quiet;
   const BitOptions opt = bit_options(problem);
-  const Groups groups = group_messages(problem, options.group_size);
+  Groups groups;
+  group_messages(problem, options.group_size, groups);
   const ObjectiveBounds bounds = objective_bounds(problem);
   const double dv = bounds.vmax - bounds.vmin, dt = bounds.tmax - bounds.tmin;
   const double lambda = options.lambda;

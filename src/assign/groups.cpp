@@ -4,14 +4,30 @@
 
 namespace adaqp::assign {
 
-Groups group_messages(const AssignProblem& problem, int group_size) {
+void group_messages(const AssignProblem& problem, int group_size, Groups& g) {
   const size_t n = problem.messages.size();
+  if (group_size == 1) {  // one group per message, in input order
+    g.offsets.resize(n + 1);
+    g.members.resize(n);
+    g.channel.resize(n);
+    g.weight.resize(n);
+    g.offsets[0] = 0;
+    for (size_t j = 0; j < n; ++j) {
+      const Message& m = problem.messages[j];
+      g.offsets[j + 1] = static_cast<int32_t>(j + 1);
+      g.members[j] = static_cast<int32_t>(j);
+      g.channel[j] = problem.time.channel(m.sender, m.receiver);
+      g.weight[j] = m.weight;
+    }
+    return;
+  }
   const int world = problem.time.world_size;
   std::vector<int32_t> open(static_cast<size_t>(world) * world, -1);  // per link: current group
   std::vector<int32_t> group_of(n);
   std::vector<int32_t> count;
-  Groups g;
-  const size_t most = group_size == 1 ? n : n / static_cast<size_t>(group_size) + open.size();
+  const size_t most = n / static_cast<size_t>(group_size) + open.size();
+  g.channel.clear();
+  g.weight.clear();
   g.channel.reserve(most);
   g.weight.reserve(most);
   count.reserve(most);
@@ -33,7 +49,6 @@ Groups group_messages(const AssignProblem& problem, int group_size) {
   g.members.resize(n);
   std::vector<int32_t> fill(g.offsets.begin(), g.offsets.end() - 1);
   for (size_t j = 0; j < n; ++j) g.members[fill[group_of[j]]++] = static_cast<int32_t>(j);
-  return g;
 }
 
 BitOptions bit_options(const AssignProblem& problem) {

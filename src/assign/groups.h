@@ -22,8 +22,8 @@ struct Groups {
 };
 
 // Consecutive messages of each link, in input order, in groups of group_size (the last group of a
-// link may be smaller).
-Groups group_messages(const AssignProblem& problem, int group_size);
+// link may be smaller), written over `out` (whose memory is reused).
+void group_messages(const AssignProblem& problem, int group_size, Groups& out);
 
 // The allowed bit-widths in ascending order with their row bytes and variance factors.
 struct BitOptions {

@@ -23,29 +23,54 @@ LinkFit fit_link(const std::vector<TimingSample>& samples, const std::string& li
                      "cannot fit t = alpha + beta * bytes to " + std::to_string(samples.size()) +
                          " samples: need at least 2 distinct message sizes");
   }
-  const double n = static_cast<double>(samples.size());
-  double mean_x = 0, mean_y = 0;
-  for (const TimingSample& s : samples) {
-    mean_x += static_cast<double>(s.bytes);
-    mean_y += s.seconds;
+  // The median time of each size (the mean of the middle two for an even count).
+  std::vector<TimingSample> sorted = samples;
+  std::sort(sorted.begin(), sorted.end(), [](const TimingSample& a, const TimingSample& b) {
+    return a.bytes != b.bytes ? a.bytes < b.bytes : a.seconds < b.seconds;
+  });
+  std::vector<TimingSample> medians;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j].bytes == sorted[i].bytes) ++j;
+    const size_t mid = i + (j - i) / 2;
+    const double median = (j - i) % 2 == 1 ? sorted[mid].seconds
+                                           : (sorted[mid - 1].seconds + sorted[mid].seconds) / 2;
+    medians.push_back({sorted[i].bytes, median});
+    i = j;
   }
-  mean_x /= n;
-  mean_y /= n;
-  double sxx = 0, sxy = 0, syy = 0;
-  for (const TimingSample& s : samples) {
-    const double dx = static_cast<double>(s.bytes) - mean_x, dy = s.seconds - mean_y;
-    sxx += dx * dx;
-    sxy += dx * dy;
-    syy += dy * dy;
+  // Weighted least squares through the medians, weight 1 / median^2 (relative errors), or 1 if a
+  // median is not positive.
+  const bool relative = std::all_of(medians.begin(), medians.end(),
+                                    [](const TimingSample& m) { return m.seconds > 0; });
+  double total = 0, mean_x = 0, mean_y = 0;
+  for (const TimingSample& m : medians) {
+    const double w = relative ? 1 / (m.seconds * m.seconds) : 1;
+    total += w;
+    mean_x += w * static_cast<double>(m.bytes);
+    mean_y += w * m.seconds;
+  }
+  mean_x /= total;
+  mean_y /= total;
+  double sxx = 0, sxy = 0;
+  for (const TimingSample& m : medians) {
+    const double w = relative ? 1 / (m.seconds * m.seconds) : 1;
+    const double dx = static_cast<double>(m.bytes) - mean_x;
+    sxx += w * dx * dx;
+    sxy += w * dx * (m.seconds - mean_y);
   }
   LinkFit fit;
   fit.beta = sxy / sxx;
   fit.alpha = mean_y - fit.beta * mean_x;
   fit.samples = static_cast<int64_t>(samples.size());
-  double residual = 0;
+  // R^2 of the line against every sample (not the medians): how much of the spread it explains.
+  double sample_mean = 0;
+  for (const TimingSample& s : samples) sample_mean += s.seconds;
+  sample_mean /= static_cast<double>(samples.size());
+  double residual = 0, syy = 0;
   for (const TimingSample& s : samples) {
     const double r = s.seconds - (fit.alpha + fit.beta * static_cast<double>(s.bytes));
     residual += r * r;
+    syy += (s.seconds - sample_mean) * (s.seconds - sample_mean);
   }
   fit.r2 = syy > 0 ? 1 - residual / syy : 1;
   return fit;

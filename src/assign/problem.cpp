@@ -97,10 +97,21 @@ ObjectiveBounds objective_bounds(const AssignProblem& problem) {
   const auto [lo, hi] = std::minmax_element(problem.bits.begin(), problem.bits.end());
   std::vector<int64_t> count(problem.time.channels.size(), 0);
   double weight = 0;
+  // Counted by runs of one link (messages usually come link by link), so that consecutive
+  // messages do not wait on the same counter in memory.
+  int32_t run_channel = -1;
+  int64_t run = 0;
   for (const Message& m : problem.messages) {
-    ++count[problem.time.channel(m.sender, m.receiver)];
+    const int32_t c = problem.time.channel(m.sender, m.receiver);
+    if (c != run_channel) {
+      if (run_channel >= 0) count[run_channel] += run;
+      run_channel = c;
+      run = 0;
+    }
+    ++run;
     weight += m.weight;
   }
+  if (run_channel >= 0) count[run_channel] += run;
   ObjectiveBounds b;
   b.vmax = weight * variance_factor(*lo);
   b.vmin = weight * variance_factor(*hi);

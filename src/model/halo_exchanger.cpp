@@ -257,6 +257,7 @@ void HaloExchanger::finish() {
     f->drive();
   }
   trace_.completed_s = f->completed_s;
+  trace_.quant_s = f->quant_s;
   const double comm_s = f->completed_s - trace_.started_s;
   stats_.comm_time_s += comm_s;
   stats_.quant_time_s += f->quant_s;
@@ -271,6 +272,10 @@ void HaloExchanger::finish() {
     time_by_layer.resize(f->id.layer + 1, 0);
   }
   time_by_layer[f->id.layer] += comm_s;
+  std::vector<ExchangeTrace>& traces =
+      f->id.dir == Direction::kForward ? stats_.trace_forward : stats_.trace_backward;
+  if (traces.size() <= static_cast<size_t>(f->id.layer)) traces.resize(f->id.layer + 1);
+  traces[f->id.layer] = trace_;
   stats_.exposed_time_s += now_s() - t0;
 }
 

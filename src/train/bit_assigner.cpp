@@ -10,9 +10,9 @@
 #include <string>
 #include <utility>
 
-#include "adaqp/assign/budget_solver.h"
 #include "adaqp/assign/problem.h"
 #include "adaqp/assign/variance_weight.h"
+#include "adaqp/comm/clock_offset.h"
 #include "adaqp/common/error.h"
 #include "adaqp/quant/quantizer.h"
 
@@ -22,8 +22,8 @@ namespace {
 
 constexpr int kCoeffTag = 32760;
 constexpr int kBitsTag = 32761;
-constexpr int kRounds = 3;       // refinements of the budget grid
-constexpr int kCandidates = 17;  // budgets per round
+// Budgets evaluated, evenly over [tmin, tmax] (resolution (tmax - tmin) / 256), in one collective.
+constexpr int kCandidates = 257;
 constexpr Direction kDirs[2] = {Direction::kForward, Direction::kBackward};
 
 double now_s() {
@@ -81,10 +81,17 @@ void validate(const AdaptiveOptions& opt) {
 }
 
 BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::TimeModel time,
-                         int layers, const AdaptiveOptions& opt, uint64_t seed)
-    : graph_(graph), comm_(comm), time_(std::move(time)), layers_(layers), opt_(opt), seed_(seed) {
+                         int layers, const AdaptiveOptions& opt, uint64_t seed, bool codec_time)
+    : graph_(graph),
+      comm_(comm),
+      time_(std::move(time)),
+      layers_(layers),
+      opt_(opt),
+      seed_(seed),
+      codec_time_(codec_time) {
   validate(opt_);
   std::sort(opt_.bit_set.begin(), opt_.bit_set.end());
+  codec_s_.assign(2 * static_cast<size_t>(layers_) * comm.size(), 0.0);
   ADAQP_CHECK(time_.world_size == comm.size(),
               fmt::format("time model for {} ranks on {}", time_.world_size, comm.size()));
   // Column sums of the squared halo coefficients go to the owners of the columns.
@@ -107,6 +114,13 @@ BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::Tim
     b.recv_bytes[r] = static_cast<size_t>(p.send_count_to(r)) * sizeof(double);
   }
   comm_.exchange(b, kCoeffTag)->wait();
+  for (Direction dir : kDirs) {
+    std::vector<int64_t>& counts = sender_messages_[static_cast<int>(dir)];
+    counts.resize(p.num_parts);
+    const int64_t mine = send_offsets(p, dir).back();
+    comm_.allgather(&mine, counts.data(), sizeof(int64_t));
+  }
+  clock_offset_s_ = estimate_clock_offset(comm_);
 }
 
 QuantPlan BitAssigner::plan(int epoch) {
@@ -125,7 +139,8 @@ QuantPlan BitAssigner::plan(int epoch) {
   if (current_.forward.empty() || due) {
     const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
     QuantPlan next;
-    std::vector<assign::AssignProblem> problems;
+    size_t problems = 0;
+    std::vector<Direction> dirs;  // of each problem
     std::vector<MessageBits*> solved;
     for (Direction dir : kDirs) {
       std::vector<MessageBits>& bits = plan_bits(next, dir);
@@ -135,14 +150,17 @@ QuantPlan BitAssigner::plan(int epoch) {
         bits[l].send.assign(send_offsets(part, dir).back(), largest);
         const MessageTrace* trace = traces[static_cast<int>(dir) * layers_ + l];
         if (!due || trace == nullptr) continue;
-        problems.push_back(problem(l, dir, *trace));
+        if (problems_.size() == problems) problems_.emplace_back();
+        fill_problem(l, dir, *trace, problems_[problems++]);
+        dirs.push_back(dir);
         solved.push_back(&bits[l]);
       }
     }
     if (due) {
-      std::vector<std::vector<uint8_t>> widths = solve(problems);
+      problems_.resize(problems);
+      std::vector<std::vector<uint8_t>> widths = solve(problems_, dirs);
       for (size_t i = 0; i < solved.size(); ++i) solved[i]->send = std::move(widths[i]);
-      distribute(next);
+      distribute(solved, dirs);
       solved_once_ = true;
       last_solve_ = epoch;
       stats_.solved = true;
@@ -156,18 +174,25 @@ QuantPlan BitAssigner::plan(int epoch) {
   return current_;
 }
 
-assign::AssignProblem BitAssigner::problem(int layer, Direction dir,
-                                           const MessageTrace& trace) const {
+void BitAssigner::fill_problem(int layer, Direction dir, const MessageTrace& trace,
+                               assign::AssignProblem& problem) const {
   const Part& part = graph_.part();
   const std::vector<int64_t>& offsets = send_offsets(part, dir);
   ADAQP_CHECK(static_cast<int64_t>(trace.ranges.size()) == offsets.back(),
               fmt::format("layer {} {}: {} traced ranges for {} messages", layer,
                           direction_name(dir), trace.ranges.size(), offsets.back()));
-  assign::AssignProblem problem;
   problem.row_width = trace.width;
   problem.meta_bytes = quant::kMetaFloatsPerRow * static_cast<int64_t>(sizeof(float));
   problem.bits = opt_.bit_set;
   problem.time = time_;
+  const size_t exchanges = 2 * static_cast<size_t>(layers_);
+  if (part.num_parts > 1) {
+    for (int r = 0; r < part.num_parts; ++r) {
+      problem.time.channels[time_.channel(r, (r + 1) % part.num_parts)].alpha +=
+          codec_s_[r * exchanges + static_cast<int>(dir) * layers_ + layer];
+    }
+  }
+  problem.messages.clear();
   problem.messages.reserve(trace.ranges.size());
   for (int r = 0; r < part.num_parts; ++r) {
     for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
@@ -178,11 +203,10 @@ assign::AssignProblem BitAssigner::problem(int layer, Direction dir,
       problem.messages.push_back({part.rank, r, w});
     }
   }
-  return problem;
 }
 
 std::vector<std::vector<uint8_t>> BitAssigner::solve(
-    const std::vector<assign::AssignProblem>& problems) {
+    const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs) {
   // The endpoints need no search: variance only (largest widths) or time only (smallest).
   if (opt_.lambda >= 1 || opt_.lambda <= 0) {
     const auto b =
@@ -196,71 +220,65 @@ std::vector<std::vector<uint8_t>> BitAssigner::solve(
     for (const assign::AssignProblem& p : problems) widths.push_back(solve_exact(p));
     return widths;
   }
-  return solve_fast(problems);
+  return solve_fast(problems, dirs);
 }
 
 std::vector<std::vector<uint8_t>> BitAssigner::solve_fast(
-    const std::vector<assign::AssignProblem>& problems) {
+    const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs) {
   const int world = comm_.size();
   const size_t n = problems.size();
-  std::vector<assign::BudgetSolver> solvers;
-  std::vector<double> local(4 * n), all(4 * n * world);
+  constexpr size_t kStride = 2 + kCandidates;  // per problem: vmin, vmax, prefix variances
+  if (solvers_.size() < n) solvers_.resize(n);
+  std::vector<double> taus(kCandidates * n), local(kStride * n), all(kStride * n * world);
   for (size_t i = 0; i < n; ++i) {
-    solvers.emplace_back(problems[i], opt_.group_size);
-    const assign::ObjectiveBounds b = assign::objective_bounds(problems[i]);
-    std::copy_n(std::array<double, 4>{b.vmin, b.vmax, b.tmin, b.tmax}.begin(), 4, &local[4 * i]);
+    const assign::AssignProblem& p = problems[i];
+    solvers_[i].build(p, opt_.group_size);
+    // The time bounds of all senders, from what every rank knows alike: their message counts and
+    // the model (with every rank's codec time).
+    const auto [lo_bits, hi_bits] = std::minmax_element(p.bits.begin(), p.bits.end());
+    double tmin = 0, tmax = 0;
+    for (int r = 0; r < world; ++r) {
+      const int64_t count = sender_messages_[static_cast<int>(dirs[i])][r];
+      if (count == 0 || world == 1) continue;
+      const int32_t c = p.time.channel(r, (r + 1) % world);
+      tmin = std::max(tmin, p.time.channel_time(c, count * assign::row_bytes(p, *lo_bits)));
+      tmax = std::max(tmax, p.time.channel_time(c, count * assign::row_bytes(p, *hi_bits)));
+    }
+    const assign::ObjectiveBounds own = assign::objective_bounds(p);
+    local[kStride * i] = own.vmin;
+    local[kStride * i + 1] = own.vmax;
+    for (int c = 0; c < kCandidates; ++c) {
+      const double tau = c + 1 == kCandidates ? tmax : tmin + (tmax - tmin) * c / (kCandidates - 1);
+      taus[i * kCandidates + c] = tau;
+      local[kStride * i + 2 + c] = solvers_[i].prefix_variance(tau);
+    }
   }
   comm_.allgather(local.data(), all.data(), local.size() * sizeof(double));
-  std::vector<assign::ObjectiveBounds> bounds(n);
-  for (int r = 0; r < world; ++r) {
-    for (size_t i = 0; i < n; ++i) {
-      const double* v = all.data() + 4 * (r * n + i);
-      bounds[i] = assign::combine(bounds[i], assign::ObjectiveBounds{v[0], v[1], v[2], v[3]});
-    }
-  }
-  // The global objective of problem i at budget tau: the summed prefix variances against tau.
-  // Refine a grid around its best point, all problems in the same collectives; every rank sums the
-  // same gathered values in rank order.
-  std::vector<double> lo(n), hi(n), best_tau(n),
-      best_obj(n, std::numeric_limits<double>::infinity());
-  for (size_t i = 0; i < n; ++i) {
-    lo[i] = bounds[i].tmin;
-    hi[i] = best_tau[i] = bounds[i].tmax;
-  }
-  std::vector<double> taus(kCandidates * n), prefix(kCandidates * n),
-      gathered(prefix.size() * world);
-  for (int round = 0; round < kRounds; ++round) {
-    for (size_t i = 0; i < n; ++i) {
-      for (int c = 0; c < kCandidates; ++c) {
-        const size_t at = i * kCandidates + c;
-        taus[at] = c + 1 == kCandidates ? hi[i] : lo[i] + (hi[i] - lo[i]) * c / (kCandidates - 1);
-        prefix[at] = solvers[i].prefix_variance(taus[at]);
-      }
-    }
-    comm_.allgather(prefix.data(), gathered.data(), prefix.size() * sizeof(double));
-    for (size_t i = 0; i < n; ++i) {
-      int best_c = 0;
-      double round_best = std::numeric_limits<double>::infinity();
-      for (int c = 0; c < kCandidates; ++c) {
-        const size_t at = i * kCandidates + c;
-        double v = 0;
-        for (int r = 0; r < world; ++r) v += gathered[r * prefix.size() + at];
-        const double obj = assign::normalized_objective(bounds[i], opt_.lambda, v, taus[at]);
-        if (obj < round_best) {
-          round_best = obj;
-          best_c = c;
-        }
-      }
-      if (round_best < best_obj[i]) {
-        best_obj[i] = round_best;
-        best_tau[i] = taus[i * kCandidates + best_c];
-      }
-      lo[i] = taus[i * kCandidates + std::max(best_c - 1, 0)];
-      hi[i] = taus[i * kCandidates + std::min(best_c + 1, kCandidates - 1)];
-    }
-  }
+  // Every rank sums the same gathered values in rank order and takes the first best budget.
   std::vector<std::vector<uint8_t>> widths;
-  for (size_t i = 0; i < n; ++i) widths.push_back(solvers[i].assign(best_tau[i]));
+  for (size_t i = 0; i < n; ++i) {
+    assign::ObjectiveBounds bounds;
+    bounds.tmin = taus[i * kCandidates];
+    bounds.tmax = taus[i * kCandidates + kCandidates - 1];
+    std::vector<double> variance(kCandidates, 0.0);
+    for (int r = 0; r < world; ++r) {
+      const double* v = all.data() + r * local.size() + kStride * i;
+      bounds.vmin += v[0];
+      bounds.vmax += v[1];
+      for (int c = 0; c < kCandidates; ++c) variance[c] += v[2 + c];
+    }
+    int best = 0;
+    double best_obj = std::numeric_limits<double>::infinity();
+    for (int c = 0; c < kCandidates; ++c) {
+      const double tau = taus[i * kCandidates + c];
+      const double obj = assign::normalized_objective(bounds, opt_.lambda, variance[c], tau);
+      if (obj < best_obj) {
+        best_obj = obj;
+        best = c;
+      }
+    }
+    widths.push_back(solvers_[i].assign(taus[i * kCandidates + best]));
+  }
   return widths;
 }
 
@@ -302,26 +320,31 @@ std::vector<uint8_t> BitAssigner::solve_exact(const assign::AssignProblem& probl
   return std::vector<uint8_t>(bits.begin() + offset, bits.begin() + offset + n);
 }
 
-void BitAssigner::distribute(QuantPlan& plan) {
+void BitAssigner::distribute(const std::vector<MessageBits*>& solved,
+                             const std::vector<Direction>& dirs) {
   const Part& part = graph_.part();
   const int world = part.num_parts;
-  // Per peer, the widths of every layer and direction in plan order, 2 bits each.
+  // Per peer, the widths of the solved exchanges in order, 2 bits each.
   std::vector<std::vector<uint8_t>> out(world), in(world);
   ExchangeBuffers b = empty_buffers(world);
   for (int r = 0; r < world; ++r) {
     if (r == part.rank) continue;
     int64_t sent = 0, received = 0;
-    for (Direction dir : kDirs) {
-      for (const MessageBits& mb : plan_bits(plan, dir)) {
-        const std::vector<int64_t>& so = send_offsets(part, dir);
-        for (int64_t k = so[r]; k < so[r + 1]; ++k, ++sent) {
-          if (sent % 4 == 0) out[r].push_back(0);
-          out[r].back() |= static_cast<uint8_t>(width_code(mb.send[k]) << (2 * (sent % 4)));
-        }
-        received += recv_offsets(part, dir)[r + 1] - recv_offsets(part, dir)[r];
+    for (Direction dir : dirs) {
+      sent += send_offsets(part, dir)[r + 1] - send_offsets(part, dir)[r];
+      received += recv_offsets(part, dir)[r + 1] - recv_offsets(part, dir)[r];
+    }
+    out[r].assign(static_cast<size_t>((sent + 3) / 4), 0);
+    in[r].resize(static_cast<size_t>((received + 3) / 4));
+    uint8_t* packed = out[r].data();
+    int64_t pos = 0;
+    for (size_t i = 0; i < solved.size(); ++i) {
+      const std::vector<int64_t>& so = send_offsets(part, dirs[i]);
+      const std::vector<uint8_t>& send = solved[i]->send;
+      for (int64_t k = so[r]; k < so[r + 1]; ++k, ++pos) {
+        packed[pos >> 2] |= static_cast<uint8_t>(width_code(send[k]) << (2 * (pos & 3)));
       }
     }
-    in[r].resize(static_cast<size_t>((received + 3) / 4));
     b.send[r] = out[r].data();
     b.send_bytes[r] = out[r].size();
     b.recv[r] = in[r].data();
@@ -330,49 +353,80 @@ void BitAssigner::distribute(QuantPlan& plan) {
   comm_.exchange(b, kBitsTag)->wait();
   for (int r = 0; r < world; ++r) {
     if (r == part.rank) continue;
+    const uint8_t* packed = in[r].data();
     int64_t pos = 0;
-    for (Direction dir : kDirs) {
-      for (MessageBits& mb : plan_bits(plan, dir)) {
-        const std::vector<int64_t>& ro = recv_offsets(part, dir);
-        for (int64_t k = ro[r]; k < ro[r + 1]; ++k, ++pos) {
-          const int code = (in[r][pos / 4] >> (2 * (pos % 4))) & 3;
-          if (code > 2) {
-            throw CommError(fmt::format("bit-width vector from rank {} on rank {}: code {} at {}",
-                                        r, part.rank, code, pos));
-          }
-          mb.recv[k] = kCodeWidth[code];
+    for (size_t i = 0; i < solved.size(); ++i) {
+      const std::vector<int64_t>& ro = recv_offsets(part, dirs[i]);
+      std::vector<uint8_t>& recv = solved[i]->recv;
+      for (int64_t k = ro[r]; k < ro[r + 1]; ++k, ++pos) {
+        const int code = (packed[pos >> 2] >> (2 * (pos & 3))) & 3;
+        if (code > 2) {
+          throw CommError(fmt::format("bit-width vector from rank {} on rank {}: code {} at {}", r,
+                                      part.rank, code, pos));
         }
+        recv[k] = kCodeWidth[code];
       }
     }
   }
 }
 
-const AssignStats& BitAssigner::finish_epoch() {
+const AssignStats& BitAssigner::finish_epoch(const CommStats& comm) {
   const Part& part = graph_.part();
-  const size_t layers = static_cast<size_t>(layers_);
-  std::vector<double> predicted(2 * layers, 0.0);
-  stats_.hist_forward.assign(layers, {0, 0, 0});
-  stats_.hist_backward.assign(layers, {0, 0, 0});
+  const int world = part.num_parts;
+  const size_t exchanges = 2 * static_cast<size_t>(layers_);
+  // Per exchange (direction, then layer), gathered from every rank: its modelled time, its start
+  // on rank 0's clock (lowest() where it did not take part) and its codec time (this epoch's if it
+  // took part, else the last one).
+  std::vector<double> mine(3 * exchanges, 0.0), all(3 * exchanges * world);
+  double* const own_codec = codec_s_.data() + part.rank * exchanges;
+  std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
+  stats_.hist_forward.assign(layers_, {0, 0, 0});
+  stats_.hist_backward.assign(layers_, {0, 0, 0});
   for (Direction dir : kDirs) {
     const std::vector<MessageBits>& bits = plan_bits(current_, dir);
+    const std::vector<ExchangeTrace>& done =
+        dir == Direction::kForward ? comm.trace_forward : comm.trace_backward;
     auto& hist = dir == Direction::kForward ? stats_.hist_forward : stats_.hist_backward;
-    for (size_t l = 0; l < layers; ++l) {
-      const MessageTrace* trace = graph_.message_trace(static_cast<int>(l), dir);
+    for (int l = 0; l < layers_; ++l) {
+      const size_t at = static_cast<int>(dir) * layers_ + l;
+      mine[exchanges + at] = std::numeric_limits<double>::lowest();
+      mine[2 * exchanges + at] = own_codec[at];
+      const MessageTrace* trace = graph_.message_trace(l, dir);
       if (trace == nullptr) continue;  // not exchanged
+      if (static_cast<size_t>(l) < done.size() && done[l].completed_s > 0) {
+        traces[at] = &done[l];
+        mine[exchanges + at] = done[l].started_s + clock_offset_s_;
+        if (codec_time_) mine[2 * exchanges + at] = done[l].quant_s;
+      }
       int64_t bytes = 0;
       for (uint8_t b : bits[l].send) {
         ++hist[l][width_code(b)];
         bytes += quant::packed_row_bytes(trace->width, b) + quant::kMetaFloatsPerRow * 4;
       }
-      if (part.num_parts > 1) {
-        const int32_t channel = time_.channel(part.rank, (part.rank + 1) % part.num_parts);
-        predicted[static_cast<int>(dir) * layers + l] = time_.channel_time(channel, bytes);
+      if (world > 1) {
+        const int32_t channel = time_.channel(part.rank, (part.rank + 1) % world);
+        mine[at] = time_.channel_time(channel, bytes) + own_codec[at];
       }
     }
   }
-  comm_.allreduce_max(predicted.data(), predicted.size());
+  comm_.allgather(mine.data(), all.data(), mine.size() * sizeof(double));
+  std::vector<double> predicted(exchanges, 0.0), measured(exchanges, 0.0);
+  for (size_t at = 0; at < exchanges; ++at) {
+    double last_start = std::numeric_limits<double>::lowest();
+    for (int r = 0; r < world; ++r) {
+      const double* v = all.data() + r * mine.size();
+      predicted[at] = std::max(predicted[at], v[at]);
+      last_start = std::max(last_start, v[exchanges + at]);
+      codec_s_[r * exchanges + at] = v[2 * exchanges + at];
+    }
+    if (traces[at] != nullptr) {
+      measured[at] = std::max(0.0, traces[at]->completed_s + clock_offset_s_ - last_start);
+    }
+  }
   stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());
+  stats_.measured_forward_s.assign(measured.begin(), measured.begin() + layers_);
+  stats_.measured_backward_s.assign(measured.begin() + layers_, measured.end());
   return stats_;
 }
 

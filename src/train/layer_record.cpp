@@ -11,7 +11,8 @@ namespace adaqp {
 namespace {
 
 // Layout: adaptive flag, assign time, solved flag, then per layer: measured fwd, measured bwd,
-// predicted fwd, predicted bwd, then the histograms (3 per layer) fwd and bwd.
+// predicted fwd, predicted bwd, then the histograms (3 per layer) fwd and bwd, then the times
+// measured from the last rank's start, fwd and bwd.
 constexpr size_t kHeader = 3;
 
 std::string times(const double* v, int layers) {
@@ -30,7 +31,7 @@ std::string hist(const double* v, int layers) {
 }  // namespace
 
 size_t layer_record_size(int layers) {
-  return kHeader + 10 * static_cast<size_t>(layers);
+  return kHeader + 12 * static_cast<size_t>(layers);
 }
 
 std::vector<double> pack_layer_record(const EpochStats& st, int layers) {
@@ -49,6 +50,8 @@ std::vector<double> pack_layer_record(const EpochStats& st, int layers) {
       p[4 * layers + 3 * l + b] = static_cast<double>(st.assign.hist_forward[l][b]);
       p[7 * layers + 3 * l + b] = static_cast<double>(st.assign.hist_backward[l][b]);
     }
+    p[10 * layers + l] = st.assign.measured_forward_s[l];
+    p[11 * layers + l] = st.assign.measured_backward_s[l];
   }
   return v;
 }
@@ -62,9 +65,11 @@ std::string layer_record_json(const double* packed, int layers) {
   return s + fmt::format(
                  ",\"assign_time_s\":{},\"assign_solved\":{},\"predicted_comm_time_s\":{},"
                  "\"predicted_comm_time_by_layer\":{{\"fwd\":{},\"bwd\":{}}},"
+                 "\"exchange_time_by_layer\":{{\"fwd\":{},\"bwd\":{}}},"
                  "\"bits_hist\":{{\"fwd\":{},\"bwd\":{}}}",
                  packed[1], packed[2] != 0 ? "true" : "false", predicted,
                  times(p + 2 * layers, layers), times(p + 3 * layers, layers),
+                 times(p + 10 * layers, layers), times(p + 11 * layers, layers),
                  hist(p + 4 * layers, layers), hist(p + 7 * layers, layers));
 }
 

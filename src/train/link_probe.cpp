@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "adaqp/comm/clock_offset.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -16,6 +17,7 @@ namespace adaqp {
 namespace {
 
 constexpr int kProbeTag = 32762;
+constexpr int kMinRepeats = 3;  // passes for a median per size (assign::fit_link)
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -41,10 +43,12 @@ Pattern pattern(const Part& part, bool forward) {
 }
 
 // One probe exchange with every peer at once, in the halo exchanger's order (all receives posted,
-// then the sends to rank+1, rank+2, ...). Returns, per peer, the seconds from the common start
-// (after a barrier) until its block had arrived here; -1 for a peer that sent nothing.
+// then the sends to rank+1, rank+2, ...), started after a barrier. Returns world + 1 values: per
+// peer, the seconds from this rank's start until its block had arrived here (-1 for a peer that
+// sent nothing), then this rank's start on rank 0's clock (`clock_offset` added).
 std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row_bytes,
-                               std::vector<uint8_t>& send_buf, std::vector<uint8_t>& recv_buf) {
+                               double clock_offset, std::vector<uint8_t>& send_buf,
+                               std::vector<uint8_t>& recv_buf) {
   const int world = comm.size(), rank = comm.rank();
   std::vector<size_t> send_off(world + 1, 0), recv_off(world + 1, 0);
   for (int r = 0; r < world; ++r) {
@@ -63,9 +67,10 @@ std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row
     return b;
   };
   std::vector<std::unique_ptr<Work>> recvs(world), sends(world);
-  std::vector<double> arrival(world, -1.0);
+  std::vector<double> arrival(world + 1, -1.0);
   comm.barrier();
   const double t0 = now_s();
+  arrival[world] = t0 + clock_offset;
   for (int r = 0; r < world; ++r) {
     if (recv_off[r + 1] == recv_off[r]) continue;
     ExchangeBuffers b = one_peer();
@@ -116,17 +121,25 @@ struct ProbeRun {
   int64_t min_bytes = 0, max_bytes = 0;
 };
 
+// A sender's sample: from the moment the last rank started the probe (the start of the exchange as
+// the runtime measures it, bit_assigner.h) until its block had arrived at every receiver.
 void record(Communicator& comm, const std::vector<double>& arrival,
             const std::vector<int64_t>& sender_rows, int64_t row_bytes, ProbeRun& run) {
   const int world = comm.size();
-  std::vector<double> all(static_cast<size_t>(world) * world);
-  comm.allgather(arrival.data(), all.data(), world * sizeof(double));
+  const size_t stride = static_cast<size_t>(world) + 1;
+  std::vector<double> all(stride * world);
+  comm.allgather(arrival.data(), all.data(), stride * sizeof(double));
+  double last_start = all[world];
+  for (int q = 1; q < world; ++q) last_start = std::max(last_start, all[q * stride + world]);
   for (int s = 0; s < world; ++s) {
     const int64_t bytes = sender_rows[s] * row_bytes;
     if (bytes == 0) continue;
-    double t = 0;
-    for (int q = 0; q < world; ++q) t = std::max(t, all[static_cast<size_t>(q) * world + s]);
-    run.samples[s].push_back({bytes, t});
+    double done = last_start;
+    for (int q = 0; q < world; ++q) {
+      const double a = all[q * stride + s];
+      if (a >= 0) done = std::max(done, all[q * stride + world] + a);
+    }
+    run.samples[s].push_back({bytes, done - last_start});
     run.min_bytes = run.min_bytes == 0 ? bytes : std::min(run.min_bytes, bytes);
     run.max_bytes = std::max(run.max_bytes, bytes);
   }
@@ -163,8 +176,10 @@ std::string json_number(double v) {
 }  // namespace
 
 LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbeOptions& opt) {
-  ADAQP_CHECK(opt.min_row_bytes >= 1 && opt.max_row_bytes > opt.min_row_bytes,
-              fmt::format("probe row sizes {}..{}", opt.min_row_bytes, opt.max_row_bytes));
+  ADAQP_CHECK(opt.min_row_bytes >= 1 && opt.max_row_bytes > opt.min_row_bytes &&
+                  opt.repeats >= kMinRepeats && opt.sizes >= 2,
+              fmt::format("probe row sizes {}..{}, {} sizes, {} repeats", opt.min_row_bytes,
+                          opt.max_row_bytes, opt.sizes, opt.repeats));
   const int world = comm.size();
   const double t_start = now_s();
   const Pattern patterns[2] = {pattern(part, true), pattern(part, false)};
@@ -175,32 +190,48 @@ LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbe
   std::vector<uint8_t> send_buf, recv_buf;
   ProbeRun run;
   run.samples.resize(world);
+  const double clock_offset = estimate_clock_offset(comm);
 
-  // Warm-up at the largest size (connections, buffers), which also prices one pass.
-  double largest = 0;
+  // Warm-up (connections, buffers) at the smallest size and at 8 times it, which also prices a
+  // pass: a probe's time is about linear in its size.
+  const int64_t mid_row_bytes = std::min(opt.max_row_bytes, 8 * opt.min_row_bytes);
+  double priced[2] = {0, 0};  // the slowest rank's time at the smallest and the middle size
   for (int k = 0; k < 2; ++k) {
-    const std::vector<double> a =
-        probe_once(comm, patterns[k], opt.max_row_bytes, send_buf, recv_buf);
-    for (double t : a) largest = std::max(largest, t);
-  }
-  comm.allreduce_max(&largest, 1);
-  int repeats = opt.repeats;
-  int64_t max_row_bytes = opt.max_row_bytes;
-  const double pass_s = largest * opt.sizes;  // an upper bound of one pass
-  if (pass_s * repeats > opt.budget_s) {
-    repeats = std::max(1, static_cast<int>(opt.budget_s / std::max(pass_s, 1e-9)));
-    if (pass_s > opt.budget_s) {
-      const auto shrunk =
-          static_cast<int64_t>(static_cast<double>(max_row_bytes) * opt.budget_s / pass_s);
-      max_row_bytes = std::max(shrunk, 2 * opt.min_row_bytes);
+    for (int64_t row_bytes : {opt.min_row_bytes, mid_row_bytes}) {
+      const std::vector<double> a =
+          probe_once(comm, patterns[k], row_bytes, clock_offset, send_buf, recv_buf);
+      double& t = priced[row_bytes == opt.min_row_bytes ? 0 : 1];
+      for (int r = 0; r < world; ++r) t = std::max(t, a[r]);
     }
   }
-  const std::vector<int64_t> sizes =
-      assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
+  comm.allreduce_max(priced, 2);
+  const double per_row_byte =
+      std::max(priced[1] - priced[0], 0.0) / static_cast<double>(mid_row_bytes - opt.min_row_bytes);
+  auto pass_s = [&](const std::vector<int64_t>& sizes) {
+    double t = 0;
+    for (int64_t size : sizes) {
+      t += priced[0] + per_row_byte * static_cast<double>(size - opt.min_row_bytes);
+    }
+    return t;
+  };
+  // The largest size shrinks (by 20% steps, to at least twice the smallest) until kMinRepeats
+  // passes fit in the budget; then as many passes as fit, at most opt.repeats.
+  int64_t max_row_bytes = opt.max_row_bytes;
+  std::vector<int64_t> sizes = assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
+  while (max_row_bytes > 2 * opt.min_row_bytes && kMinRepeats * pass_s(sizes) > opt.budget_s) {
+    max_row_bytes = std::max(2 * opt.min_row_bytes, max_row_bytes * 4 / 5);
+    sizes = assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
+  }
+  const double fit = opt.budget_s / std::max(pass_s(sizes), 1e-9);
+  const int repeats =
+      std::max(kMinRepeats, static_cast<int>(std::min<double>(opt.repeats, std::floor(fit))));
+  // Sizes alternate between the forward and the backward pattern; a size keeps its pattern in
+  // every pass, so that its repeats send the same bytes (one median per sender and size).
   for (int pass = 0; pass < repeats; ++pass) {
     for (size_t i = 0; i < sizes.size(); ++i) {
-      const int k = static_cast<int>((i + pass) % 2);
-      const std::vector<double> a = probe_once(comm, patterns[k], sizes[i], send_buf, recv_buf);
+      const int k = static_cast<int>(i % 2);
+      const std::vector<double> a =
+          probe_once(comm, patterns[k], sizes[i], clock_offset, send_buf, recv_buf);
       record(comm, a, sender_rows[k], sizes[i], run);
     }
   }

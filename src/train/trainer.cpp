@@ -139,7 +139,8 @@ struct Trainer::Impl {
                                              ? probe_link_model(comm, p, probe_options(opt, p))
                                              : fixed_link_model(opt.link_costs));
       assigner = std::make_unique<BitAssigner>(graph, comm, link->time, opt.model.layers,
-                                               opt.adaptive, opt.training.seed);
+                                               opt.adaptive, opt.training.seed,
+                                               /*codec_time=*/opt.link_costs.empty());
     }
   }
 
@@ -244,7 +245,7 @@ EpochStats Trainer::train_epoch(int epoch) {
   st.comm_backward_s.resize(layers, 0);
   if (s.assigner != nullptr) {
     st.adaptive = true;
-    st.assign = s.assigner->finish_epoch();
+    st.assign = s.assigner->finish_epoch(cs);
   }
   return st;
 }

@@ -125,10 +125,11 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   AdaptiveOptions aopt;
   aopt.solver = GetParam();
   BitAssigner assigner(graph, *comm, assign::per_sender_time_model(link_costs(comm->size())),
-                       /*layers=*/2, aopt, /*seed=*/5);
+                       /*layers=*/2, aopt, /*seed=*/5, /*codec_time=*/true);
   const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
   std::vector<float> y(h.size()), dh(h.size()), exact(h.size());
   QuantPlan plan;
+  double codec_s[2] = {0, 0};  // this rank's quantization time of the last epoch's exchanges
   for (int epoch = 1; epoch <= 2; ++epoch) {
     plan = assigner.plan(epoch);
     graph.set_quant_plan(plan);
@@ -136,8 +137,41 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
     graph.aggregate(h.data(), kWidth, y.data(), kLayer);
     graph.aggregate_backward(grad.data(), kWidth, dh.data(), kLayer);
     graph.clear_quant_plan();
-    const AssignStats& st = assigner.finish_epoch();
+    const AssignStats& st = assigner.finish_epoch(graph.comm_stats());
     EXPECT_EQ(st.solved, epoch == 2);
+    // Measured from the last rank's start, an exchange cannot take longer than on this rank's own
+    // clock from its own start (the ranks share one host's clock: the offsets are tiny; 1 s covers
+    // their estimation error); layers not exchanged measure 0.
+    const CommStats& cs = graph.comm_stats();
+    ASSERT_EQ(st.measured_forward_s.size(), 2u);
+    ASSERT_EQ(st.measured_backward_s.size(), 2u);
+    EXPECT_EQ(st.measured_forward_s[1 - kLayer], 0.0);
+    EXPECT_EQ(st.measured_backward_s[1 - kLayer], 0.0);
+    EXPECT_GE(st.measured_forward_s[kLayer], 0.0);
+    EXPECT_GE(st.measured_backward_s[kLayer], 0.0);
+    if (comm->size() > 1) {
+      ASSERT_GT(cs.comm_forward_s.size(), static_cast<size_t>(kLayer));
+      ASSERT_GT(cs.comm_backward_s.size(), static_cast<size_t>(kLayer));
+      EXPECT_LE(st.measured_forward_s[kLayer], cs.comm_forward_s[kLayer] + 1.0);
+      EXPECT_LE(st.measured_backward_s[kLayer], cs.comm_backward_s[kLayer] + 1.0);
+      // The prediction: the slowest sender's link time for the bytes it sent, plus its
+      // quantization time of the same exchange in the previous epoch (0 in the first).
+      const MessageBits* sent_bits[2] = {&plan.forward[kLayer], &plan.backward[kLayer]};
+      const ExchangeTrace* traces[2] = {&cs.trace_forward[kLayer], &cs.trace_backward[kLayer]};
+      double expected[2];
+      for (int k = 0; k < 2; ++k) {
+        const assign::LinkCost c = link_costs(comm->size())[part.rank];
+        expected[k] =
+            c.alpha + c.beta * static_cast<double>(wire_bytes(sent_bits[k]->send)) + codec_s[k];
+      }
+      comm->allreduce_max(expected, 2);
+      EXPECT_DOUBLE_EQ(st.predicted_forward_s[kLayer], expected[0]) << "epoch " << epoch;
+      EXPECT_DOUBLE_EQ(st.predicted_backward_s[kLayer], expected[1]) << "epoch " << epoch;
+      for (int k = 0; k < 2; ++k) {
+        EXPECT_GT(traces[k]->quant_s, 0.0);
+        codec_s[k] = traces[k]->quant_s;
+      }
+    }
   }
 
   // The widths every receiver decodes with are the ones its senders chose, message by message.

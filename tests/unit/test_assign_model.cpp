@@ -1,5 +1,5 @@
 // The assignment problem's model: row bytes, bounds, evaluation, validation, time models, the
-// link cost fit, probe sizes and variance weights.
+// link cost fit, probe sizes, variance weights, and the clock offset of timestamps across ranks.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "adaqp/assign/link_fit.h"
 #include "adaqp/assign/problem.h"
 #include "adaqp/assign/variance_weight.h"
+#include "adaqp/comm/clock_offset.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp::assign {
@@ -139,6 +140,37 @@ TEST(AssignModel, FitRecoversNoisyLink) {
   const LinkCost cost = link_cost(fit, "link 1->0");
   EXPECT_EQ(cost.alpha, fit.alpha);
   EXPECT_EQ(cost.beta, fit.beta);
+}
+
+TEST(AssignModel, FitIgnoresDelayedRepeatsAndWeighsSizesByRelativeError) {
+  // 5 repeats of 24 sizes over three decades; two repeats of every size are delayed 1.5x to 6x
+  // (a descheduled process), the rest jitter by 3%. Least squares on the raw samples is pulled far
+  // off; the medians' line recovers the link.
+  const double alpha = 2e-3, beta = 80e-9;
+  std::mt19937_64 gen(7);
+  std::vector<TimingSample> samples;
+  for (int rep = 0; rep < 5; ++rep) {
+    for (int64_t bytes : probe_sizes(4096, 8 << 20, 24)) {
+      const double t = alpha + beta * bytes;
+      const double delayed = 1.5 + 2.25 * (1 + noise(gen));
+      samples.push_back({bytes, rep < 2 ? t * delayed : t * (1 + 0.03 * noise(gen))});
+    }
+  }
+  const LinkFit fit = fit_link(samples, "sender 0");
+  EXPECT_NEAR(fit.alpha, alpha, 0.05 * alpha);
+  EXPECT_NEAR(fit.beta, beta, 0.05 * beta);
+  EXPECT_EQ(fit.samples, 120);
+  EXPECT_LT(fit.r2, 0.9);  // the delayed repeats stay in the reported spread
+}
+
+TEST(AssignModel, ClockOffsetTakesTheShortestRoundTrip) {
+  // The reference clock runs 100 s ahead; the second ping-pong was quickest (2 ms round trip).
+  const std::vector<ClockSample> samples = {
+      {10.000, 110.004, 10.010}, {20.000, 120.001, 20.002}, {30.000, 130.000, 30.008}};
+  EXPECT_DOUBLE_EQ(clock_offset(samples), 120.001 - 20.001);
+  EXPECT_DOUBLE_EQ(clock_offset({{5.0, 4.0, 7.0}}), -2.0);
+  EXPECT_THROW(clock_offset({}), InvariantError);
+  EXPECT_THROW(clock_offset({{2.0, 1.0, 1.0}}), InvariantError);
 }
 
 TEST(AssignModel, FitRejectsDegenerateSamples) {

@@ -252,6 +252,31 @@ TEST(AssignSolver, BestBudgetBeatsDenseScan) {
   }
 }
 
+// A solver re-built over other problems (larger, smaller, other groups and bit sets, as the
+// assigner re-builds its solvers every epoch) answers exactly like a fresh one.
+TEST(AssignSolver, RebuildingReusesNothingButMemory) {
+  BudgetSolver reused;
+  EXPECT_TRUE(reused.assign(1.0).empty());
+  struct Case {
+    uint64_t seed;
+    int n, world, group_size;
+    std::vector<int> bits;
+  };
+  for (const Case& c : {Case{21, 3000, 4, 1, {2, 4, 8}}, Case{22, 500, 3, 1, {2, 8}},
+                        Case{23, 4000, 4, 7, {2, 4, 8}}, Case{24, 800, 2, 1, {4}}}) {
+    const AssignProblem p = random_problem(c.seed, c.n, c.world, c.bits);
+    const BudgetSolver fresh(p, c.group_size);
+    reused.build(p, c.group_size);
+    const ObjectiveBounds bounds = objective_bounds(p);
+    EXPECT_EQ(reused.best_budget(0.5, bounds), fresh.best_budget(0.5, bounds)) << c.seed;
+    for (double f : {0.0, 0.3, 1.0}) {
+      const double tau = bounds.tmin + f * (bounds.tmax - bounds.tmin);
+      EXPECT_EQ(reused.prefix_variance(tau), fresh.prefix_variance(tau)) << c.seed << " " << f;
+      EXPECT_EQ(reused.assign(tau), fresh.assign(tau)) << c.seed << " " << f;
+    }
+  }
+}
+
 TEST(AssignSolver, RejectsBadOptions) {
   const AssignProblem p = random_problem(11, 10, 2, {2, 4, 8});
   AssignOptions o;

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "adaqp/assign/problem.h"
@@ -23,10 +24,19 @@ namespace adaqp::assign {
 
 class BudgetSolver {
  public:
+  // An empty solver (no channels): build() before use.
+  BudgetSolver();
+  // build(problem, group_size).
+  BudgetSolver(const AssignProblem& problem, int group_size);
+  ~BudgetSolver();
+  BudgetSolver(BudgetSolver&&) noexcept;
+  BudgetSolver& operator=(BudgetSolver&&) noexcept;
+
   // Sorts every channel's upgrade steps: O(n log n) by radix sort, n = number of groups.
   // `problem` must be valid (validate()); group_size >= 1 (solve.h). Groups of zero weight never
-  // leave the smallest bit-width.
-  BudgetSolver(const AssignProblem& problem, int group_size);
+  // leave the smallest bit-width. Replaces what an earlier build held, reusing its memory (a
+  // solver re-built every epoch allocates only when its problem grows).
+  void build(const AssignProblem& problem, int group_size);
 
   // The budget in [max(bounds.tmin, Tmin of this problem), Tmax] whose greedy prefix assignment has
   // the lowest normalised objective under `bounds`; the smallest such budget on ties.
@@ -49,9 +59,8 @@ class BudgetSolver {
   int64_t message_count_ = 0;
   std::vector<int> option_bits_;  // allowed bit-widths, ascending
   std::vector<uint8_t> hull_;     // option indices on the lower convex hull, ascending bytes
-  // Messages of group i: item_members_[item_offsets_[i] .. item_offsets_[i + 1]).
-  std::vector<int32_t> item_offsets_;
-  std::vector<int32_t> item_members_;
+  struct Buffers;                 // the groups (messages of each) and build()'s working memory
+  std::unique_ptr<Buffers> buffers_;
   std::vector<uint8_t> item_base_;  // option index of each group before any upgrade
   double base_variance_ = 0;
   // Per channel c: bytes at the base options and its steps [step_begin_[c], step_begin_[c + 1]).

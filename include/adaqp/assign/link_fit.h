@@ -15,11 +15,15 @@ struct TimingSample {
   double seconds = 0;
 };
 
-// The ordinary least-squares line through the samples.
+// The line through the samples, robust to the outliers of a shared machine (a probe delayed by a
+// descheduled process): the median time of each distinct size (repeats of a size are the
+// samples' point), then the weighted least-squares line through those medians with weights
+// 1 / median^2, i.e. fitted on relative errors, because probe sizes span decades and the solver
+// compares small and large exchanges alike (plain least squares if a median is not positive).
 struct LinkFit {
   double alpha = 0;  // intercept, seconds (may be negative: noise)
   double beta = 0;   // slope, seconds per byte (may be <= 0: noise or too small a size range)
-  double r2 = 0;     // coefficient of determination; 1 when every sample lies on the line
+  double r2 = 0;     // coefficient of determination over all samples; 1 when all lie on the line
   int64_t samples = 0;
 };
 

@@ -50,6 +50,15 @@ struct Precision {
   float* ranges = nullptr;
 };
 
+// Steady-clock timestamps (seconds) of the last exchange, for checking the schedule, and its codec
+// time.
+struct ExchangeTrace {
+  double started_s = 0;    // start_* entered
+  double completed_s = 0;  // the last transfer completed and was unpacked
+  double finish_s = 0;     // finish_* entered
+  double quant_s = 0;      // quantizing and dequantizing its blocks (0 at full precision)
+};
+
 // Time and volume of the exchanges since the last reset.
 struct CommStats {
   double comm_time_s = 0;     // from start_* until the exchange completed, summed over exchanges
@@ -58,14 +67,10 @@ struct CommStats {
   int64_t bytes_sent = 0;     // payload bytes this worker sent
   std::vector<int64_t> bytes_forward, bytes_backward;   // bytes_sent by layer
   std::vector<double> comm_forward_s, comm_backward_s;  // comm_time_s by layer
-  int64_t exchanges = 0;                                // exchanges started
-};
-
-// Steady-clock timestamps (seconds) of the last exchange, for checking the schedule.
-struct ExchangeTrace {
-  double started_s = 0;    // start_* entered
-  double completed_s = 0;  // the last transfer completed and was unpacked
-  double finish_s = 0;     // finish_* entered
+  // By layer: the timestamps of the layer's last exchange (e.g. to measure it from the moment the
+  // last rank started it, across ranks: bit_assigner.h).
+  std::vector<ExchangeTrace> trace_forward, trace_backward;
+  int64_t exchanges = 0;  // exchanges started
 };
 
 struct HaloExchangerOptions {

@@ -3,15 +3,31 @@
 // messages and the link cost model (link_probe.h).
 //
 // Distribution: every rank solves for its OWN outgoing messages only. Under the per-sender time
-// model the ranks' channels are disjoint, so they need to agree on the time budget alone: they
-// exchange scalars (the objective bounds, then the prefix variances at a grid of candidate budgets,
-// refined three times around the best; every layer and direction in the same collectives), summing
-// the gathered values in rank order so that every rank takes the same budget. The objective at a
-// budget counts the budget itself as the exchange time. Each sender then fills the budget greedily
-// (BudgetSolver::assign) and sends every receiver the widths of its messages, 2 bits per message,
-// in one small exchange. With solver exact, rank 0 gathers all messages, solves the MILP and
-// broadcasts the widths. Deterministic: the same traces, model and options give the same widths on
-// every run.
+// model the ranks' channels are disjoint, so they need to agree on the time budget alone. Every
+// rank knows every sender's message count (gathered at construction) and the whole time model
+// (with every rank's codec time, gathered with each epoch's statistics), so all compute the same
+// time bounds [tmin, tmax] without communicating. One collective per solve then gathers each
+// rank's variance bounds and its prefix variances (BudgetSolver::prefix_variance) at 257 budgets
+// evenly over [tmin, tmax], every layer and direction together; every rank sums them in rank
+// order and takes the same, first best budget (resolution (tmax - tmin) / 256: on synthetic
+// problems within 0.02% of the objective of the exact sweep, BudgetSolver::best_budget). The
+// objective at a budget counts the budget itself as the exchange time. Each sender then fills the
+// budget greedily (BudgetSolver::assign) and sends every receiver the widths of its messages,
+// 2 bits per message, in one small exchange: two synchronisations per solve. With solver exact,
+// rank 0 gathers all messages, solves the MILP and broadcasts the widths. Deterministic without
+// the codec time (constructor): the same traces, model and options give the same widths on every
+// run.
+//
+// Time model of one exchange: the per-sender link model (link_probe.h), whose channel s is busy
+// alpha_s + beta_s * bytes_s, plus (codec_time, constructor) on every sender's channel the time
+// that sender spent quantizing and dequantizing the same exchange in the last epoch
+// (ExchangeTrace::quant_s; about independent of the widths: every element is read and rounded).
+// The runtime packs each peer's block before sending it and unpacks each arrival, on the same
+// thread, so that work is part of the exchange; on a fast link it is most of it. It is counted in
+// full, on top of the transfer: where the cores are shared (the virtual cluster), the codec and
+// the network stack hardly overlap; where they do, this over-predicts by up to the codec time. The
+// solver plans with this model and the epoch's prediction is the largest over the senders
+// (AssignStats::predicted_*).
 //
 // Weights (assign/variance_weight.h): forward message j (boundary node v to peer q) has
 // w_j = (sum over q's rows i of a_iv^2) * d * range_j^2 / 6; q knows a_iv for its halo column v
@@ -22,6 +38,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "adaqp/assign/budget_solver.h"
 #include "adaqp/assign/problem.h"
 #include "adaqp/assign/solve.h"
 #include "adaqp/assign/time_model.h"
@@ -49,32 +66,52 @@ struct AssignStats {
   // Modelled time of each layer's exchange under the current widths (identical on every rank;
   // 0 where no exchange was traced).
   std::vector<double> predicted_forward_s, predicted_backward_s;
+  // Measured time of each layer's exchange on this rank, from the moment the LAST rank started it
+  // (start_* entered; steady clocks aligned to rank 0's, clock_offset.h) until this rank's
+  // transfers had completed and were unpacked (0 if that came first); 0 where not exchanged. The
+  // largest over the ranks is the exchange's duration once every sender has begun, which is what
+  // the model predicts. (A rank's own wall time from its own start, which also holds its wait for
+  // late peers, stays in EpochStats::comm_forward_s / comm_backward_s.)
+  std::vector<double> measured_forward_s, measured_backward_s;
   // This rank's sent messages per layer at 2, 4 and 8 bits.
   std::vector<std::array<int64_t, 3>> hist_forward, hist_backward;
 };
 
 class BitAssigner {
  public:
-  // Collective (one exchange of the forward coefficient sums). `graph` and `comm` must outlive
-  // the assigner; `time` is the model the solver plans with (per sender, world = comm.size()).
+  // Collective (one exchange of the forward coefficient sums; the clock offset to rank 0,
+  // clock_offset.h). `graph` and `comm` must outlive the assigner; `time` is the link model the
+  // solver plans with (per sender, world = comm.size()), plus the measured quantization time of
+  // each exchange if `codec_time` (a measurement: without it, the same traces give the same widths
+  // on every run).
   BitAssigner(const DistGraph& graph, Communicator& comm, assign::TimeModel time, int layers,
-              const AdaptiveOptions& opt, uint64_t seed);
+              const AdaptiveOptions& opt, uint64_t seed, bool codec_time);
 
   // The plan of `epoch` (collective): every message at the largest allowed width until an epoch
   // has been traced; then the solver's widths, re-solved from the last traced epoch every `period`
   // epochs. Every plan traces its exchanges.
   QuantPlan plan(int epoch);
-  // After the epoch's exchanges (collective): the statistics of the plan it used. The histogram
-  // and prediction cover the exchanges that happened (were traced).
-  const AssignStats& finish_epoch();
+  // After the epoch's exchanges (collective): the statistics of the plan it used; `comm` holds
+  // the epoch's exchanges (DistGraph::comm_stats). The histogram, prediction and measurement
+  // cover the exchanges that happened (were traced).
+  const AssignStats& finish_epoch(const CommStats& comm);
 
  private:
-  assign::AssignProblem problem(int layer, Direction dir, const MessageTrace& trace) const;
+  // The problem of this rank's messages of one exchange, written over `problem` (reusing its
+  // memory).
+  void fill_problem(int layer, Direction dir, const MessageTrace& trace,
+                    assign::AssignProblem& problem) const;
   // This rank's widths for each problem (its own outgoing messages).
-  std::vector<std::vector<uint8_t>> solve(const std::vector<assign::AssignProblem>& problems);
-  std::vector<std::vector<uint8_t>> solve_fast(const std::vector<assign::AssignProblem>& problems);
+  // `dirs`: the direction of each problem.
+  std::vector<std::vector<uint8_t>> solve(const std::vector<assign::AssignProblem>& problems,
+                                          const std::vector<Direction>& dirs);
+  std::vector<std::vector<uint8_t>> solve_fast(const std::vector<assign::AssignProblem>& problems,
+                                               const std::vector<Direction>& dirs);
   std::vector<uint8_t> solve_exact(const assign::AssignProblem& problem);
-  void distribute(QuantPlan& plan);  // fills every recv from the peers' send widths
+  // Fills the recv widths of every solved exchange (of direction dirs[i]) from the peers' send
+  // widths; exchanges not solved keep the largest width at both ends (every rank traces the same
+  // exchanges, so the peers agree on what is sent).
+  void distribute(const std::vector<MessageBits*>& solved, const std::vector<Direction>& dirs);
 
   const DistGraph& graph_;
   Communicator& comm_;
@@ -83,6 +120,16 @@ class BitAssigner {
   AdaptiveOptions opt_;
   uint64_t seed_;
   std::vector<double> coeff_sq_;  // forward: sum of squared coefficients per boundary message
+  bool codec_time_;
+  double clock_offset_s_ = 0;  // add to this rank's steady clock to read rank 0's
+  // codec_s_[r * 2 * layers + exchange] (exchange: direction, then layer): rank r's quantization
+  // and dequantization time of that exchange in the last epoch it took part in; 0 before the
+  // first, and always without codec_time. Gathered with every epoch's statistics.
+  std::vector<double> codec_s_;
+  std::vector<int64_t> sender_messages_[2];  // by direction: every rank's outgoing messages
+  // The last solve's problems and solvers, kept so that the next one reuses their memory.
+  std::vector<assign::AssignProblem> problems_;
+  std::vector<assign::BudgetSolver> solvers_;
   QuantPlan current_;
   bool solved_once_ = false;
   int last_solve_ = 0;

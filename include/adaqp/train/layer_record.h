@@ -22,6 +22,8 @@ std::vector<double> pack_layer_record(const EpochStats& st, int layers);
 //   "assign_time_s", "assign_solved" (true when the widths were re-solved this epoch),
 //   "predicted_comm_time_s" (modelled time of all this epoch's exchanges, every rank alike),
 //   "predicted_comm_time_by_layer":{"fwd":[...],"bwd":[...]},
+//   "exchange_time_by_layer":{"fwd":[...],"bwd":[...]}    (this rank's, from the last rank's
+//                                                          start: AssignStats::measured_*),
 //   "bits_hist":{"fwd":[[n2,n4,n8] per layer],"bwd":[...]}        (this rank's sent messages).
 std::string layer_record_json(const double* packed, int layers);
 

@@ -6,8 +6,11 @@
 // bandwidth (its NIC uplink; the sending process on shared memory). A per-link line fitted under
 // that schedule would charge every link the whole rank's bandwidth and mispredict as soon as the
 // split between peers changes. So a probe sends every peer a block proportional to the job's real
-// message count to that peer, all ranks at once, and each sender's time is when its last block
-// arrived (the receivers time their arrivals; every rank learns all of them); the fit is
+// message count to that peer, all ranks at once, and each sender's time runs from the moment the
+// last rank started the probe until its last block arrived (the receivers time their arrivals;
+// the ranks' clocks are aligned to rank 0's, clock_offset.h; every rank learns all of them): the
+// same definition as the runtime's measured exchange time (AssignStats::measured_*). The fit
+// (assign::fit_link: median of the repeats of each size, line on relative errors) is
 // t_s = alpha_s + beta_s * (bytes rank s sent). The exchange then ends when the slowest sender
 // does, which is the time model the solver plans with (assign::per_sender_time_model).
 #pragma once
@@ -27,9 +30,13 @@ struct LinkProbeOptions {
   // Bytes of one message (row) to probe between: the job's smallest and largest quantized rows.
   int64_t min_row_bytes = 12;
   int64_t max_row_bytes = 264;
-  int sizes = 16;         // probe sizes per pass (assign::probe_sizes)
-  int repeats = 3;        // passes over the sizes
-  double budget_s = 3.0;  // the probe shrinks its largest size and repeats to fit in about this
+  // Probe sizes per pass (assign::probe_sizes, >= 2): few, so that the budget reaches the large
+  // exchanges; the repeats give each its median.
+  int sizes = 8;
+  int repeats = 7;  // passes over the sizes at most; >= 3 (a median per size)
+  // The probe takes as many passes as fit in about this (priced by a warm-up at the smallest size
+  // and 8 times it); if 3 do not fit, its largest size shrinks until they do.
+  double budget_s = 3.0;
 };
 
 struct LinkModel {

@@ -39,8 +39,9 @@ struct TrainerOptions {
   std::string scheme = "uniform";  // communication.scheme
   int bits = 8;                    // communication.bits
   AdaptiveOptions adaptive;        // scheme adaptive
-  // Scheme adaptive: per-sender link costs to plan with; empty = probe them at start-up
-  // (link_probe.h).
+  // Scheme adaptive: per-sender link costs to plan with, alone (reproducible plans); empty = probe
+  // them at start-up (link_probe.h) and add each exchange's measured quantization time
+  // (bit_assigner.h).
   std::vector<assign::LinkCost> link_costs;
 };
 
