@@ -52,7 +52,7 @@ def calibrate(jobs, prof, workers):
     bw, history = PROBE_MBIT, []
     for attempt in range(3):
         run = jobs.train("calibrate-w%d-%d-%dmbit" % (workers, attempt, bw), "generated", "gcn",
-                         workers, MODES["vanilla"] + ["training.epochs=%d" % (prof.warmup + 2),
+                         workers, MODES["vanilla"] + ["training.epochs=%d" % (prof.warmup + 3),
                                                       "training.eval_every=1000"], bw)
         s = metrics.steady_stats(run, prof.warmup)
         share = s["exposed_comm_s"] / s["epoch_time_s"]
@@ -179,6 +179,8 @@ def main():
     jobs = Jobs(root, Path(args.bin).resolve(), out, Path(args.shared).resolve(), prof.generated,
                 args.resume, args.timeout)
     started = time.monotonic()
+    commit = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
     shared = Path(args.shared)
     datasets = present(prof, shared, prof.datasets)
     acc_datasets = [d for d in prof.acc_datasets if d == "generated"] + present(
@@ -203,8 +205,7 @@ def main():
     meta = {
         "profile": prof.name, "date": datetime.date.today().isoformat(), "machine": machine(),
         "command": "benchmarks/reproduce.sh --profile %s" % prof.name,
-        "commit": subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                                 capture_output=True, text=True).stdout.strip() or "unknown",
+        "commit": commit,
         "wall_s": time.monotonic() - started, "runs": jobs.runs_done,
         "calibration": calibration, "calibrated_mbit": calibrated, "bandwidths": bandwidths, "profile_settings": repr(prof),
         "acc_workers": prof.acc_workers, "acc_seeds": prof.acc_seeds,
