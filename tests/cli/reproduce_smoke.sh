@@ -11,19 +11,9 @@
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
 
-skip_or_fail() {
-  if [[ ${CI:-} == true ]] && ((EUID == 0)); then
-    echo "FAIL: $1 (CI=true as root: this test must run)" >&2
-    exit 1
-  fi
-  echo "SKIP: $1"
-  exit 0
-}
-((EUID == 0)) || skip_or_fail "not root: the virtual cluster needs CAP_NET_ADMIN/CAP_SYS_ADMIN"
-if ! ip netns add "adaqp-$$-check" 2>/dev/null; then
-  skip_or_fail "'ip netns add' is not permitted here"
-fi
-ip netns del "adaqp-$$-check"
+# shellcheck source=tests/cli/lib/netns.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/netns.sh"
+require_netns
 command -v gnuplot >/dev/null || skip_or_fail "gnuplot is not installed (scripts/setup.sh)"
 
 tmp=$(mktemp -d)

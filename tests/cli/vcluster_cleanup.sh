@@ -16,19 +16,9 @@ VCLUSTER="$ADAQP_SOURCE_DIR/scripts/vcluster.sh"
 BENCH_LINK="$(dirname "$(dirname "$ADAQP_BIN")")/benchmarks/bench_link"
 RATE_MBIT=50
 
-skip_or_fail() {
-  if [[ ${CI:-} == true ]] && ((EUID == 0)); then
-    echo "FAIL: $1 (CI=true as root: this test must run)" >&2
-    exit 1
-  fi
-  echo "SKIP: $1"
-  exit 0
-}
-((EUID == 0)) || skip_or_fail "not root: network namespaces need CAP_NET_ADMIN/CAP_SYS_ADMIN"
-if ! ip netns add "adaqp-$$-check" 2>/dev/null; then
-  skip_or_fail "'ip netns add' is not permitted here"
-fi
-ip netns del "adaqp-$$-check"
+# shellcheck source=tests/cli/lib/netns.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/netns.sh"
+require_netns
 [[ -x $BENCH_LINK ]] || skip_or_fail "$BENCH_LINK is not built (ADAQP_BUILD_BENCHMARKS=OFF?)"
 
 tmp=$(mktemp -d)
