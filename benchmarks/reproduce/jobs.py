@@ -125,8 +125,8 @@ class Jobs:
                    "--bandwidth", "%dmbit" % bandwidth_mbit, "--timeout", str(self.timeout_s),
                    "--"] + args
         start = time.monotonic()
-        # OpenMPI's launch across the cluster's namespaces occasionally never completes when
-        # several clusters start at once (no rank starts); such a launch is stopped and retried.
+        # OpenMPI's launch across the cluster's namespaces now and then never starts a rank
+        # (about 2% of launches here, cause unknown); such a launch is stopped and retried.
         for attempt in range(3):
             if _run(cmd, str(run_dir) + ".log", self.timeout_s + 60, self.root,
                     started_file=run_dir / "config.yaml"):
