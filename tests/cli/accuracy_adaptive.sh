@@ -17,24 +17,12 @@ trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
 seeds=(1 2 3 4 5 6 7 8 9 10)
 
-# run NAME SEED ARGS...: trains into $tmp/NAME-sSEED (the partition is shared by all runs).
-run() {
-  local name=$1 seed=$2
-  shift 2
-  if ! timeout 300 mpirun --oversubscribe -np 4 "$ADAQP_BIN" train \
-      --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \
-      --set partition.parts=4 --set "partition.dir=$tmp/partition" \
-      --set "output.dir=$tmp/$name-s$seed" --set "training.seed=$seed" --set training.epochs=200 \
-      --set training.threads=1 --set output.log_level=warn "$@" >"$tmp/$name-s$seed.log" 2>&1; then
-    cat "$tmp/$name-s$seed.log"
-    echo "FAIL: $name seed $seed" >&2
-    exit 1
-  fi
-}
+# shellcheck source=tests/cli/lib/cora_w4.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cora_w4.sh"
 
 for seed in "${seeds[@]}"; do
-  run vanilla "$seed" --set communication.mode=vanilla
-  run adaptive "$seed" --set communication.mode=adaqp --set communication.scheme=adaptive
+  run_cora_w4 vanilla "$seed" --set communication.mode=vanilla
+  run_cora_w4 adaptive "$seed" --set communication.mode=adaqp --set communication.scheme=adaptive
 done
 
 python3 - "$tmp" "${seeds[@]}" <<'PY'

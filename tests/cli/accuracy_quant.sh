@@ -18,29 +18,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
 
-# run NAME SEED ARGS...: trains into $tmp/NAME-sSEED (the partition is shared by all runs).
-run() {
-  local name=$1 seed=$2
-  shift 2
-  if ! timeout 300 mpirun --oversubscribe -np 4 "$ADAQP_BIN" train \
-      --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \
-      --set partition.parts=4 --set "partition.dir=$tmp/partition" \
-      --set "output.dir=$tmp/$name-s$seed" --set "training.seed=$seed" --set training.epochs=200 \
-      --set training.threads=1 --set output.log_level=warn "$@" >"$tmp/$name-s$seed.log" 2>&1; then
-    cat "$tmp/$name-s$seed.log"
-    echo "FAIL: $name seed $seed" >&2
-    exit 1
-  fi
-}
+# shellcheck source=tests/cli/lib/cora_w4.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cora_w4.sh"
 
 names=(vanilla uniform8 uniform4 uniform2 random)
 for seed in 1 2 3 4 5; do
-  run vanilla "$seed" --set communication.mode=vanilla
+  run_cora_w4 vanilla "$seed" --set communication.mode=vanilla
   for b in 8 4 2; do
-    run "uniform$b" "$seed" --set communication.mode=adaqp --set communication.scheme=uniform \
+    run_cora_w4 "uniform$b" "$seed" --set communication.mode=adaqp --set communication.scheme=uniform \
       --set "communication.bits=$b"
   done
-  run random "$seed" --set communication.mode=adaqp --set communication.scheme=random
+  run_cora_w4 random "$seed" --set communication.mode=adaqp --set communication.scheme=random
 done
 
 python3 - "$tmp" "${names[@]}" <<'PY'
