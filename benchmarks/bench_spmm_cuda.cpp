@@ -24,7 +24,7 @@
 #if ADAQP_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "adaqp/kernels/gather.h"
+#include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/spmm_cuda.h"
 #endif
 

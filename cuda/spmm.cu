@@ -8,6 +8,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/spmm_cuda.h"
+#include "check.cuh"
 
 namespace adaqp::kernels {
 namespace {
@@ -17,16 +18,11 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int kColsPerLane = 4;  // one pass of a warp covers kWarp * kColsPerLane columns
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
-void check_cuda(cudaError_t err, const char* call) {
-  if (err != cudaSuccess) throw Error(std::string(call) + " failed: " + cudaGetErrorString(err));
-}
-
 void check_cusparse(cusparseStatus_t status, const char* call) {
   if (status != CUSPARSE_STATUS_SUCCESS)
-    throw Error(std::string(call) + " failed: " + cusparseGetErrorString(status));
+    throw CudaError(std::string(call) + " failed: " + cusparseGetErrorString(status));
 }
 
-#define ADAQP_CUDA_CALL(call) check_cuda((call), #call)
 #define ADAQP_CUSPARSE_CALL(call) check_cusparse((call), #call)
 
 struct DeviceFree {
@@ -122,19 +118,19 @@ struct CudaSpmm::Impl {
     ADAQP_CHECK(a.rows < INT32_MAX && a.cols < INT32_MAX,
                 "cuSPARSE path: " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
                     " matrix exceeds 32-bit indices; use the row_warp algorithm");
-    ADAQP_CUDA_CALL(cudaMemcpy(&nnz, a.indptr + a.rows, sizeof(nnz), cudaMemcpyDeviceToHost));
+    ADAQP_CUDA_CHECK(cudaMemcpy(&nnz, a.indptr + a.rows, sizeof(nnz), cudaMemcpyDeviceToHost));
     ADAQP_CHECK(nnz >= 0 && nnz <= INT32_MAX,
                 "cuSPARSE path: " + std::to_string(nnz) +
                     " non-zeros exceed 32-bit row offsets; use the row_warp algorithm");
     void* offsets = nullptr;
-    ADAQP_CUDA_CALL(cudaMalloc(&offsets, sizeof(int32_t) * static_cast<size_t>(a.rows + 1)));
+    ADAQP_CUDA_CHECK(cudaMalloc(&offsets, sizeof(int32_t) * static_cast<size_t>(a.rows + 1)));
     indptr32.reset(offsets);
     const int64_t blocks = (a.rows + 1 + 255) / 256;
     narrow_offsets_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256>>>(
         a.indptr, a.rows + 1, static_cast<int32_t*>(offsets));
-    ADAQP_CUDA_CALL(cudaGetLastError());
+    ADAQP_CUDA_CHECK(cudaGetLastError());
     // Products may run on streams that do not wait for the legacy default stream.
-    ADAQP_CUDA_CALL(cudaStreamSynchronize(nullptr));
+    ADAQP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
     cusparseHandle_t h = nullptr;
     ADAQP_CUSPARSE_CALL(cusparseCreate(&h));
     handle.reset(h);
@@ -149,7 +145,7 @@ struct CudaSpmm::Impl {
                          cudaStream_t stream) {
     if (nnz == 0) {  // a product without entries: no cuSPARSE call
       if (!accumulate)
-        ADAQP_CUDA_CALL(
+        ADAQP_CUDA_CHECK(
             cudaMemsetAsync(y, 0, sizeof(float) * static_cast<size_t>(a.rows * d), stream));
       return;
     }
@@ -172,7 +168,7 @@ struct CudaSpmm::Impl {
       workspace.reset();
       workspace_bytes = 0;
       void* ptr = nullptr;
-      ADAQP_CUDA_CALL(cudaMalloc(&ptr, bytes));
+      ADAQP_CUDA_CHECK(cudaMalloc(&ptr, bytes));
       workspace.reset(ptr);
       workspace_bytes = bytes;
     }
@@ -186,7 +182,7 @@ struct CudaSpmm::Impl {
     const dim3 block(kWarp, kWarpsPerBlock);
     spmm_row_warp_kernel<<<row_grid(a.rows), block, 0, stream>>>(a.rows, a.indptr, a.indices,
                                                                  a.values, x, d, y, accumulate);
-    ADAQP_CUDA_CALL(cudaGetLastError());
+    ADAQP_CUDA_CHECK(cudaGetLastError());
   }
 };
 

@@ -27,10 +27,16 @@
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
+#include "adaqp/comm/nccl_communicator.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
+#include "adaqp/config.h"
 #include "adaqp/config/job_config.h"
+#include "adaqp/config/placement.h"
 #include "adaqp/graph/dataset.h"
+#if ADAQP_WITH_CUDA
+#include "adaqp/kernels/cuda_device.h"
+#endif
 #include "adaqp/partition/partition_store.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/run.h"
@@ -60,22 +66,49 @@ void run_step(Communicator& comm, Step&& step) {
   throw CLI::RuntimeError(1);
 }
 
-// Number of ranks on this host.
-int local_ranks() {
+// This rank's index among the ranks of its host, and their number (an MPI shared-memory split).
+struct LocalRanks {
+  int rank = 0;
+  int size = 1;
+};
+
+LocalRanks local_ranks() {
   MPI_Comm local = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
             "MPI_Comm_split_type", -1);
-  int size = 1;
-  const int size_code = MPI_Comm_size(local, &size);
+  LocalRanks l;
+  const int rank_code = MPI_Comm_rank(local, &l.rank);
+  const int size_code = MPI_Comm_size(local, &l.size);
   check_mpi(MPI_Comm_free(&local), "MPI_Comm_free", -1);
+  check_mpi(rank_code, "MPI_Comm_rank", -1);
   check_mpi(size_code, "MPI_Comm_size", -1);
-  return size;
+  return l;
 }
 
 int compute_threads(const TrainingConfig& t) {
   if (t.threads > 0) return t.threads;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / local_ranks());
+  return std::max(1, cores / local_ranks().size);
+}
+
+// training.device and communication.backend on this rank (placement.h): a ConfigError on a rank
+// that cannot run what the job asks for.
+Placement place(int rank, const JobConfig& cfg) {
+  PlacementEnvironment env = probe_placement_environment();
+  const LocalRanks local = local_ranks();
+  env.local_rank = local.rank;
+  env.local_ranks = local.size;
+  env.rank = rank;
+  return choose_placement(cfg.training.device, cfg.communication.backend, env);
+}
+
+// Under training.device auto every rank takes the CPU if any rank cannot have a GPU, so that all
+// ranks use one transport (collective).
+void agree_on_device(Communicator& comm, Placement& p) {
+  double on_cpu = p.device.is_cuda() ? 0.0 : 1.0;
+  comm.allreduce_max(&on_cpu, 1);
+  if (on_cpu == 0 || !p.device.is_cuda()) return;
+  p = Placement{Device::cpu(), "mpi", "training.device auto: another rank has no GPU of its own"};
 }
 
 void create_dirs(const std::filesystem::path& dir) {
@@ -101,8 +134,9 @@ void create_partition(const JobConfig& cfg, const std::string& dir) {
                meta.num_edges, meta.edge_cut);
 }
 
-TrainerOptions trainer_options(const JobConfig& cfg) {
+TrainerOptions trainer_options(const JobConfig& cfg, const Device& device = Device::cpu()) {
   TrainerOptions topt;
+  topt.device = device;
   topt.model = cfg.model;
   topt.training = cfg.training;
   topt.cache_features = cfg.communication.feature_cache;
@@ -115,6 +149,21 @@ TrainerOptions trainer_options(const JobConfig& cfg) {
   topt.adaptive.period = cfg.communication.assign_period;
   topt.adaptive.solver = assign::parse_solver(cfg.communication.solver);
   return topt;
+}
+
+// The NCCL communicator of a CUDA job, on this rank's GPU (collective).
+std::unique_ptr<Communicator> make_device_communicator(Communicator& comm, const JobConfig& cfg,
+                                                       const Placement& placement) {
+#if ADAQP_WITH_CUDA && ADAQP_WITH_NCCL
+  kernels::cuda_set_device(placement.device.index);
+  (void)comm;
+  return make_nccl_communicator(MPI_COMM_WORLD, placement.device.index,
+                                cfg.communication.timeout_s);
+#else
+  (void)cfg;
+  throw ConfigError(fmt::format("rank {}: {} needs a build with CUDA and NCCL", comm.rank(),
+                                placement.device.name()));
+#endif
 }
 
 // Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could
@@ -135,12 +184,14 @@ void run_guarded(int rank, Step&& step) {
   }
 }
 
-std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg, Part part) {
+std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
+                                      const Placement& placement, Part part) {
   const int threads = compute_threads(cfg.training);
   set_compute_threads(threads);
   spdlog::debug("{} owned, {} halo nodes; {} compute threads", part.num_owned(), part.num_halo(),
                 threads);
-  auto trainer = std::make_unique<Trainer>(std::move(part), comm, trainer_options(cfg));
+  auto trainer =
+      std::make_unique<Trainer>(std::move(part), comm, trainer_options(cfg, placement.device));
   if (comm.rank() == 0) {
     spdlog::info("model {} ({} layers, hidden {}): {} parameters", cfg.model.type, cfg.model.layers,
                  cfg.model.hidden, trainer->num_parameters());
@@ -232,11 +283,6 @@ void run_train(const JobOptions& job, bool resume) {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
     comm->set_timeout(cfg.communication.timeout_s);
-    if (cfg.communication.backend != "mpi") {
-      throw ConfigError(fmt::format(
-          "communication.backend '{}' is not available yet in adaqp train: use backend mpi",
-          cfg.communication.backend));
-    }
     check_exchange_options(trainer_options(cfg));
     dir = partition_dir(cfg);
     if (rank == 0) {
@@ -282,11 +328,25 @@ void run_train(const JobOptions& job, bool resume) {
     }
   });
 
+  // The device and the transport: every rank's error is reported by the lowest failing rank.
+  Placement placement;
+  run_step(*comm, [&] { placement = place(rank, cfg); });
+  agree_on_device(*comm, placement);
+  std::unique_ptr<Communicator> nccl;
+  if (placement.device.is_cuda()) {
+    run_step(*comm, [&] { nccl = make_device_communicator(*comm, cfg, placement); });
+  }
+  Communicator& job_comm = nccl != nullptr ? *nccl : *comm;
+  if (rank == 0) {
+    spdlog::info("training on {} over {} ({})", placement.device.name(), placement.backend,
+                 placement.reason);
+  }
+
   std::unique_ptr<Trainer> trainer;
-  run_guarded(rank, [&] { trainer = make_trainer(*comm, cfg, std::move(part)); });
-  RunOptions ropt = run_options(*comm, cfg, *trainer, fingerprint);
-  prepare_checkpoints(*comm, cfg, resume, *trainer, ropt);
-  run_guarded(rank, [&] { train(*comm, cfg, *trainer, ropt); });
+  run_guarded(rank, [&] { trainer = make_trainer(job_comm, cfg, placement, std::move(part)); });
+  RunOptions ropt = run_options(job_comm, cfg, *trainer, fingerprint);
+  prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
+  run_guarded(rank, [&] { train(job_comm, cfg, *trainer, ropt); });
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "adaqp/comm/clock_offset.h"
 
-#include <chrono>
 #include <string>
 
 #include "adaqp/common/error.h"
@@ -13,11 +12,7 @@ constexpr int kClockTag = 32763;
 
 // Sends `out` to peer and receives `in` from it (either may be null), then waits.
 void transfer(Communicator& comm, int peer, const double* out, double* in) {
-  ExchangeBuffers b;
-  b.send.assign(comm.size(), nullptr);
-  b.send_bytes.assign(comm.size(), 0);
-  b.recv.assign(comm.size(), nullptr);
-  b.recv_bytes.assign(comm.size(), 0);
+  ExchangeBuffers b = ExchangeBuffers::none(comm.size());
   if (out != nullptr) {
     b.send[peer] = out;
     b.send_bytes[peer] = sizeof(double);
@@ -26,14 +21,10 @@ void transfer(Communicator& comm, int peer, const double* out, double* in) {
     b.recv[peer] = in;
     b.recv_bytes[peer] = sizeof(double);
   }
-  comm.exchange(b, kClockTag)->wait();
+  comm.exchange(b, {kClockTag})->wait();
 }
 
 }  // namespace
-
-double steady_now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double clock_offset(const std::vector<ClockSample>& samples) {
   ADAQP_CHECK(!samples.empty(), "clock offset: no samples");

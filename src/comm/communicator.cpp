@@ -2,6 +2,15 @@
 
 namespace adaqp {
 
+ExchangeBuffers ExchangeBuffers::none(int world) {
+  ExchangeBuffers b;
+  b.send.assign(world, nullptr);
+  b.send_bytes.assign(world, 0);
+  b.recv.assign(world, nullptr);
+  b.recv_bytes.assign(world, 0);
+  return b;
+}
+
 bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed) {
   // max over ranks of (size - rank) for the failing ones identifies the lowest failing rank.
   double flag = local_failed ? static_cast<double>(comm.size() - comm.rank()) : 0.0;

@@ -1,6 +1,7 @@
 #include "adaqp/comm/mpi_communicator.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/common/backoff.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -104,55 +106,110 @@ std::string peer_list(std::vector<int> peers) {
   return fmt::format("[{}]", fmt::join(peers, ", "));
 }
 
-// One halo exchange in flight: a request per message chunk and the transfer it belongs to.
+// What an exchange needs of its communicator; copied, so that a Work may outlive it.
+struct MpiLink {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int world = 1;
+  size_t max_chunk_bytes = 1;
+  std::shared_ptr<const std::atomic<double>> timeout_s;
+};
+
+// One exchange in flight: a request per message chunk, the transfer each belongs to, the hooks.
+// Its steps run on the caller (test/wait) or on the progress thread (background), never both.
 class MpiWork : public Work {
  public:
-  MpiWork(std::shared_ptr<const std::atomic<double>> timeout_s, int rank, int tag)
-      : timeout_s_(std::move(timeout_s)), rank_(rank), tag_(tag) {}
+  MpiWork(MpiLink link, const ExchangeBuffers& buffers, ExchangeOptions options)
+      : link_(std::move(link)),
+        buffers_(buffers),
+        options_(std::move(options)),
+        recv_requests_(static_cast<size_t>(link_.world)),
+        arrival_(static_cast<size_t>(link_.world), -1.0) {}
 
   ~MpiWork() override {
+    if (thread_ != nullptr && !finished_) thread_->wait();  // the task never throws
     if (requests_.completed()) return;
     int finalized = 0;
     if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
     if (requests_.test().done) return;
     spdlog::warn("halo exchange (tag {}) on rank {} destroyed before completion; cancelling {}",
-                 tag_, rank_, pending());
+                 options_.tag, link_.rank, pending());
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (!requests_.pending(i)) continue;
       int code = MPI_Cancel(&requests_[i]);
       if (code != MPI_SUCCESS)
-        spdlog::error("MPI_Cancel failed on rank {} (peer {}): {}", rank_, transfers_[i].peer,
+        spdlog::error("MPI_Cancel failed on rank {} (peer {}): {}", link_.rank, transfers_[i].peer,
                       mpi_error_string(code));
     }
-    double timeout_s = timeout_s_->load();
+    double timeout_s = link_.timeout_s->load();
     if (requests_.wait(timeout_s).done) return;
     spdlog::error(
-        "halo exchange (tag {}) on rank {}: {} still pending after cancelling (waited up "
-        "to {} s); freeing the requests",
-        tag_, rank_, pending(), timeout_s);
+        "halo exchange (tag {}) on rank {}: {} still pending after cancelling (waited up to {} s); "
+        "freeing the requests",
+        options_.tag, link_.rank, pending(), timeout_s);
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (!requests_.pending(i)) continue;
       int code = MPI_Request_free(&requests_[i]);
       if (code != MPI_SUCCESS)
-        spdlog::error("MPI_Request_free failed on rank {} (peer {}): {}", rank_, transfers_[i].peer,
-                      mpi_error_string(code));
+        spdlog::error("MPI_Request_free failed on rank {} (peer {}): {}", link_.rank,
+                      transfers_[i].peer, mpi_error_string(code));
     }
   }
 
-  void add(MPI_Request request, int peer, bool send) {
-    requests_.add(request);
-    transfers_.push_back({peer, send});
+  // Posts every receive, then packs and sends each peer's block (peers rank+1, rank+2, ..., so
+  // that not every rank talks to rank 0 first), testing the transfers already posted between two
+  // blocks. Unpacking waits until every send is posted: a failing unpack then leaves no peer
+  // waiting for a block that was never sent.
+  void start() {
+    started_s_ = steady_now_s();
+    for (int k = 1; k < link_.world; ++k) post((link_.rank + k) % link_.world, false);
+    for (int k = 1; k < link_.world; ++k) {
+      const int peer = (link_.rank + k) % link_.world;
+      if (buffers_.send_bytes[peer] == 0) continue;
+      if (options_.hooks.pack) run_hook(options_.hooks.pack, peer);
+      post(peer, true);
+      checked(requests_.test());
+    }
+    all_posted_ = true;
   }
 
-  bool test() override { return checked(requests_.test()); }
+  // Runs start() and drive() on `thread`; test() and wait() then report its outcome.
+  void run_on(std::shared_ptr<ProgressThread> thread) {
+    thread_ = std::move(thread);
+    thread_->submit([this] {
+      try {
+        // The hooks (packing, unpacking) must not compete with the caller's compute threads.
+        omp_set_num_threads(1);
+        start();
+        drive();
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+
+  bool test() override {
+    if (thread_ == nullptr) return progress();
+    if (!finished_ && !thread_->idle()) return false;
+    finish_background();
+    return true;
+  }
 
   void wait() override {
-    double timeout_s = timeout_s_->load();
-    if (checked(requests_.wait(timeout_s))) return;
-    throw CommError(
-        fmt::format("halo exchange (tag {}) timed out after {} s on rank {}; still "
-                    "waiting for: {}",
-                    tag_, timeout_s, rank_, pending()));
+    if (thread_ == nullptr) {
+      drive();
+    } else {
+      finish_background();
+    }
+  }
+
+  ExchangeTiming timing() override {
+    ExchangeTiming t;
+    t.started_s = started_s_;
+    t.completed_s = completed_s_;
+    t.codec_s = codec_s_;
+    t.arrival_s = arrival_;
+    return t;
   }
 
  private:
@@ -161,32 +218,112 @@ class MpiWork : public Work {
     bool send;
   };
 
-  bool checked(const Progress& progress) const {
-    if (progress.code == MPI_SUCCESS) return progress.done;
-    if (progress.failed < 0)
-      throw CommError(fmt::format("halo exchange (tag {}): MPI_Testsome failed on rank {}: {}",
-                                  tag_, rank_, mpi_error_string(progress.code)));
-    const Transfer& t = transfers_[static_cast<size_t>(progress.failed)];
-    throw CommError(fmt::format("halo exchange (tag {}): {} peer {} failed on rank {}: {}", tag_,
-                                t.send ? "send to" : "receive from", t.peer, rank_,
-                                mpi_error_string(progress.code)));
+  void post(int peer, bool send) {
+    const size_t bytes = send ? buffers_.send_bytes[peer] : buffers_.recv_bytes[peer];
+    char* data = send ? static_cast<char*>(const_cast<void*>(buffers_.send[peer]))
+                      : static_cast<char*>(buffers_.recv[peer]);
+    for (size_t offset = 0; offset < bytes; offset += link_.max_chunk_bytes) {
+      const int count = static_cast<int>(std::min(link_.max_chunk_bytes, bytes - offset));
+      MPI_Request request;
+      if (send) {
+        check_mpi(
+            MPI_Isend(data + offset, count, MPI_BYTE, peer, options_.tag, link_.comm, &request),
+            "MPI_Isend", link_.rank, peer);
+      } else {
+        check_mpi(
+            MPI_Irecv(data + offset, count, MPI_BYTE, peer, options_.tag, link_.comm, &request),
+            "MPI_Irecv", link_.rank, peer);
+        recv_requests_[peer].push_back(requests_.size());
+      }
+      requests_.add(request);
+      transfers_.push_back({peer, send});
+    }
   }
 
-  // "recv from [..], send to [..]" over the requests not yet completed.
+  void run_hook(const std::function<void(int, void*)>& hook, int peer) {
+    const double t0 = steady_now_s();
+    hook(peer, nullptr);
+    codec_s_ += steady_now_s() - t0;
+  }
+
+  // One progress step: tests every request and unpacks the blocks that have arrived. True once
+  // everything has completed.
+  bool progress() {
+    checked(requests_.test());
+    for (int peer = 0; peer < link_.world; ++peer) {
+      const std::vector<size_t>& chunks = recv_requests_[peer];
+      if (chunks.empty() || arrival_[peer] >= 0) continue;
+      if (std::any_of(chunks.begin(), chunks.end(), [&](size_t i) { return requests_.pending(i); }))
+        continue;
+      arrival_[peer] = steady_now_s();
+      if (options_.hooks.unpack) run_hook(options_.hooks.unpack, peer);
+    }
+    const bool done = all_posted_ && requests_.completed();
+    if (done && completed_s_ == 0) completed_s_ = steady_now_s();
+    return done;
+  }
+
+  // Progresses until everything has completed; CommError after the timeout.
+  void drive() {
+    const double timeout_s = link_.timeout_s->load();
+    const double deadline = steady_now_s() + timeout_s;
+    // Short sleeps: keep a fast link busy while leaving the cores to the computation.
+    Backoff backoff(32, std::chrono::microseconds(5), std::chrono::microseconds(200));
+    while (!progress()) {
+      if (steady_now_s() >= deadline)
+        throw CommError(fmt::format(
+            "halo exchange (tag {}) timed out after {} s on rank {}; still waiting for: {}",
+            options_.tag, timeout_s, link_.rank, pending()));
+      backoff.pause();
+    }
+  }
+
+  void finish_background() {
+    if (!finished_) {
+      thread_->wait();
+      finished_ = true;
+    }
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  void checked(const Progress& progress) const {
+    if (progress.code == MPI_SUCCESS) return;
+    if (progress.failed < 0)
+      throw CommError(fmt::format("halo exchange (tag {}): MPI_Testsome failed on rank {}: {}",
+                                  options_.tag, link_.rank, mpi_error_string(progress.code)));
+    const Transfer& t = transfers_[static_cast<size_t>(progress.failed)];
+    throw CommError(fmt::format("halo exchange (tag {}): {} peer {} failed on rank {}: {}",
+                                options_.tag, t.send ? "send to" : "receive from", t.peer,
+                                link_.rank, mpi_error_string(progress.code)));
+  }
+
+  // "recv from [..], send to [..]" over the transfers not yet completed (or not yet posted).
   std::string pending() const {
     std::vector<int> recv_from, send_to;
     for (size_t i = 0; i < transfers_.size(); ++i) {
       if (requests_.pending(i))
         (transfers_[i].send ? send_to : recv_from).push_back(transfers_[i].peer);
     }
+    if (!all_posted_) {
+      for (int r = 0; r < link_.world; ++r) {
+        if (r != link_.rank && buffers_.send_bytes[r] > 0) send_to.push_back(r);
+      }
+    }
     return fmt::format("recv from {}, send to {}", peer_list(recv_from), peer_list(send_to));
   }
 
-  std::shared_ptr<const std::atomic<double>> timeout_s_;
-  int rank_;
-  int tag_;
+  MpiLink link_;
+  ExchangeBuffers buffers_;
+  ExchangeOptions options_;
   RequestSet requests_;
   std::vector<Transfer> transfers_;
+  std::vector<std::vector<size_t>> recv_requests_;  // per peer: its receive chunks' requests
+  bool all_posted_ = false;
+  double started_s_ = 0, completed_s_ = 0, codec_s_ = 0;
+  std::vector<double> arrival_;             // per peer; -1 until its block has arrived
+  std::shared_ptr<ProgressThread> thread_;  // background exchanges
+  bool finished_ = false;                   // the background task has been waited for
+  std::exception_ptr error_;                // what the background task threw
 };
 
 }  // namespace
@@ -216,6 +353,8 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& op
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  // A background exchange still running posts on comm_: let it end first (bounded by the timeout).
+  if (thread_ != nullptr) thread_->wait();
   int finalized = 0;
   if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
   if (!stale_.empty()) {
@@ -229,7 +368,8 @@ MpiCommunicator::~MpiCommunicator() {
     spdlog::error("MPI_Comm_free failed on rank {}: {}", rank_, mpi_error_string(code));
 }
 
-std::unique_ptr<Work> MpiCommunicator::exchange(const ExchangeBuffers& buffers, int tag) {
+std::unique_ptr<Work> MpiCommunicator::exchange(const ExchangeBuffers& buffers,
+                                                const ExchangeOptions& options) {
   const auto n = static_cast<size_t>(size_);
   ADAQP_CHECK(buffers.send.size() == n && buffers.send_bytes.size() == n &&
                   buffers.recv.size() == n && buffers.recv_bytes.size() == n,
@@ -237,39 +377,21 @@ std::unique_ptr<Work> MpiCommunicator::exchange(const ExchangeBuffers& buffers, 
                           "recv {}, recv_bytes {}",
                           n, buffers.send.size(), buffers.send_bytes.size(), buffers.recv.size(),
                           buffers.recv_bytes.size()));
-  ADAQP_CHECK(tag >= 0 && tag <= tag_ub_,
-              fmt::format("exchange tag {} outside [0, {}]", tag, tag_ub_));
+  ADAQP_CHECK(options.tag >= 0 && options.tag <= tag_ub_,
+              fmt::format("exchange tag {} outside [0, {}]", options.tag, tag_ub_));
   for (size_t r = 0; r < n; ++r) {
     ADAQP_CHECK(buffers.send_bytes[r] == 0 || buffers.send[r] != nullptr,
                 fmt::format("null send buffer for rank {} ({} bytes)", r, buffers.send_bytes[r]));
     ADAQP_CHECK(buffers.recv_bytes[r] == 0 || buffers.recv[r] != nullptr,
                 fmt::format("null recv buffer for rank {} ({} bytes)", r, buffers.recv_bytes[r]));
   }
-  auto work = std::make_unique<MpiWork>(timeout_s_, rank_, tag);
-  // Peers in the order rank+1, rank+2, ... so that not every rank talks to rank 0 first.
-  for (int k = 1; k < size_; ++k) {
-    int peer = (rank_ + k) % size_;
-    auto* data = static_cast<char*>(buffers.recv[peer]);
-    size_t bytes = buffers.recv_bytes[peer];
-    for (size_t offset = 0; offset < bytes; offset += max_chunk_bytes_) {
-      int count = static_cast<int>(std::min(max_chunk_bytes_, bytes - offset));
-      MPI_Request request;
-      check_mpi(MPI_Irecv(data + offset, count, MPI_BYTE, peer, tag, comm_, &request), "MPI_Irecv",
-                rank_, peer);
-      work->add(request, peer, false);
-    }
-  }
-  for (int k = 1; k < size_; ++k) {
-    int peer = (rank_ + k) % size_;
-    const auto* data = static_cast<const char*>(buffers.send[peer]);
-    size_t bytes = buffers.send_bytes[peer];
-    for (size_t offset = 0; offset < bytes; offset += max_chunk_bytes_) {
-      int count = static_cast<int>(std::min(max_chunk_bytes_, bytes - offset));
-      MPI_Request request;
-      check_mpi(MPI_Isend(data + offset, count, MPI_BYTE, peer, tag, comm_, &request), "MPI_Isend",
-                rank_, peer);
-      work->add(request, peer, true);
-    }
+  auto work = std::make_unique<MpiWork>(MpiLink{comm_, rank_, size_, max_chunk_bytes_, timeout_s_},
+                                        buffers, options);
+  if (options.background && serialized_) {
+    if (thread_ == nullptr) thread_ = std::make_shared<ProgressThread>();
+    work->run_on(thread_);
+  } else {
+    work->start();
   }
   return work;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -29,11 +30,12 @@ void check_timeout(double seconds) {
                                   kMaxTimeoutS, seconds));
 }
 
-// The one check of a CUDA call: Error "<call> failed on rank R (device D): <CUDA error string>".
+// The one check of a CUDA call here: CudaError "<call> failed on rank R (device D): <CUDA error
+// string>".
 void check_cuda(cudaError_t err, const char* call, int rank, int device) {
   if (err == cudaSuccess) return;
-  throw Error(fmt::format("{} failed on rank {} (device {}): {}", call, rank, device,
-                          cudaGetErrorString(err)));
+  throw CudaError(fmt::format("{} failed on rank {} (device {}): {}", call, rank, device,
+                              cudaGetErrorString(err)));
 }
 
 #define ADAQP_CUDA_CALL(call, rank, device) check_cuda((call), #call, (rank), (device))
@@ -95,8 +97,10 @@ class CudaStream {
 
 class CudaEvent {
  public:
-  CudaEvent(int rank, int device) {
-    ADAQP_CUDA_CALL(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), rank, device);
+  CudaEvent(int rank, int device, bool timing = false) {
+    ADAQP_CUDA_CALL(
+        cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming), rank,
+        device);
   }
   ~CudaEvent() { cudaEventDestroy(event_); }
   CudaEvent(const CudaEvent&) = delete;
@@ -197,10 +201,24 @@ class NcclState {
   }
 
   // Records completion of everything enqueued so far on the communication stream.
-  std::unique_ptr<CudaEvent> record() {
-    auto event = std::make_unique<CudaEvent>(rank, device);
+  std::unique_ptr<CudaEvent> record(bool timing = false) {
+    auto event = std::make_unique<CudaEvent>(rank, device, timing);
     ADAQP_CUDA_CALL(cudaEventRecord(event->get(), stream.get()), rank, device);
     return event;
+  }
+
+  // Makes later work on the communication stream wait for the work enqueued on `producer` so far.
+  void wait_for(cudaStream_t producer) {
+    CudaEvent ready(rank, device);
+    ADAQP_CUDA_CALL(cudaEventRecord(ready.get(), producer), rank, device);
+    ADAQP_CUDA_CALL(cudaStreamWaitEvent(stream.get(), ready.get(), 0), rank, device);
+  }
+
+  // Seconds from `from` to `to`, both recorded and completed.
+  double elapsed_s(const CudaEvent& from, const CudaEvent& to) const {
+    float ms = 0;
+    ADAQP_CUDA_CALL(cudaEventElapsedTime(&ms, from.get(), to.get()), rank, device);
+    return static_cast<double>(ms) * 1e-3;
   }
 
   void check_usable(const std::string& what) const {
@@ -269,40 +287,75 @@ class NcclState {
   }
 };
 
-// An exchange in flight: its completion event on the communication stream.
+// The events of a device exchange on the communication stream, in order: its start (after the
+// producer), the packs done, the grouped transfer done, the unpacks done (completion).
+struct ExchangeEvents {
+  std::unique_ptr<CudaEvent> started, packed, transferred, done;
+};
+
+// A device exchange in flight.
 class NcclWork : public Work {
  public:
-  NcclWork(std::shared_ptr<NcclState> state, std::unique_ptr<CudaEvent> done, int tag)
+  NcclWork(std::shared_ptr<NcclState> state, ExchangeEvents events, std::vector<bool> receives,
+           int tag)
       : state_(std::move(state)),
-        done_(std::move(done)),
+        events_(std::move(events)),
+        receives_(std::move(receives)),
         what_(fmt::format("halo exchange (tag {})", tag)) {}
 
   ~NcclWork() override {
     if (complete_ || state_->comm == nullptr) return;
     try {
-      if (state_->poll(done_->get(), what_)) return;
+      DeviceGuard guard(state_->device, state_->rank);
+      if (state_->poll(events_.done->get(), what_)) return;
       spdlog::warn("{} on rank {} destroyed before completion; waiting for it", what_,
                    state_->rank);
-      state_->wait(done_->get(), what_);
+      state_->wait(events_.done->get(), what_);
     } catch (const std::exception& e) {
       spdlog::error("{}", e.what());
     }
   }
 
   bool test() override {
-    if (!complete_) complete_ = state_->poll(done_->get(), what_);
+    if (!complete_) complete_ = state_->poll(events_.done->get(), what_);
     return complete_;
   }
 
   void wait() override {
     if (complete_) return;
-    state_->wait(done_->get(), what_);
+    state_->wait(events_.done->get(), what_);
     complete_ = true;
+  }
+
+  void wait_on_stream(void* stream) override {
+    state_->check_usable(what_);
+    DeviceGuard guard(state_->device, state_->rank);
+    ADAQP_CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), events_.done->get(), 0),
+                    state_->rank, state_->device);
+  }
+
+  // Device times mapped onto the host's steady clock through a reference event recorded now and
+  // awaited: its host time is known to the polling pause (at most 100 us).
+  ExchangeTiming timing() override {
+    wait();
+    DeviceGuard guard(state_->device, state_->rank);
+    const std::unique_ptr<CudaEvent> ref = state_->record(/*timing=*/true);
+    state_->wait(ref->get(), what_);
+    const double ref_s = steady_now_s();
+    ExchangeTiming t;
+    t.started_s = ref_s - state_->elapsed_s(*events_.started, *ref);
+    t.completed_s = ref_s - state_->elapsed_s(*events_.done, *ref);
+    t.codec_s = state_->elapsed_s(*events_.started, *events_.packed) +
+                state_->elapsed_s(*events_.transferred, *events_.done);
+    const double arrived = ref_s - state_->elapsed_s(*events_.transferred, *ref);
+    for (bool r : receives_) t.arrival_s.push_back(r ? arrived : -1.0);
+    return t;
   }
 
  private:
   std::shared_ptr<NcclState> state_;
-  std::unique_ptr<CudaEvent> done_;
+  ExchangeEvents events_;
+  std::vector<bool> receives_;  // per rank: a block arrives from it
   std::string what_;
   bool complete_ = false;
 };
@@ -341,11 +394,14 @@ struct NcclCommunicator::Impl {
     return true;
   }
 
-  // Enqueues `op` on the communication stream and waits for it, bounded by the timeout.
+  // Enqueues `op` on the communication stream, after the work enqueued so far on the legacy
+  // default stream (libtorch's compute stream, which produced the data), and waits for it, bounded
+  // by the timeout.
   template <typename Op>
   void blocking(const char* name, Op&& op) {
     state->check_usable(name);
     DeviceGuard guard(state->device, state->rank);
+    state->wait_for(nullptr);
     op(state->stream.get());
     auto done = state->record();
     state->wait(done->get(), name);
@@ -430,13 +486,11 @@ void* NcclCommunicator::stream() const {
 void NcclCommunicator::stream_wait(void* producer) {
   NcclState& s = *impl_->state;
   DeviceGuard guard(s.device, s.rank);
-  CudaEvent ready(s.rank, s.device);
-  ADAQP_CUDA_CALL(cudaEventRecord(ready.get(), static_cast<cudaStream_t>(producer)), s.rank,
-                  s.device);
-  ADAQP_CUDA_CALL(cudaStreamWaitEvent(s.stream.get(), ready.get(), 0), s.rank, s.device);
+  s.wait_for(static_cast<cudaStream_t>(producer));
 }
 
-std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers, int tag) {
+std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
+                                                 const ExchangeOptions& options) {
   NcclState& s = *impl_->state;
   const auto n = static_cast<size_t>(s.size);
   ADAQP_CHECK(buffers.send.size() == n && buffers.send_bytes.size() == n &&
@@ -445,29 +499,38 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
                           "recv {}, recv_bytes {}",
                           n, buffers.send.size(), buffers.send_bytes.size(), buffers.recv.size(),
                           buffers.recv_bytes.size()));
+  bool host = false, device = false;
   for (size_t r = 0; r < n; ++r) {
     if (static_cast<int>(r) == s.rank) continue;
     if (buffers.send_bytes[r] > 0) {
       ADAQP_CHECK(buffers.send[r] != nullptr,
                   fmt::format("null send buffer for rank {} ({} bytes)", r, buffers.send_bytes[r]));
-      ADAQP_CHECK(impl_->on_device(buffers.send[r], "exchange"),
-                  fmt::format("send buffer for rank {} is host memory; the NCCL exchange needs "
-                              "device memory",
-                              r));
+      (impl_->on_device(buffers.send[r], "exchange") ? device : host) = true;
     }
     if (buffers.recv_bytes[r] > 0) {
       ADAQP_CHECK(buffers.recv[r] != nullptr,
                   fmt::format("null recv buffer for rank {} ({} bytes)", r, buffers.recv_bytes[r]));
-      ADAQP_CHECK(impl_->on_device(buffers.recv[r], "exchange"),
-                  fmt::format("recv buffer for rank {} is host memory; the NCCL exchange needs "
-                              "device memory",
-                              r));
+      (impl_->on_device(buffers.recv[r], "exchange") ? device : host) = true;
     }
   }
-  const std::string what = fmt::format("halo exchange (tag {})", tag);
+  ADAQP_CHECK(!(host && device),
+              fmt::format("exchange (tag {}) on rank {} mixes host and device buffers", options.tag,
+                          s.rank));
+  if (host) return impl_->mpi->exchange(buffers, options);
+
+  const std::string what = fmt::format("halo exchange (tag {})", options.tag);
   s.check_usable(what);
   DeviceGuard guard(s.device, s.rank);
   cudaStream_t stream = s.stream.get();
+  s.wait_for(static_cast<cudaStream_t>(options.producer_stream));
+  ExchangeEvents events;
+  events.started = s.record(/*timing=*/true);
+  // Peers in the order rank+1, rank+2, ... as in the MPI transport.
+  for (int k = 1; k < s.size; ++k) {
+    const int peer = (s.rank + k) % s.size;
+    if (buffers.send_bytes[peer] > 0 && options.hooks.pack) options.hooks.pack(peer, stream);
+  }
+  events.packed = s.record(/*timing=*/true);
   s.nccl(ncclGroupStart(), "ncclGroupStart");
   // Inside the group a failed call is only remembered: the group is closed before the
   // communicator may be aborted, so that no queued operation outlives it.
@@ -478,7 +541,6 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
     queued = result;
     failed_call = call;
   };
-  // Peers in the order rank+1, rank+2, ... as in the MPI transport.
   for (int k = 1; k < s.size; ++k) {
     const int peer = (s.rank + k) % s.size;
     if (buffers.recv_bytes[peer] > 0)
@@ -491,7 +553,16 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
   const ncclResult_t ended = ncclGroupEnd();
   if (queued != ncclSuccess) s.nccl(queued, failed_call);
   s.nccl(ended, "ncclGroupEnd");
-  return std::make_unique<NcclWork>(impl_->state, s.record(), tag);
+  events.transferred = s.record(/*timing=*/true);
+  std::vector<bool> receives(n, false);
+  for (int peer = 0; peer < s.size; ++peer) {
+    if (peer == s.rank || buffers.recv_bytes[peer] == 0) continue;
+    receives[peer] = true;
+    if (options.hooks.unpack) options.hooks.unpack(peer, stream);
+  }
+  events.done = s.record(/*timing=*/true);
+  return std::make_unique<NcclWork>(impl_->state, std::move(events), std::move(receives),
+                                    options.tag);
 }
 
 void NcclCommunicator::allreduce_sum(float* data, size_t n) {

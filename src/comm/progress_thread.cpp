@@ -48,6 +48,11 @@ void ProgressThread::wait() {
   if (error) std::rethrow_exception(error);
 }
 
+bool ProgressThread::idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !running_;
+}
+
 void ProgressThread::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {

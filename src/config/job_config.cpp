@@ -214,6 +214,8 @@ const std::vector<Field>& fields() {
           "training.eval_every", [](C & c) -> auto& { return c.training.eval_every; }),
       field<int>(
           "training.threads", [](C & c) -> auto& { return c.training.threads; }),
+      field<std::string>(
+          "training.device", [](C & c) -> auto& { return c.training.device; }),
       field<int>(
           "training.checkpoint_every", [](C & c) -> auto& { return c.training.checkpoint_every; }),
       field<std::string>(
@@ -360,10 +362,11 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be >= 1");
   require(t.threads >= 0, origin, "training.threads", std::to_string(t.threads),
           "must be >= 0 (0 = automatic)");
+  require_one_of(origin, "training.device", t.device, {"auto", "cpu", "cuda"});
   require(t.checkpoint_every >= 0, origin, "training.checkpoint_every",
           std::to_string(t.checkpoint_every), "must be >= 0 (0 = no checkpoints)");
   const CommunicationConfig& m = c.communication;
-  require_one_of(origin, "communication.backend", m.backend, {"mpi", "nccl"});
+  require_one_of(origin, "communication.backend", m.backend, {"auto", "mpi", "nccl"});
   require_one_of(origin, "communication.mode", m.mode, {"vanilla", "quant", "overlap", "adaqp"});
   require(m.bits == 2 || m.bits == 4 || m.bits == 8, origin, "communication.bits",
           std::to_string(m.bits), "must be one of 2, 4, 8");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "adaqp/common/error.h"
+#include "adaqp/model/torch_device.h"
 
 namespace adaqp {
 
@@ -14,11 +15,12 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 void check_rows(const at::Tensor& t, const DistGraph& graph, const char* what) {
-  ADAQP_CHECK(t.scalar_type() == at::kFloat && t.dim() == 2 && t.device().is_cpu() &&
-                  t.size(0) == graph.num_owned(),
-              std::string(what) + " must be a float32 CPU matrix with one row per owned node (" +
-                  std::to_string(graph.num_owned()) + "), got " + t.toString() + " " +
-                  std::to_string(t.dim()) + "-d with " + std::to_string(t.size(0)) + " rows");
+  ADAQP_CHECK(t.scalar_type() == at::kFloat && t.dim() == 2 &&
+                  t.device() == torch_device(graph.device()) && t.size(0) == graph.num_owned(),
+              std::string(what) + " must be a float32 matrix on " + graph.device().name() +
+                  " with one row per owned node (" + std::to_string(graph.num_owned()) + "), got " +
+                  t.toString() + " " + std::to_string(t.dim()) + "-d with " +
+                  std::to_string(t.dim() > 0 ? t.size(0) : 0) + " rows");
 }
 
 struct DistAggregate : public torch::autograd::Function<DistAggregate> {

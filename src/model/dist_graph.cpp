@@ -1,18 +1,20 @@
 #include "adaqp/model/dist_graph.h"
 
-#include <chrono>
+#include <ATen/ATen.h>
+
 #include <cmath>
 #include <utility>
 
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/model/torch_device.h"
+#if ADAQP_WITH_CUDA
+#include "adaqp/kernels/spmm_cuda.h"
+#endif
 
 namespace adaqp {
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 float weight(Aggregation agg, int64_t in_deg_dst, int64_t out_deg_src) {
   if (agg == Aggregation::kMean) return static_cast<float>(1.0 / static_cast<double>(in_deg_dst));
@@ -37,6 +39,51 @@ std::vector<float> block_values(Aggregation agg, const std::vector<int64_t>& ind
 
 }  // namespace
 
+// One block of the normalised adjacency where the worker computes: its host CSR (a view of the
+// part's arrays, or owned for the transposes) and, on CUDA, a device copy with a cuSPARSE plan
+// (faster than the own row-per-warp kernel at every width measured, cuda/GPU-CHECKLIST.md).
+class DistGraph::Block {
+ public:
+  Block(const kernels::CsrView& view, kernels::CsrMatrix owned, const Device& device)
+      : owned_(std::move(owned)), view_(view), device_(device) {
+    if (!owned_.indptr.empty()) view_ = owned_.view();
+    if (!device.is_cuda()) return;
+#if ADAQP_WITH_CUDA
+    const int64_t nnz = view_.indptr[view_.rows];
+    indptr_ = to_device(view_.indptr, view_.rows + 1, device);
+    indices_ = to_device(view_.indices, nnz, device);
+    values_ = to_device(view_.values, nnz, device);
+    const kernels::CsrView dev{view_.rows, view_.cols, indptr_.data_ptr<int64_t>(),
+                               indices_.data_ptr<int32_t>(), values_.data_ptr<float>()};
+    plan_ = std::make_unique<kernels::CudaSpmm>(dev, kernels::CudaSpmmAlgorithm::kCusparse);
+#endif
+  }
+
+  const kernels::CsrView& view() const {
+    return view_;
+  }
+
+  // y = A x (y += A x when accumulate), on the compute stream on CUDA.
+  void multiply(const float* x, int64_t d, float* y, bool accumulate) {
+#if ADAQP_WITH_CUDA
+    if (device_.is_cuda()) {
+      plan_->multiply(x, d, y, accumulate, nullptr);
+      return;
+    }
+#endif
+    kernels::spmm_cpu(view_, x, d, y, accumulate);
+  }
+
+ private:
+  kernels::CsrMatrix owned_;
+  kernels::CsrView view_;
+  Device device_;
+  at::Tensor indptr_, indices_, values_;
+#if ADAQP_WITH_CUDA
+  std::unique_ptr<kernels::CudaSpmm> plan_;
+#endif
+};
+
 Aggregation aggregation_for_model(const std::string& model_type) {
   if (model_type == "gcn") return Aggregation::kGcn;
   if (model_type == "sage") return Aggregation::kMean;
@@ -47,26 +94,46 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     : part_(std::move(part)),
       comm_(comm),
       opt_(opt),
-      exchanger_(part_, comm, HaloExchangerOptions{opt.overlap}) {
+      exchanger_(part_, comm, HaloExchangerOptions{opt.overlap, opt.device}),
+      local_timer_(opt.device),
+      halo_timer_(opt.device) {
   const int64_t owned = part_.num_owned();
   local_values_ = block_values(opt_.aggregation, part_.local_indptr, part_.local_indices,
                                part_.owned_in_degree, part_.owned_out_degree);
   halo_values_ = block_values(opt_.aggregation, part_.halo_indptr, part_.halo_indices,
                               part_.owned_in_degree, part_.halo_out_degree);
-  a_local_ = kernels::CsrView{owned, owned, part_.local_indptr.data(), part_.local_indices.data(),
-                              local_values_.data()};
-  a_halo_ = kernels::CsrView{owned, part_.num_halo(), part_.halo_indptr.data(),
-                             part_.halo_indices.data(), halo_values_.data()};
-  a_local_t_ = kernels::transpose_csr(a_local_);
-  a_halo_t_ = kernels::transpose_csr(a_halo_);
+  const kernels::CsrView local{owned, owned, part_.local_indptr.data(), part_.local_indices.data(),
+                               local_values_.data()};
+  const kernels::CsrView halo{owned, part_.num_halo(), part_.halo_indptr.data(),
+                              part_.halo_indices.data(), halo_values_.data()};
+  a_local_ = std::make_unique<Block>(local, kernels::CsrMatrix{}, opt_.device);
+  a_halo_ = std::make_unique<Block>(halo, kernels::CsrMatrix{}, opt_.device);
+  a_local_t_ =
+      std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(local), opt_.device);
+  a_halo_t_ =
+      std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(halo), opt_.device);
+  const at::Tensor host_features =
+      at::from_blob(part_.features.data(), {owned, part_.feat_dim}, at::kFloat);
+  features_ = opt_.device.is_cuda() ? host_features.to(torch_device(opt_.device)) : host_features;
+  owned_gids_ = to_device(part_.owned_gid, opt_.device);
   if (opt_.cache_features) {
-    halo_features_.resize(static_cast<size_t>(part_.num_halo() * part_.feat_dim));
-    exchanger_.start_forward(part_.features.data(), part_.feat_dim, halo_features_.data(),
-                             ExchangeId{0, Direction::kForward}, Precision{});
+    halo_features_ =
+        at::empty({part_.num_halo(), part_.feat_dim}, torch_options(opt_.device, at::kFloat));
+    exchanger_.start_forward(features_.data_ptr<float>(), part_.feat_dim,
+                             halo_features_.data_ptr<float>(), ExchangeId{0, Direction::kForward},
+                             Precision{});
     exchanger_.finish_forward();
-    exchanger_.reset_stats();
+    features_product_ = at::empty_like(features_);
+    a_local_->multiply(features_.data_ptr<float>(), part_.feat_dim,
+                       features_product_.data_ptr<float>(), /*accumulate=*/false);
+    a_halo_->multiply(halo_features_.data_ptr<float>(), part_.feat_dim,
+                      features_product_.data_ptr<float>(), /*accumulate=*/true);
+    exchanger_.reset_stats();  // settles: the halo rows are no longer in use
+    halo_features_ = at::Tensor();
   }
 }
+
+DistGraph::~DistGraph() = default;
 
 void DistGraph::set_quant_plan(QuantPlan plan) {
   plan_ = std::move(plan);
@@ -77,8 +144,28 @@ void DistGraph::clear_quant_plan() {
   quantize_ = false;
 }
 
+const kernels::CsrView& DistGraph::a_halo() const {
+  return a_halo_->view();
+}
+
+void DistGraph::settle() {
+  exchanger_.settle();
+}
+
+const CommStats& DistGraph::comm_stats() {
+  return exchanger_.stats();
+}
+
+const AggregationStats& DistGraph::aggregation_stats() {
+  agg_stats_.local_agg_time_s = local_timer_.seconds();
+  agg_stats_.halo_agg_time_s = halo_timer_.seconds();
+  return agg_stats_;
+}
+
 void DistGraph::reset_comm_stats() {
   exchanger_.reset_stats();
+  local_timer_.reset();
+  halo_timer_.reset();
   agg_stats_ = AggregationStats{};
 }
 
@@ -106,48 +193,52 @@ Precision DistGraph::precision(int layer, Direction dir, int64_t d) {
   return p;
 }
 
-void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
-  halo_buf_.resize(static_cast<size_t>(part_.num_halo() * d));
-  exchanger_.start_forward(h, d, halo_buf_.data(), ExchangeId{layer, Direction::kForward},
-                           precision(layer, Direction::kForward, d));
-  const double t0 = now_s();
-  kernels::spmm_cpu(a_local_, h, d, y, /*accumulate=*/false);
-  agg_stats_.local_done_s = now_s();
-  agg_stats_.local_agg_time_s += agg_stats_.local_done_s - t0;
-  exchanger_.finish_forward();
-  const double t1 = now_s();
-  kernels::spmm_cpu(a_halo_, halo_buf_.data(), d, y, /*accumulate=*/true);
-  agg_stats_.halo_agg_time_s += now_s() - t1;
+float* DistGraph::halo_buffer(int64_t d) {
+  const int64_t need = part_.num_halo() * d;
+  if (!halo_buf_.defined() || halo_buf_.numel() < need) {
+    exchanger_.settle();  // no exchange may still write the old buffer
+    halo_buf_ = at::empty({std::max<int64_t>(need, 1)}, torch_options(opt_.device, at::kFloat));
+  }
+  return halo_buf_.data_ptr<float>();
 }
 
-void DistGraph::aggregate_features(float* y) {
+void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
+  float* halo = halo_buffer(d);
+  exchanger_.start_forward(h, d, halo, ExchangeId{layer, Direction::kForward},
+                           precision(layer, Direction::kForward, d));
+  local_timer_.start(nullptr);
+  a_local_->multiply(h, d, y, /*accumulate=*/false);
+  local_timer_.stop(nullptr);
+  agg_stats_.local_done_s = steady_now_s();
+  exchanger_.finish_forward();
+  halo_timer_.start(nullptr);
+  a_halo_->multiply(halo, d, y, /*accumulate=*/true);
+  halo_timer_.stop(nullptr);
+}
+
+const at::Tensor& DistGraph::aggregate_features() {
   if (!opt_.cache_features) {
-    aggregate(part_.features.data(), part_.feat_dim, y, 0);
-    return;
+    if (!features_product_.defined()) features_product_ = at::empty_like(features_);
+    aggregate(features_.data_ptr<float>(), part_.feat_dim, features_product_.data_ptr<float>(), 0);
   }
-  const double t0 = now_s();
-  kernels::spmm_cpu(a_local_, part_.features.data(), part_.feat_dim, y, /*accumulate=*/false);
-  agg_stats_.local_done_s = now_s();
-  agg_stats_.local_agg_time_s += agg_stats_.local_done_s - t0;
-  kernels::spmm_cpu(a_halo_, halo_features_.data(), part_.feat_dim, y, /*accumulate=*/true);
-  agg_stats_.halo_agg_time_s += now_s() - agg_stats_.local_done_s;
+  return features_product_;
 }
 
 void DistGraph::aggregate_backward(const float* g, int64_t d, float* dh, int layer) {
-  halo_buf_.resize(static_cast<size_t>(part_.num_halo() * d));
-  const double t0 = now_s();
-  kernels::spmm_cpu(a_halo_t_.view(), g, d, halo_buf_.data(), /*accumulate=*/false);
-  agg_stats_.halo_agg_time_s += now_s() - t0;
-  exchanger_.start_backward(halo_buf_.data(), d, ExchangeId{layer, Direction::kBackward},
+  float* halo = halo_buffer(d);
+  halo_timer_.start(nullptr);
+  a_halo_t_->multiply(g, d, halo, /*accumulate=*/false);
+  halo_timer_.stop(nullptr);
+  exchanger_.start_backward(halo, d, ExchangeId{layer, Direction::kBackward},
                             precision(layer, Direction::kBackward, d));
-  const double t1 = now_s();
-  kernels::spmm_cpu(a_local_t_.view(), g, d, dh, /*accumulate=*/false);
-  agg_stats_.local_done_s = now_s();
-  agg_stats_.local_agg_time_s += agg_stats_.local_done_s - t1;
+  local_timer_.start(nullptr);
+  a_local_t_->multiply(g, d, dh, /*accumulate=*/false);
+  local_timer_.stop(nullptr);
+  agg_stats_.local_done_s = steady_now_s();
   exchanger_.finish_backward();
-  const double t2 = now_s();
+  halo_timer_.start(nullptr);
   exchanger_.add_received_gradients(dh);
-  agg_stats_.halo_agg_time_s += now_s() - t2;
+  halo_timer_.stop(nullptr);
 }
 
 }  // namespace adaqp

@@ -55,24 +55,29 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
   const int64_t n = part.num_owned();
   const bool sage = !root_.empty();
   const bool drop = mode.training && opt_.dropout > 0;
-  // Dropout mask of layer l's rows, `width` elements per row.
+  const at::Tensor& gids = graph.owned_gids();
+  // Dropout mask of layer l's rows, `width` elements per row, drawn where the rows live.
   const auto mask = [&](int l, int64_t width) {
-    at::Tensor m = at::empty({n, width}, at::TensorOptions().dtype(at::kFloat));
+    at::Tensor m = at::empty({n, width}, graph.features().options());
     DropoutKey key = mode.key;
     key.layer = static_cast<uint32_t>(l);
-    dropout_mask(key, static_cast<float>(opt_.dropout), part.owned_gid.data(), n, width,
-                 m.data_ptr<float>());
+    const auto p = static_cast<float>(opt_.dropout);
+#if ADAQP_WITH_CUDA
+    if (graph.device().is_cuda()) {
+      dropout_mask_cuda(key, p, gids.data_ptr<int64_t>(), n, width, m.data_ptr<float>(), nullptr);
+      return m;
+    }
+#endif
+    dropout_mask(key, p, gids.data_ptr<int64_t>(), n, width, m.data_ptr<float>());
     return m;
   };
   // The features are read-only here: no gradient flows back to them.
-  const at::Tensor x = at::from_blob(const_cast<float*>(part.features.data()), {n, part.feat_dim},
-                                     at::TensorOptions().dtype(at::kFloat));
+  const at::Tensor& x = graph.features();
   at::Tensor h;
   for (int l = 0; l < opt_.layers; ++l) {
     at::Tensor y;
     if (l == 0) {
-      at::Tensor z = at::empty({n, part.feat_dim}, x.options());
-      graph.aggregate_features(z.data_ptr<float>());
+      at::Tensor z = graph.aggregate_features();
       at::Tensor root = x;
       if (drop) {
         const at::Tensor m = mask(0, sage ? 2 * opt_.in_dim : opt_.in_dim);

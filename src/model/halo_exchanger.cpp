@@ -1,301 +1,411 @@
 #include "adaqp/model/halo_exchanger.h"
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
-#include <omp.h>
 
 #include <algorithm>
-#include <chrono>
+#include <cstring>
 #include <string>
-#include <thread>
 #include <utility>
 
-#include "adaqp/common/backoff.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/gather.h"
+#include "adaqp/model/message_codec.h"
+#include "adaqp/model/torch_device.h"
+#include "adaqp/quant/block_codec.h"
+#if ADAQP_WITH_CUDA
+#include "adaqp/kernels/cuda_device.h"
+#endif
 
 namespace adaqp {
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+// Peer blocks start at multiples of 16 bytes inside a buffer (the metadata floats stay aligned).
+constexpr size_t kAlign = 16;
+
+size_t align_up(size_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
 }
 
 size_t float_bytes(int64_t rows, int64_t d) {
   return static_cast<size_t>(rows) * static_cast<size_t>(d) * sizeof(float);
 }
 
-// Buffers of a transfer with one peer only.
-ExchangeBuffers no_transfers(int world) {
-  ExchangeBuffers b;
-  b.send.assign(world, nullptr);
-  b.send_bytes.assign(world, 0);
-  b.recv.assign(world, nullptr);
-  b.recv_bytes.assign(world, 0);
-  return b;
+int tag_of(const ExchangeId& id) {
+  return 2 * id.layer + static_cast<int>(id.dir);
 }
 
 }  // namespace
 
-// One exchange in flight: what to pack for each peer, where each peer's rows land, and the
-// transfers still pending. Its steps run on the caller or on the progress thread, never both.
-struct HaloExchanger::Flight {
-  const Part* part = nullptr;
-  Communicator* comm = nullptr;
+// One exchange's data as its hooks see it: rows to send and where received rows go.
+struct HaloExchanger::Transfer {
   ExchangeId id;
   int64_t d = 0;
-  const float* src = nullptr;         // rows to send
-  const int64_t* src_rows = nullptr;  // send row k is src[src_rows[k]]; null: src[k]
-  float* send_rows = nullptr;         // full precision with src_rows: gathered rows, send order
-  const int64_t* gids = nullptr;      // global id of send row k
-  float* dst = nullptr;               // received rows, receive order
+  const float* src = nullptr;  // rows to send
+  bool gather = false;         // send row k is src[src_rows[k]] (else src[k])
+  const int64_t* src_rows = nullptr;
+  const int64_t* gids = nullptr;                       // global id of send row k
+  float* dst = nullptr;                                // received rows, receive order
   const std::vector<int64_t>* send_offsets = nullptr;  // rows per peer, send order
   const std::vector<int64_t>* recv_offsets = nullptr;  // rows per peer, receive order
   Precision precision;
-  std::vector<std::vector<uint8_t>>* send_bytes = nullptr;  // quantized blocks, per peer
-  std::vector<std::vector<uint8_t>>* recv_bytes = nullptr;
-  std::vector<BlockLayout> recv_layout;
-  std::vector<std::unique_ptr<Work>> sends, recvs;
-  bool all_sent = false;  // every peer's block has been posted
-  int64_t bytes_sent = 0;
-  double quant_s = 0;
-  double completed_s = 0;
 
   bool quantized() const { return precision.bits != nullptr; }
-  int world() const { return part->num_parts; }
   int64_t send_count(int r) const { return (*send_offsets)[r + 1] - (*send_offsets)[r]; }
   int64_t recv_count(int r) const { return (*recv_offsets)[r + 1] - (*recv_offsets)[r]; }
-  int tag() const { return 2 * id.layer + static_cast<int>(id.dir); }
   quant::QuantKey key() const {
     quant::QuantKey k = precision.key;
     k.layer = static_cast<uint32_t>(id.layer);
     k.stream = id.dir == Direction::kForward ? RngStream::kQuantForward : RngStream::kQuantBackward;
     return k;
   }
+};
 
-  // Posts every receive.
-  void begin() {
-    sends.resize(world());
-    recvs.resize(world());
-    recv_layout.resize(world());
-    for (int r = 0; r < world(); ++r) {
-      if (r == part->rank || recv_count(r) == 0) continue;
-      ExchangeBuffers b = no_transfers(world());
-      float* rows = dst + (*recv_offsets)[r] * d;
-      if (quantized()) {
-        recv_layout[r] =
-            BlockLayout(precision.bits->recv.data() + (*recv_offsets)[r], recv_count(r), d);
-        (*recv_bytes)[r].resize(static_cast<size_t>(recv_layout[r].bytes()));
-        b.recv[r] = (*recv_bytes)[r].data();
-        b.recv_bytes[r] = (*recv_bytes)[r].size();
-      } else {
-        b.recv[r] = rows;
-        b.recv_bytes[r] = float_bytes(recv_count(r), d);
-      }
-      recvs[r] = comm->exchange(b, tag());
-    }
-  }
+// The widths of one layer and direction compiled into per-peer block layouts, kept until they
+// change: the CPU codec's groups, or the device codec's per-row tables (quant/block_codec.h).
+struct HaloExchanger::Codec {
+  std::vector<uint8_t> send_bits, recv_bits;  // the widths compiled
+  int64_t d = 0;
+  std::vector<BlockLayout> send_layout, recv_layout;                      // CPU, per peer
+  std::vector<quant::BlockCounts> send_counts, recv_counts;               // CUDA, per peer
+  at::Tensor send_bits_dev, send_slot_dev, recv_bits_dev, recv_slot_dev;  // CUDA
+  std::vector<size_t> send_bytes, recv_bytes;                             // per peer
+  // CUDA: the traced ranges (device, then a pinned host copy) and the unquantizable-row word.
+  at::Tensor ranges_dev, ranges_host, status;
+};
 
-  // Packs peer r's block and starts sending it.
-  void send_to(int r) {
-    if (send_count(r) == 0) return;
-    const int64_t begin = (*send_offsets)[r], n = send_count(r);
-    ExchangeBuffers b = no_transfers(world());
-    if (quantized()) {
-      const double t0 = now_s();
-      const BlockLayout layout(precision.bits->send.data() + begin, n, d);
-      std::vector<uint8_t>& out = (*send_bytes)[r];
-      out.resize(static_cast<size_t>(layout.bytes()));
-      float* ranges = precision.ranges != nullptr ? precision.ranges + begin : nullptr;
-      if (src_rows != nullptr) {
-        encode_block(layout, src, d, src_rows + begin, gids + begin, key(), out.data(), ranges);
-      } else {
-        encode_block(layout, src + begin * d, d, nullptr, gids + begin, key(), out.data(), ranges);
-      }
-      quant_s += now_s() - t0;
-      b.send[r] = out.data();
-      b.send_bytes[r] = out.size();
-    } else if (src_rows != nullptr) {
-      kernels::gather_rows_cpu(src, d, src_rows + begin, n, send_rows + begin * d);
-      b.send[r] = send_rows + begin * d;
-      b.send_bytes[r] = float_bytes(n, d);
-    } else {
-      b.send[r] = src + begin * d;
-      b.send_bytes[r] = float_bytes(n, d);
-    }
-    bytes_sent += static_cast<int64_t>(b.send_bytes[r]);
-    sends[r] = comm->exchange(b, tag());
-  }
-
-  // Packs and sends every peer's block (peers rank+1, rank+2, ...), testing the transfers already
-  // posted between two blocks.
-  void send_all() {
-    for (int k = 1; k < world(); ++k) {
-      send_to((part->rank + k) % world());
-      poll();
-    }
-    all_sent = true;
-  }
-
-  // One progress step: tests every pending transfer and unpacks the blocks that have arrived.
-  // True once everything has completed.
-  bool poll() {
-    bool done = all_sent;
-    for (int r = 0; r < world(); ++r) {
-      if (recvs[r] != nullptr) {
-        if (recvs[r]->test()) {
-          recvs[r].reset();
-          unpack(r);
-        } else {
-          done = false;
-        }
-      }
-      if (sends[r] != nullptr) {
-        if (sends[r]->test()) {
-          sends[r].reset();
-        } else {
-          done = false;
-        }
-      }
-    }
-    if (done && completed_s == 0) completed_s = now_s();
-    return done;
-  }
-
-  void unpack(int r) {
-    if (!quantized()) return;
-    const double t0 = now_s();
-    decode_block(recv_layout[r], (*recv_bytes)[r].data(), d, dst + (*recv_offsets)[r] * d);
-    quant_s += now_s() - t0;
-  }
-
-  // Polls until everything has completed; CommError after the communicator's timeout.
-  void drive() {
-    const double timeout_s = comm->timeout();
-    const double deadline = now_s() + timeout_s;
-    // Short sleeps: keep a fast link busy while leaving the cores to the computation.
-    Backoff backoff(32, std::chrono::microseconds(5), std::chrono::microseconds(200));
-    while (!poll()) {
-      if (now_s() >= deadline) {
-        std::vector<int> recv_from, send_to;
-        for (int r = 0; r < world(); ++r) {
-          if (recvs[r] != nullptr) recv_from.push_back(r);
-          if (sends[r] != nullptr) send_to.push_back(r);
-        }
-        throw CommError(fmt::format(
-            "halo exchange (layer {} {}) timed out after {} s on rank {}; still waiting for: "
-            "recv from [{}], send to [{}]",
-            id.layer, direction_name(id.dir), timeout_s, part->rank, fmt::join(recv_from, ", "),
-            fmt::join(send_to, ", ")));
-      }
-      backoff.pause();
-    }
-  }
+// An exchange between its start and its settlement.
+struct HaloExchanger::Flight {
+  ExchangeId id;
+  std::unique_ptr<Work> work;
+  int64_t bytes_sent = 0;
+  double entered_s = 0;  // start_* entered
+  double finish_s = 0;   // finish_* entered
+  // Quantized on CUDA: the staged ranges to copy to `ranges` (messages of them) and the status.
+  float* ranges = nullptr;
+  const float* staged_ranges = nullptr;
+  int64_t messages = 0;
+  const at::Tensor* status = nullptr;
+  quant::QuantKey key;
 };
 
 HaloExchanger::HaloExchanger(const Part& part, Communicator& comm, const HaloExchangerOptions& opt)
-    : part_(part),
-      comm_(comm),
-      opt_(opt),
-      boundary_gid_(send_gids(part, Direction::kForward)),
-      send_bytes_(part.num_parts),
-      recv_bytes_(part.num_parts) {
+    : part_(part), comm_(comm), opt_(opt), exposed_(opt.device) {
   ADAQP_CHECK(comm.size() == part.num_parts && comm.rank() == part.rank,
               "part " + std::to_string(part.rank) + " of " + std::to_string(part.num_parts) +
                   " used on rank " + std::to_string(comm.rank()) + " of " +
                   std::to_string(comm.size()));
-  if (opt_.overlap && comm.allows_progress_thread()) thread_ = std::make_unique<ProgressThread>();
+  send_idx_ = to_device(part.send_idx, opt_.device);
+  boundary_gid_ = to_device(send_gids(part, Direction::kForward), opt_.device);
+  halo_gid_ = to_device(part.halo_gid, opt_.device);
 }
 
-HaloExchanger::~HaloExchanger() = default;
+HaloExchanger::~HaloExchanger() {
+  try {
+    quiesce();
+  } catch (const std::exception&) {
+    // The Works' destructors wait (bounded) and log.
+  }
+}
 
-void HaloExchanger::start(std::unique_ptr<Flight> flight) {
+bool HaloExchanger::progress_thread() const {
+  return opt_.overlap && comm_.allows_progress_thread();
+}
+
+uint8_t* HaloExchanger::reserve(at::Tensor& buffer, size_t bytes) {
+  if (!buffer.defined() || static_cast<size_t>(buffer.numel()) < bytes) {
+    quiesce();
+    buffer = at::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))},
+                       torch_options(opt_.device, at::kByte));
+  }
+  return buffer.data_ptr<uint8_t>();
+}
+
+void HaloExchanger::quiesce() {
+  if (flight_ != nullptr) flight_->work->wait();
+  for (const std::unique_ptr<Flight>& f : finished_) f->work->wait();
+}
+
+HaloExchanger::Codec& HaloExchanger::codec(const Transfer& t) {
+  std::unique_ptr<Codec>& slot = codecs_[tag_of(t.id)];
+  if (slot == nullptr) slot = std::make_unique<Codec>();
+  Codec& c = *slot;
+  const MessageBits& bits = *t.precision.bits;
+  ADAQP_CHECK(static_cast<int64_t>(bits.send.size()) == t.send_offsets->back() &&
+                  static_cast<int64_t>(bits.recv.size()) == t.recv_offsets->back(),
+              fmt::format("layer {} {}: {} send and {} receive bit-widths for {} and {} messages",
+                          t.id.layer, direction_name(t.id.dir), bits.send.size(), bits.recv.size(),
+                          t.send_offsets->back(), t.recv_offsets->back()));
+  if (c.d == t.d && c.send_bits == bits.send && c.recv_bits == bits.recv) return c;
+  quiesce();  // the old tables may still be read by an exchange on the device
+  const int world = part_.num_parts;
+  c.d = t.d;
+  c.send_bits = bits.send;
+  c.recv_bits = bits.recv;
+  c.send_bytes.assign(world, 0);
+  c.recv_bytes.assign(world, 0);
+  if (!opt_.device.is_cuda()) {
+    c.send_layout.assign(world, BlockLayout());
+    c.recv_layout.assign(world, BlockLayout());
+    for (int r = 0; r < world; ++r) {
+      c.send_layout[r] = BlockLayout(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d);
+      c.recv_layout[r] = BlockLayout(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d);
+      c.send_bytes[r] = static_cast<size_t>(c.send_layout[r].bytes());
+      c.recv_bytes[r] = static_cast<size_t>(c.recv_layout[r].bytes());
+    }
+    return c;
+  }
+  std::vector<int32_t> send_slot(bits.send.size()), recv_slot(bits.recv.size());
+  c.send_counts.assign(world, quant::BlockCounts());
+  c.recv_counts.assign(world, quant::BlockCounts());
+  for (int r = 0; r < world; ++r) {
+    const int64_t s0 = (*t.send_offsets)[r], r0 = (*t.recv_offsets)[r];
+    quant::block_slots(bits.send.data() + s0, t.send_count(r), send_slot.data() + s0,
+                       &c.send_counts[r]);
+    quant::block_slots(bits.recv.data() + r0, t.recv_count(r), recv_slot.data() + r0,
+                       &c.recv_counts[r]);
+    c.send_bytes[r] = static_cast<size_t>(quant::block_bytes(c.send_counts[r], t.d));
+    c.recv_bytes[r] = static_cast<size_t>(quant::block_bytes(c.recv_counts[r], t.d));
+  }
+  c.send_bits_dev = to_device(bits.send, opt_.device);
+  c.recv_bits_dev = to_device(bits.recv, opt_.device);
+  c.send_slot_dev = to_device(send_slot, opt_.device);
+  c.recv_slot_dev = to_device(recv_slot, opt_.device);
+  if (!c.ranges_dev.defined()) {
+    const int64_t n = std::max<int64_t>(t.send_offsets->back(), 1);
+    c.ranges_dev = at::empty({n}, torch_options(opt_.device, at::kFloat));
+    c.ranges_host = at::empty({n}, at::TensorOptions().dtype(at::kFloat).pinned_memory(true));
+    c.status = at::empty({1}, torch_options(opt_.device, at::kLong));
+  }
+  return c;
+}
+
+ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, uint8_t* recv,
+                                   const std::vector<size_t>& send_at,
+                                   const std::vector<size_t>& recv_at, float* ranges,
+                                   unsigned long long* status) {
+  ExchangeHooks h;
+  const bool cuda = opt_.device.is_cuda();
+  const quant::QuantKey key = t.key();
+  if (!t.quantized()) {
+    if (!t.gather) return h;  // sent as they are
+    auto* rows = reinterpret_cast<float*>(send_rows_.data_ptr<uint8_t>());
+    h.pack = [t, rows, cuda](int r, void* stream) {
+      const int64_t begin = (*t.send_offsets)[r];
+      if (cuda) {
+#if ADAQP_WITH_CUDA
+        kernels::gather_rows_cuda(t.src, t.d, t.src_rows + begin, t.send_count(r),
+                                  rows + begin * t.d, stream);
+#endif
+      } else {
+        (void)stream;
+        kernels::gather_rows_cpu(t.src, t.d, t.src_rows + begin, t.send_count(r),
+                                 rows + begin * t.d);
+      }
+    };
+    return h;
+  }
+  const float* ranges_host = c->ranges_host.defined() ? c->ranges_host.data_ptr<float>() : nullptr;
+  h.pack = [t, c, send, send_at, key, ranges, ranges_host, status, cuda](int r, void* stream) {
+    const int64_t begin = (*t.send_offsets)[r];
+    const float* src = t.gather ? t.src : t.src + begin * t.d;
+    const int64_t* rows = t.gather ? t.src_rows + begin : nullptr;
+    if (cuda) {
+#if ADAQP_WITH_CUDA
+      float* r_dev = ranges != nullptr ? c->ranges_dev.data_ptr<float>() + begin : nullptr;
+      quant::encode_block_cuda(c->send_bits_dev.data_ptr<uint8_t>() + begin,
+                               c->send_slot_dev.data_ptr<int32_t>() + begin, c->send_counts[r], src,
+                               t.d, rows, t.gids + begin, key, send + send_at[r], r_dev, status,
+                               stream);
+      if (r_dev != nullptr) {
+        kernels::cuda_copy_async(const_cast<float*>(ranges_host) + begin, r_dev,
+                                 sizeof(float) * static_cast<size_t>(t.send_count(r)), stream);
+      }
+#endif
+    } else {
+      (void)stream;
+      (void)status;
+      (void)ranges_host;
+      encode_block(c->send_layout[r], src, t.d, rows, t.gids + begin, key, send + send_at[r],
+                   ranges != nullptr ? ranges + begin : nullptr);
+    }
+  };
+  h.unpack = [t, c, recv, recv_at, cuda](int r, void* stream) {
+    const int64_t begin = (*t.recv_offsets)[r];
+    float* dst = t.dst + begin * t.d;
+    if (cuda) {
+#if ADAQP_WITH_CUDA
+      quant::decode_block_cuda(c->recv_bits_dev.data_ptr<uint8_t>() + begin,
+                               c->recv_slot_dev.data_ptr<int32_t>() + begin, c->recv_counts[r],
+                               recv + recv_at[r], t.d, dst, stream);
+#endif
+    } else {
+      (void)stream;
+      decode_block(c->recv_layout[r], recv + recv_at[r], t.d, dst);
+    }
+  };
+  return h;
+}
+
+void HaloExchanger::start(const Transfer& t) {
   ADAQP_CHECK(flight_ == nullptr, "an exchange is already in flight");
-  const double t0 = now_s();
-  trace_ = ExchangeTrace{};
-  trace_.started_s = t0;
-  Flight& f = *flight;
-  f.part = &part_;
-  f.comm = &comm_;
-  f.send_bytes = &send_bytes_;
-  f.recv_bytes = &recv_bytes_;
-  if (f.quantized()) {
-    const MessageBits& bits = *f.precision.bits;
-    ADAQP_CHECK(static_cast<int64_t>(bits.send.size()) == f.send_offsets->back() &&
-                    static_cast<int64_t>(bits.recv.size()) == f.recv_offsets->back(),
-                fmt::format("layer {} {}: {} send and {} receive bit-widths for {} and {} messages",
-                            f.id.layer, direction_name(f.id.dir), bits.send.size(),
-                            bits.recv.size(), f.send_offsets->back(), f.recv_offsets->back()));
-  }
-  width_ = f.d;
-  flight_ = std::move(flight);
-  ++stats_.exchanges;
-  if (thread_ != nullptr) {
-    thread_->submit([&f] {
-      // Packing here must not compete with the caller's compute threads.
-      omp_set_num_threads(1);
-      f.begin();
-      f.send_all();
-      f.drive();
-    });
+  const double t0 = steady_now_s();
+  if (!opt_.device.is_cuda()) exposed_.start();
+  const int world = part_.num_parts;
+  auto flight = std::make_unique<Flight>();
+  flight->id = t.id;
+  flight->entered_s = t0;
+  ExchangeBuffers b = ExchangeBuffers::none(world);
+  ExchangeHooks h;
+  if (t.quantized()) {
+    Codec& c = codec(t);
+    std::vector<size_t> send_at(world + 1, 0), recv_at(world + 1, 0);
+    for (int r = 0; r < world; ++r) {
+      send_at[r + 1] = send_at[r] + align_up(r == part_.rank ? 0 : c.send_bytes[r]);
+      recv_at[r + 1] = recv_at[r] + align_up(r == part_.rank ? 0 : c.recv_bytes[r]);
+    }
+    uint8_t* send = reserve(send_bytes_, send_at[world]);
+    uint8_t* recv = reserve(recv_bytes_, recv_at[world]);
+    for (int r = 0; r < world; ++r) {
+      if (r == part_.rank) continue;
+      b.send[r] = send + send_at[r];
+      b.send_bytes[r] = c.send_bytes[r];
+      b.recv[r] = recv + recv_at[r];
+      b.recv_bytes[r] = c.recv_bytes[r];
+      flight->bytes_sent += static_cast<int64_t>(c.send_bytes[r]);
+    }
+    unsigned long long* status = nullptr;
+#if ADAQP_WITH_CUDA
+    if (opt_.device.is_cuda()) {
+      status = reinterpret_cast<unsigned long long*>(c.status.data_ptr<int64_t>());
+      // Reset on the compute stream, which the exchange's packs wait for.
+      kernels::cuda_memset_async(status, 0xFF, sizeof(*status), nullptr);
+      flight->status = &c.status;
+      flight->key = t.key();
+      if (t.precision.ranges != nullptr) {
+        flight->ranges = t.precision.ranges;
+        flight->staged_ranges = c.ranges_host.data_ptr<float>();
+        flight->messages = t.send_offsets->back();
+      }
+    }
+#endif
+    h = hooks(t, &c, send, recv, send_at, recv_at, t.precision.ranges, status);
   } else {
-    f.begin();
-    f.send_all();
-    if (!opt_.overlap) f.drive();
+    float* rows = nullptr;
+    if (t.gather) {
+      rows =
+          reinterpret_cast<float*>(reserve(send_rows_, float_bytes(t.send_offsets->back(), t.d)));
+    }
+    for (int r = 0; r < world; ++r) {
+      if (r == part_.rank) continue;
+      const int64_t s0 = (*t.send_offsets)[r], r0 = (*t.recv_offsets)[r];
+      b.send[r] = t.gather ? rows + s0 * t.d : t.src + s0 * t.d;
+      b.send_bytes[r] = float_bytes(t.send_count(r), t.d);
+      b.recv[r] = t.dst + r0 * t.d;
+      b.recv_bytes[r] = float_bytes(t.recv_count(r), t.d);
+      flight->bytes_sent += static_cast<int64_t>(b.send_bytes[r]);
+    }
+    h = hooks(t, nullptr, nullptr, nullptr, {}, {}, nullptr, nullptr);
   }
-  stats_.exposed_time_s += now_s() - t0;
+  ExchangeOptions options;
+  options.tag = tag_of(t.id);
+  options.hooks = std::move(h);
+  options.background = opt_.overlap;
+  options.producer_stream = nullptr;  // the compute stream
+  flight->work = comm_.exchange(b, options);
+  ++stats_.exchanges;
+  if (!opt_.overlap) {
+    if (opt_.device.is_cuda()) exposed_.start(nullptr);
+    flight->work->wait_on_stream(nullptr);
+    if (opt_.device.is_cuda()) exposed_.stop(nullptr);
+  }
+  flight_ = std::move(flight);
+  if (!opt_.device.is_cuda()) exposed_.stop();
 }
 
 void HaloExchanger::finish() {
   ADAQP_CHECK(flight_ != nullptr, "no exchange in flight");
-  const double t0 = now_s();
-  trace_.finish_s = t0;
-  const std::unique_ptr<Flight> f = std::move(flight_);
-  if (thread_ != nullptr) {
-    thread_->wait();
-  } else {
-    f->drive();
+  std::unique_ptr<Flight> f = std::move(flight_);
+  f->finish_s = steady_now_s();
+  exposed_.start(nullptr);
+  f->work->wait_on_stream(nullptr);
+  exposed_.stop(nullptr);
+  finished_.push_back(std::move(f));
+}
+
+void HaloExchanger::settle() {
+  std::vector<std::unique_ptr<Flight>> done = std::move(finished_);
+  finished_.clear();
+  for (std::unique_ptr<Flight>& f : done) {
+    f->work->wait();
+    const ExchangeTiming timing = f->work->timing();
+    trace_ = ExchangeTrace{};
+    trace_.started_s = opt_.device.is_cuda() ? timing.started_s : f->entered_s;
+    trace_.completed_s = timing.completed_s;
+    trace_.finish_s = f->finish_s;
+    trace_.quant_s = timing.codec_s;
+    if (f->status != nullptr) {
+      const int64_t bad = f->status->item<int64_t>();
+      if (bad != -1) {
+        throw quant::NonFiniteError(f->key, bad,
+                                    "it holds a NaN or infinite value, or its value range "
+                                    "overflows float32");
+      }
+    }
+    if (f->staged_ranges != nullptr) {
+      std::copy(f->staged_ranges, f->staged_ranges + f->messages, f->ranges);
+    }
+    const double comm_s = trace_.completed_s - trace_.started_s;
+    const bool fwd = f->id.dir == Direction::kForward;
+    const auto layer = static_cast<size_t>(f->id.layer);
+    stats_.comm_time_s += comm_s;
+    stats_.quant_time_s += timing.codec_s;
+    stats_.bytes_sent += f->bytes_sent;
+    std::vector<int64_t>& bytes = fwd ? stats_.bytes_forward : stats_.bytes_backward;
+    std::vector<double>& times = fwd ? stats_.comm_forward_s : stats_.comm_backward_s;
+    std::vector<ExchangeTrace>& traces = fwd ? stats_.trace_forward : stats_.trace_backward;
+    if (bytes.size() <= layer) bytes.resize(layer + 1, 0);
+    if (times.size() <= layer) times.resize(layer + 1, 0);
+    if (traces.size() <= layer) traces.resize(layer + 1);
+    bytes[layer] += f->bytes_sent;
+    times[layer] += comm_s;
+    traces[layer] = trace_;
   }
-  trace_.completed_s = f->completed_s;
-  trace_.quant_s = f->quant_s;
-  const double comm_s = f->completed_s - trace_.started_s;
-  stats_.comm_time_s += comm_s;
-  stats_.quant_time_s += f->quant_s;
-  stats_.bytes_sent += f->bytes_sent;
-  std::vector<int64_t>& by_layer =
-      f->id.dir == Direction::kForward ? stats_.bytes_forward : stats_.bytes_backward;
-  if (by_layer.size() <= static_cast<size_t>(f->id.layer)) by_layer.resize(f->id.layer + 1, 0);
-  by_layer[f->id.layer] += f->bytes_sent;
-  std::vector<double>& time_by_layer =
-      f->id.dir == Direction::kForward ? stats_.comm_forward_s : stats_.comm_backward_s;
-  if (time_by_layer.size() <= static_cast<size_t>(f->id.layer)) {
-    time_by_layer.resize(f->id.layer + 1, 0);
-  }
-  time_by_layer[f->id.layer] += comm_s;
-  std::vector<ExchangeTrace>& traces =
-      f->id.dir == Direction::kForward ? stats_.trace_forward : stats_.trace_backward;
-  if (traces.size() <= static_cast<size_t>(f->id.layer)) traces.resize(f->id.layer + 1);
-  traces[f->id.layer] = trace_;
-  stats_.exposed_time_s += now_s() - t0;
+}
+
+const CommStats& HaloExchanger::stats() {
+  settle();
+  stats_.exposed_time_s = exposed_.seconds();
+  return stats_;
+}
+
+void HaloExchanger::reset_stats() {
+  settle();
+  stats_ = CommStats{};
+  exposed_.reset();
+}
+
+const ExchangeTrace& HaloExchanger::last_trace() {
+  settle();
+  return trace_;
 }
 
 void HaloExchanger::start_forward(const float* h, int64_t d, float* halo_out, const ExchangeId& id,
                                   const Precision& precision) {
-  auto f = std::make_unique<Flight>();
-  f->id = id;
-  f->d = d;
-  f->src = h;
-  f->src_rows = part_.send_idx.data();
-  f->gids = boundary_gid_.data();
-  f->dst = halo_out;
-  f->send_offsets = &part_.send_offsets;
-  f->recv_offsets = &part_.halo_offsets;
-  f->precision = precision;
-  if (precision.bits == nullptr) {
-    send_rows_.resize(part_.send_idx.size() * static_cast<size_t>(d));
-    f->send_rows = send_rows_.data();
-  }
-  start(std::move(f));
+  Transfer t;
+  t.id = id;
+  t.d = d;
+  t.src = h;
+  t.gather = true;
+  t.src_rows = send_idx_.data_ptr<int64_t>();
+  t.gids = boundary_gid_.data_ptr<int64_t>();
+  t.dst = halo_out;
+  t.send_offsets = &part_.send_offsets;
+  t.recv_offsets = &part_.halo_offsets;
+  t.precision = precision;
+  start(t);
 }
 
 void HaloExchanger::finish_forward() {
@@ -304,35 +414,38 @@ void HaloExchanger::finish_forward() {
 
 void HaloExchanger::start_backward(const float* halo_grad, int64_t d, const ExchangeId& id,
                                    const Precision& precision) {
-  recv_rows_.resize(part_.send_idx.size() * static_cast<size_t>(d));
-  auto f = std::make_unique<Flight>();
-  f->id = id;
-  f->d = d;
-  f->src = halo_grad;
-  f->gids = part_.halo_gid.data();
-  f->dst = recv_rows_.data();
-  f->send_offsets = &part_.halo_offsets;
-  f->recv_offsets = &part_.send_offsets;
-  f->precision = precision;
-  start(std::move(f));
+  reserve(recv_rows_, float_bytes(static_cast<int64_t>(part_.send_idx.size()), d));
+  width_ = d;
+  Transfer t;
+  t.id = id;
+  t.d = d;
+  t.src = halo_grad;
+  t.gids = halo_gid_.data_ptr<int64_t>();
+  t.dst = reinterpret_cast<float*>(recv_rows_.data_ptr<uint8_t>());
+  t.send_offsets = &part_.halo_offsets;
+  t.recv_offsets = &part_.send_offsets;
+  t.precision = precision;
+  start(t);
 }
 
 void HaloExchanger::finish_backward() {
   finish();
 }
 
-void HaloExchanger::add_received_gradients(float* dh) const {
+void HaloExchanger::add_received_gradients(float* dh) {
   const int64_t d = width_;
-  // Peers one after another: a boundary row sent to several peers gets several contributions,
-  // but within one peer's block every row is distinct, so the rows of a block can run in parallel.
+  const auto* rows = reinterpret_cast<const float*>(recv_rows_.data_ptr<uint8_t>());
+  const int64_t* idx = send_idx_.data_ptr<int64_t>();
+  // Peers one after another: a boundary row sent to several peers gets several contributions, but
+  // within one peer's block every row is distinct.
   for (int r = 0; r < part_.num_parts; ++r) {
-    const int64_t begin = part_.send_offsets[r], end = part_.send_offsets[r + 1];
-#pragma omp parallel for schedule(static) if ((end - begin) * d > 65536)
-    for (int64_t k = begin; k < end; ++k) {
-      float* __restrict row = dh + part_.send_idx[k] * d;
-      const float* __restrict src = recv_rows_.data() + k * d;
-#pragma omp simd
-      for (int64_t c = 0; c < d; ++c) row[c] += src[c];
+    const int64_t begin = part_.send_offsets[r], n = part_.send_count_to(r);
+    if (opt_.device.is_cuda()) {
+#if ADAQP_WITH_CUDA
+      kernels::scatter_add_rows_cuda(rows + begin * d, d, idx + begin, n, dh, nullptr);
+#endif
+    } else {
+      kernels::scatter_add_rows_cpu(rows + begin * d, d, idx + begin, n, dh);
     }
   }
 }

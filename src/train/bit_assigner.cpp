@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <limits>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "adaqp/assign/problem.h"
 #include "adaqp/assign/variance_weight.h"
 #include "adaqp/comm/clock_offset.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/quant/quantizer.h"
 
@@ -26,25 +26,12 @@ constexpr int kBitsTag = 32761;
 constexpr int kCandidates = 257;
 constexpr Direction kDirs[2] = {Direction::kForward, Direction::kBackward};
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Per peer: where the messages of `dir` that this rank sends (or receives) start.
 const std::vector<int64_t>& send_offsets(const Part& p, Direction dir) {
   return dir == Direction::kForward ? p.send_offsets : p.halo_offsets;
 }
 const std::vector<int64_t>& recv_offsets(const Part& p, Direction dir) {
   return dir == Direction::kForward ? p.halo_offsets : p.send_offsets;
-}
-
-ExchangeBuffers empty_buffers(int world) {
-  ExchangeBuffers b;
-  b.send.assign(world, nullptr);
-  b.send_bytes.assign(world, 0);
-  b.recv.assign(world, nullptr);
-  b.recv_bytes.assign(world, 0);
-  return b;
 }
 
 int width_code(uint8_t bits) {
@@ -105,7 +92,7 @@ BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::Tim
     }
   }
   coeff_sq_.assign(p.send_idx.size(), 0.0);
-  ExchangeBuffers b = empty_buffers(p.num_parts);
+  ExchangeBuffers b = ExchangeBuffers::none(p.num_parts);
   for (int r = 0; r < p.num_parts; ++r) {
     if (r == p.rank) continue;
     b.send[r] = col.data() + p.halo_offsets[r];
@@ -113,7 +100,7 @@ BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::Tim
     b.recv[r] = coeff_sq_.data() + p.send_offsets[r];
     b.recv_bytes[r] = static_cast<size_t>(p.send_count_to(r)) * sizeof(double);
   }
-  comm_.exchange(b, kCoeffTag)->wait();
+  comm_.exchange(b, {kCoeffTag})->wait();
   for (Direction dir : kDirs) {
     std::vector<int64_t>& counts = sender_messages_[static_cast<int>(dir)];
     counts.resize(p.num_parts);
@@ -124,7 +111,7 @@ BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::Tim
 }
 
 QuantPlan BitAssigner::plan(int epoch) {
-  const double t0 = now_s();
+  const double t0 = steady_now_s();
   stats_.solved = false;
   std::vector<const MessageTrace*> traces;  // by direction, then layer
   bool traced = false;
@@ -170,7 +157,7 @@ QuantPlan BitAssigner::plan(int epoch) {
   current_.seed = seed_;
   current_.epoch = static_cast<uint32_t>(epoch);
   current_.trace_ranges = true;
-  stats_.assign_time_s = now_s() - t0;
+  stats_.assign_time_s = steady_now_s() - t0;
   return current_;
 }
 
@@ -326,7 +313,7 @@ void BitAssigner::distribute(const std::vector<MessageBits*>& solved,
   const int world = part.num_parts;
   // Per peer, the widths of the solved exchanges in order, 2 bits each.
   std::vector<std::vector<uint8_t>> out(world), in(world);
-  ExchangeBuffers b = empty_buffers(world);
+  ExchangeBuffers b = ExchangeBuffers::none(world);
   for (int r = 0; r < world; ++r) {
     if (r == part.rank) continue;
     int64_t sent = 0, received = 0;
@@ -350,7 +337,7 @@ void BitAssigner::distribute(const std::vector<MessageBits*>& solved,
     b.recv[r] = in[r].data();
     b.recv_bytes[r] = in[r].size();
   }
-  comm_.exchange(b, kBitsTag)->wait();
+  comm_.exchange(b, {kBitsTag})->wait();
   for (int r = 0; r < world; ++r) {
     if (r == part.rank) continue;
     const uint8_t* packed = in[r].data();

@@ -44,7 +44,7 @@ std::vector<int64_t> sizes_of(const at::Tensor& t) {
 
 std::vector<float> values_of(const at::Tensor& t) {
   ADAQP_CHECK(t.scalar_type() == at::kFloat, "checkpointed tensors are float32");
-  const at::Tensor c = t.detach().contiguous();
+  const at::Tensor c = t.detach().to(at::kCPU).contiguous();  // from whichever device
   return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
 }
 
@@ -189,10 +189,12 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
       const int64_t step = get_exact<int64_t>(in, path, prefix + "step", 1)[0];
       if (step < 1) throw InputError(path, prefix + "step", fmt::format("step {} < 1", step));
       s.adam->step(step);
-      s.adam->exp_avg(tensor_of(in, path, prefix + "exp_avg", sizes));
-      s.adam->exp_avg_sq(tensor_of(in, path, prefix + "exp_avg_sq", sizes));
+      // Checkpoints are device-independent: the state goes where the parameter lives.
+      const c10::Device device = s.param.device();
+      s.adam->exp_avg(tensor_of(in, path, prefix + "exp_avg", sizes).to(device));
+      s.adam->exp_avg_sq(tensor_of(in, path, prefix + "exp_avg_sq", sizes).to(device));
       if (in.has(prefix + "max_exp_avg_sq"))
-        s.adam->max_exp_avg_sq(tensor_of(in, path, prefix + "max_exp_avg_sq", sizes));
+        s.adam->max_exp_avg_sq(tensor_of(in, path, prefix + "max_exp_avg_sq", sizes).to(device));
     }
     staged.push_back(std::move(s));
   }

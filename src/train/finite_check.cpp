@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "adaqp/common/error.h"
 
@@ -37,13 +38,28 @@ void check_finite(const torch::nn::Module& model, double loss, int epoch) {
     throw NumericalError(
         fmt::format("training diverged at epoch {}: the loss is {}; lower training.lr", epoch,
                     value_text(loss)));
+  // Gradients first, then parameters; one flag per tensor, read back together (on a GPU, one
+  // synchronisation); the detailed message is worked out only for a failing tensor.
   const auto params = model.named_parameters();
+  std::vector<at::Tensor> tensors;
+  std::vector<std::string> names;
   for (const auto& item : params) {
-    if (item.value().grad().defined())
-      check_tensor(item.value().grad(), epoch, "the gradient of parameter '" + item.key() + "'");
+    if (!item.value().grad().defined()) continue;
+    tensors.push_back(item.value().grad());
+    names.push_back("the gradient of parameter '" + item.key() + "'");
   }
-  for (const auto& item : params)
-    check_tensor(item.value(), epoch, "parameter '" + item.key() + "'");
+  for (const auto& item : params) {
+    tensors.push_back(item.value());
+    names.push_back("parameter '" + item.key() + "'");
+  }
+  if (tensors.empty()) return;
+  std::vector<at::Tensor> flags;
+  for (const at::Tensor& t : tensors) flags.push_back(at::isfinite(t.detach()).all());
+  const at::Tensor finite = at::stack(flags).to(at::kCPU);
+  const bool* ok = finite.data_ptr<bool>();
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    if (!ok[k]) check_tensor(tensors[k], epoch, names[k]);
+  }
 }
 
 }  // namespace adaqp

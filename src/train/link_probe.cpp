@@ -1,16 +1,18 @@
 #include "adaqp/train/link_probe.h"
 
+#include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <thread>
 
 #include "adaqp/comm/clock_offset.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/model/torch_device.h"
 
 namespace adaqp {
 
@@ -18,10 +20,6 @@ namespace {
 
 constexpr int kProbeTag = 32762;
 constexpr int kMinRepeats = 3;  // passes for a median per size (assign::fit_link)
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Rows this rank sends to / receives from each peer in one exchange pattern: forward (boundary rows
 // out, halo rows in) or backward (the reverse).
@@ -42,13 +40,27 @@ Pattern pattern(const Part& part, bool forward) {
   return p;
 }
 
-// One probe exchange with every peer at once, in the halo exchanger's order (all receives posted,
-// then the sends to rank+1, rank+2, ...), started after a barrier. Returns world + 1 values: per
-// peer, the seconds from this rank's start until its block had arrived here (-1 for a peer that
-// sent nothing), then this rank's start on rank 0's clock (`clock_offset` added).
+// The probe's byte buffers where the job's exchanges live (device memory for a device transport),
+// grown as needed.
+struct ProbeBuffers {
+  Device device;
+  at::Tensor send, recv;
+
+  uint8_t* reserve(at::Tensor& buffer, size_t bytes) const {
+    if (!buffer.defined() || static_cast<size_t>(buffer.numel()) < bytes)
+      buffer = at::zeros({static_cast<int64_t>(std::max<size_t>(bytes, 1))},
+                         torch_options(device, at::kByte));
+    return buffer.data_ptr<uint8_t>();
+  }
+};
+
+// One probe exchange with every peer at once, as the halo exchanger runs it (one grouped exchange:
+// all receives posted, then the sends to rank+1, rank+2, ...), started after a barrier. Returns
+// world + 1 values: per peer, the seconds from this rank's start until its block had arrived here
+// (-1 for a peer that sent nothing), then this rank's start on rank 0's clock (`clock_offset`
+// added).
 std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row_bytes,
-                               double clock_offset, std::vector<uint8_t>& send_buf,
-                               std::vector<uint8_t>& recv_buf) {
+                               double clock_offset, ProbeBuffers& buffers) {
   const int world = comm.size(), rank = comm.rank();
   std::vector<size_t> send_off(world + 1, 0), recv_off(world + 1, 0);
   for (int r = 0; r < world; ++r) {
@@ -56,61 +68,32 @@ std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row
     send_off[r + 1] = send_off[r] + (peer ? static_cast<size_t>(p.send_rows[r] * row_bytes) : 0);
     recv_off[r + 1] = recv_off[r] + (peer ? static_cast<size_t>(p.recv_rows[r] * row_bytes) : 0);
   }
-  send_buf.resize(std::max<size_t>(send_off[world], 1));
-  recv_buf.resize(std::max<size_t>(recv_off[world], 1));
-  auto one_peer = [world] {
-    ExchangeBuffers b;
-    b.send.assign(world, nullptr);
-    b.send_bytes.assign(world, 0);
-    b.recv.assign(world, nullptr);
-    b.recv_bytes.assign(world, 0);
-    return b;
-  };
-  std::vector<std::unique_ptr<Work>> recvs(world), sends(world);
+  uint8_t* send = buffers.reserve(buffers.send, send_off[world]);
+  uint8_t* recv = buffers.reserve(buffers.recv, recv_off[world]);
+  ExchangeBuffers b = ExchangeBuffers::none(world);
+  for (int r = 0; r < world; ++r) {
+    b.send[r] = send + send_off[r];
+    b.send_bytes[r] = send_off[r + 1] - send_off[r];
+    b.recv[r] = recv + recv_off[r];
+    b.recv_bytes[r] = recv_off[r + 1] - recv_off[r];
+  }
   std::vector<double> arrival(world + 1, -1.0);
   comm.barrier();
-  const double t0 = now_s();
+  const double t0 = steady_now_s();
   arrival[world] = t0 + clock_offset;
-  for (int r = 0; r < world; ++r) {
-    if (recv_off[r + 1] == recv_off[r]) continue;
-    ExchangeBuffers b = one_peer();
-    b.recv[r] = recv_buf.data() + recv_off[r];
-    b.recv_bytes[r] = recv_off[r + 1] - recv_off[r];
-    recvs[r] = comm.exchange(b, kProbeTag);
-  }
-  for (int k = 1; k < world; ++k) {
-    const int r = (rank + k) % world;
-    if (send_off[r + 1] == send_off[r]) continue;
-    ExchangeBuffers b = one_peer();
-    b.send[r] = send_buf.data() + send_off[r];
-    b.send_bytes[r] = send_off[r + 1] - send_off[r];
-    sends[r] = comm.exchange(b, kProbeTag);
-  }
+  const std::unique_ptr<Work> work = comm.exchange(b, {kProbeTag});
+  // Tight polling: every block's arrival is timed as it is seen.
   const double deadline = t0 + comm.timeout();
-  for (bool pending = true; pending;) {
-    pending = false;
-    for (int r = 0; r < world; ++r) {
-      if (recvs[r] != nullptr) {
-        if (recvs[r]->test()) {
-          arrival[r] = now_s() - t0;
-          recvs[r].reset();
-        } else {
-          pending = true;
-        }
-      }
-      if (sends[r] != nullptr) {
-        if (sends[r]->test()) {
-          sends[r].reset();
-        } else {
-          pending = true;
-        }
-      }
-    }
-    if (pending && now_s() > deadline) {
+  while (!work->test()) {
+    if (steady_now_s() > deadline) {
       throw CommError(
           fmt::format("link probe timed out after {} s on rank {}", comm.timeout(), rank));
     }
-    if (pending) std::this_thread::yield();
+    std::this_thread::yield();
+  }
+  const ExchangeTiming timing = work->timing();
+  for (int r = 0; r < world; ++r) {
+    if (timing.arrival_s[r] >= 0) arrival[r] = timing.arrival_s[r] - t0;
   }
   return arrival;
 }
@@ -181,13 +164,13 @@ LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbe
               fmt::format("probe row sizes {}..{}, {} sizes, {} repeats", opt.min_row_bytes,
                           opt.max_row_bytes, opt.sizes, opt.repeats));
   const int world = comm.size();
-  const double t_start = now_s();
+  const double t_start = steady_now_s();
   const Pattern patterns[2] = {pattern(part, true), pattern(part, false)};
   std::vector<int64_t> sender_rows[2] = {std::vector<int64_t>(world), std::vector<int64_t>(world)};
   for (int k = 0; k < 2; ++k) {
     comm.allgather(&patterns[k].total_send_rows, sender_rows[k].data(), sizeof(int64_t));
   }
-  std::vector<uint8_t> send_buf, recv_buf;
+  ProbeBuffers buffers{opt.device, {}, {}};
   ProbeRun run;
   run.samples.resize(world);
   const double clock_offset = estimate_clock_offset(comm);
@@ -198,8 +181,7 @@ LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbe
   double priced[2] = {0, 0};  // the slowest rank's time at the smallest and the middle size
   for (int k = 0; k < 2; ++k) {
     for (int64_t row_bytes : {opt.min_row_bytes, mid_row_bytes}) {
-      const std::vector<double> a =
-          probe_once(comm, patterns[k], row_bytes, clock_offset, send_buf, recv_buf);
+      const std::vector<double> a = probe_once(comm, patterns[k], row_bytes, clock_offset, buffers);
       double& t = priced[row_bytes == opt.min_row_bytes ? 0 : 1];
       for (int r = 0; r < world; ++r) t = std::max(t, a[r]);
     }
@@ -230,8 +212,7 @@ LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbe
   for (int pass = 0; pass < repeats; ++pass) {
     for (size_t i = 0; i < sizes.size(); ++i) {
       const int k = static_cast<int>(i % 2);
-      const std::vector<double> a =
-          probe_once(comm, patterns[k], sizes[i], clock_offset, send_buf, recv_buf);
+      const std::vector<double> a = probe_once(comm, patterns[k], sizes[i], clock_offset, buffers);
       record(comm, a, sender_rows[k], sizes[i], run);
     }
   }
@@ -246,7 +227,7 @@ LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbe
   model.time = assign::per_sender_time_model(model.costs);
   model.min_bytes = run.min_bytes;
   model.max_bytes = run.max_bytes;
-  double elapsed = now_s() - t_start;
+  double elapsed = steady_now_s() - t_start;
   comm.allreduce_max(&elapsed, 1);
   model.probe_time_s = elapsed;
   if (comm.rank() == 0) {

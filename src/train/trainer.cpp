@@ -7,35 +7,26 @@
 #include <torch/utils.h>
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <utility>
 
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/gnn.h"
+#include "adaqp/model/torch_device.h"
 #include "adaqp/quant/quantizer.h"
 
 namespace adaqp {
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-at::Tensor index_tensor(const std::vector<int64_t>& idx) {
-  return at::tensor(at::ArrayRef<int64_t>(idx), at::TensorOptions().dtype(at::kLong));
-}
-
-at::Tensor label_tensor(const Part& part) {
+at::Tensor label_tensor(const Part& part, const Device& device) {
   const int64_t n = part.num_owned();
   if (part.multilabel) {
-    return at::tensor(at::ArrayRef<uint8_t>(part.multilabels), at::TensorOptions().dtype(at::kByte))
-        .view({n, part.num_classes})
-        .to(at::kFloat);
+    return to_device(part.multilabels, device).view({n, part.num_classes}).to(at::kFloat);
   }
-  return index_tensor(part.labels);
+  return to_device(part.labels, device);
 }
 
 double ratio(int64_t num, int64_t den) {
@@ -76,6 +67,7 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
   g.aggregation = aggregation_for_model(o.model.type);
   g.cache_features = o.cache_features;
   g.overlap = overlap_mode(o.mode);
+  g.device = o.device;
   return g;
 }
 
@@ -88,6 +80,7 @@ LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
       o.cache_features ? o.model.hidden : std::max<int64_t>(o.model.hidden, part.feat_dim);
   const std::vector<int>& bits = o.adaptive.bit_set;
   LinkProbeOptions p;
+  p.device = o.device;
   p.min_row_bytes =
       meta + quant::packed_row_bytes(narrow, *std::min_element(bits.begin(), bits.end()));
   p.max_row_bytes =
@@ -127,13 +120,17 @@ struct Trainer::Impl {
     if (p.global_split_counts[0] <= 0) {
       throw ConfigError("the dataset has no training nodes: the loss would be undefined");
     }
+    // Initialised on the CPU from the seed, then moved: every device starts from the same values.
     torch::manual_seed(opt.training.seed);
     model = Gnn(gnn_options(opt.model, p));
+    model->to(torch_device(opt.device));
+    attach_flat_gradients();
     optimizer = std::make_unique<torch::optim::Adam>(
         model->parameters(),
         torch::optim::AdamOptions(opt.training.lr).weight_decay(opt.training.weight_decay));
-    labels = label_tensor(p);
-    split_idx = {index_tensor(p.train_idx), index_tensor(p.valid_idx), index_tensor(p.test_idx)};
+    labels = label_tensor(p, opt.device);
+    split_idx = {to_device(p.train_idx, opt.device), to_device(p.valid_idx, opt.device),
+                 to_device(p.test_idx, opt.device)};
     if (quantized_mode(opt.mode) && opt.scheme == "adaptive") {
       link = std::make_unique<LinkModel>(opt.link_costs.empty()
                                              ? probe_link_model(comm, p, probe_options(opt, p))
@@ -157,21 +154,22 @@ struct Trainer::Impl {
     return at::nll_loss(at::log_softmax(out, 1), target, {}, at::Reduction::Sum) / global_train;
   }
 
-  void allreduce_gradients() {
-    std::vector<at::Tensor> params = model->parameters();
-    std::vector<at::Tensor> flat_grads;
-    flat_grads.reserve(params.size());
-    for (at::Tensor& p : params) {
-      if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
-      flat_grads.push_back(p.grad().reshape({-1}));
-    }
-    at::Tensor flat = at::cat(flat_grads);
-    comm.allreduce_sum(flat.data_ptr<float>(), static_cast<size_t>(flat.numel()));
+  // Makes every parameter's gradient a view of one flat buffer, so that the all-reduce moves
+  // one contiguous block in place. Backward accumulates into defined gradients in place
+  // (AccumulateGrad), so the views stay.
+  void attach_flat_gradients() {
+    int64_t total = 0;
+    for (const at::Tensor& p : model->parameters()) total += p.numel();
+    flat_grad = at::zeros({total}, torch_options(opt.device, at::kFloat));
     int64_t offset = 0;
-    for (at::Tensor& p : params) {
-      p.mutable_grad().copy_(flat.narrow(0, offset, p.numel()).view_as(p));
+    for (at::Tensor& p : model->parameters()) {
+      p.mutable_grad() = flat_grad.narrow(0, offset, p.numel()).view_as(p);
       offset += p.numel();
     }
+  }
+
+  void allreduce_gradients() {
+    comm.allreduce_sum(flat_grad.data_ptr<float>(), static_cast<size_t>(flat_grad.numel()));
   }
 
   Communicator& comm;
@@ -179,6 +177,7 @@ struct Trainer::Impl {
   DistGraph graph;
   Gnn model{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer;
+  at::Tensor flat_grad;               // every parameter's gradient is a view of it
   at::Tensor labels;                  // int64 class ids, or float 0/1 rows for multi-label
   std::vector<at::Tensor> split_idx;  // train, valid, test: owned local indices
   std::unique_ptr<LinkModel> link;    // scheme adaptive
@@ -192,7 +191,7 @@ Trainer::~Trainer() = default;
 
 EpochStats Trainer::train_epoch(int epoch) {
   Impl& s = *impl_;
-  const double t0 = now_s();
+  const double t0 = steady_now_s();
   s.graph.reset_comm_stats();
   if (s.assigner != nullptr) {
     s.graph.set_quant_plan(s.assigner->plan(epoch));
@@ -204,7 +203,7 @@ EpochStats Trainer::train_epoch(int epoch) {
     s.graph.set_quant_plan(
         scheme_plan(s.graph.part(), s.opt.model.layers, so, static_cast<uint32_t>(epoch)));
   }
-  s.optimizer->zero_grad();
+  s.flat_grad.zero_();  // every gradient at once (Optimizer::zero_grad cannot keep views)
   ForwardMode mode;
   mode.training = true;
   mode.key.seed = s.opt.training.seed;
@@ -212,11 +211,14 @@ EpochStats Trainer::train_epoch(int epoch) {
   const at::Tensor loss = s.local_loss(s.model->forward(s.graph, mode));
   loss.backward();
   s.graph.clear_quant_plan();
-  const double t_reduce = now_s();
+  // The exchanges first, bounded by the timeout: reading the loss waits for the device, which
+  // waits for them.
+  s.graph.settle();
   double global_loss = loss.item<double>();
+  const double t_reduce = steady_now_s();
   s.comm.allreduce_sum(&global_loss, 1);
   s.allreduce_gradients();
-  const double reduce_s = now_s() - t_reduce;
+  const double reduce_s = steady_now_s() - t_reduce;
   s.optimizer->step();
 
   const CommStats& cs = s.graph.comm_stats();
@@ -225,7 +227,7 @@ EpochStats Trainer::train_epoch(int epoch) {
   EpochStats st;
   st.epoch = epoch;
   st.loss = global_loss;
-  st.epoch_time_s = now_s() - t0;
+  st.epoch_time_s = steady_now_s() - t0;
   st.local_agg_time_s = as.local_agg_time_s;
   st.halo_agg_time_s = as.halo_agg_time_s;
   st.quant_time_s = cs.quant_time_s;
@@ -255,6 +257,7 @@ EvalScores Trainer::evaluate() {
   const Part& p = s.graph.part();
   at::NoGradGuard no_grad;
   const at::Tensor logits = s.model->forward(s.graph, ForwardMode{});
+  s.graph.settle();
   EvalScores scores;
   double* out[3] = {&scores.train, &scores.valid, &scores.test};
   if (p.multilabel) {
@@ -295,7 +298,7 @@ std::string Trainer::metric_name() const {
 std::vector<float> Trainer::parameter_values() const {
   std::vector<float> values;
   for (const at::Tensor& p : impl_->model->parameters()) {
-    const at::Tensor c = p.detach().contiguous();
+    const at::Tensor c = p.detach().to(at::kCPU).contiguous();
     values.insert(values.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   }
   return values;

@@ -59,7 +59,7 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   popt.seed = 4;
   const std::vector<int32_t> owner = assign_parts(g, popt);
   DistGraph graph(build_part(g, owner, comm->rank()), *comm,
-                  DistGraphOptions{c.agg, c.cache_features});
+                  DistGraphOptions{c.agg, c.cache_features, false, Device::cpu()});
   const Part& part = graph.part();
   if (comm->size() > 1) {
     EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
@@ -81,10 +81,7 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   EXPECT_LE(max_error(y2, rows_of(a.mm(a.mm(h64)), part.owned_gid)), kTol);
   EXPECT_LE(max_error(h.grad(), rows_of(a.t().mm(a.t().mm(r64)), part.owned_gid)), kTol);
 
-  const at::Tensor x = at::from_blob(const_cast<float*>(part.features.data()),
-                                     {part.num_owned(), part.feat_dim}, at::kFloat);
-  at::Tensor ax = at::empty_like(x);
-  graph.aggregate_features(ax.data_ptr<float>());
+  const at::Tensor ax = graph.aggregate_features();
   const at::Tensor x_all =
       at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat);
   EXPECT_LE(max_error(ax, rows_of(a.mm(x_all.to(at::kDouble)), part.owned_gid)), kTol);

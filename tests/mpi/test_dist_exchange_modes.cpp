@@ -166,7 +166,7 @@ TEST(ExchangeModes, RandomSchemeEndsAgreeOnEveryWidth) {
   const auto comm = world_comm();
   const Graph g = test::small_graph(300, 25);
   const Part part = my_part(g, *comm);
-  HaloExchanger ex(part, *comm, HaloExchangerOptions{true});
+  HaloExchanger ex(part, *comm, HaloExchangerOptions{true, Device::cpu()});
   SchemeOptions so;
   so.scheme = BitScheme::kRandom;
   so.seed = 99;
@@ -275,7 +275,7 @@ TEST(ExchangeOverlap, ProgressThreadCompletesLargeMessagesDuringComputation) {
   if (comm->size() < 2) GTEST_SKIP() << "needs at least 2 workers";
   const Graph g = test::small_graph(400, 28);
   const Part part = my_part(g, *comm);
-  HaloExchanger ex(part, *comm, HaloExchangerOptions{true});
+  HaloExchanger ex(part, *comm, HaloExchangerOptions{true, Device::cpu()});
   if (!ex.progress_thread()) GTEST_SKIP() << "MPI provides no thread support for a progress thread";
   const int64_t d = 8192;  // 32 KiB rows: several MiB per peer
   std::vector<float> h(static_cast<size_t>(part.num_owned() * d), 1.5f);

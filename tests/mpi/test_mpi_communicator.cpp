@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -125,7 +126,7 @@ TEST(MpiCommunicator, ReportsRankAndSizeOfTheCommunicatorItWasGiven) {
 TEST(MpiCommunicator, ExchangeDeliversExactBytesWithZeroBytePeersAndSkipsOwnRank) {
   auto comm = world();
   Exchange ex(comm->rank(), comm->size(), 1, mixed_size);
-  auto work = comm->exchange(ex.buffers, 1);
+  auto work = comm->exchange(ex.buffers, {1});
   work->wait();
   EXPECT_TRUE(work->test());
   ex.expect_received();
@@ -136,7 +137,7 @@ TEST(MpiCommunicator, ExchangeSplitsTransfersIntoChunksOfTheMessageLimit) {
   auto comm = world(kTestTimeoutS, 1000);
   SKIP_IF_SINGLE_RANK(*comm);
   Exchange ex(comm->rank(), comm->size(), 2, mixed_size);
-  auto work = comm->exchange(ex.buffers, 2);
+  auto work = comm->exchange(ex.buffers, {2});
   work->wait();
   ex.expect_received();
 }
@@ -150,16 +151,94 @@ TEST(MpiCommunicator, TwoExchangesInFlightAreSeparatedByTag) {
   Exchange b(comm->rank(), comm->size(), 4, small_size);
   std::unique_ptr<Work> work_a, work_b;
   if (comm->rank() % 2 == 0) {
-    work_a = comm->exchange(a.buffers, 10);
-    work_b = comm->exchange(b.buffers, 11);
+    work_a = comm->exchange(a.buffers, {10});
+    work_b = comm->exchange(b.buffers, {11});
   } else {
-    work_b = comm->exchange(b.buffers, 11);
-    work_a = comm->exchange(a.buffers, 10);
+    work_b = comm->exchange(b.buffers, {11});
+    work_a = comm->exchange(a.buffers, {10});
   }
   work_b->wait();
   work_a->wait();
   a.expect_received();
   b.expect_received();
+}
+
+// The hooks of one grouped exchange: each peer's block is packed once, right before it is sent
+// (the pack writes what travels), and unpacked once, after it has arrived (the unpack reads it);
+// the timing covers every arrival.
+TEST(MpiCommunicator, ExchangeHooksPackEachBlockBeforeItsSendAndUnpackEachArrival) {
+  auto comm = world();
+  SKIP_IF_SINGLE_RANK(*comm);
+  for (bool background : {false, true}) {
+    Exchange ex(comm->rank(), comm->size(), 12, mixed_size);
+    const Exchange want = ex;
+    for (auto& block : ex.send) std::fill(block.begin(), block.end(), 0);  // the pack writes it
+    std::vector<int> packed(comm->size(), 0), unpacked(comm->size(), 0);
+    std::vector<std::vector<uint8_t>> copies(comm->size());
+    std::vector<std::thread::id> threads;
+    ExchangeOptions options;
+    options.tag = 12;
+    options.background = background;
+    options.hooks.pack = [&](int r, void* stream) {
+      EXPECT_EQ(stream, nullptr);
+      ++packed[r];
+      threads.push_back(std::this_thread::get_id());
+      ex.send[r] = want.send[r];
+    };
+    options.hooks.unpack = [&](int r, void*) {
+      ++unpacked[r];
+      copies[r].assign(ex.recv[r].begin(), ex.recv[r].begin() + ex.buffers.recv_bytes[r]);
+    };
+    // The pack replaces the vectors' contents in place (same sizes): the buffers stay valid.
+    auto work = comm->exchange(ex.buffers, options);
+    work->wait();
+    ex.expect_received();
+    const ExchangeTiming t = work->timing();
+    for (int r = 0; r < comm->size(); ++r) {
+      const bool sends = r != comm->rank() && ex.buffers.send_bytes[r] > 0;
+      const bool receives = r != comm->rank() && ex.buffers.recv_bytes[r] > 0;
+      EXPECT_EQ(packed[r], sends ? 1 : 0) << "peer " << r;
+      EXPECT_EQ(unpacked[r], receives ? 1 : 0) << "peer " << r;
+      if (receives) {
+        EXPECT_TRUE(std::equal(copies[r].begin(), copies[r].end(), ex.recv[r].begin()));
+        EXPECT_GE(t.arrival_s[r], t.started_s);
+        EXPECT_LE(t.arrival_s[r], t.completed_s);
+      } else {
+        EXPECT_EQ(t.arrival_s[r], -1.0);
+      }
+    }
+    EXPECT_GE(t.codec_s, 0.0);
+    // A background exchange runs its hooks on the communicator's progress thread.
+    const bool on_thread = background && comm->allows_progress_thread();
+    for (std::thread::id id : threads) EXPECT_EQ(id != std::this_thread::get_id(), on_thread);
+  }
+}
+
+// A hook that throws fails its exchange: from exchange() when it runs on the caller, from wait()
+// when it runs in the background; the ranks can go on afterwards.
+TEST(MpiCommunicator, AThrowingHookFailsItsExchangeOnly) {
+  auto comm = world();
+  SKIP_IF_SINGLE_RANK(*comm);
+  for (bool background : {false, true}) {
+    Exchange ex(comm->rank(), comm->size(), 13, small_size);
+    ExchangeOptions options;
+    options.tag = 13;
+    options.background = background;
+    options.hooks.unpack = [](int r, void*) {
+      throw InputError("block", "peer " + std::to_string(r), "cannot decode");
+    };
+    try {
+      auto work = comm->exchange(ex.buffers, options);
+      work->wait();
+      ADD_FAILURE() << "the unpack error was lost";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot decode"), std::string::npos) << e.what();
+    }
+    comm->barrier();
+  }
+  Exchange ex(comm->rank(), comm->size(), 14, small_size);
+  comm->exchange(ex.buffers, {14})->wait();
+  ex.expect_received();
 }
 
 TEST(MpiCommunicator, WorkDestroyedBeforeCompletionCancelsItsReceives) {
@@ -170,12 +249,12 @@ TEST(MpiCommunicator, WorkDestroyedBeforeCompletionCancelsItsReceives) {
     // Receives nobody sends: they must be cancelled, not left to steal the next exchange's data.
     Exchange orphan(comm->rank(), comm->size(), 5, small_size);
     for (auto& bytes : orphan.buffers.send_bytes) bytes = 0;
-    auto work = comm->exchange(orphan.buffers, kTag);
+    auto work = comm->exchange(orphan.buffers, {kTag});
     EXPECT_FALSE(work->test());
   }
   comm->barrier();
   Exchange ex(comm->rank(), comm->size(), 6, small_size);
-  comm->exchange(ex.buffers, kTag)->wait();
+  comm->exchange(ex.buffers, {kTag})->wait();
   ex.expect_received();
 }
 
@@ -188,9 +267,9 @@ TEST(MpiCommunicator, ExchangeTimeoutNamesTheMissingPeerAndTheExchangeCanResume)
   if (rank == 0) {
     std::this_thread::sleep_for(std::chrono::seconds(2));
     comm->set_timeout(kTestTimeoutS);
-    comm->exchange(ex.buffers, kTag)->wait();
+    comm->exchange(ex.buffers, {kTag})->wait();
   } else {
-    auto work = comm->exchange(ex.buffers, kTag);
+    auto work = comm->exchange(ex.buffers, {kTag});
     expect_comm_error([&] { work->wait(); },
                       {"halo exchange (tag 30) timed out after 0.5 s on rank " +
                            std::to_string(rank) + "; still waiting for: recv from [0",
@@ -290,9 +369,9 @@ TEST(MpiCommunicator, CollectiveTimeoutNamesTheCollectiveAndLeavesTheCommunicato
 TEST(MpiCommunicator, RejectsMalformedExchangesAndTimeouts) {
   auto comm = world();
   Exchange ex(comm->rank(), comm->size(), 10, small_size);
-  EXPECT_THROW(comm->exchange(ex.buffers, -1), InvariantError);
+  EXPECT_THROW(comm->exchange(ex.buffers, {-1}), InvariantError);
   ex.buffers.recv_bytes.push_back(1);
-  EXPECT_THROW(comm->exchange(ex.buffers, 1), InvariantError);
+  EXPECT_THROW(comm->exchange(ex.buffers, {1}), InvariantError);
   EXPECT_THROW(comm->set_timeout(0.0), ConfigError);
   EXPECT_THROW(comm->set_timeout(-1.0), ConfigError);
   EXPECT_THROW(comm->set_timeout(std::numeric_limits<double>::quiet_NaN()), ConfigError);

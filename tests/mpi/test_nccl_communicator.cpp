@@ -1,12 +1,14 @@
 // The NCCL communicator under real mpirun: exact bytes through halo exchanges between device
 // buffers (zero-byte peers, a multi-megabyte transfer, two exchanges in flight), exact device
-// all-reduce/broadcast/allgather values, host-memory collectives through MPI, rejected host
-// buffers, set-up failures agreed by all ranks, and a stalled peer turning into CommError instead
-// of a hang. Skipped, with the reason, when NCCL is not built, no GPU is visible, or ranks would
-// share a GPU without a distinct NCCL_HOSTID each; the invalid-device test runs without a GPU.
+// all-reduce/broadcast/allgather values, host-memory collectives and exchanges through MPI,
+// rejected mixed-memory exchanges, pack/unpack hooks around the grouped transfer, set-up failures
+// agreed by all ranks, and a stalled peer turning into CommError instead of a hang. Skipped, with
+// the reason, when NCCL is not built, no GPU is visible, or ranks would share a GPU without a
+// distinct NCCL_HOSTID each; the invalid-device test runs without a GPU.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -21,7 +23,7 @@
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/nccl_communicator.h"
 #include "adaqp/common/error.h"
-#include "adaqp/kernels/gather.h"
+#include "adaqp/kernels/cuda_device.h"
 #endif
 
 namespace adaqp {
@@ -197,7 +199,7 @@ class NcclCommunicatorTest : public ::testing::Test {
 TEST_F(NcclCommunicatorTest, ExchangeMovesExactBytesBetweenDeviceBuffers) {
   auto comm = make();
   DeviceExchange ex(*comm, 1, producer_);
-  comm->exchange(ex.buffers, 7)->wait();
+  comm->exchange(ex.buffers, {7})->wait();
   ex.expect_received();
 }
 
@@ -205,8 +207,8 @@ TEST_F(NcclCommunicatorTest, TwoExchangesInFlightCompleteInAnyWaitOrder) {
   auto comm = make();
   DeviceExchange first(*comm, 2, producer_);
   DeviceExchange second(*comm, 3, producer_);
-  auto w1 = comm->exchange(first.buffers, 1);
-  auto w2 = comm->exchange(second.buffers, 2);
+  auto w1 = comm->exchange(first.buffers, {1});
+  auto w2 = comm->exchange(second.buffers, {2});
   w2->wait();
   EXPECT_TRUE(w1->test());  // the stream completes exchanges in the order they were started
   w1->wait();
@@ -293,22 +295,88 @@ TEST_F(NcclCommunicatorTest, DeviceBroadcastAndAllgatherAreExact) {
       ASSERT_EQ(all[static_cast<size_t>(r) * bytes + i], pattern(r, 0, i, 5)) << r << " " << i;
 }
 
-TEST_F(NcclCommunicatorTest, RejectsHostBuffersAndMixedMemory) {
+TEST_F(NcclCommunicatorTest, HostExchangesGoThroughMpiAndMixedMemoryIsRejected) {
   auto comm = make();
   std::vector<uint8_t> host(64);
   DeviceBytes device(64);
   EXPECT_THROW(comm->allgather(host.data(), device.get(), 32), InvariantError);
-  if (comm->size() < 2) GTEST_SKIP() << "host-buffer exchange check needs 2 ranks";
-  const int peer = (comm->rank() + 1) % comm->size();
-  ExchangeBuffers buffers;
-  buffers.send.assign(static_cast<size_t>(comm->size()), nullptr);
-  buffers.send_bytes.assign(static_cast<size_t>(comm->size()), 0);
-  buffers.recv.assign(static_cast<size_t>(comm->size()), nullptr);
-  buffers.recv_bytes.assign(static_cast<size_t>(comm->size()), 0);
-  buffers.send[static_cast<size_t>(peer)] = host.data();
-  buffers.send_bytes[static_cast<size_t>(peer)] = host.size();
-  EXPECT_THROW(comm->exchange(buffers, 0), InvariantError);
+  if (comm->size() < 2) GTEST_SKIP() << "exchange checks need 2 ranks";
+  const int size = comm->size(), rank = comm->rank();
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  // Host memory only (e.g. the adaptive scheme's bit-widths): through MPI.
+  std::vector<uint8_t> out(16, static_cast<uint8_t>(rank)), in(16, 0xFF);
+  ExchangeBuffers h = ExchangeBuffers::none(size);
+  h.send[next] = out.data();
+  h.send_bytes[next] = out.size();
+  h.recv[prev] = in.data();
+  h.recv_bytes[prev] = in.size();
+  comm->exchange(h, {3})->wait();
+  for (uint8_t v : in) ASSERT_EQ(v, prev);
+  // Host and device memory in one exchange: refused before anything is enqueued.
+  ExchangeBuffers mixed = ExchangeBuffers::none(size);
+  mixed.send[next] = host.data();
+  mixed.send_bytes[next] = host.size();
+  mixed.recv[prev] = device.get();
+  mixed.recv_bytes[prev] = 64;
+  EXPECT_THROW(comm->exchange(mixed, {0}), InvariantError);
   comm->barrier();  // nothing was enqueued: the communicator still works
+}
+
+// The hooks enqueue on the communication stream: every pack before the grouped transfer (it
+// writes what is sent), every unpack after it, in rank order (it reads what arrived).
+TEST_F(NcclCommunicatorTest, HooksPackBeforeAndUnpackAfterTheGroupedTransfer) {
+  auto comm = make();
+  const int size = comm->size(), rank = comm->rank();
+  if (size < 2) GTEST_SKIP() << "needs 2 ranks";
+  const size_t bytes = 4096;
+  std::vector<std::unique_ptr<DeviceBytes>> send, recv, copy;
+  ExchangeBuffers b = ExchangeBuffers::none(size);
+  for (int r = 0; r < size; ++r) {
+    send.push_back(std::make_unique<DeviceBytes>(bytes));
+    recv.push_back(std::make_unique<DeviceBytes>(bytes));
+    copy.push_back(std::make_unique<DeviceBytes>(bytes));
+    if (r == rank) continue;
+    b.send[r] = send.back()->get();
+    b.send_bytes[r] = bytes;
+    b.recv[r] = recv.back()->get();
+    b.recv_bytes[r] = bytes;
+  }
+  std::vector<int> packed, unpacked;
+  ExchangeOptions options;
+  options.tag = 4;
+  options.hooks.pack = [&](int r, void* stream) {
+    packed.push_back(r);
+    cuda_ok(
+        cudaMemsetAsync(send[r]->get(), rank * 16 + r, bytes, static_cast<cudaStream_t>(stream)),
+        "pack");
+  };
+  options.hooks.unpack = [&](int r, void* stream) {
+    unpacked.push_back(r);
+    cuda_ok(cudaMemcpyAsync(copy[r]->get(), recv[r]->get(), bytes, cudaMemcpyDeviceToDevice,
+                            static_cast<cudaStream_t>(stream)),
+            "unpack");
+  };
+  auto work = comm->exchange(b, options);
+  std::vector<int> peers;
+  for (int r = 0; r < size; ++r) {
+    if (r != rank) peers.push_back(r);
+  }
+  std::vector<int> sorted_packed = packed;
+  std::sort(sorted_packed.begin(), sorted_packed.end());
+  EXPECT_EQ(sorted_packed, peers);
+  EXPECT_EQ(unpacked, peers);  // rank order
+  work->wait();
+  const ExchangeTiming t = work->timing();
+  EXPECT_LE(t.started_s, t.completed_s);
+  EXPECT_GE(t.codec_s, 0.0);
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) {
+      EXPECT_EQ(t.arrival_s[r], -1.0);
+      continue;
+    }
+    EXPECT_GE(t.arrival_s[r], t.started_s);
+    for (uint8_t v : copy[r]->download()) ASSERT_EQ(v, static_cast<uint8_t>(r * 16 + rank));
+  }
 }
 
 TEST_F(NcclCommunicatorTest, OneRanksSetUpFailureFailsEveryRank) {
@@ -342,7 +410,7 @@ TEST_F(NcclCommunicatorTest, StalledPeerBecomesCommErrorAndUnusableCommunicator)
     buffers.recv[1] = in.get();
     buffers.recv_bytes[1] = 256;
     try {
-      comm->exchange(buffers, 9)->wait();
+      comm->exchange(buffers, {9})->wait();
       ADD_FAILURE() << "exchange with a silent peer did not fail";
     } catch (const CommError& e) {
       const std::string message = e.what();

@@ -33,7 +33,7 @@ constexpr double kTol = 1e-5;
 struct SingleWorker {
   SingleWorker(const Graph& g, Aggregation agg)
       : graph(build_part(g, std::vector<int32_t>(static_cast<size_t>(g.num_nodes), 0), 0),
-              test::single_rank_comm(), DistGraphOptions{agg, true}) {
+              test::single_rank_comm(), DistGraphOptions{agg, true, false, Device::cpu()}) {
     const std::vector<int64_t>& gids = graph.part().owned_gid;
     a = rows_of(rows_of(dense_adjacency(g, agg), gids).t(), gids).t().contiguous();
   }
@@ -69,8 +69,7 @@ TEST_P(DistAggregateSingle, FeatureAggregationMatchesDense) {
   const Part& p = w.graph.part();
   const at::Tensor x =
       at::from_blob(const_cast<float*>(p.features.data()), {p.num_owned(), p.feat_dim}, at::kFloat);
-  at::Tensor y = at::empty_like(x);
-  w.graph.aggregate_features(y.data_ptr<float>());
+  const at::Tensor y = w.graph.aggregate_features();
   expect_close(y, w.a.mm(x.to(at::kDouble)), "features");
 }
 

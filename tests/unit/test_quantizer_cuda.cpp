@@ -13,7 +13,7 @@
 #if ADAQP_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "adaqp/kernels/gather.h"
+#include "adaqp/kernels/cuda_device.h"
 #endif
 
 namespace adaqp::quant {

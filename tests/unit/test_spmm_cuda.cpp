@@ -18,7 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "adaqp/common/error.h"
-#include "adaqp/kernels/gather.h"
+#include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/spmm_cuda.h"
 #endif
 

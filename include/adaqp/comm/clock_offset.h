@@ -7,11 +7,9 @@
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/common/clock.h"
 
 namespace adaqp {
-
-// Seconds of the process's steady clock (the clock every exchange timestamp uses).
-double steady_now_s();
 
 // One ping-pong with a reference rank: this rank's clock when it sent its ping and when the reply
 // arrived, and the reference clock when it replied.

@@ -1,39 +1,98 @@
-// The communicator every worker uses: one abstract interface, one subclass per transport (MPI now,
-// NCCL on GPUs). Halo exchanges are asynchronous and move opaque byte blocks, so full-precision
-// rows and packed quantized blocks travel the same way.
+// The communicator every worker uses: one abstract interface, one subclass per transport (MPI on
+// CPUs, NCCL on GPUs). A halo exchange is ONE grouped call per exchange: every send and receive of
+// the exchange together, with per-peer pack and unpack hooks that the transport runs around the
+// transfers. NCCL matches operations by their order, not by tags, so an exchange split into
+// several calls per peer, issued in a different order on different ranks, would deadlock there.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 namespace adaqp {
 
-// One halo exchange: send[r] (send_bytes[r] bytes) goes to rank r, recv[r] (recv_bytes[r] bytes)
+// One exchange: send[r] (send_bytes[r] bytes) goes to rank r, recv[r] (recv_bytes[r] bytes)
 // arrives from rank r. Entries of zero bytes (and the own rank) are skipped. The buffers must stay
-// alive and untouched until the exchange's Work has completed. Where they live is the transport's
-// contract: host memory for MpiCommunicator, device memory of the communicator's GPU for
-// NcclCommunicator (nccl_communicator.h).
+// alive and untouched (but for the hooks) until the exchange's Work has completed. Where they live
+// is the transport's contract: host memory for MpiCommunicator; device memory of the
+// communicator's GPU, or host memory for small host-side exchanges, for NcclCommunicator
+// (nccl_communicator.h).
 struct ExchangeBuffers {
   std::vector<const void*> send;
   std::vector<size_t> send_bytes;
   std::vector<void*> recv;
   std::vector<size_t> recv_bytes;
+
+  // `world` entries, all empty.
+  static ExchangeBuffers none(int world);
+};
+
+// Per-peer steps of an exchange, run by the transport (either may be empty):
+//   pack(r, stream):   writes send[r]; runs before the send to r starts;
+//   unpack(r, stream): reads recv[r]; runs once the block from r has arrived.
+// Each runs once per peer with a non-empty send (pack) or receive (unpack). A host transport
+// calls them on the thread that drives the exchange (see ExchangeOptions::background), a block's
+// unpack as soon as it has arrived, with stream = nullptr. A device transport calls them inside
+// exchange(), where they enqueue device work on `stream`, the communication stream (a
+// cudaStream_t): every pack before the grouped transfer, every unpack (peers in rank order) after
+// it. A hook that throws fails the exchange: the exception reaches the caller from exchange() or
+// from Work::wait().
+struct ExchangeHooks {
+  std::function<void(int peer, void* stream)> pack;
+  std::function<void(int peer, void* stream)> unpack;
+};
+
+struct ExchangeOptions {
+  ExchangeOptions(int tag = 0) : tag(tag) {}  // NOLINT: a plain exchange is named by its tag
+
+  // Separates exchanges that may be in flight together (host transports), names the exchange in
+  // errors; in [0, 32767].
+  int tag = 0;
+  ExchangeHooks hooks;
+  // Host transports: drive the exchange (posting, testing, the hooks) on the communicator's
+  // progress thread, so that it moves while the caller computes without calling the communicator
+  // (Communicator::allows_progress_thread). Otherwise the caller drives it inside test()/wait().
+  // Device transports progress by themselves and ignore it.
+  bool background = false;
+  // Device transports: the stream (a cudaStream_t; nullptr is the legacy default stream) whose
+  // work so far produces what the pack hooks read; the exchange waits for it on the device.
+  void* producer_stream = nullptr;
+};
+
+// Timestamps (steady clock, seconds, as steady_now_s()) and codec time of a completed exchange.
+struct ExchangeTiming {
+  double started_s = 0;    // the exchange began (device: its first work on the stream ran)
+  double completed_s = 0;  // every transfer had completed and every unpack had run
+  double codec_s = 0;      // time spent in the pack and unpack hooks
+  // Per rank: when its block had arrived (before its unpack); -1 for ranks that sent nothing. A
+  // device transport's grouped transfer completes as a whole: every entry is its end.
+  std::vector<double> arrival_s;
 };
 
 // An exchange in flight.
 class Work {
  public:
   virtual ~Work() = default;
-  // True once every send and receive has completed (never blocks).
+  // True once every send, receive and hook has completed (never blocks).
   virtual bool test() = 0;
   // Blocks until completion. Throws CommError naming the peers still pending when the
-  // communicator's timeout passes, or the peer whose transfer failed. After a timeout the exchange
-  // is still in flight: wait() may be called again, or destroying the Work cancels what is
-  // pending (logging a warning). A transport that cannot cancel a transfer (NCCL) aborts its
-  // communicator on the timeout instead and says so in the CommError.
+  // communicator's timeout passes, or the peer whose transfer failed; rethrows a hook's exception.
+  // After a timeout of a host transport the exchange is still in flight: wait() may be called
+  // again, or destroying the Work cancels what is pending (logging a warning). A transport that
+  // cannot cancel a transfer (NCCL) aborts its communicator on the timeout instead and says so in
+  // the CommError.
   virtual void wait() = 0;
+  // Makes work enqueued later on `stream` (a cudaStream_t) wait for the exchange without blocking
+  // the host; a later wait() still bounds the exchange by the timeout. Host transports wait().
+  virtual void wait_on_stream(void* stream) {
+    (void)stream;
+    wait();
+  }
+  // The exchange's timing; only after wait() has returned (a device transport may wait for the
+  // stream here).
+  virtual ExchangeTiming timing() = 0;
 };
 
 class Communicator {
@@ -42,8 +101,10 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // Starts a halo exchange; `tag` separates exchanges that may be in flight together.
-  virtual std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers, int tag) = 0;
+  // Starts an exchange. The caller must not call the communicator again before the Work of a
+  // background exchange has completed.
+  virtual std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers,
+                                         const ExchangeOptions& options) = 0;
 
   // In-place collectives over all ranks (blocking, bounded by the timeout).
   virtual void allreduce_sum(float* data, size_t n) = 0;
@@ -59,9 +120,8 @@ class Communicator {
   virtual void set_timeout(double seconds) = 0;
   virtual double timeout() const = 0;
 
-  // True when a ProgressThread may drive this communicator's exchanges (every call from it) while
-  // the thread that owns the communicator computes without calling it. False by default: the
-  // owner then drives its exchanges itself.
+  // True when background exchanges run on a progress thread (ExchangeOptions::background); false
+  // for transports whose exchanges move by themselves or that cannot be driven from another thread.
   virtual bool allows_progress_thread() const { return false; }
 };
 

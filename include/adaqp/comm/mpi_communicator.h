@@ -2,6 +2,12 @@
 // MPI_Iallreduce, ...) and every wait polls with a short backoff, so a dead or stalled peer turns
 // into a CommError on the survivors after the timeout instead of a hang.
 //
+// Exchanges: every receive is posted first, then each peer's block is packed (hook) and sent;
+// blocks are unpacked (hook) as they arrive. A background exchange runs all of that on the
+// communicator's progress thread (progress_thread.h; one background exchange at a time), with
+// OpenMP limited to one thread there so that the hooks do not compete with the caller's compute
+// threads.
+//
 // Threading: one thread at a time may call a communicator and the Works it created; which thread
 // may change between calls when MPI provides at least MPI_THREAD_SERIALIZED.
 #pragma once
@@ -15,6 +21,7 @@
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/comm/progress_thread.h"
 
 namespace adaqp {
 
@@ -41,9 +48,11 @@ class MpiCommunicator : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  // Posts every receive, then every send. Tags must lie in [0, MPI_TAG_UB] (InvariantError
-  // otherwise), as must the buffers' shape (one entry per rank, non-null where bytes > 0).
-  std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers, int tag) override;
+  // Tags must lie in [0, MPI_TAG_UB] (InvariantError otherwise), as must the buffers' shape (one
+  // entry per rank, non-null where bytes > 0). Background exchanges need MPI_THREAD_SERIALIZED;
+  // without it they run on the caller like the others.
+  std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers,
+                                 const ExchangeOptions& options) override;
 
   // A collective that times out leaves the communicator unusable: MPI offers no way to cancel a
   // collective, so the pending one is kept (its buffer may still be written until the
@@ -60,7 +69,8 @@ class MpiCommunicator : public Communicator {
   void set_timeout(double seconds) override;
   double timeout() const override;
 
-  // True when MPI was initialised with at least MPI_THREAD_SERIALIZED.
+  // True when MPI was initialised with at least MPI_THREAD_SERIALIZED (background exchanges then
+  // run on the progress thread).
   bool allows_progress_thread() const override { return serialized_; }
 
  private:
@@ -84,6 +94,7 @@ class MpiCommunicator : public Communicator {
   // Requests of collectives that timed out, and why the communicator is unusable ("" if usable).
   std::vector<MPI_Request> stale_;
   std::string broken_;
+  std::shared_ptr<ProgressThread> thread_;  // created by the first background exchange
 };
 
 // The communicator the trainer uses, with default options and the given timeout.

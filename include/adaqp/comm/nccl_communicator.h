@@ -3,14 +3,20 @@
 // stream; CUDA events tell the host when a transfer has finished.
 //
 // Where data must live:
-// - exchange(): every send/recv buffer is device memory on this communicator's device (checked).
-//   The sends are enqueued on the communication stream (stream()): the bytes to send must be
-//   written by work on that stream, or stream_wait() must first order their producer before it.
-//   Work::test()/wait() report completion of the whole exchange on the device: once wait() has
-//   returned, the received bytes may be read by work on any stream.
+// - exchange(): either every send/recv buffer is device memory on this communicator's device, or
+//   every one is host memory (small host-side exchanges, e.g. the bit-widths of the adaptive
+//   scheme), which go through the MPI communicator; a mix is an InvariantError. A device exchange
+//   is enqueued on the communication stream (stream()), after the work enqueued so far on
+//   ExchangeOptions::producer_stream: the pack hooks (enqueuing work on stream()), ONE grouped
+//   ncclSend/ncclRecv to every peer, then the unpack hooks in rank order. Work::wait_on_stream
+//   orders a consumer stream after all of it without blocking the host; Work::test()/wait()
+//   report completion on the host; once wait() has returned, the received bytes may be read by
+//   work on any stream. Work::timing() comes from CUDA events on the communication stream.
 // - Collectives dispatch on where their data lives: device memory goes through NCCL on the
-//   communication stream (gradients), host memory through the MPI communicator (loss sums, flags,
-//   start-up agreement). allgather needs `in` and `out` in the same kind of memory.
+//   communication stream, after the work enqueued so far on the legacy default stream (libtorch's
+//   compute stream: e.g. the backward pass that wrote the gradients), and returns once done; host
+//   memory goes through the MPI communicator (loss sums, flags, start-up agreement). allgather
+//   needs `in` and `out` in the same kind of memory.
 // - barrier() is an NCCL all-reduce: it returns once every rank reached it and every earlier
 //   operation on the communication stream has completed.
 //
@@ -63,11 +69,13 @@ class NcclCommunicator : public Communicator {
   int rank() const override;
   int size() const override;
 
-  // Grouped ncclSend/ncclRecv to every peer with bytes > 0, on the communication stream. NCCL has
-  // no tags: exchanges in flight together must be started in the same order on every rank (they
-  // complete in that order); `tag` only names the exchange in errors. Buffer shape as in
-  // MpiCommunicator::exchange (InvariantError otherwise), plus: device memory of this device.
-  std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers, int tag) override;
+  // Device memory: one grouped ncclSend/ncclRecv to every peer with bytes > 0, on the
+  // communication stream, between the hooks. NCCL has no tags: exchanges in flight together must
+  // be started in the same order on every rank (they complete in that order); the tag only names
+  // the exchange in errors. Buffer shape as in MpiCommunicator::exchange (InvariantError
+  // otherwise). Host memory: MpiCommunicator::exchange.
+  std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers,
+                                 const ExchangeOptions& options) override;
 
   void allreduce_sum(float* data, size_t n) override;
   void allreduce_sum(double* data, size_t n) override;

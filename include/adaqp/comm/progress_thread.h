@@ -30,6 +30,8 @@ class ProgressThread {
   // Blocks until the submitted task has finished; rethrows its exception. No-op when none is in
   // flight.
   void wait();
+  // True when no task is running (never blocks): wait() would return at once.
+  bool idle();
 
  private:
   void loop();

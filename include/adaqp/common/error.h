@@ -39,6 +39,13 @@ class NumericalError : public Error {
   using Error::Error;
 };
 
+// A failed CUDA, cuSPARSE or device-side call. Message: "<call> failed[ on rank R (device D)]:
+// <the library's error string>".
+class CudaError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A broken internal invariant: a bug, not a user error.
 class InvariantError : public Error {
  public:

@@ -25,13 +25,16 @@ struct TrainingConfig {
   double weight_decay = 5e-4;
   uint64_t seed = 0;
   int eval_every = 1;
-  int threads = 0;             // compute threads per worker; 0 = cores / workers on this host
+  int threads = 0;  // compute threads per worker; 0 = cores / workers on this host
+  // Where the epoch runs: cpu, cuda (GPU local_rank % visible devices), or auto (cuda when the
+  // build has CUDA and NCCL and every rank can have a GPU, else cpu).
+  std::string device = "auto";
   int checkpoint_every = 0;    // write a checkpoint every this many epochs and at the end; 0 = off
   std::string checkpoint_dir;  // empty = <output.dir>/checkpoints
 };
 
 struct CommunicationConfig {
-  std::string backend = "mpi";     // mpi | nccl
+  std::string backend = "auto";    // mpi | nccl | auto (nccl on cuda, mpi on cpu)
   std::string mode = "vanilla";    // vanilla | quant | overlap | adaqp
   int bits = 8;                    // uniform scheme: 2 | 4 | 8
   std::string scheme = "uniform";  // uniform | random | adaptive

@@ -10,7 +10,8 @@
 
 namespace adaqp {
 
-// h: float32 CPU tensor of num_owned x d rows of the owned nodes. Returns A h (num_owned x d).
+// h: float32 tensor on the graph's device, num_owned x d rows of the owned nodes. Returns A h
+// (num_owned x d).
 at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer);
 
 }  // namespace adaqp

@@ -1,19 +1,27 @@
 // The graph context of one worker: its Part, the normalised adjacency split into A_local (columns:
-// owned nodes) and A_halo (columns: halo nodes), their transposes, and the halo exchanger.
+// owned nodes) and A_halo (columns: halo nodes), their transposes, and the halo exchanger, all on
+// the worker's device (DistGraphOptions::device).
 // Aggregation follows design notes section 4: start the exchange, multiply by A_local (while the
 // messages are in flight when overlapping; see HaloExchanger for the schedules), then wait and add
 // A_halo times the halo rows. Backward mirrors it. Messages travel at full precision unless a
 // QuantPlan is set (training epochs of the quantized modes).
+// On CUDA every product is enqueued on the compute stream (libtorch's, the legacy default stream);
+// pointers passed in and out are device memory.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/common/device.h"
 #include "adaqp/kernels/spmm.h"
 #include "adaqp/model/bit_assignment.h"
 #include "adaqp/model/halo_exchanger.h"
+#include "adaqp/model/stream_timer.h"
 #include "adaqp/partition/part.h"
 
 namespace adaqp {
@@ -27,12 +35,14 @@ Aggregation aggregation_for_model(const std::string& model_type);
 
 struct DistGraphOptions {
   Aggregation aggregation = Aggregation::kGcn;
-  // Exchange the halo rows of the input features once, at construction, at full precision; layer
-  // 0 then needs no exchange per epoch.
+  // Exchange the halo rows of the input features once, at construction, at full precision, and
+  // compute A X there (exact: the features never change); layer 0 then needs no exchange and no
+  // product per epoch. Off: A X is exchanged and computed on every call (the reference's volume).
   bool cache_features = true;
   // Overlap every exchange with the A_local work (AdaQP-p); otherwise each exchange completes
   // before the A_local work starts.
   bool overlap = false;
+  Device device;
 };
 
 // The messages this rank sent in the last traced exchange of one layer and direction (QuantPlan::
@@ -42,30 +52,38 @@ struct MessageTrace {
   std::vector<float> ranges;
 };
 
-// Where the aggregation time went since the last reset (this rank, the calling thread).
+// Where the aggregation time went since the last reset (this rank; on CUDA, on the device).
 struct AggregationStats {
   double local_agg_time_s = 0;  // A_local and A_local^T products
   double halo_agg_time_s = 0;   // A_halo products and adding received gradients
-  double local_done_s = 0;      // steady-clock time the last A_local product ended
+  double local_done_s = 0;      // steady-clock time the last A_local product ended (CPU; CUDA:
+                                // was enqueued)
 };
 
 class DistGraph {
  public:
   // Collective (all ranks construct together) when opt.cache_features. `comm` must outlive this.
   DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt);
+  ~DistGraph();
   DistGraph(const DistGraph&) = delete;
   DistGraph& operator=(const DistGraph&) = delete;
 
   const Part& part() const { return part_; }
   Communicator& comm() { return comm_; }
+  const Device& device() const { return opt_.device; }
   Aggregation aggregation() const { return opt_.aggregation; }
   int64_t num_owned() const { return part_.num_owned(); }
 
+  // The input features X (num_owned x feat_dim) and the owned nodes' global ids (the dropout
+  // keys), on the device.
+  const at::Tensor& features() const { return features_; }
+  const at::Tensor& owned_gids() const { return owned_gids_; }
+
   // y = A h: h and y are num_owned x d. Collective: every rank calls it for the same layer.
   void aggregate(const float* h, int64_t d, float* y, int layer);
-  // y = A X for the input features X (num_owned x feat_dim): from the cached halo rows when
-  // enabled (no communication), otherwise exchanged like any layer-0 input.
-  void aggregate_features(float* y);
+  // A X (num_owned x feat_dim): the start-up product with the feature cache, else exchanged and
+  // computed now (collective then).
+  const at::Tensor& aggregate_features();
   // dh = A^T g: g and dh are num_owned x d. Collective.
   void aggregate_backward(const float* g, int64_t d, float* dh, int layer);
 
@@ -73,34 +91,43 @@ class DistGraph {
   // but the cached features), until clear_quant_plan().
   void set_quant_plan(QuantPlan plan);
   void clear_quant_plan();
-  // The last traced exchange of `layer` and `dir`; null if none was traced.
+  // The last traced exchange of `layer` and `dir` (settled); null if none was traced.
   const MessageTrace* message_trace(int layer, Direction dir) const;
-  // The normalised adjacency's halo block (rows: owned nodes, columns: halo nodes).
-  const kernels::CsrView& a_halo() const { return a_halo_; }
+  // The normalised adjacency's halo block (rows: owned nodes, columns: halo nodes), host memory.
+  const kernels::CsrView& a_halo() const;
 
-  // Time and bytes of the halo exchanges and aggregations since the last reset.
-  const CommStats& comm_stats() const { return exchanger_.stats(); }
-  const AggregationStats& aggregation_stats() const { return agg_stats_; }
+  // Completes the bookkeeping of the exchanges so far (HaloExchanger::settle): the traces and
+  // statistics are then final.
+  void settle();
+  // Time and bytes of the halo exchanges and aggregations since the last reset (settles first).
+  const CommStats& comm_stats();
+  const AggregationStats& aggregation_stats();
   void reset_comm_stats();
-  const HaloExchanger& exchanger() const { return exchanger_; }
+  HaloExchanger& exchanger() { return exchanger_; }
 
  private:
+  class Block;
+
+  // The precision of an exchange of rows of width d; sets up its trace when the plan asks.
+  Precision precision(int layer, Direction dir, int64_t d);
+  // The halo buffer with room for num_halo x d floats.
+  float* halo_buffer(int64_t d);
+
   Part part_;
   Communicator& comm_;
   DistGraphOptions opt_;
   std::vector<float> local_values_, halo_values_;
-  kernels::CsrView a_local_, a_halo_;
-  kernels::CsrMatrix a_local_t_, a_halo_t_;
-  // The precision of an exchange of rows of width d; sets up its trace when the plan asks.
-  Precision precision(int layer, Direction dir, int64_t d);
-
+  std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_;
   HaloExchanger exchanger_;
   bool quantize_ = false;
   QuantPlan plan_;
   std::vector<MessageTrace> traces_[2];  // by direction, then layer
+  StreamTimer local_timer_, halo_timer_;
   AggregationStats agg_stats_;
-  std::vector<float> halo_features_;  // cached halo rows of the input features
-  std::vector<float> halo_buf_;       // halo rows (forward) or halo partial gradients (backward)
+  at::Tensor features_, owned_gids_;
+  at::Tensor features_product_;  // A X
+  at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
+  at::Tensor halo_buf_;          // halo rows (forward) or halo partial gradients (backward)
 };
 
 }  // namespace adaqp

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "adaqp/config.h"
+
 namespace adaqp {
 
 struct DropoutKey {
@@ -18,5 +20,12 @@ struct DropoutKey {
 // philox_block(seed, epoch, layer, kDropout, gid, e / 4)) < p. Requires 0 <= p < 1.
 void dropout_mask(const DropoutKey& key, float p, const int64_t* gids, int64_t n, int64_t width,
                   float* out);
+
+#if ADAQP_WITH_CUDA
+// The same masks on the device (bit-identical): gids and out are device arrays, the work is
+// enqueued on `stream` (a cudaStream_t).
+void dropout_mask_cuda(const DropoutKey& key, float p, const int64_t* gids, int64_t n,
+                       int64_t width, float* out, void* stream);
+#endif
 
 }  // namespace adaqp

@@ -1,34 +1,44 @@
 // The halo exchange of one worker (design notes, sections 4 and 5), split into start and finish
 // so that local aggregation can run while the messages are in flight:
-//   forward:  start_forward packs the boundary rows of H for every peer (a gather at full
-//             precision, quantization otherwise) and sends them; finish_forward waits, and the
-//             halo block then holds the peers' rows (dequantized as each peer's block arrives).
-//   backward: start_backward packs each halo block of partial gradients and sends it to its
-//             owner; finish_backward waits; add_received_gradients then adds what the peers sent
-//             into the boundary rows.
-// Every peer has its own send and receive transfer: a peer's block is sent as soon as it is
-// packed, and unpacked as soon as it has arrived.
+//   forward:  start_forward sends the boundary rows of H to every peer (gathered at full
+//             precision, quantized otherwise); after finish_forward the halo block holds the
+//             peers' rows (dequantized as each peer's block arrives).
+//   backward: start_backward sends each halo block of partial gradients to its owner;
+//             finish_backward, then add_received_gradients adds what the peers sent into the
+//             boundary rows (peer by peer in rank order, so the sums do not depend on arrivals).
+// Each exchange is ONE Communicator::exchange call: packing (gather or quantize) and unpacking
+// (dequantize) are its per-peer hooks, so that a peer's block is sent as soon as it is packed and
+// unpacked as soon as it has arrived.
+//
+// Devices (HaloExchangerOptions::device): on the CPU the rows are host memory and the transport
+// is MPI; on CUDA they are device memory of the worker's GPU, the transport is NCCL (a device
+// transport), and the hooks, the transfers and the unpacking run on the communication stream,
+// ordered after the compute stream (libtorch's, the legacy default stream) by CUDA events.
 //
 // Schedule (HaloExchangerOptions::overlap):
-// - off: start_* runs the whole exchange before returning (finish_* has nothing left to do);
-// - on, with a communicator that allows a progress thread: start_* hands the exchange to a
-//   ProgressThread, which packs, posts, tests and unpacks while the caller computes; finish_*
-//   waits for it. Packing and unpacking there run single-threaded (OpenMP), beside the caller's
-//   threads;
-// - on, without one (MPI below MPI_THREAD_SERIALIZED, or a transport that progresses by itself):
-//   start_* packs and posts everything and finish_* drives the exchange to completion, so only
-//   what the transport moves on its own overlaps the caller's computation.
+// - off: start_* completes the exchange (CPU) or makes the compute stream wait for it (CUDA)
+//   before returning, so the A_local work the caller does next runs after it;
+// - on: start_* only starts it; finish_* waits (CPU: on the host; CUDA: the compute stream waits
+//   for the exchange's completion event, the host does not block). On MPI the exchange runs on
+//   the communicator's progress thread while the caller computes (background exchange).
 // The caller must not use the communicator between start_* and finish_*.
+//
+// Bookkeeping (statistics, traces, the traced value ranges) of a finished exchange is completed
+// by settle(), which waits for the exchanges still running on the device (bounded by the
+// timeout); stats() and last_trace() settle first.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
-#include "adaqp/comm/progress_thread.h"
+#include "adaqp/common/device.h"
 #include "adaqp/model/bit_assignment.h"
-#include "adaqp/model/message_codec.h"
+#include "adaqp/model/stream_timer.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/quantizer.h"
 
@@ -42,18 +52,18 @@ struct ExchangeId {
 
 // How the messages of one exchange travel: full precision when `bits` is null, else quantized
 // with these widths (MessageBits of this layer and direction) and this noise key. When quantized
-// and `ranges` is not null, ranges[k] receives max - min of sent message k (send order), which
-// must stay untouched until the exchange has finished.
+// and `ranges` is not null (host memory), ranges[k] receives max - min of sent message k (send
+// order) once the exchange has been settled.
 struct Precision {
   const MessageBits* bits = nullptr;
   quant::QuantKey key;
   float* ranges = nullptr;
 };
 
-// Steady-clock timestamps (seconds) of the last exchange, for checking the schedule, and its codec
-// time.
+// Steady-clock timestamps (seconds) of the last settled exchange, for checking the schedule, and
+// its codec time.
 struct ExchangeTrace {
-  double started_s = 0;    // start_* entered
+  double started_s = 0;    // CPU: start_* entered; CUDA: the exchange's first work ran
   double completed_s = 0;  // the last transfer completed and was unpacked
   double finish_s = 0;     // finish_* entered
   double quant_s = 0;      // quantizing and dequantizing its blocks (0 at full precision)
@@ -61,9 +71,10 @@ struct ExchangeTrace {
 
 // Time and volume of the exchanges since the last reset.
 struct CommStats {
-  double comm_time_s = 0;     // from start_* until the exchange completed, summed over exchanges
-  double exposed_time_s = 0;  // the caller's time inside start_* and finish_* (blocked)
-  double quant_time_s = 0;    // quantization and dequantization, on whichever thread
+  double comm_time_s = 0;     // from each exchange's start until it completed, summed
+  double exposed_time_s = 0;  // CPU: the caller blocked in start_*/finish_*; CUDA: the compute
+                              // stream waiting for exchanges
+  double quant_time_s = 0;    // quantization and dequantization, on whichever thread or stream
   int64_t bytes_sent = 0;     // payload bytes this worker sent
   std::vector<int64_t> bytes_forward, bytes_backward;   // bytes_sent by layer
   std::vector<double> comm_forward_s, comm_backward_s;  // comm_time_s by layer
@@ -75,6 +86,7 @@ struct CommStats {
 
 struct HaloExchangerOptions {
   bool overlap = false;
+  Device device;  // where the rows live; CUDA needs a device transport (NcclCommunicator)
 };
 
 class HaloExchanger {
@@ -85,8 +97,9 @@ class HaloExchanger {
   HaloExchanger(const HaloExchanger&) = delete;
   HaloExchanger& operator=(const HaloExchanger&) = delete;
 
-  // Sends the boundary rows of h (num_owned x d, row-major) to every peer; the peers' rows arrive
-  // in halo_out (num_halo x d). h and halo_out must stay untouched until finish_forward.
+  // Sends the boundary rows of h (num_owned x d, row-major, on the device) to every peer; the
+  // peers' rows arrive in halo_out (num_halo x d). h and halo_out must stay untouched until
+  // finish_forward.
   void start_forward(const float* h, int64_t d, float* halo_out, const ExchangeId& id,
                      const Precision& precision);
   void finish_forward();
@@ -97,31 +110,50 @@ class HaloExchanger {
                       const Precision& precision);
   void finish_backward();
   // Adds every row received by the last backward exchange into dh (num_owned x d) at its
-  // boundary row, peer by peer in rank order.
-  void add_received_gradients(float* dh) const;
+  // boundary row, peer by peer in rank order (CUDA: enqueued on the compute stream).
+  void add_received_gradients(float* dh);
 
-  // True when exchanges run on a progress thread.
-  bool progress_thread() const { return thread_ != nullptr; }
-  const CommStats& stats() const { return stats_; }
-  void reset_stats() { stats_ = CommStats{}; }
-  const ExchangeTrace& last_trace() const { return trace_; }
+  // True when exchanges run on a progress thread (overlap on MPI with thread support).
+  bool progress_thread() const;
+  // Completes the bookkeeping of every finished exchange (waits for those still running on the
+  // device). Throws quant::NonFiniteError if a device exchange met an unquantizable row.
+  void settle();
+  const CommStats& stats();
+  void reset_stats();
+  const ExchangeTrace& last_trace();
 
  private:
+  struct Codec;
   struct Flight;
+  struct Transfer;
 
-  void start(std::unique_ptr<Flight> flight);
+  void start(const Transfer& t);
   void finish();
+  // The compiled layouts of `bits` for rows of width d on the links of `t` (cached per exchange).
+  Codec& codec(const Transfer& t);
+  // Device buffers in use by unsettled exchanges must not be freed: waits for them first.
+  void quiesce();
+  // `buffer` with at least `bytes` bytes (kept between exchanges; grown when needed).
+  uint8_t* reserve(at::Tensor& buffer, size_t bytes);
+  ExchangeHooks hooks(const Transfer& t, Codec* codec, uint8_t* send, uint8_t* recv,
+                      const std::vector<size_t>& send_at, const std::vector<size_t>& recv_at,
+                      float* ranges, unsigned long long* status);
 
   const Part& part_;
   Communicator& comm_;
   HaloExchangerOptions opt_;
-  std::vector<int64_t> boundary_gid_;  // global id of every send_idx row
-  std::vector<float> send_rows_;       // forward, full precision: gathered boundary rows
-  std::vector<float> recv_rows_;       // backward: received partial gradients, send_idx order
-  std::vector<std::vector<uint8_t>> send_bytes_, recv_bytes_;  // quantized blocks, per peer
-  int64_t width_ = 0;                                          // d of the last exchange
-  std::unique_ptr<Flight> flight_;
-  std::unique_ptr<ProgressThread> thread_;
+  // Index arrays where the rows live: the send list, the global ids of sent (forward) and halo
+  // (backward) rows.
+  at::Tensor send_idx_, boundary_gid_, halo_gid_;
+  at::Tensor send_rows_;   // forward, full precision: gathered boundary rows
+  at::Tensor recv_rows_;   // backward: received partial gradients, send_idx order
+  at::Tensor send_bytes_;  // quantized blocks, per peer at send offsets
+  at::Tensor recv_bytes_;
+  int64_t width_ = 0;                              // d of the last backward exchange
+  std::map<int, std::unique_ptr<Codec>> codecs_;   // by tag
+  std::unique_ptr<Flight> flight_;                 // started, not finished
+  std::vector<std::unique_ptr<Flight>> finished_;  // finished, not settled
+  StreamTimer exposed_;
   CommStats stats_;
   ExchangeTrace trace_;
 };

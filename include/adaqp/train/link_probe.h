@@ -22,6 +22,7 @@
 #include "adaqp/assign/link_fit.h"
 #include "adaqp/assign/time_model.h"
 #include "adaqp/comm/communicator.h"
+#include "adaqp/common/device.h"
 #include "adaqp/partition/part.h"
 
 namespace adaqp {
@@ -37,6 +38,8 @@ struct LinkProbeOptions {
   // The probe takes as many passes as fit in about this (priced by a warm-up at the smallest size
   // and 8 times it); if 3 do not fit, its largest size shrinks until they do.
   double budget_s = 3.0;
+  // Where the probe's buffers live: the job's device (device memory for a device transport).
+  Device device;
 };
 
 struct LinkModel {

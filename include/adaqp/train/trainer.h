@@ -1,6 +1,7 @@
 // Full-graph training on one worker of W (design notes, sections 4 and 8). Every rank runs the
-// same steps: forward, loss, backward, all-reduce of the parameter gradients (sum), Adam step, so
-// all ranks hold identical parameters after every step. The loss is the mean over ALL training
+// same steps: forward, loss, backward, all-reduce of the parameter gradients (sum, on one flat
+// buffer whose views the gradients are), Adam step, so all ranks hold identical parameters after
+// every step. The loss is the mean over ALL training
 // nodes of all ranks: each rank sums its own nodes' losses and divides by the global count
 // (softmax cross-entropy; for multi-label data, binary cross-entropy with logits averaged over
 // nodes and classes). Evaluation uses full-precision messages and no dropout; its scores come from
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/common/device.h"
 #include "adaqp/config/job_config.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/train/bit_assigner.h"
@@ -32,6 +34,9 @@ namespace adaqp {
 // bit-width scheme `scheme` (uniform at `bits`, random over {2, 4, 8} re-drawn every epoch, or
 // adaptive: the solver's widths, bit_assigner.h); evaluation always exchanges full precision.
 struct TrainerOptions {
+  // Where the whole epoch runs: the CPU (MPI communicator) or one CUDA device (a device
+  // transport: NcclCommunicator). Model, optimizer state, graph, features, labels live there.
+  Device device;
   ModelConfig model;
   TrainingConfig training;
   bool cache_features = true;      // communication.feature_cache

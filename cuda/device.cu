@@ -1,0 +1,77 @@
+#include <cuda_runtime.h>
+
+#include "adaqp/kernels/cuda_device.h"
+#include "check.cuh"
+
+namespace adaqp::kernels {
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return count;
+}
+
+void cuda_set_device(int device) {
+  ADAQP_CUDA_CHECK(cudaSetDevice(device));
+}
+
+const char* cuda_device_name(int device) {
+  static thread_local cudaDeviceProp prop;
+  ADAQP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return prop.name;
+}
+
+CudaEvent::CudaEvent(bool timing) {
+  cudaEvent_t event = nullptr;
+  ADAQP_CUDA_CHECK(
+      cudaEventCreateWithFlags(&event, timing ? cudaEventDefault : cudaEventDisableTiming));
+  event_ = event;
+}
+
+CudaEvent::~CudaEvent() {
+  cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+void CudaEvent::record(void* stream) {
+  ADAQP_CUDA_CHECK(
+      cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)));
+}
+
+void CudaEvent::block(void* stream) const {
+  ADAQP_CUDA_CHECK(
+      cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event_), 0));
+}
+
+bool CudaEvent::query() const {
+  const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event_));
+  if (err == cudaErrorNotReady) return false;
+  ADAQP_CUDA_CHECK(err);
+  return true;
+}
+
+void CudaEvent::synchronize() const {
+  ADAQP_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+}
+
+double CudaEvent::seconds_since(const CudaEvent& start) const {
+  float ms = 0;
+  ADAQP_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start.event_),
+                                        static_cast<cudaEvent_t>(event_)));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+void cuda_copy_async(void* dst, const void* src, size_t bytes, void* stream) {
+  if (bytes == 0) return;
+  ADAQP_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)));
+}
+
+void cuda_memset_async(void* dst, int value, size_t bytes, void* stream) {
+  if (bytes == 0) return;
+  ADAQP_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, static_cast<cudaStream_t>(stream)));
+}
+
+}  // namespace adaqp::kernels

@@ -1,0 +1,52 @@
+// The CUDA runtime as the rest of the project sees it, without CUDA types: device selection,
+// events on streams (cudaStream_t passed as void*; nullptr is the legacy default stream, the one
+// libtorch computes on) and copies. Exists only when ADAQP_WITH_CUDA is 1; every failure is a
+// CudaError naming the call.
+#pragma once
+
+#include "adaqp/config.h"
+
+#if ADAQP_WITH_CUDA
+
+#include <cstddef>
+
+namespace adaqp::kernels {
+
+// Number of visible CUDA devices; 0 when there is no driver or device.
+int cuda_device_count();
+// Makes `device` current for the calling thread.
+void cuda_set_device(int device);
+// "NVIDIA H100 80GB HBM3" etc.
+const char* cuda_device_name(int device);
+
+// An event on the current device (owning). Timing events measure intervals between two of them.
+class CudaEvent {
+ public:
+  explicit CudaEvent(bool timing = true);
+  ~CudaEvent();
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+
+  // Captures the work enqueued on `stream` so far.
+  void record(void* stream);
+  // Makes work enqueued later on `stream` wait for the captured work (no host wait).
+  void block(void* stream) const;
+  // True once the captured work has completed (never blocks).
+  bool query() const;
+  // Blocks the host until the captured work has completed.
+  void synchronize() const;
+  // Seconds from `start` to this event; both recorded with timing and completed.
+  double seconds_since(const CudaEvent& start) const;
+
+ private:
+  void* event_ = nullptr;
+};
+
+// Asynchronous copy of `bytes` between any two of host, pinned host and device memory on `stream`.
+void cuda_copy_async(void* dst, const void* src, size_t bytes, void* stream);
+// Fills `bytes` bytes of device memory with `value` on `stream`.
+void cuda_memset_async(void* dst, int value, size_t bytes, void* stream);
+
+}  // namespace adaqp::kernels
+
+#endif  // ADAQP_WITH_CUDA

@@ -1,0 +1,26 @@
+// Device (common/device.h) in libtorch's terms, and uploads of host arrays to it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/TensorOptions.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/common/device.h"
+
+namespace adaqp {
+
+c10::Device torch_device(const Device& device);
+at::TensorOptions torch_options(const Device& device, at::ScalarType type);
+
+// A 1-d tensor on `device` holding a copy of `host` (n values at `data`).
+at::Tensor to_device(const int64_t* data, int64_t n, const Device& device);
+at::Tensor to_device(const int32_t* data, int64_t n, const Device& device);
+at::Tensor to_device(const float* data, int64_t n, const Device& device);
+at::Tensor to_device(const std::vector<int64_t>& host, const Device& device);
+at::Tensor to_device(const std::vector<int32_t>& host, const Device& device);
+at::Tensor to_device(const std::vector<uint8_t>& host, const Device& device);
+at::Tensor to_device(const std::vector<float>& host, const Device& device);
+
+}  // namespace adaqp

@@ -1,0 +1,94 @@
+#include "adaqp/config/placement.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "adaqp/common/error.h"
+#include "adaqp/config.h"
+#if ADAQP_WITH_CUDA
+#include "adaqp/kernels/cuda_device.h"
+#endif
+
+namespace adaqp {
+
+namespace {
+
+// Why this rank cannot train on CUDA ("" when it can).
+std::string cuda_obstacle(const PlacementEnvironment& env) {
+  if (!env.cuda_build) {
+    return "this build of adaqp has no GPU support (it needs the CUDA toolkit, NCCL and a CUDA "
+           "build of libtorch at configure time)";
+  }
+  if (env.visible_devices == 0) {
+    return fmt::format("no CUDA device is visible on rank {}", env.rank);
+  }
+  if (env.local_ranks > env.visible_devices && !env.distinct_host_ids) {
+    return fmt::format(
+        "{} ranks on rank {}'s host share {} GPU(s): NCCL needs one GPU per rank, or a distinct "
+        "NCCL_HOSTID per rank (e.g. mpirun ... bash -c 'NCCL_HOSTID=r$OMPI_COMM_WORLD_RANK exec "
+        "adaqp train ...')",
+        env.local_ranks, env.rank, env.visible_devices);
+  }
+  return "";
+}
+
+}  // namespace
+
+Placement choose_placement(const std::string& device, const std::string& backend,
+                           const PlacementEnvironment& env) {
+  Placement p;
+  const std::string obstacle = cuda_obstacle(env);
+  if (device == "cuda") {
+    if (!obstacle.empty()) {
+      throw ConfigError("training.device = cuda: " + obstacle + "; or set training.device=cpu");
+    }
+    p.device = Device::cuda(env.local_rank % env.visible_devices);
+    p.reason = "training.device cuda";
+  } else if (device == "cpu") {
+    p.reason = "training.device cpu";
+  } else if (device == "auto") {
+    if (obstacle.empty()) {
+      p.device = Device::cuda(env.local_rank % env.visible_devices);
+      p.reason = "training.device auto: a GPU per rank";
+    } else {
+      p.reason = "training.device auto: " + obstacle;
+    }
+  } else {
+    throw ConfigError("training.device = '" + device + "': must be one of auto, cpu, cuda");
+  }
+  const std::string natural = p.device.is_cuda() ? "nccl" : "mpi";
+  if (backend == "auto" || backend == natural) {
+    p.backend = natural;
+  } else if (backend == "mpi") {
+    throw ConfigError(
+        "communication.backend = mpi: the MPI transport moves host memory only, and training runs "
+        "on " +
+        p.device.name() + " (" + p.reason +
+        "); use communication.backend=nccl (or auto), "
+        "or training.device=cpu");
+  } else if (backend == "nccl") {
+    throw ConfigError(
+        "communication.backend = nccl: NCCL moves GPU memory, and training runs on "
+        "the CPU (" +
+        p.reason +
+        "); use communication.backend=mpi (or auto), or "
+        "training.device=cuda");
+  } else {
+    throw ConfigError("communication.backend = '" + backend + "': must be one of auto, mpi, nccl");
+  }
+  return p;
+}
+
+PlacementEnvironment probe_placement_environment() {
+  PlacementEnvironment env;
+#if ADAQP_WITH_CUDA && ADAQP_WITH_NCCL && ADAQP_WITH_TORCH_CUDA
+  env.cuda_build = true;
+  env.visible_devices = kernels::cuda_device_count();
+#endif
+  const char* host_id = std::getenv("NCCL_HOSTID");
+  env.distinct_host_ids = host_id != nullptr && host_id[0] != '\0';
+  return env;
+}
+
+}  // namespace adaqp

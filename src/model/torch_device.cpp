@@ -1,0 +1,60 @@
+#include "adaqp/model/torch_device.h"
+
+#include <ATen/ATen.h>
+
+namespace adaqp {
+
+namespace {
+
+template <typename T>
+at::Tensor upload(const T* data, int64_t n, at::ScalarType type, const Device& device) {
+  if (n == 0) return at::empty({0}, torch_options(device, type));
+  const at::Tensor cpu = at::from_blob(const_cast<T*>(data), {n}, at::TensorOptions().dtype(type));
+  return device.is_cuda() ? cpu.to(torch_device(device)) : cpu.clone();
+}
+
+template <typename T>
+at::Tensor upload(const std::vector<T>& host, at::ScalarType type, const Device& device) {
+  return upload(host.data(), static_cast<int64_t>(host.size()), type, device);
+}
+
+}  // namespace
+
+c10::Device torch_device(const Device& device) {
+  return device.is_cuda() ? c10::Device(c10::DeviceType::CUDA, static_cast<int8_t>(device.index))
+                          : c10::Device(c10::DeviceType::CPU);
+}
+
+at::TensorOptions torch_options(const Device& device, at::ScalarType type) {
+  return at::TensorOptions().dtype(type).device(torch_device(device));
+}
+
+at::Tensor to_device(const int64_t* data, int64_t n, const Device& device) {
+  return upload(data, n, at::kLong, device);
+}
+
+at::Tensor to_device(const int32_t* data, int64_t n, const Device& device) {
+  return upload(data, n, at::kInt, device);
+}
+
+at::Tensor to_device(const float* data, int64_t n, const Device& device) {
+  return upload(data, n, at::kFloat, device);
+}
+
+at::Tensor to_device(const std::vector<int64_t>& host, const Device& device) {
+  return upload(host, at::kLong, device);
+}
+
+at::Tensor to_device(const std::vector<int32_t>& host, const Device& device) {
+  return upload(host, at::kInt, device);
+}
+
+at::Tensor to_device(const std::vector<uint8_t>& host, const Device& device) {
+  return upload(host, at::kByte, device);
+}
+
+at::Tensor to_device(const std::vector<float>& host, const Device& device) {
+  return upload(host, at::kFloat, device);
+}
+
+}  // namespace adaqp
