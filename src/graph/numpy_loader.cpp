@@ -12,6 +12,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "class_ids.h"
 #include "npy.h"
 
 namespace adaqp {
@@ -24,8 +25,6 @@ std::string index1(int64_t i) {
 std::string index2(int64_t i, int64_t j) {
   return "index [" + std::to_string(i) + ", " + std::to_string(j) + "]";
 }
-// Labels of a single-label dataset are class ids; more classes than nodes means a broken file.
-constexpr char kLabelRule[] = " (class ids start at 0 and stay below the node count)";
 std::string range(int64_t n) {
   return " is out of range [0, " + std::to_string(n) + ")";
 }
@@ -97,9 +96,8 @@ void read_labels(const std::string& path, Graph& g) {
     g.labels = to_int64(a);
     int64_t max_label = -1;
     for (int64_t v = 0; v < n; ++v) {
-      if (g.labels[v] < 0 || g.labels[v] >= n)
-        throw InputError(path, index1(v),
-                         "label " + std::to_string(g.labels[v]) + range(n) + kLabelRule);
+      const std::string problem = class_id_problem(g.labels[v], n);
+      if (!problem.empty()) throw InputError(path, index1(v), problem);
       max_label = std::max(max_label, g.labels[v]);
     }
     g.num_classes = max_label + 1;
