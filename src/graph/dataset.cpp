@@ -16,9 +16,10 @@ std::string detect_format(const std::string& path) {
   if (!fs::is_directory(path, ec)) throw InputError(path, "", "dataset directory not found");
   if (fs::exists(fs::path(path) / "raw" / "edge.csv.gz", ec)) return "ogb";
   if (fs::exists(fs::path(path) / "edge_index.npy", ec)) return "numpy";
+  if (fs::exists(fs::path(path) / "adj_full.npz", ec)) return "graphsaint";
   throw InputError(path, "",
-                   "not a dataset directory: expected raw/edge.csv.gz (OGB layout) or "
-                   "edge_index.npy (NumPy layout)");
+                   "not a dataset directory: expected raw/edge.csv.gz (OGB layout), "
+                   "edge_index.npy (NumPy layout) or adj_full.npz (GraphSAINT layout)");
 }
 
 }  // namespace
@@ -31,11 +32,13 @@ Graph load_dataset(const DatasetSpec& spec) {
     g = load_ogb(spec.path, spec.split);
   } else if (format == "numpy") {
     g = load_numpy(spec.path);
+  } else if (format == "graphsaint") {
+    g = load_graphsaint(spec.path);
   } else if (format == "synthetic") {
     g = generate_graph(spec.synthetic);
   } else {
     throw ConfigError("dataset format: unknown value '" + spec.format +
-                      "' (expected ogb, numpy, synthetic or auto)");
+                      "' (expected ogb, numpy, graphsaint, synthetic or auto)");
   }
   apply_transform(g, spec.transform);
   g.validate(format == "synthetic" ? "synthetic graph" : spec.path);
