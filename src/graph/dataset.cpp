@@ -26,7 +26,12 @@ std::string detect_format(const std::string& path) {
 
 Graph load_dataset(const DatasetSpec& spec) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string format = spec.format == "auto" ? detect_format(spec.path) : spec.format;
+  if (spec.format == "synthetic" && !spec.path.empty())
+    throw ConfigError("dataset path '" + spec.path +
+                      "' given with format synthetic, which reads no files (use format auto, or "
+                      "no path for the generator)");
+  std::string format = spec.format;
+  if (format == "auto") format = spec.path.empty() ? "synthetic" : detect_format(spec.path);
   Graph g;
   if (format == "ogb") {
     g = load_ogb(spec.path, spec.split);

@@ -10,10 +10,12 @@
 namespace adaqp {
 
 struct DatasetSpec {
-  std::string format = "auto";  // ogb | numpy | graphsaint | synthetic | auto (detected)
-  std::string path;             // dataset directory (unused for synthetic)
-  std::string split;            // OGB split folder name; empty = the only one present
-  GeneratorOptions synthetic;   // for format synthetic
+  // ogb | numpy | graphsaint | synthetic | auto (the layout detected from `path`; the generator
+  // when `path` is empty)
+  std::string format = "auto";
+  std::string path;            // dataset directory; must be empty for synthetic
+  std::string split;           // OGB split folder name; empty = the only one present
+  GeneratorOptions synthetic;  // for format synthetic
   GraphTransform transform;
 };
 
@@ -52,9 +54,10 @@ Graph load_graphsaint(const std::string& dir);
 // `dir`, which must not exist (InputError otherwise). On any failure nothing is left behind.
 void save_numpy(const Graph& g, const std::string& dir);
 
-// Dispatches on spec.format (auto: raw/edge.csv.gz means ogb, edge_index.npy means numpy,
-// adj_full.npz means graphsaint, anything else is an InputError naming the directory), then applies
-// spec.transform and validates the result. An unknown format is a ConfigError.
+// Dispatches on spec.format (auto: no path means synthetic; in the directory, raw/edge.csv.gz means
+// ogb, edge_index.npy means numpy, adj_full.npz means graphsaint, anything else is an InputError
+// naming the directory), then applies spec.transform and validates the result. An unknown format,
+// or a path given with format synthetic, is a ConfigError.
 Graph load_dataset(const DatasetSpec& spec);
 
 }  // namespace adaqp
