@@ -426,8 +426,20 @@ void read_class_map(const std::string& path, Graph& g) {
 void read_roles(const std::string& path, Graph& g) {
   std::ifstream in = open_json(path);
   json roles;
+  // A JSON object may repeat a key and the parser keeps the last value: refuse a repeated role.
+  std::vector<std::string> keys;
+  const json::parser_callback_t refuse_repeats = [&](int depth, json::parse_event_t event,
+                                                     json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) {
+      const std::string key = parsed.get<std::string>();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end())
+        throw InputError(path, "key '" + key + "'", "appears twice");
+      keys.push_back(key);
+    }
+    return true;
+  };
   try {
-    roles = json::parse(in);
+    roles = json::parse(in, refuse_repeats);
   } catch (const json::parse_error& e) {
     malformed_json(path, e.byte, e.what());
   }

@@ -402,6 +402,12 @@ const MalformedSaint kCases[] = {
      [](GraphSaintFiles& f) { set_file(f, "role.json", R"({"tr": [0, 1], "va": [2]})"); },
      nullptr,
      {"role.json: key 'te' is missing"}},
+    {"RoleTwice",
+     [](GraphSaintFiles& f) {
+       set_file(f, "role.json", R"({"tr": [0, 1], "va": [2], "te": [3], "va": [1]})");
+     },
+     nullptr,
+     {"role.json: key 'va': appears twice"}},
     {"RoleUnknownKey",
      [](GraphSaintFiles& f) {
        set_file(f, "role.json", R"({"tr": [0, 1], "va": [2], "te": [3], "train": [0]})");
