@@ -55,7 +55,8 @@ void add_info_command(CLI::App& app) {
   auto opt = std::make_shared<InfoOptions>();
   CLI::App* cmd = app.add_subcommand("info", "Print statistics of a dataset and/or a partition");
   add_job_options(cmd, opt->job);
-  cmd->add_option("--dataset", opt->dataset, "dataset directory (OGB or NumPy layout, as stored)")
+  cmd->add_option("--dataset", opt->dataset,
+                  "dataset directory (OGB, NumPy or GraphSAINT layout, as stored)")
       ->excludes("--config");
   cmd->add_option("--partition", opt->partition, "partition directory");
   cmd->add_flag("--json", opt->json, "machine-readable output (one JSON object)");

@@ -335,9 +335,16 @@ void require_one_of(const std::string& origin, const std::string& key, const std
 }
 
 void validate(const JobConfig& c, const std::string& origin) {
-  require_one_of(origin, "dataset.format", c.dataset.format, {"ogb", "numpy", "synthetic", "auto"});
-  require(c.dataset.format == "synthetic" || !c.dataset.path.empty(), origin, "dataset.path", "''",
-          "required unless dataset.format is synthetic");
+  const DatasetSpec& d = c.dataset;
+  require_one_of(origin, "dataset.format", d.format,
+                 {"ogb", "numpy", "graphsaint", "synthetic", "auto"});
+  require(d.format == "synthetic" || d.format == "auto" || !d.path.empty(), origin, "dataset.path",
+          "''",
+          "required by dataset.format = " + d.format +
+              " (dataset.format auto without a path trains the generated graph)");
+  require(d.format != "synthetic" || d.path.empty(), origin, "dataset.path", "'" + d.path + "'",
+          "given with dataset.format = synthetic, which reads no files (dataset.format auto "
+          "detects the directory's layout; drop dataset.path for the generator)");
   try {
     validate_generator_options(c.dataset.synthetic);
   } catch (const ConfigError& e) {

@@ -208,10 +208,13 @@ void Graph::validate(const std::string& origin) const {
       throw InputError(origin, "labels",
                        "has " + str(labels.size()) + " entries, expected " + str(num_nodes));
     for (int64_t v = 0; v < num_nodes; ++v) {
-      if (labels[v] < 0 || labels[v] >= num_classes)
-        throw InputError(
-            origin, "node " + str(v),
-            "label " + str(labels[v]) + " is out of range [0, " + str(num_classes) + ")");
+      if (labels[v] < 0)
+        throw InputError(origin, "node " + str(v),
+                         "label " + str(labels[v]) + " is negative (class ids start at 0)");
+      if (labels[v] >= num_classes)
+        throw InputError(origin, "node " + str(v),
+                         "label " + str(labels[v]) + " is out of range [0, " + str(num_classes) +
+                             ") of the " + str(num_classes) + " classes");
     }
   }
 

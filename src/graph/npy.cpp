@@ -19,6 +19,8 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
 constexpr size_t kHeaderAlignment = 64;
+// The widest '|S<n>' accepted: byte strings here are short tags such as b'csr'.
+constexpr size_t kMaxBytesWidth = 1 << 16;
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
@@ -150,8 +152,10 @@ const char* npy_descr(NpyDtype dtype) {
       return "|u1";
     case NpyDtype::kBool:
       return "|b1";
+    case NpyDtype::kBytes:
+      break;
   }
-  throw InvariantError("npy_descr: unknown dtype");
+  throw InvariantError("npy_descr: no fixed descr for this dtype");
 }
 
 size_t npy_item_size(NpyDtype dtype) {
@@ -168,8 +172,14 @@ size_t npy_item_size(NpyDtype dtype) {
       return 1;
     case NpyDtype::kBool:
       return 1;
+    case NpyDtype::kBytes:
+      break;
   }
-  throw InvariantError("npy_item_size: unknown dtype");
+  throw InvariantError("npy_item_size: no fixed size for this dtype");
+}
+
+std::string NpyArray::descr() const {
+  return dtype == NpyDtype::kBytes ? "|S" + std::to_string(item_size) : npy_descr(dtype);
 }
 
 std::string NpyArray::shape_string() const {
@@ -188,74 +198,101 @@ NpyArray read_npy(const std::string& path) {
   if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
   FilePtr file(std::fopen(path.c_str(), "rb"));
   if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  std::vector<uint8_t> bytes(file_size);
+  if (std::fread(bytes.data(), 1, file_size, file.get()) != file_size)
+    throw InputError(path, "", std::string("read failed: ") + std::strerror(errno));
+  return parse_npy(path, std::move(bytes));
+}
 
-  uint8_t preamble[kMagicSize + 2 + 4];
-  if (std::fread(preamble, 1, kMagicSize + 2, file.get()) != kMagicSize + 2 ||
-      std::memcmp(preamble, kMagic, kMagicSize) != 0)
-    throw InputError(path, "", "not a .npy file (bad magic)");
-  const int major = preamble[kMagicSize];
+NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
+  const uint64_t total = bytes.size();
+  if (total < kMagicSize + 2 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
+    throw InputError(origin, "", "not a .npy file (bad magic)");
+  const int major = bytes[kMagicSize];
   if (major != 1 && major != 2)
-    throw InputError(path, "header",
+    throw InputError(origin, "header",
                      "unsupported .npy format version " + std::to_string(major) + "." +
-                         std::to_string(preamble[kMagicSize + 1]) + " (supported: 1.0, 2.0)");
+                         std::to_string(bytes[kMagicSize + 1]) + " (supported: 1.0, 2.0)");
   const size_t len_bytes = major == 1 ? 2 : 4;
-  if (std::fread(preamble + kMagicSize + 2, 1, len_bytes, file.get()) != len_bytes)
-    throw InputError(path, "header", "truncated header");
-  const uint64_t header_len = read_le(preamble + kMagicSize + 2, len_bytes);
+  if (total < kMagicSize + 2 + len_bytes) throw InputError(origin, "header", "truncated header");
+  const uint64_t header_len = read_le(bytes.data() + kMagicSize + 2, len_bytes);
   const uint64_t payload_offset = kMagicSize + 2 + len_bytes + header_len;
-  if (payload_offset > file_size)
+  if (payload_offset > total)
     throw InputError(
-        path, "header",
+        origin, "header",
         "header length " + std::to_string(header_len) + " runs past the end of the file");
-  std::string header(header_len, '\0');
-  if (std::fread(header.data(), 1, header_len, file.get()) != header_len)
-    throw InputError(path, "header", "truncated header");
+  const std::string_view header(
+      reinterpret_cast<const char*>(bytes.data()) + kMagicSize + 2 + len_bytes, header_len);
 
   std::string descr;
   bool fortran = false;
   NpyArray array;
-  HeaderParser(header, path).parse(descr, fortran, array.shape);
+  HeaderParser(header, origin).parse(descr, fortran, array.shape);
   bool known = false;
   for (NpyDtype d : kAllDtypes) {
     if (descr == npy_descr(d)) {
       array.dtype = d;
+      array.item_size = npy_item_size(d);
+      known = true;
+    }
+  }
+  if (!known && descr.size() > 2 && descr.compare(0, 2, "|S") == 0) {
+    size_t width = 0;
+    const auto [ptr, ec] = std::from_chars(descr.data() + 2, descr.data() + descr.size(), width);
+    if (ec == std::errc() && ptr == descr.data() + descr.size() && width >= 1 &&
+        width <= kMaxBytesWidth) {
+      array.dtype = NpyDtype::kBytes;
+      array.item_size = width;
       known = true;
     }
   }
   if (!known)
-    throw InputError(path, "header",
-                     "unsupported dtype '" + descr + "' (supported: <i4 <i8 <f4 <f8 |u1 |b1)");
+    throw InputError(
+        origin, "header",
+        "unsupported dtype '" + descr + "' (supported: <i4 <i8 <f4 <f8 |u1 |b1 |S<n>)");
   if (fortran)
-    throw InputError(path, "header",
+    throw InputError(origin, "header",
                      "Fortran-order arrays are not supported; save a C-order "
                      "array (numpy.ascontiguousarray)");
 
   uint64_t count = 1;
   for (int64_t dim : array.shape) {
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
-      throw InputError(path, "header", "shape " + array.shape_string() + " is too large");
+      throw InputError(origin, "header", "shape " + array.shape_string() + " is too large");
   }
   uint64_t expected = 0;
-  if (__builtin_mul_overflow(count, npy_item_size(array.dtype), &expected))
-    throw InputError(path, "header", "shape " + array.shape_string() + " is too large");
-  const uint64_t available = file_size - payload_offset;
+  if (__builtin_mul_overflow(count, array.item_size, &expected))
+    throw InputError(origin, "header", "shape " + array.shape_string() + " is too large");
+  const uint64_t available = total - payload_offset;
   if (available < expected)
-    throw InputError(path, "payload",
+    throw InputError(origin, "payload",
                      "truncated: " + std::to_string(available) + " bytes, shape " +
                          array.shape_string() + " of " + descr + " needs " +
                          std::to_string(expected));
   if (available > expected)
-    throw InputError(path, "payload",
+    throw InputError(origin, "payload",
                      std::to_string(available - expected) +
                          " unexpected bytes after the data of shape " + array.shape_string());
-  array.payload.resize(expected);
-  if (std::fread(array.payload.data(), 1, expected, file.get()) != expected)
-    throw InputError(path, "payload", std::string("read failed: ") + std::strerror(errno));
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(payload_offset));
+  array.payload = std::move(bytes);
   return array;
+}
+
+bool npy_is_int(const NpyArray& a) {
+  return a.dtype == NpyDtype::kInt32 || a.dtype == NpyDtype::kInt64;
+}
+
+std::vector<int64_t> npy_to_int64(const NpyArray& a) {
+  ADAQP_CHECK(npy_is_int(a), "dtype " + a.descr());
+  std::vector<int64_t> out(a.size());
+  for (int64_t i = 0; i < a.size(); ++i)
+    out[i] = a.dtype == NpyDtype::kInt32 ? npy_element<int32_t>(a, i) : npy_element<int64_t>(a, i);
+  return out;
 }
 
 void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,
                const void* payload, size_t bytes) {
+  ADAQP_CHECK(dtype != NpyDtype::kBytes, "write_npy writes fixed-size dtypes only");
   NpyArray described;
   described.shape = shape;
   std::string header = std::string("{'descr': '") + npy_descr(dtype) +

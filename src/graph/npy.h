@@ -2,23 +2,27 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 namespace adaqp {
 
-enum class NpyDtype { kInt32, kInt64, kFloat32, kFloat64, kUInt8, kBool };
+enum class NpyDtype { kInt32, kInt64, kFloat32, kFloat64, kUInt8, kBool, kBytes };
 
-// '<i4', '<i8', '<f4', '<f8', '|u1', '|b1'.
+// '<i4', '<i8', '<f4', '<f8', '|u1', '|b1' and their sizes; kBytes ('|S<n>', NumPy's fixed-width
+// byte strings, as in the 'format' member of a SciPy .npz) has no fixed size: InvariantError.
 const char* npy_descr(NpyDtype dtype);
 size_t npy_item_size(NpyDtype dtype);
 
 struct NpyArray {
   NpyDtype dtype = NpyDtype::kUInt8;
+  size_t item_size = 1;  // bytes per element (n for '|S<n>')
   std::vector<int64_t> shape;
   std::vector<uint8_t> payload;  // row-major elements, little-endian
 
-  int64_t size() const { return static_cast<int64_t>(payload.size() / npy_item_size(dtype)); }
+  int64_t size() const { return static_cast<int64_t>(payload.size() / item_size); }
+  std::string descr() const;         // as in the header: "<f4", "|S3"
   std::string shape_string() const;  // "(2, 5)" as NumPy prints it
 };
 
@@ -26,9 +30,26 @@ struct NpyArray {
 // unsupported dtype, Fortran order, or a payload shorter or longer than the shape says.
 NpyArray read_npy(const std::string& path);
 
+// The same for the bytes of a .npy file already in memory (a member of a .npz archive); errors
+// name `origin`. The header is dropped in place: the payload reuses `bytes`' storage.
+NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes);
+
 // Writes `payload` (row-major, little-endian elements of `dtype`) with the given shape; InputError
-// naming the file if it cannot be written completely.
+// naming the file if it cannot be written completely. Not for kBytes.
 void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,
                const void* payload, size_t bytes);
+
+// Element i of `a`, as the C++ type of its dtype (the caller checked the dtype).
+template <typename T>
+T npy_element(const NpyArray& a, int64_t i) {
+  T value;
+  std::memcpy(&value, a.payload.data() + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+// int32 or int64.
+bool npy_is_int(const NpyArray& a);
+// The elements of an int32 or int64 array, widened.
+std::vector<int64_t> npy_to_int64(const NpyArray& a);
 
 }  // namespace adaqp

@@ -12,6 +12,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "class_ids.h"
 #include "npy.h"
 
 namespace adaqp {
@@ -24,34 +25,13 @@ std::string index1(int64_t i) {
 std::string index2(int64_t i, int64_t j) {
   return "index [" + std::to_string(i) + ", " + std::to_string(j) + "]";
 }
-// Labels of a single-label dataset are class ids; more classes than nodes means a broken file.
-constexpr char kLabelRule[] = " (class ids start at 0 and stay below the node count)";
 std::string range(int64_t n) {
   return " is out of range [0, " + std::to_string(n) + ")";
 }
 
-template <typename T>
-T element(const NpyArray& a, int64_t i) {
-  T value;
-  std::memcpy(&value, a.payload.data() + i * sizeof(T), sizeof(T));
-  return value;
-}
-
-bool is_int(const NpyArray& a) {
-  return a.dtype == NpyDtype::kInt32 || a.dtype == NpyDtype::kInt64;
-}
-
-std::vector<int64_t> to_int64(const NpyArray& a) {
-  std::vector<int64_t> out(a.size());
-  for (int64_t i = 0; i < a.size(); ++i)
-    out[i] = a.dtype == NpyDtype::kInt32 ? element<int32_t>(a, i) : element<int64_t>(a, i);
-  return out;
-}
-
 [[noreturn]] void bad_layout(const std::string& path, const NpyArray& a, const std::string& want) {
-  throw InputError(path, "",
-                   std::string("has dtype ") + npy_descr(a.dtype) + " and shape " +
-                       a.shape_string() + ", expected " + want);
+  throw InputError(
+      path, "", "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
 }
 
 void read_features(const std::string& path, Graph& g) {
@@ -71,10 +51,10 @@ void read_features(const std::string& path, Graph& g) {
 
 void read_edges(const std::string& path, Graph& g) {
   const NpyArray a = read_npy(path);
-  if (!is_int(a) || a.shape.size() != 2 || a.shape[0] != 2)
+  if (!npy_is_int(a) || a.shape.size() != 2 || a.shape[0] != 2)
     bad_layout(path, a, "int32 or int64 [2, E] (row 0 sources, row 1 targets)");
   const int64_t num_edges = a.shape[1];
-  const std::vector<int64_t> ids = to_int64(a);
+  const std::vector<int64_t> ids = npy_to_int64(a);
   for (int64_t i = 0; i < 2 * num_edges; ++i) {
     if (ids[i] < 0 || ids[i] >= g.num_nodes)
       throw InputError(
@@ -92,14 +72,13 @@ void read_labels(const std::string& path, Graph& g) {
   const NpyArray a = read_npy(path);
   const int64_t n = g.num_nodes;
   const bool rows_match = !a.shape.empty() && a.shape[0] == n;
-  if (is_int(a) && rows_match &&
+  if (npy_is_int(a) && rows_match &&
       (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1))) {
-    g.labels = to_int64(a);
+    g.labels = npy_to_int64(a);
     int64_t max_label = -1;
     for (int64_t v = 0; v < n; ++v) {
-      if (g.labels[v] < 0 || g.labels[v] >= n)
-        throw InputError(path, index1(v),
-                         "label " + std::to_string(g.labels[v]) + range(n) + kLabelRule);
+      const std::string problem = class_id_problem(g.labels[v], n);
+      if (!problem.empty()) throw InputError(path, index1(v), problem);
       max_label = std::max(max_label, g.labels[v]);
     }
     g.num_classes = max_label + 1;
@@ -115,7 +94,7 @@ void read_labels(const std::string& path, Graph& g) {
   g.num_classes = a.shape[1];
   g.multilabels.resize(a.size());
   for (int64_t i = 0; i < a.size(); ++i) {
-    const double value = a.dtype == NpyDtype::kFloat32 ? element<float>(a, i) : a.payload[i];
+    const double value = a.dtype == NpyDtype::kFloat32 ? npy_element<float>(a, i) : a.payload[i];
     if (value != 0.0 && value != 1.0)
       throw InputError(path, index2(i / g.num_classes, i % g.num_classes),
                        fmt::format("multi-label value {} is not 0 or 1", value));
@@ -135,8 +114,8 @@ std::vector<int64_t> read_split(const std::string& path, int64_t n, std::vector<
                          "mask byte " + std::to_string(a.payload[v]) + " is not 0 or 1");
       if (a.payload[v] == 1) ids.push_back(v);
     }
-  } else if (is_int(a) && a.shape.size() == 1) {
-    ids = to_int64(a);
+  } else if (npy_is_int(a) && a.shape.size() == 1) {
+    ids = npy_to_int64(a);
   } else {
     bad_layout(path, a, "int32/int64 node ids [K] or a bool mask [" + std::to_string(n) + "]");
   }

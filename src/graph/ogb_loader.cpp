@@ -10,6 +10,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "class_ids.h"
 #include "gz_reader.h"
 
 namespace adaqp {
@@ -183,11 +184,8 @@ void read_labels(const std::string& path, int64_t num_nodes, Graph& g) {
       }
     } else {
       const int64_t label = parse_int(in, fields[0], "label");
-      if (label < 0 || label >= num_nodes)
-        throw InputError(path, where,
-                         "label " + std::to_string(label) + " is out of range [0, " +
-                             std::to_string(num_nodes) +
-                             ") (class ids start at 0 and stay below the node count)");
+      const std::string problem = class_id_problem(label, num_nodes);
+      if (!problem.empty()) throw InputError(path, where, problem);
       max_label = std::max(max_label, label);
       g.labels.push_back(label);
     }

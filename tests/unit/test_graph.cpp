@@ -81,6 +81,9 @@ TEST(GraphValidate, NamesEachBrokenInvariant) {
   Graph bad_label = tiny_graph();
   bad_label.labels[3] = 3;
   EXPECT_THAT(validate_message(bad_label), HasSubstr("node 3: label 3 is out of range [0, 3)"));
+  EXPECT_THAT(validate_message(bad_label), HasSubstr("of the 3 classes"));
+  bad_label.labels[3] = -1;
+  EXPECT_THAT(validate_message(bad_label), HasSubstr("node 3: label -1 is negative"));
 
   Graph overlap = tiny_graph();
   overlap.test = {1};

@@ -34,7 +34,8 @@ bool contains(const std::string& s, const std::string& part) {
 
 TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
   const JobConfig c = load_job_config("");
-  EXPECT_EQ(c.dataset.format, "synthetic");
+  EXPECT_EQ(c.dataset.format, "auto");  // no path: the generated graph
+  EXPECT_EQ(c.dataset.path, "");
   EXPECT_EQ(c.dataset.synthetic.num_nodes, 10000);
   EXPECT_EQ(c.dataset.synthetic.num_classes, 8);
   EXPECT_EQ(c.dataset.synthetic.feat_dim, 64);
@@ -203,6 +204,41 @@ TEST(JobConfig, EveryRangeIsChecked) {
     EXPECT_TRUE(contains(msg, "job.yaml")) << msg;
   }
   EXPECT_TRUE(contains(config_error("dataset: {format: ogb}\n"), "dataset.path"));
+}
+
+TEST(JobConfig, DatasetFormatAutoDetectsAPathAndGeneratesWithoutOne) {
+  test::TempDir dir;
+  // A path alone: the layout is detected when the dataset is loaded, not the generator.
+  JobConfig c = load_job_config(write_config(dir, "dataset: {path: data/reddit}\n"));
+  EXPECT_EQ(c.dataset.format, "auto");
+  EXPECT_EQ(c.dataset.path, "data/reddit");
+  c = load_job_config("", {"dataset.path=data/reddit"});
+  EXPECT_EQ(c.dataset.format, "auto");
+  // Neither: the generator, with the dataset.synthetic options.
+  c = load_job_config(write_config(dir, "dataset: {synthetic: {num_nodes: 3000}}\n"));
+  EXPECT_EQ(c.dataset.format, "auto");
+  EXPECT_TRUE(c.dataset.path.empty());
+  EXPECT_EQ(c.dataset.synthetic.num_nodes, 3000);
+  // Explicit formats, GraphSAINT included.
+  for (const char* format : {"ogb", "numpy", "graphsaint"}) {
+    c = load_job_config(
+        write_config(dir, std::string("dataset: {format: ") + format + ", path: data/x}\n"));
+    EXPECT_EQ(c.dataset.format, format);
+  }
+  EXPECT_EQ(load_job_config("", {"dataset.format=synthetic"}).dataset.format, "synthetic");
+}
+
+TEST(JobConfig, DatasetPathWithSyntheticOrFormatWithoutPathIsAnError) {
+  const std::string both = config_error("dataset: {format: synthetic, path: data/x}\n");
+  EXPECT_TRUE(contains(both,
+                       "job.yaml: dataset.path = 'data/x': given with dataset.format = "
+                       "synthetic, which reads no files"))
+      << both;
+  const std::string set = config_error("", {"dataset.format=synthetic", "dataset.path=data/y"});
+  EXPECT_TRUE(contains(set, "dataset.path = 'data/y'") && contains(set, "dataset.format")) << set;
+  const std::string missing = config_error("dataset: {format: graphsaint}\n");
+  EXPECT_TRUE(contains(missing, "dataset.path = '': required by dataset.format = graphsaint"))
+      << missing;
 }
 
 TEST(JobConfig, OverridesApplyAfterTheFile) {

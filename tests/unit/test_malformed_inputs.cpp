@@ -190,12 +190,12 @@ const MalformedCase kOgbCases[] = {
      true,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n-1\n2\n1\n"); },
      nullptr,
-     {"raw/node-label.csv.gz: line 2: label -1 is out of range [0, 4)"}},
+     {"raw/node-label.csv.gz: line 2: label -1 is negative (class ids start at 0)"}},
     {"OgbLabelOutOfRange",
      true,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n1\n2\n17\n"); },
      nullptr,
-     {"raw/node-label.csv.gz: line 4: label 17 is out of range [0, 4)"}},
+     {"raw/node-label.csv.gz: line 4: label 17 is not below the node count 4"}},
     {"OgbFractionalLabel",
      true,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n1.5\n2\n1\n"); },
@@ -323,7 +323,15 @@ const MalformedCase kNumpyCases[] = {
        set(f, "label.npy", npy_bytes<int64_t>("<i8", "(4,)", {0, 1, -3, 1}));
      },
      nullptr,
-     {"label.npy: index 2: label -3 is out of range [0, 4)"}},
+     {"label.npy: index 2: label -3 is negative"}},
+    {"NumpyLabelAboveNodeCount",
+     false,
+     [](FileMap& f) {
+       set(f, "label.npy", npy_bytes<int64_t>("<i8", "(4,)", {0, 1, 4, 1}));
+     },
+     nullptr,
+     {"label.npy: index 2: label 4 is not below the node count 4 (the class count, largest id + "
+      "1, cannot exceed it)"}},
     {"NumpyLabelRowsDisagree",
      false,
      [](FileMap& f) {

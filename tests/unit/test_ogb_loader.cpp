@@ -155,5 +155,25 @@ TEST(LoadDataset, RejectsUnknownFormatAndNonDatasetDirectory) {
   EXPECT_THROW(load_dataset(spec), InputError);
 }
 
+TEST(LoadDataset, AutoWithoutPathGeneratesAndSyntheticRefusesAPath) {
+  DatasetSpec spec;
+  spec.synthetic.num_nodes = 200;
+  spec.synthetic.feat_dim = 4;
+  spec.synthetic.avg_degree = 4;
+  ASSERT_EQ(spec.format, "auto");
+  const Graph generated = load_dataset(spec);
+  EXPECT_EQ(generated.name, "synthetic");
+  EXPECT_EQ(generated.num_nodes, 200);
+  spec.format = "synthetic";
+  EXPECT_EQ(fingerprint(load_dataset(spec)), fingerprint(generated));
+  spec.path = "some/dir";
+  try {
+    load_dataset(spec);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("dataset path 'some/dir' given with format synthetic"));
+  }
+}
+
 }  // namespace
 }  // namespace adaqp

@@ -60,12 +60,13 @@ struct PartitionConfig {
   std::string dir;  // partition directory; empty = <output.dir>/partition
 };
 
-// The embedded default job's dataset: the built-in generator with its default options (10000 nodes,
-// 8 classes, 64 features, average degree 10, homophily 0.8), plus one self-loop per node as GCN
-// expects (the generated graph is already symmetric).
+// The embedded default job's dataset: format auto, so a job giving dataset.path loads the layout
+// found there and one without it trains the built-in generator's graph with its default options
+// (10000 nodes, 8 classes, 64 features, average degree 10, homophily 0.8); plus one self-loop per
+// node as GCN expects (the generated graph is already symmetric).
 inline DatasetSpec default_dataset_spec() {
   DatasetSpec d;
-  d.format = "synthetic";
+  d.format = "auto";
   d.transform.self_loops = true;
   return d;
 }

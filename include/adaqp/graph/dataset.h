@@ -1,5 +1,5 @@
-// Loading a dataset by format: the OGB node-property raw layout, a directory of NumPy arrays, or
-// the built-in generator.
+// Loading a dataset by format: the OGB node-property raw layout, a directory of NumPy arrays, the
+// GraphSAINT layout, or the built-in generator.
 #pragma once
 
 #include <string>
@@ -10,10 +10,12 @@
 namespace adaqp {
 
 struct DatasetSpec {
-  std::string format = "auto";  // ogb | numpy | synthetic | auto (detected from the directory)
-  std::string path;             // dataset directory (unused for synthetic)
-  std::string split;            // OGB split folder name; empty = the only one present
-  GeneratorOptions synthetic;   // for format synthetic
+  // ogb | numpy | graphsaint | synthetic | auto (the layout detected from `path`; the generator
+  // when `path` is empty)
+  std::string format = "auto";
+  std::string path;            // dataset directory; must be empty for synthetic
+  std::string split;           // OGB split folder name; empty = the only one present
+  GeneratorOptions synthetic;  // for format synthetic
   GraphTransform transform;
 };
 
@@ -31,14 +33,31 @@ Graph load_ogb(const std::string& dir, const std::string& split);
 // 2.0, C order. Errors as for load_ogb, with the array index instead of the line.
 Graph load_numpy(const std::string& dir);
 
+// GraphSAINT layout (Zeng et al., ICLR 2020; the AdaQP reference's Reddit, Yelp, Flickr and
+// AmazonProducts):
+//   adj_full.npz    a SciPy CSR matrix [N, N] as scipy.sparse.save_npz writes it: a zip archive
+//                   (members stored or deflate-compressed) of format.npy (b'csr'), shape.npy,
+//                   indptr.npy and indices.npy (int32/int64); data.npy is not read, the matrix's
+//                   values are ignored. Entry (i, j) is the edge j -> i: row i lists the sources
+//                   of node i, exactly Graph's CSR by destination (rows are sorted, duplicate
+//                   entries kept). GraphSAINT's matrices are symmetric, so both directions exist.
+//   feats.npy       float32 or float64 [N, F] (converted to float32; finite, within float32 range)
+//   class_map.json  {"<node id>": class id, ...} or {"<node id>": [0/1, ...], ...} (multi-label,
+//                   every list as long as the first); keys exactly "0".."N-1", each once
+//   role.json       {"tr": [...], "va": [...], "te": [...]}: disjoint node id lists, "tr" not empty
+// Every problem throws one InputError naming the file, the zip member, JSON key or index (or the
+// byte offset of malformed JSON) and the value.
+Graph load_graphsaint(const std::string& dir);
+
 // Writes g in the NumPy layout above (edge_index int64, feat float32, label.npy int64 or uint8
 // multi-label; splits as int64 index arrays), atomically: into "<dir>.tmp-<pid>", then renamed to
 // `dir`, which must not exist (InputError otherwise). On any failure nothing is left behind.
 void save_numpy(const Graph& g, const std::string& dir);
 
-// Dispatches on spec.format (auto: raw/edge.csv.gz means ogb, edge_index.npy means numpy, anything
-// else is an InputError naming the directory), then applies spec.transform and validates the
-// result. An unknown format is a ConfigError.
+// Dispatches on spec.format (auto: no path means synthetic; in the directory, raw/edge.csv.gz means
+// ogb, edge_index.npy means numpy, adj_full.npz means graphsaint, anything else is an InputError
+// naming the directory), then applies spec.transform and validates the result. An unknown format,
+// or a path given with format synthetic, is a ConfigError.
 Graph load_dataset(const DatasetSpec& spec);
 
 }  // namespace adaqp

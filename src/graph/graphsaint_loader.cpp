@@ -1,0 +1,514 @@
+// The GraphSAINT layout (Zeng et al., ICLR 2020), in which the AdaQP reference reads Reddit, Yelp,
+// Flickr and AmazonProducts: a SciPy CSR adjacency in a .npz archive (libzip), features in .npy,
+// labels and splits in JSON (nlohmann-json; the class map through its SAX interface, so that a
+// multi-label map of hundreds of MB is never held as a JSON tree).
+#include <zip.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
+#include "class_ids.h"
+#include "npy.h"
+
+namespace adaqp {
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace {
+
+constexpr const char* kFiles[] = {"adj_full.npz", "feats.npy", "class_map.json", "role.json"};
+constexpr char kLayout[] =
+    "the GraphSAINT layout has adj_full.npz, feats.npy, class_map.json, role.json";
+constexpr char kCsrMembers[] =
+    "a SciPy CSR .npz (scipy.sparse.save_npz) has indices.npy, indptr.npy, format.npy, shape.npy "
+    "and data.npy";
+// A deflate stream cannot expand by more than this factor (zlib's theoretical limit is 1032:1).
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+std::string range(int64_t n) {
+  return " is out of range [0, " + std::to_string(n) + ")";
+}
+
+// ---- adj_full.npz -------------------------------------------------------------------------------
+
+struct ZipDiscard {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+struct ZipFileClose {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+
+// Read-only access to the .npy members of a .npz archive.
+class NpzReader {
+ public:
+  explicit NpzReader(std::string path) : path_(std::move(path)) {
+    std::error_code ec;
+    archive_size_ = fs::file_size(path_, ec);
+    if (ec) throw InputError(path_, "", "cannot stat: " + ec.message());
+    int code = 0;
+    zip_.reset(zip_open(path_.c_str(), ZIP_RDONLY, &code));
+    if (zip_ == nullptr) {
+      if (code == ZIP_ER_NOZIP)
+        throw InputError(path_, "", "not a zip archive (expected a .npz written by numpy/scipy)");
+      zip_error_t error;
+      zip_error_init_with_code(&error, code);
+      const std::string what = zip_error_strerror(&error);
+      zip_error_fini(&error);
+      throw InputError(path_, "", "cannot open the zip archive: " + what);
+    }
+    if (zip_get_num_entries(zip_.get(), 0) == 0)
+      throw InputError(path_, "", std::string("is an empty zip archive (") + kCsrMembers + ")");
+  }
+
+  // The member `name` ("indptr.npy") parsed as .npy; errors name the archive and the member.
+  NpyArray member(const std::string& name) const {
+    const std::string where = "member " + name;
+    const zip_int64_t index = zip_name_locate(zip_.get(), name.c_str(), 0);
+    if (index < 0) throw InputError(path_, where, std::string("missing (") + kCsrMembers + ")");
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip_.get(), index, 0, &st) != 0)
+      throw InputError(path_, where, std::string("cannot stat: ") + zip_strerror(zip_.get()));
+    const zip_uint64_t needed = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+    if ((st.valid & needed) != needed)
+      throw InputError(path_, where, "the archive does not record its size and compression");
+    if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
+      throw InputError(path_, where,
+                       "compression method " + std::to_string(st.comp_method) +
+                           " is not supported (numpy writes stored or deflate members)");
+    // Sizes come from the archive's directory: checked before they size an allocation.
+    if (st.comp_size > archive_size_)
+      throw InputError(path_, where,
+                       "declared compressed size " + std::to_string(st.comp_size) +
+                           " exceeds the archive's " + std::to_string(archive_size_) + " bytes");
+    if (st.size / kMaxDeflateRatio > st.comp_size + 1)
+      throw InputError(path_, where,
+                       "declared size " + std::to_string(st.size) + " is impossible for " +
+                           std::to_string(st.comp_size) + " compressed bytes");
+    std::unique_ptr<zip_file_t, ZipFileClose> file(zip_fopen_index(zip_.get(), index, 0));
+    if (file == nullptr)
+      throw InputError(path_, where, std::string("cannot open: ") + zip_strerror(zip_.get()));
+    std::vector<uint8_t> bytes(st.size);
+    zip_uint64_t done = 0;
+    while (done < st.size) {
+      const zip_int64_t n = zip_fread(file.get(), bytes.data() + done, st.size - done);
+      if (n < 0)
+        throw InputError(path_, where,
+                         std::string("cannot read: ") + zip_file_strerror(file.get()));
+      if (n == 0)
+        throw InputError(
+            path_, where,
+            "ends after " + std::to_string(done) + " of its " + std::to_string(st.size) + " bytes");
+      done += static_cast<zip_uint64_t>(n);
+    }
+    // Reading past the end makes libzip compare the CRC-32 of what was decompressed.
+    uint8_t extra = 0;
+    const zip_int64_t tail = zip_fread(file.get(), &extra, 1);
+    if (tail < 0)
+      throw InputError(path_, where, std::string("cannot read: ") + zip_file_strerror(file.get()));
+    if (tail > 0)
+      throw InputError(path_, where,
+                       "holds more than its declared " + std::to_string(st.size) + " bytes");
+    return parse_npy(path_ + ": " + where, std::move(bytes));
+  }
+
+ private:
+  std::string path_;
+  uint64_t archive_size_ = 0;
+  std::unique_ptr<zip_t, ZipDiscard> zip_;
+};
+
+[[noreturn]] void bad_member(const std::string& path, const std::string& member, const NpyArray& a,
+                             const std::string& want) {
+  throw InputError(
+      path, "member " + member,
+      "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
+}
+
+// Row i of the matrix lists the in-neighbours (sources) of node i, which is Graph's CSR by
+// destination: indptr and indices are taken over as they are, each row then sorted.
+void read_adjacency(const std::string& path, Graph& g) {
+  const NpzReader npz(path);
+  const NpyArray format = npz.member("format.npy");
+  if (format.dtype != NpyDtype::kBytes || format.size() != 1)
+    bad_member(path, "format.npy", format, "one byte string such as b'csr'");
+  std::string name(format.payload.begin(), format.payload.end());
+  name.erase(std::find(name.begin(), name.end(), '\0'), name.end());  // numpy pads with NULs
+  if (name != "csr")
+    throw InputError(path, "member format.npy",
+                     "matrix format '" + name +
+                         "' is not supported, expected 'csr' (save with "
+                         "scipy.sparse.save_npz(path, matrix.tocsr()))");
+
+  const NpyArray shape_array = npz.member("shape.npy");
+  if (!npy_is_int(shape_array) || shape_array.shape.size() != 1 || shape_array.shape[0] != 2)
+    bad_member(path, "shape.npy", shape_array, "int32 or int64 [2] (rows, columns)");
+  const std::vector<int64_t> shape = npy_to_int64(shape_array);
+  const std::string shape_text =
+      "matrix shape (" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ")";
+  if (shape[1] != shape[0])
+    throw InputError(path, "member shape.npy",
+                     shape_text + " is not square (an adjacency matrix is N x N)");
+  if (shape[0] < 0 || shape[0] == std::numeric_limits<int64_t>::max())
+    throw InputError(path, "member shape.npy", shape_text + " has an impossible node count");
+  const int64_t n = shape[0];
+
+  // Each member is widened to int64 at once, so that its raw array is freed before the next.
+  std::vector<int64_t> indptr;
+  {
+    const NpyArray a = npz.member("indptr.npy");
+    if (!npy_is_int(a) || a.shape.size() != 1)
+      bad_member(path, "indptr.npy", a, "int32 or int64 [N + 1]");
+    if (a.shape[0] != n + 1)
+      throw InputError(path, "member indptr.npy",
+                       "has " + std::to_string(a.shape[0]) + " entries, expected N + 1 = " +
+                           std::to_string(n + 1) + " (N from shape.npy)");
+    indptr = npy_to_int64(a);
+  }
+  std::vector<int64_t> indices;
+  {
+    const NpyArray a = npz.member("indices.npy");
+    if (!npy_is_int(a) || a.shape.size() != 1)
+      bad_member(path, "indices.npy", a, "int32 or int64 [nnz]");
+    indices = npy_to_int64(a);
+  }
+  const int64_t nnz = static_cast<int64_t>(indices.size());
+
+  if (indptr[0] != 0)
+    throw InputError(path, "member indptr.npy index 0",
+                     "value " + std::to_string(indptr[0]) + " is not 0");
+  for (int64_t v = 0; v < n; ++v) {
+    if (indptr[v + 1] < indptr[v])
+      throw InputError(path, "member indptr.npy index " + std::to_string(v + 1),
+                       "value " + std::to_string(indptr[v + 1]) + " is below the previous " +
+                           std::to_string(indptr[v]) + " (indptr must not decrease)");
+  }
+  if (indptr[n] != nnz)
+    throw InputError(path, "member indptr.npy index " + std::to_string(n),
+                     "last value " + std::to_string(indptr[n]) + " differs from the " +
+                         std::to_string(nnz) + " entries of indices.npy");
+  for (int64_t e = 0; e < nnz; ++e) {
+    if (indices[e] < 0 || indices[e] >= n)
+      throw InputError(path, "member indices.npy index " + std::to_string(e),
+                       "column " + std::to_string(indices[e]) + range(n) + " (N from shape.npy)");
+  }
+  for (int64_t v = 0; v < n; ++v)
+    std::sort(indices.begin() + indptr[v], indices.begin() + indptr[v + 1]);
+  g.num_nodes = n;
+  g.indptr = std::move(indptr);
+  g.indices = std::move(indices);
+}
+
+// ---- feats.npy ----------------------------------------------------------------------------------
+
+void read_features(const std::string& path, Graph& g) {
+  const NpyArray a = read_npy(path);
+  const bool float_dtype = a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kFloat64;
+  if (!float_dtype || a.shape.size() != 2)
+    throw InputError(path, "",
+                     "has dtype " + a.descr() + " and shape " + a.shape_string() +
+                         ", expected float32 or float64 [N, F]");
+  if (a.shape[0] != g.num_nodes)
+    throw InputError(path, "",
+                     "has " + std::to_string(a.shape[0]) + " rows, expected N = " +
+                         std::to_string(g.num_nodes) + " (the node count of adj_full.npz)");
+  g.feat_dim = a.shape[1];
+  g.features.resize(a.size());
+  const auto where = [&g](int64_t i) {
+    return "index [" + std::to_string(i / g.feat_dim) + ", " + std::to_string(i % g.feat_dim) + "]";
+  };
+  for (int64_t i = 0; i < a.size(); ++i) {
+    const double value =
+        a.dtype == NpyDtype::kFloat32 ? npy_element<float>(a, i) : npy_element<double>(a, i);
+    if (!std::isfinite(value))
+      throw InputError(path, where(i), fmt::format("value {} is not finite", value));
+    if (std::fabs(value) > std::numeric_limits<float>::max())
+      throw InputError(path, where(i), fmt::format("value {} is out of float32 range", value));
+    g.features[i] = static_cast<float>(value);
+  }
+}
+
+// ---- JSON ---------------------------------------------------------------------------------------
+
+std::ifstream open_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open");
+  return in;
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+[[noreturn]] void malformed_json(const std::string& path, size_t byte, const std::string& what) {
+  const size_t prefix = what.find("] ");
+  throw InputError(
+      path, "byte " + std::to_string(byte),
+      "malformed JSON: " + (prefix == std::string::npos ? what : what.substr(prefix + 2)));
+}
+
+// A node id key: a decimal integer as str(int) writes it.
+bool parse_node_key(const std::string& key, int64_t& id) {
+  if (key.empty() || key.size() > 18 || (key.size() > 1 && key[0] == '0')) return false;
+  id = 0;
+  for (char c : key) {
+    if (c < '0' || c > '9') return false;
+    id = id * 10 + (c - '0');
+  }
+  return true;
+}
+
+// class_map.json as a SAX stream: {"<id>": <class id>, ...} or {"<id>": [0/1, ...], ...}.
+class ClassMapReader {
+ public:
+  ClassMapReader(std::string path, Graph& g)
+      : path_(std::move(path)), g_(g), n_(g.num_nodes), seen_(n_, 0) {}
+
+  void finish() {
+    for (int64_t v = 0; v < n_; ++v) {
+      if (!seen_[v])
+        throw InputError(
+            path_, "",
+            "node " + std::to_string(v) + " has no entry (the keys must be the node ids 0.." +
+                std::to_string(n_ - 1) + ", N = " + std::to_string(n_) + " from adj_full.npz)");
+    }
+    if (kind_ == Kind::kClassIds) {
+      g_.num_classes = max_label_ + 1;
+    } else if (kind_ == Kind::kLists) {
+      g_.multilabel = true;
+      g_.num_classes = width_;
+      g_.multilabels.resize(rows_.size());
+      for (size_t r = 0; r < row_nodes_.size(); ++r)
+        std::copy(rows_.begin() + r * width_, rows_.begin() + (r + 1) * width_,
+                  g_.multilabels.begin() + row_nodes_[r] * width_);
+    }
+  }
+
+  // The SAX interface of nlohmann::json.
+  bool start_object(size_t) {
+    if (depth_ != 0) fail(where(), "a nested object is not a class id or a 0/1 list");
+    depth_ = 1;
+    return true;
+  }
+  bool end_object() {
+    depth_ = 0;
+    return true;
+  }
+  bool key(std::string& key) {
+    int64_t id = -1;
+    if (!parse_node_key(key, id))
+      fail("key '" + key + "'", "is not a node id (a decimal integer such as \"17\")");
+    if (id >= n_)
+      fail("key '" + key + "'", "node id " + key + range(n_) + " (N from adj_full.npz)");
+    if (seen_[id]) fail("key '" + key + "'", "appears twice");
+    seen_[id] = 1;
+    key_ = key;
+    node_ = id;
+    return true;
+  }
+  bool number_unsigned(uint64_t value) {
+    return number(value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                      ? std::numeric_limits<int64_t>::max()
+                      : static_cast<int64_t>(value),
+                  std::to_string(value));
+  }
+  bool number_integer(int64_t value) { return number(value, std::to_string(value)); }
+  bool number_float(double, const std::string& text) { return other("number " + text); }
+  bool boolean(bool value) { return other(value ? "true" : "false"); }
+  bool null() { return other("null"); }
+  bool string(std::string& value) { return other("string \"" + value + "\""); }
+  bool binary(json::binary_t&) { return other("binary value"); }
+  bool start_array(size_t) {
+    if (depth_ != 1) return other("array");
+    if (kind_ == Kind::kClassIds) mixed("a 0/1 list");
+    if (kind_ == Kind::kNone) {
+      kind_ = Kind::kLists;
+      first_key_ = key_;
+    }
+    row_begin_ = rows_.size();
+    depth_ = 2;
+    return true;
+  }
+  bool end_array() {
+    depth_ = 1;
+    const int64_t length = row_length();
+    if (width_ < 0) {
+      if (length == 0) fail(where(), "the 0/1 list is empty (at least one class)");
+      width_ = length;
+    } else if (length != width_) {
+      fail(where(), "the list has " + std::to_string(length) + " entries, but key '" + first_key_ +
+                        "' has " + std::to_string(width_) + " (every node lists every class)");
+    }
+    row_nodes_.push_back(node_);
+    return true;
+  }
+  bool parse_error(size_t byte, const std::string&, const nlohmann::detail::exception& e) {
+    malformed_json(path_, byte, e.what());
+  }
+
+ private:
+  enum class Kind { kNone, kClassIds, kLists };
+
+  std::string where() const {
+    return depth_ == 2 ? "key '" + key_ + "' index " + std::to_string(row_length())
+                       : "key '" + key_ + "'";
+  }
+  int64_t row_length() const { return static_cast<int64_t>(rows_.size() - row_begin_); }
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw InputError(path_, where, what);
+  }
+  [[noreturn]] void top_level() const {
+    fail("",
+         "expected a JSON object mapping node ids (\"0\", \"1\", ...) to class ids or 0/1 "
+         "lists");
+  }
+  [[noreturn]] void mixed(const std::string& found) const {
+    fail(where(), found + ", but key '" + first_key_ + "' has " +
+                      (kind_ == Kind::kLists ? "a 0/1 list" : "a class id") +
+                      " (labels must be all class ids or all 0/1 lists)");
+  }
+  bool number(int64_t value, const std::string& text) {
+    if (depth_ == 0) top_level();
+    if (depth_ == 2) {
+      if (value != 0 && value != 1) fail(where(), "multi-label value " + text + " is not 0 or 1");
+      rows_.push_back(static_cast<uint8_t>(value));
+      return true;
+    }
+    if (kind_ == Kind::kLists) mixed("a class id");
+    if (kind_ == Kind::kNone) {
+      kind_ = Kind::kClassIds;
+      first_key_ = key_;
+      g_.labels.assign(n_, 0);
+    }
+    const std::string problem = class_id_problem(value, n_);
+    if (!problem.empty()) fail(where(), problem);
+    g_.labels[node_] = value;
+    max_label_ = std::max(max_label_, value);
+    return true;
+  }
+  bool other(const std::string& what) {
+    if (depth_ == 0) top_level();
+    fail(where(), what + " is not " + (depth_ == 2 ? "0 or 1" : "a class id or a 0/1 list"));
+  }
+
+  std::string path_;
+  Graph& g_;
+  int64_t n_;
+  std::vector<char> seen_;
+  int depth_ = 0;  // 0 outside the object, 1 inside it, 2 inside a 0/1 list
+  Kind kind_ = Kind::kNone;
+  std::string key_, first_key_;
+  int64_t node_ = -1;
+  int64_t max_label_ = -1;
+  int64_t width_ = -1;  // classes of a multi-label map, once the first list ended
+  // The 0/1 lists in file order (width_ entries each) and the node of each; placed by finish().
+  std::vector<uint8_t> rows_;
+  std::vector<int64_t> row_nodes_;
+  size_t row_begin_ = 0;
+};
+
+void read_class_map(const std::string& path, Graph& g) {
+  std::ifstream in = open_json(path);
+  ClassMapReader reader(path, g);
+  json::sax_parse(in, &reader);
+  reader.finish();
+}
+
+// role.json: {"tr": [...], "va": [...], "te": [...]}, disjoint lists of node ids.
+void read_roles(const std::string& path, Graph& g) {
+  std::ifstream in = open_json(path);
+  json roles;
+  // A JSON object may repeat a key and the parser keeps the last value: refuse a repeated role.
+  std::vector<std::string> keys;
+  const json::parser_callback_t refuse_repeats = [&](int depth, json::parse_event_t event,
+                                                     json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) {
+      const std::string key = parsed.get<std::string>();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end())
+        throw InputError(path, "key '" + key + "'", "appears twice");
+      keys.push_back(key);
+    }
+    return true;
+  };
+  try {
+    roles = json::parse(in, refuse_repeats);
+  } catch (const json::parse_error& e) {
+    malformed_json(path, e.byte, e.what());
+  }
+  const char* names[] = {"tr", "va", "te"};
+  std::vector<int64_t>* splits[] = {&g.train, &g.valid, &g.test};
+  if (!roles.is_object())
+    throw InputError(path, "",
+                     std::string("expected a JSON object {\"tr\": [...], \"va\": [...], \"te\": "
+                                 "[...]}, got ") +
+                         roles.type_name());
+  for (const auto& item : roles.items()) {
+    if (std::find_if(std::begin(names), std::end(names),
+                     [&item](const char* name) { return item.key() == name; }) == std::end(names))
+      throw InputError(path, "key '" + item.key() + "'", "is not a role (expected tr, va, te)");
+  }
+  std::vector<char> owner(g.num_nodes, 0);
+  for (int r = 0; r < 3; ++r) {
+    const auto it = roles.find(names[r]);
+    if (it == roles.end())
+      throw InputError(path, "", std::string("key '") + names[r] + "' is missing");
+    if (!it->is_array())
+      throw InputError(path, std::string("key '") + names[r] + "'",
+                       std::string("expected a list of node ids, got ") + it->type_name());
+    std::vector<int64_t>& ids = *splits[r];
+    ids.reserve(it->size());
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& entry = (*it)[i];
+      const std::string where = std::string(names[r]) + " index " + std::to_string(i);
+      if (!entry.is_number_integer())
+        throw InputError(path, where, "entry " + entry.dump() + " is not a node id");
+      const bool in_range =
+          entry.is_number_unsigned() && entry.get<uint64_t>() < static_cast<uint64_t>(g.num_nodes);
+      if (!in_range)
+        throw InputError(path, where,
+                         "node id " + entry.dump() + range(g.num_nodes) + " (N from adj_full.npz)");
+      const int64_t v = entry.get<int64_t>();
+      if (owner[v] == r + 1)
+        throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
+      if (owner[v] != 0)
+        throw InputError(path, where,
+                         "node id " + std::to_string(v) + " is also in " + names[owner[v] - 1] +
+                             " (roles must be disjoint)");
+      owner[v] = static_cast<char>(r + 1);
+      ids.push_back(v);
+    }
+    std::sort(ids.begin(), ids.end());
+  }
+  if (g.train.empty()) throw InputError(path, "key 'tr'", "the training role is empty");
+}
+
+}  // namespace
+
+Graph load_graphsaint(const std::string& dir) {
+  const fs::path root(dir);
+  const auto file = [&root](const std::string& name) { return (root / name).string(); };
+  std::error_code ec;
+  for (const char* name : kFiles) {
+    if (!fs::is_regular_file(file(name), ec))
+      throw InputError(file(name), "", std::string("file not found (") + kLayout + ")");
+  }
+  Graph g;
+  const fs::path normal = root.lexically_normal();
+  g.name =
+      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
+  read_adjacency(file("adj_full.npz"), g);
+  read_features(file("feats.npy"), g);
+  read_class_map(file("class_map.json"), g);
+  read_roles(file("role.json"), g);
+  return g;
+}
+
+}  // namespace adaqp

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# End-to-end on the GraphSAINT layout: NumPy writes two small directories (single- and
+# multi-label) exactly as GraphSAINT's files are made (adj_full.npz by numpy.savez_compressed,
+# which is what scipy.sparse.save_npz calls; feats.npy in float64; class_map.json, role.json).
+# Giving only dataset.path (dataset.format defaults to auto) must detect the layout for
+# `adaqp info` and for a 2-epoch `mpirun -np 2 adaqp train`; format synthetic with a path, and a
+# broken role.json, are one clear error each.
+set -euo pipefail
+: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
+PYTHON=${ADAQP_PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
+  [[ ${CI:-} == true ]] && fail "$PYTHON has no NumPy (CI=true: this test must run)"
+  echo "SKIP: $PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
+  exit 0
+fi
+
+# make DIR single|multi: a homophilous symmetric graph of 240 nodes, 16 features, 4 classes.
+make_dataset() {
+  "$PYTHON" - "$1" "$2" <<'PY'
+import json, os, sys
+import numpy as np
+out, multi = sys.argv[1], sys.argv[2] == "multi"
+os.makedirs(out)
+rng = np.random.default_rng(7)
+n, f, c = 240, 16, 4
+y = rng.integers(0, c, n)
+edges = set()
+for v in range(n):
+    for u in list(rng.choice(np.flatnonzero(y == y[v]), 4)) + [rng.integers(n)]:
+        if u != v:
+            edges.add((v, int(u)))
+            edges.add((int(u), v))
+rows = np.array(sorted(edges), dtype=np.int64)
+indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[:, 0], minlength=n))])
+np.savez_compressed(os.path.join(out, "adj_full.npz"), indices=rows[:, 1].astype(np.int32),
+                    indptr=indptr.astype(np.int32), format=np.array(b"csr"),
+                    shape=np.array([n, n]), data=np.ones(len(rows), dtype=np.float32))
+means = rng.normal(0, 2, (c, f))
+np.save(os.path.join(out, "feats.npy"), means[y] + rng.normal(0, 1, (n, f)))  # float64
+if multi:
+    labels = {str(v): [int(k == y[v] or (k == (y[v] + 1) % c and v % 3 == 0)) for k in range(c)]
+              for v in range(n)}
+else:
+    labels = {str(v): int(y[v]) for v in range(n)}
+json.dump(labels, open(os.path.join(out, "class_map.json"), "w"))
+perm = [int(v) for v in rng.permutation(n)]
+json.dump({"tr": perm[:144], "va": perm[144:192], "te": perm[192:]},
+          open(os.path.join(out, "role.json"), "w"))
+json.dump({"nodes": n, "edges": len(rows), "feat_dim": f, "num_classes": c},
+          open(os.path.join(out, "..", os.path.basename(out) + ".expected.json"), "w"))
+PY
+}
+
+for kind in single multi; do
+  make_dataset "$tmp/$kind" "$kind"
+  "$ADAQP_BIN" info --set "dataset.path=$tmp/$kind" --json >"$tmp/$kind.info.json" \
+    2>"$tmp/$kind.info.log" || { cat "$tmp/$kind.info.log"; fail "adaqp info on $kind"; }
+  "$PYTHON" - "$tmp/$kind.info.json" "$tmp/$kind.expected.json" "$kind" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["dataset"]
+e = json.load(open(sys.argv[2]))
+# the default job adds one self-loop per node; the generated graph has none
+assert d["nodes"] == e["nodes"] and d["edges"] == e["edges"] + e["nodes"], (d, e)
+assert d["self_loops"] == e["nodes"] and d["feat_dim"] == e["feat_dim"], d
+assert d["num_classes"] == e["num_classes"] and d["multilabel"] == (sys.argv[3] == "multi"), d
+assert (d["train"], d["valid"], d["test"]) == (144, 48, 48), d
+PY
+  echo "ok: adaqp info detects the $kind-label GraphSAINT directory"
+
+  timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train \
+    --set "dataset.path=$tmp/$kind" --set partition.parts=2 --set training.epochs=2 \
+    --set training.threads=1 --set "output.dir=$tmp/run-$kind" >"$tmp/train-$kind.log" 2>&1 ||
+    { cat "$tmp/train-$kind.log"; fail "adaqp train on the $kind-label directory"; }
+  grep -q "loaded $kind (graphsaint)" "$tmp/train-$kind.log" ||
+    { cat "$tmp/train-$kind.log"; fail "train did not load the $kind directory as graphsaint"; }
+  metric=accuracy
+  [[ $kind == multi ]] && metric=f1_micro
+  "$PYTHON" - "$tmp/run-$kind/metrics.jsonl" "$metric" <<'PY'
+import json, math, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+summary = [r for r in records if r.get("event") == "summary"]
+assert len(summary) == 1, records
+s = summary[0]
+assert s["epochs"] == 2 and s["world_size"] == 2 and s["metric"] == sys.argv[2], s
+epochs = [r for r in records if "epoch" in r and "loss" in r]
+assert len(epochs) == 4 and all(math.isfinite(r["loss"]) for r in epochs), epochs
+PY
+  echo "ok: mpirun -np 2 adaqp train, 2 epochs on the $kind-label directory ($metric)"
+done
+
+# A path with format synthetic is refused, naming both keys.
+rc=0
+"$ADAQP_BIN" info --set dataset.format=synthetic --set "dataset.path=$tmp/single" \
+  2>"$tmp/synthetic.err" || rc=$?
+[[ $rc -eq 1 ]] || fail "format synthetic with a path: exit code $rc, expected 1"
+grep -q "dataset.path = '$tmp/single': given with dataset.format = synthetic" "$tmp/synthetic.err" ||
+  fail "message: $(cat "$tmp/synthetic.err")"
+
+# Overlapping roles: one line naming the file, the index and the node.
+"$PYTHON" - "$tmp/single/role.json" <<'PY'
+import json, sys
+roles = json.load(open(sys.argv[1]))
+roles["te"].append(roles["tr"][0])
+json.dump(roles, open(sys.argv[1], "w"))
+PY
+rc=0
+"$ADAQP_BIN" info --dataset "$tmp/single" 2>"$tmp/roles.err" || rc=$?
+[[ $rc -eq 1 ]] || fail "overlapping roles: exit code $rc, expected 1"
+grep -q "adaqp: error: $tmp/single/role.json: te index 48: node id [0-9]* is also in tr" \
+  "$tmp/roles.err" || fail "message: $(cat "$tmp/roles.err")"
+echo "graphsaint_cli: ok"
