@@ -122,6 +122,7 @@ struct CudaSpmm::Impl {
     ADAQP_CHECK(nnz >= 0 && nnz <= INT32_MAX,
                 "cuSPARSE path: " + std::to_string(nnz) +
                     " non-zeros exceed 32-bit row offsets; use the row_warp algorithm");
+    if (nnz == 0) return;  // products without entries need no cuSPARSE object
     void* offsets = nullptr;
     ADAQP_CUDA_CHECK(cudaMalloc(&offsets, sizeof(int32_t) * static_cast<size_t>(a.rows + 1)));
     indptr32.reset(offsets);

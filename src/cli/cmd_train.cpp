@@ -85,17 +85,16 @@ LocalRanks local_ranks() {
   return l;
 }
 
-int compute_threads(const TrainingConfig& t) {
+int compute_threads(const TrainingConfig& t, const LocalRanks& local) {
   if (t.threads > 0) return t.threads;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / local_ranks().size);
+  return std::max(1, cores / local.size);
 }
 
 // training.device and communication.backend on this rank (placement.h): a ConfigError on a rank
 // that cannot run what the job asks for.
-Placement place(int rank, const JobConfig& cfg) {
+Placement place(int rank, const LocalRanks& local, const JobConfig& cfg) {
   PlacementEnvironment env = probe_placement_environment();
-  const LocalRanks local = local_ranks();
   env.local_rank = local.rank;
   env.local_ranks = local.size;
   env.rank = rank;
@@ -185,8 +184,9 @@ void run_guarded(int rank, Step&& step) {
 }
 
 std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
-                                      const Placement& placement, Part part) {
-  const int threads = compute_threads(cfg.training);
+                                      const LocalRanks& local, const Placement& placement,
+                                      Part part) {
+  const int threads = compute_threads(cfg.training, local);
   set_compute_threads(threads);
   spdlog::debug("{} owned, {} halo nodes; {} compute threads", part.num_owned(), part.num_halo(),
                 threads);
@@ -275,15 +275,18 @@ void run_train(const JobOptions& job, bool resume) {
   MpiSession mpi(nullptr, nullptr);
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
   const int rank = comm->rank(), world = comm->size();
+  const LocalRanks local = local_ranks();  // collective: before any step that may fail
 
   JobConfig cfg;
   std::string dir;
   bool must_partition = false;
+  Placement placement;
   run_step(*comm, [&] {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
     comm->set_timeout(cfg.communication.timeout_s);
     check_exchange_options(trainer_options(cfg));
+    placement = place(rank, local, cfg);
     dir = partition_dir(cfg);
     if (rank == 0) {
       std::error_code ec;
@@ -304,6 +307,7 @@ void run_train(const JobOptions& job, bool resume) {
 
   // Rank 0's view of the file system decides, so all ranks take the same steps.
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
+  agree_on_device(*comm, placement);
   if (must_partition) {
     comm->set_timeout(std::max(cfg.communication.timeout_s, kPartitionTimeoutS));
     run_step(*comm, [&] {
@@ -328,10 +332,7 @@ void run_train(const JobOptions& job, bool resume) {
     }
   });
 
-  // The device and the transport: every rank's error is reported by the lowest failing rank.
-  Placement placement;
-  run_step(*comm, [&] { placement = place(rank, cfg); });
-  agree_on_device(*comm, placement);
+  // The device's transport.
   std::unique_ptr<Communicator> nccl;
   if (placement.device.is_cuda()) {
     run_step(*comm, [&] { nccl = make_device_communicator(*comm, cfg, placement); });
@@ -343,7 +344,8 @@ void run_train(const JobOptions& job, bool resume) {
   }
 
   std::unique_ptr<Trainer> trainer;
-  run_guarded(rank, [&] { trainer = make_trainer(job_comm, cfg, placement, std::move(part)); });
+  run_guarded(rank,
+              [&] { trainer = make_trainer(job_comm, cfg, local, placement, std::move(part)); });
   RunOptions ropt = run_options(job_comm, cfg, *trainer, fingerprint);
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
   run_guarded(rank, [&] { train(job_comm, cfg, *trainer, ropt); });

@@ -59,6 +59,18 @@ expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gat
 expect_failure bad_dropout 2 "model.dropout" "${small[@]}" --set model.dropout=1.5
 expect_failure missing_config 2 "no-such-job.yaml" --config "$tmp/no-such-job.yaml"
 
+# Device and transport: NCCL needs a GPU run; a GPU run needs a GPU of its own per rank (or
+# distinct NCCL_HOSTIDs); without a visible GPU, training.device=cuda is refused.
+expect_failure nccl_on_cpu 2 "communication.backend = nccl" "${small[@]}" \
+  --set training.device=cpu --set communication.backend=nccl --set "output.dir=$tmp/nccl"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  expect_failure cuda_without_gpu 2 "training.device = cuda" "${small[@]}" \
+    --set training.device=cuda --set "output.dir=$tmp/cuda"
+fi
+for d in nccl cuda; do
+  [ ! -e "$tmp/$d" ] || { echo "FAIL: a refused job left $tmp/$d behind" >&2; exit 1; }
+done
+
 # A problem only rank 0 meets: the dataset it must partition does not exist.
 expect_failure missing_dataset 3 "$tmp/no-such-dataset" --set dataset.format=ogb \
   --set "dataset.path=$tmp/no-such-dataset" --set partition.parts=3 \

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
@@ -104,6 +107,40 @@ TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
   EXPECT_NEAR(ed.valid, es.valid, 0.02);
   EXPECT_NEAR(ed.test, es.test, 0.02);
   EXPECT_EQ(dist.metric_name(), c.multilabel ? "f1_micro" : "accuracy");
+}
+
+// The gradient all-reduce moves one flat buffer in place: after every step each parameter's
+// gradient is a view of the same storage, back to back in parameter order, and it holds the sum
+// over the ranks (identical on every rank).
+TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
+  const std::unique_ptr<Communicator> world = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const Graph g = test::small_graph(150, 8);
+  PartitionOptions popt;
+  popt.parts = world->size();
+  Trainer t(build_part(g, assign_parts(g, popt), world->rank()), *world,
+            trainer_options(Case{"sage", true, false}));
+  for (int epoch = 1; epoch <= 2; ++epoch) {
+    t.train_epoch(epoch);
+    const std::vector<at::Tensor> params = t.model().parameters();
+    ASSERT_FALSE(params.empty());
+    const void* storage = params.front().grad().storage().data();
+    int64_t offset = 0;
+    std::vector<float> grads;
+    for (const at::Tensor& p : params) {
+      ASSERT_TRUE(p.grad().defined());
+      EXPECT_EQ(p.grad().storage().data(), storage) << "epoch " << epoch;
+      EXPECT_EQ(p.grad().storage_offset(), offset) << "epoch " << epoch;
+      offset += p.numel();
+      const at::Tensor c = p.grad().contiguous();
+      grads.insert(grads.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    }
+    std::vector<float> all(grads.size() * static_cast<size_t>(world->size()));
+    world->allgather(grads.data(), all.data(), grads.size() * sizeof(float));
+    for (int r = 0; r < world->size(); ++r) {
+      ASSERT_TRUE(std::equal(grads.begin(), grads.end(), all.begin() + r * grads.size()))
+          << "rank " << r << " holds other gradients after epoch " << epoch;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DistTraining,

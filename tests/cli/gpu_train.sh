@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The whole epoch on the GPU (training.device=cuda, NCCL between ranks), against the CPU path, on a
+# generated graph and on Cora (when the shared datasets are present), dropout on, same seed:
+# - W=1: the CUDA run's per-epoch losses and final parameters equal the CPU run's within 1e-4
+#   (they differ only in float summation order);
+# - W=2 and W=4 on the one GPU (a distinct NCCL_HOSTID per rank) reproduce CUDA W=1 the same way;
+# - overlap (AdaQP-p) reproduces vanilla exactly on the GPU;
+# - quantized modes (uniform 4 bits; random widths) send exactly the CPU's bytes per epoch, rank
+#   and layer;
+# - the adaptive scheme runs on the GPU and chooses several widths;
+# - checkpoints are device-independent: a CUDA run resumed on the CPU, and a CPU run resumed on
+#   CUDA, reproduce the uninterrupted run.
+# Skipped (exit 77) without a visible GPU.
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "SKIP: no GPU visible (nvidia-smi -L failed)"
+  exit 77
+fi
+compare=("${ADAQP_PYTHON:-python3}" "$ADAQP_SOURCE_DIR/tests/cli/lib/compare_runs.py")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# run NAME DEVICE W ARGS...: trains on W ranks (each its own NCCL_HOSTID, so that they may share
+# the GPU) into $tmp/NAME/DEVICE-wW; the partition of NAME and W is shared by every run.
+run() {
+  local name=$1 device=$2 w=$3
+  shift 3
+  local out="$tmp/$name/$device-w$w"
+  # shellcheck disable=SC2016
+  if ! timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np "$w" bash -c \
+      'NCCL_HOSTID=adaqp-gpu-test-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN" train "$@" \
+      --set "training.device=$device" --set "partition.parts=$w" \
+      --set "partition.dir=$tmp/$name-partition-w$w" --set "output.dir=$out" \
+      --set training.epochs=30 --set training.seed=11 --set model.dropout=0.5 \
+      --set output.log_level=warn >"$out.log" 2>&1; then
+    cat "$out.log"
+    echo "FAIL: $name on $device, $w ranks" >&2
+    exit 1
+  fi
+}
+
+synthetic=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
+           --set dataset.synthetic.feat_dim=48 --set dataset.synthetic.seed=5
+           --set dataset.self_loops=true --set model.layers=3 --set model.hidden=32)
+cases=(gen)
+mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/overlap" "$tmp/adaptive"
+cora="${ADAQP_SHARED_DATASETS:-}/cora"
+if [[ -d "$cora/raw" ]]; then
+  cases+=(cora)
+elif [[ "${CI:-}" == "true" ]]; then
+  echo "FAIL: shared dataset cora missing at '$cora'" >&2
+  exit 1
+else
+  echo "skip: shared dataset cora not found (set ADAQP_SHARED_DATASETS)"
+fi
+args_of() {
+  if [[ $1 == cora ]]; then
+    echo --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora"
+  else
+    echo "${synthetic[@]}"
+  fi
+}
+
+for name in "${cases[@]}"; do
+  # shellcheck disable=SC2046
+  run "$name" cpu 1 $(args_of "$name")
+  for w in 1 2 4; do
+    # shellcheck disable=SC2046
+    run "$name" cuda "$w" $(args_of "$name")
+  done
+  "${compare[@]}" losses "$tmp/$name/cpu-w1" "$tmp/$name/cuda-w1" 1e-4 --params 1e-4
+  for w in 2 4; do
+    "${compare[@]}" losses "$tmp/$name/cuda-w1" "$tmp/$name/cuda-w$w" 1e-4 --params 1e-4
+  done
+done
+
+# Overlap on the GPU: the same products in the same order as vanilla, only scheduled differently.
+run overlap cuda 2 "${synthetic[@]}" --set communication.mode=overlap
+"${compare[@]}" losses "$tmp/gen/cuda-w2" "$tmp/overlap/cuda-w2" 0 --params 0
+
+# Quantized exchanges: the same widths and wire format on both devices.
+for device in cpu cuda; do
+  run quant "$device" 2 "${synthetic[@]}" --set communication.mode=quant \
+    --set communication.scheme=uniform --set communication.bits=4
+  run random "$device" 2 "${synthetic[@]}" --set communication.mode=adaqp \
+    --set communication.scheme=random
+done
+for name in quant random; do
+  "${compare[@]}" bytes "$tmp/$name/cpu-w2" "$tmp/$name/cuda-w2"
+  "${compare[@]}" losses "$tmp/$name/cpu-w2" "$tmp/$name/cuda-w2" 1e-3
+done
+
+run adaptive cuda 2 "${synthetic[@]}" --set communication.mode=adaqp \
+  --set communication.scheme=adaptive
+"${compare[@]}" widths "$tmp/adaptive/cuda-w2"
+
+# Checkpoints across devices: 15 epochs on one device, the rest resumed on the other.
+for pair in cuda:cpu cpu:cuda; do
+  first=${pair%%:*} second=${pair##*:}
+  out="$tmp/resume-$first-$second"
+  common=("${synthetic[@]}" --set partition.parts=1 --set "partition.dir=$tmp/gen-partition-w1"
+          --set "output.dir=$out" --set training.epochs=30 --set training.seed=11
+          --set model.dropout=0.5 --set training.checkpoint_every=15 --set output.log_level=warn)
+  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun -np 1 "$ADAQP_BIN" train "${common[@]}" --set "training.device=$first" \
+    --set training.epochs=15 >"$out-1.log" 2>&1 || { cat "$out-1.log"; exit 1; }
+  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun -np 1 "$ADAQP_BIN" train "${common[@]}" --set "training.device=$second" \
+    --resume >"$out-2.log" 2>&1 || { cat "$out-2.log"; exit 1; }
+  "${compare[@]}" losses "$tmp/gen/$first-w1" "$out" 1e-4 --params 1e-4
+done
+echo "gpu_train: all passed"

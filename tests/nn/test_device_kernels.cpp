@@ -1,0 +1,225 @@
+// The device path's kernels against the CPU path: the per-row block layout the CUDA codec uses
+// places every row where the CPU codec's groups do (checked without a GPU), and on a GPU the CUDA
+// block codec and dropout masks are bit-identical to the CPU ones and scatter-add matches. The GPU
+// cases skip, with the reason, without CUDA or a device.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/config.h"
+#include "adaqp/kernels/gather.h"
+#include "adaqp/model/dropout.h"
+#include "adaqp/model/message_codec.h"
+#include "adaqp/quant/block_codec.h"
+#if ADAQP_WITH_CUDA
+#include "adaqp/kernels/cuda_device.h"
+#endif
+
+namespace adaqp {
+namespace {
+
+std::vector<uint8_t> random_widths(int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::vector<uint8_t> bits(static_cast<size_t>(n));
+  for (uint8_t& b : bits) b = static_cast<uint8_t>(2 << (gen() % 3));
+  return bits;
+}
+
+std::vector<float> random_rows(int64_t n, int64_t d, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::vector<float> x(static_cast<size_t>(n * d));
+  for (float& v : x) v = dist(gen);
+  return x;
+}
+
+TEST(BlockCodec, RowSlotsPlaceEveryRowWhereTheGroupLayoutDoes) {
+  for (int64_t d : {1, 3, 8, 33, 128}) {
+    for (int64_t n : {0, 1, 5, 64, 301}) {
+      const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(n * 7 + d));
+      const BlockLayout layout(bits.data(), n, d);
+      std::vector<int32_t> slot(static_cast<size_t>(n));
+      quant::BlockCounts counts;
+      quant::block_slots(bits.data(), n, slot.data(), &counts);
+      ASSERT_EQ(quant::block_bytes(counts, d), layout.bytes()) << "d " << d << " n " << n;
+      for (const BlockLayout::Group& g : layout.groups()) {
+        for (size_t j = 0; j < g.rows.size(); ++j) {
+          const int64_t k = g.rows[j];
+          const quant::RowPlace at = quant::row_place(g.bits, slot[k], counts, d);
+          ASSERT_EQ(at.meta, g.meta_offset + static_cast<int64_t>(j) * 8) << "row " << k;
+          ASSERT_EQ(at.code,
+                    g.code_offset + static_cast<int64_t>(j) * quant::packed_row_bytes(d, g.bits))
+              << "row " << k;
+        }
+      }
+    }
+  }
+  const uint8_t bad[2] = {4, 3};
+  int32_t slot[2];
+  quant::BlockCounts counts;
+  EXPECT_THROW(quant::block_slots(bad, 2, slot, &counts), InvariantError);
+}
+
+TEST(ScatterAddRows, AddsEachRowIntoItsTargetOnce) {
+  const int64_t d = 5;
+  std::vector<float> dst(6 * d, 1.0f);
+  const std::vector<float> src = random_rows(3, d, 3);
+  const std::vector<int64_t> idx = {4, 0, 2};
+  kernels::scatter_add_rows_cpu(src.data(), d, idx.data(), 3, dst.data());
+  for (int64_t r = 0; r < 6; ++r) {
+    for (int64_t c = 0; c < d; ++c) {
+      float want = 1.0f;
+      for (int k = 0; k < 3; ++k) {
+        if (idx[k] == r) want += src[k * d + c];
+      }
+      ASSERT_EQ(dst[r * d + c], want) << r << " " << c;
+    }
+  }
+}
+
+#if ADAQP_WITH_CUDA
+
+#define ADAQP_REQUIRE_CUDA_DEVICE() \
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible"
+
+template <typename T>
+at::Tensor on_gpu(const std::vector<T>& host, at::ScalarType type) {
+  return at::from_blob(const_cast<T*>(host.data()), {static_cast<int64_t>(host.size())},
+                       at::TensorOptions().dtype(type))
+      .to(at::kCUDA);
+}
+
+template <typename T>
+std::vector<T> to_host(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kCPU).contiguous();
+  std::vector<T> v(static_cast<size_t>(c.numel()));
+  std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(T));
+  return v;
+}
+
+TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  const quant::QuantKey key{77, 5, 2, RngStream::kQuantForward};
+  for (int64_t d : {1, 7, 64, 129}) {
+    for (int64_t n : {1, 40, 1000}) {
+      const int64_t rows = n + 5;
+      std::vector<float> src = random_rows(rows, d, static_cast<uint32_t>(d + n));
+      for (int64_t e = 0; e < d; ++e) src[e] = 0.25f;  // a constant row
+      std::vector<int64_t> src_rows(static_cast<size_t>(n)), gids(static_cast<size_t>(n));
+      for (int64_t k = 0; k < n; ++k) src_rows[k] = (k * 3 + 1) % rows, gids[k] = 500 + 7 * k;
+      const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(d * 3 + n));
+      const BlockLayout layout(bits.data(), n, d);
+      std::vector<uint8_t> cpu(static_cast<size_t>(layout.bytes()));
+      std::vector<float> cpu_ranges(static_cast<size_t>(n));
+      encode_block(layout, src.data(), d, src_rows.data(), gids.data(), key, cpu.data(),
+                   cpu_ranges.data());
+      std::vector<float> cpu_rows(static_cast<size_t>(n * d));
+      decode_block(layout, cpu.data(), d, cpu_rows.data());
+
+      std::vector<int32_t> slot(static_cast<size_t>(n));
+      quant::BlockCounts counts;
+      quant::block_slots(bits.data(), n, slot.data(), &counts);
+      const at::Tensor d_src = on_gpu(src, at::kFloat), d_rows = on_gpu(src_rows, at::kLong),
+                       d_gids = on_gpu(gids, at::kLong), d_bits = on_gpu(bits, at::kByte),
+                       d_slot = on_gpu(slot, at::kInt);
+      at::Tensor out =
+          at::zeros({layout.bytes()}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+      at::Tensor ranges = at::zeros({n}, at::TensorOptions().device(at::kCUDA));
+      at::Tensor status = at::full({1}, -1, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
+      quant::encode_block_cuda(
+          d_bits.data_ptr<uint8_t>(), d_slot.data_ptr<int32_t>(), counts, d_src.data_ptr<float>(),
+          d, d_rows.data_ptr<int64_t>(), d_gids.data_ptr<int64_t>(), key, out.data_ptr<uint8_t>(),
+          ranges.data_ptr<float>(),
+          reinterpret_cast<unsigned long long*>(status.data_ptr<int64_t>()), nullptr);
+      ASSERT_EQ(status.item<int64_t>(), -1) << "a finite row was reported unquantizable";
+      ASSERT_EQ(to_host<uint8_t>(out), cpu) << "d " << d << " n " << n;
+      ASSERT_EQ(to_host<float>(ranges), cpu_ranges);
+      at::Tensor rows_out = at::zeros({n, d}, at::TensorOptions().device(at::kCUDA));
+      quant::decode_block_cuda(d_bits.data_ptr<uint8_t>(), d_slot.data_ptr<int32_t>(), counts,
+                               out.data_ptr<uint8_t>(), d, rows_out.data_ptr<float>(), nullptr);
+      ASSERT_EQ(to_host<float>(rows_out.reshape({-1})), cpu_rows);
+    }
+  }
+}
+
+TEST(BlockCodecCuda, UnquantizableRowIsReportedByGlobalId) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  const int64_t n = 20, d = 9;
+  std::vector<float> src = random_rows(n, d, 4);
+  src[13 * d + 2] = std::numeric_limits<float>::quiet_NaN();
+  src[17 * d] = std::numeric_limits<float>::infinity();
+  std::vector<int64_t> gids(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) gids[k] = 1000 - k;  // row 17 has the lower id
+  const std::vector<uint8_t> bits(static_cast<size_t>(n), 4);
+  std::vector<int32_t> slot(static_cast<size_t>(n));
+  quant::BlockCounts counts;
+  quant::block_slots(bits.data(), n, slot.data(), &counts);
+  const at::Tensor d_src = on_gpu(src, at::kFloat), d_gids = on_gpu(gids, at::kLong),
+                   d_bits = on_gpu(bits, at::kByte), d_slot = on_gpu(slot, at::kInt);
+  at::Tensor out = at::zeros({quant::block_bytes(counts, d)},
+                             at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+  at::Tensor status = at::full({1}, -1, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
+  quant::encode_block_cuda(
+      d_bits.data_ptr<uint8_t>(), d_slot.data_ptr<int32_t>(), counts, d_src.data_ptr<float>(), d,
+      nullptr, d_gids.data_ptr<int64_t>(), quant::QuantKey{}, out.data_ptr<uint8_t>(), nullptr,
+      reinterpret_cast<unsigned long long*>(status.data_ptr<int64_t>()), nullptr);
+  EXPECT_EQ(status.item<int64_t>(), 1000 - 17);
+}
+
+TEST(DropoutCuda, SameMasksAsTheCpu) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  for (float p : {0.0f, 0.1f, 0.5f, 0.9f}) {
+    for (int64_t width : {1, 4, 19, 256}) {
+      const int64_t n = 777;
+      std::vector<int64_t> gids(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) gids[i] = (i * 7919) % 100003;
+      const DropoutKey key{123, 9, 2};
+      std::vector<float> cpu(static_cast<size_t>(n * width));
+      dropout_mask(key, p, gids.data(), n, width, cpu.data());
+      const at::Tensor d_gids = on_gpu(gids, at::kLong);
+      at::Tensor out = at::empty({n * width}, at::TensorOptions().device(at::kCUDA));
+      dropout_mask_cuda(key, p, d_gids.data_ptr<int64_t>(), n, width, out.data_ptr<float>(),
+                        nullptr);
+      ASSERT_EQ(to_host<float>(out), cpu) << "p " << p << " width " << width;
+    }
+  }
+}
+
+TEST(ScatterAddRowsCuda, SameSumsAsTheCpu) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  const int64_t rows = 500, n = 300, d = 37;
+  std::vector<float> dst = random_rows(rows, d, 1);
+  const std::vector<float> src = random_rows(n, d, 2);
+  std::vector<int64_t> idx(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) idx[k] = (k * 13 + 5) % rows;  // distinct: 13 and 500 coprime
+  const at::Tensor d_dst = on_gpu(dst, at::kFloat), d_src = on_gpu(src, at::kFloat),
+                   d_idx = on_gpu(idx, at::kLong);
+  kernels::scatter_add_rows_cuda(d_src.data_ptr<float>(), d, d_idx.data_ptr<int64_t>(), n,
+                                 d_dst.data_ptr<float>(), nullptr);
+  kernels::scatter_add_rows_cpu(src.data(), d, idx.data(), n, dst.data());
+  EXPECT_EQ(to_host<float>(d_dst), dst);
+  // And the gather back out of the sums.
+  at::Tensor d_out = at::empty({n * d}, at::TensorOptions().device(at::kCUDA));
+  kernels::gather_rows_cuda(d_dst.data_ptr<float>(), d, d_idx.data_ptr<int64_t>(), n,
+                            d_out.data_ptr<float>(), nullptr);
+  std::vector<float> out(static_cast<size_t>(n * d));
+  kernels::gather_rows_cpu(dst.data(), d, idx.data(), n, out.data());
+  EXPECT_EQ(to_host<float>(d_out), out);
+}
+
+#else
+
+TEST(DeviceKernels, NeedCuda) {
+  GTEST_SKIP() << "built without CUDA (ADAQP_WITH_CUDA=0)";
+}
+
+#endif
+
+}  // namespace
+}  // namespace adaqp

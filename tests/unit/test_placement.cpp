@@ -1,0 +1,84 @@
+// training.device and communication.backend resolved against what a rank sees: the choices that
+// work, and one clear ConfigError naming the key, the value and the fix for those that cannot.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "adaqp/common/error.h"
+#include "adaqp/config/placement.h"
+
+namespace adaqp {
+namespace {
+
+PlacementEnvironment gpus(int visible, int local_rank, int local_ranks, bool host_ids = false) {
+  PlacementEnvironment env;
+  env.cuda_build = true;
+  env.visible_devices = visible;
+  env.local_rank = local_rank;
+  env.local_ranks = local_ranks;
+  env.distinct_host_ids = host_ids;
+  env.rank = 5;
+  return env;
+}
+
+// Runs `call`, expecting a ConfigError whose message contains every one of `parts`.
+template <typename Call>
+void expect_config_error(Call call, const std::vector<std::string>& parts) {
+  try {
+    call();
+    ADD_FAILURE() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    for (const std::string& part : parts)
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(Placement, AutoTakesTheRanksOwnGpuWhenEveryRankHasOne) {
+  const Placement p = choose_placement("auto", "auto", gpus(4, 3, 4));
+  EXPECT_TRUE(p.device.is_cuda());
+  EXPECT_EQ(p.device.index, 3);
+  EXPECT_EQ(p.backend, "nccl");
+  // Several ranks on one GPU with distinct NCCL host ids: the GPU is shared.
+  const Placement shared = choose_placement("cuda", "auto", gpus(1, 2, 4, true));
+  EXPECT_EQ(shared.device.index, 0);
+  EXPECT_EQ(shared.backend, "nccl");
+}
+
+TEST(Placement, AutoFallsBackToTheCpuAndSaysWhy) {
+  PlacementEnvironment cpu_build;
+  const Placement a = choose_placement("auto", "auto", cpu_build);
+  EXPECT_FALSE(a.device.is_cuda());
+  EXPECT_EQ(a.backend, "mpi");
+  EXPECT_NE(a.reason.find("no GPU support"), std::string::npos) << a.reason;
+  const Placement b = choose_placement("auto", "auto", gpus(0, 0, 1));
+  EXPECT_NE(b.reason.find("no CUDA device is visible on rank 5"), std::string::npos) << b.reason;
+  const Placement c = choose_placement("auto", "mpi", gpus(1, 0, 2));
+  EXPECT_FALSE(c.device.is_cuda());
+  EXPECT_NE(c.reason.find("2 ranks on rank 5's host share 1 GPU(s)"), std::string::npos)
+      << c.reason;
+}
+
+TEST(Placement, CudaThatCannotRunIsAClearError) {
+  expect_config_error([] { choose_placement("cuda", "auto", PlacementEnvironment{}); },
+                      {"training.device = cuda", "no GPU support", "training.device=cpu"});
+  expect_config_error([] { choose_placement("cuda", "auto", gpus(0, 0, 1)); },
+                      {"training.device = cuda", "no CUDA device is visible on rank 5"});
+  expect_config_error([] { choose_placement("cuda", "nccl", gpus(2, 0, 3)); },
+                      {"3 ranks on rank 5's host share 2 GPU(s)", "NCCL_HOSTID"});
+}
+
+TEST(Placement, BackendMustMatchTheDevice) {
+  expect_config_error(
+      [] { choose_placement("cuda", "mpi", gpus(1, 0, 1)); },
+      {"communication.backend = mpi", "host memory only", "cuda:0", "communication.backend=nccl"});
+  expect_config_error([] { choose_placement("cpu", "nccl", gpus(1, 0, 1)); },
+                      {"communication.backend = nccl", "training.device=cuda"});
+  expect_config_error([] { choose_placement("cpu", "gloo", gpus(1, 0, 1)); },
+                      {"communication.backend = 'gloo'", "auto, mpi, nccl"});
+  expect_config_error([] { choose_placement("tpu", "auto", gpus(1, 0, 1)); },
+                      {"training.device = 'tpu'", "auto, cpu, cuda"});
+  EXPECT_EQ(choose_placement("cpu", "mpi", gpus(1, 0, 1)).backend, "mpi");
+}
+
+}  // namespace
+}  // namespace adaqp
