@@ -19,7 +19,8 @@ bench_setup() {
 }
 
 # gcn_job_args NODES W: the job of every run (a GCN on the generated graph of NODES nodes, split in
-# W parts, partitioned once per size and W); callers append their own --set overrides.
+# W parts, partitioned once per size and W), at full precision with the uniform scheme for the
+# quantized modes; callers append their own --set overrides (later ones win).
 gcn_job_args() {
   echo --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$1" \
     --set "dataset.synthetic.avg_degree=$DEGREE" --set "dataset.synthetic.feat_dim=$FEAT" \
@@ -27,5 +28,6 @@ gcn_job_args() {
     --set "partition.parts=$2" --set "partition.dir=$OUT/partition-$1-w$2" \
     --set model.type=gcn --set "model.layers=$LAYERS" --set "model.hidden=$HIDDEN" \
     --set model.dropout=0.5 --set "training.epochs=$EPOCHS" --set "training.eval_every=$EPOCHS" \
-    --set "training.threads=$THREADS" --set output.log_level=warn
+    --set "training.threads=$THREADS" --set output.log_level=warn \
+    --set communication.mode=vanilla --set communication.scheme=uniform
 }

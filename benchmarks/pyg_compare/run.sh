@@ -55,6 +55,7 @@ job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_l
      --set model.hidden=256 --set model.dropout=0.5 --set training.lr=0.01
      --set training.weight_decay=5e-4 --set "training.epochs=$((warmup + epochs))"
      --set "training.eval_every=$((warmup + epochs))" --set "training.device=$device"
+     --set communication.mode=vanilla
      --set output.log_level=warn)
 results="$work/results.jsonl"
 : >"$results"

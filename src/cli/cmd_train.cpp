@@ -204,6 +204,8 @@ RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Tra
   RunOptions ropt;
   ropt.epochs = cfg.training.epochs;
   ropt.eval_every = cfg.training.eval_every;
+  ropt.progress_every = cfg.output.progress_every > 0 ? cfg.output.progress_every
+                                                      : std::max(1, cfg.training.epochs / 20);
   ropt.output_dir = cfg.output.dir;
   ropt.checkpoint_every = cfg.training.checkpoint_every;
   ropt.checkpoint_dir = checkpoint_dir(cfg);
@@ -262,12 +264,8 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
 void train(Communicator& comm, const JobConfig& cfg, Trainer& trainer, const RunOptions& ropt) {
   const RunSummary s = run_training(trainer, comm, ropt);
   if (comm.rank() == 0) {
-    spdlog::info(
-        "summary: best val {} {:.4f}, test {:.4f} at best val, final test {:.4f} | {} epochs on "
-        "{} workers, {:.4f} s/epoch ({:.2f} epochs/s) | metrics: {}",
-        s.metric, s.best_val_acc, s.test_acc_at_best_val, s.final_test_acc, s.epochs, s.world_size,
-        s.mean_epoch_time_s, s.epochs_per_s,
-        (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string());
+    spdlog::info("{}\nmetrics: {}", describe(s),
+                 (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string());
   }
 }
 

@@ -248,6 +248,8 @@ const std::vector<Field>& fields() {
           "output.dir", [](C & c) -> auto& { return c.output.dir; }),
       field<std::string>(
           "output.log_level", [](C & c) -> auto& { return c.output.log_level; }),
+      field<int>(
+          "output.progress_every", [](C & c) -> auto& { return c.output.progress_every; }),
   };
   return all;
 }
@@ -397,6 +399,8 @@ void validate(const JobConfig& c, const std::string& origin) {
   require(!c.output.dir.empty(), origin, "output.dir", "''", "must not be empty");
   require_one_of(origin, "output.log_level", c.output.log_level,
                  {"trace", "debug", "info", "warn", "error", "off"});
+  require(c.output.progress_every >= 0, origin, "output.progress_every",
+          std::to_string(c.output.progress_every), "must be >= 0 (0 = automatic)");
 }
 
 }  // namespace

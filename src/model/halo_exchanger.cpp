@@ -80,6 +80,7 @@ struct HaloExchanger::Codec {
 struct HaloExchanger::Flight {
   ExchangeId id;
   std::unique_ptr<Work> work;
+  bool quantized = false;  // the hooks' time is (de)quantization (else gathering rows)
   int64_t bytes_sent = 0;
   double entered_s = 0;  // start_* entered
   double finish_s = 0;   // finish_* entered
@@ -256,6 +257,7 @@ void HaloExchanger::start(const Transfer& t) {
   const int world = part_.num_parts;
   auto flight = std::make_unique<Flight>();
   flight->id = t.id;
+  flight->quantized = t.quantized();
   flight->entered_s = t0;
   ExchangeBuffers b = ExchangeBuffers::none(world);
   ExchangeHooks h;
@@ -345,7 +347,7 @@ void HaloExchanger::settle() {
     trace_.started_s = opt_.device.is_cuda() ? timing.started_s : f->entered_s;
     trace_.completed_s = timing.completed_s;
     trace_.finish_s = f->finish_s;
-    trace_.quant_s = timing.codec_s;
+    trace_.quant_s = f->quantized ? timing.codec_s : 0.0;
     if (f->status != nullptr) {
       const int64_t bad = f->status->item<int64_t>();
       if (bad != -1) {
@@ -361,7 +363,7 @@ void HaloExchanger::settle() {
     const bool fwd = f->id.dir == Direction::kForward;
     const auto layer = static_cast<size_t>(f->id.layer);
     stats_.comm_time_s += comm_s;
-    stats_.quant_time_s += timing.codec_s;
+    stats_.quant_time_s += trace_.quant_s;
     stats_.bytes_sent += f->bytes_sent;
     std::vector<int64_t>& bytes = fwd ? stats_.bytes_forward : stats_.bytes_backward;
     std::vector<double>& times = fwd ? stats_.comm_forward_s : stats_.comm_backward_s;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -151,11 +153,6 @@ std::vector<assign::LinkCost> plan_costs(const std::vector<assign::LinkFit>& fit
   return costs;
 }
 
-// A JSON number; a non-finite value (e.g. R^2 of samples that all took the same time) is null.
-std::string json_number(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : "null";
-}
-
 }  // namespace
 
 LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbeOptions& opt) {
@@ -260,19 +257,30 @@ LinkModel fixed_link_model(const std::vector<assign::LinkCost>& costs) {
 }
 
 std::string link_model_json(const LinkModel& model) {
-  std::string senders;
+  using Json = nlohmann::ordered_json;
+  // A non-finite value (e.g. R^2 of samples that all took the same time) is null.
+  auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  Json senders = Json::array();
   for (size_t s = 0; s < model.fits.size(); ++s) {
     const assign::LinkFit& f = model.fits[s];
-    senders += fmt::format(
-        "{}{{\"sender\":{},\"alpha_s\":{},\"beta_s_per_byte\":{},\"r2\":{},\"samples\":{},"
-        "\"planned_alpha_s\":{},\"planned_beta_s_per_byte\":{}}}",
-        s == 0 ? "" : ",", s, json_number(f.alpha), json_number(f.beta), json_number(f.r2),
-        f.samples, model.costs[s].alpha, model.costs[s].beta);
+    Json j;
+    j["sender"] = s;
+    j["alpha_s"] = number(f.alpha);
+    j["beta_s_per_byte"] = number(f.beta);
+    j["r2"] = number(f.r2);
+    j["samples"] = f.samples;
+    j["planned_alpha_s"] = number(model.costs[s].alpha);
+    j["planned_beta_s_per_byte"] = number(model.costs[s].beta);
+    senders.push_back(j);
   }
-  return fmt::format(
-      "{{\"event\":\"link_model\",\"model\":\"per_sender\",\"probe_time_s\":{},"
-      "\"min_bytes\":{},\"max_bytes\":{},\"senders\":[{}]}}",
-      model.probe_time_s, model.min_bytes, model.max_bytes, senders);
+  Json j;
+  j["event"] = "link_model";
+  j["model"] = "per_sender";
+  j["probe_time_s"] = number(model.probe_time_s);
+  j["min_bytes"] = model.min_bytes;
+  j["max_bytes"] = model.max_bytes;
+  j["senders"] = senders;
+  return j.dump();
 }
 
 }  // namespace adaqp

@@ -8,79 +8,47 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
 #include <type_traits>
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/train/epoch_record.h"
 #include "adaqp/train/finite_check.h"
-#include "adaqp/train/layer_record.h"
 
 namespace adaqp {
 
 namespace {
 
-// One rank's record of one epoch, gathered to every rank as raw bytes.
-struct EpochRecord {
-  int32_t epoch = 0;
-  int32_t rank = 0;
-  int32_t evaluated = 0;
-  double loss = 0;
-  double epoch_time_s = 0;
-  double compute_time_s = 0;
-  double local_agg_time_s = 0;
-  double halo_agg_time_s = 0;
-  double dense_time_s = 0;
-  double quant_time_s = 0;
-  double comm_time_s = 0;
-  double exposed_comm_time_s = 0;
-  double reduce_time_s = 0;
-  int64_t bytes_sent = 0;
-  double train = 0, valid = 0, test = 0;
-};
-static_assert(std::is_trivially_copyable<EpochRecord>::value, "EpochRecord is sent as bytes");
+using Json = nlohmann::ordered_json;
 
-// A JSON number; non-finite values (a diverged loss) become null.
-std::string json_number(double v) {
-  return std::isfinite(v) ? fmt::format("{}", v) : "null";
-}
-
-// "[1,2,3]"
-std::string json_array(const int64_t* v, size_t n) {
-  return fmt::format("[{}]", fmt::join(v, v + n, ","));
-}
-
-// `bytes_by_layer` holds the record's forward bytes per layer, then its backward bytes; `extra`
-// holds further fields (layer_record_json).
-std::string record_json(const EpochRecord& r, const int64_t* bytes_by_layer, size_t layers,
-                        const std::string& extra) {
-  std::string s = fmt::format(
-      "{{\"epoch\":{},\"rank\":{},\"loss\":{},\"epoch_time_s\":{},\"compute_time_s\":{},"
-      "\"local_agg_time_s\":{},\"halo_agg_time_s\":{},\"dense_time_s\":{},\"quant_time_s\":{},"
-      "\"comm_time_s\":{},\"exposed_comm_time_s\":{},\"reduce_time_s\":{},\"bytes_sent\":{},"
-      "\"bytes_sent_by_layer\":{{\"fwd\":{},\"bwd\":{}}}",
-      r.epoch, r.rank, json_number(r.loss), json_number(r.epoch_time_s),
-      json_number(r.compute_time_s), json_number(r.local_agg_time_s),
-      json_number(r.halo_agg_time_s), json_number(r.dense_time_s), json_number(r.quant_time_s),
-      json_number(r.comm_time_s), json_number(r.exposed_comm_time_s), json_number(r.reduce_time_s),
-      r.bytes_sent, json_array(bytes_by_layer, layers),
-      json_array(bytes_by_layer + layers, layers));
-  if (r.evaluated) {
-    s += fmt::format(",\"train_acc\":{},\"val_acc\":{},\"test_acc\":{}", json_number(r.train),
-                     json_number(r.valid), json_number(r.test));
-  }
-  return s + extra + "}";
+Json finite(double v) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
 }
 
 std::string summary_json(const RunSummary& s) {
-  return fmt::format(
-      "{{\"event\":\"summary\",\"best_val_acc\":{},\"test_acc_at_best_val\":{},"
-      "\"final_test_acc\":{},\"mean_epoch_time_s\":{},\"epochs_per_s\":{},\"metric\":\"{}\","
-      "\"epochs\":{},\"world_size\":{}}}",
-      json_number(s.best_val_acc), json_number(s.test_acc_at_best_val),
-      json_number(s.final_test_acc), json_number(s.mean_epoch_time_s), json_number(s.epochs_per_s),
-      s.metric, s.epochs, s.world_size);
+  Json j;
+  j["event"] = "summary";
+  j["best_val_acc"] = finite(s.best_val_acc);
+  j["test_acc_at_best_val"] = finite(s.test_acc_at_best_val);
+  j["final_test_acc"] = finite(s.final_test_acc);
+  j["mean_epoch_time_s"] = finite(s.mean_epoch_time_s);
+  j["epochs_per_s"] = finite(s.epochs_per_s);
+  j["metric"] = s.metric;
+  j["epochs"] = s.epochs;
+  j["world_size"] = s.world_size;
+  j["device"] = s.device;
+  j["bytes_per_epoch"] = finite(s.bytes_per_epoch);
+  j["full_precision_bytes_per_epoch"] = finite(s.full_precision_bytes_per_epoch);
+  if (s.adaptive) j["bit_shares"] = {s.bit_shares[0], s.bit_shares[1], s.bit_shares[2]};
+  j["time_breakdown_s"] = {{"compute", finite(s.compute_s)},
+                           {"exposed_comm", finite(s.exposed_comm_s)},
+                           {"reduce", finite(s.reduce_s)},
+                           {"assign", finite(s.assign_s)},
+                           {"quant", finite(s.quant_s)}};
+  return j.dump();
 }
 
 std::ofstream open_output(const std::filesystem::path& path) {
@@ -106,13 +74,15 @@ struct PartRecord {
   int64_t central = 0, marginal = 0;
   int64_t local_edges = 0, halo_edges = 0;
   int64_t send_rows = 0, halo_rows = 0;
+  int64_t full_precision_bytes = 0;  // per epoch
 };
 static_assert(std::is_trivially_copyable<PartRecord>::value, "PartRecord is sent as bytes");
 
 // Per rank: central and marginal nodes, the share of in-edges that are local, and the bytes of
 // one full-precision exchange per layer (forward: boundary rows; backward: halo rows; layer 0's
-// forward exchange happens once at start-up when the features are cached).
-void log_parts(const Trainer& trainer, Communicator& comm) {
+// forward exchange happens once at start-up when the features are cached). Returns the bytes all
+// ranks would send per epoch at full precision (collective).
+double log_parts(const Trainer& trainer, Communicator& comm) {
   const Part& p = trainer.part();
   PartRecord mine;
   mine.central = p.num_central;
@@ -121,12 +91,17 @@ void log_parts(const Trainer& trainer, Communicator& comm) {
   mine.halo_edges = p.num_halo_edges();
   mine.send_rows = static_cast<int64_t>(p.send_idx.size());
   mine.halo_rows = p.num_halo();
+  mine.full_precision_bytes = trainer.full_precision_bytes_per_epoch();
   std::vector<PartRecord> all(static_cast<size_t>(comm.size()));
   comm.allgather(&mine, all.data(), sizeof(PartRecord));
-  if (comm.rank() != 0) return;
-  spdlog::info("halo exchanges run {}", trainer.progress_thread()
-                                            ? "on a progress thread, overlapped with A_local"
-                                            : "on the compute thread");
+  double full_precision = 0;
+  for (const PartRecord& a : all) full_precision += static_cast<double>(a.full_precision_bytes);
+  if (comm.rank() != 0) return full_precision;
+  const char* schedule = trainer.device().is_cuda() ? "on the GPU's communication stream (NCCL)"
+                         : trainer.progress_thread()
+                             ? "on a progress thread, overlapped with A_local"
+                             : "on the compute thread";
+  spdlog::info("halo exchanges run {}", schedule);
   for (size_t r = 0; r < all.size(); ++r) {
     const PartRecord& a = all[r];
     std::vector<int64_t> fwd, bwd;
@@ -138,21 +113,26 @@ void log_parts(const Trainer& trainer, Communicator& comm) {
     const int64_t edges = a.local_edges + a.halo_edges;
     spdlog::info(
         "rank {}: {} central, {} marginal nodes, {:.1f}% of in-edges local; bytes per "
-        "full-precision exchange by layer: fwd {} bwd {}",
+        "full-precision exchange by layer: fwd [{}] bwd [{}]",
         r, a.central, a.marginal,
         edges > 0 ? 100.0 * static_cast<double>(a.local_edges) / static_cast<double>(edges) : 100.0,
-        json_array(fwd.data(), fwd.size()), json_array(bwd.data(), bwd.size()));
+        fmt::join(fwd, ","), fmt::join(bwd, ","));
   }
+  return full_precision;
 }
 
-// Keeps the per-epoch records of `path` up to epoch `last` (dropping later ones and the summary),
-// rewritten via a temporary file and a rename, and opens it for appending.
+// Keeps the per-epoch records of `path` up to epoch `last` (dropping later ones, the link model
+// and the summary), rewritten via a temporary file and a rename, and opens it for appending.
 std::ofstream reopen_metrics(const std::filesystem::path& path, int last) {
-  const std::string prefix = "{\"epoch\":";
   std::string kept, line;
   std::ifstream in(path);
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0 && std::stol(line.substr(prefix.size())) <= last)
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded())
+      throw InputError(path.string(), fmt::format("line {}", number), "not a JSON record");
+    if (j.contains("epoch") && !j.contains("event") && j["epoch"].is_number_integer() &&
+        j["epoch"].get<int>() <= last)
       kept += line + '\n';
   }
   const std::filesystem::path tmp = path.string() + ".tmp";
@@ -184,7 +164,87 @@ void write_checkpoint(Trainer& trainer, const RunOptions& opt, const CheckpointP
   spdlog::debug("wrote checkpoint {}", path);
 }
 
+// Sums over the epochs run, for the summary (rank 0).
+struct Totals {
+  int epochs = 0;
+  double slowest_s = 0;  // sum over epochs of the slowest rank's epoch time
+  double bytes = 0;
+  double compute_s = 0, exposed_s = 0, reduce_s = 0, assign_s = 0, quant_s = 0;
+  double widths[3] = {0, 0, 0};
+
+  // The epoch's records of every rank: the slowest rank's time split, everyone's bytes.
+  void add(const std::vector<EpochRecord>& all) {
+    const EpochRecord* slow = &all[0];
+    for (const EpochRecord& r : all) {
+      if (r.stats.epoch_time_s > slow->stats.epoch_time_s) slow = &r;
+      bytes += static_cast<double>(r.stats.bytes_sent);
+      for (const auto& h : r.stats.assign.hist_forward)
+        for (int b = 0; b < 3; ++b) widths[b] += static_cast<double>(h[b]);
+      for (const auto& h : r.stats.assign.hist_backward)
+        for (int b = 0; b < 3; ++b) widths[b] += static_cast<double>(h[b]);
+    }
+    const EpochStats& s = slow->stats;
+    ++epochs;
+    slowest_s += s.epoch_time_s;
+    const double assign = s.adaptive ? s.assign.assign_time_s : 0.0;
+    compute_s += s.compute_time_s - assign;
+    exposed_s += s.exposed_comm_time_s;
+    reduce_s += s.reduce_time_s;
+    assign_s += assign;
+    quant_s += s.quant_time_s;
+  }
+};
+
+void summarize(const Totals& t, bool adaptive, RunSummary& s) {
+  if (t.epochs == 0) return;
+  const double n = t.epochs;
+  s.mean_epoch_time_s = t.slowest_s / n;
+  s.epochs_per_s = s.mean_epoch_time_s > 0 ? 1.0 / s.mean_epoch_time_s : 0;
+  s.bytes_per_epoch = t.bytes / n;
+  s.compute_s = t.compute_s / n;
+  s.exposed_comm_s = t.exposed_s / n;
+  s.reduce_s = t.reduce_s / n;
+  s.assign_s = t.assign_s / n;
+  s.quant_s = t.quant_s / n;
+  s.adaptive = adaptive;
+  const double messages = t.widths[0] + t.widths[1] + t.widths[2];
+  for (int b = 0; b < 3; ++b) s.bit_shares[b] = messages > 0 ? t.widths[b] / messages : 0;
+}
+
 }  // namespace
+
+std::string describe(const RunSummary& s) {
+  std::string text = fmt::format(
+      "summary: best val {} {:.4f}, test {:.4f} at best val, final test {:.4f} | {} epochs on {} "
+      "worker(s) ({}), {:.4f} s/epoch ({:.2f} epochs/s)",
+      s.metric, s.best_val_acc, s.test_acc_at_best_val, s.final_test_acc, s.epochs, s.world_size,
+      s.device, s.mean_epoch_time_s, s.epochs_per_s);
+  if (s.full_precision_bytes_per_epoch == 0) {
+    // One worker: nothing is exchanged.
+  } else if (s.bytes_per_epoch >= s.full_precision_bytes_per_epoch) {
+    text += fmt::format("\nexchanges: {:.3f} MB/epoch at full precision", s.bytes_per_epoch / 1e6);
+  } else {
+    text += fmt::format(
+        "\nexchanges: {:.3f} MB/epoch, {:.1f}x less than at full precision ({:.3f} MB/epoch)",
+        s.bytes_per_epoch / 1e6,
+        s.full_precision_bytes_per_epoch / std::max(s.bytes_per_epoch, 1.0),
+        s.full_precision_bytes_per_epoch / 1e6);
+    if (s.adaptive) {
+      text += fmt::format("; adaptive widths 2/4/8 bits: {:.0f}% / {:.0f}% / {:.0f}% of messages",
+                          100 * s.bit_shares[0], 100 * s.bit_shares[1], 100 * s.bit_shares[2]);
+    }
+  }
+  const double total = s.compute_s + s.exposed_comm_s + s.reduce_s + s.assign_s;
+  if (total > 0) {
+    auto pct = [&](double v) { return 100 * v / total; };
+    text += fmt::format(
+        "\nepoch time (slowest rank): compute {:.0f}% | waiting for exchanges {:.0f}% | loss and "
+        "gradient all-reduce {:.0f}% | bit-width assignment {:.0f}%; (de)quantization {:.1f} "
+        "ms/epoch",
+        pct(s.compute_s), pct(s.exposed_comm_s), pct(s.reduce_s), pct(s.assign_s), 1e3 * s.quant_s);
+  }
+  return text;
+}
 
 RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& opt) {
   const int world = comm.size();
@@ -203,101 +263,81 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
   summary.metric = trainer.metric_name();
   summary.epochs = opt.epochs;
   summary.world_size = world;
-  double total_time = 0;
+  summary.device = trainer.device().name();
   bool have_best = opt.start.have_best;
   summary.best_val_acc = opt.start.best_val;
   summary.test_acc_at_best_val = opt.start.test_at_best_val;
   std::string last_checkpoint =
       opt.start.epoch > 0 ? checkpoint_path(opt.checkpoint_dir, opt.start.epoch) : "";
-  std::vector<EpochRecord> all(static_cast<size_t>(world));
-  const auto layers = static_cast<size_t>(trainer.num_layers());
-  std::vector<int64_t> layer_bytes(2 * layers), all_layer_bytes(2 * layers * world);
-  const size_t layer_doubles = layer_record_size(trainer.num_layers());
-  std::vector<double> all_layer_records(layer_doubles * world);
+  const int layers = trainer.num_layers();
+  const size_t record_size = packed_record_size(layers);
+  std::vector<double> mine(record_size), gathered(record_size * world);
   if (root && trainer.link_model() != nullptr) {
     metrics << link_model_json(*trainer.link_model()) << '\n';
   }
-  log_parts(trainer, comm);
+  summary.full_precision_bytes_per_epoch = log_parts(trainer, comm);
+  Totals totals;
+  bool adaptive = false;
   for (int epoch = opt.start.epoch + 1; epoch <= opt.epochs; ++epoch) {
-    const EpochStats st = trainer.train_epoch(epoch);
-    check_divergence(trainer, st.loss, epoch, last_checkpoint);
     EpochRecord rec;
-    rec.epoch = epoch;
     rec.rank = comm.rank();
-    rec.loss = st.loss;
-    rec.epoch_time_s = st.epoch_time_s;
-    rec.compute_time_s = st.compute_time_s;
-    rec.local_agg_time_s = st.local_agg_time_s;
-    rec.halo_agg_time_s = st.halo_agg_time_s;
-    rec.dense_time_s = st.dense_time_s;
-    rec.quant_time_s = st.quant_time_s;
-    rec.comm_time_s = st.comm_time_s;
-    rec.exposed_comm_time_s = st.exposed_comm_time_s;
-    rec.reduce_time_s = st.reduce_time_s;
-    rec.bytes_sent = st.bytes_sent;
-    std::copy(st.bytes_forward.begin(), st.bytes_forward.end(), layer_bytes.begin());
-    std::copy(st.bytes_backward.begin(), st.bytes_backward.end(), layer_bytes.begin() + layers);
+    rec.stats = trainer.train_epoch(epoch);
+    check_divergence(trainer, rec.stats.loss, epoch, last_checkpoint);
+    adaptive = rec.stats.adaptive;
     if (epoch % opt.eval_every == 0 || epoch == opt.epochs) {
-      const EvalScores sc = trainer.evaluate();
-      rec.evaluated = 1;
-      rec.train = sc.train;
-      rec.valid = sc.valid;
-      rec.test = sc.test;
-      if (!have_best || sc.valid > summary.best_val_acc) {
+      rec.scores = trainer.evaluate();
+      rec.evaluated = true;
+      if (!have_best || rec.scores.valid > summary.best_val_acc) {
         have_best = true;
-        summary.best_val_acc = sc.valid;
-        summary.test_acc_at_best_val = sc.test;
+        summary.best_val_acc = rec.scores.valid;
+        summary.test_acc_at_best_val = rec.scores.test;
       }
-      summary.final_test_acc = sc.test;
+      summary.final_test_acc = rec.scores.test;
     }
-    comm.allgather(&rec, all.data(), sizeof(EpochRecord));
-    comm.allgather(layer_bytes.data(), all_layer_bytes.data(),
-                   layer_bytes.size() * sizeof(int64_t));
-    const std::vector<double> layer_record = pack_layer_record(st, trainer.num_layers());
-    comm.allgather(layer_record.data(), all_layer_records.data(), layer_doubles * sizeof(double));
-
-    double slowest = 0, slowest_comm = 0, slowest_exposed = 0;
-    int64_t bytes = 0;
-    for (const EpochRecord& r : all) {
-      slowest = std::max(slowest, r.epoch_time_s);
-      slowest_comm = std::max(slowest_comm, r.comm_time_s);
-      slowest_exposed = std::max(slowest_exposed, r.exposed_comm_time_s);
-      bytes += r.bytes_sent;
-    }
-    total_time += slowest;
+    // Every rank's record of the epoch in one collective.
+    pack_record(rec, layers, mine.data());
+    comm.allgather(mine.data(), gathered.data(), record_size * sizeof(double));
     const bool checkpoint_due =
         opt.checkpoint_every > 0 && (epoch % opt.checkpoint_every == 0 || epoch == opt.epochs);
     if (checkpoint_due) last_checkpoint = checkpoint_path(opt.checkpoint_dir, epoch);
-    if (!root) continue;
-    for (size_t r = 0; r < all.size(); ++r) {
-      metrics << record_json(all[r], all_layer_bytes.data() + r * 2 * layers, layers,
-                             layer_record_json(all_layer_records.data() + r * layer_doubles,
-                                               trainer.num_layers()))
-              << '\n';
+    std::vector<EpochRecord> all;
+    for (int r = 0; r < world; ++r) {
+      all.push_back(unpack_record(gathered.data() + static_cast<size_t>(r) * record_size, layers));
     }
+    totals.add(all);
+    if (!root) continue;
+    for (const EpochRecord& r : all) metrics << record_json(r) << '\n';
     metrics.flush();
-    double predicted_s = 0;
-    for (double t : st.assign.predicted_forward_s) predicted_s += t;
-    for (double t : st.assign.predicted_backward_s) predicted_s += t;
-    const std::string predicted =
-        st.adaptive ? fmt::format(", predicted {:.6f} s", predicted_s) : "";
-    const std::string scores = rec.evaluated ? fmt::format(" | train {:.4f} val {:.4f} test {:.4f}",
-                                                           rec.train, rec.valid, rec.test)
-                                             : "";
-    spdlog::info(
-        "epoch {:4d} | loss {:.4f}{} | {:.4f} s (comm {:.4f} s{}, exposed {:.4f} s) | {:.2f} MB "
-        "sent",
-        epoch, rec.loss, scores, slowest, slowest_comm, predicted, slowest_exposed,
-        static_cast<double>(bytes) / 1e6);
+    const bool progress =
+        epoch % opt.progress_every == 0 || epoch == opt.start.epoch + 1 || epoch == opt.epochs;
+    if (progress || spdlog::should_log(spdlog::level::debug)) {
+      double slowest = 0, slowest_comm = 0, slowest_exposed = 0, bytes = 0, predicted_s = 0;
+      for (const EpochRecord& r : all) {
+        slowest = std::max(slowest, r.stats.epoch_time_s);
+        slowest_comm = std::max(slowest_comm, r.stats.comm_time_s);
+        slowest_exposed = std::max(slowest_exposed, r.stats.exposed_comm_time_s);
+        bytes += static_cast<double>(r.stats.bytes_sent);
+      }
+      for (double t : rec.stats.assign.predicted_forward_s) predicted_s += t;
+      for (double t : rec.stats.assign.predicted_backward_s) predicted_s += t;
+      const std::string predicted =
+          rec.stats.adaptive ? fmt::format(", predicted {:.6f} s", predicted_s) : "";
+      const std::string scores =
+          rec.evaluated ? fmt::format(" | train {:.4f} val {:.4f} test {:.4f}", rec.scores.train,
+                                      rec.scores.valid, rec.scores.test)
+                        : "";
+      spdlog::info(
+          "epoch {:4d}/{} | loss {:.4f}{} | {:.4f} s (comm {:.4f} s{}, exposed {:.4f} s) | {:.2f} "
+          "MB sent",
+          epoch, opt.epochs, rec.stats.loss, scores, slowest, slowest_comm, predicted,
+          slowest_exposed, bytes / 1e6);
+    }
     if (checkpoint_due) {
       write_checkpoint(trainer, opt,
                        {epoch, have_best, summary.best_val_acc, summary.test_acc_at_best_val});
     }
   }
-  if (opt.epochs > opt.start.epoch) {
-    summary.mean_epoch_time_s = total_time / (opt.epochs - opt.start.epoch);
-    summary.epochs_per_s = summary.mean_epoch_time_s > 0 ? 1.0 / summary.mean_epoch_time_s : 0;
-  }
+  summarize(totals, adaptive, summary);
   if (root) {
     metrics << summary_json(summary) << '\n';
     metrics.flush();

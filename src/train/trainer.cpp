@@ -316,6 +316,25 @@ int Trainer::num_layers() const {
   return impl_->opt.model.layers;
 }
 
+const Device& Trainer::device() const {
+  return impl_->opt.device;
+}
+
+int64_t Trainer::full_precision_bytes_per_epoch() const {
+  const Part& p = impl_->graph.part();
+  const auto send_rows = static_cast<int64_t>(p.send_idx.size());
+  int64_t bytes = 0;
+  for (int l = 0; l < num_layers(); ++l) {
+    const int64_t row = layer_input_width(l) * static_cast<int64_t>(sizeof(float));
+    if (l > 0) {
+      bytes += (send_rows + p.num_halo()) * row;
+    } else if (!impl_->opt.cache_features) {
+      bytes += send_rows * row;
+    }
+  }
+  return bytes;
+}
+
 bool Trainer::progress_thread() const {
   return impl_->graph.exchanger().progress_thread();
 }

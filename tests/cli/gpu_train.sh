@@ -42,7 +42,8 @@ run() {
 
 synthetic=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
            --set dataset.synthetic.feat_dim=48 --set dataset.synthetic.seed=5
-           --set dataset.self_loops=true --set model.layers=3 --set model.hidden=32)
+           --set dataset.self_loops=true --set model.layers=3 --set model.hidden=32
+           --set communication.mode=vanilla)
 cases=(gen)
 mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/overlap" "$tmp/adaptive"
 cora="${ADAQP_SHARED_DATASETS:-}/cora"
@@ -56,7 +57,8 @@ else
 fi
 args_of() {
   if [[ $1 == cora ]]; then
-    echo --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora"
+    echo --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \
+      --set communication.mode=vanilla
   else
     echo "${synthetic[@]}"
   fi

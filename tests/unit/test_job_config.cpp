@@ -45,10 +45,13 @@ TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
   EXPECT_EQ(c.partition.options.method, "metis");
   EXPECT_EQ(c.partition.options.parts, 2);
   EXPECT_EQ(c.model.type, "gcn");
-  EXPECT_EQ(c.model.layers, 2);
-  EXPECT_EQ(c.model.hidden, 16);
+  EXPECT_EQ(c.model.layers, 3);
+  EXPECT_EQ(c.model.hidden, 64);
   EXPECT_EQ(c.training.epochs, 200);
-  EXPECT_EQ(c.communication.mode, "vanilla");
+  EXPECT_EQ(c.communication.mode, "adaqp");  // the method: quantized, overlapped, adaptive
+  EXPECT_EQ(c.communication.scheme, "adaptive");
+  EXPECT_EQ(c.training.device, "auto");
+  EXPECT_EQ(c.communication.backend, "auto");
   EXPECT_EQ(partition_dir(c), "runs/default/partition");
   EXPECT_EQ(c.training.checkpoint_every, 0);
   EXPECT_EQ(checkpoint_dir(c), "runs/default/checkpoints");

@@ -13,8 +13,8 @@ namespace adaqp {
 
 struct ModelConfig {
   std::string type = "gcn";  // gcn | sage
-  int layers = 2;
-  int hidden = 16;
+  int layers = 3;
+  int hidden = 64;
   double dropout = 0.5;
   bool layer_norm = false;
 };
@@ -34,12 +34,12 @@ struct TrainingConfig {
 };
 
 struct CommunicationConfig {
-  std::string backend = "auto";    // mpi | nccl | auto (nccl on cuda, mpi on cpu)
-  std::string mode = "vanilla";    // vanilla | quant | overlap | adaqp
-  int bits = 8;                    // uniform scheme: 2 | 4 | 8
-  std::string scheme = "uniform";  // uniform | random | adaptive
-  bool feature_cache = true;       // exchange layer-0 input features once, at full precision
-  double timeout_s = 300;          // bound on every blocking wait
+  std::string backend = "auto";     // mpi | nccl | auto (nccl on cuda, mpi on cpu)
+  std::string mode = "adaqp";       // vanilla | quant | overlap | adaqp
+  int bits = 8;                     // uniform scheme: 2 | 4 | 8
+  std::string scheme = "adaptive";  // adaptive | uniform | random (the ablations)
+  bool feature_cache = true;        // exchange layer-0 input features once, at full precision
+  double timeout_s = 300;           // bound on every blocking wait
   // Scheme adaptive (design notes, section 6): the allowed widths, the weight of the variance term
   // in the objective, how many consecutive messages of one link share a width, the epochs between
   // solves, and the solver (fast | exact).
@@ -53,6 +53,7 @@ struct CommunicationConfig {
 struct OutputConfig {
   std::string dir = "runs/default";
   std::string log_level = "info";
+  int progress_every = 0;  // a progress line every this many epochs; 0 = about 20 lines per run
 };
 
 struct PartitionConfig {
@@ -72,7 +73,8 @@ inline DatasetSpec default_dataset_spec() {
 }
 
 // All defaults together are the embedded default job (configs/default.yaml spells it out): the
-// synthetic graph, 2 parts by METIS, a 2-layer GCN with hidden size 16 trained for 200 epochs.
+// synthetic graph, 2 parts by METIS, a 3-layer GCN with hidden size 64 trained for 200 epochs with
+// AdaQP (quantized, overlapped exchanges; adaptive bit-widths).
 struct JobConfig {
   DatasetSpec dataset = default_dataset_spec();
   PartitionConfig partition;

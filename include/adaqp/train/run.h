@@ -1,15 +1,11 @@
 // The epoch loop of `adaqp train` and its outputs. Rank 0 logs every rank's part at start-up
 // (central and marginal nodes, share of local in-edges, bytes of one full-precision exchange per
-// layer), then one line per epoch (with the exposed communication time), and writes, under the
-// output directory:
-//   metrics.jsonl  one JSON record per epoch and rank (epoch, rank, loss, the times of EpochStats:
-//                  epoch_time_s, compute_time_s, local_agg_time_s, halo_agg_time_s, dense_time_s,
-//                  quant_time_s, comm_time_s, exposed_comm_time_s, reduce_time_s; bytes_sent and
-//                  bytes_sent_by_layer {"fwd": [per layer], "bwd": [per layer]}; and train_acc,
-//                  val_acc, test_acc when evaluated; the per-layer fields of layer_record.h),
-//                  flushed every epoch, preceded for the adaptive scheme by the link model
-//                  {"event":"link_model", ...} (link_probe.h) and followed by one summary record
-//                  {"event":"summary", ...} with the fields of RunSummary;
+// layer), a progress line every RunOptions::progress_every epochs, and writes, under the output
+// directory:
+//   metrics.jsonl  one JSON record per epoch and rank (epoch_record.h), flushed every epoch,
+//                  preceded for the adaptive scheme by the link model {"event":"link_model", ...}
+//                  (link_probe.h) and followed by one summary record {"event":"summary", ...} with
+//                  the fields of RunSummary; README.md, "Metrics", is the schema;
 //   params.bin     the final parameters: float32, little-endian, every parameter's values
 //                  concatenated in registration order (for comparing runs).
 // and, with checkpoint_every > 0, the checkpoints (train/checkpoint.h) in checkpoint_dir.
@@ -25,7 +21,8 @@ namespace adaqp {
 
 struct RunOptions {
   int epochs = 200;
-  int eval_every = 1;  // evaluate every this many epochs, and after the last one
+  int eval_every = 1;      // evaluate every this many epochs, and after the last one
+  int progress_every = 1;  // log a progress line every this many epochs, the first and the last
   std::string output_dir;
   // Rank 0 writes a checkpoint (train/checkpoint.h) into checkpoint_dir every checkpoint_every
   // epochs and after the last one, then keeps the newest kCheckpointsKept; 0 = no checkpoints.
@@ -46,7 +43,23 @@ struct RunSummary {
   std::string metric;  // accuracy | f1_micro
   int epochs = 0;
   int world_size = 0;
+  std::string device;  // "cpu" or "cuda:<index>" (rank 0's)
+  // Halo exchanges, all ranks together, mean over the epochs run: bytes sent, and what the same
+  // exchanges would send at float32.
+  double bytes_per_epoch = 0;
+  double full_precision_bytes_per_epoch = 0;
+  // Adaptive scheme: the share of messages sent at 2, 4 and 8 bits (all ranks, all epochs run).
+  bool adaptive = false;
+  double bit_shares[3] = {0, 0, 0};
+  // Where the slowest rank's epoch went, mean over the epochs run (seconds): computation, waiting
+  // for exchanges, loss and gradient all-reduce, bit-width assignment; and quantization on any
+  // thread or stream (part of the others).
+  double compute_s = 0, exposed_comm_s = 0, reduce_s = 0, assign_s = 0, quant_s = 0;
 };
+
+// A few lines for the end of a run: accuracy, speed, bytes against full precision, bit-width mix
+// and where the epoch time went.
+std::string describe(const RunSummary& s);
 
 // Trains epochs opt.start.epoch + 1 .. opt.epochs (the number keys the dropout masks). Collective.
 // After every step, a non-finite loss, gradient or parameter stops the run with a NumericalError

@@ -117,6 +117,11 @@ class Trainer {
   int num_layers() const;
   // True when the exchanges run on a progress thread (overlap modes, MPI thread support).
   bool progress_thread() const;
+  const Device& device() const;
+  // Bytes this rank would send per epoch if every exchange of a training step travelled at
+  // float32: each exchanged layer's boundary rows forward and halo rows backward (layer 0: none
+  // with the feature cache, else its boundary rows forward only).
+  int64_t full_precision_bytes_per_epoch() const;
   // The link cost model of the adaptive scheme; null for the other schemes.
   const LinkModel* link_model() const;
 

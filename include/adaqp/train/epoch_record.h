@@ -1,0 +1,33 @@
+// One rank's record of one epoch: what metrics.jsonl holds per epoch and rank (README.md,
+// "Metrics", is the schema). A record packs into a fixed number of doubles for a model of a given
+// layer count, so that run_training gathers every rank's record in one collective per epoch.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "adaqp/train/trainer.h"
+
+namespace adaqp {
+
+struct EpochRecord {
+  int rank = 0;
+  EpochStats stats;
+  bool evaluated = false;  // `scores` holds this epoch's evaluation
+  EvalScores scores;
+};
+
+// Doubles in the packed record of a model of `layers` layers.
+size_t packed_record_size(int layers);
+// Writes packed_record_size(layers) doubles (the per-layer vectors of `r.stats` must have
+// `layers` entries; the adaptive scheme's only when r.stats.adaptive).
+void pack_record(const EpochRecord& r, int layers, double* out);
+EpochRecord unpack_record(const double* in, int layers);
+
+// The record as one line of JSON (no newline): epoch, rank, loss, the times of EpochStats,
+// bytes_sent and bytes_sent_by_layer, the accuracies when evaluated, comm_time_by_layer and, for
+// the adaptive scheme, assign_time_s, assign_solved, predicted_comm_time_s,
+// predicted_comm_time_by_layer, exchange_time_by_layer and bits_hist. Non-finite numbers are null.
+std::string record_json(const EpochRecord& r);
+
+}  // namespace adaqp
