@@ -54,7 +54,7 @@ job_args() {
 
 if [[ $what == overhead || $what == all ]]; then
   # shellcheck disable=SC2046
-  mpirun --oversubscribe -np "$WORKERS" "$BIN" train $(job_args "$NODES") \
+  mpirun --oversubscribe --bind-to none -np "$WORKERS" "$BIN" train $(job_args "$NODES") \
     --set communication.mode=adaqp --set "output.dir=$OUT/overhead" >"$OUT/overhead.log" 2>&1 ||
     { cat "$OUT/overhead.log" >&2; exit 1; }
   python3 - "$OUT/overhead" "$WORKERS" "$NODES" <<'PY'
@@ -84,7 +84,7 @@ fi
 if [[ $what == model || $what == all ]]; then
   # Partition outside the shaped cluster (rank 0 alone; nothing crosses the links).
   # shellcheck disable=SC2046
-  mpirun --oversubscribe -np "$WORKERS" "$BIN" train $(job_args "$MODEL_NODES") \
+  mpirun --oversubscribe --bind-to none -np "$WORKERS" "$BIN" train $(job_args "$MODEL_NODES") \
     --set training.epochs=1 --set "output.dir=$OUT/model-prep" >/dev/null 2>&1
   for m in quant adaqp; do
     # shellcheck disable=SC2046

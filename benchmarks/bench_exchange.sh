@@ -77,7 +77,7 @@ if [[ $what == volume || $what == all ]]; then
     args=(--set communication.mode=vanilla)
     [[ $m == quant* ]] && args=(--set communication.mode=quant --set "communication.bits=${m#quant}")
     # shellcheck disable=SC2046
-    mpirun --oversubscribe -np "$WORKERS" "$BIN" train $(job_args "$NODES" "$WORKERS") \
+    mpirun --oversubscribe --bind-to none -np "$WORKERS" "$BIN" train $(job_args "$NODES" "$WORKERS") \
       --set "output.dir=$OUT/volume-$m" "${args[@]}" >"$OUT/volume-$m.log" 2>&1 ||
       { cat "$OUT/volume-$m.log" >&2; exit 1; }
     summarize "$OUT/volume-$m" volume "$m" "$WORKERS"
@@ -88,7 +88,7 @@ if [[ $what == overlap || $what == all ]]; then
   for ((w = 2; w <= WMAX; ++w)); do
     # Partition outside the shaped cluster (rank 0 alone; nothing crosses the links).
     # shellcheck disable=SC2046
-    mpirun --oversubscribe -np "$w" "$BIN" train $(job_args "$OVERLAP_NODES" "$w") \
+    mpirun --oversubscribe --bind-to none -np "$w" "$BIN" train $(job_args "$OVERLAP_NODES" "$w") \
       --set training.epochs=1 --set "output.dir=$OUT/overlap-prep-w$w" >/dev/null 2>&1
     for m in vanilla overlap; do
       # shellcheck disable=SC2046

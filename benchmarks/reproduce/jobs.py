@@ -119,7 +119,7 @@ class Jobs:
         for s in sets:
             args += ["--set", s]
         if bandwidth_mbit is None:
-            cmd = ["mpirun", "--oversubscribe", "-np", str(workers)] + args
+            cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(workers)] + args
         else:
             cmd = [str(self.root / "scripts" / "vcluster.sh"), "--hosts", str(workers),
                    "--bandwidth", "%dmbit" % bandwidth_mbit, "--timeout", str(self.timeout_s),

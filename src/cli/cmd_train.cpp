@@ -28,6 +28,7 @@
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/comm/nccl_communicator.h"
+#include "adaqp/common/affinity.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/config.h"
@@ -85,10 +86,12 @@ LocalRanks local_ranks() {
   return l;
 }
 
+// training.threads, or (0) the cores this rank may use (common/affinity.h).
 int compute_threads(const TrainingConfig& t, const LocalRanks& local) {
-  if (t.threads > 0) return t.threads;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / local.size);
+  std::string warning;
+  const int threads = compute_threads_for(t.threads, process_affinity(), local.size, &warning);
+  if (!warning.empty()) spdlog::warn("{}", warning);
+  return threads;
 }
 
 // training.device and communication.backend on this rank (placement.h): a ConfigError on a rank
@@ -188,8 +191,8 @@ std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
                                       Part part) {
   const int threads = compute_threads(cfg.training, local);
   set_compute_threads(threads);
-  spdlog::debug("{} owned, {} halo nodes; {} compute threads", part.num_owned(), part.num_halo(),
-                threads);
+  spdlog::info("rank {}: {} owned, {} halo nodes; {} compute thread(s) on CPUs {}", comm.rank(),
+               part.num_owned(), part.num_halo(), threads, process_affinity().cpus);
   auto trainer =
       std::make_unique<Trainer>(std::move(part), comm, trainer_options(cfg, placement.device));
   if (comm.rank() == 0) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "adaqp/common/affinity.h"
 #include "adaqp/common/error.h"
 #include "adaqp/config/placement.h"
 
@@ -78,6 +79,28 @@ TEST(Placement, BackendMustMatchTheDevice) {
   expect_config_error([] { choose_placement("tpu", "auto", gpus(1, 0, 1)); },
                       {"training.device = 'tpu'", "auto, cpu, cuda"});
   EXPECT_EQ(choose_placement("cpu", "mpi", gpus(1, 0, 1)).backend, "mpi");
+}
+
+// Threads follow the cores a rank may run on: its own cores when mpirun bound it, its share of the
+// host when not; a request beyond the mask is kept but explained.
+TEST(ComputeThreads, FollowTheAffinityMask) {
+  const Affinity bound{1, 16, "3"}, unbound{16, 16, "0-15"}, pe4{4, 16, "4-7"};
+  EXPECT_EQ(compute_threads_for(0, bound, 4, nullptr), 1);
+  EXPECT_EQ(compute_threads_for(0, unbound, 4, nullptr), 4);
+  EXPECT_EQ(compute_threads_for(0, unbound, 1, nullptr), 16);
+  EXPECT_EQ(compute_threads_for(0, pe4, 4, nullptr), 4);
+  std::string warning;
+  EXPECT_EQ(compute_threads_for(2, pe4, 4, &warning), 2);
+  EXPECT_TRUE(warning.empty()) << warning;
+  EXPECT_EQ(compute_threads_for(8, bound, 4, &warning), 8);
+  EXPECT_NE(warning.find("training.threads = 8 but this rank may run on 1 core(s) (CPUs 3)"),
+            std::string::npos)
+      << warning;
+  EXPECT_NE(warning.find("--bind-to none"), std::string::npos) << warning;
+  const Affinity mine = process_affinity();
+  EXPECT_GE(mine.cores, 1);
+  EXPECT_LE(mine.cores, mine.host_cores);
+  EXPECT_FALSE(mine.cpus.empty());
 }
 
 }  // namespace

@@ -1,0 +1,53 @@
+#include "adaqp/common/affinity.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+namespace adaqp {
+
+Affinity process_affinity() {
+  Affinity a;
+  a.host_cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+    a.cores = a.host_cores;
+    a.cpus = fmt::format("0-{}", a.host_cores - 1);
+    return a;
+  }
+  a.cores = std::max(1, CPU_COUNT(&set));
+  std::vector<std::string> ranges;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    ranges.push_back(last == c ? fmt::format("{}", c) : fmt::format("{}-{}", c, last));
+    c = last;
+  }
+  a.cpus = fmt::format("{}", fmt::join(ranges, ","));
+  return a;
+}
+
+int compute_threads_for(int requested, const Affinity& affinity, int local_ranks,
+                        std::string* warning) {
+  if (requested > 0) {
+    if (requested > affinity.cores && warning != nullptr) {
+      *warning = fmt::format(
+          "training.threads = {} but this rank may run on {} core(s) (CPUs {}): its threads share "
+          "them. mpirun binds each rank to one core by default; launch with --bind-to none, or "
+          "--map-by ppr:<ranks per node>:node:PE=<cores per rank>, or lower training.threads",
+          requested, affinity.cores, affinity.cpus);
+    }
+    return requested;
+  }
+  if (affinity.cores >= affinity.host_cores && local_ranks > 1) {
+    return std::max(1, affinity.cores / local_ranks);  // unbound ranks share the host
+  }
+  return affinity.cores;
+}
+
+}  // namespace adaqp
