@@ -24,6 +24,19 @@ const char* cuda_device_name(int device) {
   return prop.name;
 }
 
+std::string cuda_device_uuid(int device) {
+  cudaDeviceProp prop;
+  ADAQP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  static const char* kHex = "0123456789abcdef";
+  std::string text;
+  for (char byte : prop.uuid.bytes) {
+    const auto b = static_cast<unsigned char>(byte);
+    text += kHex[b >> 4];
+    text += kHex[b & 15];
+  }
+  return text;
+}
+
 CudaEvent::CudaEvent(bool timing) {
   cudaEvent_t event = nullptr;
   ADAQP_CUDA_CHECK(

@@ -165,11 +165,12 @@ struct CudaSpmm::Impl {
         handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
         matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
     if (bytes > workspace_bytes) {
-      // cudaFree synchronizes the device: no earlier product still uses the old workspace.
-      workspace.reset();
+      // Stream-ordered: the old workspace is freed after the products enqueued before, and no
+      // device-wide synchronisation stalls the other streams (a halo exchange in flight).
+      if (workspace != nullptr) ADAQP_CUDA_CHECK(cudaFreeAsync(workspace.release(), stream));
       workspace_bytes = 0;
       void* ptr = nullptr;
-      ADAQP_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+      ADAQP_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
       workspace.reset(ptr);
       workspace_bytes = bytes;
     }

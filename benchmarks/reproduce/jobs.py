@@ -61,7 +61,8 @@ def has_summary(run_dir):
 class Jobs:
     """Builds and launches the runs of one reproduction; every run writes under out/."""
 
-    def __init__(self, root, binary, out, shared, generated, resume, timeout_s):
+    def __init__(self, root, binary, out, shared, generated, resume, timeout_s, device="cpu",
+                 num_classes=8):
         self.root = Path(root)
         self.binary = str(binary)
         self.out = Path(out)
@@ -69,17 +70,42 @@ class Jobs:
         self.generated = generated
         self.resume = resume
         self.timeout_s = timeout_s
+        self.device = device
+        self.num_classes = num_classes
+        self.graph_dir = None  # the generated graph as files (write_generated)
         self.runs_done = 0
+
+    def synthetic_sets(self):
+        g = self.generated
+        return ["dataset.format=synthetic", "dataset.synthetic.num_nodes=%d" % g.nodes,
+                "dataset.synthetic.avg_degree=%d" % g.degree,
+                "dataset.synthetic.feat_dim=%d" % g.feat,
+                "dataset.synthetic.num_classes=%d" % self.num_classes,
+                "dataset.synthetic.seed=1"]
+
+    def write_generated(self):
+        """Writes the generated graph once in the NumPy layout (`adaqp generate`), so that every
+        run, and PyTorch Geometric, reads the same files; returns its directory."""
+        self.graph_dir = self.out / "graph"
+        if not self.graph_dir.exists():
+            cmd = [self.binary, "generate", "--out", str(self.graph_dir)]
+            for s in self.synthetic_sets():
+                cmd += ["--set", s]
+            _run(cmd, str(self.graph_dir) + ".log", self.timeout_s, self.root)
+        return self.graph_dir
 
     def dataset_args(self, dataset):
         if dataset == "generated":
             g = self.generated
-            return ["--set", "dataset.format=synthetic",
-                    "--set", "dataset.synthetic.num_nodes=%d" % g.nodes,
-                    "--set", "dataset.synthetic.avg_degree=%d" % g.degree,
-                    "--set", "dataset.synthetic.feat_dim=%d" % g.feat,
-                    "--set", "dataset.synthetic.seed=1",
-                    "--set", "model.layers=%d" % g.layers, "--set", "model.hidden=%d" % g.hidden]
+            if self.graph_dir is not None:
+                data = ["--set", "dataset.format=numpy", "--set", "dataset.path=%s" % self.graph_dir,
+                        "--set", "dataset.self_loops=true"]
+            else:
+                data = []
+                for s in self.synthetic_sets():
+                    data += ["--set", s]
+            return data + ["--set", "model.layers=%d" % g.layers,
+                           "--set", "model.hidden=%d" % g.hidden]
         config = self.root / "configs" / (dataset + ".yaml")
         return ["--config", str(config), "--set", "dataset.path=%s" % (self.shared / dataset)]
 
@@ -106,7 +132,9 @@ class Jobs:
 
     def train(self, name, dataset, model, workers, sets, bandwidth_mbit=None):
         """Trains one job; returns its output directory. With bandwidth_mbit, one rank per host of
-        a virtual cluster whose links run at that rate; otherwise mpirun on shared memory."""
+        a virtual cluster whose links run at that rate; otherwise plain mpirun (on CUDA every rank
+        on the one GPU, each with its own NCCL_HOSTID, so that NCCL connects them over
+        sockets)."""
         run_dir = self.out / "runs" / name
         if self.resume and has_summary(run_dir):
             return run_dir
@@ -115,10 +143,16 @@ class Jobs:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         args = [self.binary, "train"] + self.job_args(dataset, workers) + [
             "--set", "model.type=%s" % model, "--set", "training.threads=1",
-            "--set", "output.log_level=warn", "--set", "output.dir=%s" % run_dir]
+            "--set", "output.log_level=warn", "--set", "output.dir=%s" % run_dir,
+            "--set", "training.device=%s" % self.device]
+        if self.device == "cuda":
+            args[args.index("training.threads=1")] = "training.threads=0"
         for s in sets:
             args += ["--set", s]
-        if bandwidth_mbit is None:
+        if bandwidth_mbit is None and self.device == "cuda":
+            cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(workers), "bash",
+                   "-c", 'NCCL_HOSTID=adaqp-reproduce-$OMPI_COMM_WORLD_RANK exec "$0" "$@"'] + args
+        elif bandwidth_mbit is None:
             cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(workers)] + args
         else:
             cmd = [str(self.root / "scripts" / "vcluster.sh"), "--hosts", str(workers),

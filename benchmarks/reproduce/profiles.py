@@ -1,5 +1,7 @@
 """Sizes of the reproduction runs: `smoke` (about a minute, what the test runs), `quick` (about
-ten minutes) and `full` (about forty minutes on a 2-core machine)."""
+ten minutes) and `full` (about forty minutes on a 2-core machine) on the CPU over the virtual
+cluster; `gpu` (ogbn-products scale, one GPU, NCCL between ranks, plus PyG) and `gpu-smoke` (its
+flow on a small graph)."""
 
 from dataclasses import dataclass, field
 from typing import List
@@ -48,6 +50,13 @@ class Profile:
     acc_seeds: int
     acc_epochs: int  # per accuracy run on the generated graph (real datasets: their config's)
     acc_datasets: List[str] = field(default_factory=list)  # "generated" and/or real datasets
+    # Where the runs train and how ranks talk: "cpu" over the rate-limited virtual cluster (link
+    # "vcluster", calibrated bandwidth), or "cuda": every rank on the one GPU (a distinct
+    # NCCL_HOSTID each), NCCL over sockets (link "nccl", no calibration).
+    device: str = "cpu"
+    link: str = "vcluster"
+    num_classes: int = 8  # of the generated graph
+    pyg: bool = False  # also PyTorch Geometric against adaqp W=1 on the generated graph
 
 
 PROFILES = {
@@ -95,5 +104,45 @@ PROFILES = {
         acc_seeds=5,
         acc_epochs=200,
         acc_datasets=["cora", "citeseer", "amazon-photo"],
+    ),
+    "gpu": Profile(
+        name="gpu",
+        # ogbn-products scale: 2,449,029 nodes, 122.5M directed edges, 100 features, 47 classes;
+        # the reference's model: 3 layers, hidden 256.
+        generated=Generated(nodes=2449029, degree=50, feat=100, layers=3, hidden=256),
+        datasets=[],
+        models=["gcn"],
+        workers=[2, 4],
+        epochs=7,
+        warmup=2,
+        target_comm_share=0.0,
+        bandwidth_factors=[1.0],
+        acc_workers=2,
+        acc_seeds=2,
+        acc_epochs=200,
+        acc_datasets=["cora"],
+        device="cuda",
+        link="nccl",
+        num_classes=47,
+        pyg=True,
+    ),
+    "gpu-smoke": Profile(
+        name="gpu-smoke",
+        generated=Generated(nodes=20000, degree=20, feat=64, layers=3, hidden=64),
+        datasets=[],
+        models=["gcn"],
+        workers=[2],
+        epochs=4,
+        warmup=2,
+        target_comm_share=0.0,
+        bandwidth_factors=[1.0],
+        acc_workers=2,
+        acc_seeds=1,
+        acc_epochs=20,
+        acc_datasets=["generated"],
+        device="cuda",
+        link="nccl",
+        num_classes=16,
+        pyg=True,
     ),
 }

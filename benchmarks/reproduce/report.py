@@ -82,26 +82,49 @@ def bits_rows(tp_rows):
     return rows
 
 
-def markdown(meta, tp_rows, summary, bits):
+def link(bandwidth_mbit):
+    """A throughput row's link: a virtual cluster's rate, or 0 for NCCL between ranks on one GPU."""
+    return "%d" % bandwidth_mbit if bandwidth_mbit else "NCCL"
+
+
+def markdown(meta, tp_rows, summary, bits, pyg_rows):
     cal = meta["calibrated_mbit"]
+    gpu = meta.get("device") == "cuda"
     lines = ["# AdaQP reproduction: profile `%s`" % meta["profile"], "",
-             "- Date: %s; commit %s; machine: %s." % (meta["date"], meta["commit"],
-                                                      meta["machine"]),
+             "- Date: %s; commit %s; machine: %s%s." % (
+                 meta["date"], meta["commit"], meta["machine"],
+                 "; GPU: %s" % meta["gpu"] if meta.get("gpu") else ""),
              "- Command: `%s` (%.1f min, %d runs)." % (meta["command"], meta["wall_s"] / 60,
                                                       meta["runs"]),
-             "- Throughput: one rank per host of the virtual cluster (scripts/vcluster.sh), every "
-             "figure the mean over the measured epochs of the slowest rank's epoch; accuracy: "
-             "plain mpirun, W=%d, test accuracy at the best validation accuracy, %d seeds." %
-             (meta["acc_workers"], meta["acc_seeds"]), ""]
-    lines += ["## Bandwidth", "",
-              "Calibrated so that Vanilla (GCN, generated graph) communicates about the target "
-              "share of its epoch; then also measured at %s times that rate." %
-              " and ".join(str(f) for f in meta["bandwidth_factors"] if f != 1.0), "",
-              "| W | measured Mbit/s | Vanilla comm share |", "|---|---|---|"]
-    lines += ["| %d | %d | %.1f%% |" % (c["workers"], c["bandwidth_mbit"], 100 * c["comm_share"])
-              for c in meta["calibration"]]
-    lines += ["", "Calibrated: " + ", ".join("W=%s: %s Mbit/s" % (w, b) for w, b in cal.items()),
-              ""]
+             "- Throughput: %s, every figure the mean over the measured epochs of the slowest "
+             "rank's epoch; accuracy: plain mpirun, W=%d, test accuracy at the best validation "
+             "accuracy, %d seeds." % (
+                 "every rank on the one GPU (training.device=cuda), NCCL between them over its "
+                 "socket transport (a distinct NCCL_HOSTID per rank)" if gpu else
+                 "one rank per host of the virtual cluster (scripts/vcluster.sh)",
+                 meta["acc_workers"], meta["acc_seeds"]), ""]
+    if meta["calibration"]:
+        lines += ["## Bandwidth", "",
+                  "Calibrated so that Vanilla (GCN, generated graph) communicates about the target "
+                  "share of its epoch; then also measured at %s times that rate." %
+                  " and ".join(str(f) for f in meta["bandwidth_factors"] if f != 1.0), "",
+                  "| W | measured Mbit/s | Vanilla comm share |", "|---|---|---|"]
+        lines += ["| %d | %d | %.1f%% |" % (c["workers"], c["bandwidth_mbit"],
+                                             100 * c["comm_share"])
+                  for c in meta["calibration"]]
+        lines += ["", "Calibrated: " +
+                  ", ".join("W=%s: %s Mbit/s" % (w, b) for w, b in cal.items()), ""]
+    if pyg_rows:
+        lines += ["## adaqp against PyTorch Geometric (W=1, same graph, device and run)", "",
+                  "| system | device | epoch s (median) | time / adaqp | peak GPU MiB in use "
+                  "| PyG allocator peak MiB |", "|---|---|---|---|---|---|"]
+        for r in pyg_rows:
+            lines.append("| %s | %s | %.4f | %.2fx | %s | %s |" % (
+                r["system"], r["device"], r["median_epoch_s"], r["time_vs_adaqp"],
+                "-" if r["peak_gpu_mib"] is None else "%.0f" % r["peak_gpu_mib"],
+                "-" if r["peak_allocated_gpu_mib"] is None else
+                "%.0f" % r["peak_allocated_gpu_mib"]))
+        lines.append("")
 
     lines += ["## Throughput (epochs/s; speed-up over Vanilla)", "",
               "f = Vanilla's communication share; no overlap can beat 1/(1-f).", "",
@@ -118,8 +141,8 @@ def markdown(meta, tp_rows, summary, bits):
               if (r["dataset"], r["model"], r["workers"], r["bandwidth_mbit"]) == k}
         v = by["vanilla"]
         cells = ["%.2f (%.2fx)" % (by[m]["epochs_per_s"], by[m]["speedup"]) for m in MODES]
-        lines.append("| %s | %s | %d | %d | %.2f | %.2f | %s | %.0f%% |" % (
-            k[0], k[1], k[2], k[3], v["vanilla_comm_share"], v["bound"], " | ".join(cells),
+        lines.append("| %s | %s | %d | %s | %.2f | %.2f | %s | %.0f%% |" % (
+            k[0], k[1], k[2], link(k[3]), v["vanilla_comm_share"], v["bound"], " | ".join(cells),
             100 * by["adaqp"]["fraction_of_bound"]))
 
     lines += ["", "## Goal: AdaQP >= 3x Vanilla where Vanilla communicates 70-75% of its epoch",
@@ -129,8 +152,8 @@ def markdown(meta, tp_rows, summary, bits):
     for r in goal:
         in_window = 0.70 <= r["vanilla_comm_share"] <= 0.75
         verdict = "met" if r["speedup"] >= 3 else "not met"
-        lines.append("- %s W=%d at %d Mbit/s: f = %.2f%s, AdaQP %.2fx Vanilla = %.0f%% of the bound "
-                     "%.2fx: %s." % (r["model"], r["workers"], r["bandwidth_mbit"],
+        lines.append("- %s W=%d at %s Mbit/s: f = %.2f%s, AdaQP %.2fx Vanilla = %.0f%% of the bound "
+                     "%.2fx: %s." % (r["model"], r["workers"], link(r["bandwidth_mbit"]),
                                      r["vanilla_comm_share"],
                                      "" if in_window else " (outside 0.70-0.75 in this run)",
                                      r["speedup"], 100 * r["fraction_of_bound"], r["bound"],
@@ -145,9 +168,9 @@ def markdown(meta, tp_rows, summary, bits):
               "| dataset | model | W | Mbit/s | mode | epoch | compute | exposed | reduce | assign "
               "| comm | quant | MB/epoch | = predicted |", "|" + "---|" * 14]
     for r in tp_rows:
-        lines.append("| %s | %s | %d | %d | %s | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %.3f |"
+        lines.append("| %s | %s | %d | %s | %s | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %.3f |"
                      " %.2f | %s |" % (
-                         r["dataset"], r["model"], r["workers"], r["bandwidth_mbit"],
+                         r["dataset"], r["model"], r["workers"], link(r["bandwidth_mbit"]),
                          MODE_TITLES[r["mode"]], r["epoch_time_s"], r["compute_s"],
                          r["exposed_comm_s"], r["reduce_s"], r["assign_s"], r["comm_s"],
                          r["quant_s"], r["bytes_per_epoch"] / 1e6,
@@ -185,8 +208,9 @@ def markdown(meta, tp_rows, summary, bits):
               "| dataset | model | W | Mbit/s | mode | layer | direction | messages | 2 | 4 | 8 |",
               "|" + "---|" * 11]
     for b in bits:
-        lines.append("| %s | %s | %d | %d | %s | %d | %s | %d | %.2f | %.2f | %.2f |" % (
-            b["dataset"], b["model"], b["workers"], b["bandwidth_mbit"], MODE_TITLES[b["mode"]],
+        lines.append("| %s | %s | %d | %s | %s | %d | %s | %d | %.2f | %.2f | %.2f |" % (
+            b["dataset"], b["model"], b["workers"], link(b["bandwidth_mbit"]),
+            MODE_TITLES[b["mode"]],
             b["layer"], b["direction"], b["messages"], b["share_2"], b["share_4"],
             b["share_8"]))
     return lines
@@ -198,7 +222,7 @@ def write_markdown(out, lines, pngs):
     _atomic_write(Path(out) / "results.md", "\n".join(lines) + "\n")
 
 
-def write(out, meta, tp_rows, acc_rows, curves):
+def write(out, meta, tp_rows, acc_rows, curves, pyg_rows=()):
     """Writes every table; returns what the plots need."""
     out = Path(out)
     summary = accuracy_summary(acc_rows)
@@ -214,7 +238,11 @@ def write(out, meta, tp_rows, acc_rows, curves):
     _csv(out / "bits.csv", ["dataset", "model", "workers", "bandwidth_mbit", "mode", "layer",
                             "direction", "messages", "share_2", "share_4", "share_8"], bits)
     _csv(out / "calibration.csv", ["workers", "bandwidth_mbit", "comm_share"], meta["calibration"])
+    if pyg_rows:
+        _csv(out / "pyg.csv", ["system", "device", "workers", "nodes", "median_epoch_s",
+                               "mean_epoch_s", "time_vs_adaqp", "peak_gpu_mib",
+                               "peak_allocated_gpu_mib"], pyg_rows)
     _atomic_write(out / "meta.json", json.dumps(meta, indent=1, default=str) + "\n")
     tables = {"tp": tp_rows, "curves": curves_out, "bits": bits, "calibrated": cal,
-              "markdown": markdown(meta, tp_rows, summary, bits)}
+              "markdown": markdown(meta, tp_rows, summary, bits, list(pyg_rows))}
     return tables

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import metrics  # noqa: E402
 import plots  # noqa: E402
+import pyg  # noqa: E402
 import report  # noqa: E402
 from jobs import Jobs, RunError  # noqa: E402
 from profiles import MODES, PROFILES, SCHEMES  # noqa: E402
@@ -85,10 +86,11 @@ def throughput(jobs, prof, datasets, bandwidths):
                 for model in prof.models:
                     by_mode = {}
                     for mode, sets in MODES.items():
+                        # bandwidth 0: the device's own link (NCCL), not a shaped cluster
                         run = jobs.train(
                             "tp-%s-%s-w%d-%dmbit-%s" % (dataset, model, w, bw, mode), dataset,
                             model, w, sets + ["training.epochs=%d" % prof.epochs,
-                                              "training.eval_every=%d" % prof.epochs], bw)
+                                              "training.eval_every=%d" % prof.epochs], bw or None)
                         by_mode[mode] = (run, metrics.steady_stats(run, prof.warmup))
                     rows += throughput_rows(dataset, model, w, bw, info, by_mode)
     return rows, infos
@@ -162,6 +164,12 @@ def machine():
                                              platform.system(), platform.release())
 
 
+def gpu_name():
+    out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    return out or "unknown GPU"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
@@ -171,13 +179,19 @@ def main():
     ap.add_argument("--resume", action="store_true",
                     help="keep runs that already finished in --out (same profile)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per run")
+    ap.add_argument("--device", choices=["cpu", "cuda"],
+                    help="override the profile's device (e.g. run a gpu profile's flow on the CPU)")
+    ap.add_argument("--python", help="Python with torch_geometric for the PyG rows (default: "
+                    ".venv/bin/python, else this interpreter)")
     args = ap.parse_args()
     prof = PROFILES[args.profile]
+    if args.device:
+        prof.device = args.device
     root = Path(__file__).resolve().parents[2]
     out = Path(args.out or root / "runs" / ("reproduce-" + prof.name)).resolve()
     out.mkdir(parents=True, exist_ok=True)
     jobs = Jobs(root, Path(args.bin).resolve(), out, Path(args.shared).resolve(), prof.generated,
-                args.resume, args.timeout)
+                args.resume, args.timeout, prof.device, prof.num_classes)
     started = time.monotonic()
     commit = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
@@ -186,19 +200,31 @@ def main():
     acc_datasets = [d for d in prof.acc_datasets if d == "generated"] + present(
         prof, shared, [d for d in prof.acc_datasets if d != "generated"])
 
-    log("profile %s -> %s" % (prof.name, out))
-    log("phase 1/3: bandwidth at which Vanilla communicates %.0f%% of its epoch" %
-        (100 * prof.target_comm_share))
+    log("profile %s -> %s (device %s, link %s)" % (prof.name, out, prof.device, prof.link))
+    if prof.pyg:
+        log("the generated graph as files: %s" % jobs.write_generated())
     calibration, calibrated, bandwidths = [], {}, {}
-    for w in prof.workers:
-        jobs.partition("generated", w)
-        bw, history = calibrate(jobs, prof, w)
-        calibration += history
-        calibrated[w] = bw
-        bandwidths[w] = sorted({max(1, round(bw * f)) for f in prof.bandwidth_factors})
-        log("W=%d: bandwidths %s Mbit/s" % (w, bandwidths[w]))
-    log("phase 2/3: throughput on the virtual cluster")
+    if prof.link == "vcluster":
+        log("phase 1/3: bandwidth at which Vanilla communicates %.0f%% of its epoch" %
+            (100 * prof.target_comm_share))
+        for w in prof.workers:
+            jobs.partition("generated", w)
+            bw, history = calibrate(jobs, prof, w)
+            calibration += history
+            calibrated[w] = bw
+            bandwidths[w] = sorted({max(1, round(bw * f)) for f in prof.bandwidth_factors})
+            log("W=%d: bandwidths %s Mbit/s" % (w, bandwidths[w]))
+    else:
+        log("phase 1/3: no calibration: the ranks share one GPU and talk over NCCL's sockets")
+        calibrated = {w: 0 for w in prof.workers}
+        bandwidths = {w: [0] for w in prof.workers}
+    log("phase 2/3: throughput (%s)" % ("virtual cluster" if prof.link == "vcluster" else
+                                        "NCCL on one GPU"))
     tp_rows, infos = throughput(jobs, prof, datasets, bandwidths)
+    pyg_rows = []
+    if prof.pyg:
+        log("phase 2b: adaqp against PyTorch Geometric, W=1, same graph and device")
+        pyg_rows = pyg.compare(jobs, prof, args.python or pyg.default_python(root), log)
     log("phase 3/3: accuracy over %d seeds" % prof.acc_seeds)
     acc_rows, curves = accuracy(jobs, prof, acc_datasets)
 
@@ -209,8 +235,9 @@ def main():
         "wall_s": time.monotonic() - started, "runs": jobs.runs_done,
         "calibration": calibration, "calibrated_mbit": calibrated, "bandwidths": bandwidths, "profile_settings": repr(prof),
         "acc_workers": prof.acc_workers, "acc_seeds": prof.acc_seeds,
-        "bandwidth_factors": prof.bandwidth_factors}
-    tables = report.write(out, meta, tp_rows, acc_rows, curves)
+        "bandwidth_factors": prof.bandwidth_factors, "device": prof.device, "link": prof.link,
+        "gpu": gpu_name() if prof.device == "cuda" else None}
+    tables = report.write(out, meta, tp_rows, acc_rows, curves, pyg_rows)
     report.write_markdown(out, tables["markdown"], plots.draw(out, tables))
     bad = [r for r in tp_rows if not r["bytes_match"]]
     for r in bad:

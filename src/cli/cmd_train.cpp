@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "adaqp/assign/solve.h"
 #include "adaqp/comm/communicator.h"
@@ -67,10 +69,14 @@ void run_step(Communicator& comm, Step&& step) {
   throw CLI::RuntimeError(1);
 }
 
-// This rank's index among the ranks of its host, and their number (an MPI shared-memory split).
+// This rank's place among the ranks of its host (an MPI shared-memory split): its index, their
+// number, whether another of them would use the same physical GPU, and whether this rank's
+// NCCL_HOSTID is set and unlike theirs (config/placement.h). Collective.
 struct LocalRanks {
   int rank = 0;
   int size = 1;
+  bool gpu_shared = false;
+  bool distinct_host_ids = false;
 };
 
 LocalRanks local_ranks() {
@@ -78,11 +84,34 @@ LocalRanks local_ranks() {
   check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
             "MPI_Comm_split_type", -1);
   LocalRanks l;
-  const int rank_code = MPI_Comm_rank(local, &l.rank);
-  const int size_code = MPI_Comm_size(local, &l.size);
+  int code = MPI_Comm_rank(local, &l.rank);
+  if (code == MPI_SUCCESS) code = MPI_Comm_size(local, &l.size);
+  // Per rank: the GPU it would use and its NCCL_HOSTID, as fixed-size texts.
+  constexpr size_t kText = 64;
+  std::string gpu;
+  try {
+    gpu = gpu_identity(l.rank);
+  } catch (const std::exception&) {
+    gpu.clear();  // no usable GPU here: placement says so later
+  }
+  const char* env = std::getenv("NCCL_HOSTID");
+  const std::string host_id = env != nullptr ? env : "";
+  std::string mine = gpu.substr(0, kText) + std::string(kText - std::min(gpu.size(), kText), '\0') +
+                     host_id.substr(0, kText) +
+                     std::string(kText - std::min(host_id.size(), kText), '\0');
+  std::vector<char> all(2 * kText * static_cast<size_t>(l.size));
+  if (code == MPI_SUCCESS) {
+    code = MPI_Allgather(mine.data(), 2 * kText, MPI_CHAR, all.data(), 2 * kText, MPI_CHAR, local);
+  }
   check_mpi(MPI_Comm_free(&local), "MPI_Comm_free", -1);
-  check_mpi(rank_code, "MPI_Comm_rank", -1);
-  check_mpi(size_code, "MPI_Comm_size", -1);
+  check_mpi(code, "MPI_Allgather (ranks of this host)", -1);
+  l.distinct_host_ids = !host_id.empty();
+  for (int r = 0; r < l.size; ++r) {
+    if (r == l.rank) continue;
+    const char* theirs = all.data() + 2 * kText * static_cast<size_t>(r);
+    if (!gpu.empty() && std::equal(mine.begin(), mine.begin() + kText, theirs)) l.gpu_shared = true;
+    if (std::equal(mine.begin() + kText, mine.end(), theirs + kText)) l.distinct_host_ids = false;
+  }
   return l;
 }
 
@@ -100,6 +129,8 @@ Placement place(int rank, const LocalRanks& local, const JobConfig& cfg) {
   PlacementEnvironment env = probe_placement_environment();
   env.local_rank = local.rank;
   env.local_ranks = local.size;
+  env.gpu_shared = local.gpu_shared;
+  env.distinct_host_ids = local.distinct_host_ids;
   env.rank = rank;
   return choose_placement(cfg.training.device, cfg.communication.backend, env);
 }
@@ -157,10 +188,12 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device = Devi
 std::unique_ptr<Communicator> make_device_communicator(Communicator& comm, const JobConfig& cfg,
                                                        const Placement& placement) {
 #if ADAQP_WITH_CUDA && ADAQP_WITH_NCCL
-  kernels::cuda_set_device(placement.device.index);
+  // The communicator first: its set-up agrees on every rank's failure, this one's included.
+  auto nccl =
+      make_nccl_communicator(MPI_COMM_WORLD, placement.device.index, cfg.communication.timeout_s);
+  kernels::cuda_set_device(placement.device.index);  // libtorch's and our kernels' device
   (void)comm;
-  return make_nccl_communicator(MPI_COMM_WORLD, placement.device.index,
-                                cfg.communication.timeout_s);
+  return nccl;
 #else
   (void)cfg;
   throw ConfigError(fmt::format("rank {}: {} needs a build with CUDA and NCCL", comm.rank(),

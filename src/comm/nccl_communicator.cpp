@@ -136,6 +136,7 @@ class NcclState {
         device(device),
         timeout_s(timeout_s),
         stream(rank, device),
+        clock_stream(rank, device),
         barrier_word(sizeof(int), rank, device) {}
 
   // Finalizes the NCCL communicator before the stream and buffer members go.
@@ -249,6 +250,9 @@ class NcclState {
   const int device;
   std::atomic<double> timeout_s;
   CudaStream stream;
+  // An idle stream for the reference events that map device times onto the host clock (one
+  // recorded on `stream` would wait for whatever else is queued there).
+  CudaStream clock_stream;
   // One int on the device: the payload of barrier() (its value is irrelevant).
   DeviceBuffer barrier_word;
   ncclComm_t comm = nullptr;
@@ -334,20 +338,22 @@ class NcclWork : public Work {
                     state_->rank, state_->device);
   }
 
-  // Device times mapped onto the host's steady clock through a reference event recorded now and
-  // awaited: its host time is known to the polling pause (at most 100 us).
+  // Device times mapped onto the host's steady clock through a reference event recorded now on
+  // an idle stream and awaited: its host time is known to the polling pause (at most 100 us).
   ExchangeTiming timing() override {
     wait();
     DeviceGuard guard(state_->device, state_->rank);
-    const std::unique_ptr<CudaEvent> ref = state_->record(/*timing=*/true);
-    state_->wait(ref->get(), what_);
+    CudaEvent ref(state_->rank, state_->device, /*timing=*/true);
+    ADAQP_CUDA_CALL(cudaEventRecord(ref.get(), state_->clock_stream.get()), state_->rank,
+                    state_->device);
+    state_->wait(ref.get(), what_);
     const double ref_s = steady_now_s();
     ExchangeTiming t;
-    t.started_s = ref_s - state_->elapsed_s(*events_.started, *ref);
-    t.completed_s = ref_s - state_->elapsed_s(*events_.done, *ref);
+    t.started_s = ref_s - state_->elapsed_s(*events_.started, ref);
+    t.completed_s = ref_s - state_->elapsed_s(*events_.done, ref);
     t.codec_s = state_->elapsed_s(*events_.started, *events_.packed) +
                 state_->elapsed_s(*events_.transferred, *events_.done);
-    const double arrived = ref_s - state_->elapsed_s(*events_.transferred, *ref);
+    const double arrived = ref_s - state_->elapsed_s(*events_.transferred, ref);
     for (bool r : receives_) t.arrival_s.push_back(r ? arrived : -1.0);
     return t;
   }

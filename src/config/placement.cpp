@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
 #if ADAQP_WITH_CUDA
@@ -23,7 +21,7 @@ std::string cuda_obstacle(const PlacementEnvironment& env) {
   if (env.visible_devices == 0) {
     return fmt::format("no CUDA device is visible on rank {}", env.rank);
   }
-  if (env.local_ranks > env.visible_devices && !env.distinct_host_ids) {
+  if (env.gpu_shared && !env.distinct_host_ids) {
     return fmt::format(
         "{} ranks on rank {}'s host share {} GPU(s): NCCL needs one GPU per rank, or a distinct "
         "NCCL_HOSTID per rank (e.g. mpirun ... bash -c 'NCCL_HOSTID=r$OMPI_COMM_WORLD_RANK exec "
@@ -48,7 +46,9 @@ Placement choose_placement(const std::string& device, const std::string& backend
   } else if (device == "cpu") {
     p.reason = "training.device cpu";
   } else if (device == "auto") {
-    if (obstacle.empty()) {
+    if (backend == "mpi") {
+      p.reason = "training.device auto with communication.backend mpi";
+    } else if (obstacle.empty()) {
       p.device = Device::cuda(env.local_rank % env.visible_devices);
       p.reason = "training.device auto: a GPU per rank";
     } else {
@@ -86,9 +86,17 @@ PlacementEnvironment probe_placement_environment() {
   env.cuda_build = true;
   env.visible_devices = kernels::cuda_device_count();
 #endif
-  const char* host_id = std::getenv("NCCL_HOSTID");
-  env.distinct_host_ids = host_id != nullptr && host_id[0] != '\0';
   return env;
+}
+
+std::string gpu_identity(int local_rank) {
+#if ADAQP_WITH_CUDA
+  const int devices = kernels::cuda_device_count();
+  if (devices > 0) return kernels::cuda_device_uuid(local_rank % devices);
+#else
+  (void)local_rank;
+#endif
+  return "";
 }
 
 }  // namespace adaqp

@@ -138,6 +138,7 @@ DistGraph::~DistGraph() = default;
 void DistGraph::set_quant_plan(QuantPlan plan) {
   plan_ = std::move(plan);
   quantize_ = true;
+  exchanger_.prepare(plan_);
 }
 
 void DistGraph::clear_quant_plan() {

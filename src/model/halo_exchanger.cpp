@@ -66,14 +66,16 @@ struct HaloExchanger::Transfer {
 // The widths of one layer and direction compiled into per-peer block layouts, kept until they
 // change: the CPU codec's groups, or the device codec's per-row tables (quant/block_codec.h).
 struct HaloExchanger::Codec {
+  bool compiled = false;                      // CUDA: the tables below exist
   std::vector<uint8_t> send_bits, recv_bits;  // the widths compiled
   int64_t d = 0;
   std::vector<BlockLayout> send_layout, recv_layout;                      // CPU, per peer
   std::vector<quant::BlockCounts> send_counts, recv_counts;               // CUDA, per peer
   at::Tensor send_bits_dev, send_slot_dev, recv_bits_dev, recv_slot_dev;  // CUDA
   std::vector<size_t> send_bytes, recv_bytes;                             // per peer
-  // CUDA: the traced ranges (device, then a pinned host copy) and the unquantizable-row word.
-  at::Tensor ranges_dev, ranges_host, status;
+  // CUDA: the traced ranges and the unquantizable-row word, on the device and their pinned host
+  // copies (written by the exchange's packs on the communication stream).
+  at::Tensor ranges_dev, ranges_host, status, status_host;
 };
 
 // An exchange between its start and its settlement.
@@ -88,7 +90,7 @@ struct HaloExchanger::Flight {
   float* ranges = nullptr;
   const float* staged_ranges = nullptr;
   int64_t messages = 0;
-  const at::Tensor* status = nullptr;
+  const int64_t* status = nullptr;  // pinned host copy; -1 when every row was quantized
   quant::QuantKey key;
 };
 
@@ -98,6 +100,8 @@ HaloExchanger::HaloExchanger(const Part& part, Communicator& comm, const HaloExc
               "part " + std::to_string(part.rank) + " of " + std::to_string(part.num_parts) +
                   " used on rank " + std::to_string(comm.rank()) + " of " +
                   std::to_string(comm.size()));
+  ADAQP_CHECK(!opt.device.is_cuda() || comm.device_memory(),
+              "rows on " + opt.device.name() + " need a device transport (NcclCommunicator)");
   send_idx_ = to_device(part.send_idx, opt_.device);
   boundary_gid_ = to_device(send_gids(part, Direction::kForward), opt_.device);
   halo_gid_ = to_device(part.halo_gid, opt_.device);
@@ -139,25 +143,44 @@ HaloExchanger::Codec& HaloExchanger::codec(const Transfer& t) {
               fmt::format("layer {} {}: {} send and {} receive bit-widths for {} and {} messages",
                           t.id.layer, direction_name(t.id.dir), bits.send.size(), bits.recv.size(),
                           t.send_offsets->back(), t.recv_offsets->back()));
-  if (c.d == t.d && c.send_bits == bits.send && c.recv_bits == bits.recv) return c;
-  quiesce();  // the old tables may still be read by an exchange on the device
   const int world = part_.num_parts;
+  if (opt_.device.is_cuda()) {
+    // The tables depend on the widths only (prepare() compiles them before the epoch); the
+    // blocks' sizes on the row width too.
+    if (!c.compiled || c.send_bits != bits.send || c.recv_bits != bits.recv) {
+      compile_device(t, bits, c);
+    }
+    c.d = t.d;
+    for (int r = 0; r < world; ++r) {
+      c.send_bytes[r] = static_cast<size_t>(quant::block_bytes(c.send_counts[r], t.d));
+      c.recv_bytes[r] = static_cast<size_t>(quant::block_bytes(c.recv_counts[r], t.d));
+    }
+    return c;
+  }
+  if (c.d == t.d && c.send_bits == bits.send && c.recv_bits == bits.recv) return c;
   c.d = t.d;
   c.send_bits = bits.send;
   c.recv_bits = bits.recv;
   c.send_bytes.assign(world, 0);
   c.recv_bytes.assign(world, 0);
-  if (!opt_.device.is_cuda()) {
-    c.send_layout.assign(world, BlockLayout());
-    c.recv_layout.assign(world, BlockLayout());
-    for (int r = 0; r < world; ++r) {
-      c.send_layout[r] = BlockLayout(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d);
-      c.recv_layout[r] = BlockLayout(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d);
-      c.send_bytes[r] = static_cast<size_t>(c.send_layout[r].bytes());
-      c.recv_bytes[r] = static_cast<size_t>(c.recv_layout[r].bytes());
-    }
-    return c;
+  c.send_layout.assign(world, BlockLayout());
+  c.recv_layout.assign(world, BlockLayout());
+  for (int r = 0; r < world; ++r) {
+    c.send_layout[r] = BlockLayout(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d);
+    c.recv_layout[r] = BlockLayout(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d);
+    c.send_bytes[r] = static_cast<size_t>(c.send_layout[r].bytes());
+    c.recv_bytes[r] = static_cast<size_t>(c.recv_layout[r].bytes());
   }
+  return c;
+}
+
+void HaloExchanger::compile_device(const Transfer& t, const MessageBits& bits, Codec& c) {
+  quiesce();  // the old tables may still be read by an exchange on the device
+  const int world = part_.num_parts;
+  c.send_bits = bits.send;
+  c.recv_bits = bits.recv;
+  c.send_bytes.assign(world, 0);
+  c.recv_bytes.assign(world, 0);
   std::vector<int32_t> send_slot(bits.send.size()), recv_slot(bits.recv.size());
   c.send_counts.assign(world, quant::BlockCounts());
   c.recv_counts.assign(world, quant::BlockCounts());
@@ -167,20 +190,40 @@ HaloExchanger::Codec& HaloExchanger::codec(const Transfer& t) {
                        &c.send_counts[r]);
     quant::block_slots(bits.recv.data() + r0, t.recv_count(r), recv_slot.data() + r0,
                        &c.recv_counts[r]);
-    c.send_bytes[r] = static_cast<size_t>(quant::block_bytes(c.send_counts[r], t.d));
-    c.recv_bytes[r] = static_cast<size_t>(quant::block_bytes(c.recv_counts[r], t.d));
   }
+  c.compiled = true;
   c.send_bits_dev = to_device(bits.send, opt_.device);
   c.recv_bits_dev = to_device(bits.recv, opt_.device);
   c.send_slot_dev = to_device(send_slot, opt_.device);
   c.recv_slot_dev = to_device(recv_slot, opt_.device);
   if (!c.ranges_dev.defined()) {
     const int64_t n = std::max<int64_t>(t.send_offsets->back(), 1);
+    const at::TensorOptions pinned = at::TensorOptions().pinned_memory(true);
     c.ranges_dev = at::empty({n}, torch_options(opt_.device, at::kFloat));
-    c.ranges_host = at::empty({n}, at::TensorOptions().dtype(at::kFloat).pinned_memory(true));
+    c.ranges_host = at::empty({n}, pinned.dtype(at::kFloat));
     c.status = at::empty({1}, torch_options(opt_.device, at::kLong));
+    c.status_host = at::empty({1}, pinned.dtype(at::kLong));
   }
-  return c;
+}
+
+void HaloExchanger::prepare(const QuantPlan& plan) {
+  if (!opt_.device.is_cuda()) return;  // the CPU codec is compiled at the exchange
+  for (int dir = 0; dir < 2; ++dir) {
+    const std::vector<MessageBits>& by_layer = dir == 0 ? plan.forward : plan.backward;
+    for (size_t l = 0; l < by_layer.size(); ++l) {
+      Transfer t;
+      t.id = ExchangeId{static_cast<int>(l), static_cast<Direction>(dir)};
+      t.send_offsets = dir == 0 ? &part_.send_offsets : &part_.halo_offsets;
+      t.recv_offsets = dir == 0 ? &part_.halo_offsets : &part_.send_offsets;
+      t.precision.bits = &by_layer[l];
+      std::unique_ptr<Codec>& slot = codecs_[tag_of(t.id)];
+      if (slot == nullptr) slot = std::make_unique<Codec>();
+      if (!slot->compiled || slot->send_bits != by_layer[l].send ||
+          slot->recv_bits != by_layer[l].recv) {
+        compile_device(t, by_layer[l], *slot);
+      }
+    }
+  }
 }
 
 ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, uint8_t* recv,
@@ -220,6 +263,8 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
                                c->send_slot_dev.data_ptr<int32_t>() + begin, c->send_counts[r], src,
                                t.d, rows, t.gids + begin, key, send + send_at[r], r_dev, status,
                                stream);
+      // The packs run in order on the stream: the last copy holds every peer's rows' verdict.
+      kernels::cuda_copy_async(c->status_host.data_ptr<int64_t>(), status, sizeof(int64_t), stream);
       if (r_dev != nullptr) {
         kernels::cuda_copy_async(const_cast<float*>(ranges_host) + begin, r_dev,
                                  sizeof(float) * static_cast<size_t>(t.send_count(r)), stream);
@@ -252,6 +297,12 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
 
 void HaloExchanger::start(const Transfer& t) {
   ADAQP_CHECK(flight_ == nullptr, "an exchange is already in flight");
+  // Per-tag state (staged ranges, status word) is reused once the tag's last exchange is settled.
+  for (const std::unique_ptr<Flight>& f : finished_) {
+    ADAQP_CHECK(tag_of(f->id) != tag_of(t.id) || !t.quantized(),
+                fmt::format("layer {} {} exchanged twice before settle()", t.id.layer,
+                            direction_name(t.id.dir)));
+  }
   const double t0 = steady_now_s();
   if (!opt_.device.is_cuda()) exposed_.start();
   const int world = part_.num_parts;
@@ -282,9 +333,11 @@ void HaloExchanger::start(const Transfer& t) {
 #if ADAQP_WITH_CUDA
     if (opt_.device.is_cuda()) {
       status = reinterpret_cast<unsigned long long*>(c.status.data_ptr<int64_t>());
-      // Reset on the compute stream, which the exchange's packs wait for.
+      // Reset on the compute stream, which the exchange's packs wait for; the host copy here (the
+      // last exchange of this tag was settled: no copy into it is pending).
       kernels::cuda_memset_async(status, 0xFF, sizeof(*status), nullptr);
-      flight->status = &c.status;
+      *c.status_host.data_ptr<int64_t>() = -1;
+      flight->status = c.status_host.data_ptr<int64_t>();
       flight->key = t.key();
       if (t.precision.ranges != nullptr) {
         flight->ranges = t.precision.ranges;
@@ -349,7 +402,7 @@ void HaloExchanger::settle() {
     trace_.finish_s = f->finish_s;
     trace_.quant_s = f->quantized ? timing.codec_s : 0.0;
     if (f->status != nullptr) {
-      const int64_t bad = f->status->item<int64_t>();
+      const int64_t bad = *f->status;
       if (bad != -1) {
         throw quant::NonFiniteError(f->key, bad,
                                     "it holds a NaN or infinite value, or its value range "

@@ -84,12 +84,13 @@ std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row
   const double t0 = steady_now_s();
   arrival[world] = t0 + clock_offset;
   const std::unique_ptr<Work> work = comm.exchange(b, {kProbeTag});
-  // Tight polling: every block's arrival is timed as it is seen.
+  // Tight polling: every block's arrival is timed as it is seen. Past the deadline, the bounded
+  // wait of the transport reports the stall (and a device transport aborts its communicator).
   const double deadline = t0 + comm.timeout();
   while (!work->test()) {
     if (steady_now_s() > deadline) {
-      throw CommError(
-          fmt::format("link probe timed out after {} s on rank {}", comm.timeout(), rank));
+      work->wait();
+      break;
     }
     std::this_thread::yield();
   }

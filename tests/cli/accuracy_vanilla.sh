@@ -32,7 +32,7 @@ run_case() {
         --config "$ADAQP_SOURCE_DIR/configs/$ds.yaml" --set "dataset.path=$data/$ds" \
         --set "partition.parts=$w" --set "partition.dir=$tmp/partition-$ds-w$w" \
         --set "output.dir=$out" --set "training.seed=$seed" --set training.threads=1 \
-        --set communication.mode=vanilla \
+        --set communication.mode=vanilla --set training.device=cpu \
         --set output.log_level=warn "$@" >"$tmp/run.log" 2>&1; then
       cat "$tmp/run.log"
       echo "FAIL: $name on $w workers, seed $seed" >&2

@@ -11,6 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
      --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
+     --set training.device=cpu
      --set dataset.synthetic.seed=5 --set model.dropout=0.5 --set training.seed=11
      --set training.threads=1 --set output.log_level=info)
 

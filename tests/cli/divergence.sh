@@ -11,6 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=800 --set partition.parts=2
      --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
+     --set training.device=cpu
      --set training.threads=1 --set training.checkpoint_every=1 --set output.log_level=info
      --set "output.dir=$tmp/run")
 rc=0

@@ -13,6 +13,7 @@ timeout_s=5
 
 job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
      --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
+     --set training.device=cpu
      --set dataset.synthetic.seed=3 --set partition.parts=3 --set training.seed=4
      --set training.threads=1 --set training.checkpoint_every=5
      --set "communication.timeout_s=$timeout_s" --set output.log_level=info)

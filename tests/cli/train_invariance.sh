@@ -71,6 +71,7 @@ PY
 
 synthetic=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
            --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
+           --set training.device=cpu
            --set dataset.synthetic.seed=5 --set dataset.self_loops=true)
 cases=(gcn sage)
 for w in 1 2 3 4; do
@@ -83,7 +84,7 @@ if [[ -d "$cora/raw" ]]; then
   cases+=(cora)
   for w in 1 2 3 4; do
     run cora "$w" --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \
-      --set communication.mode=vanilla
+      --set communication.mode=vanilla --set training.device=cpu
   done
 elif [[ "${CI:-}" == "true" ]]; then
   echo "FAIL: shared dataset cora missing at '$cora'" >&2

@@ -11,12 +11,15 @@
 namespace adaqp {
 namespace {
 
+// A rank of a host with `local_ranks` ranks that sees `visible` GPUs; the ranks share GPUs when
+// there are more ranks than GPUs (each rank seeing all of them).
 PlacementEnvironment gpus(int visible, int local_rank, int local_ranks, bool host_ids = false) {
   PlacementEnvironment env;
   env.cuda_build = true;
   env.visible_devices = visible;
   env.local_rank = local_rank;
   env.local_ranks = local_ranks;
+  env.gpu_shared = visible > 0 && local_ranks > visible;
   env.distinct_host_ids = host_ids;
   env.rank = 5;
   return env;
@@ -45,6 +48,16 @@ TEST(Placement, AutoTakesTheRanksOwnGpuWhenEveryRankHasOne) {
   EXPECT_EQ(shared.backend, "nccl");
 }
 
+// Clusters that show each rank only its own GPU: every rank sees one device, numbered 0, and no
+// two ranks share one.
+TEST(Placement, OneVisibleGpuPerRankIsNotShared) {
+  PlacementEnvironment env = gpus(1, 3, 4);
+  env.gpu_shared = false;
+  const Placement p = choose_placement("auto", "auto", env);
+  EXPECT_TRUE(p.device.is_cuda());
+  EXPECT_EQ(p.device.index, 0);
+}
+
 TEST(Placement, AutoFallsBackToTheCpuAndSaysWhy) {
   PlacementEnvironment cpu_build;
   const Placement a = choose_placement("auto", "auto", cpu_build);
@@ -53,10 +66,14 @@ TEST(Placement, AutoFallsBackToTheCpuAndSaysWhy) {
   EXPECT_NE(a.reason.find("no GPU support"), std::string::npos) << a.reason;
   const Placement b = choose_placement("auto", "auto", gpus(0, 0, 1));
   EXPECT_NE(b.reason.find("no CUDA device is visible on rank 5"), std::string::npos) << b.reason;
-  const Placement c = choose_placement("auto", "mpi", gpus(1, 0, 2));
+  const Placement c = choose_placement("auto", "auto", gpus(1, 0, 2));
   EXPECT_FALSE(c.device.is_cuda());
   EXPECT_NE(c.reason.find("2 ranks on rank 5's host share 1 GPU(s)"), std::string::npos)
       << c.reason;
+  // An explicit MPI transport under device auto: the CPU (older configs named backend mpi).
+  const Placement d = choose_placement("auto", "mpi", gpus(4, 0, 1));
+  EXPECT_FALSE(d.device.is_cuda());
+  EXPECT_EQ(d.backend, "mpi");
 }
 
 TEST(Placement, CudaThatCannotRunIsAClearError) {

@@ -79,10 +79,11 @@ class Work {
   virtual bool test() = 0;
   // Blocks until completion. Throws CommError naming the peers still pending when the
   // communicator's timeout passes, or the peer whose transfer failed; rethrows a hook's exception.
-  // After a timeout of a host transport the exchange is still in flight: wait() may be called
-  // again, or destroying the Work cancels what is pending (logging a warning). A transport that
-  // cannot cancel a transfer (NCCL) aborts its communicator on the timeout instead and says so in
-  // the CommError.
+  // After a timeout of a host transport's exchange driven by the caller the exchange is still in
+  // flight: wait() may be called again, or destroying the Work cancels what is pending (logging a
+  // warning); a background exchange that timed out stays failed (wait() rethrows). A transport
+  // that cannot cancel a transfer (NCCL) aborts its communicator on the timeout instead and says
+  // so in the CommError.
   virtual void wait() = 0;
   // Makes work enqueued later on `stream` (a cudaStream_t) wait for the exchange without blocking
   // the host; a later wait() still bounds the exchange by the timeout. Host transports wait().
@@ -123,6 +124,8 @@ class Communicator {
   // True when background exchanges run on a progress thread (ExchangeOptions::background); false
   // for transports whose exchanges move by themselves or that cannot be driven from another thread.
   virtual bool allows_progress_thread() const { return false; }
+  // True for a device transport: exchanges may move GPU memory (NcclCommunicator).
+  virtual bool device_memory() const { return false; }
 };
 
 // Start-up failure agreement: every rank calls this once with whether it failed locally; all get

@@ -88,6 +88,8 @@ class NcclCommunicator : public Communicator {
   void set_timeout(double seconds) override;
   double timeout() const override;
 
+  bool device_memory() const override { return true; }
+
   // The CUDA device and the communication stream (a cudaStream_t, as void* so that this header
   // needs no CUDA types).
   int device() const;

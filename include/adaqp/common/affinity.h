@@ -7,9 +7,9 @@
 namespace adaqp {
 
 struct Affinity {
-  int cores = 1;      // CPUs in the mask
+  int cores = 1;       // CPUs in the mask
   int host_cores = 1;  // CPUs of the host
-  std::string cpus;   // the mask as a list, e.g. "0-3,8"
+  std::string cpus;    // the mask as a list, e.g. "0-3,8"
 };
 
 Affinity process_affinity();

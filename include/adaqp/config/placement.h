@@ -10,11 +10,16 @@
 namespace adaqp {
 
 struct PlacementEnvironment {
-  bool cuda_build = false;         // built with CUDA, NCCL and a CUDA libtorch
-  int visible_devices = 0;         // CUDA devices this rank sees
-  int local_rank = 0;              // this rank's index among the ranks of its host
-  int local_ranks = 1;             // ranks on this host
-  bool distinct_host_ids = false;  // NCCL_HOSTID is set (several ranks may share one GPU)
+  bool cuda_build = false;  // built with CUDA, NCCL and a CUDA libtorch
+  int visible_devices = 0;  // CUDA devices this rank sees
+  int local_rank = 0;       // this rank's index among the ranks of its host
+  int local_ranks = 1;      // ranks on this host
+  // Another rank of the host would use the same physical GPU (by UUID: clusters that show each
+  // rank only its own GPU number it 0 everywhere).
+  bool gpu_shared = false;
+  // NCCL_HOSTID is set on this rank and no other rank of the host has the same value (NCCL then
+  // lets ranks share a GPU, over its socket transport).
+  bool distinct_host_ids = false;
   int rank = 0;
 };
 
@@ -25,13 +30,18 @@ struct Placement {
 };
 
 // training.device: cpu, cuda (GPU local_rank % visible devices) or auto (cuda when the build has
-// CUDA, a GPU is visible and every rank of the host gets a GPU of its own or NCCL_HOSTID is set;
-// else cpu). communication.backend: mpi (cpu only), nccl (cuda only) or auto (the device's).
-// ConfigError naming the key, the value and the fix when the choice cannot work on this rank.
+// CUDA, a GPU is visible and the rank's GPU is its own or its NCCL_HOSTID is distinct, and the
+// backend is not mpi; else cpu). communication.backend: mpi (cpu only), nccl (cuda only) or auto
+// (the device's). ConfigError naming the key, the value and the fix when the choice cannot work on
+// this rank.
 Placement choose_placement(const std::string& device, const std::string& backend,
                            const PlacementEnvironment& env);
 
-// What this process sees: the build, the visible GPUs, NCCL_HOSTID; the caller fills the ranks.
+// What this process sees of the build and its GPUs; the caller fills in the ranks of the host and
+// what they share (it needs their ids: gpu_identity, and NCCL_HOSTID).
 PlacementEnvironment probe_placement_environment();
+
+// The physical GPU this rank would use under training.device cuda (its UUID), "" without one.
+std::string gpu_identity(int local_rank);
 
 }  // namespace adaqp

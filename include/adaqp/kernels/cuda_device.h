@@ -9,6 +9,7 @@
 #if ADAQP_WITH_CUDA
 
 #include <cstddef>
+#include <string>
 
 namespace adaqp::kernels {
 
@@ -18,6 +19,9 @@ int cuda_device_count();
 void cuda_set_device(int device);
 // "NVIDIA H100 80GB HBM3" etc.
 const char* cuda_device_name(int device);
+// The device's UUID (32 hex digits): the same physical GPU gives the same text in every process,
+// whatever CUDA_VISIBLE_DEVICES numbers it as.
+std::string cuda_device_uuid(int device);
 
 // An event on the current device (owning). Timing events measure intervals between two of them.
 class CudaEvent {

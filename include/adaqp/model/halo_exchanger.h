@@ -26,6 +26,11 @@
 // Bookkeeping (statistics, traces, the traced value ranges) of a finished exchange is completed
 // by settle(), which waits for the exchanges still running on the device (bounded by the
 // timeout); stats() and last_trace() settle first.
+//
+// A row that cannot be quantized (NaN or Inf, a range overflowing float32; the training has
+// diverged) is a quant::NonFiniteError: on the CPU from the pack, before anything is sent, naming
+// the element; on CUDA from settle(), naming the lowest global id of such rows (the kernel skips
+// them, so their bytes are undefined and the epoch's results must be discarded).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -113,6 +118,11 @@ class HaloExchanger {
   // boundary row, peer by peer in rank order (CUDA: enqueued on the compute stream).
   void add_received_gradients(float* dh);
 
+  // Compiles what the quantized exchanges of `plan` need on the device before they start (on
+  // CUDA; the CPU codec is cheap enough at the exchange), so that the epoch's exchanges do not wait
+  // for the host. Call between epochs (no exchange in flight).
+  void prepare(const QuantPlan& plan);
+
   // True when exchanges run on a progress thread (overlap on MPI with thread support).
   bool progress_thread() const;
   // Completes the bookkeeping of every finished exchange (waits for those still running on the
@@ -131,6 +141,7 @@ class HaloExchanger {
   void finish();
   // The compiled layouts of `bits` for rows of width d on the links of `t` (cached per exchange).
   Codec& codec(const Transfer& t);
+  void compile_device(const Transfer& t, const MessageBits& bits, Codec& c);
   // Device buffers in use by unsettled exchanges must not be freed: waits for them first.
   void quiesce();
   // `buffer` with at least `bytes` bytes (kept between exchanges; grown when needed).

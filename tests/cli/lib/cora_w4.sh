@@ -12,7 +12,7 @@ run_cora_w4() {
       --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \
       --set partition.parts=4 --set "partition.dir=$tmp/partition" \
       --set "output.dir=$tmp/$name-s$seed" --set "training.seed=$seed" --set training.epochs=200 \
-      --set training.threads=1 --set output.log_level=warn "$@" >"$tmp/$name-s$seed.log" 2>&1; then
+      --set training.threads=1 --set training.device=cpu --set output.log_level=warn "$@" >"$tmp/$name-s$seed.log" 2>&1; then
     cat "$tmp/$name-s$seed.log"
     echo "FAIL: $name seed $seed" >&2
     exit 1
