@@ -82,14 +82,15 @@ def bits_rows(tp_rows):
     return rows
 
 
-def link(bandwidth_mbit):
-    """A throughput row's link: a virtual cluster's rate, or 0 for NCCL between ranks on one GPU."""
-    return "%d" % bandwidth_mbit if bandwidth_mbit else "NCCL"
-
-
 def markdown(meta, tp_rows, summary, bits, pyg_rows):
     cal = meta["calibrated_mbit"]
     gpu = meta.get("device") == "cuda"
+
+    def link(bandwidth_mbit):
+        """A row's link: a virtual cluster's rate; 0: NCCL between ranks on one GPU (or shared
+        memory when a gpu profile's flow runs on the CPU)."""
+        return "%d" % bandwidth_mbit if bandwidth_mbit else ("NCCL" if gpu else "shm")
+
     lines = ["# AdaQP reproduction: profile `%s`" % meta["profile"], "",
              "- Date: %s; commit %s; machine: %s%s." % (
                  meta["date"], meta["commit"], meta["machine"],
@@ -101,7 +102,9 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
              "accuracy, %d seeds." % (
                  "every rank on the one GPU (training.device=cuda), NCCL between them over its "
                  "socket transport (a distinct NCCL_HOSTID per rank)" if gpu else
-                 "one rank per host of the virtual cluster (scripts/vcluster.sh)",
+                 "one rank per host of the virtual cluster (scripts/vcluster.sh)"
+                 if meta.get("link", "vcluster") == "vcluster" else
+                 "plain mpirun on the CPU over shared memory (a gpu profile's flow, --device cpu)",
                  meta["acc_workers"], meta["acc_seeds"]), ""]
     if meta["calibration"]:
         lines += ["## Bandwidth", "",
