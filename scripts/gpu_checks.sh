@@ -36,8 +36,11 @@ for np in 1 2 4; do
     'NCCL_HOSTID=adaqp-check-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$B/tests/adaqp_mpi_tests" \
     --gtest_filter='Nccl*'
 done
+datasets=${ADAQP_SHARED_DATASETS:-}
+[[ -n $datasets || ! -d $ROOT/.gpu/datasets ]] || datasets=$ROOT/.gpu/datasets
 step gpu_train env ADAQP_BIN="$B/src/adaqp" ADAQP_SOURCE_DIR="$ROOT" \
-  ADAQP_PYTHON="${ADAQP_PYTHON:-python3}" bash "$ROOT/tests/cli/gpu_train.sh"
+  ADAQP_SHARED_DATASETS="$datasets" ADAQP_PYTHON="${ADAQP_PYTHON:-python3}" \
+  bash "$ROOT/tests/cli/gpu_train.sh"
 if ((${#failed[@]})); then
   echo "gpu checks: ${#failed[@]} failed: ${failed[*]}"
   exit 1

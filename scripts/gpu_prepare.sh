@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Prepares a GPU run of this project on an offline GPU machine (run here, on a connected machine,
+# from the repository root): ../shared/gpu/prepare.sh's Debian packages into .gpu/debs plus the
+# ones this project needs beyond them (libzip, nlohmann-json), and the small shared datasets the
+# GPU checks train on (Cora, CiteSeer) into .gpu/datasets. Then, on the GPU machine, with .gpu/
+# carried beside the sources:
+#   bash .gpu/on-device.sh bash scripts/gpu_checks.sh        (cuda/GPU-CHECKLIST.md says more)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHARED=${ADAQP_SHARED:-$ROOT/../shared}
+cd "$ROOT"
+bash "$SHARED/gpu/prepare.sh"
+(cd .gpu/debs && apt-get download libzip-dev libzip4 nlohmann-json3-dev 2>/dev/null)
+mkdir -p .gpu/datasets
+for ds in cora citeseer; do
+  [[ -d "$SHARED/datasets/$ds" ]] && cp -r "$SHARED/datasets/$ds" .gpu/datasets/
+done
+echo "gpu_prepare: $(du -sh .gpu | cut -f1) in .gpu/ (carry it; ADAQP_SHARED_DATASETS=\$PWD/.gpu/datasets on the GPU machine)"
