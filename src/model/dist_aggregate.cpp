@@ -49,10 +49,49 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
   }
 };
 
+// y = (A h) W^T + b as one operation, so that its backward can compute the weight and bias
+// gradients (which need only dy and z = A h) while the halo partial gradients travel.
+struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinear> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& weight,
+                            const at::Tensor& bias, DistGraph* graph, int64_t layer) {
+    check_rows(h, *graph, "aggregation input");
+    const at::Tensor x = h.contiguous();
+    at::Tensor z = at::empty_like(x);
+    graph->aggregate(x.data_ptr<float>(), x.size(1), z.data_ptr<float>(), static_cast<int>(layer));
+    ctx->save_for_backward({z, weight});
+    ctx->saved_data["graph"] = reinterpret_cast<int64_t>(graph);
+    ctx->saved_data["layer"] = layer;
+    return at::addmm(bias, z, weight.t());  // what a Linear computes
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto* graph = reinterpret_cast<DistGraph*>(ctx->saved_data["graph"].toInt());
+    const int64_t layer = ctx->saved_data["layer"].toInt();
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor& z = saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor dy = grad_outputs[0].contiguous();
+    const at::Tensor dz = dy.mm(weight).contiguous();
+    check_rows(dz, *graph, "aggregation output gradient");
+    graph->begin_aggregate_backward(dz.data_ptr<float>(), dz.size(1), static_cast<int>(layer));
+    // While the halo partial gradients travel:
+    const at::Tensor d_weight = dy.t().mm(z);
+    const at::Tensor d_bias = dy.sum(0);
+    at::Tensor dh = at::empty_like(dz);
+    graph->end_aggregate_backward(dz.data_ptr<float>(), dz.size(1), dh.data_ptr<float>());
+    return {dh, d_weight, d_bias, at::Tensor(), at::Tensor()};
+  }
+};
+
 }  // namespace
 
 at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
   return DistAggregate::apply(h, &graph, static_cast<int64_t>(layer));
+}
+
+at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
+                                 const at::Tensor& bias, DistGraph& graph, int layer) {
+  return DistAggregateLinear::apply(h, weight, bias, &graph, static_cast<int64_t>(layer));
 }
 
 }  // namespace adaqp

@@ -226,12 +226,20 @@ const at::Tensor& DistGraph::aggregate_features() {
 }
 
 void DistGraph::aggregate_backward(const float* g, int64_t d, float* dh, int layer) {
+  begin_aggregate_backward(g, d, layer);
+  end_aggregate_backward(g, d, dh);
+}
+
+void DistGraph::begin_aggregate_backward(const float* g, int64_t d, int layer) {
   float* halo = halo_buffer(d);
   halo_timer_.start(nullptr);
   a_halo_t_->multiply(g, d, halo, /*accumulate=*/false);
   halo_timer_.stop(nullptr);
   exchanger_.start_backward(halo, d, ExchangeId{layer, Direction::kBackward},
                             precision(layer, Direction::kBackward, d));
+}
+
+void DistGraph::end_aggregate_backward(const float* g, int64_t d, float* dh) {
   local_timer_.start(nullptr);
   a_local_t_->multiply(g, d, dh, /*accumulate=*/false);
   local_timer_.stop(nullptr);

@@ -92,7 +92,7 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
       if (out_width(l) < in_width(l)) {
         y = dist_aggregate(at::matmul(h, lin->weight.t()), graph, l) + lin->bias;
       } else {
-        y = lin->forward(dist_aggregate(h, graph, l));
+        y = dist_aggregate_linear(h, lin->weight, lin->bias, graph, l);
       }
       if (sage) y = y + root_[l]->forward(h);
     }

@@ -14,4 +14,11 @@ namespace adaqp {
 // (num_owned x d).
 at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer);
 
+// (A h) W^T + b: a Linear (weight out x d, bias out) after the aggregation, in one operation whose
+// backward computes the weight and bias gradients while the halo partial gradients travel (the
+// overlap of design notes section 4 extended to the dense layer). Forward results equal
+// Linear(dist_aggregate(h)).
+at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
+                                 const at::Tensor& bias, DistGraph& graph, int layer);
+
 }  // namespace adaqp

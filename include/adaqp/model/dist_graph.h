@@ -86,6 +86,12 @@ class DistGraph {
   const at::Tensor& aggregate_features();
   // dh = A^T g: g and dh are num_owned x d. Collective.
   void aggregate_backward(const float* g, int64_t d, float* dh, int layer);
+  // aggregate_backward in two halves, so that the caller can compute what does not depend on dh
+  // (a layer's weight gradient) while the partial gradients travel: begin computes the halo rows
+  // A_halo^T g and starts sending them; end computes A_local^T g (still overlapped), waits and adds
+  // what the peers sent. g must stay untouched in between.
+  void begin_aggregate_backward(const float* g, int64_t d, int layer);
+  void end_aggregate_backward(const float* g, int64_t d, float* dh);
 
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
   // but the cached features), until clear_quant_plan().

@@ -7,12 +7,14 @@
 //   in training H = H * mask
 //   Y = A (H W) + b  when the layer narrows (out < in), else (A H) W + b  (equal; the cheaper
 //                    order aggregates the narrower rows)   (SAGE: + H W_r)
-// Hidden layers then apply Y = ReLU(LayerNorm(Y)) (LayerNorm when enabled).
-// This is Kipf & Welling's GCN (dropout on every layer's input, before the aggregation), except
-// that layer 0 drops elements of the aggregated features A X instead of X: A X depends only on
-// the static features, so its halo rows are exchanged once and cached, and no gradient flows
-// back to it. Masks are keyed by seed, epoch, layer and global node id; for SAGE's layer 0 a
-// row's mask has 2d elements, the first d for Z, the last d for the root term.
+// Hidden layers then apply Y = ReLU(LayerNorm(Y)) (LayerNorm when enabled). A layer that aggregates
+// first runs (A H) W + b as one operation (dist_aggregate_linear), whose backward computes dW and
+// db while the halo partial gradients travel. This is Kipf & Welling's GCN (dropout on every
+// layer's input, before the aggregation), except that layer 0 drops elements of the aggregated
+// features A X instead of X: A X depends only on the static features, so its halo rows are
+// exchanged once and cached, and no gradient flows back to it. Masks are keyed by seed, epoch,
+// layer and global node id; for SAGE's layer 0 a row's mask has 2d elements, the first d for Z, the
+// last d for the root term.
 #pragma once
 
 #include <torch/nn/module.h>
