@@ -12,7 +12,11 @@ namespace adaqp::assign {
 Solver parse_solver(const std::string& name) {
   if (name == "fast") return Solver::kFast;
   if (name == "exact") return Solver::kExact;
-  throw ConfigError("assign: solver: unknown solver '" + name + "' (fast | exact)");
+  throw ConfigError("must be one of fast, exact");
+}
+
+const char* to_string(Solver solver) {
+  return solver == Solver::kExact ? "exact" : "fast";
 }
 
 void validate(const AssignOptions& options) {
@@ -28,14 +32,21 @@ void validate(const AssignOptions& options) {
   }
 }
 
+int endpoint_width(double lambda, const std::vector<int>& bits) {
+  if (lambda > 0 && lambda < 1) return 0;
+  const auto [lo, hi] = std::minmax_element(bits.begin(), bits.end());
+  return lambda >= 1 ? *hi : *lo;
+}
+
 Assignment solve_assignment(const AssignProblem& problem, const AssignOptions& options) {
   validate(problem);
   validate(options);
   Assignment result;
-  if (options.lambda == 0 || options.lambda == 1 || problem.messages.empty()) {
+  const int endpoint = endpoint_width(options.lambda, problem.bits);
+  if (endpoint != 0 || problem.messages.empty()) {
     const auto [lo, hi] = std::minmax_element(problem.bits.begin(), problem.bits.end());
     result.bits.assign(problem.messages.size(),
-                       static_cast<uint8_t>(options.lambda == 1 ? *hi : *lo));
+                       static_cast<uint8_t>(endpoint != 0 ? endpoint : *lo));
   } else if (options.solver == Solver::kExact) {
     result = solve_exact(problem, options);
   } else {

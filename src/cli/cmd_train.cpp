@@ -24,7 +24,6 @@
 #include <utility>
 #include <vector>
 
-#include "adaqp/assign/solve.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
@@ -180,7 +179,7 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device = Devi
   topt.adaptive.lambda = cfg.communication.lambda;
   topt.adaptive.group_size = cfg.communication.group_size;
   topt.adaptive.period = cfg.communication.assign_period;
-  topt.adaptive.solver = assign::parse_solver(cfg.communication.solver);
+  topt.adaptive.solver = cfg.communication.solver;
   return topt;
 }
 

@@ -111,6 +111,25 @@ Field field(const std::string& key, T& (*ref)(JobConfig&)) {
           nullptr};
 }
 
+// A key holding one of a set of named values (config/choices.h): `parse` turns the text into the
+// value (ConfigError "must be one of ..." otherwise), `name` back.
+template <typename E>
+Field choice_field(const std::string& key, E& (*ref)(JobConfig&), E (*parse)(const std::string&),
+                   const char* (*name)(E)) {
+  return {
+      key,
+      [key, ref, parse](JobConfig& c, const YAML::Node& n, const std::string& origin) {
+        const std::string text = parse_value<std::string>(n, origin, key);
+        try {
+          ref(c) = parse(text);
+        } catch (const ConfigError& e) {
+          throw ConfigError(fmt::format("{}: {} = '{}': {}", origin, key, text, e.what()));
+        }
+      },
+      [ref, name](const JobConfig& c) { return std::string(name(ref(const_cast<JobConfig&>(c)))); },
+      nullptr};
+}
+
 // A key holding a list of integers, written [a, b, ...].
 Field int_list_field(const std::string& key, std::vector<int>& (*ref)(JobConfig&)) {
   Field f;
@@ -222,12 +241,14 @@ const std::vector<Field>& fields() {
           "training.checkpoint_dir", [](C & c) -> auto& { return c.training.checkpoint_dir; }),
       field<std::string>(
           "communication.backend", [](C & c) -> auto& { return c.communication.backend; }),
-      field<std::string>(
-          "communication.mode", [](C & c) -> auto& { return c.communication.mode; }),
+      choice_field<CommMode>(
+          "communication.mode", [](C & c) -> auto& { return c.communication.mode; },
+          parse_comm_mode, to_string),
       field<int>(
           "communication.bits", [](C & c) -> auto& { return c.communication.bits; }),
-      field<std::string>(
-          "communication.scheme", [](C & c) -> auto& { return c.communication.scheme; }),
+      choice_field<BitScheme>(
+          "communication.scheme", [](C & c) -> auto& { return c.communication.scheme; },
+          parse_bit_scheme, to_string),
       field<bool>(
           "communication.feature_cache",
           [](C & c) -> auto& { return c.communication.feature_cache; }),
@@ -242,8 +263,9 @@ const std::vector<Field>& fields() {
       field<int>(
           "communication.assign_period",
           [](C & c) -> auto& { return c.communication.assign_period; }),
-      field<std::string>(
-          "communication.solver", [](C & c) -> auto& { return c.communication.solver; }),
+      choice_field<assign::Solver>(
+          "communication.solver", [](C & c) -> auto& { return c.communication.solver; },
+          assign::parse_solver, assign::to_string),
       field<std::string>(
           "output.dir", [](C & c) -> auto& { return c.output.dir; }),
       field<std::string>(
@@ -308,7 +330,8 @@ void apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
   }
 }
 
-void apply_override(JobConfig& cfg, const std::string& text) {
+// An override of the job `job` (a file or the default job); its errors name both.
+void apply_override(JobConfig& cfg, const std::string& text, const std::string& job) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError(
@@ -322,7 +345,7 @@ void apply_override(JobConfig& cfg, const std::string& text) {
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("--set '{}': value is not a YAML scalar: {}", text, e.what()));
   }
-  f->parse(cfg, value, "--set");
+  f->parse(cfg, value, job + ": --set");
 }
 
 void require(bool ok, const std::string& origin, const std::string& key, const std::string& value,
@@ -376,10 +399,8 @@ void validate(const JobConfig& c, const std::string& origin) {
           std::to_string(t.checkpoint_every), "must be >= 0 (0 = no checkpoints)");
   const CommunicationConfig& m = c.communication;
   require_one_of(origin, "communication.backend", m.backend, {"auto", "mpi", "nccl"});
-  require_one_of(origin, "communication.mode", m.mode, {"vanilla", "quant", "overlap", "adaqp"});
   require(m.bits == 2 || m.bits == 4 || m.bits == 8, origin, "communication.bits",
           std::to_string(m.bits), "must be one of 2, 4, 8");
-  require_one_of(origin, "communication.scheme", m.scheme, {"uniform", "random", "adaptive"});
   require(m.timeout_s > 0, origin, "communication.timeout_s", print_value(m.timeout_s),
           "must be > 0");
   const std::string bit_set = fmt::format("[{}]", fmt::join(m.bit_set, ", "));
@@ -395,7 +416,6 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be >= 1");
   require(m.assign_period >= 1, origin, "communication.assign_period",
           std::to_string(m.assign_period), "must be >= 1");
-  require_one_of(origin, "communication.solver", m.solver, {"fast", "exact"});
   require(!c.output.dir.empty(), origin, "output.dir", "''", "must not be empty");
   require_one_of(origin, "output.log_level", c.output.log_level,
                  {"trace", "debug", "info", "warn", "error", "off"});
@@ -428,7 +448,7 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
       }
     }
   }
-  for (const std::string& o : overrides) apply_override(cfg, o);
+  for (const std::string& o : overrides) apply_override(cfg, o, origin);
   validate(cfg, origin);
   return cfg;
 }

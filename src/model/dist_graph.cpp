@@ -135,14 +135,9 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
 
 DistGraph::~DistGraph() = default;
 
-void DistGraph::set_quant_plan(QuantPlan plan) {
-  plan_ = std::move(plan);
-  quantize_ = true;
-  exchanger_.prepare(plan_);
-}
-
-void DistGraph::clear_quant_plan() {
-  quantize_ = false;
+void DistGraph::set_quant_plan(const QuantPlan* plan) {
+  plan_ = plan;
+  if (plan_ != nullptr) exchanger_.prepare(*plan_);
 }
 
 const kernels::CsrView& DistGraph::a_halo() const {
@@ -170,22 +165,17 @@ void DistGraph::reset_comm_stats() {
   agg_stats_ = AggregationStats{};
 }
 
-const MessageTrace* DistGraph::message_trace(int layer, Direction dir) const {
-  const std::vector<MessageTrace>& traces = traces_[static_cast<int>(dir)];
-  if (static_cast<size_t>(layer) >= traces.size() || traces[layer].width == 0) return nullptr;
-  return &traces[layer];
-}
-
 Precision DistGraph::precision(int layer, Direction dir, int64_t d) {
   Precision p;
+  if (plan_ == nullptr) return p;
   const std::vector<MessageBits>& bits =
-      dir == Direction::kForward ? plan_.forward : plan_.backward;
-  if (!quantize_ || static_cast<size_t>(layer) >= bits.size()) return p;
+      dir == Direction::kForward ? plan_->forward : plan_->backward;
+  if (static_cast<size_t>(layer) >= bits.size()) return p;
   p.bits = &bits[layer];
-  p.key.seed = plan_.seed;
-  p.key.epoch = plan_.epoch;
-  if (plan_.trace_ranges) {
-    std::vector<MessageTrace>& traces = traces_[static_cast<int>(dir)];
+  p.key.seed = plan_->seed;
+  p.key.epoch = plan_->epoch;
+  if (plan_->trace_ranges) {
+    std::vector<MessageTrace>& traces = traces_.by_dir[static_cast<int>(dir)];
     if (traces.size() <= static_cast<size_t>(layer)) traces.resize(layer + 1);
     traces[layer].width = d;
     traces[layer].ranges.resize(bits[layer].send.size());

@@ -11,7 +11,6 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/gather.h"
-#include "adaqp/model/message_codec.h"
 #include "adaqp/model/torch_device.h"
 #include "adaqp/quant/block_codec.h"
 #if ADAQP_WITH_CUDA
@@ -69,7 +68,7 @@ struct HaloExchanger::Codec {
   bool compiled = false;                      // CUDA: the tables below exist
   std::vector<uint8_t> send_bits, recv_bits;  // the widths compiled
   int64_t d = 0;
-  std::vector<BlockLayout> send_layout, recv_layout;                      // CPU, per peer
+  std::vector<quant::BlockLayout> send_layout, recv_layout;               // CPU, per peer
   std::vector<quant::BlockCounts> send_counts, recv_counts;               // CUDA, per peer
   at::Tensor send_bits_dev, send_slot_dev, recv_bits_dev, recv_slot_dev;  // CUDA
   std::vector<size_t> send_bytes, recv_bytes;                             // per peer
@@ -163,11 +162,13 @@ HaloExchanger::Codec& HaloExchanger::codec(const Transfer& t) {
   c.recv_bits = bits.recv;
   c.send_bytes.assign(world, 0);
   c.recv_bytes.assign(world, 0);
-  c.send_layout.assign(world, BlockLayout());
-  c.recv_layout.assign(world, BlockLayout());
+  c.send_layout.assign(world, quant::BlockLayout());
+  c.recv_layout.assign(world, quant::BlockLayout());
   for (int r = 0; r < world; ++r) {
-    c.send_layout[r] = BlockLayout(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d);
-    c.recv_layout[r] = BlockLayout(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d);
+    c.send_layout[r] =
+        quant::BlockLayout(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d);
+    c.recv_layout[r] =
+        quant::BlockLayout(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d);
     c.send_bytes[r] = static_cast<size_t>(c.send_layout[r].bytes());
     c.recv_bytes[r] = static_cast<size_t>(c.recv_layout[r].bytes());
   }
@@ -274,8 +275,8 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
       (void)stream;
       (void)status;
       (void)ranges_host;
-      encode_block(c->send_layout[r], src, t.d, rows, t.gids + begin, key, send + send_at[r],
-                   ranges != nullptr ? ranges + begin : nullptr);
+      quant::encode_block(c->send_layout[r], src, t.d, rows, t.gids + begin, key, send + send_at[r],
+                          ranges != nullptr ? ranges + begin : nullptr);
     }
   };
   h.unpack = [t, c, recv, recv_at, cuda](int r, void* stream) {
@@ -289,7 +290,7 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
 #endif
     } else {
       (void)stream;
-      decode_block(c->recv_layout[r], recv + recv_at[r], t.d, dst);
+      quant::decode_block(c->recv_layout[r], recv + recv_at[r], t.d, dst);
     }
   };
   return h;

@@ -108,7 +108,7 @@ struct ProbeRun {
 };
 
 // A sender's sample: from the moment the last rank started the probe (the start of the exchange as
-// the runtime measures it, bit_assigner.h) until its block had arrived at every receiver.
+// the runtime measures it, assign/adaptive_policy.h) until its block had arrived at every receiver.
 void record(Communicator& comm, const std::vector<double>& arrival,
             const std::vector<int64_t>& sender_rows, int64_t row_bytes, ProbeRun& run) {
   const int world = comm.size();

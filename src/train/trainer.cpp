@@ -33,28 +33,12 @@ double ratio(int64_t num, int64_t den) {
   return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0;
 }
 
-bool overlap_mode(const std::string& mode) {
-  return mode == "overlap" || mode == "adaqp";
-}
-
-bool quantized_mode(const std::string& mode) {
-  return mode == "quant" || mode == "adaqp";
-}
-
 }  // namespace
 
 void check_exchange_options(const TrainerOptions& o) {
-  if (o.mode != "vanilla" && o.mode != "overlap" && o.mode != "quant" && o.mode != "adaqp") {
-    throw ConfigError("communication.mode: unknown mode '" + o.mode +
-                      "' (expected vanilla, overlap, quant or adaqp)");
-  }
-  if (!quantized_mode(o.mode)) return;
-  if (o.scheme == "adaptive") validate(o.adaptive);
-  if (o.scheme != "uniform" && o.scheme != "random" && o.scheme != "adaptive") {
-    throw ConfigError("communication.scheme: unknown scheme '" + o.scheme +
-                      "' (expected uniform, random or adaptive)");
-  }
-  if (!quant::valid_bits(o.bits)) {
+  if (!quantizes(o.mode)) return;
+  if (o.scheme == BitScheme::kAdaptive) validate(o.adaptive);
+  if (o.scheme == BitScheme::kUniform && !quant::valid_bits(o.bits)) {
     throw ConfigError("communication.bits: " + std::to_string(o.bits) + " is not 2, 4 or 8");
   }
 }
@@ -66,7 +50,7 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
   DistGraphOptions g;
   g.aggregation = aggregation_for_model(o.model.type);
   g.cache_features = o.cache_features;
-  g.overlap = overlap_mode(o.mode);
+  g.overlap = overlaps(o.mode);
   g.device = o.device;
   return g;
 }
@@ -131,13 +115,19 @@ struct Trainer::Impl {
     labels = label_tensor(p, opt.device);
     split_idx = {to_device(p.train_idx, opt.device), to_device(p.valid_idx, opt.device),
                  to_device(p.test_idx, opt.device)};
-    if (quantized_mode(opt.mode) && opt.scheme == "adaptive") {
+    if (quantizes(opt.mode) && opt.scheme == BitScheme::kAdaptive) {
       link = std::make_unique<LinkModel>(opt.link_costs.empty()
                                              ? probe_link_model(comm, p, probe_options(opt, p))
                                              : fixed_link_model(opt.link_costs));
-      assigner = std::make_unique<BitAssigner>(graph, comm, link->time, opt.model.layers,
-                                               opt.adaptive, opt.training.seed,
-                                               /*codec_time=*/opt.link_costs.empty());
+      policy = std::make_unique<AdaptivePolicy>(p, graph.a_halo(), comm, link->time,
+                                                opt.model.layers, opt.adaptive, opt.training.seed,
+                                                /*codec_time=*/opt.link_costs.empty());
+    } else if (quantizes(opt.mode)) {
+      SchemeOptions so;
+      so.scheme = opt.scheme;
+      so.bits = opt.bits;
+      so.seed = opt.training.seed;
+      policy = make_scheme_policy(p, opt.model.layers, so);
     }
   }
 
@@ -181,7 +171,7 @@ struct Trainer::Impl {
   at::Tensor labels;                  // int64 class ids, or float 0/1 rows for multi-label
   std::vector<at::Tensor> split_idx;  // train, valid, test: owned local indices
   std::unique_ptr<LinkModel> link;    // scheme adaptive
-  std::unique_ptr<BitAssigner> assigner;
+  std::unique_ptr<BitPolicy> policy;  // quantized modes
 };
 
 Trainer::Trainer(Part part, Communicator& comm, const TrainerOptions& opt)
@@ -193,27 +183,21 @@ EpochStats Trainer::train_epoch(int epoch) {
   Impl& s = *impl_;
   const double t0 = steady_now_s();
   s.graph.reset_comm_stats();
-  if (s.assigner != nullptr) {
-    s.graph.set_quant_plan(s.assigner->plan(epoch));
-  } else if (quantized_mode(s.opt.mode)) {
-    SchemeOptions so;
-    so.scheme = s.opt.scheme == "random" ? BitScheme::kRandom : BitScheme::kUniform;
-    so.bits = s.opt.bits;
-    so.seed = s.opt.training.seed;
-    s.graph.set_quant_plan(
-        scheme_plan(s.graph.part(), s.opt.model.layers, so, static_cast<uint32_t>(epoch)));
+  at::Tensor loss;
+  {
+    const QuantPlanScope quantized(
+        s.graph, s.policy != nullptr ? &s.policy->plan(epoch, s.graph.message_traces()) : nullptr);
+    s.flat_grad.zero_();  // every gradient at once (Optimizer::zero_grad cannot keep views)
+    ForwardMode mode;
+    mode.training = true;
+    mode.key.seed = s.opt.training.seed;
+    mode.key.epoch = static_cast<uint32_t>(epoch);
+    loss = s.local_loss(s.model->forward(s.graph, mode));
+    loss.backward();
+    // The exchanges first, bounded by the timeout: reading the loss waits for the device, which
+    // waits for them.
+    s.graph.settle();
   }
-  s.flat_grad.zero_();  // every gradient at once (Optimizer::zero_grad cannot keep views)
-  ForwardMode mode;
-  mode.training = true;
-  mode.key.seed = s.opt.training.seed;
-  mode.key.epoch = static_cast<uint32_t>(epoch);
-  const at::Tensor loss = s.local_loss(s.model->forward(s.graph, mode));
-  loss.backward();
-  s.graph.clear_quant_plan();
-  // The exchanges first, bounded by the timeout: reading the loss waits for the device, which
-  // waits for them.
-  s.graph.settle();
   double global_loss = loss.item<double>();
   const double t_reduce = steady_now_s();
   s.comm.allreduce_sum(&global_loss, 1);
@@ -245,9 +229,11 @@ EpochStats Trainer::train_epoch(int epoch) {
   st.comm_backward_s = cs.comm_backward_s;
   st.comm_forward_s.resize(layers, 0);
   st.comm_backward_s.resize(layers, 0);
-  if (s.assigner != nullptr) {
-    st.adaptive = true;
-    st.assign = s.assigner->finish_epoch(cs);
+  if (s.policy != nullptr) {
+    if (const AssignStats* a = s.policy->finish_epoch(cs, s.graph.message_traces())) {
+      st.adaptive = true;
+      st.assign = *a;
+    }
   }
   return st;
 }

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/assign/adaptive_policy.h"
 #include "adaqp/assign/time_model.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/quant/quantizer.h"
-#include "adaqp/train/bit_assigner.h"
 #include "adaqp/train/trainer.h"
 #include "nn/dense_reference.h"
 
@@ -128,20 +128,21 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   // depends on the instance (one CI run took GLPK past its 60 s limit), so the exact referee is
   // tested on the reproducible model without it.
   const bool codec_time = GetParam() == assign::Solver::kFast;
-  BitAssigner assigner(graph, *comm, assign::per_sender_time_model(link_costs(comm->size())),
-                       /*layers=*/2, aopt, /*seed=*/5, codec_time);
+  AdaptivePolicy assigner(graph.part(), graph.a_halo(), *comm,
+                          assign::per_sender_time_model(link_costs(comm->size())),
+                          /*layers=*/2, aopt, /*seed=*/5, codec_time);
   const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
   std::vector<float> y(h.size()), dh(h.size()), exact(h.size());
   QuantPlan plan;
   double codec_s[2] = {0, 0};  // this rank's quantization time of the last epoch's exchanges
   for (int epoch = 1; epoch <= 2; ++epoch) {
-    plan = assigner.plan(epoch);
-    graph.set_quant_plan(plan);
+    plan = assigner.plan(epoch, graph.message_traces());
+    graph.set_quant_plan(&plan);
     graph.reset_comm_stats();
     graph.aggregate(h.data(), kWidth, y.data(), kLayer);
     graph.aggregate_backward(grad.data(), kWidth, dh.data(), kLayer);
-    graph.clear_quant_plan();
-    const AssignStats& st = assigner.finish_epoch(graph.comm_stats());
+    graph.set_quant_plan(nullptr);
+    const AssignStats& st = *assigner.finish_epoch(graph.comm_stats(), graph.message_traces());
     EXPECT_EQ(st.solved, epoch == 2);
     // Measured from the last rank's start, an exchange cannot take longer than on this rank's own
     // clock from its own start (the ranks share one host's clock: the offsets are tiny; 1 s covers
@@ -228,8 +229,8 @@ TrainerOptions options(const std::string& scheme, int bits, double lambda) {
   opt.model.hidden = 10;
   opt.model.dropout = 0.5;
   opt.training.seed = 7;
-  opt.mode = "adaqp";
-  opt.scheme = scheme;
+  opt.mode = CommMode::kAdaqp;
+  opt.scheme = parse_bit_scheme(scheme);
   opt.bits = bits;
   opt.adaptive.lambda = lambda;
   return opt;
@@ -241,7 +242,7 @@ struct TrainedRun {
 };
 
 TrainedRun train(const Graph& g, Communicator& comm, TrainerOptions opt) {
-  if (opt.scheme == "adaptive") opt.link_costs = link_costs(comm.size());
+  if (opt.scheme == BitScheme::kAdaptive) opt.link_costs = link_costs(comm.size());
   Trainer t(my_part(g, comm), comm, opt);
   TrainedRun run;
   for (int e = 1; e <= kEpochs; ++e) run.epochs.push_back(t.train_epoch(e));

@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/common/error.h"
-#include "adaqp/model/bit_assignment.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/halo_exchanger.h"
 #include "adaqp/partition/part.h"
@@ -51,8 +51,8 @@ TrainerOptions options(const std::string& mode, const std::string& scheme, int b
   opt.model.dropout = 0.5;
   opt.training.seed = 7;
   opt.cache_features = cache;
-  opt.mode = mode;
-  opt.scheme = scheme;
+  opt.mode = parse_comm_mode(mode);
+  opt.scheme = parse_bit_scheme(scheme);
   opt.bits = bits;
   return opt;
 }

@@ -15,7 +15,6 @@
 #include "adaqp/config.h"
 #include "adaqp/kernels/gather.h"
 #include "adaqp/model/dropout.h"
-#include "adaqp/model/message_codec.h"
 #include "adaqp/quant/block_codec.h"
 #if ADAQP_WITH_CUDA
 #include "adaqp/kernels/cuda_device.h"
@@ -43,12 +42,12 @@ TEST(BlockCodec, RowSlotsPlaceEveryRowWhereTheGroupLayoutDoes) {
   for (int64_t d : {1, 3, 8, 33, 128}) {
     for (int64_t n : {0, 1, 5, 64, 301}) {
       const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(n * 7 + d));
-      const BlockLayout layout(bits.data(), n, d);
+      const quant::BlockLayout layout(bits.data(), n, d);
       std::vector<int32_t> slot(static_cast<size_t>(n));
       quant::BlockCounts counts;
       quant::block_slots(bits.data(), n, slot.data(), &counts);
       ASSERT_EQ(quant::block_bytes(counts, d), layout.bytes()) << "d " << d << " n " << n;
-      for (const BlockLayout::Group& g : layout.groups()) {
+      for (const quant::BlockLayout::Group& g : layout.groups()) {
         for (size_t j = 0; j < g.rows.size(); ++j) {
           const int64_t k = g.rows[j];
           const quant::RowPlace at = quant::row_place(g.bits, slot[k], counts, d);
@@ -114,13 +113,13 @@ TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
       std::vector<int64_t> src_rows(static_cast<size_t>(n)), gids(static_cast<size_t>(n));
       for (int64_t k = 0; k < n; ++k) src_rows[k] = (k * 3 + 1) % rows, gids[k] = 500 + 7 * k;
       const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(d * 3 + n));
-      const BlockLayout layout(bits.data(), n, d);
+      const quant::BlockLayout layout(bits.data(), n, d);
       std::vector<uint8_t> cpu(static_cast<size_t>(layout.bytes()));
       std::vector<float> cpu_ranges(static_cast<size_t>(n));
-      encode_block(layout, src.data(), d, src_rows.data(), gids.data(), key, cpu.data(),
-                   cpu_ranges.data());
+      quant::encode_block(layout, src.data(), d, src_rows.data(), gids.data(), key, cpu.data(),
+                          cpu_ranges.data());
       std::vector<float> cpu_rows(static_cast<size_t>(n * d));
-      decode_block(layout, cpu.data(), d, cpu_rows.data());
+      quant::decode_block(layout, cpu.data(), d, cpu_rows.data());
 
       std::vector<int32_t> slot(static_cast<size_t>(n));
       quant::BlockCounts counts;

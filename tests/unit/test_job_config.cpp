@@ -48,8 +48,9 @@ TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
   EXPECT_EQ(c.model.layers, 3);
   EXPECT_EQ(c.model.hidden, 64);
   EXPECT_EQ(c.training.epochs, 200);
-  EXPECT_EQ(c.communication.mode, "adaqp");  // the method: quantized, overlapped, adaptive
-  EXPECT_EQ(c.communication.scheme, "adaptive");
+  EXPECT_STREQ(to_string(c.communication.mode),
+               "adaqp");  // the method: quantized, overlapped, adaptive
+  EXPECT_STREQ(to_string(c.communication.scheme), "adaptive");
   EXPECT_EQ(c.training.device, "auto");
   EXPECT_EQ(c.communication.backend, "auto");
   EXPECT_EQ(partition_dir(c), "runs/default/partition");
@@ -120,16 +121,16 @@ output: {dir: out/x, log_level: debug}
   EXPECT_EQ(c.training.checkpoint_every, 10);
   EXPECT_EQ(checkpoint_dir(c), "ckpt/x");
   EXPECT_EQ(c.communication.backend, "nccl");
-  EXPECT_EQ(c.communication.mode, "adaqp");
+  EXPECT_STREQ(to_string(c.communication.mode), "adaqp");
   EXPECT_EQ(c.communication.bits, 4);
-  EXPECT_EQ(c.communication.scheme, "adaptive");
+  EXPECT_STREQ(to_string(c.communication.scheme), "adaptive");
   EXPECT_FALSE(c.communication.feature_cache);
   EXPECT_EQ(c.communication.timeout_s, 30.0);
   EXPECT_EQ(c.communication.bit_set, (std::vector<int>{8, 2}));
   EXPECT_EQ(c.communication.lambda, 0.25);
   EXPECT_EQ(c.communication.group_size, 100);
   EXPECT_EQ(c.communication.assign_period, 50);
-  EXPECT_EQ(c.communication.solver, "exact");
+  EXPECT_STREQ(assign::to_string(c.communication.solver), "exact");
   EXPECT_EQ(c.output.dir, "out/x");
   EXPECT_EQ(c.output.log_level, "debug");
 }
@@ -253,7 +254,7 @@ TEST(JobConfig, OverridesApplyAfterTheFile) {
   EXPECT_EQ(c.model.hidden, 64);
   EXPECT_EQ(c.training.epochs, 7);
   EXPECT_EQ(c.dataset.synthetic.num_nodes, 1234);
-  EXPECT_EQ(c.communication.mode, "quant");
+  EXPECT_STREQ(to_string(c.communication.mode), "quant");
   EXPECT_EQ(c.partition.dir, "");
   EXPECT_EQ(c.dataset.path, "a=b");
 }

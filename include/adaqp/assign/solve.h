@@ -12,8 +12,9 @@ namespace adaqp::assign {
 
 enum class Solver { kFast, kExact };
 
-// "fast" | "exact"; ConfigError otherwise.
+// "fast" | "exact"; ConfigError "must be one of fast, exact" otherwise (the caller names the key).
 Solver parse_solver(const std::string& name);
+const char* to_string(Solver solver);
 
 struct AssignOptions {
   Solver solver = Solver::kFast;
@@ -26,6 +27,11 @@ struct AssignOptions {
 
 // Throws ConfigError naming the option and its value.
 void validate(const AssignOptions& options);
+
+// The lambda end points need no search and give the canonical optimum among ties: the width every
+// message gets at lambda = 1 (variance only: the widest of `bits`) or lambda = 0 (time only: the
+// narrowest); 0 for lambda inside (0, 1).
+int endpoint_width(double lambda, const std::vector<int>& bits);
 
 struct Assignment {
   std::vector<uint8_t> bits;  // per message, in input order; always in the allowed bit set

@@ -1,7 +1,7 @@
 // Offsets between the ranks' steady clocks, so that timestamps taken on different ranks can be
-// compared: e.g. when the last rank started a halo exchange (bit_assigner.h measures every
-// exchange from that moment). Ranks on one host share the clock (offsets about 0); on a cluster
-// each host's steady clock has its own origin.
+// compared: e.g. when the last rank started a halo exchange (assign/adaptive_policy.h measures
+// every exchange from that moment). Ranks on one host share the clock (offsets about 0); on a
+// cluster each host's steady clock has its own origin.
 #pragma once
 
 #include <vector>

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/assign/solve.h"
+#include "adaqp/config/choices.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/partitioner.h"
 
@@ -34,12 +36,12 @@ struct TrainingConfig {
 };
 
 struct CommunicationConfig {
-  std::string backend = "auto";     // mpi | nccl | auto (nccl on cuda, mpi on cpu)
-  std::string mode = "adaqp";       // vanilla | quant | overlap | adaqp
-  int bits = 8;                     // uniform scheme: 2 | 4 | 8
-  std::string scheme = "adaptive";  // adaptive | uniform | random (the ablations)
-  bool feature_cache = true;        // exchange layer-0 input features once, at full precision
-  double timeout_s = 300;           // bound on every blocking wait
+  std::string backend = "auto";  // mpi | nccl | auto (nccl on cuda, mpi on cpu)
+  CommMode mode = CommMode::kAdaqp;
+  int bits = 8;  // uniform scheme: 2 | 4 | 8
+  BitScheme scheme = BitScheme::kAdaptive;
+  bool feature_cache = true;  // exchange layer-0 input features once, at full precision
+  double timeout_s = 300;     // bound on every blocking wait
   // Scheme adaptive (design notes, section 6): the allowed widths, the weight of the variance term
   // in the objective, how many consecutive messages of one link share a width, the epochs between
   // solves, and the solver (fast | exact).
@@ -47,7 +49,7 @@ struct CommunicationConfig {
   double lambda = 0.5;
   int group_size = 1;
   int assign_period = 1;
-  std::string solver = "fast";
+  assign::Solver solver = assign::Solver::kFast;
 };
 
 struct OutputConfig {

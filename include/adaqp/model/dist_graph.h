@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/device.h"
 #include "adaqp/kernels/spmm.h"
-#include "adaqp/model/bit_assignment.h"
 #include "adaqp/model/halo_exchanger.h"
 #include "adaqp/model/stream_timer.h"
 #include "adaqp/partition/part.h"
@@ -43,13 +43,6 @@ struct DistGraphOptions {
   // before the A_local work starts.
   bool overlap = false;
   Device device;
-};
-
-// The messages this rank sent in the last traced exchange of one layer and direction (QuantPlan::
-// trace_ranges): their row width and the value range (max - min) of each, in send order.
-struct MessageTrace {
-  int64_t width = 0;
-  std::vector<float> ranges;
 };
 
 // Where the aggregation time went since the last reset (this rank; on CUDA, on the device).
@@ -94,11 +87,12 @@ class DistGraph {
   void end_aggregate_backward(const float* g, int64_t d, float* dh);
 
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
-  // but the cached features), until clear_quant_plan().
-  void set_quant_plan(QuantPlan plan);
-  void clear_quant_plan();
-  // The last traced exchange of `layer` and `dir` (settled); null if none was traced.
-  const MessageTrace* message_trace(int layer, Direction dir) const;
+  // but the cached features) until the next call; nullptr: full precision. `plan` must stay alive
+  // and unchanged meanwhile (a BitPolicy's plan is: policy.h). QuantPlanScope below sets and
+  // clears it around a training epoch.
+  void set_quant_plan(const QuantPlan* plan);
+  // The traced exchanges so far (settled), by direction and layer.
+  const MessageTraces& message_traces() const { return traces_; }
   // The normalised adjacency's halo block (rows: owned nodes, columns: halo nodes), host memory.
   const kernels::CsrView& a_halo() const;
 
@@ -125,15 +119,29 @@ class DistGraph {
   std::vector<float> local_values_, halo_values_;
   std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_;
   HaloExchanger exchanger_;
-  bool quantize_ = false;
-  QuantPlan plan_;
-  std::vector<MessageTrace> traces_[2];  // by direction, then layer
+  const QuantPlan* plan_ = nullptr;
+  MessageTraces traces_;
   StreamTimer local_timer_, halo_timer_;
   AggregationStats agg_stats_;
   at::Tensor features_, owned_gids_;
   at::Tensor features_product_;  // A X
   at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
   at::Tensor halo_buf_;          // halo rows (forward) or halo partial gradients (backward)
+};
+
+// Quantizes a graph's training exchanges with `plan` for a scope (e.g. one training epoch) and
+// returns it to full precision when the scope ends, however it ends.
+class QuantPlanScope {
+ public:
+  QuantPlanScope(DistGraph& graph, const QuantPlan* plan) : graph_(graph) {
+    graph_.set_quant_plan(plan);
+  }
+  ~QuantPlanScope() { graph_.set_quant_plan(nullptr); }
+  QuantPlanScope(const QuantPlanScope&) = delete;
+  QuantPlanScope& operator=(const QuantPlanScope&) = delete;
+
+ private:
+  DistGraph& graph_;
 };
 
 }  // namespace adaqp

@@ -40,9 +40,10 @@
 #include <memory>
 #include <vector>
 
+#include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/communicator.h"
+#include "adaqp/comm/exchange_stats.h"
 #include "adaqp/common/device.h"
-#include "adaqp/model/bit_assignment.h"
 #include "adaqp/model/stream_timer.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/quantizer.h"
@@ -63,30 +64,6 @@ struct Precision {
   const MessageBits* bits = nullptr;
   quant::QuantKey key;
   float* ranges = nullptr;
-};
-
-// Steady-clock timestamps (seconds) of the last settled exchange, for checking the schedule, and
-// its codec time.
-struct ExchangeTrace {
-  double started_s = 0;    // CPU: start_* entered; CUDA: the exchange's first work ran
-  double completed_s = 0;  // the last transfer completed and was unpacked
-  double finish_s = 0;     // finish_* entered
-  double quant_s = 0;      // quantizing and dequantizing its blocks (0 at full precision)
-};
-
-// Time and volume of the exchanges since the last reset.
-struct CommStats {
-  double comm_time_s = 0;     // from each exchange's start until it completed, summed
-  double exposed_time_s = 0;  // CPU: the caller blocked in start_*/finish_*; CUDA: the compute
-                              // stream waiting for exchanges
-  double quant_time_s = 0;    // quantization and dequantization, on whichever thread or stream
-  int64_t bytes_sent = 0;     // payload bytes this worker sent
-  std::vector<int64_t> bytes_forward, bytes_backward;   // bytes_sent by layer
-  std::vector<double> comm_forward_s, comm_backward_s;  // comm_time_s by layer
-  // By layer: the timestamps of the layer's last exchange (e.g. to measure it from the moment the
-  // last rank started it, across ranks: bit_assigner.h).
-  std::vector<ExchangeTrace> trace_forward, trace_backward;
-  int64_t exchanges = 0;  // exchanges started
 };
 
 struct HaloExchangerOptions {

@@ -1,11 +1,22 @@
-// The wire format of one peer's block of quantized messages (message_codec.h: rows grouped by
-// width 2, 4, 8; all metadata first, then all codes) described per row, so that a device kernel
-// can place each row by itself. A row of width b has a slot: its position in the block's rows
-// ordered by width (block order within a width). Its metadata (m, s) sit at byte 8 * slot, its
-// codes at the start of its width's code group plus (slot - first slot of its width) rows.
+// The wire format of one peer's block of quantized messages (design notes, section 5). The rows
+// of a block are grouped by bit-width (2, then 4, then 8; inside a group in block order), and the
+// block is one contiguous byte buffer:
+//   [metadata of the 2-bit group][of the 4-bit group][of the 8-bit group]
+//   [packed codes of the 2-bit group][of the 4-bit group][of the 8-bit group]
+// with the metadata and code layout of quantizer.h (8 bytes of (m, s) per row; ceil(d*b/8) bytes
+// of codes per row). Metadata first keeps every float 4-byte aligned without padding, so a block
+// of n_b rows at each width b is exactly sum_b n_b * (8 + ceil(d*b/8)) bytes. Sender and receiver
+// build the same layout from the same bit-widths; nothing else travels.
+//
+// Two descriptions of the same format: BlockLayout (the groups, for the CPU codec, which
+// quantizes a group at a time), and per row (for the device codec, where each row places itself):
+// a row of width b has a slot, its position in the block's rows ordered by width; its metadata sit
+// at byte 8 * slot, its codes at the start of its width's code group plus (slot - first slot of
+// its width) rows.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "adaqp/common/philox.h"
 #include "adaqp/config.h"
@@ -13,16 +24,44 @@
 
 namespace adaqp::quant {
 
+class BlockLayout {
+ public:
+  struct Group {
+    int bits = 0;
+    std::vector<int64_t> rows;  // positions in the block, ascending
+    int64_t meta_offset = 0;    // byte offsets in the buffer
+    int64_t code_offset = 0;
+  };
+
+  BlockLayout() = default;
+  // bits[k] (2, 4 or 8) is the width of row k of a block of n rows of width d.
+  BlockLayout(const uint8_t* bits, int64_t n, int64_t d);
+
+  int64_t bytes() const { return bytes_; }
+  int64_t rows() const { return rows_; }
+  const std::vector<Group>& groups() const { return groups_; }
+
+ private:
+  std::vector<Group> groups_;  // non-empty groups, by ascending width
+  int64_t rows_ = 0;
+  int64_t bytes_ = 0;
+};
+
+// Quantizes a block into `out` (layout.bytes() bytes): row k is src[src_rows[k]] (src[k] when
+// src_rows is null), keyed by gids[k]. When `ranges` is not null, ranges[k] = max - min of row k
+// (the bit-width solver's trace of the messages sent).
+void encode_block(const BlockLayout& layout, const float* src, int64_t d, const int64_t* src_rows,
+                  const int64_t* gids, const QuantKey& key, uint8_t* out, float* ranges = nullptr);
+
+// Dequantizes a received block into dst (layout.rows() x d, row k = block row k).
+void decode_block(const BlockLayout& layout, const uint8_t* in, int64_t d, float* dst);
+
 // Rows of a block at 2, 4 and 8 bits.
 struct BlockCounts {
   int64_t rows[3] = {0, 0, 0};
 };
 
 constexpr int64_t kMetaBytesPerRow = kMetaFloatsPerRow * static_cast<int64_t>(sizeof(float));
-
-ADAQP_HOST_DEVICE int width_index(int bits) {
-  return bits == 2 ? 0 : bits == 4 ? 1 : 2;
-}
 
 // Byte offsets of one row's metadata and codes inside its block.
 struct RowPlace {
@@ -53,7 +92,7 @@ ADAQP_HOST_DEVICE int64_t block_bytes(const BlockCounts& c, int64_t d) {
 void block_slots(const uint8_t* bits, int64_t n, int32_t* slot, BlockCounts* counts);
 
 #if ADAQP_WITH_CUDA
-// Device twins of encode_block / decode_block (message_codec.h), bit-identical to them: `bits` and
+// Device twins of encode_block / decode_block, bit-identical to them: `bits` and
 // `slot` are device arrays of the block's n rows (block_slots), the other pointers device memory;
 // the work is enqueued on `stream`. Row k of the block is src[src_rows[k]] (src[k] when src_rows
 // is null), keyed by gids[k]; ranges (optional) receive max - min of each row. A row that cannot

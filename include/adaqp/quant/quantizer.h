@@ -44,9 +44,17 @@ struct QuantKey {
 
 constexpr int64_t kMetaFloatsPerRow = 2;
 
+// The supported bit-widths, narrowest first (a message's width is one of them).
+constexpr int kBitWidths[3] = {2, 4, 8};
+
 // True for the supported bit-widths 2, 4 and 8.
 constexpr bool valid_bits(int bits) {
   return bits == 2 || bits == 4 || bits == 8;
+}
+
+// The position of a supported width in kBitWidths.
+ADAQP_HOST_DEVICE int width_index(int bits) {
+  return bits == 2 ? 0 : bits == 4 ? 1 : 2;
 }
 
 // Bytes of one packed row: ceil(d * bits / 8).

@@ -13,11 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/assign/adaptive_policy.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/device.h"
+#include "adaqp/config/choices.h"
 #include "adaqp/config/job_config.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/train/bit_assigner.h"
 #include "adaqp/train/link_probe.h"
 
 namespace torch::nn {
@@ -32,21 +33,21 @@ namespace adaqp {
 // communication.mode (design notes, section 7): vanilla (full precision, no overlap), overlap
 // (AdaQP-p), quant (AdaQP-q), adaqp (both). Training exchanges of the quantized modes use the
 // bit-width scheme `scheme` (uniform at `bits`, random over {2, 4, 8} re-drawn every epoch, or
-// adaptive: the solver's widths, bit_assigner.h); evaluation always exchanges full precision.
+// adaptive: the solver's widths; assign/policy.h); evaluation always exchanges full precision.
 struct TrainerOptions {
   // Where the whole epoch runs: the CPU (MPI communicator) or one CUDA device (a device
   // transport: NcclCommunicator). Model, optimizer state, graph, features, labels live there.
   Device device;
   ModelConfig model;
   TrainingConfig training;
-  bool cache_features = true;      // communication.feature_cache
-  std::string mode = "vanilla";    // communication.mode
-  std::string scheme = "uniform";  // communication.scheme
-  int bits = 8;                    // communication.bits
-  AdaptiveOptions adaptive;        // scheme adaptive
+  bool cache_features = true;              // communication.feature_cache
+  CommMode mode = CommMode::kVanilla;      // communication.mode
+  BitScheme scheme = BitScheme::kUniform;  // communication.scheme
+  int bits = 8;                            // communication.bits
+  AdaptiveOptions adaptive;                // scheme adaptive
   // Scheme adaptive: per-sender link costs to plan with, alone (reproducible plans); empty = probe
   // them at start-up (link_probe.h) and add each exchange's measured quantization time
-  // (bit_assigner.h).
+  // (assign/adaptive_policy.h).
   std::vector<assign::LinkCost> link_costs;
 };
 
@@ -79,8 +80,9 @@ struct EvalScores {
   double train = 0, valid = 0, test = 0;
 };
 
-// ConfigError unless mode, scheme and bits name a supported combination (what the Trainer
-// checks first); lets a caller reject a job before building anything.
+// ConfigError unless the quantized modes' options are valid (bits for the uniform scheme, the
+// adaptive scheme's options): what the Trainer checks first; lets a caller reject a job before
+// building anything.
 void check_exchange_options(const TrainerOptions& opt);
 
 // Sets the number of threads of libtorch's operators and of the project's kernels (OpenMP).

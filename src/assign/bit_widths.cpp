@@ -1,4 +1,4 @@
-#include "adaqp/model/bit_assignment.h"
+#include "adaqp/assign/bit_widths.h"
 
 #include <string>
 
@@ -43,14 +43,23 @@ std::vector<int64_t> recv_gids(const Part& part, Direction dir) {
 }
 
 int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t gid) {
-  constexpr int kWidths[3] = {2, 4, 8};
   const PhiloxWords w = philox_block(seed, epoch, layer, RngStream::kRandomBits,
                                      static_cast<uint64_t>(gid), static_cast<uint32_t>(dir));
   // Multiply-shift maps the word onto {0, 1, 2} (bias below 2^-31).
-  return kWidths[(static_cast<uint64_t>(w.v[0]) * 3) >> 32];
+  return quant::kBitWidths[(static_cast<uint64_t>(w.v[0]) * 3) >> 32];
+}
+
+const MessageTrace* MessageTraces::find(int layer, Direction dir) const {
+  const std::vector<MessageTrace>& traces = by_dir[static_cast<int>(dir)];
+  if (layer < 0 || static_cast<size_t>(layer) >= traces.size() || traces[layer].width == 0) {
+    return nullptr;
+  }
+  return &traces[layer];
 }
 
 QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, uint32_t epoch) {
+  ADAQP_CHECK(opt.scheme != BitScheme::kAdaptive,
+              "the adaptive scheme's plan comes from its solver (assign/policy.h)");
   if (opt.scheme == BitScheme::kUniform && !quant::valid_bits(opt.bits)) {
     throw ConfigError("communication.bits: " + std::to_string(opt.bits) + " is not 2, 4 or 8");
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "adaqp/config/choices.h"
 #include "adaqp/partition/part.h"
 
 namespace adaqp {
@@ -38,8 +39,6 @@ struct QuantPlan {
   bool trace_ranges = false;
 };
 
-enum class BitScheme { kUniform, kRandom };
-
 // Global ids of the messages of one direction, in message order (see MessageBits).
 std::vector<int64_t> send_gids(const Part& part, Direction dir);
 std::vector<int64_t> recv_gids(const Part& part, Direction dir);
@@ -48,13 +47,29 @@ std::vector<int64_t> recv_gids(const Part& part, Direction dir);
 // philox_block(seed, epoch, layer, kRandomBits, gid, block = direction).
 int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t gid);
 
+// The schemes computed by every rank alike: uniform (every message at `bits`) and random.
 struct SchemeOptions {
-  BitScheme scheme = BitScheme::kUniform;
-  int bits = 8;  // uniform scheme
+  BitScheme scheme = BitScheme::kUniform;  // kUniform or kRandom
+  int bits = 8;                            // uniform scheme
   uint64_t seed = 0;
 };
 
-// The plan of `epoch` for a model of `layers` layers: every layer, both directions.
+// The plan of `epoch` for a model of `layers` layers: every layer, both directions. ConfigError
+// for bits outside {2, 4, 8}; InvariantError for the adaptive scheme (a solver: policy.h).
 QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, uint32_t epoch);
+
+// The messages this rank sent in the last traced exchange of one layer and direction (QuantPlan::
+// trace_ranges): their row width and the value range (max - min) of each, in send order.
+struct MessageTrace {
+  int64_t width = 0;
+  std::vector<float> ranges;
+};
+
+// The traces of a run by direction and layer (the adaptive scheme's input for its next solve).
+struct MessageTraces {
+  std::vector<MessageTrace> by_dir[2];
+  // The last traced exchange of `layer` and `dir`; null if none was traced.
+  const MessageTrace* find(int layer, Direction dir) const;
+};
 
 }  // namespace adaqp

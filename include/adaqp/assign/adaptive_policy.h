@@ -1,6 +1,7 @@
-// The adaptive bit-width scheme (design notes, sections 6 and 7): one bit-width per message, per
-// layer and direction, chosen by the solver (adaqp/assign) from the previous epoch's traced
-// messages and the link cost model (link_probe.h).
+// The adaptive bit-width scheme (design notes, sections 6 and 7), a BitPolicy (policy.h): one
+// bit-width per message, per layer and direction, chosen by the solver (budget_solver.h, or the
+// exact MILP of solve.h) from the previous epoch's traced messages and the link cost model
+// (train/link_probe.h measures it).
 //
 // Distribution: every rank solves for its OWN outgoing messages only. Under the per-sender time
 // model the ranks' channels are disjoint, so they need to agree on the time budget alone. Every
@@ -38,13 +39,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "adaqp/assign/bit_widths.h"
 #include "adaqp/assign/budget_solver.h"
+#include "adaqp/assign/policy.h"
 #include "adaqp/assign/problem.h"
 #include "adaqp/assign/solve.h"
 #include "adaqp/assign/time_model.h"
 #include "adaqp/comm/communicator.h"
-#include "adaqp/model/bit_assignment.h"
-#include "adaqp/model/dist_graph.h"
+#include "adaqp/kernels/spmm.h"
+#include "adaqp/partition/part.h"
 
 namespace adaqp {
 
@@ -59,42 +62,25 @@ struct AdaptiveOptions {
 // ConfigError naming the communication.* key and its value.
 void validate(const AdaptiveOptions& opt);
 
-// What the plan of one epoch cost and predicts (this rank's view).
-struct AssignStats {
-  bool solved = false;       // widths were (re)computed for this epoch
-  double assign_time_s = 0;  // solving and distributing the widths, this epoch
-  // Modelled time of each layer's exchange under the current widths (identical on every rank;
-  // 0 where no exchange was traced).
-  std::vector<double> predicted_forward_s, predicted_backward_s;
-  // Measured time of each layer's exchange on this rank, from the moment the LAST rank started it
-  // (start_* entered; steady clocks aligned to rank 0's, clock_offset.h) until this rank's
-  // transfers had completed and were unpacked (0 if that came first); 0 where not exchanged. The
-  // largest over the ranks is the exchange's duration once every sender has begun, which is what
-  // the model predicts. (A rank's own wall time from its own start, which also holds its wait for
-  // late peers, stays in EpochStats::comm_forward_s / comm_backward_s.)
-  std::vector<double> measured_forward_s, measured_backward_s;
-  // This rank's sent messages per layer at 2, 4 and 8 bits.
-  std::vector<std::array<int64_t, 3>> hist_forward, hist_backward;
-};
-
-class BitAssigner {
+class AdaptivePolicy : public BitPolicy {
  public:
   // Collective (one exchange of the forward coefficient sums; the clock offset to rank 0,
-  // clock_offset.h). `graph` and `comm` must outlive the assigner; `time` is the link model the
-  // solver plans with (per sender, world = comm.size()), plus the measured quantization time of
-  // each exchange if `codec_time` (a measurement: without it, the same traces give the same widths
-  // on every run).
-  BitAssigner(const DistGraph& graph, Communicator& comm, assign::TimeModel time, int layers,
-              const AdaptiveOptions& opt, uint64_t seed, bool codec_time);
+  // clock_offset.h). `part`, `a_halo` (the normalised adjacency's halo block, host memory) and
+  // `comm` must outlive the policy; `time` is the link model the solver plans with (per sender,
+  // world = comm.size()), plus the measured quantization time of each exchange if `codec_time` (a
+  // measurement: without it, the same traces give the same widths on every run).
+  AdaptivePolicy(const Part& part, const kernels::CsrView& a_halo, Communicator& comm,
+                 assign::TimeModel time, int layers, const AdaptiveOptions& opt, uint64_t seed,
+                 bool codec_time);
 
-  // The plan of `epoch` (collective): every message at the largest allowed width until an epoch
-  // has been traced; then the solver's widths, re-solved from the last traced epoch every `period`
-  // epochs. Every plan traces its exchanges.
-  QuantPlan plan(int epoch);
-  // After the epoch's exchanges (collective): the statistics of the plan it used; `comm` holds
-  // the epoch's exchanges (DistGraph::comm_stats). The histogram, prediction and measurement
-  // cover the exchanges that happened (were traced).
-  const AssignStats& finish_epoch(const CommStats& comm);
+  // Every message at the largest allowed width until an epoch has been traced; then the solver's
+  // widths, re-solved from the last traced epoch every `period` epochs. Every plan traces its
+  // exchanges. Collective.
+  const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
+  // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges
+  // (DistGraph::comm_stats). The histogram, prediction and measurement cover the exchanges that
+  // happened (were traced). Never null.
+  const AssignStats* finish_epoch(const CommStats& comm, const MessageTraces& traces) override;
 
  private:
   // The problem of this rank's messages of one exchange, written over `problem` (reusing its
@@ -113,7 +99,7 @@ class BitAssigner {
   // exchanges, so the peers agree on what is sent).
   void distribute(const std::vector<MessageBits*>& solved, const std::vector<Direction>& dirs);
 
-  const DistGraph& graph_;
+  const Part& part_;
   Communicator& comm_;
   assign::TimeModel time_;
   int layers_;

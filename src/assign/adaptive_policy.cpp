@@ -1,4 +1,4 @@
-#include "adaqp/train/bit_assigner.h"
+#include "adaqp/assign/adaptive_policy.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -34,12 +34,6 @@ const std::vector<int64_t>& recv_offsets(const Part& p, Direction dir) {
   return dir == Direction::kForward ? p.halo_offsets : p.send_offsets;
 }
 
-int width_code(uint8_t bits) {
-  return bits == 2 ? 0 : bits == 4 ? 1 : 2;
-}
-
-constexpr uint8_t kCodeWidth[3] = {2, 4, 8};
-
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
 }
@@ -67,9 +61,10 @@ void validate(const AdaptiveOptions& opt) {
   }
 }
 
-BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::TimeModel time,
-                         int layers, const AdaptiveOptions& opt, uint64_t seed, bool codec_time)
-    : graph_(graph),
+AdaptivePolicy::AdaptivePolicy(const Part& part, const kernels::CsrView& a_halo, Communicator& comm,
+                               assign::TimeModel time, int layers, const AdaptiveOptions& opt,
+                               uint64_t seed, bool codec_time)
+    : part_(part),
       comm_(comm),
       time_(std::move(time)),
       layers_(layers),
@@ -82,8 +77,8 @@ BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::Tim
   ADAQP_CHECK(time_.world_size == comm.size(),
               fmt::format("time model for {} ranks on {}", time_.world_size, comm.size()));
   // Column sums of the squared halo coefficients go to the owners of the columns.
-  const Part& p = graph_.part();
-  const kernels::CsrView& a = graph_.a_halo();
+  const Part& p = part_;
+  const kernels::CsrView& a = a_halo;
   std::vector<double> col(static_cast<size_t>(p.num_halo()), 0.0);
   for (int64_t i = 0; i < a.rows; ++i) {
     for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
@@ -110,19 +105,19 @@ BitAssigner::BitAssigner(const DistGraph& graph, Communicator& comm, assign::Tim
   clock_offset_s_ = estimate_clock_offset(comm_);
 }
 
-QuantPlan BitAssigner::plan(int epoch) {
+const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_traces) {
   const double t0 = steady_now_s();
   stats_.solved = false;
   std::vector<const MessageTrace*> traces;  // by direction, then layer
   bool traced = false;
   for (Direction dir : kDirs) {
     for (int l = 0; l < layers_; ++l) {
-      traces.push_back(graph_.message_trace(l, dir));
+      traces.push_back(message_traces.find(l, dir));
       traced = traced || traces.back() != nullptr;
     }
   }
   const bool due = traced && (!solved_once_ || epoch - last_solve_ >= opt_.period);
-  const Part& part = graph_.part();
+  const Part& part = part_;
   if (current_.forward.empty() || due) {
     const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
     QuantPlan next;
@@ -161,9 +156,9 @@ QuantPlan BitAssigner::plan(int epoch) {
   return current_;
 }
 
-void BitAssigner::fill_problem(int layer, Direction dir, const MessageTrace& trace,
-                               assign::AssignProblem& problem) const {
-  const Part& part = graph_.part();
+void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& trace,
+                                  assign::AssignProblem& problem) const {
+  const Part& part = part_;
   const std::vector<int64_t>& offsets = send_offsets(part, dir);
   ADAQP_CHECK(static_cast<int64_t>(trace.ranges.size()) == offsets.back(),
               fmt::format("layer {} {}: {} traced ranges for {} messages", layer,
@@ -192,14 +187,13 @@ void BitAssigner::fill_problem(int layer, Direction dir, const MessageTrace& tra
   }
 }
 
-std::vector<std::vector<uint8_t>> BitAssigner::solve(
+std::vector<std::vector<uint8_t>> AdaptivePolicy::solve(
     const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs) {
-  // The endpoints need no search: variance only (largest widths) or time only (smallest).
-  if (opt_.lambda >= 1 || opt_.lambda <= 0) {
-    const auto b =
-        static_cast<uint8_t>(opt_.lambda >= 1 ? opt_.bit_set.back() : opt_.bit_set.front());
+  if (const int b = assign::endpoint_width(opt_.lambda, opt_.bit_set)) {
     std::vector<std::vector<uint8_t>> widths;
-    for (const assign::AssignProblem& p : problems) widths.emplace_back(p.messages.size(), b);
+    for (const assign::AssignProblem& p : problems) {
+      widths.emplace_back(p.messages.size(), static_cast<uint8_t>(b));
+    }
     return widths;
   }
   if (opt_.solver == assign::Solver::kExact) {
@@ -210,7 +204,7 @@ std::vector<std::vector<uint8_t>> BitAssigner::solve(
   return solve_fast(problems, dirs);
 }
 
-std::vector<std::vector<uint8_t>> BitAssigner::solve_fast(
+std::vector<std::vector<uint8_t>> AdaptivePolicy::solve_fast(
     const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs) {
   const int world = comm_.size();
   const size_t n = problems.size();
@@ -269,7 +263,7 @@ std::vector<std::vector<uint8_t>> BitAssigner::solve_fast(
   return widths;
 }
 
-std::vector<uint8_t> BitAssigner::solve_exact(const assign::AssignProblem& problem) {
+std::vector<uint8_t> AdaptivePolicy::solve_exact(const assign::AssignProblem& problem) {
   const int world = comm_.size();
   const auto n = static_cast<int64_t>(problem.messages.size());
   std::vector<int64_t> counts(world);
@@ -307,9 +301,9 @@ std::vector<uint8_t> BitAssigner::solve_exact(const assign::AssignProblem& probl
   return std::vector<uint8_t>(bits.begin() + offset, bits.begin() + offset + n);
 }
 
-void BitAssigner::distribute(const std::vector<MessageBits*>& solved,
-                             const std::vector<Direction>& dirs) {
-  const Part& part = graph_.part();
+void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
+                                const std::vector<Direction>& dirs) {
+  const Part& part = part_;
   const int world = part.num_parts;
   // Per peer, the widths of the solved exchanges in order, 2 bits each.
   std::vector<std::vector<uint8_t>> out(world), in(world);
@@ -329,7 +323,7 @@ void BitAssigner::distribute(const std::vector<MessageBits*>& solved,
       const std::vector<int64_t>& so = send_offsets(part, dirs[i]);
       const std::vector<uint8_t>& send = solved[i]->send;
       for (int64_t k = so[r]; k < so[r + 1]; ++k, ++pos) {
-        packed[pos >> 2] |= static_cast<uint8_t>(width_code(send[k]) << (2 * (pos & 3)));
+        packed[pos >> 2] |= static_cast<uint8_t>(quant::width_index(send[k]) << (2 * (pos & 3)));
       }
     }
     b.send[r] = out[r].data();
@@ -351,14 +345,15 @@ void BitAssigner::distribute(const std::vector<MessageBits*>& solved,
           throw CommError(fmt::format("bit-width vector from rank {} on rank {}: code {} at {}", r,
                                       part.rank, code, pos));
         }
-        recv[k] = kCodeWidth[code];
+        recv[k] = static_cast<uint8_t>(quant::kBitWidths[code]);
       }
     }
   }
 }
 
-const AssignStats& BitAssigner::finish_epoch(const CommStats& comm) {
-  const Part& part = graph_.part();
+const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
+                                                const MessageTraces& message_traces) {
+  const Part& part = part_;
   const int world = part.num_parts;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
   // Per exchange (direction, then layer), gathered from every rank: its modelled time, its start
@@ -378,7 +373,7 @@ const AssignStats& BitAssigner::finish_epoch(const CommStats& comm) {
       const size_t at = static_cast<int>(dir) * layers_ + l;
       mine[exchanges + at] = std::numeric_limits<double>::lowest();
       mine[2 * exchanges + at] = own_codec[at];
-      const MessageTrace* trace = graph_.message_trace(l, dir);
+      const MessageTrace* trace = message_traces.find(l, dir);
       if (trace == nullptr) continue;  // not exchanged
       if (static_cast<size_t>(l) < done.size() && done[l].completed_s > 0) {
         traces[at] = &done[l];
@@ -387,7 +382,7 @@ const AssignStats& BitAssigner::finish_epoch(const CommStats& comm) {
       }
       int64_t bytes = 0;
       for (uint8_t b : bits[l].send) {
-        ++hist[l][width_code(b)];
+        ++hist[l][quant::width_index(b)];
         bytes += quant::packed_row_bytes(trace->width, b) + quant::kMetaFloatsPerRow * 4;
       }
       if (world > 1) {
@@ -414,7 +409,7 @@ const AssignStats& BitAssigner::finish_epoch(const CommStats& comm) {
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());
   stats_.measured_forward_s.assign(measured.begin(), measured.begin() + layers_);
   stats_.measured_backward_s.assign(measured.begin() + layers_, measured.end());
-  return stats_;
+  return &stats_;
 }
 
 }  // namespace adaqp

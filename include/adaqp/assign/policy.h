@@ -1,0 +1,52 @@
+// The bit-width policy of a training run (design notes, sections 6 and 7): the width of every
+// message of an epoch's quantized exchanges. One interface for the three schemes, which the
+// trainer calls around every training epoch: uniform and random (scheme_plan: computed by every
+// rank alike, no communication; the uniform plan is built once), and adaptive (adaptive_policy.h:
+// a solver over the last epoch's traced messages and the link model).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "adaqp/assign/bit_widths.h"
+#include "adaqp/comm/exchange_stats.h"
+
+namespace adaqp {
+
+// What the plan of one epoch cost and predicts (this rank's view).
+struct AssignStats {
+  bool solved = false;       // widths were (re)computed for this epoch
+  double assign_time_s = 0;  // solving and distributing the widths, this epoch
+  // Modelled time of each layer's exchange under the current widths (identical on every rank;
+  // 0 where no exchange was traced).
+  std::vector<double> predicted_forward_s, predicted_backward_s;
+  // Measured time of each layer's exchange on this rank, from the moment the LAST rank started it
+  // (start_* entered; steady clocks aligned to rank 0's, clock_offset.h) until this rank's
+  // transfers had completed and were unpacked (0 if that came first); 0 where not exchanged. The
+  // largest over the ranks is the exchange's duration once every sender has begun, which is what
+  // the model predicts. (A rank's own wall time from its own start, which also holds its wait for
+  // late peers, stays in EpochStats::comm_forward_s / comm_backward_s.)
+  std::vector<double> measured_forward_s, measured_backward_s;
+  // This rank's sent messages per layer at 2, 4 and 8 bits.
+  std::vector<std::array<int64_t, 3>> hist_forward, hist_backward;
+};
+
+class BitPolicy {
+ public:
+  virtual ~BitPolicy() = default;
+  // The plan of training epoch `epoch`, valid until the next call (collective for a policy that
+  // communicates). `traces`: the value ranges of the messages traced so far (the last epoch's).
+  virtual const QuantPlan& plan(int epoch, const MessageTraces& traces) = 0;
+  // After the epoch's exchanges (collective for a policy that communicates): what the plan cost
+  // and predicts, or null for a policy without such statistics. `comm`: the epoch's exchanges.
+  virtual const AssignStats* finish_epoch(const CommStats& comm, const MessageTraces& traces) = 0;
+};
+
+// The uniform or random scheme (opt.scheme) for a model of `layers` layers; ConfigError for a
+// uniform width outside {2, 4, 8}.
+std::unique_ptr<BitPolicy> make_scheme_policy(const Part& part, int layers,
+                                              const SchemeOptions& opt);
+
+}  // namespace adaqp
