@@ -1,6 +1,17 @@
 #include "adaqp/comm/communicator.h"
 
+#include <fmt/format.h>
+
+#include "adaqp/common/error.h"
+
 namespace adaqp {
+
+void check_comm_timeout(double seconds) {
+  constexpr double kMaxTimeoutS = 1e6;
+  if (!(seconds > 0.0 && seconds <= kMaxTimeoutS))
+    throw ConfigError(fmt::format("communication timeout must be in (0, {}] seconds, got {}",
+                                  kMaxTimeoutS, seconds));
+}
 
 ExchangeBuffers ExchangeBuffers::none(int world) {
   ExchangeBuffers b;

@@ -17,14 +17,6 @@
 namespace adaqp {
 namespace {
 
-constexpr double kMaxTimeoutS = 1e6;
-
-void check_timeout(double seconds) {
-  if (!(seconds > 0.0 && seconds <= kMaxTimeoutS))
-    throw ConfigError(fmt::format("communication timeout must be in (0, {}] seconds, got {}",
-                                  kMaxTimeoutS, seconds));
-}
-
 // Outcome of progressing a set of requests.
 struct Progress {
   bool done = false;       // every request has completed
@@ -331,7 +323,7 @@ class MpiWork : public Work {
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& options)
     : max_chunk_bytes_(options.max_chunk_bytes),
       timeout_s_(std::make_shared<std::atomic<double>>(options.timeout_s)) {
-  check_timeout(options.timeout_s);
+  check_comm_timeout(options.timeout_s);
   ADAQP_CHECK(max_chunk_bytes_ >= 1 && max_chunk_bytes_ <= static_cast<size_t>(INT_MAX),
               fmt::format("max_chunk_bytes = {}", max_chunk_bytes_));
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank", -1);
@@ -499,7 +491,7 @@ void MpiCommunicator::check_usable(const char* name) const {
 }
 
 void MpiCommunicator::set_timeout(double seconds) {
-  check_timeout(seconds);
+  check_comm_timeout(seconds);
   timeout_s_->store(seconds);
 }
 

@@ -16,19 +16,12 @@
 #include <vector>
 
 #include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/common/backoff.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
 namespace {
-
-constexpr double kMaxTimeoutS = 1e6;
-
-void check_timeout(double seconds) {
-  if (!(seconds > 0.0 && seconds <= kMaxTimeoutS))
-    throw ConfigError(fmt::format("communication timeout must be in (0, {}] seconds, got {}",
-                                  kMaxTimeoutS, seconds));
-}
 
 // The one check of a CUDA call here: CudaError "<call> failed on rank R (device D): <CUDA error
 // string>".
@@ -47,21 +40,9 @@ std::chrono::steady_clock::time_point deadline_after(double seconds) {
 }
 
 // Pause between two polls: yields first (latency), then sleeps 100 us (CPU).
-class PollPause {
- public:
-  void operator()() {
-    if (polls_ < kYields) {
-      ++polls_;
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-  }
-
- private:
-  static constexpr int kYields = 1000;
-  int polls_ = 0;
-};
+Backoff poll_pause() {
+  return Backoff(1000, std::chrono::microseconds(100), std::chrono::microseconds(100));
+}
 
 // Makes `device` current for a scope and restores the previous device.
 class DeviceGuard {
@@ -192,12 +173,12 @@ class NcclState {
   void wait(cudaEvent_t event, const std::string& what) {
     const double seconds = timeout_s.load();
     const auto deadline = deadline_after(seconds);
-    PollPause pause;
+    Backoff pause = poll_pause();
     while (!poll(event, what)) {
       if (std::chrono::steady_clock::now() >= deadline)
         fail(fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", what,
                          seconds, rank));
-      pause();
+      pause.pause();
     }
   }
 
@@ -263,13 +244,13 @@ class NcclState {
   // timeout passed first.
   ncclResult_t settled_state() {
     const auto deadline = deadline_after(timeout_s.load());
-    PollPause pause;
+    Backoff pause = poll_pause();
     for (;;) {
       ncclResult_t state = ncclInProgress;
       const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
       if (result != ncclSuccess) return result;
       if (state != ncclInProgress || std::chrono::steady_clock::now() >= deadline) return state;
-      pause();
+      pause.pause();
     }
   }
 
@@ -431,7 +412,7 @@ struct NcclCommunicator::Impl {
 
 NcclCommunicator::NcclCommunicator(MPI_Comm comm, const NcclCommunicatorOptions& options)
     : impl_(std::make_unique<Impl>()) {
-  check_timeout(options.timeout_s);
+  check_comm_timeout(options.timeout_s);
   MpiCommunicatorOptions mpi_options;
   mpi_options.timeout_s = options.timeout_s;
   impl_->mpi = std::make_unique<MpiCommunicator>(comm, mpi_options);
@@ -633,7 +614,7 @@ void NcclCommunicator::barrier() {
 }
 
 void NcclCommunicator::set_timeout(double seconds) {
-  check_timeout(seconds);
+  check_comm_timeout(seconds);
   impl_->mpi->set_timeout(seconds);
   impl_->state->timeout_s.store(seconds);
 }

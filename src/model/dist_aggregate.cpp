@@ -1,6 +1,7 @@
 #include "adaqp/model/dist_aggregate.h"
 
 #include <torch/autograd.h>
+#include <torch/custom_class.h>
 
 #include <string>
 
@@ -13,6 +14,23 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
+
+// What an aggregation's backward needs besides tensors: its graph (which outlives the autograd
+// graph: the trainer owns both) and layer, as a typed IValue in the context's saved data.
+struct AggregationRef : torch::CustomClassHolder {
+  AggregationRef(DistGraph* graph, int64_t layer) : graph(graph), layer(layer) {}
+  DistGraph* graph;
+  int64_t layer;
+};
+const auto kAggregationRefClass = torch::class_<AggregationRef>("adaqp", "AggregationRef");
+
+void save_ref(AutogradContext* ctx, DistGraph* graph, int64_t layer) {
+  ctx->saved_data["ref"] = c10::make_intrusive<AggregationRef>(graph, layer);
+}
+
+c10::intrusive_ptr<AggregationRef> saved_ref(AutogradContext* ctx) {
+  return ctx->saved_data["ref"].toCustomClass<AggregationRef>();
+}
 
 void check_rows(const at::Tensor& t, const DistGraph& graph, const char* what) {
   ADAQP_CHECK(t.scalar_type() == at::kFloat && t.dim() == 2 &&
@@ -30,16 +48,14 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
     const at::Tensor x = h.contiguous();
     at::Tensor y = at::empty_like(x);
     graph->aggregate(x.data_ptr<float>(), x.size(1), y.data_ptr<float>(), static_cast<int>(layer));
-    // saved_data holds IValues only: the graph (which outlives the autograd graph) goes in as
-    // its address.
-    ctx->saved_data["graph"] = reinterpret_cast<int64_t>(graph);
-    ctx->saved_data["layer"] = layer;
+    save_ref(ctx, graph, layer);
     return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    auto* graph = reinterpret_cast<DistGraph*>(ctx->saved_data["graph"].toInt());
-    const int64_t layer = ctx->saved_data["layer"].toInt();
+    const c10::intrusive_ptr<AggregationRef> ref = saved_ref(ctx);
+    DistGraph* graph = ref->graph;
+    const int64_t layer = ref->layer;
     const at::Tensor g = grad_outputs[0].contiguous();
     check_rows(g, *graph, "aggregation output gradient");
     at::Tensor dh = at::empty_like(g);
@@ -59,14 +75,14 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     at::Tensor z = at::empty_like(x);
     graph->aggregate(x.data_ptr<float>(), x.size(1), z.data_ptr<float>(), static_cast<int>(layer));
     ctx->save_for_backward({z, weight});
-    ctx->saved_data["graph"] = reinterpret_cast<int64_t>(graph);
-    ctx->saved_data["layer"] = layer;
+    save_ref(ctx, graph, layer);
     return at::addmm(bias, z, weight.t());  // what a Linear computes
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    auto* graph = reinterpret_cast<DistGraph*>(ctx->saved_data["graph"].toInt());
-    const int64_t layer = ctx->saved_data["layer"].toInt();
+    const c10::intrusive_ptr<AggregationRef> ref = saved_ref(ctx);
+    DistGraph* graph = ref->graph;
+    const int64_t layer = ref->layer;
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& z = saved[0];
     const at::Tensor& weight = saved[1];

@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -255,33 +253,6 @@ LinkModel fixed_link_model(const std::vector<assign::LinkCost>& costs) {
   model.costs = costs;
   model.time = assign::per_sender_time_model(costs);
   return model;
-}
-
-std::string link_model_json(const LinkModel& model) {
-  using Json = nlohmann::ordered_json;
-  // A non-finite value (e.g. R^2 of samples that all took the same time) is null.
-  auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
-  Json senders = Json::array();
-  for (size_t s = 0; s < model.fits.size(); ++s) {
-    const assign::LinkFit& f = model.fits[s];
-    Json j;
-    j["sender"] = s;
-    j["alpha_s"] = number(f.alpha);
-    j["beta_s_per_byte"] = number(f.beta);
-    j["r2"] = number(f.r2);
-    j["samples"] = f.samples;
-    j["planned_alpha_s"] = number(model.costs[s].alpha);
-    j["planned_beta_s_per_byte"] = number(model.costs[s].beta);
-    senders.push_back(j);
-  }
-  Json j;
-  j["event"] = "link_model";
-  j["model"] = "per_sender";
-  j["probe_time_s"] = number(model.probe_time_s);
-  j["min_bytes"] = model.min_bytes;
-  j["max_bytes"] = model.max_bytes;
-  j["senders"] = senders;
-  return j.dump();
 }
 
 }  // namespace adaqp

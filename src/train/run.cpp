@@ -15,41 +15,14 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
-#include "adaqp/train/epoch_record.h"
 #include "adaqp/train/finite_check.h"
+#include "adaqp/train/metrics_record.h"
 
 namespace adaqp {
 
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Json finite(double v) {
-  return std::isfinite(v) ? Json(v) : Json(nullptr);
-}
-
-std::string summary_json(const RunSummary& s) {
-  Json j;
-  j["event"] = "summary";
-  j["best_val_acc"] = finite(s.best_val_acc);
-  j["test_acc_at_best_val"] = finite(s.test_acc_at_best_val);
-  j["final_test_acc"] = finite(s.final_test_acc);
-  j["mean_epoch_time_s"] = finite(s.mean_epoch_time_s);
-  j["epochs_per_s"] = finite(s.epochs_per_s);
-  j["metric"] = s.metric;
-  j["epochs"] = s.epochs;
-  j["world_size"] = s.world_size;
-  j["device"] = s.device;
-  j["bytes_per_epoch"] = finite(s.bytes_per_epoch);
-  j["full_precision_bytes_per_epoch"] = finite(s.full_precision_bytes_per_epoch);
-  if (s.adaptive) j["bit_shares"] = {s.bit_shares[0], s.bit_shares[1], s.bit_shares[2]};
-  j["time_breakdown_s"] = {{"compute", finite(s.compute_s)},
-                           {"exposed_comm", finite(s.exposed_comm_s)},
-                           {"reduce", finite(s.reduce_s)},
-                           {"assign", finite(s.assign_s)},
-                           {"quant", finite(s.quant_s)}};
-  return j.dump();
-}
 
 std::ofstream open_output(const std::filesystem::path& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -128,6 +128,9 @@ class Communicator {
   virtual bool device_memory() const { return false; }
 };
 
+// ConfigError unless `seconds` is a valid bound on a communicator's waits: in (0, 1e6].
+void check_comm_timeout(double seconds);
+
 // Start-up failure agreement: every rank calls this once with whether it failed locally; all get
 // true if any rank failed, and *first_failed (when given) is the lowest failing rank, or -1. Lets
 // every rank exit non-zero together: the failing rank reports its own error, the others report

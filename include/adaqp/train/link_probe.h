@@ -59,7 +59,4 @@ LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbe
 // A model from given per-sender costs (no probing): reproducible plans, e.g. in tests.
 LinkModel fixed_link_model(const std::vector<assign::LinkCost>& costs);
 
-// The start-up record of metrics.jsonl: {"event":"link_model","model":"per_sender",...}.
-std::string link_model_json(const LinkModel& model);
-
 }  // namespace adaqp

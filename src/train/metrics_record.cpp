@@ -1,4 +1,4 @@
-#include "adaqp/train/epoch_record.h"
+#include "adaqp/train/metrics_record.h"
 
 #include <nlohmann/json.hpp>
 
@@ -219,6 +219,53 @@ std::string record_json(const EpochRecord& r) {
         by_direction(array(a.measured_forward_s), array(a.measured_backward_s));
     j["bits_hist"] = by_direction(hist(a.hist_forward), hist(a.hist_backward));
   }
+  return j.dump();
+}
+
+std::string summary_json(const RunSummary& s) {
+  Json j;
+  j["event"] = "summary";
+  j["best_val_acc"] = finite(s.best_val_acc);
+  j["test_acc_at_best_val"] = finite(s.test_acc_at_best_val);
+  j["final_test_acc"] = finite(s.final_test_acc);
+  j["mean_epoch_time_s"] = finite(s.mean_epoch_time_s);
+  j["epochs_per_s"] = finite(s.epochs_per_s);
+  j["metric"] = s.metric;
+  j["epochs"] = s.epochs;
+  j["world_size"] = s.world_size;
+  j["device"] = s.device;
+  j["bytes_per_epoch"] = finite(s.bytes_per_epoch);
+  j["full_precision_bytes_per_epoch"] = finite(s.full_precision_bytes_per_epoch);
+  if (s.adaptive) j["bit_shares"] = {s.bit_shares[0], s.bit_shares[1], s.bit_shares[2]};
+  j["time_breakdown_s"] = {{"compute", finite(s.compute_s)},
+                           {"exposed_comm", finite(s.exposed_comm_s)},
+                           {"reduce", finite(s.reduce_s)},
+                           {"assign", finite(s.assign_s)},
+                           {"quant", finite(s.quant_s)}};
+  return j.dump();
+}
+
+std::string link_model_json(const LinkModel& model) {
+  Json senders = Json::array();
+  for (size_t s = 0; s < model.fits.size(); ++s) {
+    const assign::LinkFit& f = model.fits[s];
+    Json j;
+    j["sender"] = s;
+    j["alpha_s"] = finite(f.alpha);
+    j["beta_s_per_byte"] = finite(f.beta);
+    j["r2"] = finite(f.r2);
+    j["samples"] = f.samples;
+    j["planned_alpha_s"] = finite(model.costs[s].alpha);
+    j["planned_beta_s_per_byte"] = finite(model.costs[s].beta);
+    senders.push_back(j);
+  }
+  Json j;
+  j["event"] = "link_model";
+  j["model"] = "per_sender";
+  j["probe_time_s"] = finite(model.probe_time_s);
+  j["min_bytes"] = model.min_bytes;
+  j["max_bytes"] = model.max_bytes;
+  j["senders"] = senders;
   return j.dump();
 }
 

@@ -1,11 +1,14 @@
-// One rank's record of one epoch: what metrics.jsonl holds per epoch and rank (README.md,
-// "Metrics", is the schema). A record packs into a fixed number of doubles for a model of a given
-// layer count, so that run_training gathers every rank's record in one collective per epoch.
+// The records of metrics.jsonl (README.md, "Metrics", is the schema), written here and nowhere
+// else: one rank's record of one epoch (packed into a fixed number of doubles for a model of a
+// given layer count, so that run_training gathers every rank's record in one collective per
+// epoch), the run's summary and the link model of the adaptive scheme.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
+#include "adaqp/train/link_probe.h"
+#include "adaqp/train/run.h"
 #include "adaqp/train/trainer.h"
 
 namespace adaqp {
@@ -29,5 +32,11 @@ EpochRecord unpack_record(const double* in, int layers);
 // the adaptive scheme, assign_time_s, assign_solved, predicted_comm_time_s,
 // predicted_comm_time_by_layer, exchange_time_by_layer and bits_hist. Non-finite numbers are null.
 std::string record_json(const EpochRecord& r);
+
+// {"event":"summary", ...}: the fields of RunSummary.
+std::string summary_json(const RunSummary& s);
+
+// {"event":"link_model","model":"per_sender",...}: the start-up probe's fit (link_probe.h).
+std::string link_model_json(const LinkModel& model);
 
 }  // namespace adaqp

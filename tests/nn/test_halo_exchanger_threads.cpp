@@ -1,0 +1,94 @@
+// The halo exchanger above the in-process transport (comm/thread_communicator.h): W ranks as
+// threads, so the exchange logic (send lists, quantized blocks with per-message widths, the
+// backward scatter-add, the statistics) is tested without mpirun. The mpirun tests
+// (tests/mpi/test_dist_exchange_modes.cpp) cover the same logic over the real transport.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/assign/bit_widths.h"
+#include "adaqp/comm/thread_communicator.h"
+#include "adaqp/model/halo_exchanger.h"
+#include "adaqp/partition/part.h"
+#include "adaqp/partition/partitioner.h"
+#include "nn/dense_reference.h"
+
+namespace adaqp {
+namespace {
+
+// |x^ - x| <= s = (M - m) / (2^b - 1) per element (s rounded up by at most a few ulps).
+double step_bound(const at::Tensor& row, int bits) {
+  const double range = (row.max() - row.min()).item<double>();
+  return range / static_cast<double>((1 << bits) - 1) * (1 + 1e-5) + 1e-30;
+}
+
+class HaloExchangerThreads : public ::testing::TestWithParam<int> {};
+
+TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
+  const int world = GetParam();
+  const Graph g = test::small_graph(240, 41);
+  PartitionOptions popt;
+  popt.parts = world;
+  const std::vector<int32_t> owner = assign_parts(g, popt);
+  const int64_t d = 13;
+  const at::Tensor h_all = test::random_matrix(g.num_nodes, d, 1) * 2.0;
+  const at::Tensor g_all = test::random_matrix(g.num_nodes, d, 2);
+  run_thread_ranks(world, [&](Communicator& comm) {
+    const Part part = build_part(g, owner, comm.rank());
+    for (bool quantized : {false, true}) {
+      HaloExchanger ex(part, comm, HaloExchangerOptions{true, Device::cpu()});
+      SchemeOptions so;
+      so.scheme = BitScheme::kRandom;
+      so.seed = 3;
+      const QuantPlan plan = scheme_plan(part, 2, so, 5);
+      Precision fwd, bwd;
+      if (quantized) {
+        fwd = Precision{&plan.forward[1], quant::QuantKey{so.seed, 5}};
+        bwd = Precision{&plan.backward[1], quant::QuantKey{so.seed, 5}};
+      }
+      // Forward: the halo block holds the owners' rows (within a step of their widths).
+      const at::Tensor h = test::rows_of(h_all, part.owned_gid).contiguous();
+      at::Tensor halo = at::zeros({part.num_halo(), d});
+      ex.start_forward(h.data_ptr<float>(), d, halo.data_ptr<float>(),
+                       ExchangeId{1, Direction::kForward}, fwd);
+      ex.finish_forward();
+      const at::Tensor want = test::rows_of(h_all, part.halo_gid);
+      for (int64_t i = 0; i < part.num_halo(); ++i) {
+        const double err = (halo[i] - want[i]).abs().max().item<double>();
+        const double bound = quantized ? step_bound(want[i], plan.forward[1].recv[i]) : 0.0;
+        ASSERT_LE(err, bound) << "halo row of node " << part.halo_gid[i];
+      }
+      // Backward: every boundary row receives one copy of its gradient per peer holding it.
+      const at::Tensor grads = test::rows_of(g_all, part.halo_gid).contiguous();
+      ex.start_backward(grads.data_ptr<float>(), d, ExchangeId{1, Direction::kBackward}, bwd);
+      ex.finish_backward();
+      at::Tensor dh = at::zeros({part.num_owned(), d});
+      ex.add_received_gradients(dh.data_ptr<float>());
+      std::vector<int> copies(part.num_owned(), 0);
+      for (int64_t k : part.send_idx) ++copies[k];
+      // Each quantized copy is within a step of its width: at most a 2-bit step (85 8-bit steps).
+      for (int64_t i = 0; i < part.num_owned(); ++i) {
+        const at::Tensor truth = g_all[part.owned_gid[i]];
+        const double bound =
+            quantized ? copies[i] * step_bound(truth, 8) * 85 + 1e-5 : 1e-5 * copies[i];
+        ASSERT_LE((dh[i] - truth * copies[i]).abs().max().item<double>(), bound)
+            << "boundary row of node " << part.owned_gid[i];
+      }
+      // The statistics: two exchanges, their bytes (float32 rows at full precision).
+      const CommStats& st = ex.stats();
+      EXPECT_EQ(st.exchanges, 2);
+      if (!quantized) {
+        const auto rows = static_cast<int64_t>(part.send_idx.size()) + part.num_halo();
+        EXPECT_EQ(st.bytes_sent, rows * d * static_cast<int64_t>(sizeof(float)));
+      }
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, HaloExchangerThreads, ::testing::Values(1, 2, 3, 4),
+                         [](const auto& info) { return "w" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace adaqp
