@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -20,6 +21,29 @@ ExchangeBuffers ExchangeBuffers::none(int world) {
   b.recv.assign(world, nullptr);
   b.recv_bytes.assign(world, 0);
   return b;
+}
+
+void check_exchange_buffers(const ExchangeBuffers& b, int world) {
+  const auto n = static_cast<size_t>(world);
+  ADAQP_CHECK(
+      b.send.size() == n && b.send_bytes.size() == n && b.recv.size() == n &&
+          b.recv_bytes.size() == n,
+      fmt::format("exchange needs one entry per rank ({}); got send {}, send_bytes {}, "
+                  "recv {}, recv_bytes {}",
+                  n, b.send.size(), b.send_bytes.size(), b.recv.size(), b.recv_bytes.size()));
+  for (size_t r = 0; r < n; ++r) {
+    ADAQP_CHECK(b.send_bytes[r] == 0 || b.send[r] != nullptr,
+                fmt::format("null send buffer for rank {} ({} bytes)", r, b.send_bytes[r]));
+    ADAQP_CHECK(b.recv_bytes[r] == 0 || b.recv[r] != nullptr,
+                fmt::format("null recv buffer for rank {} ({} bytes)", r, b.recv_bytes[r]));
+  }
+}
+
+double run_hook(const std::function<void(int, void*)>& hook, int peer, void* stream) {
+  if (!hook) return 0.0;
+  const double t0 = steady_now_s();
+  hook(peer, stream);
+  return steady_now_s() - t0;
 }
 
 bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed) {

@@ -158,7 +158,7 @@ class MpiWork : public Work {
     for (int k = 1; k < link_.world; ++k) {
       const int peer = (link_.rank + k) % link_.world;
       if (buffers_.send_bytes[peer] == 0) continue;
-      if (options_.hooks.pack) run_hook(options_.hooks.pack, peer);
+      codec_s_ += run_hook(options_.hooks.pack, peer, nullptr);
       post(peer, true);
       checked(requests_.test());
     }
@@ -232,12 +232,6 @@ class MpiWork : public Work {
     }
   }
 
-  void run_hook(const std::function<void(int, void*)>& hook, int peer) {
-    const double t0 = steady_now_s();
-    hook(peer, nullptr);
-    codec_s_ += steady_now_s() - t0;
-  }
-
   // One progress step: tests every request and unpacks the blocks that have arrived. True once
   // everything has completed.
   bool progress() {
@@ -248,7 +242,7 @@ class MpiWork : public Work {
       if (std::any_of(chunks.begin(), chunks.end(), [&](size_t i) { return requests_.pending(i); }))
         continue;
       arrival_[peer] = steady_now_s();
-      if (options_.hooks.unpack) run_hook(options_.hooks.unpack, peer);
+      codec_s_ += run_hook(options_.hooks.unpack, peer, nullptr);
     }
     const bool done = all_posted_ && requests_.completed();
     if (done && completed_s_ == 0) completed_s_ = steady_now_s();
@@ -362,21 +356,9 @@ MpiCommunicator::~MpiCommunicator() {
 
 std::unique_ptr<Work> MpiCommunicator::exchange(const ExchangeBuffers& buffers,
                                                 const ExchangeOptions& options) {
-  const auto n = static_cast<size_t>(size_);
-  ADAQP_CHECK(buffers.send.size() == n && buffers.send_bytes.size() == n &&
-                  buffers.recv.size() == n && buffers.recv_bytes.size() == n,
-              fmt::format("exchange needs one entry per rank ({}); got send {}, send_bytes {}, "
-                          "recv {}, recv_bytes {}",
-                          n, buffers.send.size(), buffers.send_bytes.size(), buffers.recv.size(),
-                          buffers.recv_bytes.size()));
+  check_exchange_buffers(buffers, size_);
   ADAQP_CHECK(options.tag >= 0 && options.tag <= tag_ub_,
               fmt::format("exchange tag {} outside [0, {}]", options.tag, tag_ub_));
-  for (size_t r = 0; r < n; ++r) {
-    ADAQP_CHECK(buffers.send_bytes[r] == 0 || buffers.send[r] != nullptr,
-                fmt::format("null send buffer for rank {} ({} bytes)", r, buffers.send_bytes[r]));
-    ADAQP_CHECK(buffers.recv_bytes[r] == 0 || buffers.recv[r] != nullptr,
-                fmt::format("null recv buffer for rank {} ({} bytes)", r, buffers.recv_bytes[r]));
-  }
   auto work = std::make_unique<MpiWork>(MpiLink{comm_, rank_, size_, max_chunk_bytes_, timeout_s_},
                                         buffers, options);
   if (options.background && serialized_) {

@@ -479,24 +479,15 @@ void NcclCommunicator::stream_wait(void* producer) {
 std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
                                                  const ExchangeOptions& options) {
   NcclState& s = *impl_->state;
+  check_exchange_buffers(buffers, s.size);
   const auto n = static_cast<size_t>(s.size);
-  ADAQP_CHECK(buffers.send.size() == n && buffers.send_bytes.size() == n &&
-                  buffers.recv.size() == n && buffers.recv_bytes.size() == n,
-              fmt::format("exchange needs one entry per rank ({}); got send {}, send_bytes {}, "
-                          "recv {}, recv_bytes {}",
-                          n, buffers.send.size(), buffers.send_bytes.size(), buffers.recv.size(),
-                          buffers.recv_bytes.size()));
   bool host = false, device = false;
   for (size_t r = 0; r < n; ++r) {
     if (static_cast<int>(r) == s.rank) continue;
     if (buffers.send_bytes[r] > 0) {
-      ADAQP_CHECK(buffers.send[r] != nullptr,
-                  fmt::format("null send buffer for rank {} ({} bytes)", r, buffers.send_bytes[r]));
       (impl_->on_device(buffers.send[r], "exchange") ? device : host) = true;
     }
     if (buffers.recv_bytes[r] > 0) {
-      ADAQP_CHECK(buffers.recv[r] != nullptr,
-                  fmt::format("null recv buffer for rank {} ({} bytes)", r, buffers.recv_bytes[r]));
       (impl_->on_device(buffers.recv[r], "exchange") ? device : host) = true;
     }
   }

@@ -118,7 +118,7 @@ class ThreadWork : public Work {
     for (int k = 1; k < world_.size(); ++k) {
       const int peer = (rank_ + k) % world_.size();
       if (buffers_.send_bytes[peer] == 0) continue;
-      if (options_.hooks.pack) run_hook(options_.hooks.pack, peer);
+      codec_s_ += run_hook(options_.hooks.pack, peer, nullptr);
       world_.send(rank_, peer, options_.tag, buffers_.send[peer], buffers_.send_bytes[peer]);
     }
   }
@@ -133,7 +133,7 @@ class ThreadWork : public Work {
         continue;
       }
       arrival_[peer] = steady_now_s();
-      if (options_.hooks.unpack) run_hook(options_.hooks.unpack, peer);
+      codec_s_ += run_hook(options_.hooks.unpack, peer, nullptr);
     }
     if (done && completed_s_ == 0) completed_s_ = steady_now_s();
     return done;
@@ -168,12 +168,6 @@ class ThreadWork : public Work {
   }
 
  private:
-  void run_hook(const std::function<void(int, void*)>& hook, int peer) {
-    const double t0 = steady_now_s();
-    hook(peer, nullptr);
-    codec_s_ += steady_now_s() - t0;
-  }
-
   ThreadWorld& world_;
   int rank_;
   ExchangeBuffers buffers_;
@@ -195,16 +189,7 @@ class ThreadCommunicator : public Communicator {
 
   std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers,
                                  const ExchangeOptions& options) override {
-    const auto n = static_cast<size_t>(size());
-    ADAQP_CHECK(buffers.send.size() == n && buffers.send_bytes.size() == n &&
-                    buffers.recv.size() == n && buffers.recv_bytes.size() == n,
-                fmt::format("exchange needs one entry per rank ({})", n));
-    for (size_t r = 0; r < n; ++r) {
-      ADAQP_CHECK(buffers.send_bytes[r] == 0 || buffers.send[r] != nullptr,
-                  fmt::format("null send buffer for rank {}", r));
-      ADAQP_CHECK(buffers.recv_bytes[r] == 0 || buffers.recv[r] != nullptr,
-                  fmt::format("null recv buffer for rank {}", r));
-    }
+    check_exchange_buffers(buffers, size());
     return std::make_unique<ThreadWork>(*world_, rank_, buffers, options, timeout_s_);
   }
 

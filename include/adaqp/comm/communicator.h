@@ -131,6 +131,13 @@ class Communicator {
 // ConfigError unless `seconds` is a valid bound on a communicator's waits: in (0, 1e6].
 void check_comm_timeout(double seconds);
 
+// For transports: InvariantError unless `buffers` has one entry per rank of `world` and a buffer
+// wherever bytes > 0.
+void check_exchange_buffers(const ExchangeBuffers& buffers, int world);
+// For transports: runs `hook` (if set) for `peer`; returns the seconds it took (ExchangeTiming::
+// codec_s sums them).
+double run_hook(const std::function<void(int, void*)>& hook, int peer, void* stream);
+
 // Start-up failure agreement: every rank calls this once with whether it failed locally; all get
 // true if any rank failed, and *first_failed (when given) is the lowest failing rank, or -1. Lets
 // every rank exit non-zero together: the failing rank reports its own error, the others report
