@@ -65,18 +65,29 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
   }
 };
 
-// y = (A h) W^T + b as one operation, so that its backward can compute the weight and bias
-// gradients (which need only dy and z = A h) while the halo partial gradients travel.
+// y = (A h) W^T + b as one operation, split by rows: central rows (no halo in-neighbours, the
+// first num_central) are final after A_local, so their dense product runs while the halo rows
+// travel, the marginal rows' after. The backward mirrors it: the marginal rows of dz = dy W go
+// first (A_halo^T reads only them), then, while the partial gradients travel, the central rows of
+// dz and the weight and bias gradients (which need only dy and z = A h).
 struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinear> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& weight,
                             const at::Tensor& bias, DistGraph* graph, int64_t layer) {
     check_rows(h, *graph, "aggregation input");
     const at::Tensor x = h.contiguous();
+    const int64_t n = x.size(0), central = graph->part().num_central;
     at::Tensor z = at::empty_like(x);
-    graph->aggregate(x.data_ptr<float>(), x.size(1), z.data_ptr<float>(), static_cast<int>(layer));
+    at::Tensor y = at::empty({n, weight.size(0)}, x.options());
+    graph->begin_aggregate(x.data_ptr<float>(), x.size(1), z.data_ptr<float>(),
+                           static_cast<int>(layer));
+    at::Tensor y_central = y.narrow(0, 0, central);
+    at::addmm_out(y_central, bias, z.narrow(0, 0, central), weight.t());  // what a Linear does
+    graph->end_aggregate(x.size(1), z.data_ptr<float>());
+    at::Tensor y_marginal = y.narrow(0, central, n - central);
+    at::addmm_out(y_marginal, bias, z.narrow(0, central, n - central), weight.t());
     ctx->save_for_backward({z, weight});
     save_ref(ctx, graph, layer);
-    return at::addmm(bias, z, weight.t());  // what a Linear computes
+    return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -87,10 +98,15 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     const at::Tensor& z = saved[0];
     const at::Tensor& weight = saved[1];
     const at::Tensor dy = grad_outputs[0].contiguous();
-    const at::Tensor dz = dy.mm(weight).contiguous();
+    const int64_t n = dy.size(0), central = graph->part().num_central;
+    at::Tensor dz = at::empty({n, weight.size(1)}, dy.options());
     check_rows(dz, *graph, "aggregation output gradient");
+    at::Tensor dz_marginal = dz.narrow(0, central, n - central);
+    at::mm_out(dz_marginal, dy.narrow(0, central, n - central), weight);
     graph->begin_aggregate_backward(dz.data_ptr<float>(), dz.size(1), static_cast<int>(layer));
     // While the halo partial gradients travel:
+    at::Tensor dz_central = dz.narrow(0, 0, central);
+    at::mm_out(dz_central, dy.narrow(0, 0, central), weight);
     const at::Tensor d_weight = dy.t().mm(z);
     const at::Tensor d_bias = dy.sum(0);
     at::Tensor dh = at::empty_like(dz);

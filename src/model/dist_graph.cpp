@@ -194,6 +194,11 @@ float* DistGraph::halo_buffer(int64_t d) {
 }
 
 void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
+  begin_aggregate(h, d, y, layer);
+  end_aggregate(d, y);
+}
+
+void DistGraph::begin_aggregate(const float* h, int64_t d, float* y, int layer) {
   float* halo = halo_buffer(d);
   exchanger_.start_forward(h, d, halo, ExchangeId{layer, Direction::kForward},
                            precision(layer, Direction::kForward, d));
@@ -201,9 +206,12 @@ void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
   a_local_->multiply(h, d, y, /*accumulate=*/false);
   local_timer_.stop(nullptr);
   agg_stats_.local_done_s = steady_now_s();
+}
+
+void DistGraph::end_aggregate(int64_t d, float* y) {
   exchanger_.finish_forward();
   halo_timer_.start(nullptr);
-  a_halo_->multiply(halo, d, y, /*accumulate=*/true);
+  a_halo_->multiply(halo_buf_.data_ptr<float>(), d, y, /*accumulate=*/true);
   halo_timer_.stop(nullptr);
 }
 

@@ -74,6 +74,13 @@ class DistGraph {
 
   // y = A h: h and y are num_owned x d. Collective: every rank calls it for the same layer.
   void aggregate(const float* h, int64_t d, float* y, int layer);
+  // aggregate in two halves, so that the caller can work on the central rows (rows
+  // [0, part().num_central), final after begin: they have no halo in-neighbours) while the halo
+  // rows travel: begin starts the exchange and computes y = A_local h; end waits and adds
+  // A_halo h_halo (into the marginal rows). h and y must stay untouched in between but for y's
+  // central rows.
+  void begin_aggregate(const float* h, int64_t d, float* y, int layer);
+  void end_aggregate(int64_t d, float* y);
   // A X (num_owned x feat_dim): the start-up product with the feature cache, else exchanged and
   // computed now (collective then).
   const at::Tensor& aggregate_features();
@@ -81,8 +88,9 @@ class DistGraph {
   void aggregate_backward(const float* g, int64_t d, float* dh, int layer);
   // aggregate_backward in two halves, so that the caller can compute what does not depend on dh
   // (a layer's weight gradient) while the partial gradients travel: begin computes the halo rows
-  // A_halo^T g and starts sending them; end computes A_local^T g (still overlapped), waits and adds
-  // what the peers sent. g must stay untouched in between.
+  // A_halo^T g (which reads only g's marginal rows) and starts sending them; end computes
+  // A_local^T g (still overlapped), waits and adds what the peers sent. g's marginal rows must
+  // stay untouched in between; its central rows may be written until end.
   void begin_aggregate_backward(const float* g, int64_t d, int layer);
   void end_aggregate_backward(const float* g, int64_t d, float* dh);
 
