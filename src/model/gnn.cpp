@@ -80,9 +80,11 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
       at::Tensor z = graph.aggregate_features();
       at::Tensor root = x;
       if (drop) {
-        const at::Tensor m = mask(0, sage ? 2 * opt_.in_dim : opt_.in_dim);
-        z = z * m.narrow(1, 0, opt_.in_dim);
-        if (sage) root = root * m.narrow(1, opt_.in_dim, opt_.in_dim);
+        // In place into the mask: neither input needs a gradient, so the mask is not kept and
+        // one buffer serves (these rows are the widest of the epoch).
+        at::Tensor m = mask(0, sage ? 2 * opt_.in_dim : opt_.in_dim);
+        z = m.narrow(1, 0, opt_.in_dim).mul_(z);
+        if (sage) root = m.narrow(1, opt_.in_dim, opt_.in_dim).mul_(root);
       }
       y = neighbour_[0]->forward(z);
       if (sage) y = y + root_[0]->forward(root);

@@ -5,29 +5,22 @@
 #include <cstring>
 #include <vector>
 
+#include "adaqp/common/philox_rows.h"
+#include "adaqp/common/vector_clones.h"
 #include "adaqp/quant/quant_math.h"
 #include "packing.h"
-#include "philox_rows.h"
 
 namespace adaqp::quant {
 namespace {
 
 using detail::dispatch_bits;
 
-// The hot loops are compiled for AVX-512, AVX2 and the baseline, the best picked at load time.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define ADAQP_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ADAQP_VECTOR_CLONES
-#endif
-
 // Below this many elements a call runs on the calling thread only.
 constexpr int64_t kParallelElements = 1 << 16;
 
 // Per-thread buffers for one row: its random words and its codes.
 struct RowScratch {
-  explicit RowScratch(int64_t d)
-      : words(static_cast<size_t>(detail::philox_row_words_size(d))), codes(d) {}
+  explicit RowScratch(int64_t d) : words(static_cast<size_t>(philox_row_words_size(d))), codes(d) {}
   std::vector<uint32_t> words;
   std::vector<uint8_t> codes;
 };
@@ -57,7 +50,7 @@ ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float
 // (-ffp-contract=off).
 ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t d, float m, float s, uint64_t gid,
                                           const QuantKey& key, uint32_t* words, uint8_t* codes) {
-  detail::philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, d, words);
+  philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, d, words);
   for (int64_t e = 0; e < d; ++e) codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, words[e]));
 }
 

@@ -1,13 +1,14 @@
 // The Philox words of a whole row (CPU only), kPhiloxBatch blocks at a time: the blocks of a batch
 // are computed into one array per word (structure of arrays), which gcc vectorises across blocks
-// (its 10 rounds unrolled), and then interleaved into element order. Private to src/quant.
+// (its 10 rounds unrolled), and then interleaved into element order. Used by the quantizer's
+// stochastic rounding and by the dropout masks.
 #pragma once
 
 #include <cstdint>
 
 #include "adaqp/common/philox.h"
 
-namespace adaqp::quant::detail {
+namespace adaqp {
 
 constexpr uint32_t kPhiloxBatch = 16;
 
@@ -42,4 +43,4 @@ inline void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngS
   }
 }
 
-}  // namespace adaqp::quant::detail
+}  // namespace adaqp
