@@ -1,6 +1,7 @@
 // adaqp: distributed full-graph GNN training with adaptive message quantization.
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,11 @@ int main(int argc, char** argv) {
   // MB, and faulting them in 4 KiB pages every epoch cost a quarter of a CiteSeer epoch. An
   // explicit setting in the environment wins.
   setenv("THP_MEM_ALLOC_ENABLE", "1", /*overwrite=*/0);
+  // The same tensors are freed and allocated again every epoch. glibc's adaptive thresholds hand
+  // such blocks back to the kernel and fault them in zeroed again (a sixth of a Cora epoch);
+  // fixed thresholds keep blocks up to 32 MiB, and up to 256 MiB of free heap, for reuse.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   CLI::App app{"adaqp " ADAQP_VERSION
                ": distributed full-graph GNN training with adaptive message quantization"};
   app.require_subcommand(1);

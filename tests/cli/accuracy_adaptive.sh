@@ -5,7 +5,8 @@
 # test accuracy at the best validation accuracy may be at most 0.5 points below Vanilla's. Also
 # checks that the run logged its link model, solved every epoch after the first and sent fewer
 # bytes than Vanilla. Skips visibly when the shared Cora is missing; fails then when CI=true. One
-# compute thread per worker; 20 runs of about 10 s each on a quiet machine.
+# compute thread per worker; 10 runs of about 10 s each on a quiet machine, beside the Vanilla runs
+# of the fixture accuracy_cora_baseline.sh.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=tests/cli/lib/shared_datasets.sh
@@ -21,7 +22,7 @@ seeds=(1 2 3 4 5 6 7 8 9 10)
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cora_w4.sh"
 
 for seed in "${seeds[@]}"; do
-  run_cora_w4 vanilla "$seed" --set communication.mode=vanilla
+  link_cora_vanilla "$seed"
   run_cora_w4 adaptive "$seed" --set communication.mode=adaqp --set communication.scheme=adaptive
 done
 

@@ -7,7 +7,8 @@
 #   random scheme:        at most 1 point below.
 # Quantized runs use mode adaqp (quantization and overlap; mode quant gives bit-identical results,
 # see tests/mpi/test_dist_exchange_modes.cpp). Skips visibly when the shared Cora is missing;
-# fails then when CI=true. One compute thread per worker; about 10 s per run here.
+# fails then when CI=true. One compute thread per worker; about 10 s per run here. The Vanilla runs
+# come from the fixture accuracy_cora_baseline.sh.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=tests/cli/lib/shared_datasets.sh
@@ -23,7 +24,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cora_w4.sh"
 
 names=(vanilla uniform8 uniform4 uniform2 random)
 for seed in 1 2 3 4 5; do
-  run_cora_w4 vanilla "$seed" --set communication.mode=vanilla
+  link_cora_vanilla "$seed"
   for b in 8 4 2; do
     run_cora_w4 "uniform$b" "$seed" --set communication.mode=adaqp --set communication.scheme=uniform \
       --set "communication.bits=$b"

@@ -18,3 +18,15 @@ run_cora_w4() {
     exit 1
   fi
 }
+
+# link_cora_vanilla SEED: makes the Vanilla run of SEED from the fixture accuracy_cora_baseline.sh
+# (same configuration as run_cora_w4 ... --set communication.mode=vanilla) visible as
+# $tmp/vanilla-sSEED; ends the test when the fixture did not produce it.
+link_cora_vanilla() {
+  local run="${ADAQP_ACCURACY_RUNS:?directory of the shared Vanilla runs}/vanilla-s$1"
+  if [[ ! -f "$run/metrics.jsonl" ]]; then
+    echo "FAIL: no Vanilla run $run (ctest runs accuracy_cora_baseline first)" >&2
+    exit 1
+  fi
+  ln -s "$run" "$tmp/vanilla-s$1"
+}
