@@ -241,9 +241,16 @@ done
 log "$hosts hosts on $subnet.0/24, each link $bandwidth each way, one-way delay $latency"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The agent gives each host's daemon a session directory of its own below this one.
+export ADAQP_VCLUSTER_STATE="$tmpdir"
 # shellcheck disable=SC2054  # "tcp,self" is one argument
+# orte_leave_session_attached: the daemons stay children of the agent, so a daemon that dies is an
+# error of mpirun at once (daemonized, it left mpirun waiting for ever). rtc_hwloc_vmhole none:
+# the daemons do not map the topology into shared memory at a guessed address, which now and then
+# landed on their stack (a segfault in hwloc_shmem_topology_write, about 1 launch in 25 here).
 mpi_args=(-np "$hosts" --hostfile "$hostfile" --map-by node --oversubscribe --bind-to none
   --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1
+  --mca orte_leave_session_attached 1 --mca rtc_hwloc_vmhole none
   --mca pml ob1 --mca btl tcp,self --mca osc ^ucx --mca mpi_yield_when_idle 1
   --mca btl_tcp_if_include "$HOST_IF" --mca oob_tcp_if_include "$HOST_IF")
 # The command's output: this script's stdout, or a file the probe reads afterwards.

@@ -20,37 +20,27 @@ def _mpi_env():
     return env
 
 
-def _run(cmd, log_path, timeout_s, cwd, started_file=None, launch_timeout_s=60):
-    """Runs cmd with its output in log_path. With started_file: False if that file has not
-    appeared within launch_timeout_s (the command is then stopped: SIGTERM, which the virtual
-    cluster answers by removing what it created); True when the command succeeded. RunError
-    with the log's tail on failure or timeout."""
-    start = time.monotonic()
+def _run(cmd, log_path, timeout_s, cwd):
+    """Runs cmd with its output in log_path. RunError with the log's tail on failure or timeout
+    (the command is then stopped: SIGTERM, which the virtual cluster answers by removing what it
+    created)."""
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=_mpi_env(), cwd=cwd, start_new_session=True)
-        rc = None
-        while rc is None:
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
             try:
-                rc = proc.wait(timeout=0.5)
+                proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
-                elapsed = time.monotonic() - start
-                launched = started_file is None or Path(started_file).exists()
-                if elapsed > timeout_s or (not launched and elapsed > launch_timeout_s):
-                    proc.terminate()
-                    try:
-                        proc.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                        proc.wait()
-                    if not launched:
-                        return False
-                    rc = "timeout after %d s" % timeout_s
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            rc = "timeout after %d s" % timeout_s
     if rc != 0:
         tail = Path(log_path).read_text(errors="replace").splitlines()[-15:]
         raise RunError("%s failed (%s); log %s:\n  %s" % (" ".join(cmd[:6]) + " ...", rc, log_path,
                                                           "\n  ".join(tail)))
-    return True
 
 
 def has_summary(run_dir):
@@ -159,15 +149,7 @@ class Jobs:
                    "--bandwidth", "%dmbit" % bandwidth_mbit, "--timeout", str(self.timeout_s),
                    "--"] + args
         start = time.monotonic()
-        # OpenMPI's launch across the cluster's namespaces now and then never starts a rank
-        # (about 2% of launches here, cause unknown); such a launch is stopped and retried.
-        for attempt in range(3):
-            if _run(cmd, str(run_dir) + ".log", self.timeout_s + 60, self.root,
-                    started_file=run_dir / "config.yaml"):
-                break
-            print("[reproduce]   %s: no rank started within 60 s, retrying" % name, flush=True)
-        else:
-            raise RunError("%s: no rank started in 3 attempts (log %s.log)" % (name, run_dir))
+        _run(cmd, str(run_dir) + ".log", self.timeout_s + 60, self.root)
         if not has_summary(run_dir):
             raise RunError("%s finished without a summary record (log %s.log)" % (name, run_dir))
         self.runs_done += 1

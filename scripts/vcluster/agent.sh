@@ -13,4 +13,9 @@ if [[ ! $host =~ ^adaqp-[0-9]+-h[0-9]+$ ]]; then
   echo "[vcluster] agent: '$host' is not a virtual cluster host" >&2
   exit 2
 fi
-exec ip netns exec "$host" /bin/sh -c "$*"
+# All hosts share this machine's /tmp and host name: daemons creating OpenMPI's session directories
+# under the same /tmp/ompi.<host name>.<uid> at once race on mkdir ("File exists", about 1 launch
+# in 40 under load). A separate base per host is what separate machines would have.
+session="${ADAQP_VCLUSTER_STATE:?set by vcluster.sh}/session-$host"
+mkdir -p "$session"
+exec ip netns exec "$host" env OMPI_MCA_orte_tmpdir_base="$session" /bin/sh -c "$*"
