@@ -55,11 +55,12 @@ print(rec["test_acc_at_best_val"])' "$5/metrics.jsonl")
 
 # Cora GCN on 4 workers is the configuration of the fixture accuracy_cora_baseline.sh (the same
 # arguments as run_case): its runs of seeds 0..4 are scored here, not trained again.
+# shellcheck source=tests/cli/lib/cora_w4.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cora_w4.sh"
 shared_cora_w4_case() {
   local seed run
   for seed in 0 1 2 3 4; do
-    run="${ADAQP_ACCURACY_RUNS:?directory of the shared Vanilla runs}/vanilla-s$seed"
-    [[ -f "$run/metrics.jsonl" ]] || { echo "FAIL: no Vanilla run $run" >&2; exit 1; }
+    run=$(cora_vanilla_run "$seed")
     record cora-gcn 4 0.805 "$seed" "$run" 0
   done
 }

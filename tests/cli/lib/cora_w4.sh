@@ -19,14 +19,21 @@ run_cora_w4() {
   fi
 }
 
-# link_cora_vanilla SEED: makes the Vanilla run of SEED from the fixture accuracy_cora_baseline.sh
-# (same configuration as run_cora_w4 ... --set communication.mode=vanilla) visible as
-# $tmp/vanilla-sSEED; ends the test when the fixture did not produce it.
-link_cora_vanilla() {
+# cora_vanilla_run SEED: prints the directory of the Vanilla run of SEED that the fixture
+# accuracy_cora_baseline.sh trained (same configuration as run_cora_w4 ... --set
+# communication.mode=vanilla); fails when the fixture did not produce it.
+cora_vanilla_run() {
   local run="${ADAQP_ACCURACY_RUNS:?directory of the shared Vanilla runs}/vanilla-s$1"
   if [[ ! -f "$run/metrics.jsonl" ]]; then
     echo "FAIL: no Vanilla run $run (ctest runs accuracy_cora_baseline first)" >&2
-    exit 1
+    return 1
   fi
+  echo "$run"
+}
+
+# link_cora_vanilla SEED: makes that run visible as $tmp/vanilla-sSEED.
+link_cora_vanilla() {
+  local run
+  run=$(cora_vanilla_run "$1")
   ln -s "$run" "$tmp/vanilla-s$1"
 }
