@@ -63,17 +63,18 @@ void validate(const AdaptiveOptions& opt) {
 
 AdaptivePolicy::AdaptivePolicy(const Part& part, const kernels::CsrView& a_halo, Communicator& comm,
                                assign::TimeModel time, int layers, const AdaptiveOptions& opt,
-                               uint64_t seed, bool codec_time)
+                               uint64_t seed, bool measured_times)
     : part_(part),
       comm_(comm),
       time_(std::move(time)),
       layers_(layers),
       opt_(opt),
       seed_(seed),
-      codec_time_(codec_time) {
+      measured_times_(measured_times) {
   validate(opt_);
   std::sort(opt_.bit_set.begin(), opt_.bit_set.end());
   codec_s_.assign(2 * static_cast<size_t>(layers_) * comm.size(), 0.0);
+  hidden_s_.assign(2 * static_cast<size_t>(layers_), 0.0);
   ADAQP_CHECK(time_.world_size == comm.size(),
               fmt::format("time model for {} ranks on {}", time_.world_size, comm.size()));
   // Column sums of the squared halo coefficients go to the owners of the columns.
@@ -168,6 +169,7 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
   problem.bits = opt_.bit_set;
   problem.time = time_;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
+  problem.hidden_s = hidden_s_[static_cast<int>(dir) * layers_ + layer];
   if (part.num_parts > 1) {
     for (int r = 0; r < part.num_parts; ++r) {
       problem.time.channels[time_.channel(r, (r + 1) % part.num_parts)].alpha +=
@@ -225,6 +227,9 @@ std::vector<std::vector<uint8_t>> AdaptivePolicy::solve_fast(
       tmin = std::max(tmin, p.time.channel_time(c, count * assign::row_bytes(p, *lo_bits)));
       tmax = std::max(tmax, p.time.channel_time(c, count * assign::row_bytes(p, *hi_bits)));
     }
+    // Budgets below the hidden time save nothing (problem.h).
+    tmin = std::max(tmin, p.hidden_s);
+    tmax = std::max(tmax, p.hidden_s);
     const assign::ObjectiveBounds own = assign::objective_bounds(p);
     local[kStride * i] = own.vmin;
     local[kStride * i + 1] = own.vmax;
@@ -357,9 +362,9 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   const int world = part.num_parts;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
   // Per exchange (direction, then layer), gathered from every rank: its modelled time, its start
-  // on rank 0's clock (lowest() where it did not take part) and its codec time (this epoch's if it
-  // took part, else the last one).
-  std::vector<double> mine(3 * exchanges, 0.0), all(3 * exchanges * world);
+  // on rank 0's clock (lowest() where it did not take part), its codec time (this epoch's if it
+  // took part, else the last one) and its hidden time (max() where it did not take part).
+  std::vector<double> mine(4 * exchanges, 0.0), all(4 * exchanges * world);
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
   stats_.hist_forward.assign(layers_, {0, 0, 0});
@@ -373,12 +378,16 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
       const size_t at = static_cast<int>(dir) * layers_ + l;
       mine[exchanges + at] = std::numeric_limits<double>::lowest();
       mine[2 * exchanges + at] = own_codec[at];
+      mine[3 * exchanges + at] = std::numeric_limits<double>::max();
       const MessageTrace* trace = message_traces.find(l, dir);
       if (trace == nullptr) continue;  // not exchanged
       if (static_cast<size_t>(l) < done.size() && done[l].completed_s > 0) {
         traces[at] = &done[l];
         mine[exchanges + at] = done[l].started_s + clock_offset_s_;
-        if (codec_time_) mine[2 * exchanges + at] = done[l].quant_s;
+        if (measured_times_) {
+          mine[2 * exchanges + at] = done[l].quant_s;
+          mine[3 * exchanges + at] = done[l].hidden_s;
+        }
       }
       int64_t bytes = 0;
       for (uint8_t b : bits[l].send) {
@@ -395,12 +404,15 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   std::vector<double> predicted(exchanges, 0.0), measured(exchanges, 0.0);
   for (size_t at = 0; at < exchanges; ++at) {
     double last_start = std::numeric_limits<double>::lowest();
+    double hidden = std::numeric_limits<double>::max();
     for (int r = 0; r < world; ++r) {
       const double* v = all.data() + r * mine.size();
       predicted[at] = std::max(predicted[at], v[at]);
       last_start = std::max(last_start, v[exchanges + at]);
       codec_s_[r * exchanges + at] = v[2 * exchanges + at];
+      hidden = std::min(hidden, v[3 * exchanges + at]);
     }
+    if (hidden < std::numeric_limits<double>::max()) hidden_s_[at] = hidden;
     if (traces[at] != nullptr) {
       measured[at] = std::max(0.0, traces[at]->completed_s + clock_offset_s_ - last_start);
     }

@@ -53,6 +53,10 @@ void validate(const AssignProblem& problem) {
       throw ConfigError("assign: bits: " + std::to_string(b) + " listed twice");
     }
   }
+  if (!std::isfinite(problem.hidden_s) || problem.hidden_s < 0) {
+    throw ConfigError("assign: hidden_s must be finite and >= 0, got " +
+                      std::to_string(problem.hidden_s));
+  }
   const TimeModel& tm = problem.time;
   const size_t pairs = static_cast<size_t>(std::max(tm.world_size, 0)) * std::max(tm.world_size, 0);
   if (tm.world_size < 1 || tm.channel_of_pair.size() != pairs) {
@@ -115,8 +119,8 @@ ObjectiveBounds objective_bounds(const AssignProblem& problem) {
   ObjectiveBounds b;
   b.vmax = weight * variance_factor(*lo);
   b.vmin = weight * variance_factor(*hi);
-  b.tmin = uniform_time(problem, count, *lo);
-  b.tmax = uniform_time(problem, count, *hi);
+  b.tmin = std::max(uniform_time(problem, count, *lo), problem.hidden_s);
+  b.tmax = std::max(uniform_time(problem, count, *hi), problem.hidden_s);
   return b;
 }
 

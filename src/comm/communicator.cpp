@@ -1,6 +1,7 @@
 #include "adaqp/comm/communicator.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
@@ -20,7 +21,16 @@ ExchangeBuffers ExchangeBuffers::none(int world) {
   b.send_bytes.assign(world, 0);
   b.recv.assign(world, nullptr);
   b.recv_bytes.assign(world, 0);
+  b.send_pieces.assign(world, {});
+  b.recv_pieces.assign(world, {});
   return b;
+}
+
+std::vector<size_t> ExchangeBuffers::piece_ends(int r, bool send) const {
+  const std::vector<std::vector<size_t>>& pieces = send ? send_pieces : recv_pieces;
+  const size_t bytes = send ? send_bytes[r] : recv_bytes[r];
+  if (static_cast<size_t>(r) < pieces.size() && !pieces[r].empty()) return pieces[r];
+  return {bytes};
 }
 
 void check_exchange_buffers(const ExchangeBuffers& b, int world) {
@@ -37,12 +47,32 @@ void check_exchange_buffers(const ExchangeBuffers& b, int world) {
     ADAQP_CHECK(b.recv_bytes[r] == 0 || b.recv[r] != nullptr,
                 fmt::format("null recv buffer for rank {} ({} bytes)", r, b.recv_bytes[r]));
   }
+  for (bool send : {true, false}) {
+    const std::vector<std::vector<size_t>>& pieces = send ? b.send_pieces : b.recv_pieces;
+    ADAQP_CHECK(pieces.empty() || pieces.size() == n,
+                fmt::format("{}_pieces has {} entries for {} ranks", send ? "send" : "recv",
+                            pieces.size(), n));
+    for (size_t r = 0; r < pieces.size(); ++r) {
+      if (pieces[r].empty()) continue;
+      const size_t bytes = send ? b.send_bytes[r] : b.recv_bytes[r];
+      size_t prev = 0;
+      for (size_t end : pieces[r]) {
+        ADAQP_CHECK(end > prev, fmt::format("{} pieces of rank {}: [{}] not ascending from 1",
+                                            send ? "send" : "recv", r, fmt::join(pieces[r], ", ")));
+        prev = end;
+      }
+      ADAQP_CHECK(prev == bytes,
+                  fmt::format("{} pieces of rank {} end at {}, the block has {} bytes",
+                              send ? "send" : "recv", r, prev, bytes));
+    }
+  }
 }
 
-double run_hook(const std::function<void(int, void*)>& hook, int peer, void* stream) {
+double run_hook(const std::function<void(int, int, void*)>& hook, int peer, int piece,
+                void* stream) {
   if (!hook) return 0.0;
   const double t0 = steady_now_s();
-  hook(peer, stream);
+  hook(peer, piece, stream);
   return steady_now_s() - t0;
 }
 

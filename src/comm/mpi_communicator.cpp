@@ -116,6 +116,7 @@ class MpiWork : public Work {
         buffers_(buffers),
         options_(std::move(options)),
         recv_requests_(static_cast<size_t>(link_.world)),
+        unpacked_(static_cast<size_t>(link_.world), 0),
         arrival_(static_cast<size_t>(link_.world), -1.0) {}
 
   ~MpiWork() override {
@@ -154,13 +155,27 @@ class MpiWork : public Work {
   // waiting for a block that was never sent.
   void start() {
     started_s_ = steady_now_s();
-    for (int k = 1; k < link_.world; ++k) post((link_.rank + k) % link_.world, false);
+    for (int k = 1; k < link_.world; ++k) {
+      const int peer = (link_.rank + k) % link_.world;
+      if (buffers_.recv_bytes[peer] == 0) continue;
+      size_t begin = 0;
+      for (size_t end : buffers_.piece_ends(peer, false)) {
+        recv_requests_[peer].emplace_back();
+        post(peer, false, begin, end);
+        begin = end;
+      }
+    }
     for (int k = 1; k < link_.world; ++k) {
       const int peer = (link_.rank + k) % link_.world;
       if (buffers_.send_bytes[peer] == 0) continue;
-      codec_s_ += run_hook(options_.hooks.pack, peer, nullptr);
-      post(peer, true);
-      checked(requests_.test());
+      size_t begin = 0;
+      int piece = 0;
+      for (size_t end : buffers_.piece_ends(peer, true)) {
+        codec_s_ += run_hook(options_.hooks.pack, peer, piece++, nullptr);
+        post(peer, true, begin, end);
+        begin = end;
+        checked(requests_.test());
+      }
     }
     all_posted_ = true;
   }
@@ -210,12 +225,13 @@ class MpiWork : public Work {
     bool send;
   };
 
-  void post(int peer, bool send) {
-    const size_t bytes = send ? buffers_.send_bytes[peer] : buffers_.recv_bytes[peer];
+  // Posts bytes [begin, end) of the block to or from `peer`, in chunks of at most max_chunk_bytes;
+  // a receive's requests join the peer's last piece (recv_requests_).
+  void post(int peer, bool send, size_t begin, size_t end) {
     char* data = send ? static_cast<char*>(const_cast<void*>(buffers_.send[peer]))
                       : static_cast<char*>(buffers_.recv[peer]);
-    for (size_t offset = 0; offset < bytes; offset += link_.max_chunk_bytes) {
-      const int count = static_cast<int>(std::min(link_.max_chunk_bytes, bytes - offset));
+    for (size_t offset = begin; offset < end; offset += link_.max_chunk_bytes) {
+      const int count = static_cast<int>(std::min(link_.max_chunk_bytes, end - offset));
       MPI_Request request;
       if (send) {
         check_mpi(
@@ -225,24 +241,28 @@ class MpiWork : public Work {
         check_mpi(
             MPI_Irecv(data + offset, count, MPI_BYTE, peer, options_.tag, link_.comm, &request),
             "MPI_Irecv", link_.rank, peer);
-        recv_requests_[peer].push_back(requests_.size());
+        recv_requests_[peer].back().push_back(requests_.size());
       }
       requests_.add(request);
       transfers_.push_back({peer, send});
     }
   }
 
-  // One progress step: tests every request and unpacks the blocks that have arrived. True once
-  // everything has completed.
+  // One progress step: tests every request and unpacks, in order, the pieces that have arrived.
+  // True once everything has completed.
   bool progress() {
     checked(requests_.test());
     for (int peer = 0; peer < link_.world; ++peer) {
-      const std::vector<size_t>& chunks = recv_requests_[peer];
-      if (chunks.empty() || arrival_[peer] >= 0) continue;
-      if (std::any_of(chunks.begin(), chunks.end(), [&](size_t i) { return requests_.pending(i); }))
-        continue;
-      arrival_[peer] = steady_now_s();
-      codec_s_ += run_hook(options_.hooks.unpack, peer, nullptr);
+      const std::vector<std::vector<size_t>>& pieces = recv_requests_[peer];
+      while (unpacked_[peer] < pieces.size()) {
+        const std::vector<size_t>& chunks = pieces[unpacked_[peer]];
+        if (std::any_of(chunks.begin(), chunks.end(),
+                        [&](size_t i) { return requests_.pending(i); }))
+          break;
+        const int piece = static_cast<int>(unpacked_[peer]++);
+        if (unpacked_[peer] == pieces.size()) arrival_[peer] = steady_now_s();
+        codec_s_ += run_hook(options_.hooks.unpack, peer, piece, nullptr);
+      }
     }
     const bool done = all_posted_ && requests_.completed();
     if (done && completed_s_ == 0) completed_s_ = steady_now_s();
@@ -303,7 +323,9 @@ class MpiWork : public Work {
   ExchangeOptions options_;
   RequestSet requests_;
   std::vector<Transfer> transfers_;
-  std::vector<std::vector<size_t>> recv_requests_;  // per peer: its receive chunks' requests
+  // Per peer and piece: the requests of its receive chunks; the pieces unpacked so far.
+  std::vector<std::vector<std::vector<size_t>>> recv_requests_;
+  std::vector<size_t> unpacked_;
   bool all_posted_ = false;
   double started_s_ = 0, completed_s_ = 0, codec_s_ = 0;
   std::vector<double> arrival_;             // per peer; -1 until its block has arrived

@@ -506,7 +506,11 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
   // Peers in the order rank+1, rank+2, ... as in the MPI transport.
   for (int k = 1; k < s.size; ++k) {
     const int peer = (s.rank + k) % s.size;
-    if (buffers.send_bytes[peer] > 0 && options.hooks.pack) options.hooks.pack(peer, stream);
+    if (buffers.send_bytes[peer] == 0 || !options.hooks.pack) continue;
+    const size_t pieces = buffers.piece_ends(peer, true).size();
+    for (size_t piece = 0; piece < pieces; ++piece) {
+      options.hooks.pack(peer, static_cast<int>(piece), stream);
+    }
   }
   events.packed = s.record(/*timing=*/true);
   s.nccl(ncclGroupStart(), "ncclGroupStart");
@@ -536,7 +540,11 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
   for (int peer = 0; peer < s.size; ++peer) {
     if (peer == s.rank || buffers.recv_bytes[peer] == 0) continue;
     receives[peer] = true;
-    if (options.hooks.unpack) options.hooks.unpack(peer, stream);
+    if (!options.hooks.unpack) continue;
+    const size_t pieces = buffers.piece_ends(peer, false).size();
+    for (size_t piece = 0; piece < pieces; ++piece) {
+      options.hooks.unpack(peer, static_cast<int>(piece), stream);
+    }
   }
   events.done = s.record(/*timing=*/true);
   return std::make_unique<NcclWork>(impl_->state, std::move(events), std::move(receives),

@@ -113,13 +113,20 @@ class ThreadWork : public Work {
         buffers_(buffers),
         options_(std::move(options)),
         timeout_s_(timeout_s),
-        arrival_(static_cast<size_t>(world.size()), -1.0) {
+        arrival_(static_cast<size_t>(world.size()), -1.0),
+        received_(static_cast<size_t>(world.size()), 0) {
     started_s_ = steady_now_s();
     for (int k = 1; k < world_.size(); ++k) {
       const int peer = (rank_ + k) % world_.size();
       if (buffers_.send_bytes[peer] == 0) continue;
-      codec_s_ += run_hook(options_.hooks.pack, peer, nullptr);
-      world_.send(rank_, peer, options_.tag, buffers_.send[peer], buffers_.send_bytes[peer]);
+      const auto* data = static_cast<const uint8_t*>(buffers_.send[peer]);
+      size_t begin = 0;
+      int piece = 0;
+      for (size_t end : buffers_.piece_ends(peer, true)) {  // a message per piece
+        codec_s_ += run_hook(options_.hooks.pack, peer, piece++, nullptr);
+        world_.send(rank_, peer, options_.tag, data + begin, end - begin);
+        begin = end;
+      }
     }
   }
 
@@ -127,13 +134,16 @@ class ThreadWork : public Work {
     bool done = true;
     for (int peer = 0; peer < world_.size(); ++peer) {
       if (peer == rank_ || buffers_.recv_bytes[peer] == 0 || arrival_[peer] >= 0) continue;
-      if (!world_.try_receive(peer, rank_, options_.tag, buffers_.recv[peer],
-                              buffers_.recv_bytes[peer])) {
-        done = false;
-        continue;
+      const std::vector<size_t> ends = buffers_.piece_ends(peer, false);
+      auto* data = static_cast<uint8_t*>(buffers_.recv[peer]);
+      while (received_[peer] < ends.size()) {
+        const size_t k = received_[peer];
+        const size_t begin = k == 0 ? 0 : ends[k - 1];
+        if (!world_.try_receive(peer, rank_, options_.tag, data + begin, ends[k] - begin)) break;
+        if (++received_[peer] == ends.size()) arrival_[peer] = steady_now_s();
+        codec_s_ += run_hook(options_.hooks.unpack, peer, static_cast<int>(k), nullptr);
       }
-      arrival_[peer] = steady_now_s();
-      codec_s_ += run_hook(options_.hooks.unpack, peer, nullptr);
+      if (arrival_[peer] < 0) done = false;
     }
     if (done && completed_s_ == 0) completed_s_ = steady_now_s();
     return done;
@@ -175,6 +185,7 @@ class ThreadWork : public Work {
   double timeout_s_;
   double started_s_ = 0, completed_s_ = 0, codec_s_ = 0;
   std::vector<double> arrival_;
+  std::vector<size_t> received_;  // per peer: the pieces received (and unpacked)
 };
 
 class ThreadCommunicator : public Communicator {

@@ -36,6 +36,41 @@ int tag_of(const ExchangeId& id) {
   return 2 * id.layer + static_cast<int>(id.dir);
 }
 
+// The CPU codec sends a peer's block in pieces of consecutive rows, each a block of its own
+// (quant/block_codec.h), so that the link carries one piece while the next is quantized and the
+// receiver dequantizes pieces while later ones travel: up to kMaxPieces pieces of at least
+// HaloExchangerOptions::piece_elements elements. Both ends cut alike from the row count and width.
+constexpr int64_t kMaxPieces = 8;
+
+struct Piece {
+  int64_t first = 0;  // first row, within the peer's rows
+  quant::BlockLayout layout;
+  size_t begin = 0, end = 0;  // bytes, within the peer's block
+};
+
+// The pieces of a block of n rows of width d with widths bits[0 .. n).
+std::vector<Piece> cut_block(const uint8_t* bits, int64_t n, int64_t d, int64_t piece_elements) {
+  const int64_t count =
+      n == 0 ? 1 : std::clamp<int64_t>(n * d / piece_elements, 1, std::min(n, kMaxPieces));
+  std::vector<Piece> pieces(static_cast<size_t>(count));
+  size_t bytes = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    Piece& p = pieces[k];
+    p.first = n * k / count;
+    p.layout = quant::BlockLayout(bits + p.first, n * (k + 1) / count - p.first, d);
+    p.begin = bytes;
+    bytes += static_cast<size_t>(p.layout.bytes());
+    p.end = bytes;
+  }
+  return pieces;
+}
+
+std::vector<size_t> piece_ends(const std::vector<Piece>& pieces) {
+  std::vector<size_t> ends;
+  for (const Piece& p : pieces) ends.push_back(p.end);
+  return ends;
+}
+
 }  // namespace
 
 // One exchange's data as its hooks see it: rows to send and where received rows go.
@@ -68,7 +103,7 @@ struct HaloExchanger::Codec {
   bool compiled = false;                      // CUDA: the tables below exist
   std::vector<uint8_t> send_bits, recv_bits;  // the widths compiled
   int64_t d = 0;
-  std::vector<quant::BlockLayout> send_layout, recv_layout;               // CPU, per peer
+  std::vector<std::vector<Piece>> send_pieces, recv_pieces;               // CPU, per peer
   std::vector<quant::BlockCounts> send_counts, recv_counts;               // CUDA, per peer
   at::Tensor send_bits_dev, send_slot_dev, recv_bits_dev, recv_slot_dev;  // CUDA
   std::vector<size_t> send_bytes, recv_bytes;                             // per peer
@@ -99,6 +134,7 @@ HaloExchanger::HaloExchanger(const Part& part, Communicator& comm, const HaloExc
               "part " + std::to_string(part.rank) + " of " + std::to_string(part.num_parts) +
                   " used on rank " + std::to_string(comm.rank()) + " of " +
                   std::to_string(comm.size()));
+  ADAQP_CHECK(opt.piece_elements >= 1, "piece_elements " + std::to_string(opt.piece_elements));
   ADAQP_CHECK(!opt.device.is_cuda() || comm.device_memory(),
               "rows on " + opt.device.name() + " need a device transport (NcclCommunicator)");
   send_idx_ = to_device(part.send_idx, opt_.device);
@@ -162,15 +198,16 @@ HaloExchanger::Codec& HaloExchanger::codec(const Transfer& t) {
   c.recv_bits = bits.recv;
   c.send_bytes.assign(world, 0);
   c.recv_bytes.assign(world, 0);
-  c.send_layout.assign(world, quant::BlockLayout());
-  c.recv_layout.assign(world, quant::BlockLayout());
+  c.send_pieces.assign(world, {});
+  c.recv_pieces.assign(world, {});
   for (int r = 0; r < world; ++r) {
-    c.send_layout[r] =
-        quant::BlockLayout(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d);
-    c.recv_layout[r] =
-        quant::BlockLayout(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d);
-    c.send_bytes[r] = static_cast<size_t>(c.send_layout[r].bytes());
-    c.recv_bytes[r] = static_cast<size_t>(c.recv_layout[r].bytes());
+    if (r == part_.rank) continue;
+    c.send_pieces[r] = cut_block(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d,
+                                 opt_.piece_elements);
+    c.recv_pieces[r] = cut_block(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d,
+                                 opt_.piece_elements);
+    c.send_bytes[r] = c.send_pieces[r].back().end;
+    c.recv_bytes[r] = c.recv_pieces[r].back().end;
   }
   return c;
 }
@@ -237,7 +274,7 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
   if (!t.quantized()) {
     if (!t.gather) return h;  // sent as they are
     auto* rows = reinterpret_cast<float*>(send_rows_.data_ptr<uint8_t>());
-    h.pack = [t, rows, cuda](int r, void* stream) {
+    h.pack = [t, rows, cuda](int r, int /*piece: one per block*/, void* stream) {
       const int64_t begin = (*t.send_offsets)[r];
       if (cuda) {
 #if ADAQP_WITH_CUDA
@@ -253,8 +290,10 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
     return h;
   }
   const float* ranges_host = c->ranges_host.defined() ? c->ranges_host.data_ptr<float>() : nullptr;
-  h.pack = [t, c, send, send_at, key, ranges, ranges_host, status, cuda](int r, void* stream) {
-    const int64_t begin = (*t.send_offsets)[r];
+  h.pack = [t, c, send, send_at, key, ranges, ranges_host, status, cuda](int r, int piece,
+                                                                         void* stream) {
+    // CUDA: one piece per block (the device codec places each row itself).
+    const int64_t begin = (*t.send_offsets)[r] + (cuda ? 0 : c->send_pieces[r][piece].first);
     const float* src = t.gather ? t.src : t.src + begin * t.d;
     const int64_t* rows = t.gather ? t.src_rows + begin : nullptr;
     if (cuda) {
@@ -275,12 +314,14 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
       (void)stream;
       (void)status;
       (void)ranges_host;
-      quant::encode_block(c->send_layout[r], src, t.d, rows, t.gids + begin, key, send + send_at[r],
+      const Piece& p = c->send_pieces[r][piece];
+      quant::encode_block(p.layout, src, t.d, rows, t.gids + begin, key,
+                          send + send_at[r] + p.begin,
                           ranges != nullptr ? ranges + begin : nullptr);
     }
   };
-  h.unpack = [t, c, recv, recv_at, cuda](int r, void* stream) {
-    const int64_t begin = (*t.recv_offsets)[r];
+  h.unpack = [t, c, recv, recv_at, cuda](int r, int piece, void* stream) {
+    const int64_t begin = (*t.recv_offsets)[r] + (cuda ? 0 : c->recv_pieces[r][piece].first);
     float* dst = t.dst + begin * t.d;
     if (cuda) {
 #if ADAQP_WITH_CUDA
@@ -290,7 +331,8 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
 #endif
     } else {
       (void)stream;
-      quant::decode_block(c->recv_layout[r], recv + recv_at[r], t.d, dst);
+      const Piece& p = c->recv_pieces[r][piece];
+      quant::decode_block(p.layout, recv + recv_at[r] + p.begin, t.d, dst);
     }
   };
   return h;
@@ -328,6 +370,10 @@ void HaloExchanger::start(const Transfer& t) {
       b.send_bytes[r] = c.send_bytes[r];
       b.recv[r] = recv + recv_at[r];
       b.recv_bytes[r] = c.recv_bytes[r];
+      if (!opt_.device.is_cuda()) {
+        if (b.send_bytes[r] > 0) b.send_pieces[r] = piece_ends(c.send_pieces[r]);
+        if (b.recv_bytes[r] > 0) b.recv_pieces[r] = piece_ends(c.recv_pieces[r]);
+      }
       flight->bytes_sent += static_cast<int64_t>(c.send_bytes[r]);
     }
     unsigned long long* status = nullptr;
@@ -402,6 +448,10 @@ void HaloExchanger::settle() {
     trace_.completed_s = timing.completed_s;
     trace_.finish_s = f->finish_s;
     trace_.quant_s = f->quantized ? timing.codec_s : 0.0;
+    // On CUDA the host's timestamps do not say when the device worked: no hidden time there.
+    if (opt_.overlap && !opt_.device.is_cuda()) {
+      trace_.hidden_s = std::max(0.0, f->finish_s - f->entered_s);
+    }
     if (f->status != nullptr) {
       const int64_t bad = *f->status;
       if (bad != -1) {

@@ -121,7 +121,7 @@ struct Trainer::Impl {
                                              : fixed_link_model(opt.link_costs));
       policy = std::make_unique<AdaptivePolicy>(p, graph.a_halo(), comm, link->time,
                                                 opt.model.layers, opt.adaptive, opt.training.seed,
-                                                /*codec_time=*/opt.link_costs.empty());
+                                                /*measured_times=*/opt.link_costs.empty());
     } else if (quantizes(opt.mode)) {
       SchemeOptions so;
       so.scheme = opt.scheme;

@@ -127,10 +127,10 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   // A measured codec time makes each run's instance different; the MILP's branch and bound time
   // depends on the instance (one CI run took GLPK past its 60 s limit), so the exact referee is
   // tested on the reproducible model without it.
-  const bool codec_time = GetParam() == assign::Solver::kFast;
+  const bool measured_times = GetParam() == assign::Solver::kFast;
   AdaptivePolicy assigner(graph.part(), graph.a_halo(), *comm,
                           assign::per_sender_time_model(link_costs(comm->size())),
-                          /*layers=*/2, aopt, /*seed=*/5, codec_time);
+                          /*layers=*/2, aopt, /*seed=*/5, measured_times);
   const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
   std::vector<float> y(h.size()), dh(h.size()), exact(h.size());
   QuantPlan plan;
@@ -159,7 +159,7 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
       ASSERT_GT(cs.comm_backward_s.size(), static_cast<size_t>(kLayer));
       EXPECT_LE(st.measured_forward_s[kLayer], cs.comm_forward_s[kLayer] + 1.0);
       EXPECT_LE(st.measured_backward_s[kLayer], cs.comm_backward_s[kLayer] + 1.0);
-      // The prediction: the slowest sender's link time for the bytes it sent, plus (codec_time)
+      // The prediction: the slowest sender's link time for the bytes it sent, plus (measured_times)
       // its quantization time of the same exchange in the previous epoch (0 in the first).
       const MessageBits* sent_bits[2] = {&plan.forward[kLayer], &plan.backward[kLayer]};
       const ExchangeTrace* traces[2] = {&cs.trace_forward[kLayer], &cs.trace_backward[kLayer]};
@@ -167,7 +167,7 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
       for (int k = 0; k < 2; ++k) {
         const assign::LinkCost c = link_costs(comm->size())[part.rank];
         expected[k] = c.alpha + c.beta * static_cast<double>(wire_bytes(sent_bits[k]->send)) +
-                      (codec_time ? codec_s[k] : 0.0);
+                      (measured_times ? codec_s[k] : 0.0);
       }
       comm->allreduce_max(expected, 2);
       EXPECT_DOUBLE_EQ(st.predicted_forward_s[kLayer], expected[0]) << "epoch " << epoch;

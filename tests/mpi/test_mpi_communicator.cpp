@@ -163,55 +163,104 @@ TEST(MpiCommunicator, TwoExchangesInFlightAreSeparatedByTag) {
   b.expect_received();
 }
 
-// The hooks of one grouped exchange: each peer's block is packed once, right before it is sent
-// (the pack writes what travels), and unpacked once, after it has arrived (the unpack reads it);
+// Pieces of a block of `bytes` bytes: its thirds (fewer when it is smaller than 3 bytes).
+std::vector<size_t> thirds(size_t bytes) {
+  std::vector<size_t> ends;
+  for (size_t k = 1; k <= 3; ++k) {
+    const size_t end = bytes * k / 3;
+    if (end > (ends.empty() ? 0 : ends.back())) ends.push_back(end);
+  }
+  return ends;
+}
+
+// The hooks of one grouped exchange: each piece of a peer's block (the whole block, or its thirds
+// sent in chunks smaller than a piece) is packed once, in order, right before it is sent (the pack
+// writes what travels), and unpacked once, in order, after it has arrived (the unpack reads it);
 // the timing covers every arrival.
-TEST(MpiCommunicator, ExchangeHooksPackEachBlockBeforeItsSendAndUnpackEachArrival) {
+TEST(MpiCommunicator, ExchangeHooksPackEachPieceBeforeItsSendAndUnpackEachArrival) {
+  for (bool cut : {false, true}) {
+    auto comm = cut ? world(kTestTimeoutS, /*max_chunk_bytes=*/1000) : world();
+    SKIP_IF_SINGLE_RANK(*comm);
+    for (bool background : {false, true}) {
+      SCOPED_TRACE(std::string(cut ? "thirds" : "whole blocks") +
+                   (background ? ", background" : ", caller"));
+      Exchange ex(comm->rank(), comm->size(), 12, mixed_size);
+      const Exchange want = ex;
+      if (cut) {
+        ex.buffers.send_pieces.assign(comm->size(), {});
+        ex.buffers.recv_pieces.assign(comm->size(), {});
+        for (int r = 0; r < comm->size(); ++r) {
+          ex.buffers.send_pieces[r] = thirds(ex.buffers.send_bytes[r]);
+          ex.buffers.recv_pieces[r] = thirds(ex.buffers.recv_bytes[r]);
+        }
+      }
+      for (auto& block : ex.send) std::fill(block.begin(), block.end(), 0);  // the pack writes it
+      std::vector<int> packed(comm->size(), 0), unpacked(comm->size(), 0);
+      std::vector<std::vector<uint8_t>> copies(comm->size());
+      std::vector<std::thread::id> threads;
+      ExchangeOptions options;
+      options.tag = 12;
+      options.background = background;
+      options.hooks.pack = [&](int r, int piece, void* stream) {
+        EXPECT_EQ(stream, nullptr);
+        EXPECT_EQ(piece, packed[r]++) << "pieces in order";
+        threads.push_back(std::this_thread::get_id());
+        const std::vector<size_t> ends = ex.buffers.piece_ends(r, true);
+        const size_t begin = piece == 0 ? 0 : ends[piece - 1];
+        std::copy(want.send[r].begin() + begin, want.send[r].begin() + ends[piece],
+                  ex.send[r].begin() + begin);
+      };
+      options.hooks.unpack = [&](int r, int piece, void*) {
+        EXPECT_EQ(piece, unpacked[r]++) << "pieces in order";
+        const std::vector<size_t> ends = ex.buffers.piece_ends(r, false);
+        const size_t begin = piece == 0 ? 0 : ends[piece - 1];
+        copies[r].insert(copies[r].end(), ex.recv[r].begin() + begin,
+                         ex.recv[r].begin() + ends[piece]);
+      };
+      // The pack copies into the vectors in place (same sizes): the buffers stay valid.
+      auto work = comm->exchange(ex.buffers, options);
+      work->wait();
+      ex.expect_received();
+      const ExchangeTiming t = work->timing();
+      for (int r = 0; r < comm->size(); ++r) {
+        const bool sends = r != comm->rank() && ex.buffers.send_bytes[r] > 0;
+        const bool receives = r != comm->rank() && ex.buffers.recv_bytes[r] > 0;
+        const int send_pieces = static_cast<int>(ex.buffers.piece_ends(r, true).size());
+        const int recv_pieces = static_cast<int>(ex.buffers.piece_ends(r, false).size());
+        EXPECT_EQ(packed[r], sends ? send_pieces : 0) << "peer " << r;
+        EXPECT_EQ(unpacked[r], receives ? recv_pieces : 0) << "peer " << r;
+        if (cut && receives && ex.buffers.recv_bytes[r] >= 3) {
+          EXPECT_EQ(recv_pieces, 3);
+        }
+        if (receives) {
+          // What each unpack read had already arrived.
+          ASSERT_EQ(copies[r].size(), ex.buffers.recv_bytes[r]) << "peer " << r;
+          EXPECT_TRUE(std::equal(copies[r].begin(), copies[r].end(), ex.recv[r].begin()));
+          EXPECT_GE(t.arrival_s[r], t.started_s);
+          EXPECT_LE(t.arrival_s[r], t.completed_s);
+        } else {
+          EXPECT_EQ(t.arrival_s[r], -1.0);
+        }
+      }
+      EXPECT_GE(t.codec_s, 0.0);
+      // A background exchange runs its hooks on the communicator's progress thread.
+      const bool on_thread = background && comm->allows_progress_thread();
+      for (std::thread::id id : threads) EXPECT_EQ(id != std::this_thread::get_id(), on_thread);
+    }
+  }
+}
+
+// Pieces that do not cover their block are refused before anything is posted.
+TEST(MpiCommunicator, BadPiecesAreRefused) {
   auto comm = world();
   SKIP_IF_SINGLE_RANK(*comm);
-  for (bool background : {false, true}) {
-    Exchange ex(comm->rank(), comm->size(), 12, mixed_size);
-    const Exchange want = ex;
-    for (auto& block : ex.send) std::fill(block.begin(), block.end(), 0);  // the pack writes it
-    std::vector<int> packed(comm->size(), 0), unpacked(comm->size(), 0);
-    std::vector<std::vector<uint8_t>> copies(comm->size());
-    std::vector<std::thread::id> threads;
-    ExchangeOptions options;
-    options.tag = 12;
-    options.background = background;
-    options.hooks.pack = [&](int r, void* stream) {
-      EXPECT_EQ(stream, nullptr);
-      ++packed[r];
-      threads.push_back(std::this_thread::get_id());
-      ex.send[r] = want.send[r];
-    };
-    options.hooks.unpack = [&](int r, void*) {
-      ++unpacked[r];
-      copies[r].assign(ex.recv[r].begin(), ex.recv[r].begin() + ex.buffers.recv_bytes[r]);
-    };
-    // The pack replaces the vectors' contents in place (same sizes): the buffers stay valid.
-    auto work = comm->exchange(ex.buffers, options);
-    work->wait();
-    ex.expect_received();
-    const ExchangeTiming t = work->timing();
-    for (int r = 0; r < comm->size(); ++r) {
-      const bool sends = r != comm->rank() && ex.buffers.send_bytes[r] > 0;
-      const bool receives = r != comm->rank() && ex.buffers.recv_bytes[r] > 0;
-      EXPECT_EQ(packed[r], sends ? 1 : 0) << "peer " << r;
-      EXPECT_EQ(unpacked[r], receives ? 1 : 0) << "peer " << r;
-      if (receives) {
-        EXPECT_TRUE(std::equal(copies[r].begin(), copies[r].end(), ex.recv[r].begin()));
-        EXPECT_GE(t.arrival_s[r], t.started_s);
-        EXPECT_LE(t.arrival_s[r], t.completed_s);
-      } else {
-        EXPECT_EQ(t.arrival_s[r], -1.0);
-      }
-    }
-    EXPECT_GE(t.codec_s, 0.0);
-    // A background exchange runs its hooks on the communicator's progress thread.
-    const bool on_thread = background && comm->allows_progress_thread();
-    for (std::thread::id id : threads) EXPECT_EQ(id != std::this_thread::get_id(), on_thread);
-  }
+  Exchange ex(comm->rank(), comm->size(), 15, small_size);
+  const int peer = (comm->rank() + 1) % comm->size();
+  ex.buffers.send_pieces.assign(comm->size(), {});
+  ex.buffers.send_pieces[peer] = {10, 5, ex.buffers.send_bytes[peer]};
+  EXPECT_THROW(comm->exchange(ex.buffers, {15}), InvariantError);
+  ex.buffers.send_pieces[peer] = {10, ex.buffers.send_bytes[peer] - 1};
+  EXPECT_THROW(comm->exchange(ex.buffers, {15}), InvariantError);
 }
 
 // A hook that throws fails its exchange: from exchange() when it runs on the caller, from wait()
@@ -224,7 +273,7 @@ TEST(MpiCommunicator, AThrowingHookFailsItsExchangeOnly) {
     ExchangeOptions options;
     options.tag = 13;
     options.background = background;
-    options.hooks.unpack = [](int r, void*) {
+    options.hooks.unpack = [](int r, int, void*) {
       throw InputError("block", "peer " + std::to_string(r), "cannot decode");
     };
     try {

@@ -344,13 +344,13 @@ TEST_F(NcclCommunicatorTest, HooksPackBeforeAndUnpackAfterTheGroupedTransfer) {
   std::vector<int> packed, unpacked;
   ExchangeOptions options;
   options.tag = 4;
-  options.hooks.pack = [&](int r, void* stream) {
+  options.hooks.pack = [&](int r, int /*piece: one per block*/, void* stream) {
     packed.push_back(r);
     cuda_ok(
         cudaMemsetAsync(send[r]->get(), rank * 16 + r, bytes, static_cast<cudaStream_t>(stream)),
         "pack");
   };
-  options.hooks.unpack = [&](int r, void* stream) {
+  options.hooks.unpack = [&](int r, int /*piece*/, void* stream) {
     unpacked.push_back(r);
     cuda_ok(cudaMemcpyAsync(copy[r]->get(), recv[r]->get(), bytes, cudaMemcpyDeviceToDevice,
                             static_cast<cudaStream_t>(stream)),

@@ -49,6 +49,27 @@ TEST(AssignModel, BoundsAndEvaluationByHand) {
                    0.25 * (e.variance - b.vmin) / (b.vmax - b.vmin) + 0.75 * (15.5 - 12.0) / 7.0);
 }
 
+// Time hidden behind local work is free: the bounds and the objective count max(T, hidden_s).
+TEST(AssignModel, HiddenTimeIsNotCounted) {
+  AssignProblem p = two_rank_problem();
+  p.hidden_s = 15.0;  // between Tmin = 12 and Tmax = 19
+  const ObjectiveBounds b = objective_bounds(p);
+  EXPECT_DOUBLE_EQ(b.tmin, 15.0);
+  EXPECT_DOUBLE_EQ(b.tmax, 19.0);
+  const Evaluation e = evaluate(p, {8, 2, 4}, 0.25);
+  EXPECT_DOUBLE_EQ(e.time, 15.5);  // the modelled exchange time itself
+  EXPECT_DOUBLE_EQ(e.objective,
+                   0.25 * (e.variance - b.vmin) / (b.vmax - b.vmin) + 0.75 * (15.5 - 15.0) / 4.0);
+  const Evaluation low = evaluate(p, {2, 2, 2}, 0.25);  // 12 <= hidden: no time term
+  EXPECT_DOUBLE_EQ(low.objective, 0.25);
+  p.hidden_s = 25.0;  // everything hidden: only the variance counts
+  EXPECT_DOUBLE_EQ(objective_bounds(p).tmin, 25.0);
+  EXPECT_DOUBLE_EQ(objective_bounds(p).tmax, 25.0);
+  EXPECT_DOUBLE_EQ(evaluate(p, {8, 8, 8}, 0.25).objective, 0.0);
+  p.hidden_s = -1;
+  EXPECT_THROW(validate(p), ConfigError);
+}
+
 TEST(AssignModel, EqualBoundsGiveZeroTerms) {
   ObjectiveBounds b;
   b.vmin = b.vmax = 3;

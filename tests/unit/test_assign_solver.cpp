@@ -121,6 +121,31 @@ TEST(AssignSolver, FastWithinHalfPercentOfExactPerSenderModel) {
   }
 }
 
+// With part of the exchange hidden behind local work (AssignProblem::hidden_s) both solvers count
+// only the exposed time; all hidden gives every message of non-zero weight the largest width.
+TEST(AssignSolver, FastWithinHalfPercentOfExactWithHiddenTime) {
+  for (uint64_t seed = 3100; seed < 3106; ++seed) {
+    AssignProblem p = random_problem(seed, 200, 2 + static_cast<int>(seed % 3), {2, 4, 8});
+    p.hidden_s = 0;
+    const ObjectiveBounds open = objective_bounds(p);
+    p.hidden_s = open.tmin + (open.tmax - open.tmin) * (0.2 + 0.15 * static_cast<double>(seed % 4));
+    SCOPED_TRACE("seed " + std::to_string(seed) + " hidden " + std::to_string(p.hidden_s));
+    expect_close_to_exact(p, 0.5, 1);
+    // The hidden window is filled: the fast solver's exchange takes at least most of it.
+    const Assignment fast = solve_assignment(p, options_for(Solver::kFast, 0.5));
+    EXPECT_GE(fast.eval.time, p.hidden_s * 0.9);
+    p.hidden_s = open.tmax * 1.5;
+    for (Solver solver : {Solver::kFast, Solver::kExact}) {
+      const Assignment a = solve_assignment(p, options_for(solver, 0.5));
+      for (size_t j = 0; j < a.bits.size(); ++j) {
+        if (p.messages[j].weight > 0) {
+          EXPECT_EQ(a.bits[j], 8) << "message " << j;
+        }
+      }
+    }
+  }
+}
+
 // The referee itself: on tiny instances the MILP finds the brute-force optimum.
 TEST(AssignSolver, ExactMatchesBruteForce) {
   for (uint64_t seed = 4000; seed < 4008; ++seed) {

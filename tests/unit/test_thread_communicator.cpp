@@ -36,11 +36,13 @@ TEST(ThreadCommunicator, ExchangeRunsTheHooksAroundExactBytes) {
       }
       std::vector<int> packed(size, 0), unpacked(size, 0);
       ExchangeOptions options(5);
-      options.hooks.pack = [&](int r, void*) {
+      options.hooks.pack = [&](int r, int piece, void*) {
+        EXPECT_EQ(piece, 0);
         ++packed[r];
         for (size_t i = 0; i < out[r].size(); ++i) out[r][i] = pattern(rank, r, i);
       };
-      options.hooks.unpack = [&](int r, void*) {
+      options.hooks.unpack = [&](int r, int piece, void*) {
+        EXPECT_EQ(piece, 0);
         ++unpacked[r];
         copies[r] = in[r];
       };

@@ -16,11 +16,17 @@
 // budget greedily (BudgetSolver::assign) and sends every receiver the widths of its messages,
 // 2 bits per message, in one small exchange: two synchronisations per solve. With solver exact,
 // rank 0 gathers all messages, solves the MILP and broadcasts the widths. Deterministic without
-// the codec time (constructor): the same traces, model and options give the same widths on every
-// run.
+// the measured times (constructor): the same traces, model and options give the same widths on
+// every run.
+//
+// Exposed time: in the overlapped modes the receivers work while an exchange is in flight, and the
+// epoch waits only for what is left. Each exchange's hidden time (AssignProblem::hidden_s) is the
+// shortest such window over the ranks in the last epoch (ExchangeTrace::hidden_s, gathered with the
+// statistics), so the objective counts max(exchange time, hidden time): widths that fit in the
+// window cost nothing, and the budget search starts there.
 //
 // Time model of one exchange: the per-sender link model (link_probe.h), whose channel s is busy
-// alpha_s + beta_s * bytes_s, plus (codec_time, constructor) on every sender's channel the time
+// alpha_s + beta_s * bytes_s, plus (measured_times, constructor) on every sender's channel the time
 // that sender spent quantizing and dequantizing the same exchange in the last epoch
 // (ExchangeTrace::quant_s; about independent of the widths: every element is read and rounded).
 // The runtime packs each peer's block before sending it and unpacks each arrival, on the same
@@ -67,11 +73,11 @@ class AdaptivePolicy : public BitPolicy {
   // Collective (one exchange of the forward coefficient sums; the clock offset to rank 0,
   // clock_offset.h). `part`, `a_halo` (the normalised adjacency's halo block, host memory) and
   // `comm` must outlive the policy; `time` is the link model the solver plans with (per sender,
-  // world = comm.size()), plus the measured quantization time of each exchange if `codec_time` (a
-  // measurement: without it, the same traces give the same widths on every run).
+  // world = comm.size()), plus, if `measured_times`, the measured quantization time and hidden time
+  // of each exchange (without them, the same traces give the same widths on every run).
   AdaptivePolicy(const Part& part, const kernels::CsrView& a_halo, Communicator& comm,
                  assign::TimeModel time, int layers, const AdaptiveOptions& opt, uint64_t seed,
-                 bool codec_time);
+                 bool measured_times);
 
   // Every message at the largest allowed width until an epoch has been traced; then the solver's
   // widths, re-solved from the last traced epoch every `period` epochs. Every plan traces its
@@ -106,12 +112,15 @@ class AdaptivePolicy : public BitPolicy {
   AdaptiveOptions opt_;
   uint64_t seed_;
   std::vector<double> coeff_sq_;  // forward: sum of squared coefficients per boundary message
-  bool codec_time_;
+  bool measured_times_;
   double clock_offset_s_ = 0;  // add to this rank's steady clock to read rank 0's
   // codec_s_[r * 2 * layers + exchange] (exchange: direction, then layer): rank r's quantization
   // and dequantization time of that exchange in the last epoch it took part in; 0 before the
-  // first, and always without codec_time. Gathered with every epoch's statistics.
+  // first, and always without measured_times. Gathered with every epoch's statistics.
   std::vector<double> codec_s_;
+  // hidden_s_[exchange]: the shortest hidden time over the ranks in the last epoch that had the
+  // exchange (ExchangeTrace::hidden_s); 0 before the first, and always without measured_times.
+  std::vector<double> hidden_s_;
   std::vector<int64_t> sender_messages_[2];  // by direction: every rank's outgoing messages
   // The last solve's problems and solvers, kept so that the next one reuses their memory.
   std::vector<assign::AssignProblem> problems_;

@@ -2,9 +2,11 @@
 // choose b_j in the allowed bit set for every message j to minimise
 //     lambda * (V - Vmin) / (Vmax - Vmin) + (1 - lambda) * (T - Tmin) / (Tmax - Tmin)
 // with V = sum_j w_j / (2^b_j - 1)^2 and T the modelled exchange time (time_model.h) of
-// bytes_j = ceil(d * b_j / 8) + meta_bytes. Vmax and Tmin are those of all messages at the
-// smallest allowed bit-width, Vmin and Tmax those at the largest; a term whose bounds coincide is
-// 0.
+// bytes_j = ceil(d * b_j / 8) + meta_bytes, counted from `hidden_s` on: T = max(exchange time,
+// hidden_s), where hidden_s is the work the receivers do while the exchange is in flight (the
+// overlapped modes), so that precision which fits in that window costs no time. Vmax and Tmin are
+// those of all messages at the smallest allowed bit-width, Vmin and Tmax those at the largest; a
+// term whose bounds coincide is 0.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,7 @@ struct AssignProblem {
   int64_t meta_bytes = 8;             // per-row header (min and scale), >= 0
   std::vector<int> bits = {2, 4, 8};  // allowed bit-widths: a non-empty subset of {2, 4, 8}
   TimeModel time;
+  double hidden_s = 0;  // exchange time hidden behind local work (>= 0; 0: none is hidden)
   std::vector<Message> messages;
 };
 
@@ -41,7 +44,7 @@ void validate(const AssignProblem& problem);
 
 struct ObjectiveBounds {
   double vmin = 0, vmax = 0;  // variance at all-largest and all-smallest bits
-  double tmin = 0, tmax = 0;  // exchange time at all-smallest and all-largest bits
+  double tmin = 0, tmax = 0;  // counted time (at least hidden_s) at all-smallest and all-largest
 };
 
 ObjectiveBounds objective_bounds(const AssignProblem& problem);
@@ -50,8 +53,9 @@ ObjectiveBounds objective_bounds(const AssignProblem& problem);
 // two ranks under the per-link or per-sender model): variances add, times take the maximum.
 ObjectiveBounds combine(const ObjectiveBounds& a, const ObjectiveBounds& b);
 
-// The normalised objective of variance v and time t under `bounds`; lambda in [0, 1]. Inline: the
-// fast solver evaluates it at every breakpoint.
+// The normalised objective of variance v and time t under `bounds`; lambda in [0, 1]. A time below
+// bounds.tmin counts as tmin (hidden time is free). Inline: the fast solver evaluates it at every
+// breakpoint.
 inline double normalized_objective(const ObjectiveBounds& bounds, double lambda, double v,
                                    double t) {
   double objective = 0;
@@ -59,7 +63,7 @@ inline double normalized_objective(const ObjectiveBounds& bounds, double lambda,
   if (bounds.vmax > bounds.vmin) {
     objective += lambda / (bounds.vmax - bounds.vmin) * (v - bounds.vmin);
   }
-  if (bounds.tmax > bounds.tmin) {
+  if (bounds.tmax > bounds.tmin && t > bounds.tmin) {
     objective += (1 - lambda) / (bounds.tmax - bounds.tmin) * (t - bounds.tmin);
   }
   return objective;

@@ -19,29 +19,38 @@ namespace adaqp {
 // is the transport's contract: host memory for MpiCommunicator; device memory of the
 // communicator's GPU, or host memory for small host-side exchanges, for NcclCommunicator
 // (nccl_communicator.h).
+//
+// A block may travel in pieces: send_pieces[r] (recv_pieces[r]) lists the end offsets of the
+// pieces of send[r] (recv[r]), ascending, each piece non-empty, the last = the block's bytes; empty
+// (the default): one piece. The hooks then run per piece, so that a host transport sends a packed
+// piece while the next is packed and unpacks a piece while later ones travel. Sender and receiver
+// must cut a block alike.
 struct ExchangeBuffers {
   std::vector<const void*> send;
   std::vector<size_t> send_bytes;
   std::vector<void*> recv;
   std::vector<size_t> recv_bytes;
+  std::vector<std::vector<size_t>> send_pieces, recv_pieces;
 
   // `world` entries, all empty.
   static ExchangeBuffers none(int world);
+  // The end offsets of the pieces of the block to (send) or from rank r: {bytes} when not cut.
+  std::vector<size_t> piece_ends(int r, bool send) const;
 };
 
-// Per-peer steps of an exchange, run by the transport (either may be empty):
-//   pack(r, stream):   writes send[r]; runs before the send to r starts;
-//   unpack(r, stream): reads recv[r]; runs once the block from r has arrived.
-// Each runs once per peer with a non-empty send (pack) or receive (unpack). A host transport
-// calls them on the thread that drives the exchange (see ExchangeOptions::background), a block's
-// unpack as soon as it has arrived, with stream = nullptr. A device transport calls them inside
-// exchange(), where they enqueue device work on `stream`, the communication stream (a
-// cudaStream_t): every pack before the grouped transfer, every unpack (peers in rank order) after
-// it. A hook that throws fails the exchange: the exception reaches the caller from exchange() or
-// from Work::wait().
+// Per-piece steps of an exchange, run by the transport (either may be empty):
+//   pack(r, k, stream):   writes piece k of send[r]; runs before that piece is sent to r;
+//   unpack(r, k, stream): reads piece k of recv[r]; runs once that piece from r has arrived.
+// Each runs once per piece (ExchangeBuffers::piece_ends), pieces in order, for every peer with a
+// non-empty send (pack) or receive (unpack). A host transport calls them on the thread that drives
+// the exchange (see ExchangeOptions::background), an unpack as soon as its piece has arrived, with
+// stream = nullptr. A device transport calls them inside exchange(), where they enqueue device
+// work on `stream`, the communication stream (a cudaStream_t): every pack before the grouped
+// transfer, every unpack (peers in rank order) after it. A hook that throws fails the exchange:
+// the exception reaches the caller from exchange() or from Work::wait().
 struct ExchangeHooks {
-  std::function<void(int peer, void* stream)> pack;
-  std::function<void(int peer, void* stream)> unpack;
+  std::function<void(int peer, int piece, void* stream)> pack;
+  std::function<void(int peer, int piece, void* stream)> unpack;
 };
 
 struct ExchangeOptions {
@@ -66,8 +75,9 @@ struct ExchangeTiming {
   double started_s = 0;    // the exchange began (device: its first work on the stream ran)
   double completed_s = 0;  // every transfer had completed and every unpack had run
   double codec_s = 0;      // time spent in the pack and unpack hooks
-  // Per rank: when its block had arrived (before its unpack); -1 for ranks that sent nothing. A
-  // device transport's grouped transfer completes as a whole: every entry is its end.
+  // Per rank: when its block (its last piece) had arrived, before that piece's unpack; -1 for ranks
+  // that sent nothing. A device transport's grouped transfer completes as a whole: every entry is
+  // its end.
   std::vector<double> arrival_s;
 };
 
@@ -131,12 +141,13 @@ class Communicator {
 // ConfigError unless `seconds` is a valid bound on a communicator's waits: in (0, 1e6].
 void check_comm_timeout(double seconds);
 
-// For transports: InvariantError unless `buffers` has one entry per rank of `world` and a buffer
-// wherever bytes > 0.
+// For transports: InvariantError unless `buffers` has one entry per rank of `world`, a buffer
+// wherever bytes > 0 and valid pieces (ExchangeBuffers).
 void check_exchange_buffers(const ExchangeBuffers& buffers, int world);
-// For transports: runs `hook` (if set) for `peer`; returns the seconds it took (ExchangeTiming::
-// codec_s sums them).
-double run_hook(const std::function<void(int, void*)>& hook, int peer, void* stream);
+// For transports: runs `hook` (if set) for piece `piece` of `peer`; returns the seconds it took
+// (ExchangeTiming::codec_s sums them).
+double run_hook(const std::function<void(int, int, void*)>& hook, int peer, int piece,
+                void* stream);
 
 // Start-up failure agreement: every rank calls this once with whether it failed locally; all get
 // true if any rank failed, and *first_failed (when given) is the lowest failing rank, or -1. Lets

@@ -69,6 +69,10 @@ struct Precision {
 struct HaloExchangerOptions {
   bool overlap = false;
   Device device;  // where the rows live; CUDA needs a device transport (NcclCommunicator)
+  // CPU codec: a peer's quantized block travels in up to 8 pieces of at least this many elements
+  // (rows x width), so that quantizing, sending and dequantizing overlap; the values sent do not
+  // depend on it. Both ends must use the same value.
+  int64_t piece_elements = int64_t{1} << 16;
 };
 
 class HaloExchanger {
