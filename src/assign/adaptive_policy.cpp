@@ -363,7 +363,8 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
   // Per exchange (direction, then layer), gathered from every rank: its modelled time, its start
   // on rank 0's clock (lowest() where it did not take part), its codec time (this epoch's if it
-  // took part, else the last one) and its hidden time (max() where it did not take part).
+  // took part, else the last one) and when it needed the exchange's data on rank 0's clock (its
+  // start plus its hidden time; max() where it did not take part).
   std::vector<double> mine(4 * exchanges, 0.0), all(4 * exchanges * world);
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
@@ -386,7 +387,7 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
         mine[exchanges + at] = done[l].started_s + clock_offset_s_;
         if (measured_times_) {
           mine[2 * exchanges + at] = done[l].quant_s;
-          mine[3 * exchanges + at] = done[l].hidden_s;
+          mine[3 * exchanges + at] = done[l].started_s + done[l].hidden_s + clock_offset_s_;
         }
       }
       int64_t bytes = 0;
@@ -404,15 +405,19 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   std::vector<double> predicted(exchanges, 0.0), measured(exchanges, 0.0);
   for (size_t at = 0; at < exchanges; ++at) {
     double last_start = std::numeric_limits<double>::lowest();
-    double hidden = std::numeric_limits<double>::max();
+    double first_need = std::numeric_limits<double>::max();
     for (int r = 0; r < world; ++r) {
       const double* v = all.data() + r * mine.size();
       predicted[at] = std::max(predicted[at], v[at]);
       last_start = std::max(last_start, v[exchanges + at]);
       codec_s_[r * exchanges + at] = v[2 * exchanges + at];
-      hidden = std::min(hidden, v[3 * exchanges + at]);
+      first_need = std::min(first_need, v[3 * exchanges + at]);
     }
-    if (hidden < std::numeric_limits<double>::max()) hidden_s_[at] = hidden;
+    // Hidden: from the moment the last rank started until the first needed the data (the model
+    // times an exchange from its last start too).
+    if (first_need < std::numeric_limits<double>::max()) {
+      hidden_s_[at] = std::max(0.0, first_need - last_start);
+    }
     if (traces[at] != nullptr) {
       measured[at] = std::max(0.0, traces[at]->completed_s + clock_offset_s_ - last_start);
     }

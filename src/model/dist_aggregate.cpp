@@ -3,6 +3,7 @@
 #include <torch/autograd.h>
 #include <torch/custom_class.h>
 
+#include <optional>
 #include <string>
 
 #include "adaqp/common/error.h"
@@ -65,14 +66,19 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
   }
 };
 
-// y = (A h) W^T + b as one operation, split by rows: central rows (no halo in-neighbours, the
-// first num_central) are final after A_local, so their dense product runs while the halo rows
-// travel, the marginal rows' after. The backward mirrors it: the marginal rows of dz = dy W go
-// first (A_halo^T reads only them), then, while the partial gradients travel, the central rows of
-// dz and the weight and bias gradients (which need only dy and z = A h).
+// y = (A h) W^T + b [+ h R^T] as one operation, split by rows: central rows (no halo
+// in-neighbours, the first num_central) are final after A_local, so their dense product runs
+// while the halo rows travel, the marginal rows' after; the root term h R^T (GraphSAGE) needs no
+// halo rows and runs while they travel too. The backward mirrors it: the marginal rows of
+// dz = dy W go first (A_halo^T reads only them), then, while the partial gradients travel, the
+// central rows of dz, the weight and bias gradients (which need only dy and z = A h) and the root
+// term's gradients.
 struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinear> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& weight,
-                            const at::Tensor& bias, DistGraph* graph, int64_t layer) {
+                            const at::Tensor& bias, const std::optional<at::Tensor>& root_arg,
+                            DistGraph* graph, int64_t layer) {
+    // Optional, so that autograd takes an absent root term for no input.
+    const at::Tensor root = root_arg.value_or(at::Tensor());
     check_rows(h, *graph, "aggregation input");
     const at::Tensor x = h.contiguous();
     const int64_t n = x.size(0), central = graph->part().num_central;
@@ -82,10 +88,12 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
                            static_cast<int>(layer));
     at::Tensor y_central = y.narrow(0, 0, central);
     at::addmm_out(y_central, bias, z.narrow(0, 0, central), weight.t());  // what a Linear does
+    const at::Tensor rooted = root.defined() ? at::mm(x, root.t()) : at::Tensor();
     graph->end_aggregate(x.size(1), z.data_ptr<float>());
     at::Tensor y_marginal = y.narrow(0, central, n - central);
     at::addmm_out(y_marginal, bias, z.narrow(0, central, n - central), weight.t());
-    ctx->save_for_backward({z, weight});
+    if (rooted.defined()) y.add_(rooted);
+    ctx->save_for_backward({z, weight, x, root});
     save_ref(ctx, graph, layer);
     return y;
   }
@@ -97,6 +105,8 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& z = saved[0];
     const at::Tensor& weight = saved[1];
+    const at::Tensor& x = saved[2];
+    const at::Tensor& root = saved[3];
     const at::Tensor dy = grad_outputs[0].contiguous();
     const int64_t n = dy.size(0), central = graph->part().num_central;
     at::Tensor dz = at::empty({n, weight.size(1)}, dy.options());
@@ -109,9 +119,15 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     at::mm_out(dz_central, dy.narrow(0, 0, central), weight);
     const at::Tensor d_weight = dy.t().mm(z);
     const at::Tensor d_bias = dy.sum(0);
+    at::Tensor d_root, dx_root;
+    if (root.defined()) {
+      d_root = dy.t().mm(x);
+      dx_root = dy.mm(root);
+    }
     at::Tensor dh = at::empty_like(dz);
     graph->end_aggregate_backward(dz.data_ptr<float>(), dz.size(1), dh.data_ptr<float>());
-    return {dh, d_weight, d_bias, at::Tensor(), at::Tensor()};
+    if (dx_root.defined()) dh.add_(dx_root);
+    return {dh, d_weight, d_bias, d_root, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -122,8 +138,11 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
 }
 
 at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
-                                 const at::Tensor& bias, DistGraph& graph, int layer) {
-  return DistAggregateLinear::apply(h, weight, bias, &graph, static_cast<int64_t>(layer));
+                                 const at::Tensor& bias, const at::Tensor& root, DistGraph& graph,
+                                 int layer) {
+  return DistAggregateLinear::apply(h, weight, bias,
+                                    root.defined() ? std::optional<at::Tensor>(root) : std::nullopt,
+                                    &graph, static_cast<int64_t>(layer));
 }
 
 }  // namespace adaqp

@@ -93,10 +93,12 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
       torch::nn::Linear& lin = neighbour_[l];
       if (out_width(l) < in_width(l)) {
         y = dist_aggregate(at::matmul(h, lin->weight.t()), graph, l) + lin->bias;
+        if (sage) y = y + root_[l]->forward(h);
       } else {
-        y = dist_aggregate_linear(h, lin->weight, lin->bias, graph, l);
+        // GraphSAGE's root term is computed inside, while the boundary rows travel.
+        y = dist_aggregate_linear(h, lin->weight, lin->bias, sage ? root_[l]->weight : at::Tensor(),
+                                  graph, l);
       }
-      if (sage) y = y + root_[l]->forward(h);
     }
     if (l + 1 < opt_.layers) {
       if (opt_.layer_norm) y = norm_[l]->forward(y);

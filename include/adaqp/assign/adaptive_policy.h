@@ -20,8 +20,9 @@
 // every run.
 //
 // Exposed time: in the overlapped modes the receivers work while an exchange is in flight, and the
-// epoch waits only for what is left. Each exchange's hidden time (AssignProblem::hidden_s) is the
-// shortest such window over the ranks in the last epoch (ExchangeTrace::hidden_s, gathered with the
+// epoch waits only for what is left. Each exchange's hidden time (AssignProblem::hidden_s) is, in
+// the last epoch, the time from the moment the last rank started it (from where the model times
+// it) until the first rank needed its data (start plus ExchangeTrace::hidden_s, gathered with the
 // statistics), so the objective counts max(exchange time, hidden time): widths that fit in the
 // window cost nothing, and the budget search starts there.
 //
@@ -118,8 +119,9 @@ class AdaptivePolicy : public BitPolicy {
   // and dequantization time of that exchange in the last epoch it took part in; 0 before the
   // first, and always without measured_times. Gathered with every epoch's statistics.
   std::vector<double> codec_s_;
-  // hidden_s_[exchange]: the shortest hidden time over the ranks in the last epoch that had the
-  // exchange (ExchangeTrace::hidden_s); 0 before the first, and always without measured_times.
+  // hidden_s_[exchange]: its hidden time in the last epoch that had it (from the last rank's start
+  // until the first rank needed the data, at least 0); 0 before the first, and always without
+  // measured_times.
   std::vector<double> hidden_s_;
   std::vector<int64_t> sender_messages_[2];  // by direction: every rank's outgoing messages
   // The last solve's problems and solvers, kept so that the next one reuses their memory.

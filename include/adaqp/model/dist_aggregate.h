@@ -14,11 +14,14 @@ namespace adaqp {
 // (num_owned x d).
 at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer);
 
-// (A h) W^T + b: a Linear (weight out x d, bias out) after the aggregation, in one operation whose
-// backward computes the weight and bias gradients while the halo partial gradients travel (the
-// overlap of design notes section 4 extended to the dense layer). Forward results equal
-// Linear(dist_aggregate(h)).
+// (A h) W^T + b [+ h R^T]: a Linear (weight out x d, bias out) after the aggregation, plus, when
+// `root` (out x d) is defined, GraphSAGE's root term, in one operation that computes the central
+// rows' product and the root term while the boundary rows travel, and whose backward computes the
+// weight, bias and root gradients while the halo partial gradients travel (the overlap of design
+// notes section 4 extended to the dense layer). Forward results equal Linear(dist_aggregate(h))
+// [+ h R^T].
 at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
-                                 const at::Tensor& bias, DistGraph& graph, int layer);
+                                 const at::Tensor& bias, const at::Tensor& root, DistGraph& graph,
+                                 int layer);
 
 }  // namespace adaqp
