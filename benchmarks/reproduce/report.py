@@ -98,13 +98,15 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
              "- Command: `%s` (%.1f min, %d runs)." % (meta["command"], meta["wall_s"] / 60,
                                                       meta["runs"]),
              "- Throughput: %s, every figure the mean over the measured epochs of the slowest "
-             "rank's epoch; accuracy: plain mpirun, W=%d, test accuracy at the best validation "
+             "rank's epoch%s; accuracy: plain mpirun, W=%d, test accuracy at the best validation "
              "accuracy, %d seeds." % (
                  "every rank on the one GPU (training.device=cuda), NCCL between them over its "
                  "socket transport (a distinct NCCL_HOSTID per rank)" if gpu else
                  "one rank per host of the virtual cluster (scripts/vcluster.sh)"
                  if meta.get("link", "vcluster") == "vcluster" else
                  "plain mpirun on the CPU over shared memory (a gpu profile's flow, --device cpu)",
+                 ", of the faster of %d runs per mode taken in turn" % meta["repeats"]
+                 if meta.get("repeats", 1) > 1 else "",
                  meta["acc_workers"], meta["acc_seeds"]), ""]
     if meta["calibration"]:
         lines += ["## Bandwidth", "",

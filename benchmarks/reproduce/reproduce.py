@@ -84,14 +84,21 @@ def throughput(jobs, prof, datasets, bandwidths):
             infos[(dataset, w)] = info = jobs.partition(dataset, w)
             for bw in bandwidths[w]:
                 for model in prof.models:
+                    # The modes run in turn, prof.repeats rounds; a mode's figure is its fastest
+                    # run (noise on a shared machine only ever adds time).
                     by_mode = {}
-                    for mode, sets in MODES.items():
-                        # bandwidth 0: the device's own link (NCCL), not a shaped cluster
-                        run = jobs.train(
-                            "tp-%s-%s-w%d-%dmbit-%s" % (dataset, model, w, bw, mode), dataset,
-                            model, w, sets + ["training.epochs=%d" % prof.epochs,
-                                              "training.eval_every=%d" % prof.epochs], bw or None)
-                        by_mode[mode] = (run, metrics.steady_stats(run, prof.warmup))
+                    for rep in range(prof.repeats):
+                        for mode, sets in MODES.items():
+                            name = "tp-%s-%s-w%d-%dmbit-%s" % (dataset, model, w, bw, mode)
+                            # bandwidth 0: the device's own link (NCCL), not a shaped cluster
+                            run = jobs.train(
+                                name + ("-r%d" % rep if rep else ""), dataset, model, w,
+                                sets + ["training.epochs=%d" % prof.epochs,
+                                        "training.eval_every=%d" % prof.epochs], bw or None)
+                            stats = metrics.steady_stats(run, prof.warmup)
+                            if mode not in by_mode or \
+                                    stats["epoch_time_s"] < by_mode[mode][1]["epoch_time_s"]:
+                                by_mode[mode] = (run, stats)
                     rows += throughput_rows(dataset, model, w, bw, info, by_mode)
     return rows, infos
 
@@ -234,7 +241,7 @@ def main():
         "commit": commit,
         "wall_s": time.monotonic() - started, "runs": jobs.runs_done,
         "calibration": calibration, "calibrated_mbit": calibrated, "bandwidths": bandwidths, "profile_settings": repr(prof),
-        "acc_workers": prof.acc_workers, "acc_seeds": prof.acc_seeds,
+        "acc_workers": prof.acc_workers, "acc_seeds": prof.acc_seeds, "repeats": prof.repeats,
         "bandwidth_factors": prof.bandwidth_factors, "device": prof.device, "link": prof.link,
         "gpu": gpu_name() if prof.device == "cuda" else None}
     tables = report.write(out, meta, tp_rows, acc_rows, curves, pyg_rows)
