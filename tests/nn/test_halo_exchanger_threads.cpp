@@ -26,12 +26,17 @@ double step_bound(const at::Tensor& row, int bits) {
 
 class HaloExchangerThreads : public ::testing::TestWithParam<int> {};
 
+// The owner of every node of g among `world` parts.
+std::vector<int32_t> owners(const Graph& g, int world) {
+  PartitionOptions popt;
+  popt.parts = world;
+  return assign_parts(g, popt);
+}
+
 TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
   const int world = GetParam();
   const Graph g = test::small_graph(240, 41);
-  PartitionOptions popt;
-  popt.parts = world;
-  const std::vector<int32_t> owner = assign_parts(g, popt);
+  const std::vector<int32_t> owner = owners(g, world);
   const int64_t d = 13;
   const at::Tensor h_all = test::random_matrix(g.num_nodes, d, 1) * 2.0;
   const at::Tensor g_all = test::random_matrix(g.num_nodes, d, 2);
@@ -93,9 +98,7 @@ TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
 TEST_P(HaloExchangerThreads, PiecesChangeNothingThatArrives) {
   const int world = GetParam();
   const Graph g = test::small_graph(240, 43);
-  PartitionOptions popt;
-  popt.parts = world;
-  const std::vector<int32_t> owner = assign_parts(g, popt);
+  const std::vector<int32_t> owner = owners(g, world);
   const int64_t d = 9;
   const at::Tensor h_all = test::random_matrix(g.num_nodes, d, 3);
   run_thread_ranks(world, [&](Communicator& comm) {
