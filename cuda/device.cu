@@ -5,12 +5,15 @@
 
 namespace adaqp::kernels {
 
-int cuda_device_count() {
+int cuda_device_count(std::string* why) {
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no device" error
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error
+    if (why != nullptr) *why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
     return 0;
   }
+  if (why != nullptr) why->clear();
   return count;
 }
 

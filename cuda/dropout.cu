@@ -22,8 +22,12 @@ __global__ void dropout_kernel(DropoutKey key, float p, float keep,
         philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
                      static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(b));
     float* row = out + i * width;
-    for (int64_t e = b * 4; e < width && e < b * 4 + 4; ++e)
-      row[e] = philox_uniform(words.v[e % 4]) < p ? 0.0f : keep;
+    // A constant index into words.v keeps it in registers (a computed one spills it to memory).
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int64_t e = b * 4 + j;
+      if (e < width) row[e] = philox_uniform(words.v[j]) < p ? 0.0f : keep;
+    }
   }
 }
 

@@ -157,6 +157,11 @@ struct CudaSpmm::Impl {
     cusparseDnMatDescr_t yd = nullptr;
     ADAQP_CUSPARSE_CALL(cusparseCreateDnMat(&yd, a.rows, d, d, y, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     DnMatPtr y_descr(yd);
+    // Without accumulation y may hold anything (NaN from an earlier use): zero it rather than
+    // rely on cuSPARSE never reading C when beta is 0.
+    if (!accumulate)
+      ADAQP_CUDA_CHECK(
+          cudaMemsetAsync(y, 0, sizeof(float) * static_cast<size_t>(a.rows * d), stream));
     const float alpha = 1.0f;
     const float beta = accumulate ? 1.0f : 0.0f;
     ADAQP_CUSPARSE_CALL(cusparseSetStream(handle.get(), stream));

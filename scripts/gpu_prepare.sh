@@ -4,13 +4,14 @@
 # ones this project needs beyond them (libzip, nlohmann-json), and the small shared datasets the
 # GPU checks train on (Cora, CiteSeer) into .gpu/datasets. Then, on the GPU machine, with .gpu/
 # carried beside the sources:
-#   bash .gpu/on-device.sh bash scripts/gpu_checks.sh        (cuda/GPU-CHECKLIST.md says more)
+#   bash .gpu/on-device.sh bash scripts/gpu_checks.sh kernels nccl   (then: ... train; see
+#   cuda/GPU-CHECKLIST.md)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SHARED=${ADAQP_SHARED:-$ROOT/../shared}
 cd "$ROOT"
 bash "$SHARED/gpu/prepare.sh"
-(cd .gpu/debs && apt-get download libzip-dev libzip4 nlohmann-json3-dev 2>/dev/null)
+(cd .gpu/debs && apt-get download libzip-dev libzip4 nlohmann-json3-dev)
 mkdir -p .gpu/datasets
 for ds in cora citeseer; do
   [[ -d "$SHARED/datasets/$ds" ]] && cp -r "$SHARED/datasets/$ds" .gpu/datasets/

@@ -429,7 +429,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, const NcclCommunicatorOptions&
     if (options.device < 0 || options.device >= devices)
       throw ConfigError(fmt::format("CUDA device {} on rank {} outside the {} visible device(s)",
                                     options.device, rank, devices));
-    DeviceGuard guard(options.device, rank);
+    // Set for good, not guarded: restoring the previous device (0 when none was chosen) would
+    // give device 0 a context on every rank of a multi-GPU host.
+    ADAQP_CUDA_CALL(cudaSetDevice(options.device), rank, options.device);
     impl_->state = std::make_shared<NcclState>(rank, size, options.device, options.timeout_s);
     if (rank == 0) {
       const ncclResult_t result = ncclGetUniqueId(&id);
@@ -447,7 +449,6 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, const NcclCommunicatorOptions&
                                 rank, first_failed));
   }
   impl_->mpi->broadcast(&id, sizeof(id), 0);
-  DeviceGuard guard(options.device, rank);
   impl_->state->init(id);
   spdlog::debug("rank {}: NCCL communicator of {} ranks on device {}", rank, size, options.device);
 }

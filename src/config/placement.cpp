@@ -19,7 +19,8 @@ std::string cuda_obstacle(const PlacementEnvironment& env) {
            "build of libtorch at configure time)";
   }
   if (env.visible_devices == 0) {
-    return fmt::format("no CUDA device is visible on rank {}", env.rank);
+    return fmt::format("no CUDA device is visible on rank {}{}", env.rank,
+                       env.no_devices.empty() ? "" : " (" + env.no_devices + ")");
   }
   if (env.gpu_shared && !env.distinct_host_ids) {
     return fmt::format(
@@ -84,7 +85,7 @@ PlacementEnvironment probe_placement_environment() {
   PlacementEnvironment env;
 #if ADAQP_WITH_CUDA && ADAQP_WITH_NCCL && ADAQP_WITH_TORCH_CUDA
   env.cuda_build = true;
-  env.visible_devices = kernels::cuda_device_count();
+  env.visible_devices = kernels::cuda_device_count(&env.no_devices);
 #endif
   return env;
 }

@@ -94,9 +94,9 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     : part_(std::move(part)),
       comm_(comm),
       opt_(opt),
-      exchanger_(part_, comm, HaloExchangerOptions{opt.overlap, opt.device}),
       local_timer_(opt.device),
-      halo_timer_(opt.device) {
+      halo_timer_(opt.device),
+      exchanger_(part_, comm, HaloExchangerOptions{opt.overlap, opt.device}) {
   const int64_t owned = part_.num_owned();
   local_values_ = block_values(opt_.aggregation, part_.local_indptr, part_.local_indices,
                                part_.owned_in_degree, part_.owned_out_degree);

@@ -71,6 +71,15 @@ std::vector<size_t> piece_ends(const std::vector<Piece>& pieces) {
   return ends;
 }
 
+// A plan's widths must cover exactly the exchange's messages (codec tables index them).
+void check_widths(const ExchangeId& id, const MessageBits& bits, int64_t sends, int64_t recvs) {
+  ADAQP_CHECK(
+      static_cast<int64_t>(bits.send.size()) == sends &&
+          static_cast<int64_t>(bits.recv.size()) == recvs,
+      fmt::format("layer {} {}: {} send and {} receive bit-widths for {} and {} messages", id.layer,
+                  direction_name(id.dir), bits.send.size(), bits.recv.size(), sends, recvs));
+}
+
 }  // namespace
 
 // One exchange's data as its hooks see it: rows to send and where received rows go.
@@ -173,11 +182,7 @@ HaloExchanger::Codec& HaloExchanger::codec(const Transfer& t) {
   if (slot == nullptr) slot = std::make_unique<Codec>();
   Codec& c = *slot;
   const MessageBits& bits = *t.precision.bits;
-  ADAQP_CHECK(static_cast<int64_t>(bits.send.size()) == t.send_offsets->back() &&
-                  static_cast<int64_t>(bits.recv.size()) == t.recv_offsets->back(),
-              fmt::format("layer {} {}: {} send and {} receive bit-widths for {} and {} messages",
-                          t.id.layer, direction_name(t.id.dir), bits.send.size(), bits.recv.size(),
-                          t.send_offsets->back(), t.recv_offsets->back()));
+  check_widths(t.id, bits, t.send_offsets->back(), t.recv_offsets->back());
   const int world = part_.num_parts;
   if (opt_.device.is_cuda()) {
     // The tables depend on the widths only (prepare() compiles them before the epoch); the
@@ -254,6 +259,7 @@ void HaloExchanger::prepare(const QuantPlan& plan) {
       t.send_offsets = dir == 0 ? &part_.send_offsets : &part_.halo_offsets;
       t.recv_offsets = dir == 0 ? &part_.halo_offsets : &part_.send_offsets;
       t.precision.bits = &by_layer[l];
+      check_widths(t.id, by_layer[l], t.send_offsets->back(), t.recv_offsets->back());
       std::unique_ptr<Codec>& slot = codecs_[tag_of(t.id)];
       if (slot == nullptr) slot = std::make_unique<Codec>();
       if (!slot->compiled || slot->send_bits != by_layer[l].send ||

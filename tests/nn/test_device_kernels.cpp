@@ -18,6 +18,7 @@
 #include "adaqp/quant/block_codec.h"
 #if ADAQP_WITH_CUDA
 #include "adaqp/kernels/cuda_device.h"
+#include "cuda_skip.h"
 #endif
 
 namespace adaqp {
@@ -84,9 +85,6 @@ TEST(ScatterAddRows, AddsEachRowIntoItsTargetOnce) {
 
 #if ADAQP_WITH_CUDA
 
-#define ADAQP_REQUIRE_CUDA_DEVICE() \
-  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible"
-
 template <typename T>
 at::Tensor on_gpu(const std::vector<T>& host, at::ScalarType type) {
   return at::from_blob(const_cast<T*>(host.data()), {static_cast<int64_t>(host.size())},
@@ -106,12 +104,14 @@ TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
   ADAQP_REQUIRE_CUDA_DEVICE();
   const quant::QuantKey key{77, 5, 2, RngStream::kQuantForward};
   for (int64_t d : {1, 7, 64, 129}) {
-    for (int64_t n : {1, 40, 1000}) {
+    // 600,000 rows: more than one grid of the row kernels (65,535 blocks of 8 rows) covers.
+    for (int64_t n : {1, 40, 1000, 600000}) {
+      if (n > 1000 && d > 7) continue;
       const int64_t rows = n + 5;
       std::vector<float> src = random_rows(rows, d, static_cast<uint32_t>(d + n));
       for (int64_t e = 0; e < d; ++e) src[e] = 0.25f;  // a constant row
       std::vector<int64_t> src_rows(static_cast<size_t>(n)), gids(static_cast<size_t>(n));
-      for (int64_t k = 0; k < n; ++k) src_rows[k] = (k * 3 + 1) % rows, gids[k] = 500 + 7 * k;
+      for (int64_t k = 0; k < n; ++k) src_rows[k] = (k * 3) % rows, gids[k] = 500 + 7 * k;
       const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(d * 3 + n));
       const quant::BlockLayout layout(bits.data(), n, d);
       std::vector<uint8_t> cpu(static_cast<size_t>(layout.bytes()));
@@ -188,6 +188,22 @@ TEST(DropoutCuda, SameMasksAsTheCpu) {
       ASSERT_EQ(to_host<float>(out), cpu) << "p " << p << " width " << width;
     }
   }
+}
+
+TEST(DropoutCuda, MasksBeyondOneGridMatchTheCpu) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  // 70,000 rows of 1,024: 17.9M groups of 4 elements, more than one grid (65,535 x 256 threads).
+  const int64_t n = 70000, width = 1024;
+  std::vector<int64_t> gids(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) gids[i] = 3 * i + 1;
+  const DropoutKey key{5, 1, 1};
+  std::vector<float> cpu(static_cast<size_t>(n * width));
+  dropout_mask(key, 0.5f, gids.data(), n, width, cpu.data());
+  const at::Tensor d_gids = on_gpu(gids, at::kLong);
+  at::Tensor out = at::empty({n * width}, at::TensorOptions().device(at::kCUDA));
+  dropout_mask_cuda(key, 0.5f, d_gids.data_ptr<int64_t>(), n, width, out.data_ptr<float>(),
+                    nullptr);
+  ASSERT_EQ(to_host<float>(out), cpu);
 }
 
 TEST(ScatterAddRowsCuda, SameSumsAsTheCpu) {

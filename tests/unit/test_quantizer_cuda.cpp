@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "adaqp/kernels/cuda_device.h"
+#include "cuda_skip.h"
 #endif
 
 namespace adaqp::quant {
@@ -51,9 +52,6 @@ class DeviceArray {
   void* ptr_ = nullptr;
   size_t size_;
 };
-
-#define ADAQP_REQUIRE_CUDA_DEVICE() \
-  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible"
 
 std::vector<float> random_rows(int64_t n, int64_t d, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -100,6 +98,36 @@ TEST(QuantCuda, BitIdenticalToCpu) {
         ASSERT_EQ(d_rows.to_host(), rows) << where;
       }
     }
+  }
+}
+
+TEST(QuantCuda, RowsBeyondOneGridAreAllQuantized) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  // More rows than one grid of the row kernels covers (65,535 blocks of 8 rows).
+  const int64_t n = 600000, d = 4;
+  const QuantKey key{3, 1, 1, RngStream::kQuantForward};
+  const std::vector<float> src = random_rows(n, d, 9);
+  std::vector<int64_t> index(n), gids(n);
+  for (int64_t i = 0; i < n; ++i) index[i] = n - 1 - i, gids[i] = i;
+  for (int bits : {2, 8}) {
+    const int64_t bytes = n * packed_row_bytes(d, bits);
+    std::vector<uint8_t> packed(bytes);
+    std::vector<float> meta(2 * n), ranges(n), rows(n * d);
+    quantize_rows(src.data(), d, index.data(), gids.data(), n, bits, key, packed.data(),
+                  meta.data(), ranges.data());
+    dequantize_rows(packed.data(), meta.data(), n, d, bits, rows.data());
+    DeviceArray<float> d_src{src}, d_meta{std::vector<float>(2 * n)},
+        d_ranges{std::vector<float>(n)}, d_rows{std::vector<float>(n * d)};
+    DeviceArray<int64_t> d_index{index}, d_gids{gids};
+    DeviceArray<uint8_t> d_packed{std::vector<uint8_t>(bytes, 0xAB)};
+    DeviceArray<unsigned long long> d_status{std::vector<unsigned long long>(1, 7)};
+    quantize_rows_cuda(d_src.get(), d, d_index.get(), d_gids.get(), n, bits, key, d_packed.get(),
+                       d_meta.get(), d_ranges.get(), d_status.get(), nullptr);
+    dequantize_rows_cuda(d_packed.get(), d_meta.get(), n, d, bits, d_rows.get(), nullptr);
+    cuda_ok(cudaDeviceSynchronize());
+    ASSERT_EQ(d_packed.to_host(), packed) << "bits " << bits;
+    ASSERT_EQ(d_meta.to_host(), meta) << "bits " << bits;
+    ASSERT_EQ(d_rows.to_host(), rows) << "bits " << bits;
   }
 }
 

@@ -58,7 +58,8 @@ class NcclCommunicator : public Communicator {
   // 0's NCCL unique id and creates the NCCL communicator (non-blocking mode, so a missing peer
   // times out). All ranks agree on local start-up failures first: a rank that failed throws its
   // own error, the others CommError naming it. Throws ConfigError for a bad device or timeout,
-  // CommError when NCCL fails or times out, Error when CUDA fails.
+  // CommError when NCCL fails or times out, Error when CUDA fails. Leaves `options.device` the
+  // calling thread's current device (no other device gets a context).
   NcclCommunicator(MPI_Comm comm, const NcclCommunicatorOptions& options);
   // Finalizes the NCCL communicator (bounded by the timeout, aborting on expiry) once no Work
   // still uses it; never throws.

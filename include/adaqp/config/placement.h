@@ -12,6 +12,7 @@ namespace adaqp {
 struct PlacementEnvironment {
   bool cuda_build = false;  // built with CUDA, NCCL and a CUDA libtorch
   int visible_devices = 0;  // CUDA devices this rank sees
+  std::string no_devices;   // with none: what the CUDA runtime said
   int local_rank = 0;       // this rank's index among the ranks of its host
   int local_ranks = 1;      // ranks on this host
   // Another rank of the host would use the same physical GPU (by UUID: clusters that show each

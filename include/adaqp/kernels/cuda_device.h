@@ -13,8 +13,9 @@
 
 namespace adaqp::kernels {
 
-// Number of visible CUDA devices; 0 when there is no driver or device.
-int cuda_device_count();
+// Number of visible CUDA devices; 0 when there is no driver or device, and then `why` (when given)
+// holds what the runtime said (e.g. a driver older than this build's CUDA runtime).
+int cuda_device_count(std::string* why = nullptr);
 // Makes `device` current for the calling thread.
 void cuda_set_device(int device);
 // "NVIDIA H100 80GB HBM3" etc.

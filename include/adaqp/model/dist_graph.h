@@ -126,7 +126,6 @@ class DistGraph {
   DistGraphOptions opt_;
   std::vector<float> local_values_, halo_values_;
   std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_;
-  HaloExchanger exchanger_;
   const QuantPlan* plan_ = nullptr;
   MessageTraces traces_;
   StreamTimer local_timer_, halo_timer_;
@@ -135,6 +134,9 @@ class DistGraph {
   at::Tensor features_product_;  // A X
   at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
   at::Tensor halo_buf_;          // halo rows (forward) or halo partial gradients (backward)
+  // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
+  // the buffers above.
+  HaloExchanger exchanger_;
 };
 
 // Quantizes a graph's training exchanges with `plan` for a scope (e.g. one training epoch) and
