@@ -61,6 +61,36 @@ std::vector<float> random_rows(int64_t n, int64_t d, uint32_t seed) {
   return x;
 }
 
+// Quantizes and dequantizes rows `index` of src (width d) on the CPU and on the GPU and expects
+// the same bytes, metadata, ranges and rows.
+void expect_same_as_cpu(const std::vector<float>& src, int64_t d, const std::vector<int64_t>& index,
+                        const std::vector<int64_t>& gids, int bits, const QuantKey& key,
+                        const std::string& where) {
+  const auto n = static_cast<int64_t>(index.size());
+  const int64_t bytes = n * packed_row_bytes(d, bits);
+  std::vector<uint8_t> packed(bytes);
+  std::vector<float> meta(2 * n), ranges(n), rows(n * d);
+  quantize_rows(src.data(), d, index.data(), gids.data(), n, bits, key, packed.data(), meta.data(),
+                ranges.data());
+  dequantize_rows(packed.data(), meta.data(), n, d, bits, rows.data());
+
+  DeviceArray<float> d_src{src}, d_meta{std::vector<float>(2 * n)}, d_ranges{std::vector<float>(n)},
+      d_rows{std::vector<float>(n * d)};
+  DeviceArray<int64_t> d_index{index}, d_gids{gids};
+  DeviceArray<uint8_t> d_packed{std::vector<uint8_t>(bytes, 0xAB)};
+  DeviceArray<unsigned long long> d_status{std::vector<unsigned long long>(1, 7)};
+  quantize_rows_cuda(d_src.get(), d, d_index.get(), d_gids.get(), n, bits, key, d_packed.get(),
+                     d_meta.get(), d_ranges.get(), d_status.get(), nullptr);
+  check_quantize_status_cuda(d_status.get(), d_src.get(), d, d_index.get(), d_gids.get(), n, key,
+                             nullptr);
+  dequantize_rows_cuda(d_packed.get(), d_meta.get(), n, d, bits, d_rows.get(), nullptr);
+  cuda_ok(cudaDeviceSynchronize());
+  ASSERT_EQ(d_packed.to_host(), packed) << where;
+  ASSERT_EQ(d_meta.to_host(), meta) << where;
+  ASSERT_EQ(d_ranges.to_host(), ranges) << where;
+  ASSERT_EQ(d_rows.to_host(), rows) << where;
+}
+
 TEST(QuantCuda, BitIdenticalToCpu) {
   ADAQP_REQUIRE_CUDA_DEVICE();
   const QuantKey key{0xfeedull, 12, 2, RngStream::kQuantBackward};
@@ -72,30 +102,9 @@ TEST(QuantCuda, BitIdenticalToCpu) {
         if (n > 2) src[2 * d] = 1.0e30f, src[3 * d - 1] = -1.0e30f;  // a huge range
         std::vector<int64_t> index(n), gids(n);
         for (int64_t i = 0; i < n; ++i) index[i] = (i * 5 + 1) % (n + 2), gids[i] = 1000 + 3 * i;
-        const int64_t bytes = n * packed_row_bytes(d, bits);
-        std::vector<uint8_t> packed(bytes);
-        std::vector<float> meta(2 * n), ranges(n), rows(n * d);
-        quantize_rows(src.data(), d, index.data(), gids.data(), n, bits, key, packed.data(),
-                      meta.data(), ranges.data());
-        dequantize_rows(packed.data(), meta.data(), n, d, bits, rows.data());
-
-        DeviceArray<float> d_src{src}, d_meta{std::vector<float>(2 * n)},
-            d_ranges{std::vector<float>(n)}, d_rows{std::vector<float>(n * d)};
-        DeviceArray<int64_t> d_index{index}, d_gids{gids};
-        DeviceArray<uint8_t> d_packed{std::vector<uint8_t>(bytes, 0xAB)};
-        DeviceArray<unsigned long long> d_status{std::vector<unsigned long long>(1, 7)};
-        quantize_rows_cuda(d_src.get(), d, d_index.get(), d_gids.get(), n, bits, key,
-                           d_packed.get(), d_meta.get(), d_ranges.get(), d_status.get(), nullptr);
-        check_quantize_status_cuda(d_status.get(), d_src.get(), d, d_index.get(), d_gids.get(), n,
-                                   key, nullptr);
-        dequantize_rows_cuda(d_packed.get(), d_meta.get(), n, d, bits, d_rows.get(), nullptr);
-        cuda_ok(cudaDeviceSynchronize());
-        const std::string where =
-            "b=" + std::to_string(bits) + " d=" + std::to_string(d) + " n=" + std::to_string(n);
-        ASSERT_EQ(d_packed.to_host(), packed) << where;
-        ASSERT_EQ(d_meta.to_host(), meta) << where;
-        ASSERT_EQ(d_ranges.to_host(), ranges) << where;
-        ASSERT_EQ(d_rows.to_host(), rows) << where;
+        expect_same_as_cpu(
+            src, d, index, gids, bits, key,
+            "b=" + std::to_string(bits) + " d=" + std::to_string(d) + " n=" + std::to_string(n));
       }
     }
   }
@@ -105,29 +114,12 @@ TEST(QuantCuda, RowsBeyondOneGridAreAllQuantized) {
   ADAQP_REQUIRE_CUDA_DEVICE();
   // More rows than one grid of the row kernels covers (65,535 blocks of 8 rows).
   const int64_t n = 600000, d = 4;
-  const QuantKey key{3, 1, 1, RngStream::kQuantForward};
   const std::vector<float> src = random_rows(n, d, 9);
   std::vector<int64_t> index(n), gids(n);
   for (int64_t i = 0; i < n; ++i) index[i] = n - 1 - i, gids[i] = i;
   for (int bits : {2, 8}) {
-    const int64_t bytes = n * packed_row_bytes(d, bits);
-    std::vector<uint8_t> packed(bytes);
-    std::vector<float> meta(2 * n), ranges(n), rows(n * d);
-    quantize_rows(src.data(), d, index.data(), gids.data(), n, bits, key, packed.data(),
-                  meta.data(), ranges.data());
-    dequantize_rows(packed.data(), meta.data(), n, d, bits, rows.data());
-    DeviceArray<float> d_src{src}, d_meta{std::vector<float>(2 * n)},
-        d_ranges{std::vector<float>(n)}, d_rows{std::vector<float>(n * d)};
-    DeviceArray<int64_t> d_index{index}, d_gids{gids};
-    DeviceArray<uint8_t> d_packed{std::vector<uint8_t>(bytes, 0xAB)};
-    DeviceArray<unsigned long long> d_status{std::vector<unsigned long long>(1, 7)};
-    quantize_rows_cuda(d_src.get(), d, d_index.get(), d_gids.get(), n, bits, key, d_packed.get(),
-                       d_meta.get(), d_ranges.get(), d_status.get(), nullptr);
-    dequantize_rows_cuda(d_packed.get(), d_meta.get(), n, d, bits, d_rows.get(), nullptr);
-    cuda_ok(cudaDeviceSynchronize());
-    ASSERT_EQ(d_packed.to_host(), packed) << "bits " << bits;
-    ASSERT_EQ(d_meta.to_host(), meta) << "bits " << bits;
-    ASSERT_EQ(d_rows.to_host(), rows) << "bits " << bits;
+    expect_same_as_cpu(src, d, index, gids, bits, QuantKey{3, 1, 1, RngStream::kQuantForward},
+                       "bits " + std::to_string(bits));
   }
 }
 
