@@ -144,12 +144,12 @@ struct CudaSpmm::Impl {
 
   void multiply_cusparse(const float* x, int64_t d, float* y, bool accumulate,
                          cudaStream_t stream) {
-    if (nnz == 0) {  // a product without entries: no cuSPARSE call
-      if (!accumulate)
-        ADAQP_CUDA_CHECK(
-            cudaMemsetAsync(y, 0, sizeof(float) * static_cast<size_t>(a.rows * d), stream));
-      return;
-    }
+    // Without accumulation y may hold anything (NaN from an earlier use): zero it rather than
+    // rely on cuSPARSE never reading C when beta is 0.
+    if (!accumulate)
+      ADAQP_CUDA_CHECK(
+          cudaMemsetAsync(y, 0, sizeof(float) * static_cast<size_t>(a.rows * d), stream));
+    if (nnz == 0) return;  // a product without entries: no cuSPARSE call
     cusparseConstDnMatDescr_t xd = nullptr;
     ADAQP_CUSPARSE_CALL(
         cusparseCreateConstDnMat(&xd, a.cols, d, d, x, CUDA_R_32F, CUSPARSE_ORDER_ROW));
@@ -157,11 +157,6 @@ struct CudaSpmm::Impl {
     cusparseDnMatDescr_t yd = nullptr;
     ADAQP_CUSPARSE_CALL(cusparseCreateDnMat(&yd, a.rows, d, d, y, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     DnMatPtr y_descr(yd);
-    // Without accumulation y may hold anything (NaN from an earlier use): zero it rather than
-    // rely on cuSPARSE never reading C when beta is 0.
-    if (!accumulate)
-      ADAQP_CUDA_CHECK(
-          cudaMemsetAsync(y, 0, sizeof(float) * static_cast<size_t>(a.rows * d), stream));
     const float alpha = 1.0f;
     const float beta = accumulate ? 1.0f : 0.0f;
     ADAQP_CUSPARSE_CALL(cusparseSetStream(handle.get(), stream));
