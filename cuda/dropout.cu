@@ -1,48 +1,115 @@
 #include <cuda_runtime.h>
 
-#include <string>
-
 #include "adaqp/common/philox.h"
-#include "adaqp/model/dropout.h"
+#include "adaqp/kernels/dropout.h"
 #include "check.cuh"
 
-namespace adaqp {
+namespace adaqp::kernels {
 namespace {
 
-// One thread per block of 4 elements of a row (one Philox call each), grid-stride.
-__global__ void dropout_kernel(DropoutKey key, float p, float keep,
-                               const int64_t* __restrict__ gids, int64_t n, int64_t width,
-                               float* __restrict__ out) {
-  const int64_t blocks_per_row = (width + 3) / 4;
-  const int64_t total = n * blocks_per_row;
-  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < total;
-       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = t / blocks_per_row, b = t % blocks_per_row;
-    const PhiloxWords words =
-        philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
-                     static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(b));
-    float* row = out + i * width;
-    // A constant index into words.v keeps it in registers (a computed one spills it to memory).
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int64_t e = b * 4 + j;
-      if (e < width) row[e] = philox_uniform(words.v[j]) < p ? 0.0f : keep;
+constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / 32;
+
+// Warp-per-word kernels: warp k handles word k % words of row k / words, lane j its element
+// 32 * (k % words) + j (idle past the row's end), so loads and stores are coalesced and a word of
+// bits is one ballot. The loop bound is the same for every lane of a warp (ballots need all 32).
+unsigned grid_for(int64_t warps) {
+  const int64_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+}
+
+__device__ __forceinline__ int64_t first_warp() {
+  return (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
+}
+
+__device__ __forceinline__ int64_t warp_stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+}
+
+__device__ __forceinline__ bool kept(const MaskView& m, int64_t row, int64_t e) {
+  if (m.bits == nullptr) return true;
+  const int64_t bit = m.offset + e;
+  return ((m.bits[row * m.words_per_row + bit / 32] >> (bit % 32)) & 1u) != 0;
+}
+
+__device__ __forceinline__ uint32_t word_of(const PhiloxWords& w, int j) {
+  // Constant indices keep w.v in registers (a computed one spills it to memory).
+  return j == 0 ? w.v[0] : j == 1 ? w.v[1] : j == 2 ? w.v[2] : w.v[3];
+}
+
+__global__ void keep_kernel(DropoutKey key, float p, const int64_t* __restrict__ gids, int64_t n,
+                            int64_t width, uint32_t* __restrict__ keep) {
+  const int lane = threadIdx.x & 31;
+  const int64_t words = bit_words(width);
+  for (int64_t k = first_warp(); k < n * words; k += warp_stride()) {
+    const int64_t i = k / words, w = k % words;
+    const int64_t e = 32 * w + lane;
+    bool bit = false;
+    if (e < width) {
+      const PhiloxWords r =
+          philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
+                       static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(e / 4));
+      bit = philox_uniform(word_of(r, static_cast<int>(e % 4))) >= p;
     }
+    const unsigned bits = __ballot_sync(0xFFFFFFFFu, bit);
+    if (lane == 0) keep[i * words + w] = bits;
+  }
+}
+
+__global__ void mask_kernel(const float* x, int64_t n, int64_t d, MaskView m, bool relu, float* out,
+                            uint32_t* __restrict__ positive) {
+  const int lane = threadIdx.x & 31;
+  const int64_t words = bit_words(d);
+  for (int64_t k = first_warp(); k < n * words; k += warp_stride()) {
+    const int64_t i = k / words, w = k % words;
+    const int64_t e = 32 * w + lane;
+    bool pos = false;
+    if (e < d) {
+      float v = x[i * d + e];
+      pos = v > 0.0f;
+      if (relu) v = (pos || v != v) ? v : 0.0f;
+      out[i * d + e] = __fmul_rn(v, kept(m, i, e) ? m.scale : 0.0f);
+    }
+    const unsigned bits = __ballot_sync(0xFFFFFFFFu, pos);
+    if (positive != nullptr && lane == 0) positive[i * words + w] = bits;
+  }
+}
+
+__global__ void mask_backward_kernel(const float* dy, int64_t n, int64_t d, MaskView m,
+                                     const uint32_t* __restrict__ positive, float* dx) {
+  const int64_t words = bit_words(d);
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < n * d;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = t / d, e = t % d;
+    const float v = __fmul_rn(dy[t], kept(m, i, e) ? m.scale : 0.0f);
+    const bool pos = positive == nullptr || ((positive[i * words + e / 32] >> (e % 32)) & 1u) != 0;
+    dx[t] = pos ? v : 0.0f;
   }
 }
 
 }  // namespace
 
-void dropout_mask_cuda(const DropoutKey& key, float p, const int64_t* gids, int64_t n,
-                       int64_t width, float* out, void* stream) {
-  ADAQP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability " + std::to_string(p));
+void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids, int64_t n,
+                            int64_t width, uint32_t* keep) {
   if (n == 0 || width == 0) return;
-  const float keep = 1.0f / (1.0f - p);
-  const int64_t total = n * ((width + 3) / 4);
-  const int64_t blocks = (total + 255) / 256;
-  dropout_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0,
-                   static_cast<cudaStream_t>(stream)>>>(key, p, keep, gids, n, width, out);
+  keep_kernel<<<grid_for(n * bit_words(width)), kThreads>>>(key, p, gids, n, width, keep);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 
-}  // namespace adaqp
+void apply_mask_cuda(const float* x, int64_t n, int64_t d, const MaskView& mask, bool relu,
+                     float* out, uint32_t* positive) {
+  if (n == 0 || d == 0) return;
+  mask_kernel<<<grid_for(n * bit_words(d)), kThreads>>>(x, n, d, mask, relu, out, positive);
+  ADAQP_CUDA_CHECK(cudaGetLastError());
+}
+
+void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskView& mask,
+                              const uint32_t* positive, float* dx) {
+  if (n == 0 || d == 0) return;
+  const int64_t blocks = (n * d + kThreads - 1) / kThreads;
+  mask_backward_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads>>>(
+      dy, n, d, mask, positive, dx);
+  ADAQP_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace adaqp::kernels

@@ -41,6 +41,7 @@
 #endif
 #include "adaqp/partition/partition_store.h"
 #include "adaqp/train/checkpoint.h"
+#include "adaqp/train/memory_meter.h"
 #include "adaqp/train/run.h"
 #include "adaqp/train/trainer.h"
 #include "commands.h"
@@ -341,6 +342,10 @@ void run_train(const JobOptions& job, bool resume) {
   // Rank 0's view of the file system decides, so all ranks take the same steps.
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
   agree_on_device(*comm, placement);
+  // Peak memory by phase (the device's once its communicator and context exist).
+  MemoryMeter meter;
+  PhasePeaks memory;
+  meter.start();
   if (must_partition) {
     comm->set_timeout(std::max(cfg.communication.timeout_s, kPartitionTimeoutS));
     run_step(*comm, [&] {
@@ -348,7 +353,9 @@ void run_train(const JobOptions& job, bool resume) {
     });
     comm->set_timeout(cfg.communication.timeout_s);
   }
+  memory[static_cast<int>(Phase::kPartition)] = meter.peak();
 
+  meter.start();
   Part part;
   std::string fingerprint;
   run_step(*comm, [&] {
@@ -376,10 +383,17 @@ void run_train(const JobOptions& job, bool resume) {
                  placement.reason);
   }
 
+  memory[static_cast<int>(Phase::kLoad)] = meter.peak();
+
+  meter.set_device(placement.device);
+  meter.start();
   std::unique_ptr<Trainer> trainer;
   run_guarded(rank,
               [&] { trainer = make_trainer(job_comm, cfg, local, placement, std::move(part)); });
+  memory[static_cast<int>(Phase::kStartup)] = meter.peak();
   RunOptions ropt = run_options(job_comm, cfg, *trainer, fingerprint);
+  ropt.memory = memory;
+  ropt.memory_resets = meter.resets();
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
   run_guarded(rank, [&] { train(job_comm, cfg, *trainer, ropt); });
 }

@@ -1,8 +1,10 @@
 #include "adaqp/kernels/spmm.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "adaqp/common/error.h"
 
@@ -51,6 +53,37 @@ CsrMatrix transpose_csr(const CsrView& a) {
     }
   }
   return t;
+}
+
+bool transpose_values_on_pattern(const CsrView& a, std::vector<float>* values_t) {
+  if (a.rows != a.cols) return false;
+  const int64_t nnz = a.rows > 0 ? a.indptr[a.rows] : 0;
+  std::vector<float> t(static_cast<size_t>(nnz));
+  bool symmetric = true;
+  // Entry k = (j, i) of the transpose is a's entry (i, j); an entry repeated m times in row j must
+  // be repeated m times in row i.
+#pragma omp parallel for schedule(dynamic, 1024) reduction(&& : symmetric) if (nnz > 65536)
+  for (int64_t j = 0; j < a.rows; ++j) {
+    const int32_t* row_j = a.indices + a.indptr[j];
+    const int32_t* end_j = a.indices + a.indptr[j + 1];
+    for (const int32_t* k = row_j; k < end_j && symmetric; ++k) {
+      const int64_t i = *k;
+      const int32_t* row_i = a.indices + a.indptr[i];
+      const int32_t* end_i = a.indices + a.indptr[i + 1];
+      const auto in_i = std::equal_range(row_i, end_i, static_cast<int32_t>(j));
+      const auto in_j = std::equal_range(row_j, end_j, static_cast<int32_t>(i));
+      if (in_i.second - in_i.first != in_j.second - in_j.first) {
+        symmetric = false;
+      } else {
+        // The r-th copy of (j, i) is the r-th copy of (i, j).
+        t[static_cast<size_t>(k - a.indices)] =
+            a.values[(in_i.first - a.indices) + (k - in_j.first)];
+      }
+    }
+  }
+  if (!symmetric) return false;
+  *values_t = std::move(t);
+  return true;
 }
 
 }  // namespace adaqp::kernels

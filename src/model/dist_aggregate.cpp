@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "adaqp/common/error.h"
 #include "adaqp/model/torch_device.h"
@@ -81,49 +82,64 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     const at::Tensor root = root_arg.value_or(at::Tensor());
     check_rows(h, *graph, "aggregation input");
     const at::Tensor x = h.contiguous();
-    const int64_t n = x.size(0), central = graph->part().num_central;
+    const int64_t n = x.size(0), d = x.size(1), central = graph->part().num_central;
+    graph->begin_aggregate(x.data_ptr<float>(), d, static_cast<int>(layer));
     at::Tensor z = at::empty_like(x);
+    graph->aggregate_local(x.data_ptr<float>(), d, z.data_ptr<float>());
+    // Without overlap the halo rows have arrived: adding them first frees them before y exists.
+    const bool overlap = graph->overlaps();
+    if (!overlap) graph->end_aggregate(d, z.data_ptr<float>());
     at::Tensor y = at::empty({n, weight.size(0)}, x.options());
-    graph->begin_aggregate(x.data_ptr<float>(), x.size(1), z.data_ptr<float>(),
-                           static_cast<int>(layer));
     at::Tensor y_central = y.narrow(0, 0, central);
     at::addmm_out(y_central, bias, z.narrow(0, 0, central), weight.t());  // what a Linear does
     const at::Tensor rooted = root.defined() ? at::mm(x, root.t()) : at::Tensor();
-    graph->end_aggregate(x.size(1), z.data_ptr<float>());
+    if (overlap) graph->end_aggregate(d, z.data_ptr<float>());
     at::Tensor y_marginal = y.narrow(0, central, n - central);
     at::addmm_out(y_marginal, bias, z.narrow(0, central, n - central), weight.t());
     if (rooted.defined()) y.add_(rooted);
-    ctx->save_for_backward({z, weight, x, root});
+    // z = A h in the saved data, not saved variables, so that backward can free it as soon as the
+    // weight gradient is made; h only where the root gradient needs it.
+    ctx->saved_data["z"] = z;
+    ctx->save_for_backward({weight, root.defined() ? x : at::Tensor(), root});
     save_ref(ctx, graph, layer);
     return y;
   }
 
-  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+  // grad_outputs by reference: dy is taken out of the engine's list, so that it is freed here as
+  // soon as it is no longer needed.
+  static variable_list backward(AutogradContext* ctx, variable_list& grad_outputs) {
     const c10::intrusive_ptr<AggregationRef> ref = saved_ref(ctx);
     DistGraph* graph = ref->graph;
-    const int64_t layer = ref->layer;
+    const auto layer = static_cast<int>(ref->layer);
     const variable_list saved = ctx->get_saved_variables();
-    const at::Tensor& z = saved[0];
-    const at::Tensor& weight = saved[1];
-    const at::Tensor& x = saved[2];
-    const at::Tensor& root = saved[3];
-    const at::Tensor dy = grad_outputs[0].contiguous();
+    const at::Tensor& weight = saved[0];
+    const at::Tensor& x = saved[1];
+    const at::Tensor& root = saved[2];
+    at::Tensor z = ctx->saved_data["z"].toTensor();
+    ctx->saved_data.erase("z");
+    at::Tensor dy = std::move(grad_outputs[0]);
+    dy = dy.contiguous();
     const int64_t n = dy.size(0), central = graph->part().num_central;
     at::Tensor dz = at::empty({n, weight.size(1)}, dy.options());
     check_rows(dz, *graph, "aggregation output gradient");
+    // With overlap the partial gradients travel while the rest is computed; without, they are
+    // sent once dy and z are freed.
+    const bool overlap = graph->overlaps();
     at::Tensor dz_marginal = dz.narrow(0, central, n - central);
     at::mm_out(dz_marginal, dy.narrow(0, central, n - central), weight);
-    graph->begin_aggregate_backward(dz.data_ptr<float>(), dz.size(1), static_cast<int>(layer));
-    // While the halo partial gradients travel:
+    if (overlap) graph->begin_aggregate_backward(dz.data_ptr<float>(), dz.size(1), layer);
     at::Tensor dz_central = dz.narrow(0, 0, central);
     at::mm_out(dz_central, dy.narrow(0, 0, central), weight);
     const at::Tensor d_weight = dy.t().mm(z);
+    z.reset();
     const at::Tensor d_bias = dy.sum(0);
     at::Tensor d_root, dx_root;
     if (root.defined()) {
       d_root = dy.t().mm(x);
       dx_root = dy.mm(root);
     }
+    dy.reset();
+    if (!overlap) graph->begin_aggregate_backward(dz.data_ptr<float>(), dz.size(1), layer);
     at::Tensor dh = at::empty_like(dz);
     graph->end_aggregate_backward(dz.data_ptr<float>(), dz.size(1), dh.data_ptr<float>());
     if (dx_root.defined()) dh.add_(dx_root);

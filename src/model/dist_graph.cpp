@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "adaqp/common/clock.h"
@@ -37,25 +38,37 @@ std::vector<float> block_values(Aggregation agg, const std::vector<int64_t>& ind
   return values;
 }
 
+// Frees a vector's memory (clear() keeps its capacity).
+template <typename T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
+}
+
 }  // namespace
 
-// One block of the normalised adjacency where the worker computes: its host CSR (a view of the
-// part's arrays, or owned for the transposes) and, on CUDA, a device copy with a cuSPARSE plan
-// (faster than the own row-per-warp kernel at every width measured, cuda/GPU-CHECKLIST.md).
+// One block of the normalised adjacency where the worker computes: its host CSR (a view of arrays
+// that outlive it, or owned for a transpose with a pattern of its own) and, on CUDA, a device copy
+// with a cuSPARSE plan (faster than the own row-per-warp kernel at every width measured,
+// cuda/GPU-CHECKLIST.md). A block on the pattern of another shares that block's device pattern.
 class DistGraph::Block {
  public:
-  Block(const kernels::CsrView& view, kernels::CsrMatrix owned, const Device& device)
+  Block(const kernels::CsrView& view, kernels::CsrMatrix owned, const Device& device,
+        const Block* same_pattern = nullptr)
       : owned_(std::move(owned)), view_(view), device_(device) {
     if (!owned_.indptr.empty()) view_ = owned_.view();
     if (!device.is_cuda()) return;
 #if ADAQP_WITH_CUDA
     const int64_t nnz = view_.indptr[view_.rows];
-    indptr_ = to_device(view_.indptr, view_.rows + 1, device);
-    indices_ = to_device(view_.indices, nnz, device);
+    indptr_ = same_pattern != nullptr ? same_pattern->indptr_
+                                      : to_device(view_.indptr, view_.rows + 1, device);
+    indices_ =
+        same_pattern != nullptr ? same_pattern->indices_ : to_device(view_.indices, nnz, device);
     values_ = to_device(view_.values, nnz, device);
     const kernels::CsrView dev{view_.rows, view_.cols, indptr_.data_ptr<int64_t>(),
                                indices_.data_ptr<int32_t>(), values_.data_ptr<float>()};
     plan_ = std::make_unique<kernels::CudaSpmm>(dev, kernels::CudaSpmmAlgorithm::kCusparse);
+#else
+    (void)same_pattern;
 #endif
   }
 
@@ -108,8 +121,20 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
                               part_.halo_indices.data(), halo_values_.data()};
   a_local_ = std::make_unique<Block>(local, kernels::CsrMatrix{}, opt_.device);
   a_halo_ = std::make_unique<Block>(halo, kernels::CsrMatrix{}, opt_.device);
-  a_local_t_ =
-      std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(local), opt_.device);
+  // A symmetric graph's local block has a symmetric pattern: its transpose needs at most other
+  // values (none for GCN, whose normalised matrix is then symmetric).
+  std::vector<float> values_t;
+  if (!kernels::transpose_values_on_pattern(local, &values_t)) {
+    a_local_t_ =
+        std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(local), opt_.device);
+  } else if (values_t.size() != local_values_.size() ||
+             std::memcmp(values_t.data(), local_values_.data(), values_t.size() * sizeof(float)) !=
+                 0) {
+    local_t_values_ = std::move(values_t);
+    a_local_t_ = std::make_unique<Block>(
+        kernels::CsrView{owned, owned, local.indptr, local.indices, local_t_values_.data()},
+        kernels::CsrMatrix{}, opt_.device, a_local_.get());
+  }
   a_halo_t_ =
       std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(halo), opt_.device);
   const at::Tensor host_features =
@@ -130,7 +155,10 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
                       features_product_.data_ptr<float>(), /*accumulate=*/true);
     exchanger_.reset_stats();  // settles: the halo rows are no longer in use
     halo_features_ = at::Tensor();
+    if (!opt_.keep_features) features_ = at::Tensor();
   }
+  // The host copy of the features: on a GPU the device holds them; on the CPU it is features_.
+  if (opt_.device.is_cuda() || !features_.defined()) release(part_.features);
 }
 
 DistGraph::~DistGraph() = default;
@@ -185,23 +213,25 @@ Precision DistGraph::precision(int layer, Direction dir, int64_t d) {
 }
 
 float* DistGraph::halo_buffer(int64_t d) {
-  const int64_t need = part_.num_halo() * d;
-  if (!halo_buf_.defined() || halo_buf_.numel() < need) {
-    exchanger_.settle();  // no exchange may still write the old buffer
-    halo_buf_ = at::empty({std::max<int64_t>(need, 1)}, torch_options(opt_.device, at::kFloat));
-  }
+  if (halo_buf_.defined()) exchanger_.settle();  // an exchange that failed midway may still use it
+  halo_buf_ = at::empty({std::max<int64_t>(part_.num_halo() * d, 1)},
+                        torch_options(opt_.device, at::kFloat));
   return halo_buf_.data_ptr<float>();
 }
 
 void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
-  begin_aggregate(h, d, y, layer);
+  begin_aggregate(h, d, layer);
+  aggregate_local(h, d, y);
   end_aggregate(d, y);
 }
 
-void DistGraph::begin_aggregate(const float* h, int64_t d, float* y, int layer) {
+void DistGraph::begin_aggregate(const float* h, int64_t d, int layer) {
   float* halo = halo_buffer(d);
   exchanger_.start_forward(h, d, halo, ExchangeId{layer, Direction::kForward},
                            precision(layer, Direction::kForward, d));
+}
+
+void DistGraph::aggregate_local(const float* h, int64_t d, float* y) {
   local_timer_.start(nullptr);
   a_local_->multiply(h, d, y, /*accumulate=*/false);
   local_timer_.stop(nullptr);
@@ -213,6 +243,7 @@ void DistGraph::end_aggregate(int64_t d, float* y) {
   halo_timer_.start(nullptr);
   a_halo_->multiply(halo_buf_.data_ptr<float>(), d, y, /*accumulate=*/true);
   halo_timer_.stop(nullptr);
+  halo_buf_ = at::Tensor();  // CUDA: the product is enqueued before any reuse
 }
 
 const at::Tensor& DistGraph::aggregate_features() {
@@ -235,14 +266,16 @@ void DistGraph::begin_aggregate_backward(const float* g, int64_t d, int layer) {
   halo_timer_.stop(nullptr);
   exchanger_.start_backward(halo, d, ExchangeId{layer, Direction::kBackward},
                             precision(layer, Direction::kBackward, d));
+  if (!opt_.overlap) halo_buf_ = at::Tensor();  // sent
 }
 
 void DistGraph::end_aggregate_backward(const float* g, int64_t d, float* dh) {
   local_timer_.start(nullptr);
-  a_local_t_->multiply(g, d, dh, /*accumulate=*/false);
+  (a_local_t_ != nullptr ? *a_local_t_ : *a_local_).multiply(g, d, dh, /*accumulate=*/false);
   local_timer_.stop(nullptr);
   agg_stats_.local_done_s = steady_now_s();
   exchanger_.finish_backward();
+  halo_buf_ = at::Tensor();  // sent
   halo_timer_.start(nullptr);
   exchanger_.add_received_gradients(dh);
   halo_timer_.stop(nullptr);

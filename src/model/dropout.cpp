@@ -1,37 +1,143 @@
 #include "adaqp/model/dropout.h"
 
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+
+#include <optional>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "adaqp/common/error.h"
-#include "adaqp/common/philox_rows.h"
-#include "adaqp/common/vector_clones.h"
+#include "adaqp/model/torch_device.h"
 
 namespace adaqp {
+
 namespace {
 
-// One row of the mask: its Philox words in element order (vectorised across blocks), then the
-// comparison, so the whole row vectorises.
-ADAQP_VECTOR_CLONES void mask_row(const DropoutKey& key, float p, float keep, uint64_t gid,
-                                  int64_t width, uint32_t* words, float* row) {
-  philox_row_words(key.seed, key.epoch, key.layer, RngStream::kDropout, gid, width, words);
-  for (int64_t e = 0; e < width; ++e) row[e] = philox_uniform(words[e]) < p ? 0.0f : keep;
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+void check_matrix(const at::Tensor& t, const char* what) {
+  ADAQP_CHECK(t.defined() && t.scalar_type() == at::kFloat && t.dim() == 2 && t.is_contiguous(),
+              std::string(what) + " must be a contiguous float32 matrix, got " +
+                  (t.defined() ? t.toString() + " " + std::to_string(t.dim()) + "-d" : "none"));
 }
+
+DropoutMask mask_of(const at::Tensor& bits, double scale) {
+  return DropoutMask{bits, static_cast<float>(scale)};
+}
+
+std::optional<at::Tensor> optional(const at::Tensor& t) {
+  return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt;
+}
+
+// Rows of x masked again (a new tensor), for a weight gradient.
+at::Tensor masked(const at::Tensor& x, const DropoutMask& mask, int64_t offset) {
+  at::Tensor out = at::empty_like(x);
+  kernels::apply_mask(tensor_device(x), x.data_ptr<float>(), x.size(0), x.size(1),
+                      mask.view(offset),
+                      /*relu=*/false, out.data_ptr<float>(), nullptr);
+  return out;
+}
+
+struct ReluDropout : public torch::autograd::Function<ReluDropout> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y,
+                            const std::optional<at::Tensor>& bits_arg, double scale) {
+    // Optional arguments, so that autograd takes absent tensors for no input.
+    const at::Tensor bits = bits_arg.value_or(at::Tensor());
+    check_matrix(y, "ReLU-dropout input");
+    const int64_t n = y.size(0), d = y.size(1);
+    at::Tensor positive = at::empty({n, kernels::bit_words(d)}, y.options().dtype(at::kInt));
+    float* data = y.data_ptr<float>();
+    kernels::apply_mask(tensor_device(y), data, n, d, mask_of(bits, scale).view(), /*relu=*/true,
+                        data, reinterpret_cast<uint32_t*>(positive.data_ptr<int32_t>()));
+    ctx->mark_dirty({y});
+    ctx->save_for_backward({bits, positive});
+    ctx->saved_data["scale"] = scale;
+    return y;
+  }
+
+  // grad_outputs by reference: dy is taken out of the engine's list, and masked in place when
+  // nothing else holds it (it was made for this operation alone by the next layer's backward).
+  static variable_list backward(AutogradContext* ctx, variable_list& grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const DropoutMask mask = mask_of(saved[0], ctx->saved_data["scale"].toDouble());
+    at::Tensor dy = std::move(grad_outputs[0]);
+    const bool own = dy.is_contiguous() && dy.use_count() == 1 && dy.storage().use_count() == 1;
+    if (!own) dy = dy.contiguous();
+    at::Tensor dx = own ? dy : at::empty_like(dy);
+    kernels::apply_mask_backward(
+        tensor_device(dy), dy.data_ptr<float>(), dy.size(0), dy.size(1), mask.view(),
+        reinterpret_cast<const uint32_t*>(saved[1].data_ptr<int32_t>()), dx.data_ptr<float>());
+    return {dx, at::Tensor(), at::Tensor()};
+  }
+};
+
+struct DropoutLinear : public torch::autograd::Function<DropoutLinear> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& z,
+                            const std::optional<at::Tensor>& x_arg, const at::Tensor& bits,
+                            double scale, const at::Tensor& weight, const at::Tensor& bias,
+                            const std::optional<at::Tensor>& root_arg) {
+    const at::Tensor x = x_arg.value_or(at::Tensor());
+    const at::Tensor root = root_arg.value_or(at::Tensor());
+    check_matrix(z, "layer input");
+    const DropoutMask mask = mask_of(bits, scale);
+    at::Tensor y = at::addmm(bias, masked(z, mask, 0), weight.t());  // what a Linear does
+    if (root.defined()) {
+      check_matrix(x, "root input");
+      y.add_(at::mm(masked(x, mask, z.size(1)), root.t()));  // a Linear without bias
+    }
+    ctx->save_for_backward({z, x, bits});
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["root"] = root.defined();
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor& z = saved[0];
+    const at::Tensor& x = saved[1];
+    const DropoutMask mask = mask_of(saved[2], ctx->saved_data["scale"].toDouble());
+    const at::Tensor dy = grad_outputs[0];
+    const at::Tensor d_weight = dy.t().mm(masked(z, mask, 0));
+    const at::Tensor d_bias = dy.sum(0);
+    at::Tensor d_root;
+    if (ctx->saved_data["root"].toBool()) d_root = dy.t().mm(masked(x, mask, z.size(1)));
+    return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), d_weight, d_bias, d_root};
+  }
+};
 
 }  // namespace
 
-void dropout_mask(const DropoutKey& key, float p, const int64_t* gids, int64_t n, int64_t width,
-                  float* out) {
-  ADAQP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability " + std::to_string(p));
-  const float keep = 1.0f / (1.0f - p);
-#pragma omp parallel if (n * width > 65536)
-  {
-    std::vector<uint32_t> words(static_cast<size_t>(philox_row_words_size(width)));
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      mask_row(key, p, keep, static_cast<uint64_t>(gids[i]), width, words.data(), out + i * width);
-    }
-  }
+kernels::MaskView DropoutMask::view(int64_t offset) const {
+  kernels::MaskView v;
+  if (!bits.defined()) return v;
+  v.bits = reinterpret_cast<const uint32_t*>(bits.data_ptr<int32_t>());
+  v.words_per_row = bits.size(1);
+  v.offset = offset;
+  v.scale = scale;
+  return v;
+}
+
+DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids, int64_t width) {
+  const int64_t n = gids.size(0);
+  DropoutMask mask;
+  mask.bits = at::empty({n, kernels::bit_words(width)}, gids.options().dtype(at::kInt));
+  mask.scale = 1.0f / (1.0f - p);
+  kernels::dropout_keep_bits(tensor_device(gids), key, p, gids.data_ptr<int64_t>(), n, width,
+                             reinterpret_cast<uint32_t*>(mask.bits.data_ptr<int32_t>()));
+  return mask;
+}
+
+at::Tensor relu_dropout_(const at::Tensor& y, const DropoutMask& mask) {
+  return ReluDropout::apply(y, optional(mask.bits), static_cast<double>(mask.scale));
+}
+
+at::Tensor dropout_linear(const at::Tensor& z, const at::Tensor& x, const DropoutMask& mask,
+                          const at::Tensor& weight, const at::Tensor& bias,
+                          const at::Tensor& root) {
+  return DropoutLinear::apply(z, optional(x), mask.bits, static_cast<double>(mask.scale), weight,
+                              bias, optional(root));
 }
 
 }  // namespace adaqp

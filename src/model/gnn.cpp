@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "adaqp/common/error.h"
 #include "adaqp/model/dist_aggregate.h"
@@ -52,44 +53,31 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
   ADAQP_CHECK(part.feat_dim == opt_.in_dim, "features have " + std::to_string(part.feat_dim) +
                                                 " columns, model expects " +
                                                 std::to_string(opt_.in_dim));
-  const int64_t n = part.num_owned();
   const bool sage = !root_.empty();
   const bool drop = mode.training && opt_.dropout > 0;
-  const at::Tensor& gids = graph.owned_gids();
-  // Dropout mask of layer l's rows, `width` elements per row, drawn where the rows live.
+  // Layer l's dropout mask, `width` elements per row (none without dropout).
   const auto mask = [&](int l, int64_t width) {
-    at::Tensor m = at::empty({n, width}, graph.features().options());
+    if (!drop) return DropoutMask{};
     DropoutKey key = mode.key;
     key.layer = static_cast<uint32_t>(l);
-    const auto p = static_cast<float>(opt_.dropout);
-#if ADAQP_WITH_CUDA
-    if (graph.device().is_cuda()) {
-      dropout_mask_cuda(key, p, gids.data_ptr<int64_t>(), n, width, m.data_ptr<float>(), nullptr);
-      return m;
-    }
-#endif
-    dropout_mask(key, p, gids.data_ptr<int64_t>(), n, width, m.data_ptr<float>());
-    return m;
+    return draw_dropout(key, static_cast<float>(opt_.dropout), graph.owned_gids(), width);
   };
-  // The features are read-only here: no gradient flows back to them.
-  const at::Tensor& x = graph.features();
   at::Tensor h;
   for (int l = 0; l < opt_.layers; ++l) {
     at::Tensor y;
     if (l == 0) {
-      at::Tensor z = graph.aggregate_features();
-      at::Tensor root = x;
+      // A X and X are constants: no gradient flows back to them.
+      const at::Tensor& z = graph.aggregate_features();
+      const at::Tensor x = sage ? graph.features() : at::Tensor();
+      const at::Tensor root = sage ? root_[0]->weight : at::Tensor();
       if (drop) {
-        // In place into the mask: neither input needs a gradient, so the mask is not kept and
-        // one buffer serves (these rows are the widest of the epoch).
-        at::Tensor m = mask(0, sage ? 2 * opt_.in_dim : opt_.in_dim);
-        z = m.narrow(1, 0, opt_.in_dim).mul_(z);
-        if (sage) root = m.narrow(1, opt_.in_dim, opt_.in_dim).mul_(root);
+        y = dropout_linear(z, x, mask(0, sage ? 2 * opt_.in_dim : opt_.in_dim),
+                           neighbour_[0]->weight, neighbour_[0]->bias, root);
+      } else {
+        y = neighbour_[0]->forward(z);
+        if (sage) y = y + root_[0]->forward(x);
       }
-      y = neighbour_[0]->forward(z);
-      if (sage) y = y + root_[0]->forward(root);
     } else {
-      if (drop) h = h * mask(l, h.size(1));
       torch::nn::Linear& lin = neighbour_[l];
       if (out_width(l) < in_width(l)) {
         y = dist_aggregate(at::matmul(h, lin->weight.t()), graph, l) + lin->bias;
@@ -100,11 +88,13 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
                                   graph, l);
       }
     }
+    h = at::Tensor();  // this layer's input is no longer needed here
     if (l + 1 < opt_.layers) {
       if (opt_.layer_norm) y = norm_[l]->forward(y);
-      y = at::relu(y);
+      // ReLU, then the next layer's dropout, in place (nothing saved y itself for backward).
+      y = mode.training ? relu_dropout_(y, mask(l + 1, y.size(1))) : y.relu_();
     }
-    h = y;
+    h = std::move(y);
   }
   return h;
 }

@@ -172,6 +172,13 @@ uint8_t* HaloExchanger::reserve(at::Tensor& buffer, size_t bytes) {
   return buffer.data_ptr<uint8_t>();
 }
 
+float* HaloExchanger::boundary_rows(int64_t rows, int64_t d) {
+  if (boundary_rows_.defined()) quiesce();  // an exchange that failed midway may still use them
+  boundary_rows_ =
+      at::empty({std::max<int64_t>(rows * d, 1)}, torch_options(opt_.device, at::kFloat));
+  return boundary_rows_.data_ptr<float>();
+}
+
 void HaloExchanger::quiesce() {
   if (flight_ != nullptr) flight_->work->wait();
   for (const std::unique_ptr<Flight>& f : finished_) f->work->wait();
@@ -279,7 +286,7 @@ ExchangeHooks HaloExchanger::hooks(const Transfer& t, Codec* c, uint8_t* send, u
   const quant::QuantKey key = t.key();
   if (!t.quantized()) {
     if (!t.gather) return h;  // sent as they are
-    auto* rows = reinterpret_cast<float*>(send_rows_.data_ptr<uint8_t>());
+    float* rows = boundary_rows_.data_ptr<float>();
     h.pack = [t, rows, cuda](int r, int /*piece: one per block*/, void* stream) {
       const int64_t begin = (*t.send_offsets)[r];
       if (cuda) {
@@ -401,11 +408,7 @@ void HaloExchanger::start(const Transfer& t) {
 #endif
     h = hooks(t, &c, send, recv, send_at, recv_at, t.precision.ranges, status);
   } else {
-    float* rows = nullptr;
-    if (t.gather) {
-      rows =
-          reinterpret_cast<float*>(reserve(send_rows_, float_bytes(t.send_offsets->back(), t.d)));
-    }
+    float* rows = t.gather ? boundary_rows(t.send_offsets->back(), t.d) : nullptr;
     for (int r = 0; r < world; ++r) {
       if (r == part_.rank) continue;
       const int64_t s0 = (*t.send_offsets)[r], r0 = (*t.recv_offsets)[r];
@@ -428,6 +431,7 @@ void HaloExchanger::start(const Transfer& t) {
     if (opt_.device.is_cuda()) exposed_.start(nullptr);
     flight->work->wait_on_stream(nullptr);
     if (opt_.device.is_cuda()) exposed_.stop(nullptr);
+    if (t.id.dir == Direction::kForward) boundary_rows_ = at::Tensor();  // sent
   }
   flight_ = std::move(flight);
   if (!opt_.device.is_cuda()) exposed_.stop();
@@ -440,6 +444,7 @@ void HaloExchanger::finish() {
   exposed_.start(nullptr);
   f->work->wait_on_stream(nullptr);
   exposed_.stop(nullptr);
+  if (f->id.dir == Direction::kForward) boundary_rows_ = at::Tensor();  // sent
   finished_.push_back(std::move(f));
 }
 
@@ -526,14 +531,14 @@ void HaloExchanger::finish_forward() {
 
 void HaloExchanger::start_backward(const float* halo_grad, int64_t d, const ExchangeId& id,
                                    const Precision& precision) {
-  reserve(recv_rows_, float_bytes(static_cast<int64_t>(part_.send_idx.size()), d));
+  float* rows = boundary_rows(static_cast<int64_t>(part_.send_idx.size()), d);
   width_ = d;
   Transfer t;
   t.id = id;
   t.d = d;
   t.src = halo_grad;
   t.gids = halo_gid_.data_ptr<int64_t>();
-  t.dst = reinterpret_cast<float*>(recv_rows_.data_ptr<uint8_t>());
+  t.dst = rows;
   t.send_offsets = &part_.halo_offsets;
   t.recv_offsets = &part_.send_offsets;
   t.precision = precision;
@@ -546,7 +551,7 @@ void HaloExchanger::finish_backward() {
 
 void HaloExchanger::add_received_gradients(float* dh) {
   const int64_t d = width_;
-  const auto* rows = reinterpret_cast<const float*>(recv_rows_.data_ptr<uint8_t>());
+  const float* rows = boundary_rows_.data_ptr<float>();
   const int64_t* idx = send_idx_.data_ptr<int64_t>();
   // Peers one after another: a boundary row sent to several peers gets several contributions, but
   // within one peer's block every row is distinct.
@@ -560,6 +565,7 @@ void HaloExchanger::add_received_gradients(float* dh) {
       kernels::scatter_add_rows_cpu(rows + begin * d, d, idx + begin, n, dh);
     }
   }
+  boundary_rows_ = at::Tensor();  // added (CUDA: the additions are enqueued before any reuse)
 }
 
 }  // namespace adaqp

@@ -1,6 +1,7 @@
 #include "adaqp/model/torch_device.h"
 
 #include <ATen/ATen.h>
+#include <ATen/DeviceAccelerator.h>
 
 namespace adaqp {
 
@@ -27,6 +28,28 @@ c10::Device torch_device(const Device& device) {
 
 at::TensorOptions torch_options(const Device& device, at::ScalarType type) {
   return at::TensorOptions().dtype(type).device(torch_device(device));
+}
+
+Device tensor_device(const at::Tensor& t) {
+  return t.is_cuda() ? Device::cuda(t.get_device()) : Device::cpu();
+}
+
+DeviceMemory device_memory(const Device& device) {
+  DeviceMemory m;
+  if (!device.is_cuda()) return m;
+  const auto index = static_cast<c10::DeviceIndex>(device.index);
+  m.peak_allocated_bytes =
+      at::accelerator::getDeviceStats(index)
+          .allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
+          .peak;
+  const auto [free, total] = at::accelerator::getMemoryInfo(index);
+  m.used_bytes = static_cast<int64_t>(total - free);
+  return m;
+}
+
+void reset_device_peak(const Device& device) {
+  if (device.is_cuda())
+    at::accelerator::resetPeakStats(static_cast<c10::DeviceIndex>(device.index));
 }
 
 at::Tensor to_device(const int64_t* data, int64_t n, const Device& device) {

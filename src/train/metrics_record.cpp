@@ -42,6 +42,8 @@ enum Scalar : size_t {
   kAdaptive,
   kAssignTime,
   kSolved,
+  kPeakRss,
+  kDevicePeak,
   kScalars
 };
 // Blocks per layer: bytes fwd, bwd; comm fwd, bwd; predicted fwd, bwd; measured fwd, bwd (one
@@ -112,6 +114,8 @@ void pack_record(const EpochRecord& r, int layers, double* out) {
   out[kAdaptive] = s.adaptive ? 1 : 0;
   out[kAssignTime] = s.assign.assign_time_s;
   out[kSolved] = s.assign.solved ? 1 : 0;
+  out[kPeakRss] = static_cast<double>(s.peak_rss_bytes);
+  out[kDevicePeak] = static_cast<double>(s.device_peak_bytes);
   double* p = out + kScalars;
   for (size_t l = 0; l < n; ++l) {
     p[l] = static_cast<double>(s.bytes_forward[l]);
@@ -152,6 +156,8 @@ EpochRecord unpack_record(const double* in, int layers) {
   s.adaptive = in[kAdaptive] != 0;
   s.assign.assign_time_s = in[kAssignTime];
   s.assign.solved = in[kSolved] != 0;
+  s.peak_rss_bytes = static_cast<int64_t>(in[kPeakRss]);
+  s.device_peak_bytes = static_cast<int64_t>(in[kDevicePeak]);
   const double* p = in + kScalars;
   auto ints = [&](size_t block) {
     std::vector<int64_t> v(n);
@@ -205,6 +211,8 @@ std::string record_json(const EpochRecord& r) {
     j["test_acc"] = finite(r.scores.test);
   }
   j["comm_time_by_layer"] = by_direction(array(s.comm_forward_s), array(s.comm_backward_s));
+  j["peak_rss_bytes"] = s.peak_rss_bytes;
+  if (s.device_peak_bytes > 0) j["device_peak_bytes"] = s.device_peak_bytes;
   if (s.adaptive) {
     const AssignStats& a = s.assign;
     const double predicted =
@@ -242,6 +250,30 @@ std::string summary_json(const RunSummary& s) {
                            {"reduce", finite(s.reduce_s)},
                            {"assign", finite(s.assign_s)},
                            {"quant", finite(s.quant_s)}};
+  Json phases = Json::array(), rss = Json::array(), device = Json::array(), used = Json::array();
+  bool cuda = false;
+  for (int k = 0; k < kPhases; ++k) phases.push_back(phase_name(static_cast<Phase>(k)));
+  for (const PhasePeaks& rank : s.memory) {
+    Json r = Json::array(), d = Json::array(), u = Json::array();
+    for (const MemoryPeak& m : rank) {
+      r.push_back(m.rss_bytes);
+      d.push_back(m.device_bytes);
+      u.push_back(m.device_used_bytes);
+      cuda = cuda || m.device_used_bytes > 0;
+    }
+    rss.push_back(r);
+    device.push_back(d);
+    used.push_back(u);
+  }
+  Json memory;
+  memory["phases"] = phases;
+  memory["per_phase_peaks"] = s.memory_resets;
+  memory["peak_rss_bytes"] = rss;
+  if (cuda) {
+    memory["device_peak_bytes"] = device;
+    memory["device_used_bytes"] = used;
+  }
+  j["memory"] = memory;
   return j.dump();
 }
 

@@ -207,6 +207,26 @@ std::string describe(const RunSummary& s) {
                           100 * s.bit_shares[0], 100 * s.bit_shares[1], 100 * s.bit_shares[2]);
     }
   }
+  if (!s.memory.empty()) {
+    // The largest rank's peak of each phase.
+    std::string phases;
+    bool cuda = false;
+    for (int k = 0; k < kPhases; ++k) {
+      int64_t rss = 0, device = 0;
+      for (const PhasePeaks& rank : s.memory) {
+        rss = std::max(rss, rank[k].rss_bytes);
+        device = std::max(device, rank[k].device_bytes);
+        cuda = cuda || rank[k].device_used_bytes > 0;
+      }
+      phases +=
+          fmt::format("{}{} {:.2f} GiB", k > 0 ? " | " : "", phase_name(static_cast<Phase>(k)),
+                      static_cast<double>(rss) / (1 << 30));
+      if (cuda)
+        phases += fmt::format(" (device {:.2f} GiB)", static_cast<double>(device) / (1 << 30));
+    }
+    text += fmt::format("\npeak memory of the largest rank{}: {}",
+                        s.memory_resets ? "" : " (since the process started)", phases);
+  }
   const double total = s.compute_s + s.exposed_comm_s + s.reduce_s + s.assign_s;
   if (total > 0) {
     auto pct = [&](double v) { return 100 * v / total; };
@@ -251,9 +271,12 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
   summary.full_precision_bytes_per_epoch = log_parts(trainer, comm);
   Totals totals;
   bool adaptive = false;
+  MemoryMeter meter(trainer.device());
+  MemoryPeak training_peak;
   for (int epoch = opt.start.epoch + 1; epoch <= opt.epochs; ++epoch) {
     EpochRecord rec;
     rec.rank = comm.rank();
+    meter.start();
     rec.stats = trainer.train_epoch(epoch);
     check_divergence(trainer, rec.stats.loss, epoch, last_checkpoint);
     adaptive = rec.stats.adaptive;
@@ -267,6 +290,12 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
       }
       summary.final_test_acc = rec.scores.test;
     }
+    const MemoryPeak epoch_peak = meter.peak();
+    rec.stats.peak_rss_bytes = epoch_peak.rss_bytes;
+    rec.stats.device_peak_bytes = epoch_peak.device_bytes;
+    training_peak.rss_bytes = std::max(training_peak.rss_bytes, epoch_peak.rss_bytes);
+    training_peak.device_bytes = std::max(training_peak.device_bytes, epoch_peak.device_bytes);
+    training_peak.device_used_bytes = epoch_peak.device_used_bytes;
     // Every rank's record of the epoch in one collective.
     pack_record(rec, layers, mine.data());
     comm.allgather(mine.data(), gathered.data(), record_size * sizeof(double));
@@ -311,6 +340,14 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
     }
   }
   summarize(totals, adaptive, summary);
+  static_assert(std::is_trivially_copyable<PhasePeaks>::value, "PhasePeaks is sent as bytes");
+  PhasePeaks mine_memory = opt.memory;
+  mine_memory[static_cast<int>(Phase::kTraining)] = training_peak;
+  summary.memory.resize(static_cast<size_t>(world));
+  comm.allgather(&mine_memory, summary.memory.data(), sizeof(PhasePeaks));
+  double resets = opt.memory_resets && meter.resets() ? 0.0 : 1.0;
+  comm.allreduce_max(&resets, 1);
+  summary.memory_resets = resets == 0.0;
   if (root) {
     metrics << summary_json(summary) << '\n';
     metrics.flush();

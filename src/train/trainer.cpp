@@ -50,6 +50,7 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
   DistGraphOptions g;
   g.aggregation = aggregation_for_model(o.model.type);
   g.cache_features = o.cache_features;
+  g.keep_features = o.model.type == "sage";  // its root term reads X
   g.overlap = overlaps(o.mode);
   g.device = o.device;
   return g;

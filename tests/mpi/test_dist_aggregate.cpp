@@ -59,7 +59,7 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   popt.seed = 4;
   const std::vector<int32_t> owner = assign_parts(g, popt);
   DistGraph graph(build_part(g, owner, comm->rank()), *comm,
-                  DistGraphOptions{c.agg, c.cache_features, false, Device::cpu()});
+                  DistGraphOptions{c.agg, c.cache_features, true, false, Device::cpu()});
   const Part& part = graph.part();
   if (comm->size() > 1) {
     EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";

@@ -1,7 +1,7 @@
 // The device path's kernels against the CPU path: the per-row block layout the CUDA codec uses
 // places every row where the CPU codec's groups do (checked without a GPU), and on a GPU the CUDA
-// block codec and dropout masks are bit-identical to the CPU ones and scatter-add matches. The GPU
-// cases skip, with the reason, without CUDA or a device.
+// block codec and dropout kernels are bit-identical to the CPU ones and scatter-add matches. The
+// GPU cases skip, with the reason, without CUDA or a device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
+#include "adaqp/kernels/dropout.h"
 #include "adaqp/kernels/gather.h"
-#include "adaqp/model/dropout.h"
 #include "adaqp/quant/block_codec.h"
 #if ADAQP_WITH_CUDA
 #include "adaqp/kernels/cuda_device.h"
@@ -171,39 +171,72 @@ TEST(BlockCodecCuda, UnquantizableRowIsReportedByGlobalId) {
   EXPECT_EQ(status.item<int64_t>(), 1000 - 17);
 }
 
-TEST(DropoutCuda, SameMasksAsTheCpu) {
+// Keep bits, masked rows (with and without ReLU, at an offset into wider mask rows) and their
+// gradients on the GPU, bit for bit against the CPU kernels.
+TEST(DropoutCuda, SameBitsRowsAndGradientsAsTheCpu) {
   ADAQP_REQUIRE_CUDA_DEVICE();
+  const Device cpu = Device::cpu(), gpu = Device::cuda(0);
   for (float p : {0.0f, 0.1f, 0.5f, 0.9f}) {
-    for (int64_t width : {1, 4, 19, 256}) {
-      const int64_t n = 777;
+    for (int64_t d : {1, 4, 19, 33, 256}) {
+      const int64_t n = 777, offset = d == 33 ? 7 : 0, width = offset + d;
+      const int64_t words = kernels::bit_words(width);
       std::vector<int64_t> gids(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) gids[i] = (i * 7919) % 100003;
       const DropoutKey key{123, 9, 2};
-      std::vector<float> cpu(static_cast<size_t>(n * width));
-      dropout_mask(key, p, gids.data(), n, width, cpu.data());
+      std::vector<uint32_t> bits(static_cast<size_t>(n * words));
+      kernels::dropout_keep_bits(cpu, key, p, gids.data(), n, width, bits.data());
       const at::Tensor d_gids = on_gpu(gids, at::kLong);
-      at::Tensor out = at::empty({n * width}, at::TensorOptions().device(at::kCUDA));
-      dropout_mask_cuda(key, p, d_gids.data_ptr<int64_t>(), n, width, out.data_ptr<float>(),
-                        nullptr);
-      ASSERT_EQ(to_host<float>(out), cpu) << "p " << p << " width " << width;
+      at::Tensor d_bits =
+          at::empty({n * words}, at::TensorOptions().device(at::kCUDA).dtype(at::kInt));
+      auto* d_bits_ptr = reinterpret_cast<uint32_t*>(d_bits.data_ptr<int32_t>());
+      kernels::dropout_keep_bits(gpu, key, p, d_gids.data_ptr<int64_t>(), n, width, d_bits_ptr);
+      const std::vector<int32_t> gpu_bits = to_host<int32_t>(d_bits);
+      ASSERT_EQ(std::memcmp(gpu_bits.data(), bits.data(), bits.size() * 4), 0)
+          << "p " << p << " d " << d;
+
+      const float scale = 1.0f / (1.0f - p);
+      const kernels::MaskView mask{bits.data(), words, offset, scale};
+      const kernels::MaskView d_mask{d_bits_ptr, words, offset, scale};
+      const std::vector<float> x = random_rows(n, d, 5), dy = random_rows(n, d, 6);
+      for (bool relu : {false, true}) {
+        std::vector<float> out(x.size()), dx(x.size());
+        std::vector<uint32_t> pos(static_cast<size_t>(n * kernels::bit_words(d)));
+        kernels::apply_mask(cpu, x.data(), n, d, mask, relu, out.data(), pos.data());
+        kernels::apply_mask_backward(cpu, dy.data(), n, d, mask, relu ? pos.data() : nullptr,
+                                     dx.data());
+        at::Tensor d_x = on_gpu(x, at::kFloat), d_dy = on_gpu(dy, at::kFloat);
+        at::Tensor d_pos = at::empty({static_cast<int64_t>(pos.size())},
+                                     at::TensorOptions().device(at::kCUDA).dtype(at::kInt));
+        auto* d_pos_ptr = reinterpret_cast<uint32_t*>(d_pos.data_ptr<int32_t>());
+        // In place, as the model applies it.
+        kernels::apply_mask(gpu, d_x.data_ptr<float>(), n, d, d_mask, relu, d_x.data_ptr<float>(),
+                            d_pos_ptr);
+        kernels::apply_mask_backward(gpu, d_dy.data_ptr<float>(), n, d, d_mask,
+                                     relu ? d_pos_ptr : nullptr, d_dy.data_ptr<float>());
+        ASSERT_EQ(to_host<float>(d_x), out) << "p " << p << " d " << d << " relu " << relu;
+        ASSERT_EQ(to_host<float>(d_dy), dx) << "p " << p << " d " << d << " relu " << relu;
+        const std::vector<int32_t> gpu_pos = to_host<int32_t>(d_pos);
+        ASSERT_EQ(std::memcmp(gpu_pos.data(), pos.data(), pos.size() * 4), 0);
+      }
     }
   }
 }
 
-TEST(DropoutCuda, MasksBeyondOneGridMatchTheCpu) {
+TEST(DropoutCuda, BitsBeyondOneGridMatchTheCpu) {
   ADAQP_REQUIRE_CUDA_DEVICE();
-  // 70,000 rows of 1,024: 17.9M groups of 4 elements, more than one grid (65,535 x 256 threads).
-  const int64_t n = 70000, width = 1024;
+  // 70,000 rows of 1,024: 2.24M words, more warps than one grid (65,535 x 8 warps) holds.
+  const int64_t n = 70000, width = 1024, words = kernels::bit_words(width);
   std::vector<int64_t> gids(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) gids[i] = 3 * i + 1;
   const DropoutKey key{5, 1, 1};
-  std::vector<float> cpu(static_cast<size_t>(n * width));
-  dropout_mask(key, 0.5f, gids.data(), n, width, cpu.data());
+  std::vector<uint32_t> cpu(static_cast<size_t>(n * words));
+  kernels::dropout_keep_bits(Device::cpu(), key, 0.5f, gids.data(), n, width, cpu.data());
   const at::Tensor d_gids = on_gpu(gids, at::kLong);
-  at::Tensor out = at::empty({n * width}, at::TensorOptions().device(at::kCUDA));
-  dropout_mask_cuda(key, 0.5f, d_gids.data_ptr<int64_t>(), n, width, out.data_ptr<float>(),
-                    nullptr);
-  ASSERT_EQ(to_host<float>(out), cpu);
+  at::Tensor out = at::empty({n * words}, at::TensorOptions().device(at::kCUDA).dtype(at::kInt));
+  kernels::dropout_keep_bits(Device::cuda(0), key, 0.5f, d_gids.data_ptr<int64_t>(), n, width,
+                             reinterpret_cast<uint32_t*>(out.data_ptr<int32_t>()));
+  const std::vector<int32_t> gpu = to_host<int32_t>(out);
+  ASSERT_EQ(std::memcmp(gpu.data(), cpu.data(), cpu.size() * 4), 0);
 }
 
 TEST(ScatterAddRowsCuda, SameSumsAsTheCpu) {

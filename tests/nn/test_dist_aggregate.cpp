@@ -33,7 +33,7 @@ constexpr double kTol = 1e-5;
 struct SingleWorker {
   SingleWorker(const Graph& g, Aggregation agg)
       : graph(build_part(g, std::vector<int32_t>(static_cast<size_t>(g.num_nodes), 0), 0),
-              test::single_rank_comm(), DistGraphOptions{agg, true, false, Device::cpu()}) {
+              test::single_rank_comm(), DistGraphOptions{agg, true, true, false, Device::cpu()}) {
     const std::vector<int64_t>& gids = graph.part().owned_gid;
     a = rows_of(rows_of(dense_adjacency(g, agg), gids).t(), gids).t().contiguous();
   }
@@ -87,11 +87,16 @@ at::Tensor dense_forward(const at::Tensor& a, const at::Tensor& x, const GnnOpti
   at::Tensor h = x.to(at::kDouble);
   // Layer l's dropout mask, `width` elements per row.
   const auto mask = [&](int l, int64_t width) {
-    at::Tensor m = at::empty({h.size(0), width}, at::kFloat);
+    const int64_t n = h.size(0);
     DropoutKey key = mode.key;
     key.layer = static_cast<uint32_t>(l);
-    dropout_mask(key, static_cast<float>(opt.dropout), gids.data(), h.size(0), width,
-                 m.data_ptr<float>());
+    const auto p = static_cast<float>(opt.dropout);
+    std::vector<uint32_t> bits(static_cast<size_t>(n * kernels::bit_words(width)));
+    kernels::dropout_keep_bits(Device::cpu(), key, p, gids.data(), n, width, bits.data());
+    at::Tensor m = at::ones({n, width}, at::kFloat);
+    const kernels::MaskView view{bits.data(), kernels::bit_words(width), 0, 1.0f / (1.0f - p)};
+    kernels::apply_mask(Device::cpu(), m.data_ptr<float>(), n, width, view, /*relu=*/false,
+                        m.data_ptr<float>(), nullptr);
     return m.to(at::kDouble);
   };
   const bool drop = mode.training && opt.dropout > 0;

@@ -1,78 +1,100 @@
-// Dropout masks are keyed by global node id: independent of row position and partitioning.
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cstdint>
-#include <numeric>
-#include <vector>
-
+// The model's dropout operations (model/dropout.h) keep bits for backward, and compute exactly
+// what the composition of libtorch operations they replace computes: ReLU then a float mask, and
+// Linear layers over masked rows. Forward values and gradients are compared bit for bit.
 #include "adaqp/model/dropout.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/nn/functional/linear.h>
+
+#include <cstdint>
 
 namespace adaqp {
 namespace {
 
-std::vector<float> mask_of(const DropoutKey& key, float p, const std::vector<int64_t>& gids,
-                           int64_t width) {
-  std::vector<float> m(gids.size() * static_cast<size_t>(width));
-  dropout_mask(key, p, gids.data(), static_cast<int64_t>(gids.size()), width, m.data());
-  return m;
+at::Tensor gids_of(int64_t n) {
+  return at::arange(1000, 1000 + n, at::kLong);
 }
 
-TEST(DropoutMask, SameGlobalIdGivesSameRowWhereverItSits) {
-  const DropoutKey key{42, 7, 1};
-  const int64_t width = 19;  // not a multiple of 4
-  std::vector<int64_t> all(500);
-  std::iota(all.begin(), all.end(), 0);
-  const std::vector<float> whole = mask_of(key, 0.5f, all, width);
-  // Two "parts" in a scrambled order, as workers would hold them.
-  std::vector<int64_t> even, odd;
-  for (int64_t g = 499; g >= 0; --g) (g % 2 == 0 ? even : odd).push_back(g);
-  for (const auto* part : {&even, &odd}) {
-    const std::vector<float> m = mask_of(key, 0.5f, *part, width);
-    for (size_t i = 0; i < part->size(); ++i) {
-      for (int64_t e = 0; e < width; ++e) {
-        ASSERT_EQ(m[i * width + e], whole[(*part)[i] * width + e])
-            << "gid " << (*part)[i] << " element " << e;
-      }
+// The float mask a DropoutMask stands for: 0 or its scale per element.
+at::Tensor float_mask(const DropoutMask& m, int64_t n, int64_t width) {
+  at::Tensor ones = at::ones({n, width});
+  kernels::apply_mask(Device::cpu(), ones.data_ptr<float>(), n, width, m.view(), false,
+                      ones.data_ptr<float>(), nullptr);
+  return ones;
+}
+
+void expect_identical(const at::Tensor& a, const at::Tensor& b, const char* what) {
+  ASSERT_TRUE(a.defined() && b.defined()) << what;
+  EXPECT_TRUE(at::equal(a, b)) << what << ": max difference " << (a - b).abs().max().item<float>();
+}
+
+TEST(ReluDropout, SameValuesAndGradientAsReluThenMask) {
+  const int64_t n = 257, d = 45;
+  const DropoutMask m = draw_dropout(DropoutKey{7, 3, 2}, 0.5f, gids_of(n), d);
+  const at::Tensor mask = float_mask(m, n, d);
+  // At least one element of each kind, so that the test can tell them apart.
+  ASSERT_GT(mask.eq(0).sum().item<int64_t>(), 0);
+  ASSERT_GT(mask.eq(2).sum().item<int64_t>(), 0);
+  torch::manual_seed(3);
+  const at::Tensor leaf = at::randn({n, d}).requires_grad_(true);
+  const at::Tensor r = at::randn({n, d});
+
+  const at::Tensor ref = at::relu(leaf * 1.0f) * mask;
+  (ref * r).sum().backward();
+  const at::Tensor ref_grad = leaf.grad().clone();
+  leaf.mutable_grad() = at::Tensor();
+
+  at::Tensor y = leaf * 1.0f;  // a non-leaf the operation may overwrite
+  const at::Tensor out = relu_dropout_(y, m);
+  EXPECT_EQ(out.data_ptr(), y.data_ptr()) << "in place";
+  expect_identical(out, ref, "values");
+  (out * r).sum().backward();
+  expect_identical(leaf.grad(), ref_grad, "gradient");
+}
+
+TEST(ReluDropout, WithoutAMaskIsRelu) {
+  torch::manual_seed(4);
+  const at::Tensor leaf = at::randn({30, 11}).requires_grad_(true);
+  at::Tensor y = leaf * 1.0f;
+  const at::Tensor out = relu_dropout_(y, DropoutMask{});
+  expect_identical(out, at::relu(leaf.detach()), "values");
+  out.sum().backward();
+  expect_identical(leaf.grad(), (leaf.detach() > 0).to(at::kFloat), "gradient");
+}
+
+// The layer-0 computation it replaces: Linear(z * mask) [+ Linear_nobias(x * mask')].
+TEST(DropoutLinear, SameValuesAndGradientsAsLinearLayersOverMaskedRows) {
+  const int64_t n = 300, d = 23, out_dim = 17;
+  for (bool root : {false, true}) {
+    torch::manual_seed(5);
+    const at::Tensor z = at::randn({n, d}), x = at::randn({n, d});
+    const at::Tensor w = at::randn({out_dim, d}).requires_grad_(true);
+    const at::Tensor b = at::randn({out_dim}).requires_grad_(true);
+    const at::Tensor rw = at::randn({out_dim, d}).requires_grad_(true);
+    const DropoutMask m = draw_dropout(DropoutKey{9, 1, 0}, 0.3f, gids_of(n), root ? 2 * d : d);
+    const at::Tensor mask = float_mask(m, n, root ? 2 * d : d);
+    const at::Tensor r = at::randn({n, out_dim});
+
+    at::Tensor ref = torch::nn::functional::linear(mask.narrow(1, 0, d) * z, w, b);
+    if (root) ref = ref + torch::nn::functional::linear(mask.narrow(1, d, d) * x, rw);
+    (ref * r).sum().backward();
+    const at::Tensor gw = w.grad().clone(), gb = b.grad().clone();
+    const at::Tensor grw = root ? rw.grad().clone() : at::Tensor();
+    for (const at::Tensor& p : {w, b, rw}) p.mutable_grad() = at::Tensor();
+
+    const at::Tensor y =
+        dropout_linear(z, root ? x : at::Tensor(), m, w, b, root ? rw : at::Tensor());
+    expect_identical(y, ref, "values");
+    (y * r).sum().backward();
+    expect_identical(w.grad(), gw, "weight gradient");
+    expect_identical(b.grad(), gb, "bias gradient");
+    if (root) {
+      expect_identical(rw.grad(), grw, "root gradient");
+    } else {
+      EXPECT_FALSE(rw.grad().defined());
     }
   }
-}
-
-TEST(DropoutMask, ValuesAndDropRate) {
-  const float p = 0.3f;
-  std::vector<int64_t> gids(2000);
-  std::iota(gids.begin(), gids.end(), 1000000);
-  const std::vector<float> m = mask_of(DropoutKey{1, 0, 0}, p, gids, 50);
-  const float keep = 1.0f / (1.0f - p);
-  int64_t dropped = 0;
-  for (float v : m) {
-    ASSERT_TRUE(v == 0.0f || v == keep) << v;
-    dropped += v == 0.0f;
-  }
-  // 100000 Bernoulli(0.3) draws: the standard deviation of the rate is 0.0015.
-  const double rate = static_cast<double>(dropped) / static_cast<double>(m.size());
-  EXPECT_NEAR(rate, p, 0.01);
-}
-
-TEST(DropoutMask, EpochLayerAndSeedChangeTheMask) {
-  std::vector<int64_t> gids(200);
-  std::iota(gids.begin(), gids.end(), 0);
-  const std::vector<float> base = mask_of(DropoutKey{5, 3, 1}, 0.5f, gids, 16);
-  for (const DropoutKey& other : {DropoutKey{5, 4, 1}, DropoutKey{5, 3, 2}, DropoutKey{6, 3, 1}}) {
-    const std::vector<float> m = mask_of(other, 0.5f, gids, 16);
-    int64_t differ = 0;
-    for (size_t i = 0; i < m.size(); ++i) differ += m[i] != base[i];
-    // Independent masks differ in about half of the 3200 elements.
-    EXPECT_GT(differ, 1200);
-    EXPECT_LT(differ, 2000);
-  }
-  EXPECT_EQ(mask_of(DropoutKey{5, 3, 1}, 0.5f, gids, 16), base);
-}
-
-TEST(DropoutMask, ZeroProbabilityKeepsEverything) {
-  const std::vector<int64_t> gids = {3, 1, 4, 1, 5};
-  const std::vector<float> m = mask_of(DropoutKey{9, 9, 9}, 0.0f, gids, 7);
-  EXPECT_TRUE(std::all_of(m.begin(), m.end(), [](float v) { return v == 1.0f; }));
 }
 
 }  // namespace

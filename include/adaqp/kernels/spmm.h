@@ -39,4 +39,10 @@ void spmm_cpu(const CsrView& a, const float* x, int64_t d, float* y, bool accumu
 // ascending original row order.
 CsrMatrix transpose_csr(const CsrView& a);
 
+// When `a` is square with a symmetric pattern (entry (j, i) wherever (i, j), as often; columns
+// ascending within rows), the transpose's values on a's own pattern: then {a.indptr, a.indices,
+// *values_t} equals transpose_csr(a), entry for entry, so the transpose needs no second pattern.
+// Returns false (values_t untouched) otherwise.
+bool transpose_values_on_pattern(const CsrView& a, std::vector<float>* values_t);
+
 }  // namespace adaqp::kernels

@@ -1,6 +1,7 @@
 // The graph context of one worker: its Part, the normalised adjacency split into A_local (columns:
-// owned nodes) and A_halo (columns: halo nodes), their transposes, and the halo exchanger, all on
-// the worker's device (DistGraphOptions::device).
+// owned nodes) and A_halo (columns: halo nodes), their transposes (A_local^T on A_local's own
+// pattern when that is symmetric, or A_local itself when its values are too), and the halo
+// exchanger, all on the worker's device (DistGraphOptions::device).
 // Aggregation follows design notes section 4: start the exchange, multiply by A_local (while the
 // messages are in flight when overlapping; see HaloExchanger for the schedules), then wait and add
 // A_halo times the halo rows. Backward mirrors it. Messages travel at full precision unless a
@@ -39,6 +40,9 @@ struct DistGraphOptions {
   // compute A X there (exact: the features never change); layer 0 then needs no exchange and no
   // product per epoch. Off: A X is exchanged and computed on every call (the reference's volume).
   bool cache_features = true;
+  // Keep the input features X after A X is cached (a model that reads X itself, GraphSAGE's root
+  // term, needs them); otherwise they are freed once A X is made. Without the cache they are kept.
+  bool keep_features = true;
   // Overlap every exchange with the A_local work (AdaQP-p); otherwise each exchange completes
   // before the A_local work starts.
   bool overlap = false;
@@ -67,20 +71,26 @@ class DistGraph {
   Aggregation aggregation() const { return opt_.aggregation; }
   int64_t num_owned() const { return part_.num_owned(); }
 
-  // The input features X (num_owned x feat_dim) and the owned nodes' global ids (the dropout
-  // keys), on the device.
+  // The input features X (num_owned x feat_dim; undefined once freed, see
+  // DistGraphOptions::keep_features) and the owned nodes' global ids (the dropout keys), on the
+  // device. On a GPU the part's host copy of X is freed; on the CPU X is that copy.
   const at::Tensor& features() const { return features_; }
   const at::Tensor& owned_gids() const { return owned_gids_; }
 
   // y = A h: h and y are num_owned x d. Collective: every rank calls it for the same layer.
   void aggregate(const float* h, int64_t d, float* y, int layer);
-  // aggregate in two halves, so that the caller can work on the central rows (rows
-  // [0, part().num_central), final after begin: they have no halo in-neighbours) while the halo
-  // rows travel: begin starts the exchange and computes y = A_local h; end waits and adds
-  // A_halo h_halo (into the marginal rows). h and y must stay untouched in between but for y's
-  // central rows.
-  void begin_aggregate(const float* h, int64_t d, float* y, int layer);
+  // aggregate in three steps, so that the caller can work on the central rows (rows
+  // [0, part().num_central), final after aggregate_local: they have no halo in-neighbours) while
+  // the halo rows travel: begin starts the exchange of h's boundary rows (and completes it unless
+  // overlapping), aggregate_local computes y = A_local h, end waits for the halo rows and adds
+  // A_halo h_halo into the marginal rows. h must stay untouched until end; y but for its central
+  // rows from aggregate_local until end. The halo rows are held from begin to end only.
+  void begin_aggregate(const float* h, int64_t d, int layer);
+  void aggregate_local(const float* h, int64_t d, float* y);
   void end_aggregate(int64_t d, float* y);
+  // Whether exchanges overlap the caller's work (DistGraphOptions::overlap); otherwise begin_*
+  // completes them, and a caller can order its allocations to hold less at once.
+  bool overlaps() const { return opt_.overlap; }
   // A X (num_owned x feat_dim): the start-up product with the feature cache, else exchanged and
   // computed now (collective then).
   const at::Tensor& aggregate_features();
@@ -118,13 +128,14 @@ class DistGraph {
 
   // The precision of an exchange of rows of width d; sets up its trace when the plan asks.
   Precision precision(int layer, Direction dir, int64_t d);
-  // The halo buffer with room for num_halo x d floats.
+  // A new halo buffer of num_halo x d floats (freed once its exchange no longer needs it).
   float* halo_buffer(int64_t d);
 
   Part part_;
   Communicator& comm_;
   DistGraphOptions opt_;
-  std::vector<float> local_values_, halo_values_;
+  std::vector<float> local_values_, halo_values_, local_t_values_;
+  // a_local_t_ is null when A_local is its own transpose.
   std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_;
   const QuantPlan* plan_ = nullptr;
   MessageTraces traces_;
@@ -133,7 +144,7 @@ class DistGraph {
   at::Tensor features_, owned_gids_;
   at::Tensor features_product_;  // A X
   at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
-  at::Tensor halo_buf_;          // halo rows (forward) or halo partial gradients (backward)
+  at::Tensor halo_buf_;  // halo rows (forward) or partial gradients (backward), during an exchange
   // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
   // the buffers above.
   HaloExchanger exchanger_;

@@ -1,31 +1,39 @@
-// Dropout masks keyed by global node id: the mask of a node's row depends only on (seed, epoch,
-// layer, global id, element), never on which worker owns the node or where its row sits, so
-// training on W workers draws exactly the masks of single-worker training.
+// Dropout and ReLU in the model's autograd graph, keeping for backward only bits: the drawn mask
+// (one bit per element, kernels/dropout.h) and ReLU's signs, instead of a float mask and the masked
+// rows. The rows a weight gradient needs are made again from the bits in backward.
 #pragma once
+
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 
-#include "adaqp/config.h"
+#include "adaqp/kernels/dropout.h"
 
 namespace adaqp {
 
-struct DropoutKey {
-  uint64_t seed = 0;
-  uint32_t epoch = 0;
-  uint32_t layer = 0;
+// A drawn mask: keep bits of n rows (int32, n x kernels::bit_words(width), where the rows live)
+// and the scale of kept elements. Undefined bits: nothing is dropped.
+struct DropoutMask {
+  at::Tensor bits;
+  float scale = 1.0f;
+
+  // Applying elements offset .. offset + d - 1 of each row.
+  kernels::MaskView view(int64_t offset = 0) const;
 };
 
-// out[i * width + e] = 0 if element e of node gids[i] is dropped, else 1 / (1 - p) (inverted
-// dropout). Element e is dropped when philox_uniform(word e % 4 of
-// philox_block(seed, epoch, layer, kDropout, gid, e / 4)) < p. Requires 0 <= p < 1.
-void dropout_mask(const DropoutKey& key, float p, const int64_t* gids, int64_t n, int64_t width,
-                  float* out);
+// The mask of rows with global ids `gids` (int64, on the rows' device), `width` elements each,
+// drawn with dropout probability p (0 <= p < 1).
+DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids, int64_t width);
 
-#if ADAQP_WITH_CUDA
-// The same masks on the device (bit-identical): gids and out are device arrays, the work is
-// enqueued on `stream` (a cudaStream_t).
-void dropout_mask_cuda(const DropoutKey& key, float p, const int64_t* gids, int64_t n,
-                       int64_t width, float* out, void* stream);
-#endif
+// y = ReLU(y) * mask, in place (y: a float32 matrix nobody else saved for backward); its backward
+// reads the mask's bits and one bit per element for ReLU's sign.
+at::Tensor relu_dropout_(const at::Tensor& y, const DropoutMask& mask);
+
+// The layer over constant inputs (layer 0: z = A X and x = X need no gradient):
+//   (z * mask[:, 0:d]) W^T + b [+ (x * mask[:, d:2d]) R^T when root (out x d) is defined]
+// with d = z.size(1), equal to Linear(z * mask) [+ Linear_nobias(x * mask')]. Keeps the mask's bits
+// only; backward masks z and x again for the weight gradients.
+at::Tensor dropout_linear(const at::Tensor& z, const at::Tensor& x, const DropoutMask& mask,
+                          const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& root);
 
 }  // namespace adaqp

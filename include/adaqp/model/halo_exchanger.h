@@ -125,6 +125,8 @@ class HaloExchanger {
   void compile_device(const Transfer& t, const MessageBits& bits, Codec& c);
   // Device buffers in use by unsettled exchanges must not be freed: waits for them first.
   void quiesce();
+  // A new boundary_rows_ of rows x d floats.
+  float* boundary_rows(int64_t rows, int64_t d);
   // `buffer` with at least `bytes` bytes (kept between exchanges; grown when needed).
   uint8_t* reserve(at::Tensor& buffer, size_t bytes);
   ExchangeHooks hooks(const Transfer& t, Codec* codec, uint8_t* send, uint8_t* recv,
@@ -137,8 +139,10 @@ class HaloExchanger {
   // Index arrays where the rows live: the send list, the global ids of sent (forward) and halo
   // (backward) rows.
   at::Tensor send_idx_, boundary_gid_, halo_gid_;
-  at::Tensor send_rows_;   // forward, full precision: gathered boundary rows
-  at::Tensor recv_rows_;   // backward: received partial gradients, send_idx order
+  // Boundary rows in send_idx order, full precision: gathered for a forward exchange (freed once
+  // sent), received partial gradients of a backward one (freed once added). Allocated per
+  // exchange, so that a worker holds no exchange buffer between exchanges.
+  at::Tensor boundary_rows_;
   at::Tensor send_bytes_;  // quantized blocks, per peer at send offsets
   at::Tensor recv_bytes_;
   int64_t width_ = 0;                              // d of the last backward exchange

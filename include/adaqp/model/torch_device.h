@@ -13,6 +13,18 @@ namespace adaqp {
 
 c10::Device torch_device(const Device& device);
 at::TensorOptions torch_options(const Device& device, at::ScalarType type);
+// Where a tensor lives, as a Device.
+Device tensor_device(const at::Tensor& t);
+
+// Device memory (zeros on the CPU): the peak of libtorch's allocator (bytes allocated to tensors)
+// since the last reset_device_peak, and the memory in use on the device now (total - free, as the
+// driver reports it: every process's, contexts and cached blocks included).
+struct DeviceMemory {
+  int64_t peak_allocated_bytes = 0;
+  int64_t used_bytes = 0;
+};
+DeviceMemory device_memory(const Device& device);
+void reset_device_peak(const Device& device);
 
 // A 1-d tensor on `device` holding a copy of `host` (n values at `data`).
 at::Tensor to_device(const int64_t* data, int64_t n, const Device& device);

@@ -12,9 +12,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/train/checkpoint.h"
+#include "adaqp/train/memory_meter.h"
 #include "adaqp/train/trainer.h"
 
 namespace adaqp {
@@ -32,6 +34,10 @@ struct RunOptions {
   // Where to continue from (a loaded checkpoint's progress); epoch 0 = a fresh run. A resumed run
   // keeps the records of metrics.jsonl up to that epoch and appends to them.
   CheckpointProgress start;
+  // This rank's peak memory in the phases before training (load, partition, start-up); the
+  // training phase is measured here.
+  PhasePeaks memory;
+  bool memory_resets = true;  // MemoryMeter::resets() of those phases
 };
 
 struct RunSummary {
@@ -55,6 +61,10 @@ struct RunSummary {
   // for exchanges, loss and gradient all-reduce, bit-width assignment; and quantization on any
   // thread or stream (part of the others).
   double compute_s = 0, exposed_comm_s = 0, reduce_s = 0, assign_s = 0, quant_s = 0;
+  // Every rank's peak memory by phase (index: rank); whether each phase's resident peak is its own
+  // (false: counted from the start of the process, where the kernel cannot reset it).
+  std::vector<PhasePeaks> memory;
+  bool memory_resets = true;
 };
 
 // A few lines for the end of a run: accuracy, speed, bytes against full precision, bit-width mix

@@ -73,6 +73,10 @@ struct EpochStats {
   std::vector<double> comm_forward_s, comm_backward_s;  // comm_time_s by layer
   bool adaptive = false;  // scheme adaptive: `assign` holds the plan's statistics
   AssignStats assign;
+  // Peak memory of the epoch (training step and evaluation), train/memory_meter.h; set by
+  // run_training.
+  int64_t peak_rss_bytes = 0;
+  int64_t device_peak_bytes = 0;  // CUDA
 };
 
 // Scores over all ranks (identical on every rank): accuracy, or F1-micro for multi-label data.

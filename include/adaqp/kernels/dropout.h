@@ -1,0 +1,71 @@
+// Dropout kept as bits: the masks are drawn once into one bit per element, applied (optionally
+// after a ReLU, whose signs are recorded as bits too) and applied again in backward, so that a
+// layer keeps 2 bits per element for backward instead of a float mask and the masked rows.
+//
+// Masks are keyed by global node id: the mask of a node's row depends only on (seed, epoch, layer,
+// global id, element), never on which worker owns the node or where its row sits, so training on W
+// workers draws exactly the masks of single-worker training. Element e of node g is dropped when
+// philox_uniform(word e % 4 of philox_block(seed, epoch, layer, kDropout, g, e / 4)) < p.
+//
+// Bit matrices: one row per node of bit_words(width) 32-bit words; bit e of a row is bit e % 32 of
+// word e / 32. Every entry point takes the device its pointers live on (`device`): the CPU kernels
+// are in src/kernels/dropout.cpp, their CUDA twins in cuda/dropout.cu (enqueued on the legacy
+// default stream, libtorch's compute stream); a build without CUDA refuses a CUDA device.
+#pragma once
+
+#include <cstdint>
+
+#include "adaqp/common/device.h"
+#include "adaqp/config.h"
+
+namespace adaqp {
+
+struct DropoutKey {
+  uint64_t seed = 0;
+  uint32_t epoch = 0;
+  uint32_t layer = 0;
+};
+
+namespace kernels {
+
+constexpr int64_t bit_words(int64_t width) {
+  return (width + 31) / 32;
+}
+
+// A drawn mask as its rows are applied: element e of row i is kept when bit offset + e of row i of
+// `bits` (words_per_row words each) is set, and then scaled by `scale` (1 / (1 - p)); a dropped
+// element is multiplied by 0. bits == nullptr keeps every element with scale 1 (no dropout).
+struct MaskView {
+  const uint32_t* bits = nullptr;
+  int64_t words_per_row = 0;
+  int64_t offset = 0;
+  float scale = 1.0f;
+};
+
+// keep (n x bit_words(width) words): bit e of row i set when element e of node gids[i] is kept.
+// Requires 0 <= p < 1.
+void dropout_keep_bits(const Device& device, const DropoutKey& key, float p, const int64_t* gids,
+                       int64_t n, int64_t width, uint32_t* keep);
+
+// out = f(x) * mask for n x d rows, f = ReLU when `relu` (which then records bit e of row i of
+// `positive`, n x bit_words(d) words, as x > 0; `positive` may be null), else the identity. out
+// may be x (in place). A ReLU keeps NaN.
+void apply_mask(const Device& device, const float* x, int64_t n, int64_t d, const MaskView& mask,
+                bool relu, float* out, uint32_t* positive);
+
+// The gradient of apply_mask: dx = dy * mask where bit e of row i of `positive` is set, 0
+// elsewhere; positive == nullptr: dx = dy * mask everywhere. dx may be dy.
+void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64_t d,
+                         const MaskView& mask, const uint32_t* positive, float* dx);
+
+#if ADAQP_WITH_CUDA
+void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids, int64_t n,
+                            int64_t width, uint32_t* keep);
+void apply_mask_cuda(const float* x, int64_t n, int64_t d, const MaskView& mask, bool relu,
+                     float* out, uint32_t* positive);
+void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskView& mask,
+                              const uint32_t* positive, float* dx);
+#endif
+
+}  // namespace kernels
+}  // namespace adaqp

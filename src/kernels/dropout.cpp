@@ -1,0 +1,165 @@
+#include "adaqp/kernels/dropout.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/common/philox_rows.h"
+#include "adaqp/common/vector_clones.h"
+
+namespace adaqp::kernels {
+namespace {
+
+void check_probability(float p) {
+  ADAQP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability " + std::to_string(p));
+}
+
+#if !ADAQP_WITH_CUDA
+[[noreturn]] void no_cuda(const char* op) {
+  throw ConfigError(std::string(op) + ": a CUDA device was given to a build without CUDA");
+}
+#endif
+
+// Bits 32 * w .. 32 * w + 31 of a mask row (offset included): one word, or two straddled ones.
+inline uint32_t mask_word(const MaskView& m, int64_t row, int64_t w) {
+  const int64_t bit = m.offset + 32 * w;
+  const uint32_t* words = m.bits + row * m.words_per_row + bit / 32;
+  const int shift = static_cast<int>(bit % 32);
+  if (shift == 0) return words[0];
+  // Bits past the row's last word belong to no element of it.
+  const uint32_t hi = bit / 32 + 1 < m.words_per_row ? words[1] : 0u;
+  return (words[0] >> shift) | (hi << (32 - shift));
+}
+
+ADAQP_VECTOR_CLONES void keep_row(const DropoutKey& key, float p, uint64_t gid, int64_t width,
+                                  uint32_t* words, uint32_t* keep) {
+  philox_row_words(key.seed, key.epoch, key.layer, RngStream::kDropout, gid, width, words);
+  for (int64_t w = 0; w < bit_words(width); ++w) {
+    const int64_t count = std::min<int64_t>(32, width - 32 * w);
+    const uint32_t* u = words + 32 * w;
+    uint32_t bits = 0;
+    for (int64_t j = 0; j < count; ++j) {
+      bits |= static_cast<uint32_t>(philox_uniform(u[j]) >= p) << j;
+    }
+    keep[w] = bits;
+  }
+}
+
+// 32 elements of a row under one mask word (count of them valid), each a select and a multiply;
+// with a constant count (a whole word) the loops vectorise.
+template <bool kRelu>
+inline uint32_t mask_word_elements(const float* in, int64_t count, uint32_t keep, float scale,
+                                   float* out) {
+  uint32_t pos = 0;
+  for (int64_t j = 0; j < count; ++j) {
+    float v = in[j];
+    pos |= static_cast<uint32_t>(v > 0.0f) << j;
+    if (kRelu) v = (v > 0.0f || v != v) ? v : 0.0f;
+    out[j] = v * (((keep >> j) & 1u) != 0 ? scale : 0.0f);
+  }
+  return pos;
+}
+
+inline void mask_word_gradient(const float* dy, int64_t count, uint32_t keep, uint32_t pos,
+                               float scale, float* dx) {
+  for (int64_t j = 0; j < count; ++j) {
+    const float v = dy[j] * (((keep >> j) & 1u) != 0 ? scale : 0.0f);
+    dx[j] = ((pos >> j) & 1u) != 0 ? v : 0.0f;
+  }
+}
+
+template <bool kRelu>
+ADAQP_VECTOR_CLONES void mask_row(const float* x, int64_t d, const MaskView& m, int64_t row,
+                                  float* out, uint32_t* positive) {
+  const int64_t whole = d / 32;
+  for (int64_t w = 0; w < bit_words(d); ++w) {
+    const uint32_t keep = m.bits != nullptr ? mask_word(m, row, w) : ~0u;
+    const uint32_t pos =
+        w < whole ? mask_word_elements<kRelu>(x + 32 * w, 32, keep, m.scale, out + 32 * w)
+                  : mask_word_elements<kRelu>(x + 32 * w, d - 32 * w, keep, m.scale, out + 32 * w);
+    if (positive != nullptr) positive[w] = pos;
+  }
+}
+
+ADAQP_VECTOR_CLONES void mask_row_backward(const float* dy, int64_t d, const MaskView& m,
+                                           int64_t row, const uint32_t* positive, float* dx) {
+  const int64_t whole = d / 32;
+  for (int64_t w = 0; w < bit_words(d); ++w) {
+    const uint32_t keep = m.bits != nullptr ? mask_word(m, row, w) : ~0u;
+    const uint32_t pos = positive != nullptr ? positive[w] : ~0u;
+    if (w < whole) {
+      mask_word_gradient(dy + 32 * w, 32, keep, pos, m.scale, dx + 32 * w);
+    } else {
+      mask_word_gradient(dy + 32 * w, d - 32 * w, keep, pos, m.scale, dx + 32 * w);
+    }
+  }
+}
+
+constexpr int64_t kParallelElements = 65536;
+
+}  // namespace
+
+void dropout_keep_bits(const Device& device, const DropoutKey& key, float p, const int64_t* gids,
+                       int64_t n, int64_t width, uint32_t* keep) {
+  check_probability(p);
+  if (device.is_cuda()) {
+#if ADAQP_WITH_CUDA
+    dropout_keep_bits_cuda(key, p, gids, n, width, keep);
+    return;
+#else
+    no_cuda("dropout_keep_bits");
+#endif
+  }
+  const int64_t words = bit_words(width);
+#pragma omp parallel if (n * width > kParallelElements)
+  {
+    std::vector<uint32_t> u(static_cast<size_t>(philox_row_words_size(width)));
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      keep_row(key, p, static_cast<uint64_t>(gids[i]), width, u.data(), keep + i * words);
+    }
+  }
+}
+
+void apply_mask(const Device& device, const float* x, int64_t n, int64_t d, const MaskView& mask,
+                bool relu, float* out, uint32_t* positive) {
+  if (device.is_cuda()) {
+#if ADAQP_WITH_CUDA
+    apply_mask_cuda(x, n, d, mask, relu, out, positive);
+    return;
+#else
+    no_cuda("apply_mask");
+#endif
+  }
+  const int64_t words = bit_words(d);
+#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t* pos = positive != nullptr ? positive + i * words : nullptr;
+    if (relu) {
+      mask_row<true>(x + i * d, d, mask, i, out + i * d, pos);
+    } else {
+      mask_row<false>(x + i * d, d, mask, i, out + i * d, pos);
+    }
+  }
+}
+
+void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64_t d,
+                         const MaskView& mask, const uint32_t* positive, float* dx) {
+  if (device.is_cuda()) {
+#if ADAQP_WITH_CUDA
+    apply_mask_backward_cuda(dy, n, d, mask, positive, dx);
+    return;
+#else
+    no_cuda("apply_mask_backward");
+#endif
+  }
+  const int64_t words = bit_words(d);
+#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    mask_row_backward(dy + i * d, d, mask, i, positive != nullptr ? positive + i * words : nullptr,
+                      dx + i * d);
+  }
+}
+
+}  // namespace adaqp::kernels

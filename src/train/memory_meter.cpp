@@ -1,0 +1,36 @@
+#include "adaqp/train/memory_meter.h"
+
+#include "adaqp/common/memory.h"
+#include "adaqp/model/torch_device.h"
+
+namespace adaqp {
+
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::kPartition:
+      return "partition";
+    case Phase::kLoad:
+      return "load";
+    case Phase::kStartup:
+      return "startup";
+    case Phase::kTraining:
+      return "training";
+  }
+  return "?";
+}
+
+void MemoryMeter::start() {
+  resets_ = reset_peak_rss() && resets_;
+  reset_device_peak(device_);
+}
+
+MemoryPeak MemoryMeter::peak() const {
+  MemoryPeak p;
+  p.rss_bytes = peak_rss_bytes();
+  const DeviceMemory d = device_memory(device_);
+  p.device_bytes = d.peak_allocated_bytes;
+  p.device_used_bytes = d.used_bytes;
+  return p;
+}
+
+}  // namespace adaqp

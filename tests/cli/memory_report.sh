@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Peak memory by phase, as `adaqp train` reports it (metrics.jsonl: peak_rss_bytes per epoch and
+# rank, the summary's per-rank peaks of partition, load, startup and training), checked against the
+# kernel's own accounting read by GNU time: a rank resets its peak at the start of every epoch, so
+# the peak GNU time reports for a rank (getrusage, at exit) is the peak of its last epoch and what
+# followed it. After the last epoch a rank holds less than during it (at exit, libraries' pages are
+# faulted in for their destructors: about 110 MiB above the ~400 MiB a small job starts with, so the
+# checked job's epochs hold about 1 GiB), and the two must agree within 3%. And the reported peak
+# grows with the job: by at least half of the activations the larger job adds.
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}"
+py=${ADAQP_PYTHON:-python3}
+if [[ ! -x /usr/bin/time ]]; then
+  echo "SKIP: GNU time (/usr/bin/time) is not installed" >&2
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run() {  # run NAME NODES HIDDEN
+  local out="$tmp/$1"
+  mkdir -p "$out"
+  # shellcheck disable=SC2016
+  mpirun --oversubscribe -np 2 bash -c \
+    'exec /usr/bin/time -f "%M" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' "$out" \
+    "$ADAQP_BIN" train --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$2" \
+    --set dataset.synthetic.feat_dim=64 --set partition.parts=2 --set communication.mode=vanilla \
+    --set model.layers=3 --set "model.hidden=$3" --set training.epochs=3 --set training.threads=1 \
+    --set training.device=cpu --set "output.dir=$out" --set "partition.dir=$tmp/part-$1" \
+    --set output.log_level=info >"$out/log" 2>&1 || { cat "$out/log"; echo "FAIL: $1" >&2; exit 1; }
+}
+run small 20000 64
+run large 200000 512
+
+"$py" - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+def load(name):
+    recs = [json.loads(l) for l in open(f"{tmp}/{name}/metrics.jsonl")]
+    return [r for r in recs if "epoch" in r and "event" not in r], recs[-1]
+training = {}
+for name in ("small", "large"):
+    epochs, summary = load(name)
+    mem = summary["memory"]
+    assert mem["phases"] == ["partition", "load", "startup", "training"], mem
+    assert mem["per_phase_peaks"] is True, "the kernel did not let the peaks be reset"
+    peaks = mem["peak_rss_bytes"]
+    assert len(peaks) == 2 and all(len(p) == 4 and min(p) > 0 for p in peaks), peaks
+    for rank in (0, 1):
+        mine = [r for r in epochs if r["rank"] == rank]
+        assert len(mine) == 3 and all(r["peak_rss_bytes"] > 0 for r in mine), mine
+        # The training phase's peak is the largest epoch's.
+        assert peaks[rank][3] == max(r["peak_rss_bytes"] for r in mine), (peaks[rank], mine)
+        gnu = int(open(f"{tmp}/{name}/rss.{rank}").read().split()[-1]) * 1024
+        last = mine[-1]["peak_rss_bytes"]
+        print(f"{name} rank {rank}: last epoch {last / 2**20:.1f} MiB, GNU time {gnu / 2**20:.1f} MiB, "
+              f"phases {[round(p / 2**20) for p in peaks[rank]]} MiB")
+        if name == "large":
+            assert abs(gnu - last) <= 0.03 * gnu, f"rank {rank}: {last} reported, {gnu} by the kernel"
+    training[name] = max(p[3] for p in peaks)
+# At least three n x hidden activations live at once: 3 * (100,000 * 512 - 10,000 * 64) floats more
+# per rank in the large job.
+assert training["large"] - training["small"] > 0.5 * 3 * (100000 * 512 - 10000 * 64) * 4, training
+print("OK")
+PY

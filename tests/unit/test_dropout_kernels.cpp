@@ -1,0 +1,197 @@
+// Dropout kept as bits (kernels/dropout.h): the drawn bits against the definition (Philox blocks
+// computed here one by one), keyed by global id wherever a row sits, and the masked rows and their
+// gradients against a scalar reference, element for element.
+#include "adaqp/kernels/dropout.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/common/philox.h"
+
+namespace adaqp::kernels {
+namespace {
+
+const Device kCpu = Device::cpu();
+
+std::vector<uint32_t> keep_bits(const DropoutKey& key, float p, const std::vector<int64_t>& gids,
+                                int64_t width) {
+  const auto n = static_cast<int64_t>(gids.size());
+  std::vector<uint32_t> bits(static_cast<size_t>(n * bit_words(width)), 0xDEADBEEFu);
+  dropout_keep_bits(kCpu, key, p, gids.data(), n, width, bits.data());
+  return bits;
+}
+
+bool bit(const std::vector<uint32_t>& bits, int64_t words, int64_t row, int64_t e) {
+  return ((bits[static_cast<size_t>(row * words + e / 32)] >> (e % 32)) & 1u) != 0;
+}
+
+// The definition: element e of node g is kept when the uniform of word e % 4 of Philox block
+// e / 4 is at least p.
+bool kept_by_definition(const DropoutKey& key, float p, int64_t gid, int64_t e) {
+  const PhiloxWords w = philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
+                                     static_cast<uint64_t>(gid), static_cast<uint32_t>(e / 4));
+  return philox_uniform(w.v[e % 4]) >= p;
+}
+
+std::vector<float> random_rows(int64_t n, int64_t d, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(n * d));
+  for (float& v : x) v = dist(gen);
+  return x;
+}
+
+TEST(DropoutKeepBits, FollowTheDefinitionAndLeavePaddingClear) {
+  const DropoutKey key{42, 7, 1};
+  std::vector<int64_t> gids = {0, 5, 1234567, (int64_t{1} << 39) + 3, 77};
+  for (float p : {0.0f, 0.3f, 0.5f, 0.9f}) {
+    for (int64_t width : {1, 4, 19, 31, 32, 33, 100, 256}) {
+      const std::vector<uint32_t> bits = keep_bits(key, p, gids, width);
+      const int64_t words = bit_words(width);
+      for (size_t i = 0; i < gids.size(); ++i) {
+        for (int64_t e = 0; e < words * 32; ++e) {
+          const bool expected = e < width && kept_by_definition(key, p, gids[i], e);
+          ASSERT_EQ(bit(bits, words, static_cast<int64_t>(i), e), expected)
+              << "p " << p << " width " << width << " gid " << gids[i] << " element " << e;
+        }
+      }
+    }
+  }
+}
+
+TEST(DropoutKeepBits, SameGlobalIdGivesSameRowWhereverItSits) {
+  const DropoutKey key{42, 7, 1};
+  const int64_t width = 45, words = bit_words(width);
+  std::vector<int64_t> all(500);
+  std::iota(all.begin(), all.end(), 0);
+  const std::vector<uint32_t> whole = keep_bits(key, 0.5f, all, width);
+  // Two "parts" in a scrambled order, as workers would hold them.
+  std::vector<int64_t> even, odd;
+  for (int64_t g = 499; g >= 0; --g) (g % 2 == 0 ? even : odd).push_back(g);
+  for (const auto* part : {&even, &odd}) {
+    const std::vector<uint32_t> bits = keep_bits(key, 0.5f, *part, width);
+    for (size_t i = 0; i < part->size(); ++i) {
+      for (int64_t w = 0; w < words; ++w) {
+        ASSERT_EQ(bits[i * words + w], whole[(*part)[i] * words + w]) << "gid " << (*part)[i];
+      }
+    }
+  }
+}
+
+TEST(DropoutKeepBits, DropRateAndKeys) {
+  std::vector<int64_t> gids(2000);
+  std::iota(gids.begin(), gids.end(), 1000000);
+  const int64_t width = 50, words = bit_words(width);
+  const auto count_kept = [&](const std::vector<uint32_t>& bits) {
+    int64_t kept = 0;
+    for (int64_t i = 0; i < 2000; ++i)
+      for (int64_t e = 0; e < width; ++e) kept += bit(bits, words, i, e);
+    return kept;
+  };
+  // 100000 Bernoulli(0.7) draws: the standard deviation of the rate is 0.0015.
+  const std::vector<uint32_t> base = keep_bits(DropoutKey{5, 3, 1}, 0.3f, gids, width);
+  EXPECT_NEAR(static_cast<double>(count_kept(base)) / 100000.0, 0.7, 0.01);
+  EXPECT_EQ(count_kept(keep_bits(DropoutKey{5, 3, 1}, 0.0f, gids, width)), 100000);
+  EXPECT_EQ(keep_bits(DropoutKey{5, 3, 1}, 0.3f, gids, width), base);
+  for (const DropoutKey& other : {DropoutKey{5, 4, 1}, DropoutKey{5, 3, 2}, DropoutKey{6, 3, 1}}) {
+    const std::vector<uint32_t> bits = keep_bits(other, 0.3f, gids, width);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < 2000; ++i)
+      for (int64_t e = 0; e < width; ++e)
+        differ += bit(bits, words, i, e) != bit(base, words, i, e);
+    // Independent masks differ in 2 * 0.3 * 0.7 = 42% of the elements.
+    EXPECT_NEAR(static_cast<double>(differ) / 100000.0, 0.42, 0.02);
+  }
+  EXPECT_THROW(keep_bits(DropoutKey{}, 1.0f, gids, width), InvariantError);
+}
+
+// The scalar reference of apply_mask: f(x) * (kept ? scale : 0).
+float reference(float x, bool relu, bool kept, float scale) {
+  const float v = relu ? (x > 0.0f || std::isnan(x) ? x : 0.0f) : x;
+  return v * (kept ? scale : 0.0f);
+}
+
+struct MaskCase {
+  int64_t d;
+  int64_t offset;  // into mask rows of width offset + d
+};
+
+class ApplyMask : public ::testing::TestWithParam<MaskCase> {};
+
+TEST_P(ApplyMask, MatchesTheReferenceElementForElement) {
+  const auto [d, offset] = GetParam();
+  const int64_t n = 300, width = offset + d, words = bit_words(width);
+  std::vector<int64_t> gids(n);
+  std::iota(gids.begin(), gids.end(), 17);
+  const float p = 0.4f, scale = 1.0f / (1.0f - p);
+  const std::vector<uint32_t> bits = keep_bits(DropoutKey{3, 2, 1}, p, gids, width);
+  MaskView mask{bits.data(), words, offset, scale};
+  std::vector<float> x = random_rows(n, d, 9);
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  x[5] = -0.0f;
+  x[7] = 0.0f;
+  const std::vector<float> dy = random_rows(n, d, 10);
+  for (bool relu : {false, true}) {
+    std::vector<float> out(x.size());
+    std::vector<uint32_t> positive(static_cast<size_t>(n * bit_words(d)), 0xFFFFFFFFu);
+    apply_mask(kCpu, x.data(), n, d, mask, relu, out.data(), positive.data());
+    std::vector<float> dx(x.size());
+    apply_mask_backward(kCpu, dy.data(), n, d, mask, relu ? positive.data() : nullptr, dx.data());
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t e = 0; e < d; ++e) {
+        const size_t k = static_cast<size_t>(i * d + e);
+        const bool kept = bit(bits, words, i, offset + e);
+        const float want = reference(x[k], relu, kept, scale);
+        ASSERT_EQ(std::memcmp(&out[k], &want, sizeof(float)), 0)
+            << "row " << i << " element " << e << ": " << out[k] << " vs " << want;
+        const bool pos = x[k] > 0.0f;
+        ASSERT_EQ(bit(positive, bit_words(d), i, e), pos) << "row " << i << " element " << e;
+        const float grad = !relu || pos ? dy[k] * (kept ? scale : 0.0f) : 0.0f;
+        ASSERT_EQ(std::memcmp(&dx[k], &grad, sizeof(float)), 0) << "row " << i << " element " << e;
+      }
+    }
+    // In place gives the same rows.
+    std::vector<float> in_place = x;
+    apply_mask(kCpu, in_place.data(), n, d, mask, relu, in_place.data(), nullptr);
+    ASSERT_EQ(std::memcmp(in_place.data(), out.data(), out.size() * sizeof(float)), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ApplyMask,
+                         ::testing::Values(MaskCase{1, 0}, MaskCase{19, 0}, MaskCase{64, 0},
+                                           MaskCase{100, 0}, MaskCase{100, 100}, MaskCase{33, 7},
+                                           MaskCase{32, 32}),
+                         [](const auto& info) {
+                           return "d" + std::to_string(info.param.d) + "_offset" +
+                                  std::to_string(info.param.offset);
+                         });
+
+TEST(ApplyMask, WithoutBitsKeepsEverything) {
+  const int64_t n = 40, d = 37;
+  const std::vector<float> x = random_rows(n, d, 3);
+  std::vector<float> out(x.size());
+  std::vector<uint32_t> positive(static_cast<size_t>(n * bit_words(d)));
+  apply_mask(kCpu, x.data(), n, d, MaskView{}, /*relu=*/true, out.data(), positive.data());
+  for (size_t k = 0; k < x.size(); ++k) ASSERT_EQ(out[k], x[k] > 0 ? x[k] : 0.0f);
+  std::vector<float> dx(x.size());
+  apply_mask_backward(kCpu, x.data(), n, d, MaskView{}, positive.data(), dx.data());
+  EXPECT_EQ(dx, out);  // ReLU's gradient of x is x where x > 0
+}
+
+#if !ADAQP_WITH_CUDA
+TEST(ApplyMask, ACudaDeviceIsAnErrorWithoutCuda) {
+  float x = 1.0f;
+  EXPECT_THROW(apply_mask(Device::cuda(0), &x, 1, 1, MaskView{}, false, &x, nullptr), ConfigError);
+}
+#endif
+
+}  // namespace
+}  // namespace adaqp::kernels
