@@ -7,7 +7,8 @@ per-epoch tensors alive at one moment of the epoch's schedule (src/model/gnn.cpp
 dist_aggregate.cpp, dropout.cpp; exchange buffers of dist_graph.cpp and halo_exchanger.cpp).
 
 Usage: memory_model.py INFO_JSON --feat F --classes C [--hidden 256 --layers 3 --model gcn
-         --mode vanilla --feature-cache 1 --dropout 0.5 --baseline-mib 400]
+         --mode vanilla --feature-cache 1 --layer-norm 0 --recompute none --dropout 0.5
+         --baseline-mib 400]
 Prints one JSON object: per part the predicted peak and its terms, in bytes.
 """
 import argparse
@@ -105,7 +106,9 @@ def epoch_peak(p, a):
             else:
                 moments.append((saved + x + max(halo + bnd, halo + z, z + y + root),
                                 f"layer {l} forward"))
-            keep = z + (x if sage else 0)
+            # Kept: A h, or (recomputing) h and the halo rows; and h for GraphSAGE's root term.
+            recompute = a.recompute == "aggregations"
+            keep = (x + halo if recompute else z) + (x if sage and not recompute else 0)
             layer_saved.append(("agg", l, keep, d_in, d_out))
             saved += keep
             inputs = y
@@ -133,16 +136,19 @@ def epoch_peak(p, a):
             halo, bnd = exchange(d_in, False)
             dy, dz, dh = act(d_out), act(d_in), act(d_in)
             z = act(d_in)  # freed once the weight gradient is made; GraphSAGE's h stays saved
+            # What stays saved through this layer's backward besides z (recomputing: z is made
+            # from h and the halo rows first, and they go).
+            rest = saved - keep + (act(d_in) if sage or a.recompute == "aggregations" else 0)
             root = act(d_in) if sage else 0  # dh's root term, dy R
             if overlap:
-                moments.append((saved + dy + dz + halo + bnd, f"layer {l} backward"))
-                moments.append((saved - z + dy + dz + halo + bnd + root, f"layer {l} backward"))
-                moments.append((saved - z + dz + halo + bnd + dh + root,
+                moments.append((rest + z + dy + dz + halo + bnd, f"layer {l} backward"))
+                moments.append((rest + dy + dz + halo + bnd + root, f"layer {l} backward"))
+                moments.append((rest + dz + halo + bnd + dh + root,
                                 f"layer {l} backward (after dW)"))
             else:
-                moments.append((saved + dy + dz, f"layer {l} backward"))
-                moments.append((saved - z + dy + dz + root, f"layer {l} backward"))
-                moments.append((saved - z + dz + root + max(halo + bnd, bnd + dh),
+                moments.append((rest + z + dy + dz, f"layer {l} backward"))
+                moments.append((rest + dy + dz + root, f"layer {l} backward"))
+                moments.append((rest + dz + root + max(halo + bnd, bnd + dh),
                                 f"layer {l} backward (exchange)"))
         saved -= keep
         grad = act(d_in)
@@ -162,6 +168,7 @@ def main():
     ap.add_argument("--mode", choices=["vanilla", "overlap", "quant", "adaqp"], default="vanilla")
     ap.add_argument("--feature-cache", type=int, default=1)
     ap.add_argument("--layer-norm", type=int, default=0)
+    ap.add_argument("--recompute", choices=["none", "aggregations"], default="none")
     ap.add_argument("--dropout", type=float, default=0.5)
     ap.add_argument("--baseline-mib", type=float, default=400,
                     help="the process before any graph data: libraries, MPI, libtorch")

@@ -23,6 +23,11 @@ constexpr std::array<std::pair<BitScheme, const char*>, 3> kSchemes = {{
     {BitScheme::kRandom, "random"},
 }};
 
+constexpr std::array<std::pair<Recompute, const char*>, 2> kRecompute = {{
+    {Recompute::kNone, "none"},
+    {Recompute::kAggregations, "aggregations"},
+}};
+
 template <typename E, size_t N>
 const char* name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {
   for (const auto& [v, name] : table) {
@@ -51,12 +56,20 @@ const char* to_string(BitScheme scheme) {
   return name_of(kSchemes, scheme);
 }
 
+const char* to_string(Recompute recompute) {
+  return name_of(kRecompute, recompute);
+}
+
 CommMode parse_comm_mode(const std::string& text) {
   return parse(kModes, text);
 }
 
 BitScheme parse_bit_scheme(const std::string& text) {
   return parse(kSchemes, text);
+}
+
+Recompute parse_recompute(const std::string& text) {
+  return parse(kRecompute, text);
 }
 
 }  // namespace adaqp

@@ -239,6 +239,9 @@ const std::vector<Field>& fields() {
           "training.checkpoint_every", [](C & c) -> auto& { return c.training.checkpoint_every; }),
       field<std::string>(
           "training.checkpoint_dir", [](C & c) -> auto& { return c.training.checkpoint_dir; }),
+      choice_field<Recompute>(
+          "training.recompute", [](C & c) -> auto& { return c.training.recompute; },
+          parse_recompute, to_string),
       field<std::string>(
           "communication.backend", [](C & c) -> auto& { return c.communication.backend; }),
       choice_field<CommMode>(
@@ -397,6 +400,10 @@ void validate(const JobConfig& c, const std::string& origin) {
   require_one_of(origin, "training.device", t.device, {"auto", "cpu", "cuda"});
   require(t.checkpoint_every >= 0, origin, "training.checkpoint_every",
           std::to_string(t.checkpoint_every), "must be >= 0 (0 = no checkpoints)");
+  require(t.recompute == Recompute::kNone || c.model.type == "sage", origin, "training.recompute",
+          to_string(t.recompute),
+          "saves memory only with model.type sage (model.type is " + c.model.type +
+              ": a GCN layer keeps one n x hidden tensor for backward either way)");
   const CommunicationConfig& m = c.communication;
   require_one_of(origin, "communication.backend", m.backend, {"auto", "mpi", "nccl"});
   require(m.bits == 2 || m.bits == 4 || m.bits == 8, origin, "communication.bits",

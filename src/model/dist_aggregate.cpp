@@ -77,7 +77,7 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
 struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinear> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, const at::Tensor& weight,
                             const at::Tensor& bias, const std::optional<at::Tensor>& root_arg,
-                            DistGraph* graph, int64_t layer) {
+                            DistGraph* graph, int64_t layer, bool recompute) {
     // Optional, so that autograd takes an absent root term for no input.
     const at::Tensor root = root_arg.value_or(at::Tensor());
     check_rows(h, *graph, "aggregation input");
@@ -88,19 +88,23 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     graph->aggregate_local(x.data_ptr<float>(), d, z.data_ptr<float>());
     // Without overlap the halo rows have arrived: adding them first frees them before y exists.
     const bool overlap = graph->overlaps();
-    if (!overlap) graph->end_aggregate(d, z.data_ptr<float>());
+    at::Tensor halo_rows;  // kept for the recomputation
+    at::Tensor* keep_halo = recompute ? &halo_rows : nullptr;
+    if (!overlap) graph->end_aggregate(d, z.data_ptr<float>(), keep_halo);
     at::Tensor y = at::empty({n, weight.size(0)}, x.options());
     at::Tensor y_central = y.narrow(0, 0, central);
     at::addmm_out(y_central, bias, z.narrow(0, 0, central), weight.t());  // what a Linear does
     const at::Tensor rooted = root.defined() ? at::mm(x, root.t()) : at::Tensor();
-    if (overlap) graph->end_aggregate(d, z.data_ptr<float>());
+    if (overlap) graph->end_aggregate(d, z.data_ptr<float>(), keep_halo);
     at::Tensor y_marginal = y.narrow(0, central, n - central);
     at::addmm_out(y_marginal, bias, z.narrow(0, central, n - central), weight.t());
     if (rooted.defined()) y.add_(rooted);
-    // z = A h in the saved data, not saved variables, so that backward can free it as soon as the
-    // weight gradient is made; h only where the root gradient needs it.
-    ctx->saved_data["z"] = z;
-    ctx->save_for_backward({weight, root.defined() ? x : at::Tensor(), root});
+    // z = A h (or, recomputing, the halo rows) in the saved data, not saved variables, so that
+    // backward can free it as soon as the weight gradient is made; h where the root gradient or
+    // the recomputation needs it.
+    ctx->saved_data["z"] = recompute ? halo_rows : z;
+    ctx->saved_data["recompute"] = recompute;
+    ctx->save_for_backward({weight, root.defined() || recompute ? x : at::Tensor(), root});
     save_ref(ctx, graph, layer);
     return y;
   }
@@ -117,6 +121,11 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     const at::Tensor& root = saved[2];
     at::Tensor z = ctx->saved_data["z"].toTensor();
     ctx->saved_data.erase("z");
+    if (ctx->saved_data["recompute"].toBool()) {
+      const at::Tensor halo_rows = std::move(z);
+      z = at::empty_like(x);
+      graph->aggregate_again(x.data_ptr<float>(), halo_rows, x.size(1), z.data_ptr<float>());
+    }
     at::Tensor dy = std::move(grad_outputs[0]);
     dy = dy.contiguous();
     const int64_t n = dy.size(0), central = graph->part().num_central;
@@ -143,7 +152,7 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
     at::Tensor dh = at::empty_like(dz);
     graph->end_aggregate_backward(dz.data_ptr<float>(), dz.size(1), dh.data_ptr<float>());
     if (dx_root.defined()) dh.add_(dx_root);
-    return {dh, d_weight, d_bias, d_root, at::Tensor(), at::Tensor()};
+    return {dh, d_weight, d_bias, d_root, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -155,10 +164,10 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
 
 at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
                                  const at::Tensor& bias, const at::Tensor& root, DistGraph& graph,
-                                 int layer) {
+                                 int layer, bool recompute) {
   return DistAggregateLinear::apply(h, weight, bias,
                                     root.defined() ? std::optional<at::Tensor>(root) : std::nullopt,
-                                    &graph, static_cast<int64_t>(layer));
+                                    &graph, static_cast<int64_t>(layer), recompute);
 }
 
 }  // namespace adaqp

@@ -238,12 +238,23 @@ void DistGraph::aggregate_local(const float* h, int64_t d, float* y) {
   agg_stats_.local_done_s = steady_now_s();
 }
 
-void DistGraph::end_aggregate(int64_t d, float* y) {
+void DistGraph::end_aggregate(int64_t d, float* y, at::Tensor* halo_rows) {
   exchanger_.finish_forward();
   halo_timer_.start(nullptr);
   a_halo_->multiply(halo_buf_.data_ptr<float>(), d, y, /*accumulate=*/true);
   halo_timer_.stop(nullptr);
+  if (halo_rows != nullptr) *halo_rows = halo_buf_;
   halo_buf_ = at::Tensor();  // CUDA: the product is enqueued before any reuse
+}
+
+void DistGraph::aggregate_again(const float* h, const at::Tensor& halo_rows, int64_t d, float* y) {
+  ADAQP_CHECK(halo_rows.numel() >= part_.num_halo() * d,
+              "halo rows of " + std::to_string(halo_rows.numel()) + " floats for " +
+                  std::to_string(part_.num_halo()) + " rows of width " + std::to_string(d));
+  aggregate_local(h, d, y);
+  halo_timer_.start(nullptr);
+  a_halo_->multiply(halo_rows.data_ptr<float>(), d, y, /*accumulate=*/true);
+  halo_timer_.stop(nullptr);
 }
 
 const at::Tensor& DistGraph::aggregate_features() {

@@ -85,7 +85,7 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
       } else {
         // GraphSAGE's root term is computed inside, while the boundary rows travel.
         y = dist_aggregate_linear(h, lin->weight, lin->bias, sage ? root_[l]->weight : at::Tensor(),
-                                  graph, l);
+                                  graph, l, opt_.recompute_aggregations);
       }
     }
     h = at::Tensor();  // this layer's input is no longer needed here

@@ -74,7 +74,7 @@ LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
   return p;
 }
 
-GnnOptions gnn_options(const ModelConfig& m, const Part& part) {
+GnnOptions gnn_options(const ModelConfig& m, Recompute recompute, const Part& part) {
   GnnOptions o;
   o.type = m.type;
   o.layers = m.layers;
@@ -83,6 +83,7 @@ GnnOptions gnn_options(const ModelConfig& m, const Part& part) {
   o.out_dim = part.num_classes;
   o.dropout = m.dropout;
   o.layer_norm = m.layer_norm;
+  o.recompute_aggregations = recompute == Recompute::kAggregations;
   return o;
 }
 
@@ -107,7 +108,7 @@ struct Trainer::Impl {
     }
     // Initialised on the CPU from the seed, then moved: every device starts from the same values.
     torch::manual_seed(opt.training.seed);
-    model = Gnn(gnn_options(opt.model, p));
+    model = Gnn(gnn_options(opt.model, opt.training.recompute, p));
     model->to(torch_device(opt.device));
     attach_flat_gradients();
     optimizer = std::make_unique<torch::optim::Adam>(

@@ -89,7 +89,7 @@ dataset:
 partition: {method: random, parts: 3, seed: 4, balance_train: true, dir: parts/x}
 model: {type: sage, layers: 3, hidden: 256, dropout: 0.25, layer_norm: true}
 training: {epochs: 5, lr: 0.005, weight_decay: 0, seed: 3, eval_every: 2, threads: 4,
-           checkpoint_every: 10, checkpoint_dir: ckpt/x}
+           checkpoint_every: 10, checkpoint_dir: ckpt/x, recompute: aggregations}
 communication: {backend: nccl, mode: adaqp, bits: 4, scheme: adaptive, feature_cache: false, timeout_s: 30,
                 bit_set: [8, 2], lambda: 0.25, group_size: 100, assign_period: 50, solver: exact}
 output: {dir: out/x, log_level: debug}
@@ -119,6 +119,7 @@ output: {dir: out/x, log_level: debug}
   EXPECT_EQ(c.training.eval_every, 2);
   EXPECT_EQ(c.training.threads, 4);
   EXPECT_EQ(c.training.checkpoint_every, 10);
+  EXPECT_STREQ(to_string(c.training.recompute), "aggregations");
   EXPECT_EQ(checkpoint_dir(c), "ckpt/x");
   EXPECT_EQ(c.communication.backend, "nccl");
   EXPECT_STREQ(to_string(c.communication.mode), "adaqp");
@@ -181,6 +182,10 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"training.eval_every=0", "training.eval_every = 0"},
       {"training.threads=-2", "training.threads = -2"},
       {"training.checkpoint_every=-1", "training.checkpoint_every = -1"},
+      {"training.recompute=all", "training.recompute = 'all'"},
+      {"training.recompute=aggregations",
+       "training.recompute = aggregations: saves memory only with model.type sage (model.type is "
+       "gcn"},
       {"communication.bits=3", "communication.bits = 3"},
       {"communication.mode=fast", "communication.mode = 'fast'"},
       {"communication.scheme=greedy", "communication.scheme = 'greedy'"},

@@ -23,12 +23,19 @@ constexpr bool overlaps(CommMode m) {
 // (adaptive), or the ablations uniform (communication.bits) and random (uniform over the bit set).
 enum class BitScheme { kAdaptive, kUniform, kRandom };
 
-// "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random".
+// training.recompute: what backward makes again instead of keeping from forward. aggregations: a
+// layer that aggregates before its dense product keeps its input and the halo rows it received
+// instead of A·h, and recomputes A·h in backward (no second exchange; docs/memory.md).
+enum class Recompute { kNone, kAggregations };
+
+// "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random"; "none", "aggregations".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
+const char* to_string(Recompute recompute);
 
 // The value named by `text`; ConfigError "must be one of ..." otherwise (the caller names the key).
 CommMode parse_comm_mode(const std::string& text);
 BitScheme parse_bit_scheme(const std::string& text);
+Recompute parse_recompute(const std::string& text);
 
 }  // namespace adaqp

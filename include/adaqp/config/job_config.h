@@ -33,6 +33,7 @@ struct TrainingConfig {
   std::string device = "auto";
   int checkpoint_every = 0;    // write a checkpoint every this many epochs and at the end; 0 = off
   std::string checkpoint_dir;  // empty = <output.dir>/checkpoints
+  Recompute recompute = Recompute::kNone;  // aggregations: GraphSAGE only (see choices.h)
 };
 
 struct CommunicationConfig {

@@ -19,9 +19,10 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer);
 // rows' product and the root term while the boundary rows travel, and whose backward computes the
 // weight, bias and root gradients while the halo partial gradients travel (the overlap of design
 // notes section 4 extended to the dense layer). Forward results equal Linear(dist_aggregate(h))
-// [+ h R^T].
+// [+ h R^T]. For backward it keeps A h (and h with a root term); with `recompute`, h and the halo
+// rows it received instead, making A h again in backward (the same products: identical values).
 at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
                                  const at::Tensor& bias, const at::Tensor& root, DistGraph& graph,
-                                 int layer);
+                                 int layer, bool recompute = false);
 
 }  // namespace adaqp

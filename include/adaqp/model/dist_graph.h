@@ -87,7 +87,12 @@ class DistGraph {
   // rows from aggregate_local until end. The halo rows are held from begin to end only.
   void begin_aggregate(const float* h, int64_t d, int layer);
   void aggregate_local(const float* h, int64_t d, float* y);
-  void end_aggregate(int64_t d, float* y);
+  // `halo_rows` (when given) receives the halo rows (num_halo x d, flat) instead of their being
+  // freed, for aggregate_again.
+  void end_aggregate(int64_t d, float* y, at::Tensor* halo_rows = nullptr);
+  // y = A h again from h and the halo rows an aggregation received (no exchange): the same
+  // products in the same order, so the same values.
+  void aggregate_again(const float* h, const at::Tensor& halo_rows, int64_t d, float* y);
   // Whether exchanges overlap the caller's work (DistGraphOptions::overlap); otherwise begin_*
   // completes them, and a caller can order its allocations to hold less at once.
   bool overlaps() const { return opt_.overlap; }

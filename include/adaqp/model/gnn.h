@@ -39,6 +39,9 @@ struct GnnOptions {
   int64_t out_dim = 0;
   double dropout = 0.5;
   bool layer_norm = false;
+  // Layers that aggregate first keep their input and received halo rows instead of A h, and
+  // recompute A h in backward (training.recompute: aggregations).
+  bool recompute_aggregations = false;
 };
 
 // What one forward pass does: training (dropout on, keyed by `key`) or evaluation.
