@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The adaptive bit-width scheme's costs and its time model (design notes, section 6), from the
+# The adaptive bit-width scheme's costs and its time model (docs/design.md, section 6), from the
 # per-epoch, per-rank records of `adaqp train` (mode adaqp, scheme adaptive) on a generated graph:
 #
 #   overhead: W workers (plain mpirun, shared memory): the share of the epoch spent assigning the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Halo exchange benchmarks of `adaqp train` (design notes, sections 4, 5 and 7), on a generated
+# Halo exchange benchmarks of `adaqp train` (docs/design.md, sections 4, 5 and 7), on a generated
 # graph, reading the per-epoch, per-rank records of metrics.jsonl:
 #
 #   volume:  W workers (plain mpirun, shared memory), modes vanilla and quant at uniform 8, 4 and

@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
 
     for (const std::string& method : methods) {
       adaqp::PartitionOptions opt;
-      opt.method = method;
+      opt.method = adaqp::parse_partition_method(method);
       opt.parts = parts;
       const Timer assign_timer;
       const std::vector<int32_t> owner = adaqp::assign_parts(g, opt);

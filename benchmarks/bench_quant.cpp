@@ -22,12 +22,14 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
+#include "adaqp/quant/block_codec.h"
 #include "adaqp/quant/quantizer.h"
 
 #if ADAQP_WITH_CUDA
 #include <cuda_runtime.h>
 
 #include "adaqp/kernels/cuda_device.h"
+#include "adaqp/kernels/cuda_support.h"
 #endif
 
 namespace {
@@ -151,43 +153,21 @@ void report(const std::string& device, const std::string& op, int bits, int thre
 }
 
 #if ADAQP_WITH_CUDA
-void cuda_check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw adaqp::Error(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
 template <typename T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t count) {
-    cuda_check(cudaMalloc(&ptr_, std::max<size_t>(count, 1) * sizeof(T)), "cudaMalloc");
-  }
-  ~DeviceBuffer() { cudaFree(ptr_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  T* get() const { return static_cast<T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
+using DeviceBuffer = adaqp::cuda::DeviceBuffer<T>;
 
 // Median device time of `repeats` runs (CUDA events on the default stream) after a warm-up.
 double cuda_median_seconds(int repeats, const std::function<void()>& body) {
-  cudaEvent_t start, stop;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  adaqp::cuda::Event start(/*timing=*/true), stop(/*timing=*/true);
   body();
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
-    cuda_check(cudaEventRecord(start), "cudaEventRecord");
+    start.record(nullptr);
     body();
-    cuda_check(cudaEventRecord(stop), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0.0f;
-    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    times.push_back(ms / 1e3);
+    stop.record(nullptr);
+    stop.synchronize();
+    times.push_back(stop.seconds_since(start));
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -198,47 +178,52 @@ void run_cuda(const Options& o, const std::vector<float>& x, const std::vector<i
     std::cout << "# cuda: skipped, no CUDA device visible\n";
     return;
   }
+  // One block of every row at the same width: the exchange's device codec (block_codec.h).
   const size_t elements = x.size();
-  DeviceBuffer<float> d_x(elements), d_y(elements), d_meta(2 * gids.size());
+  DeviceBuffer<float> d_x(elements), d_y(elements);
   DeviceBuffer<int64_t> d_gids(gids.size());
-  DeviceBuffer<uint8_t> d_packed(
-      static_cast<size_t>(o.rows * adaqp::quant::packed_row_bytes(o.dim, 8)));
+  DeviceBuffer<uint8_t> d_bits(gids.size()),
+      d_block(static_cast<size_t>(o.rows * adaqp::quant::message_bytes(o.dim, 8)));
+  DeviceBuffer<int32_t> d_slot(gids.size());
   DeviceBuffer<unsigned long long> d_status(1);
-  cuda_check(cudaMemcpy(d_x.get(), x.data(), elements * sizeof(float), cudaMemcpyHostToDevice),
-             "upload rows");
-  cuda_check(
-      cudaMemcpy(d_gids.get(), gids.data(), gids.size() * sizeof(int64_t), cudaMemcpyHostToDevice),
-      "upload ids");
+  ADAQP_CUDA_CHECK(
+      cudaMemcpy(d_x.get(), x.data(), elements * sizeof(float), cudaMemcpyHostToDevice));
+  ADAQP_CUDA_CHECK(
+      cudaMemcpy(d_gids.get(), gids.data(), gids.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
   const double copy_s = cuda_median_seconds(o.repeats, [&] {
-    cuda_check(
-        cudaMemcpyAsync(d_y.get(), d_x.get(), elements * sizeof(float), cudaMemcpyDeviceToDevice),
-        "device copy");
+    ADAQP_CUDA_CHECK(
+        cudaMemcpyAsync(d_y.get(), d_x.get(), elements * sizeof(float), cudaMemcpyDeviceToDevice));
   });
   const double copy_gbps = static_cast<double>(elements) * sizeof(float) / 1e9 / copy_s;
   for (int bits : {2, 4, 8}) {
-    const int64_t bytes = o.rows * adaqp::quant::packed_row_bytes(o.dim, bits);
+    const std::vector<uint8_t> widths(gids.size(), static_cast<uint8_t>(bits));
+    std::vector<int32_t> slot(gids.size());
+    adaqp::quant::BlockCounts counts;
+    adaqp::quant::block_slots(widths.data(), o.rows, slot.data(), &counts);
+    ADAQP_CUDA_CHECK(
+        cudaMemcpy(d_bits.get(), widths.data(), widths.size(), cudaMemcpyHostToDevice));
+    ADAQP_CUDA_CHECK(cudaMemcpy(d_slot.get(), slot.data(), slot.size() * sizeof(int32_t),
+                                cudaMemcpyHostToDevice));
+    ADAQP_CUDA_CHECK(cudaMemset(d_status.get(), 0xFF, sizeof(unsigned long long)));
     const double q_s = cuda_median_seconds(o.repeats, [&] {
-      adaqp::quant::quantize_rows_cuda(d_x.get(), o.dim, nullptr, d_gids.get(), o.rows, bits, key,
-                                       d_packed.get(), d_meta.get(), nullptr, d_status.get(),
-                                       nullptr);
+      adaqp::quant::encode_block_cuda(d_bits.get(), d_slot.get(), counts, d_x.get(), o.dim, nullptr,
+                                      d_gids.get(), key, d_block.get(), nullptr, d_status.get(),
+                                      nullptr);
     });
-    adaqp::quant::check_quantize_status_cuda(d_status.get(), d_x.get(), o.dim, nullptr,
-                                             d_gids.get(), o.rows, key, nullptr);
+    unsigned long long status = 0;
+    ADAQP_CUDA_CHECK(cudaMemcpy(&status, d_status.get(), sizeof(status), cudaMemcpyDeviceToHost));
+    if (status != ~0ull) throw adaqp::Error("an unquantizable row in the benchmark's rows");
     const double dq_s = cuda_median_seconds(o.repeats, [&] {
-      adaqp::quant::dequantize_rows_cuda(d_packed.get(), d_meta.get(), o.rows, o.dim, bits,
-                                         d_y.get(), nullptr);
+      adaqp::quant::decode_block_cuda(d_bits.get(), d_slot.get(), counts, d_block.get(), o.dim,
+                                      d_y.get(), nullptr);
     });
-    std::vector<uint8_t> packed(static_cast<size_t>(bytes)), cpu_packed(packed.size());
-    std::vector<float> meta(2 * gids.size()), cpu_meta(meta.size());
-    cuda_check(cudaMemcpy(packed.data(), d_packed.get(), packed.size(), cudaMemcpyDeviceToHost),
-               "download codes");
-    cuda_check(
-        cudaMemcpy(meta.data(), d_meta.get(), meta.size() * sizeof(float), cudaMemcpyDeviceToHost),
-        "download metadata");
-    adaqp::quant::quantize_rows(x.data(), o.dim, nullptr, gids.data(), o.rows, bits, key,
-                                cpu_packed.data(), cpu_meta.data(), nullptr);
-    const bool same = packed == cpu_packed && meta == cpu_meta;
-    const std::string extra = fmt::format(",\"bit_identical_to_cpu\":{}", same ? "true" : "false");
+    const adaqp::quant::BlockLayout layout(widths.data(), o.rows, o.dim);
+    std::vector<uint8_t> block(static_cast<size_t>(layout.bytes())), cpu_block(block.size());
+    ADAQP_CUDA_CHECK(cudaMemcpy(block.data(), d_block.get(), block.size(), cudaMemcpyDeviceToHost));
+    adaqp::quant::encode_block(layout, x.data(), o.dim, nullptr, gids.data(), key,
+                               cpu_block.data());
+    const std::string extra =
+        fmt::format(",\"bit_identical_to_cpu\":{}", block == cpu_block ? "true" : "false");
     report("cuda", "quantize", bits, 0, o, q_s, copy_gbps, extra);
     report("cuda", "dequantize", bits, 0, o, dq_s, copy_gbps, "");
   }
@@ -263,13 +248,15 @@ int run(const Options& o) {
     for (int bits : {2, 4, 8}) {
       const double q_s = median_seconds(o.repeats, [&] {
         adaqp::quant::quantize_rows(x.data(), o.dim, nullptr, gids.data(), o.rows, bits, key,
-                                    packed.data(), meta.data(), nullptr);
+                                    packed.data(), reinterpret_cast<uint8_t*>(meta.data()),
+                                    nullptr);
       });
       const double dq_s = median_seconds(o.repeats, [&] {
-        adaqp::quant::dequantize_rows(packed.data(), meta.data(), o.rows, o.dim, bits, y.data());
+        adaqp::quant::dequantize_rows(packed.data(), reinterpret_cast<const uint8_t*>(meta.data()),
+                                      o.rows, o.dim, bits, y.data());
       });
       const auto [mse, bound] = round_trip_error(x, y, meta, o.dim);
-      const double wire = static_cast<double>(adaqp::quant::packed_row_bytes(o.dim, bits) + 8) /
+      const double wire = static_cast<double>(adaqp::quant::message_bytes(o.dim, bits)) /
                           static_cast<double>(o.dim * sizeof(float));
       const std::string extra =
           fmt::format(",\"mse\":{:.4e},\"mse_bound\":{:.4e},\"wire_bytes_per_float_byte\":{:.4f}",

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include "adaqp/kernels/cuda_device.h"
+#include "adaqp/kernels/cuda_support.h"
 #include "adaqp/kernels/spmm_cuda.h"
 #endif
 
@@ -80,32 +81,8 @@ Options parse(int argc, char** argv) {
 
 #if ADAQP_WITH_CUDA
 
-void cuda_check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw adaqp::Error(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
 template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(const std::vector<T>& host) : size_(host.size()) {
-    cuda_check(cudaMalloc(&ptr_, std::max<size_t>(bytes(), 1)), "cudaMalloc");
-    cuda_check(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice), "cudaMemcpy");
-  }
-  ~DeviceArray() { cudaFree(ptr_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return static_cast<T*>(ptr_); }
-  std::vector<T> to_host() const {
-    std::vector<T> host(size_);
-    cuda_check(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    return host;
-  }
-
- private:
-  size_t bytes() const { return size_ * sizeof(T); }
-  void* ptr_ = nullptr;
-  size_t size_;
-};
+using DeviceArray = adaqp::cuda::DeviceBuffer<T>;
 
 // The generated graph as a CSR matrix with GCN weights (in-neighbours per row).
 adaqp::kernels::CsrMatrix gcn_matrix(const Options& o) {
@@ -135,22 +112,16 @@ adaqp::kernels::CsrMatrix gcn_matrix(const Options& o) {
 // Median device time of `repeats` products after one warm-up.
 double median_seconds(adaqp::kernels::CudaSpmm& plan, const float* x, int64_t d, float* y,
                       int repeats) {
-  cudaEvent_t start, stop;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  adaqp::cuda::Event start(/*timing=*/true), stop(/*timing=*/true);
   plan.multiply(x, d, y, false, nullptr);
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
-    cuda_check(cudaEventRecord(start), "cudaEventRecord");
+    start.record(nullptr);
     plan.multiply(x, d, y, false, nullptr);
-    cuda_check(cudaEventRecord(stop), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0.0f;
-    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    times.push_back(ms / 1e3);
+    stop.record(nullptr);
+    stop.synchronize();
+    times.push_back(stop.seconds_since(start));
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -192,7 +163,7 @@ void run(const Options& o) {
          {CudaSpmmAlgorithm::kCusparse, CudaSpmmAlgorithm::kRowWarp}) {
       CudaSpmm plan(view, algorithm);
       const double seconds = median_seconds(plan, x_dev.get(), d, y_dev.get(), o.repeats);
-      const double diff = max_scaled_difference(cpu, y_dev.to_host());
+      const double diff = max_scaled_difference(cpu, y_dev.download());
       const double gflops = 2.0 * static_cast<double>(nnz) * static_cast<double>(d) / seconds / 1e9;
       const double gbps = bytes / seconds / 1e9;
       std::cout << fmt::format(

@@ -1,7 +1,7 @@
 #include <cuda_runtime.h>
 
 #include "adaqp/kernels/cuda_device.h"
-#include "check.cuh"
+#include "adaqp/kernels/cuda_support.h"
 
 namespace adaqp::kernels {
 
@@ -40,43 +40,28 @@ std::string cuda_device_uuid(int device) {
   return text;
 }
 
-CudaEvent::CudaEvent(bool timing) {
-  cudaEvent_t event = nullptr;
-  ADAQP_CUDA_CHECK(
-      cudaEventCreateWithFlags(&event, timing ? cudaEventDefault : cudaEventDisableTiming));
-  event_ = event;
-}
+CudaEvent::CudaEvent(bool timing) : event_(std::make_unique<cuda::Event>(timing)) {}
 
-CudaEvent::~CudaEvent() {
-  cudaEventDestroy(static_cast<cudaEvent_t>(event_));
-}
+CudaEvent::~CudaEvent() = default;
 
 void CudaEvent::record(void* stream) {
-  ADAQP_CUDA_CHECK(
-      cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)));
+  event_->record(static_cast<cudaStream_t>(stream));
 }
 
 void CudaEvent::block(void* stream) const {
-  ADAQP_CUDA_CHECK(
-      cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event_), 0));
+  event_->block(static_cast<cudaStream_t>(stream));
 }
 
 bool CudaEvent::query() const {
-  const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event_));
-  if (err == cudaErrorNotReady) return false;
-  ADAQP_CUDA_CHECK(err);
-  return true;
+  return event_->query();
 }
 
 void CudaEvent::synchronize() const {
-  ADAQP_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+  event_->synchronize();
 }
 
 double CudaEvent::seconds_since(const CudaEvent& start) const {
-  float ms = 0;
-  ADAQP_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start.event_),
-                                        static_cast<cudaEvent_t>(event_)));
-  return static_cast<double>(ms) * 1e-3;
+  return event_->seconds_since(*start.event_);
 }
 
 void cuda_copy_async(void* dst, const void* src, size_t bytes, void* stream) {

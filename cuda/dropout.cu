@@ -1,8 +1,8 @@
 #include <cuda_runtime.h>
 
 #include "adaqp/common/philox.h"
+#include "adaqp/kernels/cuda_support.h"
 #include "adaqp/kernels/dropout.h"
-#include "check.cuh"
 
 namespace adaqp::kernels {
 namespace {

@@ -1,7 +1,7 @@
 #include <cuda_runtime.h>
 
+#include "adaqp/kernels/cuda_support.h"
 #include "adaqp/kernels/gather.h"
-#include "check.cuh"
 
 namespace adaqp::kernels {
 namespace {

@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "adaqp/common/error.h"
+#include "adaqp/kernels/cuda_support.h"
 #include "adaqp/kernels/spmm_cuda.h"
-#include "check.cuh"
 
 namespace adaqp::kernels {
 namespace {

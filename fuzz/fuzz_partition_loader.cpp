@@ -35,7 +35,7 @@ const Partition& partition() {
     g.feat_dim = 4;
     g.avg_degree = 3;
     adaqp::PartitionOptions opt;
-    opt.method = "contiguous";
+    opt.method = PartitionMethod::kContiguous;
     opt.parts = 2;
     adaqp::write_partition(out.dir.string(), adaqp::generate_graph(g), opt);
     out.meta_yaml = read_file(out.dir / "meta.yaml");

@@ -6,7 +6,7 @@ flow on a small graph)."""
 from dataclasses import dataclass, field
 from typing import List
 
-# The reference's four systems (design notes, section 9) as `adaqp train` settings.
+# The reference's four systems (docs/design.md, section 9) as `adaqp train` settings.
 MODES = {
     "vanilla": ["communication.mode=vanilla"],
     "adaqp-q": ["communication.mode=quant", "communication.scheme=adaptive"],

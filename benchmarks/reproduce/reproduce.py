@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reproduces the reference's tables (design notes, section 9) with `adaqp train`:
+"""Reproduces the reference's tables (docs/design.md, section 9) with `adaqp train`:
 
 1. bandwidth: for each W, the link rate at which Vanilla (GCN, generated graph) spends the
    profile's target share f of its epoch communicating, found by measuring on the virtual cluster;

@@ -44,10 +44,13 @@ void validate(const AdaptiveOptions& opt) {
   if (opt.bit_set.empty()) throw ConfigError("communication.bit_set: must not be empty");
   for (size_t i = 0; i < opt.bit_set.size(); ++i) {
     const int b = opt.bit_set[i];
-    if (!quant::valid_bits(b) || std::count(opt.bit_set.begin(), opt.bit_set.end(), b) > 1) {
-      throw ConfigError(fmt::format(
-          "communication.bit_set: [{}]: entry {} ({}) must be one of 2, 4, 8, each at most once",
-          fmt::join(opt.bit_set, ", "), i, b));
+    if (!quant::valid_bits(b)) {
+      throw ConfigError(fmt::format("communication.bit_set: [{}]: entry {}: {}",
+                                    fmt::join(opt.bit_set, ", "), i, quant::not_a_width(b)));
+    }
+    if (std::count(opt.bit_set.begin(), opt.bit_set.end(), b) > 1) {
+      throw ConfigError(fmt::format("communication.bit_set: [{}]: entry {} ({}) is listed twice",
+                                    fmt::join(opt.bit_set, ", "), i, b));
     }
   }
   if (!(opt.lambda >= 0 && opt.lambda <= 1)) {
@@ -165,7 +168,6 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
               fmt::format("layer {} {}: {} traced ranges for {} messages", layer,
                           direction_name(dir), trace.ranges.size(), offsets.back()));
   problem.row_width = trace.width;
-  problem.meta_bytes = quant::kMetaFloatsPerRow * static_cast<int64_t>(sizeof(float));
   problem.bits = opt_.bit_set;
   problem.time = time_;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
@@ -346,11 +348,11 @@ void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
       std::vector<uint8_t>& recv = solved[i]->recv;
       for (int64_t k = ro[r]; k < ro[r + 1]; ++k, ++pos) {
         const int code = (packed[pos >> 2] >> (2 * (pos & 3))) & 3;
-        if (code > 2) {
+        if (code >= quant::kNumWidths) {
           throw CommError(fmt::format("bit-width vector from rank {} on rank {}: code {} at {}", r,
                                       part.rank, code, pos));
         }
-        recv[k] = static_cast<uint8_t>(quant::kBitWidths[code]);
+        recv[k] = static_cast<uint8_t>(quant::bit_width(code));
       }
     }
   }
@@ -368,8 +370,8 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   std::vector<double> mine(4 * exchanges, 0.0), all(4 * exchanges * world);
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
-  stats_.hist_forward.assign(layers_, {0, 0, 0});
-  stats_.hist_backward.assign(layers_, {0, 0, 0});
+  stats_.hist_forward.assign(layers_, {});
+  stats_.hist_backward.assign(layers_, {});
   for (Direction dir : kDirs) {
     const std::vector<MessageBits>& bits = plan_bits(current_, dir);
     const std::vector<ExchangeTrace>& done =
@@ -393,7 +395,7 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
       int64_t bytes = 0;
       for (uint8_t b : bits[l].send) {
         ++hist[l][quant::width_index(b)];
-        bytes += quant::packed_row_bytes(trace->width, b) + quant::kMetaFloatsPerRow * 4;
+        bytes += quant::message_bytes(trace->width, b);
       }
       if (world > 1) {
         const int32_t channel = time_.channel(part.rank, (part.rank + 1) % world);

@@ -4,7 +4,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/common/philox.h"
-#include "adaqp/quant/quantizer.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp {
 
@@ -46,7 +46,8 @@ int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction di
   const PhiloxWords w = philox_block(seed, epoch, layer, RngStream::kRandomBits,
                                      static_cast<uint64_t>(gid), static_cast<uint32_t>(dir));
   // Multiply-shift maps the word onto {0, 1, 2} (bias below 2^-31).
-  return quant::kBitWidths[(static_cast<uint64_t>(w.v[0]) * 3) >> 32];
+  return quant::bit_width(
+      static_cast<int>((static_cast<uint64_t>(w.v[0]) * quant::kNumWidths) >> 32));
 }
 
 const MessageTrace* MessageTraces::find(int layer, Direction dir) const {
@@ -61,7 +62,7 @@ QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, ui
   ADAQP_CHECK(opt.scheme != BitScheme::kAdaptive,
               "the adaptive scheme's plan comes from its solver (assign/policy.h)");
   if (opt.scheme == BitScheme::kUniform && !quant::valid_bits(opt.bits)) {
-    throw ConfigError("communication.bits: " + std::to_string(opt.bits) + " is not 2, 4 or 8");
+    throw ConfigError("communication.bits: " + quant::not_a_width(opt.bits));
   }
   QuantPlan plan;
   plan.seed = opt.seed;

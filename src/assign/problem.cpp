@@ -6,13 +6,10 @@
 #include <string>
 
 #include "adaqp/common/error.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp::assign {
 namespace {
-
-bool allowed_bit_width(int b) {
-  return b == 2 || b == 4 || b == 8;
-}
 
 // Time of the exchange when every message is sent at `bits`; count = messages per channel.
 double uniform_time(const AssignProblem& problem, const std::vector<int64_t>& count, int bits) {
@@ -27,7 +24,7 @@ double uniform_time(const AssignProblem& problem, const std::vector<int64_t>& co
 }  // namespace
 
 int64_t row_bytes(const AssignProblem& problem, int bits) {
-  return (problem.row_width * bits + 7) / 8 + problem.meta_bytes;
+  return quant::message_bytes(problem.row_width, bits);
 }
 
 double variance_factor(int bits) {
@@ -39,15 +36,12 @@ void validate(const AssignProblem& problem) {
   if (problem.row_width < 1) {
     throw ConfigError("assign: row_width must be >= 1, got " + std::to_string(problem.row_width));
   }
-  if (problem.meta_bytes < 0) {
-    throw ConfigError("assign: meta_bytes must be >= 0, got " + std::to_string(problem.meta_bytes));
-  }
   if (problem.bits.empty()) throw ConfigError("assign: bits: the allowed bit set is empty");
   for (size_t i = 0; i < problem.bits.size(); ++i) {
     const int b = problem.bits[i];
-    if (!allowed_bit_width(b)) {
+    if (!quant::valid_bits(b)) {
       throw ConfigError("assign: bits[" + std::to_string(i) + "] = " + std::to_string(b) +
-                        " (allowed: 2, 4, 8)");
+                        " (allowed: " + quant::width_list() + ")");
     }
     if (std::count(problem.bits.begin(), problem.bits.end(), b) > 1) {
       throw ConfigError("assign: bits: " + std::to_string(b) + " listed twice");

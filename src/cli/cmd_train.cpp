@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/comm/make_communicator.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
-#include "adaqp/comm/nccl_communicator.h"
 #include "adaqp/common/affinity.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
@@ -36,9 +36,6 @@
 #include "adaqp/config/job_config.h"
 #include "adaqp/config/placement.h"
 #include "adaqp/graph/dataset.h"
-#if ADAQP_WITH_CUDA
-#include "adaqp/kernels/cuda_device.h"
-#endif
 #include "adaqp/partition/partition_store.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/memory_meter.h"
@@ -141,7 +138,8 @@ void agree_on_device(Communicator& comm, Placement& p) {
   double on_cpu = p.device.is_cuda() ? 0.0 : 1.0;
   comm.allreduce_max(&on_cpu, 1);
   if (on_cpu == 0 || !p.device.is_cuda()) return;
-  p = Placement{Device::cpu(), "mpi", "training.device auto: another rank has no GPU of its own"};
+  p = Placement{Device::cpu(), Backend::kMpi,
+                "training.device auto: another rank has no GPU of its own"};
 }
 
 void create_dirs(const std::filesystem::path& dir) {
@@ -184,23 +182,6 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device = Devi
   return topt;
 }
 
-// The NCCL communicator of a CUDA job, on this rank's GPU (collective).
-std::unique_ptr<Communicator> make_device_communicator(Communicator& comm, const JobConfig& cfg,
-                                                       const Placement& placement) {
-#if ADAQP_WITH_CUDA && ADAQP_WITH_NCCL
-  // The communicator first: its set-up agrees on every rank's failure, this one's included.
-  auto nccl =
-      make_nccl_communicator(MPI_COMM_WORLD, placement.device.index, cfg.communication.timeout_s);
-  kernels::cuda_set_device(placement.device.index);  // libtorch's and our kernels' device
-  (void)comm;
-  return nccl;
-#else
-  (void)cfg;
-  throw ConfigError(fmt::format("rank {}: {} needs a build with CUDA and NCCL", comm.rank(),
-                                placement.device.name()));
-#endif
-}
-
 // Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could
 // not continue. A NumericalError (divergence) is raised identically on every rank, so rank 0
 // reports it and every rank exits non-zero without aborting.
@@ -229,8 +210,8 @@ std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
   auto trainer =
       std::make_unique<Trainer>(std::move(part), comm, trainer_options(cfg, placement.device));
   if (comm.rank() == 0) {
-    spdlog::info("model {} ({} layers, hidden {}): {} parameters", cfg.model.type, cfg.model.layers,
-                 cfg.model.hidden, trainer->num_parameters());
+    spdlog::info("model {} ({} layers, hidden {}): {} parameters", to_string(cfg.model.type),
+                 cfg.model.layers, cfg.model.hidden, trainer->num_parameters());
   }
   return trainer;
 }
@@ -247,7 +228,7 @@ RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Tra
   ropt.checkpoint_dir = checkpoint_dir(cfg);
   CheckpointHeader& h = ropt.checkpoint_header;
   h.dataset_fingerprint = fingerprint;
-  h.model_type = cfg.model.type;
+  h.model_type = to_string(cfg.model.type);
   h.layers = cfg.model.layers;
   h.hidden = cfg.model.hidden;
   h.in_dim = trainer.part().feat_dim;
@@ -373,14 +354,17 @@ void run_train(const JobOptions& job, bool resume) {
   });
 
   // The device's transport.
-  std::unique_ptr<Communicator> nccl;
-  if (placement.device.is_cuda()) {
-    run_step(*comm, [&] { nccl = make_device_communicator(*comm, cfg, placement); });
+  std::unique_ptr<Communicator> device_comm;
+  if (placement.backend != Backend::kMpi) {
+    run_step(*comm, [&] {
+      device_comm = make_communicator(placement.backend, MPI_COMM_WORLD, placement.device.index,
+                                      cfg.communication.timeout_s);
+    });
   }
-  Communicator& job_comm = nccl != nullptr ? *nccl : *comm;
+  Communicator& job_comm = device_comm != nullptr ? *device_comm : *comm;
   if (rank == 0) {
-    spdlog::info("training on {} over {} ({})", placement.device.name(), placement.backend,
-                 placement.reason);
+    spdlog::info("training on {} over {} ({})", placement.device.name(),
+                 to_string(placement.backend), placement.reason);
   }
 
   memory[static_cast<int>(Phase::kLoad)] = meter.peak();

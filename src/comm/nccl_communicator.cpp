@@ -19,19 +19,15 @@
 #include "adaqp/common/backoff.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/kernels/cuda_support.h"
 
 namespace adaqp {
 namespace {
 
-// The one check of a CUDA call here: CudaError "<call> failed on rank R (device D): <CUDA error
-// string>".
-void check_cuda(cudaError_t err, const char* call, int rank, int device) {
-  if (err == cudaSuccess) return;
-  throw CudaError(fmt::format("{} failed on rank {} (device {}): {}", call, rank, device,
-                              cudaGetErrorString(err)));
+// Where a CUDA call failed, for its error.
+std::string where(int rank, int device) {
+  return fmt::format("on rank {} (device {})", rank, device);
 }
-
-#define ADAQP_CUDA_CALL(call, rank, device) check_cuda((call), #call, (rank), (device))
 
 std::chrono::steady_clock::time_point deadline_after(double seconds) {
   return std::chrono::steady_clock::now() +
@@ -44,68 +40,6 @@ Backoff poll_pause() {
   return Backoff(1000, std::chrono::microseconds(100), std::chrono::microseconds(100));
 }
 
-// Makes `device` current for a scope and restores the previous device.
-class DeviceGuard {
- public:
-  DeviceGuard(int device, int rank) : device_(device) {
-    ADAQP_CUDA_CALL(cudaGetDevice(&previous_), rank, device);
-    if (previous_ != device_) ADAQP_CUDA_CALL(cudaSetDevice(device_), rank, device);
-  }
-  ~DeviceGuard() {
-    if (previous_ != device_) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int device_;
-  int previous_ = 0;
-};
-
-class CudaStream {
- public:
-  CudaStream(int rank, int device) {
-    ADAQP_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), rank, device);
-  }
-  ~CudaStream() { cudaStreamDestroy(stream_); }
-  CudaStream(const CudaStream&) = delete;
-  CudaStream& operator=(const CudaStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
-class CudaEvent {
- public:
-  CudaEvent(int rank, int device, bool timing = false) {
-    ADAQP_CUDA_CALL(
-        cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming), rank,
-        device);
-  }
-  ~CudaEvent() { cudaEventDestroy(event_); }
-  CudaEvent(const CudaEvent&) = delete;
-  CudaEvent& operator=(const CudaEvent&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-class DeviceBuffer {
- public:
-  DeviceBuffer(size_t bytes, int rank, int device) {
-    ADAQP_CUDA_CALL(cudaMalloc(&ptr_, bytes), rank, device);
-  }
-  ~DeviceBuffer() { cudaFree(ptr_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return ptr_; }
-
- private:
-  void* ptr_ = nullptr;
-};
-
 // The NCCL communicator, its device, stream and failure state: shared by the communicator and its
 // Works, so that a Work may outlive the communicator. Owns the ncclComm_t: finalized on
 // destruction, or aborted (after which `comm` is null and `broken` says why).
@@ -116,9 +50,9 @@ class NcclState {
         size(size),
         device(device),
         timeout_s(timeout_s),
-        stream(rank, device),
-        clock_stream(rank, device),
-        barrier_word(sizeof(int), rank, device) {}
+        stream(where(rank, device)),
+        clock_stream(where(rank, device)),
+        barrier_word(1, where(rank, device)) {}
 
   // Finalizes the NCCL communicator before the stream and buffer members go.
   ~NcclState() {
@@ -183,23 +117,23 @@ class NcclState {
   }
 
   // Records completion of everything enqueued so far on the communication stream.
-  std::unique_ptr<CudaEvent> record(bool timing = false) {
-    auto event = std::make_unique<CudaEvent>(rank, device, timing);
-    ADAQP_CUDA_CALL(cudaEventRecord(event->get(), stream.get()), rank, device);
+  std::unique_ptr<cuda::Event> record(bool timing = false) {
+    auto event = std::make_unique<cuda::Event>(timing, where(rank, device));
+    ADAQP_CUDA_CHECK_AT(cudaEventRecord(event->get(), stream.get()), where(rank, device));
     return event;
   }
 
   // Makes later work on the communication stream wait for the work enqueued on `producer` so far.
   void wait_for(cudaStream_t producer) {
-    CudaEvent ready(rank, device);
-    ADAQP_CUDA_CALL(cudaEventRecord(ready.get(), producer), rank, device);
-    ADAQP_CUDA_CALL(cudaStreamWaitEvent(stream.get(), ready.get(), 0), rank, device);
+    cuda::Event ready(false, where(rank, device));
+    ADAQP_CUDA_CHECK_AT(cudaEventRecord(ready.get(), producer), where(rank, device));
+    ADAQP_CUDA_CHECK_AT(cudaStreamWaitEvent(stream.get(), ready.get(), 0), where(rank, device));
   }
 
   // Seconds from `from` to `to`, both recorded and completed.
-  double elapsed_s(const CudaEvent& from, const CudaEvent& to) const {
+  double elapsed_s(const cuda::Event& from, const cuda::Event& to) const {
     float ms = 0;
-    ADAQP_CUDA_CALL(cudaEventElapsedTime(&ms, from.get(), to.get()), rank, device);
+    ADAQP_CUDA_CHECK_AT(cudaEventElapsedTime(&ms, from.get(), to.get()), where(rank, device));
     return static_cast<double>(ms) * 1e-3;
   }
 
@@ -230,12 +164,12 @@ class NcclState {
   const int size;
   const int device;
   std::atomic<double> timeout_s;
-  CudaStream stream;
+  cuda::Stream stream;
   // An idle stream for the reference events that map device times onto the host clock (one
   // recorded on `stream` would wait for whatever else is queued there).
-  CudaStream clock_stream;
+  cuda::Stream clock_stream;
   // One int on the device: the payload of barrier() (its value is irrelevant).
-  DeviceBuffer barrier_word;
+  cuda::DeviceBuffer<int> barrier_word;
   ncclComm_t comm = nullptr;
   std::string broken;
 
@@ -275,7 +209,7 @@ class NcclState {
 // The events of a device exchange on the communication stream, in order: its start (after the
 // producer), the packs done, the grouped transfer done, the unpacks done (completion).
 struct ExchangeEvents {
-  std::unique_ptr<CudaEvent> started, packed, transferred, done;
+  std::unique_ptr<cuda::Event> started, packed, transferred, done;
 };
 
 // A device exchange in flight.
@@ -291,7 +225,7 @@ class NcclWork : public Work {
   ~NcclWork() override {
     if (complete_ || state_->comm == nullptr) return;
     try {
-      DeviceGuard guard(state_->device, state_->rank);
+      cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
       if (state_->poll(events_.done->get(), what_)) return;
       spdlog::warn("{} on rank {} destroyed before completion; waiting for it", what_,
                    state_->rank);
@@ -314,19 +248,20 @@ class NcclWork : public Work {
 
   void wait_on_stream(void* stream) override {
     state_->check_usable(what_);
-    DeviceGuard guard(state_->device, state_->rank);
-    ADAQP_CUDA_CALL(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), events_.done->get(), 0),
-                    state_->rank, state_->device);
+    cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
+    ADAQP_CUDA_CHECK_AT(
+        cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), events_.done->get(), 0),
+        where(state_->rank, state_->device));
   }
 
   // Device times mapped onto the host's steady clock through a reference event recorded now on
   // an idle stream and awaited: its host time is known to the polling pause (at most 100 us).
   ExchangeTiming timing() override {
     wait();
-    DeviceGuard guard(state_->device, state_->rank);
-    CudaEvent ref(state_->rank, state_->device, /*timing=*/true);
-    ADAQP_CUDA_CALL(cudaEventRecord(ref.get(), state_->clock_stream.get()), state_->rank,
-                    state_->device);
+    cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
+    cuda::Event ref(/*timing=*/true, where(state_->rank, state_->device));
+    ADAQP_CUDA_CHECK_AT(cudaEventRecord(ref.get(), state_->clock_stream.get()),
+                        where(state_->rank, state_->device));
     state_->wait(ref.get(), what_);
     const double ref_s = steady_now_s();
     ExchangeTiming t;
@@ -372,7 +307,8 @@ struct NcclCommunicator::Impl {
   // another device's memory.
   bool on_device(const void* ptr, const char* what) const {
     cudaPointerAttributes attributes{};
-    ADAQP_CUDA_CALL(cudaPointerGetAttributes(&attributes, ptr), state->rank, state->device);
+    ADAQP_CUDA_CHECK_AT(cudaPointerGetAttributes(&attributes, ptr),
+                        where(state->rank, state->device));
     if (attributes.type == cudaMemoryTypeManaged) return true;
     if (attributes.type != cudaMemoryTypeDevice) return false;
     ADAQP_CHECK(attributes.device == state->device,
@@ -387,7 +323,7 @@ struct NcclCommunicator::Impl {
   template <typename Op>
   void blocking(const char* name, Op&& op) {
     state->check_usable(name);
-    DeviceGuard guard(state->device, state->rank);
+    cuda::DeviceGuard guard(state->device, where(state->rank, state->device));
     state->wait_for(nullptr);
     op(state->stream.get());
     auto done = state->record();
@@ -431,7 +367,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, const NcclCommunicatorOptions&
                                     options.device, rank, devices));
     // Set for good, not guarded: restoring the previous device (0 when none was chosen) would
     // give device 0 a context on every rank of a multi-GPU host.
-    ADAQP_CUDA_CALL(cudaSetDevice(options.device), rank, options.device);
+    ADAQP_CUDA_CHECK_AT(cudaSetDevice(options.device), where(rank, options.device));
     impl_->state = std::make_shared<NcclState>(rank, size, options.device, options.timeout_s);
     if (rank == 0) {
       const ncclResult_t result = ncclGetUniqueId(&id);
@@ -473,7 +409,7 @@ void* NcclCommunicator::stream() const {
 
 void NcclCommunicator::stream_wait(void* producer) {
   NcclState& s = *impl_->state;
-  DeviceGuard guard(s.device, s.rank);
+  cuda::DeviceGuard guard(s.device, where(s.rank, s.device));
   s.wait_for(static_cast<cudaStream_t>(producer));
 }
 
@@ -499,7 +435,7 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
 
   const std::string what = fmt::format("halo exchange (tag {})", options.tag);
   s.check_usable(what);
-  DeviceGuard guard(s.device, s.rank);
+  cuda::DeviceGuard guard(s.device, where(s.rank, s.device));
   cudaStream_t stream = s.stream.get();
   s.wait_for(static_cast<cudaStream_t>(options.producer_stream));
   ExchangeEvents events;

@@ -5,19 +5,35 @@
 
 #include <memory>
 
-#include "adaqp/common/error.h"
-
 namespace adaqp {
 
-void setup_logging(int rank, const std::string& level) {
-  auto parsed = spdlog::level::from_str(level);
-  if (parsed == spdlog::level::off && level != "off")
-    throw ConfigError("log level: unknown value '" + level +
-                      "' (expected trace, debug, info, warn, error or off)");
+namespace {
+
+spdlog::level::level_enum spdlog_level(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return spdlog::level::trace;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
+    case LogLevel::kOff:
+      return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
+
+}  // namespace
+
+void setup_logging(int rank, LogLevel level) {
   auto logger = std::make_shared<spdlog::logger>(
       "adaqp", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   logger->set_pattern("[%H:%M:%S.%e] [rank " + std::to_string(rank) + "] [%^%l%$] %v");
-  logger->set_level(parsed);
+  logger->set_level(spdlog_level(level));
   spdlog::set_default_logger(logger);
 }
 

@@ -11,21 +11,57 @@ namespace adaqp {
 
 namespace {
 
-constexpr std::array<std::pair<CommMode, const char*>, 4> kModes = {{
+template <typename E, size_t N>
+using Table = std::array<std::pair<E, const char*>, N>;
+
+constexpr Table<CommMode, 4> kModes = {{
     {CommMode::kVanilla, "vanilla"},
     {CommMode::kQuant, "quant"},
     {CommMode::kOverlap, "overlap"},
     {CommMode::kAdaqp, "adaqp"},
 }};
-constexpr std::array<std::pair<BitScheme, const char*>, 3> kSchemes = {{
+constexpr Table<BitScheme, 3> kSchemes = {{
     {BitScheme::kAdaptive, "adaptive"},
     {BitScheme::kUniform, "uniform"},
     {BitScheme::kRandom, "random"},
 }};
-
-constexpr std::array<std::pair<Recompute, const char*>, 2> kRecompute = {{
+constexpr Table<Recompute, 2> kRecompute = {{
     {Recompute::kNone, "none"},
     {Recompute::kAggregations, "aggregations"},
+}};
+constexpr Table<ModelType, 2> kModelTypes = {{
+    {ModelType::kGcn, "gcn"},
+    {ModelType::kSage, "sage"},
+}};
+constexpr Table<DeviceChoice, 3> kDevices = {{
+    {DeviceChoice::kAuto, "auto"},
+    {DeviceChoice::kCpu, "cpu"},
+    {DeviceChoice::kCuda, "cuda"},
+}};
+constexpr Table<Backend, 3> kBackends = {{
+    {Backend::kAuto, "auto"},
+    {Backend::kMpi, "mpi"},
+    {Backend::kNccl, "nccl"},
+}};
+constexpr Table<LogLevel, 6> kLogLevels = {{
+    {LogLevel::kTrace, "trace"},
+    {LogLevel::kDebug, "debug"},
+    {LogLevel::kInfo, "info"},
+    {LogLevel::kWarn, "warn"},
+    {LogLevel::kError, "error"},
+    {LogLevel::kOff, "off"},
+}};
+constexpr Table<PartitionMethod, 3> kPartitionMethods = {{
+    {PartitionMethod::kMetis, "metis"},
+    {PartitionMethod::kRandom, "random"},
+    {PartitionMethod::kContiguous, "contiguous"},
+}};
+constexpr Table<DatasetFormat, 5> kDatasetFormats = {{
+    {DatasetFormat::kAuto, "auto"},
+    {DatasetFormat::kOgb, "ogb"},
+    {DatasetFormat::kNumpy, "numpy"},
+    {DatasetFormat::kGraphsaint, "graphsaint"},
+    {DatasetFormat::kSynthetic, "synthetic"},
 }};
 
 template <typename E, size_t N>
@@ -48,28 +84,24 @@ E parse(const std::array<std::pair<E, const char*>, N>& table, const std::string
 
 }  // namespace
 
-const char* to_string(CommMode mode) {
-  return name_of(kModes, mode);
-}
+#define ADAQP_CHOICE(E, table, parse_fn) \
+  const char* to_string(E value) {       \
+    return name_of(table, value);        \
+  }                                      \
+  E parse_fn(const std::string& text) {  \
+    return parse(table, text);           \
+  }
 
-const char* to_string(BitScheme scheme) {
-  return name_of(kSchemes, scheme);
-}
+ADAQP_CHOICE(CommMode, kModes, parse_comm_mode)
+ADAQP_CHOICE(BitScheme, kSchemes, parse_bit_scheme)
+ADAQP_CHOICE(Recompute, kRecompute, parse_recompute)
+ADAQP_CHOICE(ModelType, kModelTypes, parse_model_type)
+ADAQP_CHOICE(DeviceChoice, kDevices, parse_device_choice)
+ADAQP_CHOICE(Backend, kBackends, parse_backend)
+ADAQP_CHOICE(LogLevel, kLogLevels, parse_log_level)
+ADAQP_CHOICE(PartitionMethod, kPartitionMethods, parse_partition_method)
+ADAQP_CHOICE(DatasetFormat, kDatasetFormats, parse_dataset_format)
 
-const char* to_string(Recompute recompute) {
-  return name_of(kRecompute, recompute);
-}
-
-CommMode parse_comm_mode(const std::string& text) {
-  return parse(kModes, text);
-}
-
-BitScheme parse_bit_scheme(const std::string& text) {
-  return parse(kSchemes, text);
-}
-
-Recompute parse_recompute(const std::string& text) {
-  return parse(kRecompute, text);
-}
+#undef ADAQP_CHOICE
 
 }  // namespace adaqp

@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
-#include <set>
 
 #include "adaqp/common/error.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp {
 namespace {
@@ -152,8 +152,9 @@ Field int_list_field(const std::string& key, std::vector<int>& (*ref)(JobConfig&
 const std::vector<Field>& fields() {
   using C = JobConfig;
   static const std::vector<Field> all = {
-      field<std::string>(
-          "dataset.format", [](C & c) -> auto& { return c.dataset.format; }),
+      choice_field<DatasetFormat>(
+          "dataset.format", [](C & c) -> auto& { return c.dataset.format; }, parse_dataset_format,
+          to_string),
       field<std::string>(
           "dataset.path", [](C & c) -> auto& { return c.dataset.path; }),
       field<std::string>(
@@ -197,8 +198,9 @@ const std::vector<Field>& fields() {
           [](C & c) -> auto& { return c.dataset.synthetic.valid_fraction; }),
       field<uint64_t>(
           "dataset.synthetic.seed", [](C & c) -> auto& { return c.dataset.synthetic.seed; }),
-      field<std::string>(
-          "partition.method", [](C & c) -> auto& { return c.partition.options.method; }),
+      choice_field<PartitionMethod>(
+          "partition.method", [](C & c) -> auto& { return c.partition.options.method; },
+          parse_partition_method, to_string),
       field<int>(
           "partition.parts", [](C & c) -> auto& { return c.partition.options.parts; }),
       field<uint64_t>(
@@ -211,8 +213,8 @@ const std::vector<Field>& fields() {
           [](C & c) -> auto& { return c.partition.options.balance_edges; }),
       field<std::string>(
           "partition.dir", [](C & c) -> auto& { return c.partition.dir; }),
-      field<std::string>(
-          "model.type", [](C & c) -> auto& { return c.model.type; }),
+      choice_field<ModelType>(
+          "model.type", [](C & c) -> auto& { return c.model.type; }, parse_model_type, to_string),
       field<int>(
           "model.layers", [](C & c) -> auto& { return c.model.layers; }),
       field<int>(
@@ -233,8 +235,9 @@ const std::vector<Field>& fields() {
           "training.eval_every", [](C & c) -> auto& { return c.training.eval_every; }),
       field<int>(
           "training.threads", [](C & c) -> auto& { return c.training.threads; }),
-      field<std::string>(
-          "training.device", [](C & c) -> auto& { return c.training.device; }),
+      choice_field<DeviceChoice>(
+          "training.device", [](C & c) -> auto& { return c.training.device; }, parse_device_choice,
+          to_string),
       field<int>(
           "training.checkpoint_every", [](C & c) -> auto& { return c.training.checkpoint_every; }),
       field<std::string>(
@@ -242,8 +245,9 @@ const std::vector<Field>& fields() {
       choice_field<Recompute>(
           "training.recompute", [](C & c) -> auto& { return c.training.recompute; },
           parse_recompute, to_string),
-      field<std::string>(
-          "communication.backend", [](C & c) -> auto& { return c.communication.backend; }),
+      choice_field<Backend>(
+          "communication.backend", [](C & c) -> auto& { return c.communication.backend; },
+          parse_backend, to_string),
       choice_field<CommMode>(
           "communication.mode", [](C & c) -> auto& { return c.communication.mode; },
           parse_comm_mode, to_string),
@@ -271,8 +275,9 @@ const std::vector<Field>& fields() {
           assign::parse_solver, assign::to_string),
       field<std::string>(
           "output.dir", [](C & c) -> auto& { return c.output.dir; }),
-      field<std::string>(
-          "output.log_level", [](C & c) -> auto& { return c.output.log_level; }),
+      choice_field<LogLevel>(
+          "output.log_level", [](C & c) -> auto& { return c.output.log_level; }, parse_log_level,
+          to_string),
       field<int>(
           "output.progress_every", [](C & c) -> auto& { return c.output.progress_every; }),
   };
@@ -356,21 +361,45 @@ void require(bool ok, const std::string& origin, const std::string& key, const s
   if (!ok) throw ConfigError(fmt::format("{}: {} = {}: {}", origin, key, value, rule));
 }
 
-void require_one_of(const std::string& origin, const std::string& key, const std::string& value,
-                    const std::set<std::string>& allowed) {
-  require(allowed.count(value) != 0, origin, key, "'" + value + "'",
-          fmt::format("must be one of {}", fmt::join(allowed, ", ")));
+// Keys that only the uniform scheme, or only the adaptive one, reads: a value other than the
+// default under another scheme or a full-precision mode would be silently ignored, so it is an
+// error naming the key and the keys that make it ineffective.
+void require_effective(const JobConfig& c, const std::string& origin) {
+  const CommunicationConfig& m = c.communication;
+  const CommunicationConfig defaults;
+  const std::string where = fmt::format(
+      "has no effect with communication.mode = {} and "
+      "communication.scheme = {}",
+      to_string(m.mode), to_string(m.scheme));
+  const bool quantized = quantizes(m.mode);
+  require(m.bits == defaults.bits || (quantized && m.scheme == BitScheme::kUniform), origin,
+          "communication.bits", std::to_string(m.bits),
+          where +
+              ": one width for every message is communication.scheme=uniform in a quantized "
+              "mode (quant, adaqp)");
+  const bool adaptive = quantized && m.scheme == BitScheme::kAdaptive;
+  const std::string solver_only = where + ": only the adaptive scheme of a quantized mode reads it";
+  require(m.bit_set == defaults.bit_set || adaptive, origin, "communication.bit_set",
+          fmt::format("[{}]", fmt::join(m.bit_set, ", ")), solver_only);
+  require(m.lambda == defaults.lambda || adaptive, origin, "communication.lambda",
+          print_value(m.lambda), solver_only);
+  require(m.group_size == defaults.group_size || adaptive, origin, "communication.group_size",
+          std::to_string(m.group_size), solver_only);
+  require(m.assign_period == defaults.assign_period || adaptive, origin,
+          "communication.assign_period", std::to_string(m.assign_period), solver_only);
+  require(m.solver == defaults.solver || adaptive, origin, "communication.solver",
+          assign::to_string(m.solver), solver_only);
 }
 
 void validate(const JobConfig& c, const std::string& origin) {
   const DatasetSpec& d = c.dataset;
-  require_one_of(origin, "dataset.format", d.format,
-                 {"ogb", "numpy", "graphsaint", "synthetic", "auto"});
-  require(d.format == "synthetic" || d.format == "auto" || !d.path.empty(), origin, "dataset.path",
-          "''",
-          "required by dataset.format = " + d.format +
+  const bool reads_files =
+      d.format != DatasetFormat::kSynthetic && d.format != DatasetFormat::kAuto;
+  require(!reads_files || !d.path.empty(), origin, "dataset.path", "''",
+          std::string("required by dataset.format = ") + to_string(d.format) +
               " (dataset.format auto without a path trains the generated graph)");
-  require(d.format != "synthetic" || d.path.empty(), origin, "dataset.path", "'" + d.path + "'",
+  require(d.format != DatasetFormat::kSynthetic || d.path.empty(), origin, "dataset.path",
+          "'" + d.path + "'",
           "given with dataset.format = synthetic, which reads no files (dataset.format auto "
           "detects the directory's layout; drop dataset.path for the generator)");
   try {
@@ -379,9 +408,7 @@ void validate(const JobConfig& c, const std::string& origin) {
     throw ConfigError(origin + ": " + e.what());
   }
   const PartitionOptions& p = c.partition.options;
-  require_one_of(origin, "partition.method", p.method, {"metis", "random", "contiguous"});
   require(p.parts >= 1, origin, "partition.parts", std::to_string(p.parts), "must be >= 1");
-  require_one_of(origin, "model.type", c.model.type, {"gcn", "sage"});
   require(c.model.layers >= 1, origin, "model.layers", std::to_string(c.model.layers),
           "must be >= 1");
   require(c.model.hidden >= 1, origin, "model.hidden", std::to_string(c.model.hidden),
@@ -397,25 +424,24 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be >= 1");
   require(t.threads >= 0, origin, "training.threads", std::to_string(t.threads),
           "must be >= 0 (0 = automatic)");
-  require_one_of(origin, "training.device", t.device, {"auto", "cpu", "cuda"});
   require(t.checkpoint_every >= 0, origin, "training.checkpoint_every",
           std::to_string(t.checkpoint_every), "must be >= 0 (0 = no checkpoints)");
-  require(t.recompute == Recompute::kNone || c.model.type == "sage", origin, "training.recompute",
-          to_string(t.recompute),
-          "saves memory only with model.type sage (model.type is " + c.model.type +
+  require(t.recompute == Recompute::kNone || c.model.type == ModelType::kSage, origin,
+          "training.recompute", to_string(t.recompute),
+          std::string("saves memory only with model.type sage (model.type is ") +
+              to_string(c.model.type) +
               ": a GCN layer keeps one n x hidden tensor for backward either way)");
   const CommunicationConfig& m = c.communication;
-  require_one_of(origin, "communication.backend", m.backend, {"auto", "mpi", "nccl"});
-  require(m.bits == 2 || m.bits == 4 || m.bits == 8, origin, "communication.bits",
-          std::to_string(m.bits), "must be one of 2, 4, 8");
+  require(quant::valid_bits(m.bits), origin, "communication.bits", std::to_string(m.bits),
+          "must be " + quant::width_list());
   require(m.timeout_s > 0, origin, "communication.timeout_s", print_value(m.timeout_s),
           "must be > 0");
   const std::string bit_set = fmt::format("[{}]", fmt::join(m.bit_set, ", "));
   require(!m.bit_set.empty(), origin, "communication.bit_set", bit_set, "must not be empty");
   for (int b : m.bit_set) {
-    require((b == 2 || b == 4 || b == 8) && std::count(m.bit_set.begin(), m.bit_set.end(), b) == 1,
-            origin, "communication.bit_set", bit_set,
-            "entries must be 2, 4 or 8, each at most once");
+    require(quant::valid_bits(b) && std::count(m.bit_set.begin(), m.bit_set.end(), b) == 1, origin,
+            "communication.bit_set", bit_set,
+            "entries must be " + quant::width_list() + ", each at most once");
   }
   require(m.lambda >= 0 && m.lambda <= 1, origin, "communication.lambda", print_value(m.lambda),
           "must be in [0, 1]");
@@ -424,10 +450,9 @@ void validate(const JobConfig& c, const std::string& origin) {
   require(m.assign_period >= 1, origin, "communication.assign_period",
           std::to_string(m.assign_period), "must be >= 1");
   require(!c.output.dir.empty(), origin, "output.dir", "''", "must not be empty");
-  require_one_of(origin, "output.log_level", c.output.log_level,
-                 {"trace", "debug", "info", "warn", "error", "off"});
   require(c.output.progress_every >= 0, origin, "output.progress_every",
           std::to_string(c.output.progress_every), "must be >= 0 (0 = automatic)");
+  require_effective(c, origin);
 }
 
 }  // namespace

@@ -34,20 +34,19 @@ std::string cuda_obstacle(const PlacementEnvironment& env) {
 
 }  // namespace
 
-Placement choose_placement(const std::string& device, const std::string& backend,
-                           const PlacementEnvironment& env) {
+Placement choose_placement(DeviceChoice device, Backend backend, const PlacementEnvironment& env) {
   Placement p;
   const std::string obstacle = cuda_obstacle(env);
-  if (device == "cuda") {
+  if (device == DeviceChoice::kCuda) {
     if (!obstacle.empty()) {
       throw ConfigError("training.device = cuda: " + obstacle + "; or set training.device=cpu");
     }
     p.device = Device::cuda(env.local_rank % env.visible_devices);
     p.reason = "training.device cuda";
-  } else if (device == "cpu") {
+  } else if (device == DeviceChoice::kCpu) {
     p.reason = "training.device cpu";
-  } else if (device == "auto") {
-    if (backend == "mpi") {
+  } else {
+    if (backend == Backend::kMpi) {
       p.reason = "training.device auto with communication.backend mpi";
     } else if (obstacle.empty()) {
       p.device = Device::cuda(env.local_rank % env.visible_devices);
@@ -55,28 +54,24 @@ Placement choose_placement(const std::string& device, const std::string& backend
     } else {
       p.reason = "training.device auto: " + obstacle;
     }
-  } else {
-    throw ConfigError("training.device = '" + device + "': must be one of auto, cpu, cuda");
   }
-  const std::string natural = p.device.is_cuda() ? "nccl" : "mpi";
-  if (backend == "auto" || backend == natural) {
+  const Backend natural = p.device.is_cuda() ? Backend::kNccl : Backend::kMpi;
+  if (backend == Backend::kAuto || backend == natural) {
     p.backend = natural;
-  } else if (backend == "mpi") {
+  } else if (backend == Backend::kMpi) {
     throw ConfigError(
         "communication.backend = mpi: the MPI transport moves host memory only, and training runs "
         "on " +
         p.device.name() + " (" + p.reason +
         "); use communication.backend=nccl (or auto), "
         "or training.device=cpu");
-  } else if (backend == "nccl") {
+  } else {
     throw ConfigError(
         "communication.backend = nccl: NCCL moves GPU memory, and training runs on "
         "the CPU (" +
         p.reason +
         "); use communication.backend=mpi (or auto), or "
         "training.device=cuda");
-  } else {
-    throw ConfigError("communication.backend = '" + backend + "': must be one of auto, mpi, nccl");
   }
   return p;
 }

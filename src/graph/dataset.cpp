@@ -11,48 +11,67 @@ namespace adaqp {
 namespace fs = std::filesystem;
 namespace {
 
-std::string detect_format(const std::string& path) {
+// One loader: the format it reads, the file that identifies its layout in a dataset directory
+// (auto detection), and how it loads. A new format is one row here and its loader.
+struct Loader {
+  DatasetFormat format;
+  const char* marker;  // relative to the dataset directory; null: reads no files
+  const char* layout;  // for the error of a directory no loader recognises
+  Graph (*load)(const DatasetSpec& spec);
+};
+
+const Loader kLoaders[] = {
+    {DatasetFormat::kOgb, "raw/edge.csv.gz", "OGB layout",
+     [](const DatasetSpec& s) { return load_ogb(s.path, s.split); }},
+    {DatasetFormat::kNumpy, "edge_index.npy", "NumPy layout",
+     [](const DatasetSpec& s) { return load_numpy(s.path); }},
+    {DatasetFormat::kGraphsaint, "adj_full.npz", "GraphSAINT layout",
+     [](const DatasetSpec& s) { return load_graphsaint(s.path); }},
+    {DatasetFormat::kSynthetic, nullptr, "generator",
+     [](const DatasetSpec& s) { return generate_graph(s.synthetic); }},
+};
+
+const Loader& loader_of(DatasetFormat format) {
+  for (const Loader& l : kLoaders) {
+    if (l.format == format) return l;
+  }
+  throw InvariantError(std::string("no loader for dataset format ") + to_string(format));
+}
+
+DatasetFormat detect_format(const std::string& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) throw InputError(path, "", "dataset directory not found");
-  if (fs::exists(fs::path(path) / "raw" / "edge.csv.gz", ec)) return "ogb";
-  if (fs::exists(fs::path(path) / "edge_index.npy", ec)) return "numpy";
-  if (fs::exists(fs::path(path) / "adj_full.npz", ec)) return "graphsaint";
-  throw InputError(path, "",
-                   "not a dataset directory: expected raw/edge.csv.gz (OGB layout), "
-                   "edge_index.npy (NumPy layout) or adj_full.npz (GraphSAINT layout)");
+  std::string expected;
+  for (const Loader& l : kLoaders) {
+    if (l.marker == nullptr) continue;
+    if (fs::exists(fs::path(path) / l.marker, ec)) return l.format;
+    expected += (expected.empty() ? "" : " or ") + std::string(l.marker) + " (" + l.layout + ")";
+  }
+  throw InputError(path, "", "not a dataset directory: expected " + expected);
 }
 
 }  // namespace
 
 Graph load_dataset(const DatasetSpec& spec) {
   const auto start = std::chrono::steady_clock::now();
-  if (spec.format == "synthetic" && !spec.path.empty())
+  if (spec.format == DatasetFormat::kSynthetic && !spec.path.empty())
     throw ConfigError("dataset path '" + spec.path +
                       "' given with format synthetic, which reads no files (use format auto, or "
                       "no path for the generator)");
-  std::string format = spec.format;
-  if (format == "auto") format = spec.path.empty() ? "synthetic" : detect_format(spec.path);
-  Graph g;
-  if (format == "ogb") {
-    g = load_ogb(spec.path, spec.split);
-  } else if (format == "numpy") {
-    g = load_numpy(spec.path);
-  } else if (format == "graphsaint") {
-    g = load_graphsaint(spec.path);
-  } else if (format == "synthetic") {
-    g = generate_graph(spec.synthetic);
-  } else {
-    throw ConfigError("dataset format: unknown value '" + spec.format +
-                      "' (expected ogb, numpy, graphsaint, synthetic or auto)");
+  DatasetFormat format = spec.format;
+  if (format == DatasetFormat::kAuto) {
+    format = spec.path.empty() ? DatasetFormat::kSynthetic : detect_format(spec.path);
   }
+  Graph g = loader_of(format).load(spec);
+  const bool generated = format == DatasetFormat::kSynthetic;
   apply_transform(g, spec.transform);
-  g.validate(format == "synthetic" ? "synthetic graph" : spec.path);
+  g.validate(generated ? "synthetic graph" : spec.path);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info(
       "loaded {} ({}): {} nodes, {} edges, {} features, {} classes{}, split {}/{}/{} in "
       "{:.2f} s",
-      g.name, format, g.num_nodes, g.num_edges(), g.feat_dim, g.num_classes,
+      g.name, to_string(format), g.num_nodes, g.num_edges(), g.feat_dim, g.num_classes,
       g.multilabel ? " (multi-label)" : "", g.train.size(), g.valid.size(), g.test.size(), seconds);
   return g;
 }

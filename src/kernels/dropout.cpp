@@ -7,6 +7,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/common/philox_rows.h"
 #include "adaqp/common/vector_clones.h"
+#include "adaqp/kernels/no_cuda.h"
 
 namespace adaqp::kernels {
 namespace {
@@ -14,12 +15,6 @@ namespace {
 void check_probability(float p) {
   ADAQP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability " + std::to_string(p));
 }
-
-#if !ADAQP_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw ConfigError(std::string(op) + ": a CUDA device was given to a build without CUDA");
-}
-#endif
 
 // Bits 32 * w .. 32 * w + 31 of a mask row (offset included): one word, or two straddled ones.
 inline uint32_t mask_word(const MaskView& m, int64_t row, int64_t w) {

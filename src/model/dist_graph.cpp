@@ -97,12 +97,6 @@ class DistGraph::Block {
 #endif
 };
 
-Aggregation aggregation_for_model(const std::string& model_type) {
-  if (model_type == "gcn") return Aggregation::kGcn;
-  if (model_type == "sage") return Aggregation::kMean;
-  throw ConfigError("model.type: unknown model '" + model_type + "' (expected gcn or sage)");
-}
-
 DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     : part_(std::move(part)),
       comm_(comm),

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "adaqp/common/error.h"
-#include "adaqp/model/dist_aggregate.h"
 
 namespace adaqp {
 
@@ -16,16 +15,11 @@ GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
               "model shape: layers " + std::to_string(opt.layers) + ", in " +
                   std::to_string(opt.in_dim) + ", hidden " + std::to_string(opt.hidden) + ", out " +
                   std::to_string(opt.out_dim));
-  const bool sage = aggregation_for_model(opt.type) == Aggregation::kMean;
   for (int l = 0; l < opt.layers; ++l) {
     const int64_t in = l == 0 ? opt.in_dim : opt.hidden;
     const int64_t out = l + 1 == opt.layers ? opt.out_dim : opt.hidden;
     const std::string p = "layer" + std::to_string(l);
-    neighbour_.push_back(register_module(p + "_neighbour", torch::nn::Linear(in, out)));
-    if (sage) {
-      root_.push_back(register_module(
-          p + "_root", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false))));
-    }
+    conv_.push_back(make_conv(opt.type, *this, p, in, out));
     if (opt.layer_norm && l + 1 < opt.layers) {
       norm_.push_back(
           register_module(p + "_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({out}))));
@@ -47,13 +41,13 @@ int64_t GnnImpl::aggregation_width(int layer) const {
 }
 
 at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
-  ADAQP_CHECK(graph.aggregation() == aggregation_for_model(opt_.type),
-              "graph aggregation does not match model type " + opt_.type);
+  ADAQP_CHECK(graph.aggregation() == conv_aggregation(opt_.type),
+              std::string("the graph's adjacency is not normalised as model type ") +
+                  to_string(opt_.type) + " aggregates");
   const Part& part = graph.part();
   ADAQP_CHECK(part.feat_dim == opt_.in_dim, "features have " + std::to_string(part.feat_dim) +
                                                 " columns, model expects " +
                                                 std::to_string(opt_.in_dim));
-  const bool sage = !root_.empty();
   const bool drop = mode.training && opt_.dropout > 0;
   // Layer l's dropout mask, `width` elements per row (none without dropout).
   const auto mask = [&](int l, int64_t width) {
@@ -64,30 +58,9 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
   };
   at::Tensor h;
   for (int l = 0; l < opt_.layers; ++l) {
-    at::Tensor y;
-    if (l == 0) {
-      // A X and X are constants: no gradient flows back to them.
-      const at::Tensor& z = graph.aggregate_features();
-      const at::Tensor x = sage ? graph.features() : at::Tensor();
-      const at::Tensor root = sage ? root_[0]->weight : at::Tensor();
-      if (drop) {
-        y = dropout_linear(z, x, mask(0, sage ? 2 * opt_.in_dim : opt_.in_dim),
-                           neighbour_[0]->weight, neighbour_[0]->bias, root);
-      } else {
-        y = neighbour_[0]->forward(z);
-        if (sage) y = y + root_[0]->forward(x);
-      }
-    } else {
-      torch::nn::Linear& lin = neighbour_[l];
-      if (out_width(l) < in_width(l)) {
-        y = dist_aggregate(at::matmul(h, lin->weight.t()), graph, l) + lin->bias;
-        if (sage) y = y + root_[l]->forward(h);
-      } else {
-        // GraphSAGE's root term is computed inside, while the boundary rows travel.
-        y = dist_aggregate_linear(h, lin->weight, lin->bias, sage ? root_[l]->weight : at::Tensor(),
-                                  graph, l, opt_.recompute_aggregations);
-      }
-    }
+    GraphConv& conv = *conv_[l];
+    at::Tensor y = l == 0 ? conv.forward_features(graph, mask(0, conv.feature_mask_width()))
+                          : conv.forward(graph, h, l, opt_.recompute_aggregations);
     h = at::Tensor();  // this layer's input is no longer needed here
     if (l + 1 < opt_.layers) {
       if (opt_.layer_norm) y = norm_[l]->forward(y);

@@ -272,7 +272,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   PartitionMeta meta;
   meta.dataset_name = g.name;
   meta.dataset_fingerprint = fingerprint(g);
-  meta.method = opt.method;
+  meta.method = to_string(opt.method);
   meta.seed = opt.seed;
   meta.parts = opt.parts;
   meta.num_nodes = g.num_nodes;
@@ -281,8 +281,8 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.num_classes = g.num_classes;
   meta.multilabel = g.multilabel;
   meta.edge_cut = edge_cut(g, owner);
-  spdlog::info("partition: {} into {} parts in {:.3f} s, edge cut {} of {} edges", opt.method,
-               opt.parts, seconds_since(t0), meta.edge_cut, meta.num_edges);
+  spdlog::info("partition: {} into {} parts in {:.3f} s, edge cut {} of {} edges",
+               to_string(opt.method), opt.parts, seconds_since(t0), meta.edge_cut, meta.num_edges);
 
   t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < opt.parts; ++r) {

@@ -59,17 +59,19 @@ std::vector<int32_t> assign_parts(const Graph& g, const PartitionOptions& opt) {
     throw ConfigError(fmt::format("partition.parts = {}: more parts than the {} nodes of '{}'",
                                   opt.parts, g.num_nodes, g.name));
   std::vector<int32_t> owner;
-  if (opt.method == "metis") {
-    int ncon = 1;
-    const std::vector<int64_t> w = metis_weights(g, opt, ncon);
-    owner = metis_part_kway(g, ncon, w, opt.parts, opt.seed);
-  } else if (opt.method == "random") {
-    owner = random_parts(g, opt);
-  } else if (opt.method == "contiguous") {
-    owner = contiguous_parts(g, opt);
-  } else {
-    throw ConfigError(fmt::format(
-        "partition.method = '{}': unknown (expected metis, random or contiguous)", opt.method));
+  switch (opt.method) {
+    case PartitionMethod::kMetis: {
+      int ncon = 1;
+      const std::vector<int64_t> w = metis_weights(g, opt, ncon);
+      owner = metis_part_kway(g, ncon, w, opt.parts, opt.seed);
+      break;
+    }
+    case PartitionMethod::kRandom:
+      owner = random_parts(g, opt);
+      break;
+    case PartitionMethod::kContiguous:
+      owner = contiguous_parts(g, opt);
+      break;
   }
   std::vector<int64_t> sizes(opt.parts, 0);
   for (int32_t r : owner) ++sizes[r];
@@ -77,7 +79,7 @@ std::vector<int32_t> assign_parts(const Graph& g, const PartitionOptions& opt) {
     if (sizes[r] == 0)
       throw InputError(g.name, "partition",
                        fmt::format("method {} left part {} of {} empty; use fewer parts",
-                                   opt.method, r, opt.parts));
+                                   to_string(opt.method), r, opt.parts));
   return owner;
 }
 

@@ -7,13 +7,20 @@
 #include "adaqp/common/error.h"
 
 namespace adaqp::quant {
+namespace {
+
+std::string bad_width(int bits, int64_t row) {
+  return "message bit-width at row " + std::to_string(row) + ": " + not_a_width(bits);
+}
+
+}  // namespace
 
 BlockLayout::BlockLayout(const uint8_t* bits, int64_t n, int64_t d) : rows_(n) {
-  for (int width : kBitWidths) {
+  for (int k = 0; k < kNumWidths; ++k) {
     Group g;
-    g.bits = width;
+    g.bits = bit_width(k);
     for (int64_t k = 0; k < n; ++k) {
-      if (bits[k] == width) g.rows.push_back(k);
+      if (bits[k] == g.bits) g.rows.push_back(k);
     }
     if (!g.rows.empty()) groups_.push_back(std::move(g));
   }
@@ -30,8 +37,7 @@ BlockLayout::BlockLayout(const uint8_t* bits, int64_t n, int64_t d) : rows_(n) {
   if (assigned != n) {
     const int64_t bad =
         std::find_if(bits, bits + n, [](uint8_t b) { return !valid_bits(b); }) - bits;
-    throw InvariantError("message bit-width " + std::to_string(bits[bad]) + " at row " +
-                         std::to_string(bad) + " is not 2, 4 or 8");
+    throw InvariantError(bad_width(bits[bad], bad));
   }
 }
 
@@ -49,8 +55,7 @@ void encode_block(const BlockLayout& layout, const float* src, int64_t d, const 
     }
     if (ranges != nullptr) group_ranges.resize(g.rows.size());
     quantize_rows(src, d, index.data(), group_gids.data(), n, g.bits, key, out + g.code_offset,
-                  reinterpret_cast<float*>(out + g.meta_offset),
-                  ranges != nullptr ? group_ranges.data() : nullptr);
+                  out + g.meta_offset, ranges != nullptr ? group_ranges.data() : nullptr);
     if (ranges == nullptr) continue;
     for (int64_t i = 0; i < n; ++i) ranges[g.rows[i]] = group_ranges[i];
   }
@@ -59,7 +64,7 @@ void encode_block(const BlockLayout& layout, const float* src, int64_t d, const 
 void decode_block(const BlockLayout& layout, const uint8_t* in, int64_t d, float* dst) {
   std::fill(dst, dst + layout.rows() * d, 0.0f);
   for (const BlockLayout::Group& g : layout.groups()) {
-    dequantize_scatter_add(in + g.code_offset, reinterpret_cast<const float*>(in + g.meta_offset),
+    dequantize_scatter_add(in + g.code_offset, in + g.meta_offset,
                            static_cast<int64_t>(g.rows.size()), d, g.bits, g.rows.data(), dst);
   }
 }
@@ -67,13 +72,11 @@ void decode_block(const BlockLayout& layout, const uint8_t* in, int64_t d, float
 void block_slots(const uint8_t* bits, int64_t n, int32_t* slot, BlockCounts* counts) {
   BlockCounts c;
   for (int64_t k = 0; k < n; ++k) {
-    if (!valid_bits(bits[k])) {
-      throw InvariantError("message bit-width " + std::to_string(bits[k]) + " at row " +
-                           std::to_string(k) + " is not 2, 4 or 8");
-    }
+    if (!valid_bits(bits[k])) throw InvariantError(bad_width(bits[k], k));
     ++c.rows[width_index(bits[k])];
   }
-  int64_t next[3] = {0, c.rows[0], c.rows[0] + c.rows[1]};
+  int64_t next[kNumWidths] = {};
+  for (int k = 1; k < kNumWidths; ++k) next[k] = next[k - 1] + c.rows[k - 1];
   for (int64_t k = 0; k < n; ++k) slot[k] = static_cast<int32_t>(next[width_index(bits[k])]++);
   *counts = c;
 }

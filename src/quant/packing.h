@@ -27,7 +27,7 @@ void dispatch_bits(int bits, F&& f) {
       f(Bits<8>{});
       return;
     default:
-      ADAQP_CHECK(valid_bits(bits), "bit-width " + std::to_string(bits) + " is not 2, 4 or 8");
+      ADAQP_CHECK(valid_bits(bits), "bit-width " + not_a_width(bits));
   }
 }
 

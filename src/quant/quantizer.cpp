@@ -54,16 +54,26 @@ ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t d, float m, fl
   for (int64_t e = 0; e < d; ++e) codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, words[e]));
 }
 
+// The metadata of a row as bytes: a block's pieces start anywhere, so no float alignment.
+void store_meta(float m, float s, uint8_t* meta) {
+  std::memcpy(meta, &m, sizeof(m));
+  std::memcpy(meta + sizeof(m), &s, sizeof(s));
+}
+
+void load_meta(const uint8_t* meta, float& m, float& s) {
+  std::memcpy(&m, meta, sizeof(m));
+  std::memcpy(&s, meta + sizeof(m), sizeof(s));
+}
+
 // Quantizes one row into `out` and its metadata; false if the row cannot be quantized.
 template <int B>
 bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, RowScratch& scratch,
-                  uint8_t* out, float* meta, float* range) {
+                  uint8_t* out, uint8_t* meta, float* range) {
   float lo = 0.0f, hi = 0.0f;
   if (!row_min_max(x, d, lo, hi)) return false;
   const RowParams p = quant_row_params(lo, hi, B);
   if (!p.ok) return false;
-  meta[0] = p.m;
-  meta[1] = p.s;
+  store_meta(p.m, p.s, meta);
   if (range != nullptr) *range = p.range;
   uint8_t* codes = scratch.codes.data();
   if (p.s == 0.0f) {
@@ -76,30 +86,32 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
 }
 
 template <int B>
-void dequantize_row(const uint8_t* packed, const float* meta, int64_t d, uint8_t* codes,
+void dequantize_row(const uint8_t* packed, const uint8_t* meta, int64_t d, uint8_t* codes,
                     float* dst) {
   detail::unpack_row<B>(packed, d, codes);
-  const float m = meta[0], s = meta[1];
+  float m = 0.0f, s = 0.0f;
+  load_meta(meta, m, s);
   for (int64_t e = 0; e < d; ++e) dst[e] = dequant_value(m, s, codes[e]);
 }
 
 template <int B>
-void dequantize_row_add(const uint8_t* packed, const float* meta, int64_t d, uint8_t* codes,
+void dequantize_row_add(const uint8_t* packed, const uint8_t* meta, int64_t d, uint8_t* codes,
                         float* dst) {
   detail::unpack_row<B>(packed, d, codes);
-  const float m = meta[0], s = meta[1];
+  float m = 0.0f, s = 0.0f;
+  load_meta(meta, m, s);
   for (int64_t e = 0; e < d; ++e) dst[e] = qadd(dst[e], dequant_value(m, s, codes[e]));
 }
 
 void check_shape(int64_t d, int64_t n, int bits) {
   ADAQP_CHECK(d > 0 && n >= 0, "row width " + std::to_string(d) + ", rows " + std::to_string(n));
-  ADAQP_CHECK(valid_bits(bits), "bit-width " + std::to_string(bits) + " is not 2, 4 or 8");
+  ADAQP_CHECK(valid_bits(bits), "bit-width " + not_a_width(bits));
 }
 
 }  // namespace
 
 void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const int64_t* gids,
-                   int64_t n, int bits, const QuantKey& key, uint8_t* packed, float* meta,
+                   int64_t n, int bits, const QuantKey& key, uint8_t* packed, uint8_t* meta,
                    float* ranges) {
   check_shape(d, n, bits);
   const int64_t row_bytes = packed_row_bytes(d, bits);
@@ -112,9 +124,9 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i) {
         const int64_t row = row_index == nullptr ? i : row_index[i];
-        const bool ok = quantize_row<B>(src + row * d, d, static_cast<uint64_t>(gids[i]), key,
-                                        scratch, packed + i * row_bytes, meta + 2 * i,
-                                        ranges == nullptr ? nullptr : ranges + i);
+        const bool ok = quantize_row<B>(
+            src + row * d, d, static_cast<uint64_t>(gids[i]), key, scratch, packed + i * row_bytes,
+            meta + kMetaBytesPerRow * i, ranges == nullptr ? nullptr : ranges + i);
         if (!ok) {
 #pragma omp critical(adaqp_quantize_first_bad)
           first_bad = std::min(first_bad, i);
@@ -128,7 +140,7 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
   }
 }
 
-void dequantize_rows(const uint8_t* packed, const float* meta, int64_t n, int64_t d, int bits,
+void dequantize_rows(const uint8_t* packed, const uint8_t* meta, int64_t n, int64_t d, int bits,
                      float* dst) {
   check_shape(d, n, bits);
   const int64_t row_bytes = packed_row_bytes(d, bits);
@@ -139,12 +151,13 @@ void dequantize_rows(const uint8_t* packed, const float* meta, int64_t n, int64_
       std::vector<uint8_t> codes(d);
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i)
-        dequantize_row<B>(packed + i * row_bytes, meta + 2 * i, d, codes.data(), dst + i * d);
+        dequantize_row<B>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d, codes.data(),
+                          dst + i * d);
     }
   });
 }
 
-void dequantize_scatter_add(const uint8_t* packed, const float* meta, int64_t n, int64_t d,
+void dequantize_scatter_add(const uint8_t* packed, const uint8_t* meta, int64_t n, int64_t d,
                             int bits, const int64_t* row_index, float* dst) {
   check_shape(d, n, bits);
   const int64_t row_bytes = packed_row_bytes(d, bits);
@@ -155,7 +168,7 @@ void dequantize_scatter_add(const uint8_t* packed, const float* meta, int64_t n,
       std::vector<uint8_t> codes(d);
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i)
-        dequantize_row_add<B>(packed + i * row_bytes, meta + 2 * i, d, codes.data(),
+        dequantize_row_add<B>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d, codes.data(),
                               dst + row_index[i] * d);
     }
   });

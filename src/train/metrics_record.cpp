@@ -1,5 +1,6 @@
 #include "adaqp/train/metrics_record.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -12,44 +13,13 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp {
 
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Layout: the scalars below, then per layer (each a block of `layers` values, or 3 * layers for
-// the histograms) in the order of kPerLayer.
-enum Scalar : size_t {
-  kRank,
-  kEvaluated,
-  kTrain,
-  kValid,
-  kTest,
-  kEpoch,
-  kLoss,
-  kEpochTime,
-  kCompute,
-  kLocalAgg,
-  kHaloAgg,
-  kDense,
-  kQuant,
-  kComm,
-  kExposed,
-  kReduce,
-  kBytes,
-  kAdaptive,
-  kAssignTime,
-  kSolved,
-  kPeakRss,
-  kDevicePeak,
-  kScalars
-};
-// Blocks per layer: bytes fwd, bwd; comm fwd, bwd; predicted fwd, bwd; measured fwd, bwd (one
-// value each), then the histograms fwd, bwd (three values each).
-constexpr size_t kBlocks = 8;
-constexpr size_t kHistValues = 6;
 
 Json finite(double v) {
   return std::isfinite(v) ? Json(v) : Json(nullptr);
@@ -62,74 +32,212 @@ Json by_direction(const Json& fwd, const Json& bwd) {
   return j;
 }
 
+// What a field holds, and so how it is packed (doubles: integers below 2^53 are exact) and written.
+enum class Kind {
+  kReal,      // one double; null in JSON when not finite
+  kInt,       // one integer
+  kBool,      // one flag
+  kRealPair,  // per layer, forward and backward: 2 x layers doubles
+  kIntPair,   // per layer, forward and backward: 2 x layers integers
+  kHistPair   // per layer and width, forward and backward: 2 x layers x kNumWidths counts
+};
+
+// When a field appears in metrics.jsonl.
+enum class Emit { kAlways, kEvaluated, kAdaptive, kPositive, kNever };
+
+// The values of a field: one (a scalar) or the forward then the backward vector. A pair's vectors
+// are empty where the record holds none (the adaptive scheme's, in a record without it).
+struct Values {
+  double scalar = 0;
+  std::vector<double> fwd, bwd;
+};
+
+// One field of an epoch record: the one list of EpochRecord's contents (pack, unpack and JSON
+// follow it, in its order).
+struct Field {
+  const char* key;  // in metrics.jsonl
+  Kind kind;
+  Emit emit;
+  Values (*get)(const EpochRecord&);
+  void (*set)(EpochRecord&, const Values&);
+};
+
 template <typename T>
-Json array(const std::vector<T>& v) {
+std::vector<double> reals(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+template <typename T>
+std::vector<T> typed(const std::vector<double>& v) {
+  std::vector<T> out(v.size());
+  for (size_t k = 0; k < v.size(); ++k) out[k] = static_cast<T>(v[k]);
+  return out;
+}
+
+using Hist = std::vector<std::array<int64_t, quant::kNumWidths>>;
+
+std::vector<double> flat(const Hist& h) {
+  std::vector<double> v;
+  for (const auto& layer : h) v.insert(v.end(), layer.begin(), layer.end());
+  return v;
+}
+
+Hist unflat(const std::vector<double>& v) {
+  Hist h(v.size() / quant::kNumWidths);
+  for (size_t k = 0; k < v.size(); ++k) {
+    h[k / quant::kNumWidths][k % quant::kNumWidths] = static_cast<int64_t>(v[k]);
+  }
+  return h;
+}
+
+// A scalar field at MEMBER (an lvalue expression of EpochRecord r).
+#define ADAQP_SCALAR(KEY, KIND, EMIT, MEMBER)                                                  \
+  Field {                                                                                      \
+    KEY, KIND, EMIT, [](const EpochRecord& r) { return Values{static_cast<double>(MEMBER)}; }, \
+        [](EpochRecord& r, const Values& v) {                                                  \
+          MEMBER = static_cast<std::remove_reference_t<decltype(MEMBER)>>(v.scalar);           \
+        }                                                                                      \
+  }
+// A pair of per-layer vectors FWD, BWD (lvalue expressions of EpochRecord r) converted by TO and
+// FROM.
+#define ADAQP_PAIR(KEY, KIND, EMIT, FWD, BWD, TO, FROM) \
+  Field {                                               \
+    KEY, KIND, EMIT,                                    \
+        [](const EpochRecord& r) {                      \
+          return Values{0, TO(FWD), TO(BWD)};           \
+        },                                              \
+        [](EpochRecord& r, const Values& v) {           \
+          FWD = FROM(v.fwd);                            \
+          BWD = FROM(v.bwd);                            \
+        }                                               \
+  }
+
+const Field kFields[] = {
+    ADAQP_SCALAR("adaptive", Kind::kBool, Emit::kNever, r.stats.adaptive),
+    ADAQP_SCALAR("evaluated", Kind::kBool, Emit::kNever, r.evaluated),
+    ADAQP_SCALAR("epoch", Kind::kInt, Emit::kAlways, r.stats.epoch),
+    ADAQP_SCALAR("rank", Kind::kInt, Emit::kAlways, r.rank),
+    ADAQP_SCALAR("loss", Kind::kReal, Emit::kAlways, r.stats.loss),
+    ADAQP_SCALAR("epoch_time_s", Kind::kReal, Emit::kAlways, r.stats.epoch_time_s),
+    ADAQP_SCALAR("compute_time_s", Kind::kReal, Emit::kAlways, r.stats.compute_time_s),
+    ADAQP_SCALAR("local_agg_time_s", Kind::kReal, Emit::kAlways, r.stats.local_agg_time_s),
+    ADAQP_SCALAR("halo_agg_time_s", Kind::kReal, Emit::kAlways, r.stats.halo_agg_time_s),
+    ADAQP_SCALAR("dense_time_s", Kind::kReal, Emit::kAlways, r.stats.dense_time_s),
+    ADAQP_SCALAR("quant_time_s", Kind::kReal, Emit::kAlways, r.stats.quant_time_s),
+    ADAQP_SCALAR("comm_time_s", Kind::kReal, Emit::kAlways, r.stats.comm_time_s),
+    ADAQP_SCALAR("exposed_comm_time_s", Kind::kReal, Emit::kAlways, r.stats.exposed_comm_time_s),
+    ADAQP_SCALAR("reduce_time_s", Kind::kReal, Emit::kAlways, r.stats.reduce_time_s),
+    ADAQP_SCALAR("bytes_sent", Kind::kInt, Emit::kAlways, r.stats.bytes_sent),
+    ADAQP_PAIR("bytes_sent_by_layer", Kind::kIntPair, Emit::kAlways, r.stats.bytes_forward,
+               r.stats.bytes_backward, reals, typed<int64_t>),
+    ADAQP_SCALAR("train_acc", Kind::kReal, Emit::kEvaluated, r.scores.train),
+    ADAQP_SCALAR("val_acc", Kind::kReal, Emit::kEvaluated, r.scores.valid),
+    ADAQP_SCALAR("test_acc", Kind::kReal, Emit::kEvaluated, r.scores.test),
+    ADAQP_PAIR("comm_time_by_layer", Kind::kRealPair, Emit::kAlways, r.stats.comm_forward_s,
+               r.stats.comm_backward_s, reals, typed<double>),
+    ADAQP_SCALAR("peak_rss_bytes", Kind::kInt, Emit::kAlways, r.stats.peak_rss_bytes),
+    ADAQP_SCALAR("device_peak_bytes", Kind::kInt, Emit::kPositive, r.stats.device_peak_bytes),
+    ADAQP_SCALAR("assign_time_s", Kind::kReal, Emit::kAdaptive, r.stats.assign.assign_time_s),
+    ADAQP_SCALAR("assign_solved", Kind::kBool, Emit::kAdaptive, r.stats.assign.solved),
+    // Derived (written, never read back): the modelled time of the epoch's exchanges.
+    Field{"predicted_comm_time_s", Kind::kReal, Emit::kAdaptive,
+          [](const EpochRecord& r) {
+            const AssignStats& a = r.stats.assign;
+            return Values{
+                std::accumulate(a.predicted_forward_s.begin(), a.predicted_forward_s.end(), 0.0) +
+                std::accumulate(a.predicted_backward_s.begin(), a.predicted_backward_s.end(), 0.0)};
+          },
+          [](EpochRecord&, const Values&) {}},
+    ADAQP_PAIR("predicted_comm_time_by_layer", Kind::kRealPair, Emit::kAdaptive,
+               r.stats.assign.predicted_forward_s, r.stats.assign.predicted_backward_s, reals,
+               typed<double>),
+    ADAQP_PAIR("exchange_time_by_layer", Kind::kRealPair, Emit::kAdaptive,
+               r.stats.assign.measured_forward_s, r.stats.assign.measured_backward_s, reals,
+               typed<double>),
+    ADAQP_PAIR("bits_hist", Kind::kHistPair, Emit::kAdaptive, r.stats.assign.hist_forward,
+               r.stats.assign.hist_backward, flat, unflat),
+};
+
+#undef ADAQP_SCALAR
+#undef ADAQP_PAIR
+
+bool is_pair(Kind k) {
+  return k == Kind::kRealPair || k == Kind::kIntPair || k == Kind::kHistPair;
+}
+
+// Doubles of one direction of a pair field for a model of n layers.
+size_t pair_values(Kind k, size_t n) {
+  return k == Kind::kHistPair ? n * quant::kNumWidths : n;
+}
+
+bool emitted(const Field& f, const EpochRecord& r, const Values& v) {
+  switch (f.emit) {
+    case Emit::kAlways:
+      return true;
+    case Emit::kEvaluated:
+      return r.evaluated;
+    case Emit::kAdaptive:
+      return r.stats.adaptive;
+    case Emit::kPositive:
+      return v.scalar > 0;
+    case Emit::kNever:
+      return false;
+  }
+  return false;
+}
+
+Json array(const std::vector<double>& v, Kind kind) {
   Json a = Json::array();
-  for (const T& x : v) {
-    if constexpr (std::is_floating_point_v<T>) {
-      a.push_back(finite(x));
+  if (kind == Kind::kHistPair) {
+    for (size_t k = 0; k < v.size(); k += quant::kNumWidths) {
+      Json layer = Json::array();
+      for (int w = 0; w < quant::kNumWidths; ++w) layer.push_back(static_cast<int64_t>(v[k + w]));
+      a.push_back(layer);
+    }
+    return a;
+  }
+  for (double x : v) {
+    if (kind == Kind::kIntPair) {
+      a.push_back(static_cast<int64_t>(x));
     } else {
-      a.push_back(x);
+      a.push_back(finite(x));
     }
   }
   return a;
 }
 
-Json hist(const std::vector<std::array<int64_t, 3>>& h) {
-  Json a = Json::array();
-  for (const auto& layer : h) a.push_back({layer[0], layer[1], layer[2]});
-  return a;
+Json scalar(double v, Kind kind) {
+  if (kind == Kind::kInt) return static_cast<int64_t>(v);
+  if (kind == Kind::kBool) return v != 0;
+  return finite(v);
 }
 
 }  // namespace
 
 size_t packed_record_size(int layers) {
-  return kScalars + (kBlocks + kHistValues) * static_cast<size_t>(layers);
+  size_t size = 0;
+  for (const Field& f : kFields) {
+    size += is_pair(f.kind) ? 2 * pair_values(f.kind, static_cast<size_t>(layers)) : 1;
+  }
+  return size;
 }
 
 void pack_record(const EpochRecord& r, int layers, double* out) {
-  const EpochStats& s = r.stats;
   const auto n = static_cast<size_t>(layers);
-  ADAQP_CHECK(s.bytes_forward.size() == n && s.bytes_backward.size() == n &&
-                  s.comm_forward_s.size() == n && s.comm_backward_s.size() == n,
-              "epoch record of " + std::to_string(layers) + " layers");
-  std::fill(out, out + packed_record_size(layers), 0.0);
-  out[kRank] = r.rank;
-  out[kEvaluated] = r.evaluated ? 1 : 0;
-  out[kTrain] = r.scores.train;
-  out[kValid] = r.scores.valid;
-  out[kTest] = r.scores.test;
-  out[kEpoch] = s.epoch;
-  out[kLoss] = s.loss;
-  out[kEpochTime] = s.epoch_time_s;
-  out[kCompute] = s.compute_time_s;
-  out[kLocalAgg] = s.local_agg_time_s;
-  out[kHaloAgg] = s.halo_agg_time_s;
-  out[kDense] = s.dense_time_s;
-  out[kQuant] = s.quant_time_s;
-  out[kComm] = s.comm_time_s;
-  out[kExposed] = s.exposed_comm_time_s;
-  out[kReduce] = s.reduce_time_s;
-  out[kBytes] = static_cast<double>(s.bytes_sent);  // exact below 2^53
-  out[kAdaptive] = s.adaptive ? 1 : 0;
-  out[kAssignTime] = s.assign.assign_time_s;
-  out[kSolved] = s.assign.solved ? 1 : 0;
-  out[kPeakRss] = static_cast<double>(s.peak_rss_bytes);
-  out[kDevicePeak] = static_cast<double>(s.device_peak_bytes);
-  double* p = out + kScalars;
-  for (size_t l = 0; l < n; ++l) {
-    p[l] = static_cast<double>(s.bytes_forward[l]);
-    p[n + l] = static_cast<double>(s.bytes_backward[l]);
-    p[2 * n + l] = s.comm_forward_s[l];
-    p[3 * n + l] = s.comm_backward_s[l];
-    if (!s.adaptive) continue;
-    p[4 * n + l] = s.assign.predicted_forward_s[l];
-    p[5 * n + l] = s.assign.predicted_backward_s[l];
-    p[6 * n + l] = s.assign.measured_forward_s[l];
-    p[7 * n + l] = s.assign.measured_backward_s[l];
-    for (size_t b = 0; b < 3; ++b) {
-      p[kBlocks * n + 3 * l + b] = static_cast<double>(s.assign.hist_forward[l][b]);
-      p[(kBlocks + 3) * n + 3 * l + b] = static_cast<double>(s.assign.hist_backward[l][b]);
+  for (const Field& f : kFields) {
+    const Values v = f.get(r);
+    if (!is_pair(f.kind)) {
+      *out++ = v.scalar;
+      continue;
+    }
+    const size_t count = pair_values(f.kind, n);
+    for (const std::vector<double>* dir : {&v.fwd, &v.bwd}) {
+      // Empty: not held by this record (the adaptive scheme's fields without it).
+      ADAQP_CHECK(dir->empty() || dir->size() == count,
+                  fmt::format("{}: {} values for a model of {} layers", f.key, dir->size(), n));
+      std::fill(out, out + count, 0.0);
+      std::copy(dir->begin(), dir->end(), out);
+      out += count;
     }
   }
 }
@@ -137,95 +245,31 @@ void pack_record(const EpochRecord& r, int layers, double* out) {
 EpochRecord unpack_record(const double* in, int layers) {
   const auto n = static_cast<size_t>(layers);
   EpochRecord r;
-  EpochStats& s = r.stats;
-  r.rank = static_cast<int>(in[kRank]);
-  r.evaluated = in[kEvaluated] != 0;
-  r.scores = EvalScores{in[kTrain], in[kValid], in[kTest]};
-  s.epoch = static_cast<int>(in[kEpoch]);
-  s.loss = in[kLoss];
-  s.epoch_time_s = in[kEpochTime];
-  s.compute_time_s = in[kCompute];
-  s.local_agg_time_s = in[kLocalAgg];
-  s.halo_agg_time_s = in[kHaloAgg];
-  s.dense_time_s = in[kDense];
-  s.quant_time_s = in[kQuant];
-  s.comm_time_s = in[kComm];
-  s.exposed_comm_time_s = in[kExposed];
-  s.reduce_time_s = in[kReduce];
-  s.bytes_sent = static_cast<int64_t>(in[kBytes]);
-  s.adaptive = in[kAdaptive] != 0;
-  s.assign.assign_time_s = in[kAssignTime];
-  s.assign.solved = in[kSolved] != 0;
-  s.peak_rss_bytes = static_cast<int64_t>(in[kPeakRss]);
-  s.device_peak_bytes = static_cast<int64_t>(in[kDevicePeak]);
-  const double* p = in + kScalars;
-  auto ints = [&](size_t block) {
-    std::vector<int64_t> v(n);
-    for (size_t l = 0; l < n; ++l) v[l] = static_cast<int64_t>(p[block * n + l]);
-    return v;
-  };
-  auto reals = [&](size_t block) {
-    return std::vector<double>(p + block * n, p + (block + 1) * n);
-  };
-  s.bytes_forward = ints(0);
-  s.bytes_backward = ints(1);
-  s.comm_forward_s = reals(2);
-  s.comm_backward_s = reals(3);
-  if (s.adaptive) {
-    s.assign.predicted_forward_s = reals(4);
-    s.assign.predicted_backward_s = reals(5);
-    s.assign.measured_forward_s = reals(6);
-    s.assign.measured_backward_s = reals(7);
-    s.assign.hist_forward.resize(n);
-    s.assign.hist_backward.resize(n);
-    for (size_t l = 0; l < n; ++l) {
-      for (size_t b = 0; b < 3; ++b) {
-        s.assign.hist_forward[l][b] = static_cast<int64_t>(p[kBlocks * n + 3 * l + b]);
-        s.assign.hist_backward[l][b] = static_cast<int64_t>(p[(kBlocks + 3) * n + 3 * l + b]);
-      }
+  for (const Field& f : kFields) {
+    Values v;
+    if (!is_pair(f.kind)) {
+      v.scalar = *in++;
+    } else {
+      const size_t count = pair_values(f.kind, n);
+      // The adaptive scheme's fields exist only in its records (read after the flag, which is
+      // the first field).
+      const bool held = f.emit != Emit::kAdaptive || r.stats.adaptive;
+      if (held) v.fwd.assign(in, in + count);
+      if (held) v.bwd.assign(in + count, in + 2 * count);
+      in += 2 * count;
     }
+    f.set(r, v);
   }
   return r;
 }
 
 std::string record_json(const EpochRecord& r) {
-  const EpochStats& s = r.stats;
   Json j;
-  j["epoch"] = s.epoch;
-  j["rank"] = r.rank;
-  j["loss"] = finite(s.loss);
-  j["epoch_time_s"] = finite(s.epoch_time_s);
-  j["compute_time_s"] = finite(s.compute_time_s);
-  j["local_agg_time_s"] = finite(s.local_agg_time_s);
-  j["halo_agg_time_s"] = finite(s.halo_agg_time_s);
-  j["dense_time_s"] = finite(s.dense_time_s);
-  j["quant_time_s"] = finite(s.quant_time_s);
-  j["comm_time_s"] = finite(s.comm_time_s);
-  j["exposed_comm_time_s"] = finite(s.exposed_comm_time_s);
-  j["reduce_time_s"] = finite(s.reduce_time_s);
-  j["bytes_sent"] = s.bytes_sent;
-  j["bytes_sent_by_layer"] = by_direction(array(s.bytes_forward), array(s.bytes_backward));
-  if (r.evaluated) {
-    j["train_acc"] = finite(r.scores.train);
-    j["val_acc"] = finite(r.scores.valid);
-    j["test_acc"] = finite(r.scores.test);
-  }
-  j["comm_time_by_layer"] = by_direction(array(s.comm_forward_s), array(s.comm_backward_s));
-  j["peak_rss_bytes"] = s.peak_rss_bytes;
-  if (s.device_peak_bytes > 0) j["device_peak_bytes"] = s.device_peak_bytes;
-  if (s.adaptive) {
-    const AssignStats& a = s.assign;
-    const double predicted =
-        std::accumulate(a.predicted_forward_s.begin(), a.predicted_forward_s.end(), 0.0) +
-        std::accumulate(a.predicted_backward_s.begin(), a.predicted_backward_s.end(), 0.0);
-    j["assign_time_s"] = finite(a.assign_time_s);
-    j["assign_solved"] = a.solved;
-    j["predicted_comm_time_s"] = finite(predicted);
-    j["predicted_comm_time_by_layer"] =
-        by_direction(array(a.predicted_forward_s), array(a.predicted_backward_s));
-    j["exchange_time_by_layer"] =
-        by_direction(array(a.measured_forward_s), array(a.measured_backward_s));
-    j["bits_hist"] = by_direction(hist(a.hist_forward), hist(a.hist_backward));
+  for (const Field& f : kFields) {
+    const Values v = f.get(r);
+    if (!emitted(f, r, v)) continue;
+    j[f.key] = is_pair(f.kind) ? by_direction(array(v.fwd, f.kind), array(v.bwd, f.kind))
+                               : scalar(v.scalar, f.kind);
   }
   return j.dump();
 }
@@ -244,7 +288,7 @@ std::string summary_json(const RunSummary& s) {
   j["device"] = s.device;
   j["bytes_per_epoch"] = finite(s.bytes_per_epoch);
   j["full_precision_bytes_per_epoch"] = finite(s.full_precision_bytes_per_epoch);
-  if (s.adaptive) j["bit_shares"] = {s.bit_shares[0], s.bit_shares[1], s.bit_shares[2]};
+  if (s.adaptive) j["bit_shares"] = s.bit_shares;
   j["time_breakdown_s"] = {{"compute", finite(s.compute_s)},
                            {"exposed_comm", finite(s.exposed_comm_s)},
                            {"reduce", finite(s.reduce_s)},

@@ -1,20 +1,24 @@
 #include "adaqp/train/run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <system_error>
 #include <type_traits>
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/quant/widths.h"
 #include "adaqp/train/finite_check.h"
 #include "adaqp/train/metrics_record.h"
 
@@ -143,7 +147,7 @@ struct Totals {
   double slowest_s = 0;  // sum over epochs of the slowest rank's epoch time
   double bytes = 0;
   double compute_s = 0, exposed_s = 0, reduce_s = 0, assign_s = 0, quant_s = 0;
-  double widths[3] = {0, 0, 0};
+  std::array<double, quant::kNumWidths> widths{};
 
   // The epoch's records of every rank: the slowest rank's time split, everyone's bytes.
   void add(const std::vector<EpochRecord>& all) {
@@ -151,10 +155,11 @@ struct Totals {
     for (const EpochRecord& r : all) {
       if (r.stats.epoch_time_s > slow->stats.epoch_time_s) slow = &r;
       bytes += static_cast<double>(r.stats.bytes_sent);
-      for (const auto& h : r.stats.assign.hist_forward)
-        for (int b = 0; b < 3; ++b) widths[b] += static_cast<double>(h[b]);
-      for (const auto& h : r.stats.assign.hist_backward)
-        for (int b = 0; b < 3; ++b) widths[b] += static_cast<double>(h[b]);
+      for (const auto* hist : {&r.stats.assign.hist_forward, &r.stats.assign.hist_backward}) {
+        for (const auto& h : *hist) {
+          for (int b = 0; b < quant::kNumWidths; ++b) widths[b] += static_cast<double>(h[b]);
+        }
+      }
     }
     const EpochStats& s = slow->stats;
     ++epochs;
@@ -180,8 +185,10 @@ void summarize(const Totals& t, bool adaptive, RunSummary& s) {
   s.assign_s = t.assign_s / n;
   s.quant_s = t.quant_s / n;
   s.adaptive = adaptive;
-  const double messages = t.widths[0] + t.widths[1] + t.widths[2];
-  for (int b = 0; b < 3; ++b) s.bit_shares[b] = messages > 0 ? t.widths[b] / messages : 0;
+  const double messages = std::accumulate(t.widths.begin(), t.widths.end(), 0.0);
+  for (int b = 0; b < quant::kNumWidths; ++b) {
+    s.bit_shares[b] = messages > 0 ? t.widths[b] / messages : 0;
+  }
 }
 
 }  // namespace
@@ -203,8 +210,14 @@ std::string describe(const RunSummary& s) {
         s.full_precision_bytes_per_epoch / std::max(s.bytes_per_epoch, 1.0),
         s.full_precision_bytes_per_epoch / 1e6);
     if (s.adaptive) {
-      text += fmt::format("; adaptive widths 2/4/8 bits: {:.0f}% / {:.0f}% / {:.0f}% of messages",
-                          100 * s.bit_shares[0], 100 * s.bit_shares[1], 100 * s.bit_shares[2]);
+      std::vector<int> widths;
+      std::vector<std::string> shares;
+      for (int b = 0; b < quant::kNumWidths; ++b) {
+        widths.push_back(quant::bit_width(b));
+        shares.push_back(fmt::format("{:.0f}%", 100 * s.bit_shares[b]));
+      }
+      text += fmt::format("; adaptive widths {} bits: {} of messages", fmt::join(widths, "/"),
+                          fmt::join(shares, " / "));
     }
   }
   if (!s.memory.empty()) {

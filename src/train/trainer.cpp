@@ -39,7 +39,7 @@ void check_exchange_options(const TrainerOptions& o) {
   if (!quantizes(o.mode)) return;
   if (o.scheme == BitScheme::kAdaptive) validate(o.adaptive);
   if (o.scheme == BitScheme::kUniform && !quant::valid_bits(o.bits)) {
-    throw ConfigError("communication.bits: " + std::to_string(o.bits) + " is not 2, 4 or 8");
+    throw ConfigError("communication.bits: " + quant::not_a_width(o.bits));
   }
 }
 
@@ -48,29 +48,26 @@ namespace {
 DistGraphOptions graph_options(const TrainerOptions& o) {
   check_exchange_options(o);
   DistGraphOptions g;
-  g.aggregation = aggregation_for_model(o.model.type);
+  g.aggregation = conv_aggregation(o.model.type);
   g.cache_features = o.cache_features;
-  g.keep_features = o.model.type == "sage";  // its root term reads X
+  g.keep_features = o.model.type == ModelType::kSage;  // its root term reads X
   g.overlap = overlaps(o.mode);
   g.device = o.device;
   return g;
 }
 
 // Probe sizes from the job's rows: the narrowest exchanged row at the smallest width to the widest
-// at the largest (8 bytes of metadata each).
+// at the largest.
 LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
-  const int64_t meta = quant::kMetaFloatsPerRow * static_cast<int64_t>(sizeof(float));
   const int64_t narrow = std::min<int64_t>(o.model.hidden, part.num_classes);
   const int64_t wide =
       o.cache_features ? o.model.hidden : std::max<int64_t>(o.model.hidden, part.feat_dim);
   const std::vector<int>& bits = o.adaptive.bit_set;
   LinkProbeOptions p;
   p.device = o.device;
-  p.min_row_bytes =
-      meta + quant::packed_row_bytes(narrow, *std::min_element(bits.begin(), bits.end()));
-  p.max_row_bytes =
-      std::max(meta + quant::packed_row_bytes(wide, *std::max_element(bits.begin(), bits.end())),
-               2 * p.min_row_bytes);
+  p.min_row_bytes = quant::message_bytes(narrow, *std::min_element(bits.begin(), bits.end()));
+  p.max_row_bytes = std::max(
+      quant::message_bytes(wide, *std::max_element(bits.begin(), bits.end())), 2 * p.min_row_bytes);
   return p;
 }
 

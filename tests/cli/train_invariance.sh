@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Partition invariance end to end (design notes, section 8): `adaqp train` with dropout on, the same
+# Partition invariance end to end (docs/design.md, section 8): `adaqp train` with dropout on, the same
 # seed, on W = 1, 2, 3, 4 workers gives the same per-epoch losses (1e-4 relative) and the same
 # final parameters (1e-4) as W = 1, on a generated graph (GCN and SAGE) and on Cora when the shared
 # datasets are present (required when CI=true).

@@ -40,7 +40,7 @@ int run(int* argc, char*** argv) {
   ::testing::InitGoogleTest(argc, *argv);
   int rank = 0;
   adaqp::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
-  adaqp::setup_logging(rank, "warn");
+  adaqp::setup_logging(rank, adaqp::LogLevel::kWarn);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

@@ -1,4 +1,4 @@
-// The adaptive bit-width scheme on W = mpirun's world size workers (design notes, sections 6 and
+// The adaptive bit-width scheme on W = mpirun's world size workers (docs/design.md, sections 6 and
 // 7): sender and receiver hold the same width for every message (checked against all ranks'
 // widths gathered independently, by the bytes on the wire and by the dequantized rows staying
 // within their width's error bound), the lambda endpoints give uniform widths, and runs are
@@ -224,7 +224,7 @@ constexpr int kEpochs = 4;
 
 TrainerOptions options(const std::string& scheme, int bits, double lambda) {
   TrainerOptions opt;
-  opt.model.type = "gcn";
+  opt.model.type = ModelType::kGcn;
   opt.model.layers = 3;
   opt.model.hidden = 10;
   opt.model.dropout = 0.5;

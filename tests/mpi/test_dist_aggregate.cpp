@@ -54,7 +54,7 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
   const Graph g = test::small_graph(240, 9);
   PartitionOptions popt;
-  popt.method = c.method;
+  popt.method = parse_partition_method(c.method);
   popt.parts = comm->size();
   popt.seed = 4;
   const std::vector<int32_t> owner = assign_parts(g, popt);

@@ -1,4 +1,4 @@
-// The exchange modes on W = mpirun's world size workers (design notes, sections 4, 5 and 7):
+// The exchange modes on W = mpirun's world size workers (docs/design.md, sections 4, 5 and 7):
 // overlap reproduces vanilla, quantized runs with and without overlap are bit-identical, the
 // feature cache changes only the bytes sent, quantized blocks are exactly the packed size plus
 // metadata, both ends of a random-scheme exchange agree on every message's width, and the
@@ -19,8 +19,8 @@
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/common/error.h"
+#include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/model/dist_graph.h"
-#include "adaqp/model/halo_exchanger.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/quant/quantizer.h"
@@ -45,7 +45,7 @@ Part my_part(const Graph& g, const Communicator& comm) {
 
 TrainerOptions options(const std::string& mode, const std::string& scheme, int bits, bool cache) {
   TrainerOptions opt;
-  opt.model.type = "gcn";
+  opt.model.type = ModelType::kGcn;
   opt.model.layers = 3;
   opt.model.hidden = kHidden;
   opt.model.dropout = 0.5;

@@ -26,13 +26,14 @@ namespace adaqp {
 namespace {
 
 struct Case {
-  std::string type;
+  ModelType type;
   bool layer_norm;
   bool multilabel;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.type << (c.layer_norm ? " with LayerNorm" : "") << (c.multilabel ? ", multi-label" : "");
+  *os << to_string(c.type) << (c.layer_norm ? " with LayerNorm" : "")
+      << (c.multilabel ? ", multi-label" : "");
 }
 
 // Turns the generated single-label graph into a multi-label one: each node keeps its class and
@@ -118,7 +119,7 @@ TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
   PartitionOptions popt;
   popt.parts = world->size();
   Trainer t(build_part(g, assign_parts(g, popt), world->rank()), *world,
-            trainer_options(Case{"sage", true, false}));
+            trainer_options(Case{ModelType::kSage, true, false}));
   for (int epoch = 1; epoch <= 2; ++epoch) {
     t.train_epoch(epoch);
     const std::vector<at::Tensor> params = t.model().parameters();
@@ -144,10 +145,12 @@ TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DistTraining,
-                         ::testing::Values(Case{"gcn", true, false}, Case{"sage", false, false},
-                                           Case{"gcn", false, true}),
+                         ::testing::Values(Case{ModelType::kGcn, true, false},
+                                           Case{ModelType::kSage, false, false},
+                                           Case{ModelType::kGcn, false, true}),
                          [](const auto& info) {
-                           return info.param.type + (info.param.layer_norm ? "_ln" : "") +
+                           return std::string(to_string(info.param.type)) +
+                                  (info.param.layer_norm ? "_ln" : "") +
                                   (info.param.multilabel ? "_multilabel" : "");
                          });
 

@@ -24,6 +24,7 @@
 #include "adaqp/comm/nccl_communicator.h"
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/cuda_device.h"
+#include "adaqp/kernels/cuda_support.h"
 #endif
 
 namespace adaqp {
@@ -66,33 +67,7 @@ std::string skip_reason() {
   return reason;
 }
 
-void cuda_ok(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
-// Device bytes, freed on destruction.
-class DeviceBytes {
- public:
-  explicit DeviceBytes(size_t bytes) : bytes_(bytes) {
-    cuda_ok(cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes), "cudaMalloc");
-  }
-  ~DeviceBytes() { cudaFree(ptr_); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-  void* get() const { return ptr_; }
-  void upload(const void* host) {
-    cuda_ok(cudaMemcpy(ptr_, host, bytes_, cudaMemcpyHostToDevice), "upload");
-  }
-  std::vector<uint8_t> download() const {
-    std::vector<uint8_t> host(bytes_);
-    cuda_ok(cudaMemcpy(host.data(), ptr_, bytes_, cudaMemcpyDeviceToHost), "download");
-    return host;
-  }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_;
-};
+using DeviceBytes = cuda::DeviceBuffer<uint8_t>;
 
 // Byte i of what `sender` sends to `receiver` in the exchange labelled `salt`.
 uint8_t pattern(int sender, int receiver, size_t i, int salt) {
@@ -120,11 +95,9 @@ struct DeviceExchange {
       host_send.push_back(bytes);
       send.push_back(std::make_unique<DeviceBytes>(out));
       recv.push_back(std::make_unique<DeviceBytes>(in + kCanaryBytes));
-      cuda_ok(cudaMemcpyAsync(send.back()->get(), host_send.back().data(), out,
-                              cudaMemcpyHostToDevice, producer),
-              "cudaMemcpyAsync");
-      cuda_ok(cudaMemsetAsync(recv.back()->get(), kCanary, in + kCanaryBytes, producer),
-              "cudaMemsetAsync");
+      ADAQP_CUDA_CHECK(cudaMemcpyAsync(send.back()->get(), host_send.back().data(), out,
+                                       cudaMemcpyHostToDevice, producer));
+      ADAQP_CUDA_CHECK(cudaMemsetAsync(recv.back()->get(), kCanary, in + kCanaryBytes, producer));
       buffers.send.push_back(send.back()->get());
       buffers.send_bytes.push_back(out);
       buffers.recv.push_back(recv.back()->get());
@@ -178,12 +151,9 @@ class NcclCommunicatorTest : public ::testing::Test {
     if (!reason.empty()) GTEST_SKIP() << reason;
     const int devices = kernels::cuda_device_count();
     device_ = world_rank() % devices;
-    cuda_ok(cudaSetDevice(device_), "cudaSetDevice");
-    cuda_ok(cudaStreamCreateWithFlags(&producer_, cudaStreamNonBlocking), "cudaStreamCreate");
-  }
-
-  void TearDown() override {
-    if (producer_ != nullptr) cudaStreamDestroy(producer_);
+    ADAQP_CUDA_CHECK(cudaSetDevice(device_));
+    stream_ = std::make_unique<cuda::Stream>();
+    producer_ = stream_->get();
   }
 
   std::unique_ptr<NcclCommunicator> make() const {
@@ -194,6 +164,7 @@ class NcclCommunicatorTest : public ::testing::Test {
   }
 
   int device_ = 0;
+  std::unique_ptr<cuda::Stream> stream_;
   cudaStream_t producer_ = nullptr;
 };
 
@@ -229,23 +200,16 @@ TEST_F(NcclCommunicatorTest, DeviceAllreduceIsExact) {
     d[i] = static_cast<double>(rank) * 1e10 + static_cast<double>(i);
     k[i] = (int64_t{1} << 40) * rank + static_cast<int64_t>(i);
   }
-  DeviceBytes fd(n * sizeof(float)), dd(n * sizeof(double)), kd(n * sizeof(int64_t)),
-      md(n * sizeof(double));
-  fd.upload(f.data());
-  dd.upload(d.data());
-  kd.upload(k.data());
-  md.upload(d.data());
-  comm->allreduce_sum(static_cast<float*>(fd.get()), n);
-  comm->allreduce_sum(static_cast<double*>(dd.get()), n);
-  comm->allreduce_sum(static_cast<int64_t*>(kd.get()), n);
-  comm->allreduce_max(static_cast<double*>(md.get()), n);
-  std::vector<float> f_out(n);
-  std::vector<double> d_out(n), m_out(n);
-  std::vector<int64_t> k_out(n);
-  cuda_ok(cudaMemcpy(f_out.data(), fd.get(), n * sizeof(float), cudaMemcpyDeviceToHost), "copy");
-  cuda_ok(cudaMemcpy(d_out.data(), dd.get(), n * sizeof(double), cudaMemcpyDeviceToHost), "copy");
-  cuda_ok(cudaMemcpy(k_out.data(), kd.get(), n * sizeof(int64_t), cudaMemcpyDeviceToHost), "copy");
-  cuda_ok(cudaMemcpy(m_out.data(), md.get(), n * sizeof(double), cudaMemcpyDeviceToHost), "copy");
+  cuda::DeviceBuffer<float> fd(f);
+  cuda::DeviceBuffer<double> dd(d), md(d);
+  cuda::DeviceBuffer<int64_t> kd(k);
+  comm->allreduce_sum(fd.get(), n);
+  comm->allreduce_sum(dd.get(), n);
+  comm->allreduce_sum(kd.get(), n);
+  comm->allreduce_max(md.get(), n);
+  const std::vector<float> f_out = fd.download();
+  const std::vector<double> d_out = dd.download(), m_out = md.download();
+  const std::vector<int64_t> k_out = kd.download();
   const int64_t rank_sum = int64_t{size} * (size - 1) / 2;
   for (size_t i = 0; i < n; ++i) {
     ASSERT_EQ(f_out[i], static_cast<float>(size * (size + 1) / 2) +
@@ -347,15 +311,13 @@ TEST_F(NcclCommunicatorTest, HooksPackBeforeAndUnpackAfterTheGroupedTransfer) {
   options.tag = 4;
   options.hooks.pack = [&](int r, int /*piece: one per block*/, void* stream) {
     packed.push_back(r);
-    cuda_ok(
-        cudaMemsetAsync(send[r]->get(), rank * 16 + r, bytes, static_cast<cudaStream_t>(stream)),
-        "pack");
+    ADAQP_CUDA_CHECK(
+        cudaMemsetAsync(send[r]->get(), rank * 16 + r, bytes, static_cast<cudaStream_t>(stream)));
   };
   options.hooks.unpack = [&](int r, int /*piece*/, void* stream) {
     unpacked.push_back(r);
-    cuda_ok(cudaMemcpyAsync(copy[r]->get(), recv[r]->get(), bytes, cudaMemcpyDeviceToDevice,
-                            static_cast<cudaStream_t>(stream)),
-            "unpack");
+    ADAQP_CUDA_CHECK(cudaMemcpyAsync(copy[r]->get(), recv[r]->get(), bytes,
+                                     cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
   };
   auto work = comm->exchange(b, options);
   std::vector<int> peers;
@@ -419,9 +381,9 @@ TEST_F(NcclCommunicatorTest, StalledPeerBecomesCommErrorAndUnusableCommunicator)
       EXPECT_NE(message.find("timed out after 3 s on rank 0"), std::string::npos) << message;
       EXPECT_NE(message.find("aborted"), std::string::npos) << message;
     }
-    DeviceBytes value(sizeof(float));
+    cuda::DeviceBuffer<float> value(1);
     try {
-      comm->allreduce_sum(static_cast<float*>(value.get()), 1);
+      comm->allreduce_sum(value.get(), 1);
       ADD_FAILURE() << "collective on an aborted communicator did not fail";
     } catch (const CommError& e) {
       EXPECT_NE(std::string(e.what()).find("unusable"), std::string::npos) << e.what();

@@ -71,7 +71,7 @@ TEST(ScatterAddRows, AddsEachRowIntoItsTargetOnce) {
   std::vector<float> dst(6 * d, 1.0f);
   const std::vector<float> src = random_rows(3, d, 3);
   const std::vector<int64_t> idx = {4, 0, 2};
-  kernels::scatter_add_rows_cpu(src.data(), d, idx.data(), 3, dst.data());
+  kernels::scatter_add_rows(Device::cpu(), src.data(), d, idx.data(), 3, dst.data());
   for (int64_t r = 0; r < 6; ++r) {
     for (int64_t c = 0; c < d; ++c) {
       float want = 1.0f;
@@ -250,14 +250,14 @@ TEST(ScatterAddRowsCuda, SameSumsAsTheCpu) {
                    d_idx = on_gpu(idx, at::kLong);
   kernels::scatter_add_rows_cuda(d_src.data_ptr<float>(), d, d_idx.data_ptr<int64_t>(), n,
                                  d_dst.data_ptr<float>(), nullptr);
-  kernels::scatter_add_rows_cpu(src.data(), d, idx.data(), n, dst.data());
+  kernels::scatter_add_rows(Device::cpu(), src.data(), d, idx.data(), n, dst.data());
   EXPECT_EQ(to_host<float>(d_dst), dst);
   // And the gather back out of the sums.
   at::Tensor d_out = at::empty({n * d}, at::TensorOptions().device(at::kCUDA));
   kernels::gather_rows_cuda(d_dst.data_ptr<float>(), d, d_idx.data_ptr<int64_t>(), n,
                             d_out.data_ptr<float>(), nullptr);
   std::vector<float> out(static_cast<size_t>(n * d));
-  kernels::gather_rows_cpu(dst.data(), d, idx.data(), n, out.data());
+  kernels::gather_rows(Device::cpu(), dst.data(), d, idx.data(), n, out.data());
   EXPECT_EQ(to_host<float>(d_out), out);
 }
 

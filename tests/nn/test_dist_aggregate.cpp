@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(Aggregations, DistAggregateSingle,
 at::Tensor dense_forward(const at::Tensor& a, const at::Tensor& x, const GnnOptions& opt,
                          std::map<std::string, at::Tensor>& p, const ForwardMode& mode,
                          const std::vector<int64_t>& gids) {
-  const bool sage = opt.type == "sage";
+  const bool sage = opt.type == ModelType::kSage;
   at::Tensor h = x.to(at::kDouble);
   // Layer l's dropout mask, `width` elements per row.
   const auto mask = [&](int l, int64_t width) {
@@ -129,14 +129,14 @@ at::Tensor dense_forward(const at::Tensor& a, const at::Tensor& x, const GnnOpti
 }
 
 struct LayerCase {
-  std::string type;
+  ModelType type;
   int layers;
   bool layer_norm;
   double dropout;
 };
 
 void PrintTo(const LayerCase& c, std::ostream* os) {
-  *os << c.type << ", " << c.layers << " layers" << (c.layer_norm ? ", LayerNorm" : "")
+  *os << to_string(c.type) << ", " << c.layers << " layers" << (c.layer_norm ? ", LayerNorm" : "")
       << ", dropout " << c.dropout;
 }
 
@@ -145,7 +145,7 @@ class GnnSingle : public ::testing::TestWithParam<LayerCase> {};
 TEST_P(GnnSingle, LogitsAndParameterGradientsMatchDense) {
   const LayerCase c = GetParam();
   const Graph g = test::small_graph(130, 5);
-  SingleWorker w(g, aggregation_for_model(c.type));
+  SingleWorker w(g, conv_aggregation(c.type));
   const Part& part = w.graph.part();
   GnnOptions opt;
   opt.type = c.type;
@@ -186,7 +186,7 @@ TEST(GnnRecompute, SameLogitsAndGradientsAsKeepingTheAggregation) {
   const Graph g = test::small_graph(140, 6);
   SingleWorker w(g, Aggregation::kMean);
   GnnOptions opt;
-  opt.type = "sage";
+  opt.type = ModelType::kSage;
   opt.layers = 4;
   opt.in_dim = w.graph.part().feat_dim;
   opt.hidden = 12;
@@ -212,14 +212,14 @@ TEST(GnnRecompute, SameLogitsAndGradientsAsKeepingTheAggregation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GnnSingle,
-                         ::testing::Values(LayerCase{"gcn", 2, false, 0.5},
-                                           LayerCase{"gcn", 3, true, 0.3},
-                                           LayerCase{"sage", 2, false, 0.5},
-                                           LayerCase{"sage", 3, true, 0.0}),
+                         ::testing::Values(LayerCase{ModelType::kGcn, 2, false, 0.5},
+                                           LayerCase{ModelType::kGcn, 3, true, 0.3},
+                                           LayerCase{ModelType::kSage, 2, false, 0.5},
+                                           LayerCase{ModelType::kSage, 3, true, 0.0}),
                          [](const auto& info) {
                            const LayerCase& c = info.param;
-                           return c.type + std::to_string(c.layers) + (c.layer_norm ? "_ln" : "") +
-                                  (c.dropout > 0 ? "_dropout" : "");
+                           return std::string(to_string(c.type)) + std::to_string(c.layers) +
+                                  (c.layer_norm ? "_ln" : "") + (c.dropout > 0 ? "_dropout" : "");
                          });
 
 }  // namespace

@@ -106,9 +106,9 @@ TEST(GraphSaintLoader, LoadDatasetDetectsTheLayout) {
   spec.transform.self_loops = true;
   const Graph detected = load_dataset(spec);
   EXPECT_EQ(detected.num_edges(), 9);  // 5 edges, none a self-loop, plus 4 self-loops
-  spec.format = "graphsaint";
+  spec.format = DatasetFormat::kGraphsaint;
   EXPECT_EQ(fingerprint(load_dataset(spec)), fingerprint(detected));
-  spec.format = "numpy";
+  spec.format = DatasetFormat::kNumpy;
   EXPECT_THROW(load_dataset(spec), InputError);  // a NumPy load of the GraphSAINT directory
 }
 

@@ -34,7 +34,7 @@ bool contains(const std::string& s, const std::string& part) {
 
 TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
   const JobConfig c = load_job_config("");
-  EXPECT_EQ(c.dataset.format, "auto");  // no path: the generated graph
+  EXPECT_STREQ(to_string(c.dataset.format), "auto");  // no path: the generated graph
   EXPECT_EQ(c.dataset.path, "");
   EXPECT_EQ(c.dataset.synthetic.num_nodes, 10000);
   EXPECT_EQ(c.dataset.synthetic.num_classes, 8);
@@ -42,17 +42,17 @@ TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
   EXPECT_EQ(c.dataset.synthetic.avg_degree, 10.0);
   EXPECT_EQ(c.dataset.synthetic.homophily, 0.8);
   EXPECT_TRUE(c.dataset.transform.self_loops);
-  EXPECT_EQ(c.partition.options.method, "metis");
+  EXPECT_STREQ(to_string(c.partition.options.method), "metis");
   EXPECT_EQ(c.partition.options.parts, 2);
-  EXPECT_EQ(c.model.type, "gcn");
+  EXPECT_STREQ(to_string(c.model.type), "gcn");
   EXPECT_EQ(c.model.layers, 3);
   EXPECT_EQ(c.model.hidden, 64);
   EXPECT_EQ(c.training.epochs, 200);
   EXPECT_STREQ(to_string(c.communication.mode),
                "adaqp");  // the method: quantized, overlapped, adaptive
   EXPECT_STREQ(to_string(c.communication.scheme), "adaptive");
-  EXPECT_EQ(c.training.device, "auto");
-  EXPECT_EQ(c.communication.backend, "auto");
+  EXPECT_STREQ(to_string(c.training.device), "auto");
+  EXPECT_STREQ(to_string(c.communication.backend), "auto");
   EXPECT_EQ(partition_dir(c), "runs/default/partition");
   EXPECT_EQ(c.training.checkpoint_every, 0);
   EXPECT_EQ(checkpoint_dir(c), "runs/default/checkpoints");
@@ -65,7 +65,7 @@ TEST(JobConfig, ShippedConfigsLoadAndDefaultYamlIsTheEmbeddedJob) {
   EXPECT_EQ(to_yaml(load_job_config(configs + "default.yaml")), to_yaml(load_job_config("")));
   for (const char* name : {"cora", "citeseer", "amazon-photo", "coauthor-physics"}) {
     const JobConfig c = load_job_config(configs + name + ".yaml");
-    EXPECT_EQ(c.dataset.format, "ogb") << name;
+    EXPECT_STREQ(to_string(c.dataset.format), "ogb") << name;
     EXPECT_EQ(c.dataset.path, std::string("../shared/datasets/") + name);
     // Amazon Photo: raw binary features and 64 hidden units (configs/amazon-photo.yaml says why).
     const bool amazon = std::string(name) == "amazon-photo";
@@ -90,25 +90,25 @@ partition: {method: random, parts: 3, seed: 4, balance_train: true, dir: parts/x
 model: {type: sage, layers: 3, hidden: 256, dropout: 0.25, layer_norm: true}
 training: {epochs: 5, lr: 0.005, weight_decay: 0, seed: 3, eval_every: 2, threads: 4,
            checkpoint_every: 10, checkpoint_dir: ckpt/x, recompute: aggregations}
-communication: {backend: nccl, mode: adaqp, bits: 4, scheme: adaptive, feature_cache: false, timeout_s: 30,
+communication: {backend: nccl, mode: adaqp, bits: 8, scheme: adaptive, feature_cache: false, timeout_s: 30,
                 bit_set: [8, 2], lambda: 0.25, group_size: 100, assign_period: 50, solver: exact}
 output: {dir: out/x, log_level: debug}
 )";
   test::TempDir dir;
   const JobConfig c = load_job_config(write_config(dir, text));
-  EXPECT_EQ(c.dataset.format, "numpy");
+  EXPECT_STREQ(to_string(c.dataset.format), "numpy");
   EXPECT_EQ(c.dataset.path, "data/x");
   EXPECT_TRUE(c.dataset.transform.row_normalize);
   EXPECT_TRUE(c.dataset.transform.self_loops);  // untouched default
   EXPECT_EQ(c.dataset.synthetic.num_nodes, 500);
   EXPECT_TRUE(c.dataset.synthetic.heavy_tailed);
   EXPECT_EQ(c.dataset.synthetic.seed, 9u);
-  EXPECT_EQ(c.partition.options.method, "random");
+  EXPECT_STREQ(to_string(c.partition.options.method), "random");
   EXPECT_EQ(c.partition.options.parts, 3);
   EXPECT_EQ(c.partition.options.seed, 4u);
   EXPECT_TRUE(c.partition.options.balance_train);
   EXPECT_EQ(partition_dir(c), "parts/x");
-  EXPECT_EQ(c.model.type, "sage");
+  EXPECT_STREQ(to_string(c.model.type), "sage");
   EXPECT_EQ(c.model.layers, 3);
   EXPECT_EQ(c.model.hidden, 256);
   EXPECT_EQ(c.model.dropout, 0.25);
@@ -121,9 +121,9 @@ output: {dir: out/x, log_level: debug}
   EXPECT_EQ(c.training.checkpoint_every, 10);
   EXPECT_STREQ(to_string(c.training.recompute), "aggregations");
   EXPECT_EQ(checkpoint_dir(c), "ckpt/x");
-  EXPECT_EQ(c.communication.backend, "nccl");
+  EXPECT_STREQ(to_string(c.communication.backend), "nccl");
   EXPECT_STREQ(to_string(c.communication.mode), "adaqp");
-  EXPECT_EQ(c.communication.bits, 4);
+  EXPECT_EQ(c.communication.bits, 8);
   EXPECT_STREQ(to_string(c.communication.scheme), "adaptive");
   EXPECT_FALSE(c.communication.feature_cache);
   EXPECT_EQ(c.communication.timeout_s, 30.0);
@@ -133,7 +133,46 @@ output: {dir: out/x, log_level: debug}
   EXPECT_EQ(c.communication.assign_period, 50);
   EXPECT_STREQ(assign::to_string(c.communication.solver), "exact");
   EXPECT_EQ(c.output.dir, "out/x");
-  EXPECT_EQ(c.output.log_level, "debug");
+  EXPECT_STREQ(to_string(c.output.log_level), "debug");
+}
+
+// A key only one scheme reads, set away from its default under another scheme or a full-precision
+// mode, would be silently ignored: an error naming it and the keys that make it ineffective.
+TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
+  const JobConfig uniform =
+      load_job_config("", {"communication.scheme=uniform", "communication.bits=4"});
+  EXPECT_EQ(uniform.communication.bits, 4);
+  const JobConfig solver = load_job_config("", {"communication.lambda=0.25"});
+  EXPECT_EQ(solver.communication.lambda, 0.25);
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"communication.bits=2"},
+       {"communication.bits = 2: has no effect with communication.mode = adaqp and "
+        "communication.scheme = adaptive",
+        "communication.scheme=uniform"}},
+      {{"communication.mode=vanilla", "communication.scheme=uniform", "communication.bits=4"},
+       {"communication.bits = 4", "communication.mode = vanilla"}},
+      {{"communication.scheme=random", "communication.lambda=0.9"},
+       {"communication.lambda = 0.9", "communication.scheme = random", "adaptive scheme"}},
+      {{"communication.mode=overlap", "communication.bit_set=[2, 4]"},
+       {"communication.bit_set = [2, 4]", "communication.mode = overlap"}},
+      {{"communication.scheme=uniform", "communication.group_size=8"},
+       {"communication.group_size = 8"}},
+      {{"communication.scheme=uniform", "communication.assign_period=5"},
+       {"communication.assign_period = 5"}},
+      {{"communication.scheme=uniform", "communication.solver=exact"},
+       {"communication.solver = exact"}},
+  };
+  for (const auto& [overrides, expected] : cases) {
+    std::string msg;
+    try {
+      load_job_config("", overrides);
+    } catch (const ConfigError& e) {
+      msg = e.what();
+    }
+    for (const std::string& part : expected) {
+      EXPECT_TRUE(contains(msg, part)) << overrides.back() << " gave: '" << msg << "'";
+    }
+  }
 }
 
 TEST(JobConfig, UnknownKeysAreNamedWithTheKnownOnes) {
@@ -219,22 +258,23 @@ TEST(JobConfig, DatasetFormatAutoDetectsAPathAndGeneratesWithoutOne) {
   test::TempDir dir;
   // A path alone: the layout is detected when the dataset is loaded, not the generator.
   JobConfig c = load_job_config(write_config(dir, "dataset: {path: data/reddit}\n"));
-  EXPECT_EQ(c.dataset.format, "auto");
+  EXPECT_STREQ(to_string(c.dataset.format), "auto");
   EXPECT_EQ(c.dataset.path, "data/reddit");
   c = load_job_config("", {"dataset.path=data/reddit"});
-  EXPECT_EQ(c.dataset.format, "auto");
+  EXPECT_STREQ(to_string(c.dataset.format), "auto");
   // Neither: the generator, with the dataset.synthetic options.
   c = load_job_config(write_config(dir, "dataset: {synthetic: {num_nodes: 3000}}\n"));
-  EXPECT_EQ(c.dataset.format, "auto");
+  EXPECT_STREQ(to_string(c.dataset.format), "auto");
   EXPECT_TRUE(c.dataset.path.empty());
   EXPECT_EQ(c.dataset.synthetic.num_nodes, 3000);
   // Explicit formats, GraphSAINT included.
   for (const char* format : {"ogb", "numpy", "graphsaint"}) {
     c = load_job_config(
         write_config(dir, std::string("dataset: {format: ") + format + ", path: data/x}\n"));
-    EXPECT_EQ(c.dataset.format, format);
+    EXPECT_STREQ(to_string(c.dataset.format), format);
   }
-  EXPECT_EQ(load_job_config("", {"dataset.format=synthetic"}).dataset.format, "synthetic");
+  EXPECT_STREQ(to_string(load_job_config("", {"dataset.format=synthetic"}).dataset.format),
+               "synthetic");
 }
 
 TEST(JobConfig, DatasetPathWithSyntheticOrFormatWithoutPathIsAnError) {

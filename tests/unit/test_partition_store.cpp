@@ -76,7 +76,7 @@ void expect_same_part(const Part& a, const Part& b) {
 
 PartitionOptions three_parts(const std::string& method) {
   PartitionOptions opt;
-  opt.method = method;
+  opt.method = parse_partition_method(method);
   opt.parts = 3;
   opt.seed = 2;
   return opt;

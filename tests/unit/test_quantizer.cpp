@@ -33,6 +33,14 @@ std::vector<int64_t> iota_ids(int64_t n, int64_t first) {
   return ids;
 }
 
+uint8_t* as_bytes(std::vector<float>& meta) {
+  return reinterpret_cast<uint8_t*>(meta.data());
+}
+
+const uint8_t* as_bytes(const std::vector<float>& meta) {
+  return reinterpret_cast<const uint8_t*>(meta.data());
+}
+
 // Output of quantize_rows for n rows.
 struct Quantized {
   std::vector<uint8_t> packed;
@@ -44,10 +52,10 @@ Quantized quantize(const std::vector<float>& src, int64_t d, const int64_t* row_
   const auto n = static_cast<int64_t>(gids.size());
   Quantized q;
   q.packed.assign(static_cast<size_t>(n * packed_row_bytes(d, bits)), 0xAB);
-  q.meta.assign(static_cast<size_t>(n * kMetaFloatsPerRow), -1.0f);
+  q.meta.assign(static_cast<size_t>(n * 2), -1.0f);
   q.ranges.assign(static_cast<size_t>(n), -1.0f);
-  quantize_rows(src.data(), d, row_index, gids.data(), n, bits, key, q.packed.data(), q.meta.data(),
-                q.ranges.data());
+  quantize_rows(src.data(), d, row_index, gids.data(), n, bits, key, q.packed.data(),
+                as_bytes(q.meta), q.ranges.data());
   return q;
 }
 
@@ -59,7 +67,7 @@ std::vector<uint8_t> codes_of_row(const Quantized& q, int64_t i, int64_t d, int 
 
 std::vector<float> dequantize(const Quantized& q, int64_t n, int64_t d, int bits) {
   std::vector<float> out(static_cast<size_t>(n * d));
-  dequantize_rows(q.packed.data(), q.meta.data(), n, d, bits, out.data());
+  dequantize_rows(q.packed.data(), as_bytes(q.meta), n, d, bits, out.data());
   return out;
 }
 
@@ -285,7 +293,7 @@ TEST(QuantErrors, UnsupportedBitWidthIsABug) {
   EXPECT_THROW(quantize(x, 2, nullptr, {0}, 3, QuantKey{}), InvariantError);
   std::vector<float> out(2);
   const uint8_t packed[1] = {0};
-  const float meta[2] = {0.0f, 1.0f};
+  const uint8_t meta[8] = {};
   EXPECT_THROW(dequantize_rows(packed, meta, 1, 2, 16, out.data()), InvariantError);
 }
 
@@ -362,11 +370,34 @@ TEST(QuantDequantize, ScatterAddIntoListedRows) {
     const std::vector<float> before = random_rows(rows, d, -1.0f, 1.0f, 45);
     std::vector<float> dst = before;
     const std::vector<int64_t> targets = {9, 2, 4, 0, 7, 3};
-    dequantize_scatter_add(q.packed.data(), q.meta.data(), n, d, bits, targets.data(), dst.data());
+    dequantize_scatter_add(q.packed.data(), as_bytes(q.meta), n, d, bits, targets.data(),
+                           dst.data());
     std::vector<float> want = before;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t e = 0; e < d; ++e) want[targets[i] * d + e] += rows_back[i * d + e];
     EXPECT_EQ(dst, want) << "b=" << bits;
+  }
+}
+
+// Metadata is written and read bytewise: a block's pieces start at any byte (block_codec.h), and
+// metadata at an odd address gives the same bytes and the same rows (UBSan's alignment check
+// guards the accesses in the sanitizer build).
+TEST(Quantizer, MetadataAtAnyByteOffset) {
+  const int64_t n = 5, d = 13;
+  const std::vector<float> src = random_rows(n, d, -2.0f, 3.0f, 11);
+  const std::vector<int64_t> gids = iota_ids(n, 40);
+  const QuantKey key{3, 1, 0, RngStream::kQuantForward};
+  for (int bits : kBitWidths) {
+    const Quantized aligned = quantize(src, d, nullptr, gids, bits, key);
+    std::vector<uint8_t> packed(aligned.packed.size());
+    std::vector<uint8_t> meta(static_cast<size_t>(8 * n + 3));
+    quantize_rows(src.data(), d, nullptr, gids.data(), n, bits, key, packed.data(), meta.data() + 3,
+                  nullptr);
+    EXPECT_EQ(0, std::memcmp(meta.data() + 3, as_bytes(aligned.meta), static_cast<size_t>(8 * n)))
+        << "bits " << bits;
+    std::vector<float> out(static_cast<size_t>(n * d));
+    dequantize_rows(packed.data(), meta.data() + 3, n, d, bits, out.data());
+    EXPECT_EQ(out, dequantize(aligned, n, d, bits)) << "bits " << bits;
   }
 }
 

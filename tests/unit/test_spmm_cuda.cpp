@@ -19,6 +19,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/cuda_device.h"
+#include "adaqp/kernels/cuda_support.h"
 #include "adaqp/kernels/spmm_cuda.h"
 #include "cuda_skip.h"
 #endif
@@ -28,32 +29,8 @@ namespace {
 
 #if ADAQP_WITH_CUDA
 
-// A device copy of a host vector, freed on destruction.
 template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(const std::vector<T>& host) : size_(host.size()) {
-    if (cudaMalloc(&ptr_, bytes() == 0 ? 1 : bytes()) != cudaSuccess) throw Error("cudaMalloc");
-    if (!host.empty() &&
-        cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice) != cudaSuccess)
-      throw Error("cudaMemcpy to device");
-  }
-  ~DeviceArray() { cudaFree(ptr_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() { return static_cast<T*>(ptr_); }
-  std::vector<T> to_host() const {
-    std::vector<T> host(size_);
-    if (cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost) != cudaSuccess)
-      throw Error("cudaMemcpy to host");
-    return host;
-  }
-
- private:
-  size_t bytes() const { return size_ * sizeof(T); }
-  void* ptr_ = nullptr;
-  size_t size_;
-};
+using DeviceArray = cuda::DeviceBuffer<T>;
 
 // Rows of 0..69 entries (row 3 empty, row 5 with 300 entries), random columns and weights.
 CsrMatrix random_csr(int64_t rows, int64_t cols, uint32_t seed) {
@@ -133,7 +110,7 @@ TEST_P(SpmmCuda, MatchesCpuReference) {
       DeviceArray<float> y_dev(start);
       plan.multiply(x_dev.get(), d, y_dev.get(), accumulate, nullptr);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const std::vector<float> gpu = y_dev.to_host();
+      const std::vector<float> gpu = y_dev.download();
       EXPECT_LE(worst_error_ratio(a, x, d, start, accumulate, cpu, gpu), 1.0);
     }
   }
@@ -156,10 +133,10 @@ TEST_P(SpmmCuda, EmptyMatrixWritesZerosOrKeepsY) {
   DeviceArray<float> y(start);
   plan.multiply(x.get(), d, y.get(), true, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_EQ(y.to_host(), start);
+  EXPECT_EQ(y.download(), start);
   plan.multiply(x.get(), d, y.get(), false, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_EQ(y.to_host(), std::vector<float>(start.size(), 0.0f));
+  EXPECT_EQ(y.download(), std::vector<float>(start.size(), 0.0f));
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, SpmmCuda,

@@ -1,4 +1,4 @@
-// The adaptive bit-width scheme (design notes, sections 6 and 7), a BitPolicy (policy.h): one
+// The adaptive bit-width scheme (docs/design.md, sections 6 and 7), a BitPolicy (policy.h): one
 // bit-width per message, per layer and direction, chosen by the solver (budget_solver.h, or the
 // exact MILP of solve.h) from the previous epoch's traced messages and the link cost model
 // (train/link_probe.h measures it).

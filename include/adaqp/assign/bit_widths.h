@@ -1,4 +1,4 @@
-// Bit-widths of quantized messages (design notes, sections 5 and 7). The general input of a
+// Bit-widths of quantized messages (docs/design.md, sections 5 and 7). The general input of a
 // quantized exchange is one bit-width per message, for every layer and direction, as this rank
 // sees it: what it sends and what it receives. Sender and receiver must hold the same widths for
 // the rows of their link, so no per-row header travels. The uniform and random schemes are pure

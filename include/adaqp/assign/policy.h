@@ -1,4 +1,4 @@
-// The bit-width policy of a training run (design notes, sections 6 and 7): the width of every
+// The bit-width policy of a training run (docs/design.md, sections 6 and 7): the width of every
 // message of an epoch's quantized exchanges. One interface for the three schemes, which the
 // trainer calls around every training epoch: uniform and random (scheme_plan: computed by every
 // rank alike, no communication; the uniform plan is built once), and adaptive (adaptive_policy.h:
@@ -12,6 +12,7 @@
 
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/exchange_stats.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp {
 
@@ -30,7 +31,7 @@ struct AssignStats {
   // late peers, stays in EpochStats::comm_forward_s / comm_backward_s.)
   std::vector<double> measured_forward_s, measured_backward_s;
   // This rank's sent messages per layer at 2, 4 and 8 bits.
-  std::vector<std::array<int64_t, 3>> hist_forward, hist_backward;
+  std::vector<std::array<int64_t, quant::kNumWidths>> hist_forward, hist_backward;
 };
 
 class BitPolicy {

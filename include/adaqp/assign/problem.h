@@ -1,8 +1,8 @@
-// The bit-width assignment problem of one layer and one direction (design notes section 6):
+// The bit-width assignment problem of one layer and one direction (docs/design.md, section 6):
 // choose b_j in the allowed bit set for every message j to minimise
 //     lambda * (V - Vmin) / (Vmax - Vmin) + (1 - lambda) * (T - Tmin) / (Tmax - Tmin)
 // with V = sum_j w_j / (2^b_j - 1)^2 and T the modelled exchange time (time_model.h) of
-// bytes_j = ceil(d * b_j / 8) + meta_bytes, counted from `hidden_s` on: T = max(exchange time,
+// bytes_j = quant::message_bytes(d, b_j), counted from `hidden_s` on: T = max(exchange time,
 // hidden_s), where hidden_s is the work the receivers do while the exchange is in flight (the
 // overlapped modes), so that precision which fits in that window costs no time. Vmax and Tmin are
 // those of all messages at the smallest allowed bit-width, Vmin and Tmax those at the largest; a
@@ -24,14 +24,13 @@ struct Message {
 
 struct AssignProblem {
   int64_t row_width = 0;              // d: elements per row, >= 1
-  int64_t meta_bytes = 8;             // per-row header (min and scale), >= 0
   std::vector<int> bits = {2, 4, 8};  // allowed bit-widths: a non-empty subset of {2, 4, 8}
   TimeModel time;
   double hidden_s = 0;  // exchange time hidden behind local work (>= 0; 0: none is hidden)
   std::vector<Message> messages;
 };
 
-// The bytes of one row at b bits: ceil(d * b / 8) + meta_bytes.
+// The bytes of one row at b bits: quant::message_bytes (metadata and codes).
 int64_t row_bytes(const AssignProblem& problem, int bits);
 
 // Variance of one message per unit weight at b bits: 1 / (2^b - 1)^2.

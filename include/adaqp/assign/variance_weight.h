@@ -1,4 +1,4 @@
-// The variance weights w_j of the solver's objective (design notes section 6). Quantizing a row
+// The variance weights w_j of the solver's objective (docs/design.md, section 6). Quantizing a row
 // of width d and range (max - min) to b bits adds about d * range^2 / 6 / (2^b - 1)^2 variance
 // (values spread evenly inside their buckets); a message's weight scales that by how it enters
 // the receiver's output.

@@ -1,7 +1,7 @@
 // A dedicated thread that drives communication while the calling thread computes. With OpenMPI's
 // TCP and shared-memory transports a large message moves only while some thread is inside an MPI
 // call, so an exchange overlapped with computation needs a thread that keeps posting and testing
-// its requests (design notes, section 4). One task at a time: submit() hands it over, wait()
+// its requests (docs/design.md, section 4). One task at a time: submit() hands it over, wait()
 // blocks until it has finished and rethrows what it threw.
 //
 // Use with MPI needs at least MPI_THREAD_SERIALIZED: the task and the submitting thread never call

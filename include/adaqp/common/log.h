@@ -1,11 +1,10 @@
 // Logging set-up: spdlog's default logger, every line tagged with the worker's rank.
 #pragma once
 
-#include <string>
+#include "adaqp/config/choices.h"
 
 namespace adaqp {
 
-// level: trace | debug | info | warn | error | off (ConfigError otherwise).
-void setup_logging(int rank, const std::string& level = "info");
+void setup_logging(int rank, LogLevel level = LogLevel::kInfo);
 
 }  // namespace adaqp

@@ -6,7 +6,7 @@
 
 namespace adaqp {
 
-// communication.mode (design notes, section 7): Vanilla (full precision, no overlap), AdaQP-q
+// communication.mode (docs/design.md, section 7): Vanilla (full precision, no overlap), AdaQP-q
 // (quantized), AdaQP-p (overlapped), AdaQP (both).
 enum class CommMode { kVanilla, kQuant, kOverlap, kAdaqp };
 
@@ -20,7 +20,8 @@ constexpr bool overlaps(CommMode m) {
 }
 
 // communication.scheme: how the quantized modes choose each message's bit-width: the solver
-// (adaptive), or the ablations uniform (communication.bits) and random (uniform over the bit set).
+// (adaptive), or the ablations uniform (communication.bits) and random (uniform over the widths
+// of quant/widths.h).
 enum class BitScheme { kAdaptive, kUniform, kRandom };
 
 // training.recompute: what backward makes again instead of keeping from forward. aggregations: a
@@ -28,14 +29,49 @@ enum class BitScheme { kAdaptive, kUniform, kRandom };
 // instead of A·h, and recomputes A·h in backward (no second exchange; docs/memory.md).
 enum class Recompute { kNone, kAggregations };
 
-// "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random"; "none", "aggregations".
+// model.type: the layer of every layer of the model (model/layers.h): GCN or GraphSAGE-mean.
+enum class ModelType { kGcn, kSage };
+
+// training.device: where the epoch runs; auto is cuda when the build has CUDA and NCCL and every
+// rank can have a GPU, else cpu (config/placement.h).
+enum class DeviceChoice { kAuto, kCpu, kCuda };
+
+// communication.backend: the transport of the exchanges; auto is nccl on cuda, mpi on cpu.
+enum class Backend { kAuto, kMpi, kNccl };
+
+// output.log_level.
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
+// partition.method: METIS, a uniformly random owner per node, or contiguous ranges of node ids.
+enum class PartitionMethod { kMetis, kRandom, kContiguous };
+
+// dataset.format: a loader (graph/dataset.h); auto detects it from the files at dataset.path (no
+// path: the generator).
+enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
+
+// The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
+// "none", "aggregations"; "gcn", "sage"; "auto", "cpu", "cuda"; "auto", "mpi", "nccl"; "trace",
+// "debug", "info", "warn", "error", "off"; "metis", "random", "contiguous"; "auto", "ogb", "numpy",
+// "graphsaint", "synthetic".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
 const char* to_string(Recompute recompute);
+const char* to_string(ModelType type);
+const char* to_string(DeviceChoice device);
+const char* to_string(Backend backend);
+const char* to_string(LogLevel level);
+const char* to_string(PartitionMethod method);
+const char* to_string(DatasetFormat format);
 
 // The value named by `text`; ConfigError "must be one of ..." otherwise (the caller names the key).
 CommMode parse_comm_mode(const std::string& text);
 BitScheme parse_bit_scheme(const std::string& text);
 Recompute parse_recompute(const std::string& text);
+ModelType parse_model_type(const std::string& text);
+DeviceChoice parse_device_choice(const std::string& text);
+Backend parse_backend(const std::string& text);
+LogLevel parse_log_level(const std::string& text);
+PartitionMethod parse_partition_method(const std::string& text);
+DatasetFormat parse_dataset_format(const std::string& text);
 
 }  // namespace adaqp

@@ -14,7 +14,7 @@
 namespace adaqp {
 
 struct ModelConfig {
-  std::string type = "gcn";  // gcn | sage
+  ModelType type = ModelType::kGcn;
   int layers = 3;
   int hidden = 64;
   double dropout = 0.5;
@@ -30,22 +30,22 @@ struct TrainingConfig {
   int threads = 0;  // compute threads per worker; 0 = cores / workers on this host
   // Where the epoch runs: cpu, cuda (GPU local_rank % visible devices), or auto (cuda when the
   // build has CUDA and NCCL and every rank can have a GPU, else cpu).
-  std::string device = "auto";
+  DeviceChoice device = DeviceChoice::kAuto;
   int checkpoint_every = 0;    // write a checkpoint every this many epochs and at the end; 0 = off
   std::string checkpoint_dir;  // empty = <output.dir>/checkpoints
   Recompute recompute = Recompute::kNone;  // aggregations: GraphSAGE only (see choices.h)
 };
 
 struct CommunicationConfig {
-  std::string backend = "auto";  // mpi | nccl | auto (nccl on cuda, mpi on cpu)
+  Backend backend = Backend::kAuto;  // auto: nccl on cuda, mpi on cpu
   CommMode mode = CommMode::kAdaqp;
   int bits = 8;  // uniform scheme: 2 | 4 | 8
   BitScheme scheme = BitScheme::kAdaptive;
   bool feature_cache = true;  // exchange layer-0 input features once, at full precision
   double timeout_s = 300;     // bound on every blocking wait
-  // Scheme adaptive (design notes, section 6): the allowed widths, the weight of the variance term
-  // in the objective, how many consecutive messages of one link share a width, the epochs between
-  // solves, and the solver (fast | exact).
+  // Scheme adaptive (docs/design.md, section 6): the allowed widths, the weight of the variance
+  // term in the objective, how many consecutive messages of one link share a width, the epochs
+  // between solves, and the solver (fast | exact).
   std::vector<int> bit_set = {2, 4, 8};
   double lambda = 0.5;
   int group_size = 1;
@@ -55,7 +55,7 @@ struct CommunicationConfig {
 
 struct OutputConfig {
   std::string dir = "runs/default";
-  std::string log_level = "info";
+  LogLevel log_level = LogLevel::kInfo;
   int progress_every = 0;  // a progress line every this many epochs; 0 = about 20 lines per run
 };
 
@@ -70,7 +70,7 @@ struct PartitionConfig {
 // node as GCN expects (the generated graph is already symmetric).
 inline DatasetSpec default_dataset_spec() {
   DatasetSpec d;
-  d.format = "auto";
+  d.format = DatasetFormat::kAuto;
   d.transform.self_loops = true;
   return d;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "adaqp/common/device.h"
+#include "adaqp/config/choices.h"
 
 namespace adaqp {
 
@@ -26,8 +27,8 @@ struct PlacementEnvironment {
 
 struct Placement {
   Device device;
-  std::string backend;  // "mpi" or "nccl"
-  std::string reason;   // why, for the start-up log
+  Backend backend = Backend::kMpi;  // kMpi or kNccl
+  std::string reason;               // why, for the start-up log
 };
 
 // training.device: cpu, cuda (GPU local_rank % visible devices) or auto (cuda when the build has
@@ -35,8 +36,7 @@ struct Placement {
 // backend is not mpi; else cpu). communication.backend: mpi (cpu only), nccl (cuda only) or auto
 // (the device's). ConfigError naming the key, the value and the fix when the choice cannot work on
 // this rank.
-Placement choose_placement(const std::string& device, const std::string& backend,
-                           const PlacementEnvironment& env);
+Placement choose_placement(DeviceChoice device, Backend backend, const PlacementEnvironment& env);
 
 // What this process sees of the build and its GPUs; the caller fills in the ranks of the host and
 // what they share (it needs their ids: gpu_identity, and NCCL_HOSTID).

@@ -4,15 +4,15 @@
 
 #include <string>
 
+#include "adaqp/config/choices.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph.h"
 
 namespace adaqp {
 
 struct DatasetSpec {
-  // ogb | numpy | graphsaint | synthetic | auto (the layout detected from `path`; the generator
-  // when `path` is empty)
-  std::string format = "auto";
+  // A loader, or auto: the layout detected from `path` (the generator when `path` is empty).
+  DatasetFormat format = DatasetFormat::kAuto;
   std::string path;            // dataset directory; must be empty for synthetic
   std::string split;           // OGB split folder name; empty = the only one present
   GeneratorOptions synthetic;  // for format synthetic
@@ -54,10 +54,11 @@ Graph load_graphsaint(const std::string& dir);
 // `dir`, which must not exist (InputError otherwise). On any failure nothing is left behind.
 void save_numpy(const Graph& g, const std::string& dir);
 
-// Dispatches on spec.format (auto: no path means synthetic; in the directory, raw/edge.csv.gz means
-// ogb, edge_index.npy means numpy, adj_full.npz means graphsaint, anything else is an InputError
-// naming the directory), then applies spec.transform and validates the result. An unknown format,
-// or a path given with format synthetic, is a ConfigError.
+// Dispatches on spec.format through the loader registry (dataset.cpp: name, detect, load; auto: no
+// path means synthetic; in the directory, raw/edge.csv.gz means ogb, edge_index.npy means numpy,
+// adj_full.npz means graphsaint, anything else is an InputError naming the directory), then
+// applies spec.transform and validates the result. A path given with format synthetic is a
+// ConfigError.
 Graph load_dataset(const DatasetSpec& spec);
 
 }  // namespace adaqp

@@ -1,7 +1,7 @@
 // The CUDA runtime as the rest of the project sees it, without CUDA types: device selection,
 // events on streams (cudaStream_t passed as void*; nullptr is the legacy default stream, the one
-// libtorch computes on) and copies. Exists only when ADAQP_WITH_CUDA is 1; every failure is a
-// CudaError naming the call.
+// libtorch computes on) and copies; implemented in cuda/device.cu over cuda_support.h. Exists only
+// when ADAQP_WITH_CUDA is 1; every failure is a CudaError naming the call.
 #pragma once
 
 #include "adaqp/config.h"
@@ -9,7 +9,12 @@
 #if ADAQP_WITH_CUDA
 
 #include <cstddef>
+#include <memory>
 #include <string>
+
+namespace adaqp::cuda {
+class Event;
+}
 
 namespace adaqp::kernels {
 
@@ -24,7 +29,8 @@ const char* cuda_device_name(int device);
 // whatever CUDA_VISIBLE_DEVICES numbers it as.
 std::string cuda_device_uuid(int device);
 
-// An event on the current device (owning). Timing events measure intervals between two of them.
+// An event on the current device (cuda_support.h's, behind an opaque stream). Timing events
+// measure intervals between two of them.
 class CudaEvent {
  public:
   explicit CudaEvent(bool timing = true);
@@ -44,7 +50,7 @@ class CudaEvent {
   double seconds_since(const CudaEvent& start) const;
 
  private:
-  void* event_ = nullptr;
+  std::unique_ptr<cuda::Event> event_;
 };
 
 // Asynchronous copy of `bytes` between any two of host, pinned host and device memory on `stream`.

@@ -1,4 +1,4 @@
-// Distributed aggregation Y = A H as a libtorch autograd operation (design notes, section 4).
+// Distributed aggregation Y = A H as a libtorch autograd operation (docs/design.md, section 4).
 // Forward exchanges the boundary rows of H; backward computes dL/dH = A^T dL/dY, sending the halo
 // partial gradients to their owners. Both directions are collective: every rank must run the same
 // layers in the same order.
@@ -17,8 +17,9 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer);
 // (A h) W^T + b [+ h R^T]: a Linear (weight out x d, bias out) after the aggregation, plus, when
 // `root` (out x d) is defined, GraphSAGE's root term, in one operation that computes the central
 // rows' product and the root term while the boundary rows travel, and whose backward computes the
-// weight, bias and root gradients while the halo partial gradients travel (the overlap of design
-// notes section 4 extended to the dense layer). Forward results equal Linear(dist_aggregate(h))
+// weight, bias and root gradients while the halo partial gradients travel (the overlap of
+// docs/design.md, section 4, extended to the dense layer). Forward results equal
+// Linear(dist_aggregate(h))
 // [+ h R^T]. For backward it keeps A h (and h with a root term); with `recompute`, h and the halo
 // rows it received instead, making A h again in backward (the same products: identical values).
 at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,

@@ -2,7 +2,7 @@
 // owned nodes) and A_halo (columns: halo nodes), their transposes (A_local^T on A_local's own
 // pattern when that is symmetric, or A_local itself when its values are too), and the halo
 // exchanger, all on the worker's device (DistGraphOptions::device).
-// Aggregation follows design notes section 4: start the exchange, multiply by A_local (while the
+// Aggregation follows docs/design.md, section 4: start the exchange, multiply by A_local (while the
 // messages are in flight when overlapping; see HaloExchanger for the schedules), then wait and add
 // A_halo times the halo rows. Backward mirrors it. Messages travel at full precision unless a
 // QuantPlan is set (training epochs of the quantized modes).
@@ -20,8 +20,8 @@
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/device.h"
+#include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
-#include "adaqp/model/halo_exchanger.h"
 #include "adaqp/model/stream_timer.h"
 #include "adaqp/partition/part.h"
 
@@ -30,9 +30,6 @@ namespace adaqp {
 // How in-neighbours are weighted, from GLOBAL degrees (the whole graph's, self-loops included when
 // the dataset adds them): GCN a_ij = 1 / sqrt(out_deg(j) * in_deg(i)); mean a_ij = 1 / in_deg(i).
 enum class Aggregation { kGcn, kMean };
-
-// The aggregation a model type uses: "gcn" -> kGcn, "sage" -> kMean; ConfigError otherwise.
-Aggregation aggregation_for_model(const std::string& model_type);
 
 struct DistGraphOptions {
   Aggregation aggregation = Aggregation::kGcn;

@@ -1,20 +1,13 @@
-// The GNN model: L layers of one uniform definition (GCN or GraphSAGE-mean), with A the
-// normalised adjacency (GCN: A_hat, symmetric normalisation; SAGE: mean of in-neighbours).
-// Layer 0, input the feature matrix X:
-//   Z = A X, then in training Z = Z * mask (SAGE: and X * mask_root)
-//   Y = Z W + b                            (SAGE: + (X * mask_root) W_r)
-// Layer l >= 1, input H (the previous layer's output):
-//   in training H = H * mask
-//   Y = A (H W) + b  when the layer narrows (out < in), else (A H) W + b  (equal; the cheaper
-//                    order aggregates the narrower rows)   (SAGE: + H W_r)
-// Hidden layers then apply Y = ReLU(LayerNorm(Y)) (LayerNorm when enabled). A layer that aggregates
-// first runs (A H) W + b as one operation (dist_aggregate_linear), whose backward computes dW and
-// db while the halo partial gradients travel. This is Kipf & Welling's GCN (dropout on every
-// layer's input, before the aggregation), except that layer 0 drops elements of the aggregated
-// features A X instead of X: A X depends only on the static features, so its halo rows are
-// exchanged once and cached, and no gradient flows back to it. Masks are keyed by seed, epoch,
-// layer and global node id; for SAGE's layer 0 a row's mask has 2d elements, the first d for Z, the
-// last d for the root term.
+// The GNN model: L graph-convolution layers of one type (model.type; the layers are in conv.h),
+// with A the adjacency normalised as that type's layers aggregate.
+// Layer 0, input the feature matrix X: over Z = A X, in training Z * mask (GraphSAGE: and X *
+// mask_root), then the layer's dense part. Layer l >= 1, input H (the previous layer's output), in
+// training H * mask, then the layer (it aggregates H W when it narrows, else H, whichever rows are
+// narrower). Hidden layers then apply Y = ReLU(LayerNorm(Y)) (LayerNorm when enabled). This is Kipf
+// & Welling's GCN (dropout on every layer's input, before the aggregation), except that layer 0
+// drops elements of the aggregated features A X instead of X: A X depends only on the static
+// features, so its halo rows are exchanged once and cached, and no gradient flows back to it.
+// Masks are keyed by seed, epoch, layer and global node id.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -23,16 +16,17 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
-#include <string>
+#include <memory>
 #include <vector>
 
+#include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
 
 namespace adaqp {
 
 struct GnnOptions {
-  std::string type = "gcn";  // gcn | sage
+  ModelType type = ModelType::kGcn;
   int layers = 2;
   int64_t in_dim = 0;
   int64_t hidden = 16;
@@ -65,9 +59,8 @@ class GnnImpl : public torch::nn::Module {
 
  private:
   GnnOptions opt_;
-  std::vector<torch::nn::Linear> neighbour_;  // W (GCN) or W_n (SAGE), with the bias
-  std::vector<torch::nn::Linear> root_;       // SAGE only: W_r, no bias
-  std::vector<torch::nn::LayerNorm> norm_;    // hidden layers, when layer_norm
+  std::vector<std::unique_ptr<GraphConv>> conv_;
+  std::vector<torch::nn::LayerNorm> norm_;  // hidden layers, when layer_norm
 
   int64_t in_width(int layer) const;
   int64_t out_width(int layer) const;

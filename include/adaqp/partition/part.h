@@ -1,4 +1,4 @@
-// What one worker holds of a partitioned graph (design notes, section 3).
+// What one worker holds of a partitioned graph (docs/design.md, section 3).
 //
 // Local numbering: owned nodes first (central, then marginal), then halo nodes grouped by owner
 // rank; inside an owner's block, halo nodes are in ascending global id, which is also the order

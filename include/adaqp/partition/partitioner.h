@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/config/choices.h"
 #include "adaqp/graph/graph.h"
 
 namespace adaqp {
 
 struct PartitionOptions {
-  std::string method = "metis";  // metis | random | contiguous
+  PartitionMethod method = PartitionMethod::kMetis;
   int parts = 2;
   uint64_t seed = 0;
   bool balance_train = false;  // metis: extra constraint balancing training nodes
@@ -20,7 +21,7 @@ struct PartitionOptions {
 // owner[v] in [0, parts) for every node. metis: k-way, edge-cut objective, on the symmetrised graph
 // without self-loops (balance_* add vertex-weight constraints); random: a seeded random permutation
 // cut into equal chunks; contiguous: equal id ranges. Deterministic for the same graph and options.
-// Throws ConfigError for an unknown method or parts outside [1, num_nodes], and InputError if a
+// Throws ConfigError for parts outside [1, num_nodes], and InputError if a
 // part would be empty (every part owns at least one node).
 std::vector<int32_t> assign_parts(const Graph& g, const PartitionOptions& opt);
 

@@ -1,12 +1,12 @@
-// The wire format of one peer's block of quantized messages (design notes, section 5). The rows
-// of a block are grouped by bit-width (2, then 4, then 8; inside a group in block order), and the
-// block is one contiguous byte buffer:
+// The wire format of one peer's block of quantized messages (docs/design.md, section 5). The rows
+// of a block are grouped by bit-width (the widths of widths.h, narrowest first; inside a group in
+// block order), and the block is one contiguous byte buffer:
 //   [metadata of the 2-bit group][of the 4-bit group][of the 8-bit group]
 //   [packed codes of the 2-bit group][of the 4-bit group][of the 8-bit group]
 // with the metadata and code layout of quantizer.h (8 bytes of (m, s) per row; ceil(d*b/8) bytes
-// of codes per row). Metadata first keeps every float 4-byte aligned without padding, so a block
-// of n_b rows at each width b is exactly sum_b n_b * (8 + ceil(d*b/8)) bytes. Sender and receiver
-// build the same layout from the same bit-widths; nothing else travels.
+// of codes per row), so a block of n_b rows at each width b is exactly sum_b n_b *
+// message_bytes(d, b) bytes, without padding. Sender and receiver build the same layout from the
+// same bit-widths; nothing else travels.
 //
 // Two descriptions of the same format: BlockLayout (the groups, for the CPU codec, which
 // quantizes a group at a time), and per row (for the device codec, where each row places itself):
@@ -34,7 +34,7 @@ class BlockLayout {
   };
 
   BlockLayout() = default;
-  // bits[k] (2, 4 or 8) is the width of row k of a block of n rows of width d.
+  // bits[k] (a width of widths.h) is the width of row k of a block of n rows of width d.
   BlockLayout(const uint8_t* bits, int64_t n, int64_t d);
 
   int64_t bytes() const { return bytes_; }
@@ -56,12 +56,10 @@ void encode_block(const BlockLayout& layout, const float* src, int64_t d, const 
 // Dequantizes a received block into dst (layout.rows() x d, row k = block row k).
 void decode_block(const BlockLayout& layout, const uint8_t* in, int64_t d, float* dst);
 
-// Rows of a block at 2, 4 and 8 bits.
+// Rows of a block at each width (by width_index).
 struct BlockCounts {
-  int64_t rows[3] = {0, 0, 0};
+  int64_t rows[kNumWidths] = {};
 };
-
-constexpr int64_t kMetaBytesPerRow = kMetaFloatsPerRow * static_cast<int64_t>(sizeof(float));
 
 // Byte offsets of one row's metadata and codes inside its block.
 struct RowPlace {
@@ -71,24 +69,24 @@ struct RowPlace {
 
 ADAQP_HOST_DEVICE RowPlace row_place(int bits, int64_t slot, const BlockCounts& c, int64_t d) {
   const int w = width_index(bits);
-  int64_t first = 0;
-  int64_t code = (c.rows[0] + c.rows[1] + c.rows[2]) * kMetaBytesPerRow;
+  int64_t first = 0, code = 0;
+  for (int k = 0; k < kNumWidths; ++k) code += c.rows[k] * kMetaBytesPerRow;
   for (int k = 0; k < w; ++k) {
     first += c.rows[k];
-    code += c.rows[k] * packed_row_bytes(d, 2 << k);
+    code += c.rows[k] * packed_row_bytes(d, bit_width(k));
   }
   return RowPlace{slot * kMetaBytesPerRow, code + (slot - first) * packed_row_bytes(d, bits)};
 }
 
-// Bytes of a block: sum over widths b of rows_b * (8 + ceil(d*b/8)).
+// Bytes of a block: sum over widths b of rows_b * message_bytes(d, b).
 ADAQP_HOST_DEVICE int64_t block_bytes(const BlockCounts& c, int64_t d) {
   int64_t bytes = 0;
-  for (int k = 0; k < 3; ++k) bytes += c.rows[k] * (kMetaBytesPerRow + packed_row_bytes(d, 2 << k));
+  for (int k = 0; k < kNumWidths; ++k) bytes += c.rows[k] * message_bytes(d, bit_width(k));
   return bytes;
 }
 
 // The slot of each of the n rows of a block with widths `bits`, and the block's counts.
-// InvariantError naming the row for a width other than 2, 4, 8.
+// InvariantError naming the row for an unsupported width.
 void block_slots(const uint8_t* bits, int64_t n, int32_t* slot, BlockCounts* counts);
 
 #if ADAQP_WITH_CUDA

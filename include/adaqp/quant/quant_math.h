@@ -83,7 +83,7 @@ ADAQP_HOST_DEVICE RowParams quant_row_params(float lo, float hi, int bits) {
 // Code of x in a row with metadata (m, s), s > 0, x in [m, M]: with t = (x - m) / s in [0, L],
 // q = floor(t) + [u < t - floor(t)] where u = philox_uniform(word) in [0, 1) on a 2^-24 grid. So
 // E[q] = t up to 2^-24 (exact when t >= 1/2), q is in [0, L] without clamping, and this equals
-// floor(t + u) of the design notes without the rounding of the sum.
+// floor(t + u) of docs/design.md (section 5) without the rounding of the sum.
 ADAQP_HOST_DEVICE uint32_t quant_code(float x, float m, float s, uint32_t word) {
   const float t = qdiv(qsub(x, m), s);
   const int32_t whole = static_cast<int32_t>(t);  // floor, as t >= 0

@@ -1,13 +1,15 @@
-// Stochastic message quantization (design notes section 5): each row (message) x in R^d becomes d
-// codes of b bits (b in {2, 4, 8}) plus its metadata (m, s); dequantized x^_i = m + s*q_i with
+// Stochastic message quantization (docs/design.md, section 5): each row (message) x in R^d becomes
+// d codes of b bits (b in {2, 4, 8}) plus its metadata (m, s); dequantized x^_i = m + s*q_i with
 // E[x^] = x and Var[x^_i] = s^2 f_i (1 - f_i) <= s^2 / 4 (f_i the fractional part of
-// (x_i - m) / s). The per-element formulas are in quant_math.h.
+// (x_i - m) / s). The per-element formulas are in quant_math.h; the widths and the wire size of a
+// message in widths.h.
 //
 // Wire format of a block of n rows at bit-width b (sender and receiver both know n, d and b):
 // - packed codes: n rows of packed_row_bytes(d, b) = ceil(d*b/8) bytes each, back to back; code k
 //   of a row occupies bits (k*b) % 8 .. (k*b) % 8 + b - 1 of the row's byte k*b/8 (little-endian
 //   within a byte); the unused high bits of a row's last byte are zero.
-// - metadata: n pairs of float32 (m, s), 8 bytes per row, m at meta[2i] and s at meta[2i+1].
+// - metadata: n pairs of float32 (m, s), 8 bytes per row, m at bytes 8i .. 8i + 3 and s at
+//   8i + 4 .. 8i + 7 (host byte order, read and written bytewise: no alignment is required).
 // Why float32 metadata and not two bfloat16: m is then the exact row minimum, so a constant row
 // (s = 0) comes back exactly without a special case, and s is rounded up in float32 only, so any
 // finite range works (1e30 spreads included) and the estimator stays unbiased (no code is ever
@@ -16,7 +18,7 @@
 // Randomness: element e of the row of global node g uses word e % 4 of
 // philox_block(seed, epoch, layer, stream, g, e / 4). Codes are therefore a pure function of the
 // input values and the key: independent of thread count, row order, partitioning and device; the
-// CUDA entry points give bit-identical packed bytes and metadata.
+// CUDA block codec (block_codec.h) gives bit-identical packed bytes and metadata.
 //
 // A row with a NaN or infinite value, or whose range or largest dequantized value overflows
 // float32, cannot be quantized: NonFiniteError names the layer, direction, node and element.
@@ -30,6 +32,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/common/philox.h"
 #include "adaqp/config.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp::quant {
 
@@ -41,26 +44,6 @@ struct QuantKey {
   uint32_t layer = 0;
   RngStream stream = RngStream::kQuantForward;
 };
-
-constexpr int64_t kMetaFloatsPerRow = 2;
-
-// The supported bit-widths, narrowest first (a message's width is one of them).
-constexpr int kBitWidths[3] = {2, 4, 8};
-
-// True for the supported bit-widths 2, 4 and 8.
-constexpr bool valid_bits(int bits) {
-  return bits == 2 || bits == 4 || bits == 8;
-}
-
-// The position of a supported width in kBitWidths.
-ADAQP_HOST_DEVICE int width_index(int bits) {
-  return bits == 2 ? 0 : bits == 4 ? 1 : 2;
-}
-
-// Bytes of one packed row: ceil(d * bits / 8).
-constexpr int64_t packed_row_bytes(int64_t d, int bits) {
-  return (d * bits + 7) / 8;
-}
 
 class NonFiniteError : public Error {
  public:
@@ -92,42 +75,26 @@ inline std::string describe_unquantizable_row(const float* row, int64_t d) {
 
 // Quantizes n rows of width d: row i is src[row_index[i]] (src[i] when row_index is null), so the
 // gather of a send list happens here. gids[i] is the global node id of row i (the RNG key).
-// Writes n packed rows to `packed` and n metadata pairs to `meta`; when `ranges` is not null also
-// ranges[i] = M_i - m_i (the bit-width solver's input for the next epoch). OpenMP over rows.
-// Throws NonFiniteError for the first (lowest i) unquantizable row; outputs are then unspecified.
+// Writes n packed rows to `packed` and n metadata pairs to `meta` (bytes); when `ranges` is not
+// null also ranges[i] = M_i - m_i (the bit-width solver's input for the next epoch). OpenMP over
+// rows. Throws NonFiniteError for the first (lowest i) unquantizable row; outputs are then
+// unspecified.
 void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const int64_t* gids,
-                   int64_t n, int bits, const QuantKey& key, uint8_t* packed, float* meta,
+                   int64_t n, int bits, const QuantKey& key, uint8_t* packed, uint8_t* meta,
                    float* ranges);
 
 // dst[i, :] = dequantized row i, for n contiguous rows (a received halo block).
-void dequantize_rows(const uint8_t* packed, const float* meta, int64_t n, int64_t d, int bits,
+void dequantize_rows(const uint8_t* packed, const uint8_t* meta, int64_t n, int64_t d, int bits,
                      float* dst);
 
 // dst[row_index[i], :] += dequantized row i (received partial gradients into boundary rows). The
 // entries of row_index must be distinct (one peer's block never names a row twice): rows are
 // updated in parallel.
-void dequantize_scatter_add(const uint8_t* packed, const float* meta, int64_t n, int64_t d,
+void dequantize_scatter_add(const uint8_t* packed, const uint8_t* meta, int64_t n, int64_t d,
                             int bits, const int64_t* row_index, float* dst);
 
 // Packs / unpacks the d codes (each < 2^bits) of one row in the wire format above.
 void pack_codes(const uint8_t* codes, int64_t d, int bits, uint8_t* packed);
 void unpack_codes(const uint8_t* packed, int64_t d, int bits, uint8_t* codes);
-
-#if ADAQP_WITH_CUDA
-// CUDA twins of the functions above: device pointers, `stream` is a cudaStream_t, work is only
-// enqueued. quantize_rows_cuda records unquantizable rows in *status (a device word the caller
-// owns); check_quantize_status_cuda waits for the stream and throws the NonFiniteError the CPU
-// path would throw. Between the two, the outputs must not be trusted.
-void quantize_rows_cuda(const float* src, int64_t d, const int64_t* row_index, const int64_t* gids,
-                        int64_t n, int bits, const QuantKey& key, uint8_t* packed, float* meta,
-                        float* ranges, unsigned long long* status, void* stream);
-void check_quantize_status_cuda(const unsigned long long* status, const float* src, int64_t d,
-                                const int64_t* row_index, const int64_t* gids, int64_t n,
-                                const QuantKey& key, void* stream);
-void dequantize_rows_cuda(const uint8_t* packed, const float* meta, int64_t n, int64_t d, int bits,
-                          float* dst, void* stream);
-void dequantize_scatter_add_cuda(const uint8_t* packed, const float* meta, int64_t n, int64_t d,
-                                 int bits, const int64_t* row_index, float* dst, void* stream);
-#endif
 
 }  // namespace adaqp::quant

@@ -1,5 +1,5 @@
-// The exchange cost model of the adaptive scheme (design notes, section 6), measured at start-up on
-// the exchange schedule the runtime really uses.
+// The exchange cost model of the adaptive scheme (docs/design.md, section 6), measured at start-up
+// on the exchange schedule the runtime really uses.
 //
 // Why one channel per sender: the halo exchanger posts every receive, then packs and posts every
 // peer's block at once, so all links of a rank run concurrently and share that rank's outgoing

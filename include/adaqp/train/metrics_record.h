@@ -1,4 +1,4 @@
-// The records of metrics.jsonl (README.md, "Metrics", is the schema), written here and nowhere
+// The records of metrics.jsonl (docs/metrics.md is the schema), written here and nowhere
 // else: one rank's record of one epoch (packed into a fixed number of doubles for a model of a
 // given layer count, so that run_training gathers every rank's record in one collective per
 // epoch), the run's summary and the link model of the adaptive scheme.
@@ -27,10 +27,9 @@ size_t packed_record_size(int layers);
 void pack_record(const EpochRecord& r, int layers, double* out);
 EpochRecord unpack_record(const double* in, int layers);
 
-// The record as one line of JSON (no newline): epoch, rank, loss, the times of EpochStats,
-// bytes_sent and bytes_sent_by_layer, the accuracies when evaluated, comm_time_by_layer and, for
-// the adaptive scheme, assign_time_s, assign_solved, predicted_comm_time_s,
-// predicted_comm_time_by_layer, exchange_time_by_layer and bits_hist. Non-finite numbers are null.
+// The record as one line of JSON (no newline): one key per entry of the record's field table
+// (metrics_record.cpp, which also drives packing; the accuracies only when evaluated, the adaptive
+// scheme's fields only with it). Non-finite numbers are null.
 std::string record_json(const EpochRecord& r);
 
 // {"event":"summary", ...}: the fields of RunSummary.

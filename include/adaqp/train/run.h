@@ -5,16 +5,18 @@
 //   metrics.jsonl  one JSON record per epoch and rank (epoch_record.h), flushed every epoch,
 //                  preceded for the adaptive scheme by the link model {"event":"link_model", ...}
 //                  (link_probe.h) and followed by one summary record {"event":"summary", ...} with
-//                  the fields of RunSummary; README.md, "Metrics", is the schema;
+//                  the fields of RunSummary; docs/metrics.md is the schema;
 //   params.bin     the final parameters: float32, little-endian, every parameter's values
 //                  concatenated in registration order (for comparing runs).
 // and, with checkpoint_every > 0, the checkpoints (train/checkpoint.h) in checkpoint_dir.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/quant/widths.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/memory_meter.h"
 #include "adaqp/train/trainer.h"
@@ -56,7 +58,7 @@ struct RunSummary {
   double full_precision_bytes_per_epoch = 0;
   // Adaptive scheme: the share of messages sent at 2, 4 and 8 bits (all ranks, all epochs run).
   bool adaptive = false;
-  double bit_shares[3] = {0, 0, 0};
+  std::array<double, quant::kNumWidths> bit_shares{};
   // Where the slowest rank's epoch went, mean over the epochs run (seconds): computation, waiting
   // for exchanges, loss and gradient all-reduce, bit-width assignment; and quantization on any
   // thread or stream (part of the others).

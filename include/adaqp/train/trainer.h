@@ -1,4 +1,4 @@
-// Full-graph training on one worker of W (design notes, sections 4 and 8). Every rank runs the
+// Full-graph training on one worker of W (docs/design.md, sections 4 and 8). Every rank runs the
 // same steps: forward, loss, backward, all-reduce of the parameter gradients (sum, on one flat
 // buffer whose views the gradients are), Adam step, so all ranks hold identical parameters after
 // every step. The loss is the mean over ALL training
@@ -30,7 +30,7 @@ class Adam;
 
 namespace adaqp {
 
-// communication.mode (design notes, section 7): vanilla (full precision, no overlap), overlap
+// communication.mode (docs/design.md, section 7): vanilla (full precision, no overlap), overlap
 // (AdaQP-p), quant (AdaQP-q), adaqp (both). Training exchanges of the quantized modes use the
 // bit-width scheme `scheme` (uniform at `bits`, random over {2, 4, 8} re-drawn every epoch, or
 // adaptive: the solver's widths; assign/policy.h); evaluation always exchanges full precision.

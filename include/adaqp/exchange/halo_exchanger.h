@@ -1,4 +1,4 @@
-// The halo exchange of one worker (design notes, sections 4 and 5), split into start and finish
+// The halo exchange of one worker (docs/design.md, sections 4 and 5), split into start and finish
 // so that local aggregation can run while the messages are in flight:
 //   forward:  start_forward sends the boundary rows of H to every peer (gathered at full
 //             precision, quantized otherwise); after finish_forward the halo block holds the
@@ -8,7 +8,8 @@
 //             boundary rows (peer by peer in rank order, so the sums do not depend on arrivals).
 // Each exchange is ONE Communicator::exchange call: packing (gather or quantize) and unpacking
 // (dequantize) are its per-peer hooks, so that a peer's block is sent as soon as it is packed and
-// unpacked as soon as it has arrived.
+// unpacked as soon as it has arrived. How rows become blocks is the codec's (message_codec.h): the
+// full-precision one, or the quantized one of the device, chosen at construction.
 //
 // Devices (HaloExchangerOptions::device): on the CPU the rows are host memory and the transport
 // is MPI; on CUDA they are device memory of the worker's GPU, the transport is NCCL (a device
@@ -36,7 +37,6 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -44,27 +44,11 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/exchange_stats.h"
 #include "adaqp/common/device.h"
+#include "adaqp/exchange/message_codec.h"
 #include "adaqp/model/stream_timer.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/quant/quantizer.h"
 
 namespace adaqp {
-
-// Which exchange: the tag is 2 * layer + direction.
-struct ExchangeId {
-  int layer = 0;
-  Direction dir = Direction::kForward;
-};
-
-// How the messages of one exchange travel: full precision when `bits` is null, else quantized
-// with these widths (MessageBits of this layer and direction) and this noise key. When quantized
-// and `ranges` is not null (host memory), ranges[k] receives max - min of sent message k (send
-// order) once the exchange has been settled.
-struct Precision {
-  const MessageBits* bits = nullptr;
-  quant::QuantKey key;
-  float* ranges = nullptr;
-};
 
 struct HaloExchangerOptions {
   bool overlap = false;
@@ -114,24 +98,16 @@ class HaloExchanger {
   const ExchangeTrace& last_trace();
 
  private:
-  struct Codec;
   struct Flight;
-  struct Transfer;
 
-  void start(const Transfer& t);
+  void start(Transfer t);
   void finish();
-  // The compiled layouts of `bits` for rows of width d on the links of `t` (cached per exchange).
-  Codec& codec(const Transfer& t);
-  void compile_device(const Transfer& t, const MessageBits& bits, Codec& c);
   // Device buffers in use by unsettled exchanges must not be freed: waits for them first.
   void quiesce();
   // A new boundary_rows_ of rows x d floats.
   float* boundary_rows(int64_t rows, int64_t d);
-  // `buffer` with at least `bytes` bytes (kept between exchanges; grown when needed).
-  uint8_t* reserve(at::Tensor& buffer, size_t bytes);
-  ExchangeHooks hooks(const Transfer& t, Codec* codec, uint8_t* send, uint8_t* recv,
-                      const std::vector<size_t>& send_at, const std::vector<size_t>& recv_at,
-                      float* ranges, unsigned long long* status);
+  // The exchange of one layer and direction as the codecs see it, without rows.
+  Transfer transfer_of(const ExchangeId& id, int64_t d, const Precision& precision) const;
 
   const Part& part_;
   Communicator& comm_;
@@ -143,10 +119,10 @@ class HaloExchanger {
   // sent), received partial gradients of a backward one (freed once added). Allocated per
   // exchange, so that a worker holds no exchange buffer between exchanges.
   at::Tensor boundary_rows_;
-  at::Tensor send_bytes_;  // quantized blocks, per peer at send offsets
-  at::Tensor recv_bytes_;
-  int64_t width_ = 0;                              // d of the last backward exchange
-  std::map<int, std::unique_ptr<Codec>> codecs_;   // by tag
+  int64_t width_ = 0;  // d of the last backward exchange
+  // The transport runs on device streams (NCCL): the host's clock does not time its work.
+  bool device_transport_ = false;
+  std::unique_ptr<MessageCodec> full_, quantized_;
   std::unique_ptr<Flight> flight_;                 // started, not finished
   std::vector<std::unique_ptr<Flight>> finished_;  // finished, not settled
   StreamTimer exposed_;

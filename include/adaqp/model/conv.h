@@ -1,0 +1,48 @@
+// Graph-convolution layers over the distributed aggregation (dist_aggregate.h), one file per
+// layer type (src/model/<type>_conv.cpp) plus a line in the registry (conv.cpp):
+//   gcn   Y = A_gcn H W + b                 (A_gcn: symmetric normalisation, GCN)
+//   sage  Y = A_mean H W_n + b + H W_r      (A_mean: mean of in-neighbours, GraphSAGE-mean)
+// A layer's edge normalisation (its Aggregation) is its own: the DistGraph the model runs on holds
+// the adjacency with that normalisation (GnnImpl checks). A layer registers its parameters on the
+// model that owns it, under names prefixed by its layer ("layer<l>_neighbour", "layer<l>_root"), so
+// that checkpoints name every parameter alike whatever the layer type.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "adaqp/config/choices.h"
+#include "adaqp/model/dist_graph.h"
+#include "adaqp/model/dropout.h"
+
+namespace adaqp {
+
+class GraphConv {
+ public:
+  virtual ~GraphConv() = default;
+
+  // The edge normalisation of its aggregation.
+  virtual Aggregation aggregation() const = 0;
+  // Layer 0, over the constant aggregated features A X (and X): no gradient flows back to them.
+  // `mask` (of feature_mask_width() elements per row) drops elements of its inputs; an undefined
+  // mask drops none.
+  virtual at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) = 0;
+  virtual int64_t feature_mask_width() const = 0;
+  // Layer `layer` >= 1 over h (num_owned x in). Collective: exchanges h's boundary rows (or
+  // those of h W when the layer narrows). `recompute`: training.recompute aggregations.
+  virtual at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute) = 0;
+};
+
+// The layer of `type` from `in` to `out` features, registering its parameters on `owner` under
+// `prefix` ("layer<l>"); parameters are drawn from libtorch's global generator.
+std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
+                                     const std::string& prefix, int64_t in, int64_t out);
+
+// The edge normalisation the layers of `type` aggregate with (what the DistGraph must hold).
+Aggregation conv_aggregation(ModelType type);
+
+}  // namespace adaqp

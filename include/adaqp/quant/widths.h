@@ -1,0 +1,53 @@
+// The bit-widths a quantized message can travel at, and the one formula for its size on the wire
+// (docs/design.md, section 5). The set of widths is the table in bit_width(); everything else
+// (validation, error text, block layouts, the solver's byte costs, the width codes of the
+// adaptive scheme's broadcast) is derived from it. A new width is a new table entry plus its
+// packing instantiation (src/quant/packing.h dispatch_bits, cuda/quantize.cu dispatch_width).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "adaqp/common/philox.h"
+
+namespace adaqp::quant {
+
+constexpr int kNumWidths = 3;
+
+// The k-th supported width, narrowest first (k < kNumWidths).
+ADAQP_HOST_DEVICE constexpr int bit_width(int k) {
+  constexpr int kTable[kNumWidths] = {2, 4, 8};
+  return kTable[k];
+}
+
+// The position of `bits` in the table, -1 for an unsupported width.
+ADAQP_HOST_DEVICE constexpr int width_index(int bits) {
+  for (int k = 0; k < kNumWidths; ++k) {
+    if (bit_width(k) == bits) return k;
+  }
+  return -1;
+}
+
+constexpr bool valid_bits(int bits) {
+  return width_index(bits) >= 0;
+}
+
+// Per-message metadata: float32 (m, s).
+constexpr int64_t kMetaBytesPerRow = 8;
+
+// Bytes of one row's packed codes: ceil(d * bits / 8).
+ADAQP_HOST_DEVICE constexpr int64_t packed_row_bytes(int64_t d, int bits) {
+  return (d * bits + 7) / 8;
+}
+
+// THE wire size of one quantized message of d values at `bits`: its metadata and its codes.
+ADAQP_HOST_DEVICE constexpr int64_t message_bytes(int64_t d, int bits) {
+  return kMetaBytesPerRow + packed_row_bytes(d, bits);
+}
+
+// "2, 4 or 8" (from the table), and "<bits> is not 2, 4 or 8", for the error of whoever met the
+// width.
+std::string width_list();
+std::string not_a_width(int bits);
+
+}  // namespace adaqp::quant

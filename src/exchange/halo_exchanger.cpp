@@ -1,0 +1,238 @@
+#include "adaqp/exchange/halo_exchanger.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "adaqp/common/clock.h"
+#include "adaqp/common/error.h"
+#include "adaqp/kernels/gather.h"
+#include "adaqp/model/torch_device.h"
+
+namespace adaqp {
+
+// An exchange between its start and its settlement.
+struct HaloExchanger::Flight {
+  Transfer transfer;
+  MessageCodec* codec = nullptr;
+  std::unique_ptr<Work> work;
+  int64_t bytes_sent = 0;
+  double entered_s = 0;  // start_* entered
+  double finish_s = 0;   // finish_* entered
+};
+
+HaloExchanger::HaloExchanger(const Part& part, Communicator& comm, const HaloExchangerOptions& opt)
+    : part_(part), comm_(comm), opt_(opt), exposed_(opt.device) {
+  ADAQP_CHECK(comm.size() == part.num_parts && comm.rank() == part.rank,
+              "part " + std::to_string(part.rank) + " of " + std::to_string(part.num_parts) +
+                  " used on rank " + std::to_string(comm.rank()) + " of " +
+                  std::to_string(comm.size()));
+  ADAQP_CHECK(opt.piece_elements >= 1, "piece_elements " + std::to_string(opt.piece_elements));
+  ADAQP_CHECK(!opt.device.is_cuda() || comm.device_memory(),
+              "rows on " + opt.device.name() + " need a device transport (NcclCommunicator)");
+  device_transport_ = comm.device_memory();
+  CodecContext ctx;
+  ctx.part = &part_;
+  ctx.device = opt_.device;
+  ctx.piece_elements = opt_.piece_elements;
+  ctx.quiesce = [this] { quiesce(); };
+  full_ = make_full_precision_codec(ctx);
+  quantized_ = make_quantized_codec(ctx);
+  send_idx_ = to_device(part.send_idx, opt_.device);
+  boundary_gid_ = to_device(send_gids(part, Direction::kForward), opt_.device);
+  halo_gid_ = to_device(part.halo_gid, opt_.device);
+}
+
+HaloExchanger::~HaloExchanger() {
+  try {
+    quiesce();
+  } catch (const std::exception&) {
+    // The Works' destructors wait (bounded) and log.
+  }
+}
+
+bool HaloExchanger::progress_thread() const {
+  return opt_.overlap && comm_.allows_progress_thread();
+}
+
+float* HaloExchanger::boundary_rows(int64_t rows, int64_t d) {
+  if (boundary_rows_.defined()) quiesce();  // an exchange that failed midway may still use them
+  boundary_rows_ =
+      at::empty({std::max<int64_t>(rows * d, 1)}, torch_options(opt_.device, at::kFloat));
+  return boundary_rows_.data_ptr<float>();
+}
+
+void HaloExchanger::quiesce() {
+  if (flight_ != nullptr) flight_->work->wait();
+  for (const std::unique_ptr<Flight>& f : finished_) f->work->wait();
+}
+
+Transfer HaloExchanger::transfer_of(const ExchangeId& id, int64_t d,
+                                    const Precision& precision) const {
+  Transfer t;
+  t.id = id;
+  t.d = d;
+  const bool fwd = id.dir == Direction::kForward;
+  t.send_offsets = fwd ? &part_.send_offsets : &part_.halo_offsets;
+  t.recv_offsets = fwd ? &part_.halo_offsets : &part_.send_offsets;
+  t.precision = precision;
+  return t;
+}
+
+void HaloExchanger::prepare(const QuantPlan& plan) {
+  for (int dir = 0; dir < 2; ++dir) {
+    const std::vector<MessageBits>& by_layer = dir == 0 ? plan.forward : plan.backward;
+    for (size_t l = 0; l < by_layer.size(); ++l) {
+      Precision p;
+      p.bits = &by_layer[l];
+      quantized_->prepare(
+          transfer_of(ExchangeId{static_cast<int>(l), static_cast<Direction>(dir)}, 0, p));
+    }
+  }
+}
+
+void HaloExchanger::start(Transfer t) {
+  ADAQP_CHECK(flight_ == nullptr, "an exchange is already in flight");
+  // A codec's per-tag state (staged ranges, status word) is reused once the tag's last exchange
+  // is settled.
+  for (const std::unique_ptr<Flight>& f : finished_) {
+    ADAQP_CHECK(f->transfer.id.tag() != t.id.tag() || !t.quantized(),
+                fmt::format("layer {} {} exchanged twice before settle()", t.id.layer,
+                            direction_name(t.id.dir)));
+  }
+  const double t0 = steady_now_s();
+  if (!device_transport_) exposed_.start();
+  auto flight = std::make_unique<Flight>();
+  flight->entered_s = t0;
+  if (!t.quantized() && t.gather) t.staging = boundary_rows(t.sends(), t.d);
+  flight->transfer = t;
+  flight->codec = t.quantized() ? quantized_.get() : full_.get();
+  ExchangeBuffers b = ExchangeBuffers::none(part_.num_parts);
+  ExchangeOptions options;
+  options.hooks = flight->codec->bind(t, b);
+  for (size_t bytes : b.send_bytes) flight->bytes_sent += static_cast<int64_t>(bytes);
+  options.tag = t.id.tag();
+  options.background = opt_.overlap;
+  options.producer_stream = nullptr;  // the compute stream
+  flight->work = comm_.exchange(b, options);
+  ++stats_.exchanges;
+  if (!opt_.overlap) {
+    if (device_transport_) exposed_.start(nullptr);
+    flight->work->wait_on_stream(nullptr);
+    if (device_transport_) exposed_.stop(nullptr);
+    if (t.id.dir == Direction::kForward) boundary_rows_ = at::Tensor();  // sent
+  }
+  flight_ = std::move(flight);
+  if (!device_transport_) exposed_.stop();
+}
+
+void HaloExchanger::finish() {
+  ADAQP_CHECK(flight_ != nullptr, "no exchange in flight");
+  std::unique_ptr<Flight> f = std::move(flight_);
+  f->finish_s = steady_now_s();
+  exposed_.start(nullptr);
+  f->work->wait_on_stream(nullptr);
+  exposed_.stop(nullptr);
+  if (f->transfer.id.dir == Direction::kForward) boundary_rows_ = at::Tensor();  // sent
+  finished_.push_back(std::move(f));
+}
+
+void HaloExchanger::settle() {
+  std::vector<std::unique_ptr<Flight>> done = std::move(finished_);
+  finished_.clear();
+  for (std::unique_ptr<Flight>& f : done) {
+    f->work->wait();
+    const ExchangeTiming timing = f->work->timing();
+    trace_ = ExchangeTrace{};
+    trace_.started_s = device_transport_ ? timing.started_s : f->entered_s;
+    trace_.completed_s = timing.completed_s;
+    trace_.finish_s = f->finish_s;
+    trace_.quant_s = f->transfer.quantized() ? timing.codec_s : 0.0;
+    // On a device the host's timestamps do not say when the device worked: no hidden time there.
+    if (opt_.overlap && !device_transport_) {
+      trace_.hidden_s = std::max(0.0, f->finish_s - f->entered_s);
+    }
+    f->codec->settle(f->transfer);
+    const double comm_s = trace_.completed_s - trace_.started_s;
+    const bool fwd = f->transfer.id.dir == Direction::kForward;
+    const auto layer = static_cast<size_t>(f->transfer.id.layer);
+    stats_.comm_time_s += comm_s;
+    stats_.quant_time_s += trace_.quant_s;
+    stats_.bytes_sent += f->bytes_sent;
+    std::vector<int64_t>& bytes = fwd ? stats_.bytes_forward : stats_.bytes_backward;
+    std::vector<double>& times = fwd ? stats_.comm_forward_s : stats_.comm_backward_s;
+    std::vector<ExchangeTrace>& traces = fwd ? stats_.trace_forward : stats_.trace_backward;
+    if (bytes.size() <= layer) bytes.resize(layer + 1, 0);
+    if (times.size() <= layer) times.resize(layer + 1, 0);
+    if (traces.size() <= layer) traces.resize(layer + 1);
+    bytes[layer] += f->bytes_sent;
+    times[layer] += comm_s;
+    traces[layer] = trace_;
+  }
+}
+
+const CommStats& HaloExchanger::stats() {
+  settle();
+  stats_.exposed_time_s = exposed_.seconds();
+  return stats_;
+}
+
+void HaloExchanger::reset_stats() {
+  settle();
+  stats_ = CommStats{};
+  exposed_.reset();
+}
+
+const ExchangeTrace& HaloExchanger::last_trace() {
+  settle();
+  return trace_;
+}
+
+void HaloExchanger::start_forward(const float* h, int64_t d, float* halo_out, const ExchangeId& id,
+                                  const Precision& precision) {
+  ADAQP_CHECK(id.dir == Direction::kForward, "start_forward of a backward exchange");
+  Transfer t = transfer_of(id, d, precision);
+  t.src = h;
+  t.gather = true;
+  t.src_rows = send_idx_.data_ptr<int64_t>();
+  t.gids = boundary_gid_.data_ptr<int64_t>();
+  t.dst = halo_out;
+  start(t);
+}
+
+void HaloExchanger::finish_forward() {
+  finish();
+}
+
+void HaloExchanger::start_backward(const float* halo_grad, int64_t d, const ExchangeId& id,
+                                   const Precision& precision) {
+  ADAQP_CHECK(id.dir == Direction::kBackward, "start_backward of a forward exchange");
+  Transfer t = transfer_of(id, d, precision);
+  t.src = halo_grad;
+  t.gids = halo_gid_.data_ptr<int64_t>();
+  t.dst = boundary_rows(static_cast<int64_t>(part_.send_idx.size()), d);
+  width_ = d;
+  start(t);
+}
+
+void HaloExchanger::finish_backward() {
+  finish();
+}
+
+void HaloExchanger::add_received_gradients(float* dh) {
+  const int64_t d = width_;
+  const float* rows = boundary_rows_.data_ptr<float>();
+  const int64_t* idx = send_idx_.data_ptr<int64_t>();
+  // Peers one after another: a boundary row sent to several peers gets several contributions, but
+  // within one peer's block every row is distinct.
+  for (int r = 0; r < part_.num_parts; ++r) {
+    const int64_t begin = part_.send_offsets[r], n = part_.send_count_to(r);
+    kernels::scatter_add_rows(opt_.device, rows + begin * d, d, idx + begin, n, dh, nullptr);
+  }
+  boundary_rows_ = at::Tensor();  // added (CUDA: the additions are enqueued before any reuse)
+}
+
+}  // namespace adaqp

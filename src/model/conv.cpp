@@ -1,0 +1,39 @@
+#include "adaqp/model/conv.h"
+
+#include "adaqp/common/error.h"
+#include "convs.h"
+
+namespace adaqp {
+namespace {
+
+// The layer types: a new one is a row here and its file.
+struct ConvType {
+  ModelType type;
+  Aggregation aggregation;
+  std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, int64_t, int64_t);
+};
+
+const ConvType kConvTypes[] = {
+    {ModelType::kGcn, Aggregation::kGcn, conv_detail::make_gcn_conv},
+    {ModelType::kSage, Aggregation::kMean, conv_detail::make_sage_conv},
+};
+
+const ConvType& conv_type(ModelType type) {
+  for (const ConvType& c : kConvTypes) {
+    if (c.type == type) return c;
+  }
+  throw InvariantError(std::string("no layer for model type ") + to_string(type));
+}
+
+}  // namespace
+
+std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
+                                     const std::string& prefix, int64_t in, int64_t out) {
+  return conv_type(type).make(owner, prefix, in, out);
+}
+
+Aggregation conv_aggregation(ModelType type) {
+  return conv_type(type).aggregation;
+}
+
+}  // namespace adaqp

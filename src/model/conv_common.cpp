@@ -1,0 +1,33 @@
+#include "conv_common.h"
+
+#include <ATen/ATen.h>
+
+#include "adaqp/model/dist_aggregate.h"
+
+namespace adaqp::conv_detail {
+
+at::Tensor features_linear(DistGraph& graph, const DropoutMask& mask,
+                           const torch::nn::Linear& neighbour, const at::Tensor& root) {
+  const at::Tensor& z = graph.aggregate_features();
+  const at::Tensor x = root.defined() ? graph.features() : at::Tensor();
+  if (mask.bits.defined()) {
+    return dropout_linear(z, x, mask, neighbour->weight, neighbour->bias, root);
+  }
+  at::Tensor y = neighbour.ptr()->forward(z);
+  if (root.defined()) y = y + at::matmul(x, root.t());
+  return y;
+}
+
+at::Tensor aggregate_linear(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,
+                            const torch::nn::Linear& neighbour, const at::Tensor& root) {
+  const at::Tensor& w = neighbour->weight;
+  if (w.size(0) < w.size(1)) {
+    at::Tensor y = dist_aggregate(at::matmul(h, w.t()), graph, layer) + neighbour->bias;
+    if (root.defined()) y = y + at::matmul(h, root.t());
+    return y;
+  }
+  // The root term is computed inside, while the boundary rows travel.
+  return dist_aggregate_linear(h, w, neighbour->bias, root, graph, layer, recompute);
+}
+
+}  // namespace adaqp::conv_detail

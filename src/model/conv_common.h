@@ -1,0 +1,24 @@
+// What the linear graph-convolution layers (GCN, GraphSAGE) share: the order of aggregation and
+// dense product, and layer 0 over the cached A X. Private to src/model.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/modules/linear.h>
+
+#include "adaqp/model/dist_graph.h"
+#include "adaqp/model/dropout.h"
+
+namespace adaqp::conv_detail {
+
+// Layer 0: (A X * mask) W^T + b [+ (X * mask') R^T when `root` is defined], A X the graph's cached
+// aggregated features.
+at::Tensor features_linear(DistGraph& graph, const DropoutMask& mask,
+                           const torch::nn::Linear& neighbour, const at::Tensor& root);
+
+// Layer l >= 1: A (h W^T) + b when the layer narrows (out < in), else (A h) W^T + b as one
+// operation (dist_aggregate_linear), the cheaper order aggregating the narrower rows; plus h R^T
+// when `root` is defined.
+at::Tensor aggregate_linear(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,
+                            const torch::nn::Linear& neighbour, const at::Tensor& root);
+
+}  // namespace adaqp::conv_detail

@@ -1,0 +1,19 @@
+// The layer types behind make_conv. Private to src/model.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "adaqp/model/conv.h"
+
+namespace adaqp::conv_detail {
+
+std::unique_ptr<GraphConv> make_gcn_conv(torch::nn::Module& owner, const std::string& prefix,
+                                         int64_t in, int64_t out);
+std::unique_ptr<GraphConv> make_sage_conv(torch::nn::Module& owner, const std::string& prefix,
+                                          int64_t in, int64_t out);
+
+}  // namespace adaqp::conv_detail

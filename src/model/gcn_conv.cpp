@@ -1,0 +1,40 @@
+// GCN (Kipf & Welling): Y = A_gcn H W + b, a_ij = 1 / sqrt(out_deg(j) * in_deg(i)).
+#include <memory>
+
+#include "adaqp/model/conv.h"
+#include "conv_common.h"
+#include "convs.h"
+
+namespace adaqp::conv_detail {
+namespace {
+
+class GcnConv final : public GraphConv {
+ public:
+  GcnConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
+      : in_(in),
+        neighbour_(owner.register_module(prefix + "_neighbour", torch::nn::Linear(in, out))) {}
+
+  Aggregation aggregation() const override { return Aggregation::kGcn; }
+  int64_t feature_mask_width() const override { return in_; }
+
+  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {
+    return features_linear(graph, mask, neighbour_, at::Tensor());
+  }
+
+  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute) override {
+    return aggregate_linear(graph, h, layer, recompute, neighbour_, at::Tensor());
+  }
+
+ private:
+  int64_t in_;
+  torch::nn::Linear neighbour_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphConv> make_gcn_conv(torch::nn::Module& owner, const std::string& prefix,
+                                         int64_t in, int64_t out) {
+  return std::make_unique<GcnConv>(owner, prefix, in, out);
+}
+
+}  // namespace adaqp::conv_detail

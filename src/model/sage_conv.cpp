@@ -1,0 +1,44 @@
+// GraphSAGE-mean: Y = A_mean H W_n + b + H W_r, a_ij = 1 / in_deg(i). In layer 0 a row's dropout
+// mask has 2 * in elements: the first in for A X, the last in for the root term's X.
+#include <memory>
+
+#include "adaqp/model/conv.h"
+#include "conv_common.h"
+#include "convs.h"
+
+namespace adaqp::conv_detail {
+namespace {
+
+class SageConv final : public GraphConv {
+ public:
+  SageConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
+      : in_(in),
+        neighbour_(owner.register_module(prefix + "_neighbour", torch::nn::Linear(in, out))),
+        root_(owner.register_module(
+            prefix + "_root", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)))) {}
+
+  Aggregation aggregation() const override { return Aggregation::kMean; }
+  int64_t feature_mask_width() const override { return 2 * in_; }
+
+  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {
+    return features_linear(graph, mask, neighbour_, root_->weight);
+  }
+
+  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute) override {
+    return aggregate_linear(graph, h, layer, recompute, neighbour_, root_->weight);
+  }
+
+ private:
+  int64_t in_;
+  torch::nn::Linear neighbour_;
+  torch::nn::Linear root_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphConv> make_sage_conv(torch::nn::Module& owner, const std::string& prefix,
+                                          int64_t in, int64_t out) {
+  return std::make_unique<SageConv>(owner, prefix, in, out);
+}
+
+}  // namespace adaqp::conv_detail
