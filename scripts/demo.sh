@@ -35,4 +35,4 @@ print(f"[demo] AdaQP vs Vanilla: {adaqp['bytes_per_epoch'] / 1e6:.2f} vs "
       "free, so quantizing buys bytes, not time; on a slow link (benchmarks/reproduce.sh) it buys "
       "time.")
 PY
-echo "[demo] metrics: $OUT/metrics.jsonl (schema: README.md, Metrics)  partition: $OUT/partition  (inspect: $BUILD_DIR/src/adaqp info --partition $OUT/partition)"
+echo "[demo] metrics: $OUT/metrics.jsonl (schema: docs/metrics.md)  partition: $OUT/partition  (inspect: $BUILD_DIR/src/adaqp info --partition $OUT/partition)"

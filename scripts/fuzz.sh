@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang, libFuzzer, AddressSanitizer and
-# UndefinedBehaviorSanitizer in build-fuzz (or $ADAQP_FUZZ_BUILD_DIR), then runs each target for
-# SECONDS seconds (default 60) starting from its seed corpus fuzz/corpus/<target>/. New inputs go
-# to a scratch corpus, never into the repository. Exits non-zero if any target crashes (a
-# sanitizer report, an exception other than adaqp::Error, a timeout of 10 s on one input, or out
-# of memory); the crashing input is left in build-fuzz/crashes/<target>/ and its path printed.
+# UndefinedBehaviorSanitizer (the `fuzz` preset of CMakePresets.json) in build-fuzz (or
+# $ADAQP_FUZZ_BUILD_DIR), then runs each target for SECONDS seconds (default 60) starting from its
+# seed corpus fuzz/corpus/<target>/. New inputs go to a scratch corpus, never into the
+# repository. Exits non-zero if any target crashes (a sanitizer report, an exception other than
+# adaqp::Error, a timeout of 10 s on one input, or out of memory); the crashing input is left in
+# build-fuzz/crashes/<target>/ and its path printed.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: job_config ogb_loader numpy_loader
 # partition_loader; default: all)
 set -euo pipefail
@@ -14,13 +15,10 @@ SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=(job_config ogb_loader numpy_loader partition_loader)
-PYTHON=${ADAQP_PYTHON:-$ROOT/.venv/bin/python}
 
 mkdir -p "$BUILD"
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DADAQP_BUILD_FUZZERS=ON -DADAQP_BUILD_TESTS=OFF -DADAQP_BUILD_BENCHMARKS=OFF \
-  -DADAQP_WITH_CUDA=OFF -DADAQP_PYTHON="$PYTHON" -DCMAKE_CXX_FLAGS="$flags" \
+# $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python.
+cmake -S "$ROOT" --preset fuzz -B "$BUILD" ${ADAQP_PYTHON:+"-DADAQP_PYTHON=$ADAQP_PYTHON"} \
   >"$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log"; exit 1; }
 cmake --build "$BUILD" --target "${TARGETS[@]/#/fuzz_}"
 

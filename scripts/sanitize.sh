@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# AddressSanitizer + UndefinedBehaviorSanitizer run (gcc): configures and builds the project in
-# build-asan (or $ADAQP_ASAN_BUILD_DIR) with -fsanitize=address,undefined, then runs, with every
-# report fatal (halt_on_error, -fno-sanitize-recover=all):
+# AddressSanitizer + UndefinedBehaviorSanitizer run (gcc): configures the project with the
+# `sanitize` preset of CMakePresets.json (-fsanitize=address,undefined at -O1) in build-sanitize (or
+# $ADAQP_ASAN_BUILD_DIR), builds it, then runs, with every report fatal (halt_on_error,
+# -fno-sanitize-recover=all):
 #   - the unit tests (adaqp_unit_tests) and the layer/trainer tests (adaqp_nn_tests);
 #   - the multi-process tests at 2 ranks (adaqp_mpi_tests under mpirun -np 2);
 #   - a 2-rank `adaqp train` with checkpoints, then a 2-rank --resume of it.
@@ -12,19 +13,15 @@
 # Usage: scripts/sanitize.sh [JOBS]   (parallel build jobs; default: number of cores)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${ADAQP_ASAN_BUILD_DIR:-$ROOT/build-asan}
+BUILD=${ADAQP_ASAN_BUILD_DIR:-$ROOT/build-sanitize}
 JOBS=${1:-$(nproc)}
-PYTHON=${ADAQP_PYTHON:-$ROOT/.venv/bin/python}
 start=$(date +%s)
 
 mkdir -p "$BUILD"
-flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g1"
-# -O1: sanitized code then compiles in about 2x the time of the normal (-O3) build; at -O3, 4x.
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DADAQP_WITH_CUDA=OFF \
-  -DADAQP_BUILD_BENCHMARKS=OFF -DADAQP_PYTHON="$PYTHON" -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >"$BUILD/configure.log" 2>&1 ||
-  { cat "$BUILD/configure.log"; exit 1; }
+# The flags are the preset's (-O1: sanitized code then compiles in about 2x the time of the normal
+# -O3 build; at -O3, 4x). $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python.
+cmake -S "$ROOT" --preset sanitize -B "$BUILD" ${ADAQP_PYTHON:+"-DADAQP_PYTHON=$ADAQP_PYTHON"} \
+  >"$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log"; exit 1; }
 cmake --build "$BUILD" -j "$JOBS" --target adaqp adaqp_unit_tests adaqp_nn_tests adaqp_mpi_tests
 built=$(date +%s)
 echo "sanitize: build took $((built - start)) s"
