@@ -300,7 +300,6 @@ void run_train(const JobOptions& job, bool resume) {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
     comm->set_timeout(cfg.communication.timeout_s);
-    check_exchange_options(trainer_options(cfg));
     placement = place(rank, local, cfg);
     dir = partition_dir(cfg);
     if (rank == 0) {

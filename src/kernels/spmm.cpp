@@ -7,6 +7,11 @@
 #include <utility>
 
 #include "adaqp/common/error.h"
+#include "adaqp/config.h"
+#include "adaqp/kernels/no_cuda.h"
+#if ADAQP_WITH_CUDA
+#include "adaqp/kernels/spmm_cuda.h"
+#endif
 
 namespace adaqp::kernels {
 
@@ -14,6 +19,32 @@ namespace {
 
 // Below this many multiply-adds a product runs on one thread (the fork costs more).
 constexpr int64_t kParallelWork = 1 << 15;
+
+class CpuSpmmPlan final : public SpmmPlan {
+ public:
+  explicit CpuSpmmPlan(const CsrView& a) : a_(a) {}
+  void multiply(const float* x, int64_t d, float* y, bool accumulate) override {
+    spmm_cpu(a_, x, d, y, accumulate);
+  }
+
+ private:
+  CsrView a_;
+};
+
+#if ADAQP_WITH_CUDA
+// cuSPARSE: faster than the own row-per-warp kernel at every width measured
+// (cuda/GPU-CHECKLIST.md).
+class CudaSpmmPlan final : public SpmmPlan {
+ public:
+  explicit CudaSpmmPlan(const CsrView& a) : plan_(a, CudaSpmmAlgorithm::kCusparse) {}
+  void multiply(const float* x, int64_t d, float* y, bool accumulate) override {
+    plan_.multiply(x, d, y, accumulate, nullptr);
+  }
+
+ private:
+  CudaSpmm plan_;
+};
+#endif
 
 }  // namespace
 
@@ -84,6 +115,15 @@ bool transpose_values_on_pattern(const CsrView& a, std::vector<float>* values_t)
   if (!symmetric) return false;
   *values_t = std::move(t);
   return true;
+}
+
+std::unique_ptr<SpmmPlan> make_spmm_plan(const Device& device, const CsrView& a) {
+  if (!device.is_cuda()) return std::make_unique<CpuSpmmPlan>(a);
+#if ADAQP_WITH_CUDA
+  return std::make_unique<CudaSpmmPlan>(a);
+#else
+  no_cuda("make_spmm_plan");
+#endif
 }
 
 }  // namespace adaqp::kernels

@@ -10,12 +10,13 @@ namespace {
 struct ConvType {
   ModelType type;
   Aggregation aggregation;
+  bool reads_features;  // layer 0 reads X itself, not only A X
   std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, int64_t, int64_t);
 };
 
 const ConvType kConvTypes[] = {
-    {ModelType::kGcn, Aggregation::kGcn, conv_detail::make_gcn_conv},
-    {ModelType::kSage, Aggregation::kMean, conv_detail::make_sage_conv},
+    {ModelType::kGcn, Aggregation::kGcn, false, conv_detail::make_gcn_conv},
+    {ModelType::kSage, Aggregation::kMean, true, conv_detail::make_sage_conv},
 };
 
 const ConvType& conv_type(ModelType type) {
@@ -34,6 +35,10 @@ std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
 
 Aggregation conv_aggregation(ModelType type) {
   return conv_type(type).aggregation;
+}
+
+bool conv_reads_features(ModelType type) {
+  return conv_type(type).reads_features;
 }
 
 }  // namespace adaqp

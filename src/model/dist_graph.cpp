@@ -9,9 +9,6 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/model/torch_device.h"
-#if ADAQP_WITH_CUDA
-#include "adaqp/kernels/spmm_cuda.h"
-#endif
 
 namespace adaqp {
 
@@ -47,54 +44,38 @@ void release(std::vector<T>& v) {
 }  // namespace
 
 // One block of the normalised adjacency where the worker computes: its host CSR (a view of arrays
-// that outlive it, or owned for a transpose with a pattern of its own) and, on CUDA, a device copy
-// with a cuSPARSE plan (faster than the own row-per-warp kernel at every width measured,
-// cuda/GPU-CHECKLIST.md). A block on the pattern of another shares that block's device pattern.
+// that outlive it, or owned for a transpose with a pattern of its own), its arrays where the
+// device computes (the host arrays themselves on the CPU, copies on a GPU; a block on the pattern
+// of another shares that block's) and its product plan (kernels/spmm.h).
 class DistGraph::Block {
  public:
   Block(const kernels::CsrView& view, kernels::CsrMatrix owned, const Device& device,
         const Block* same_pattern = nullptr)
-      : owned_(std::move(owned)), view_(view), device_(device) {
+      : owned_(std::move(owned)), view_(view) {
     if (!owned_.indptr.empty()) view_ = owned_.view();
-    if (!device.is_cuda()) return;
-#if ADAQP_WITH_CUDA
     const int64_t nnz = view_.indptr[view_.rows];
     indptr_ = same_pattern != nullptr ? same_pattern->indptr_
-                                      : to_device(view_.indptr, view_.rows + 1, device);
-    indices_ =
-        same_pattern != nullptr ? same_pattern->indices_ : to_device(view_.indices, nnz, device);
-    values_ = to_device(view_.values, nnz, device);
-    const kernels::CsrView dev{view_.rows, view_.cols, indptr_.data_ptr<int64_t>(),
-                               indices_.data_ptr<int32_t>(), values_.data_ptr<float>()};
-    plan_ = std::make_unique<kernels::CudaSpmm>(dev, kernels::CudaSpmmAlgorithm::kCusparse);
-#else
-    (void)same_pattern;
-#endif
+                                      : where_computed(view_.indptr, view_.rows + 1, device);
+    indices_ = same_pattern != nullptr ? same_pattern->indices_
+                                       : where_computed(view_.indices, nnz, device);
+    values_ = where_computed(view_.values, nnz, device);
+    plan_ = kernels::make_spmm_plan(
+        device, kernels::CsrView{view_.rows, view_.cols, indptr_.data_ptr<int64_t>(),
+                                 indices_.data_ptr<int32_t>(), values_.data_ptr<float>()});
   }
 
-  const kernels::CsrView& view() const {
-    return view_;
-  }
+  const kernels::CsrView& view() const { return view_; }
 
   // y = A x (y += A x when accumulate), on the compute stream on CUDA.
   void multiply(const float* x, int64_t d, float* y, bool accumulate) {
-#if ADAQP_WITH_CUDA
-    if (device_.is_cuda()) {
-      plan_->multiply(x, d, y, accumulate, nullptr);
-      return;
-    }
-#endif
-    kernels::spmm_cpu(view_, x, d, y, accumulate);
+    plan_->multiply(x, d, y, accumulate);
   }
 
  private:
   kernels::CsrMatrix owned_;
   kernels::CsrView view_;
-  Device device_;
   at::Tensor indptr_, indices_, values_;
-#if ADAQP_WITH_CUDA
-  std::unique_ptr<kernels::CudaSpmm> plan_;
-#endif
+  std::unique_ptr<kernels::SpmmPlan> plan_;
 };
 
 DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
@@ -133,7 +114,7 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
       std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(halo), opt_.device);
   const at::Tensor host_features =
       at::from_blob(part_.features.data(), {owned, part_.feat_dim}, at::kFloat);
-  features_ = opt_.device.is_cuda() ? host_features.to(torch_device(opt_.device)) : host_features;
+  features_ = where_computed(host_features, opt_.device);
   owned_gids_ = to_device(part_.owned_gid, opt_.device);
   if (opt_.cache_features) {
     halo_features_ =
@@ -151,8 +132,10 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     halo_features_ = at::Tensor();
     if (!opt_.keep_features) features_ = at::Tensor();
   }
-  // The host copy of the features: on a GPU the device holds them; on the CPU it is features_.
-  if (opt_.device.is_cuda() || !features_.defined()) release(part_.features);
+  // The host copy of the features, unless it is features_ itself (on the CPU).
+  if (!features_.defined() || features_.data_ptr<float>() != part_.features.data()) {
+    release(part_.features);
+  }
 }
 
 DistGraph::~DistGraph() = default;

@@ -15,6 +15,14 @@ at::Tensor upload(const T* data, int64_t n, at::ScalarType type, const Device& d
 }
 
 template <typename T>
+at::Tensor view_on(const T* data, int64_t n, at::ScalarType type, const Device& device) {
+  if (n == 0) return at::empty({0}, torch_options(device, type));
+  // to() is the tensor itself when it is already on `device`.
+  return at::from_blob(const_cast<T*>(data), {n}, at::TensorOptions().dtype(type))
+      .to(torch_device(device));
+}
+
+template <typename T>
 at::Tensor upload(const std::vector<T>& host, at::ScalarType type, const Device& device) {
   return upload(host.data(), static_cast<int64_t>(host.size()), type, device);
 }
@@ -50,6 +58,22 @@ DeviceMemory device_memory(const Device& device) {
 void reset_device_peak(const Device& device) {
   if (device.is_cuda())
     at::accelerator::resetPeakStats(static_cast<c10::DeviceIndex>(device.index));
+}
+
+at::Tensor where_computed(const int64_t* data, int64_t n, const Device& device) {
+  return view_on(data, n, at::kLong, device);
+}
+
+at::Tensor where_computed(const int32_t* data, int64_t n, const Device& device) {
+  return view_on(data, n, at::kInt, device);
+}
+
+at::Tensor where_computed(const float* data, int64_t n, const Device& device) {
+  return view_on(data, n, at::kFloat, device);
+}
+
+at::Tensor where_computed(const at::Tensor& host, const Device& device) {
+  return host.to(torch_device(device));
 }
 
 at::Tensor to_device(const int64_t* data, int64_t n, const Device& device) {

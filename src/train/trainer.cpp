@@ -33,24 +33,11 @@ double ratio(int64_t num, int64_t den) {
   return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0;
 }
 
-}  // namespace
-
-void check_exchange_options(const TrainerOptions& o) {
-  if (!quantizes(o.mode)) return;
-  if (o.scheme == BitScheme::kAdaptive) validate(o.adaptive);
-  if (o.scheme == BitScheme::kUniform && !quant::valid_bits(o.bits)) {
-    throw ConfigError("communication.bits: " + quant::not_a_width(o.bits));
-  }
-}
-
-namespace {
-
 DistGraphOptions graph_options(const TrainerOptions& o) {
-  check_exchange_options(o);
   DistGraphOptions g;
   g.aggregation = conv_aggregation(o.model.type);
   g.cache_features = o.cache_features;
-  g.keep_features = o.model.type == ModelType::kSage;  // its root term reads X
+  g.keep_features = conv_reads_features(o.model.type);
   g.overlap = overlaps(o.mode);
   g.device = o.device;
   return g;

@@ -45,7 +45,7 @@
 #include "adaqp/comm/exchange_stats.h"
 #include "adaqp/common/device.h"
 #include "adaqp/exchange/message_codec.h"
-#include "adaqp/model/stream_timer.h"
+#include "adaqp/kernels/stream_timer.h"
 #include "adaqp/partition/part.h"
 
 namespace adaqp {
@@ -125,7 +125,7 @@ class HaloExchanger {
   std::unique_ptr<MessageCodec> full_, quantized_;
   std::unique_ptr<Flight> flight_;                 // started, not finished
   std::vector<std::unique_ptr<Flight>> finished_;  // finished, not settled
-  StreamTimer exposed_;
+  kernels::StreamTimer exposed_;
   CommStats stats_;
   ExchangeTrace trace_;
 };

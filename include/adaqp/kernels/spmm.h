@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "adaqp/common/device.h"
 
 namespace adaqp::kernels {
 
@@ -44,5 +47,18 @@ CsrMatrix transpose_csr(const CsrView& a);
 // *values_t} equals transpose_csr(a), entry for entry, so the transpose needs no second pattern.
 // Returns false (values_t untouched) otherwise.
 bool transpose_values_on_pattern(const CsrView& a, std::vector<float>* values_t);
+
+// y = a . x on a device, prepared once per matrix: spmm_cpu, or on CUDA a cuSPARSE plan
+// (spmm_cuda.h), enqueued on the legacy default stream (libtorch's compute stream). `a`'s arrays
+// live where the device computes (host memory for the CPU) and must outlive the plan; a build
+// without CUDA refuses a CUDA device.
+class SpmmPlan {
+ public:
+  virtual ~SpmmPlan() = default;
+  // y = a . x (y += a . x when `accumulate`); x and y as for spmm_cpu, on the plan's device.
+  virtual void multiply(const float* x, int64_t d, float* y, bool accumulate) = 0;
+};
+
+std::unique_ptr<SpmmPlan> make_spmm_plan(const Device& device, const CsrView& a);
 
 }  // namespace adaqp::kernels

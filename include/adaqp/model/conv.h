@@ -44,5 +44,8 @@ std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
 
 // The edge normalisation the layers of `type` aggregate with (what the DistGraph must hold).
 Aggregation conv_aggregation(ModelType type);
+// Whether layer 0 of `type` reads the input features X itself (GraphSAGE's root term), not only
+// A X: the DistGraph must keep them (DistGraphOptions::keep_features).
+bool conv_reads_features(ModelType type);
 
 }  // namespace adaqp

@@ -22,7 +22,7 @@
 #include "adaqp/common/device.h"
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
-#include "adaqp/model/stream_timer.h"
+#include "adaqp/kernels/stream_timer.h"
 #include "adaqp/partition/part.h"
 
 namespace adaqp {
@@ -141,7 +141,7 @@ class DistGraph {
   std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_;
   const QuantPlan* plan_ = nullptr;
   MessageTraces traces_;
-  StreamTimer local_timer_, halo_timer_;
+  kernels::StreamTimer local_timer_, halo_timer_;
   AggregationStats agg_stats_;
   at::Tensor features_, owned_gids_;
   at::Tensor features_product_;  // A X

@@ -26,6 +26,14 @@ struct DeviceMemory {
 DeviceMemory device_memory(const Device& device);
 void reset_device_peak(const Device& device);
 
+// A 1-d tensor of the n values at `data` where `device` computes: the host array itself on the CPU
+// (a view: it must outlive the tensor), a copy on a GPU.
+at::Tensor where_computed(const int64_t* data, int64_t n, const Device& device);
+at::Tensor where_computed(const int32_t* data, int64_t n, const Device& device);
+at::Tensor where_computed(const float* data, int64_t n, const Device& device);
+// A host tensor where `device` computes: itself on the CPU, a copy on a GPU.
+at::Tensor where_computed(const at::Tensor& host, const Device& device);
+
 // A 1-d tensor on `device` holding a copy of `host` (n values at `data`).
 at::Tensor to_device(const int64_t* data, int64_t n, const Device& device);
 at::Tensor to_device(const int32_t* data, int64_t n, const Device& device);

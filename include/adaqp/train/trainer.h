@@ -84,11 +84,6 @@ struct EvalScores {
   double train = 0, valid = 0, test = 0;
 };
 
-// ConfigError unless the quantized modes' options are valid (bits for the uniform scheme, the
-// adaptive scheme's options): what the Trainer checks first; lets a caller reject a job before
-// building anything.
-void check_exchange_options(const TrainerOptions& opt);
-
 // Sets the number of threads of libtorch's operators and of the project's kernels (OpenMP).
 void set_compute_threads(int threads);
 

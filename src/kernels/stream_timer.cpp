@@ -1,24 +1,25 @@
-#include "adaqp/model/stream_timer.h"
+#include "adaqp/kernels/stream_timer.h"
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
+#include "adaqp/kernels/no_cuda.h"
 #if ADAQP_WITH_CUDA
 #include "adaqp/kernels/cuda_device.h"
 #endif
 
-namespace adaqp {
+namespace adaqp::kernels {
 
 struct StreamTimer::Events {
 #if ADAQP_WITH_CUDA
-  std::vector<std::unique_ptr<kernels::CudaEvent>> events;  // start, stop, start, stop, ...
-  size_t used = 0;                                          // events recorded since the last read
+  std::vector<std::unique_ptr<CudaEvent>> events;  // start, stop, start, stop, ...
+  size_t used = 0;                                 // events recorded since the last read
 #endif
 };
 
 StreamTimer::StreamTimer(const Device& device)
     : device_(device), events_(std::make_unique<Events>()) {
-  ADAQP_CHECK(!device.is_cuda() || ADAQP_WITH_CUDA, "a CUDA timer in a build without CUDA");
+  if (device.is_cuda() && !ADAQP_WITH_CUDA) no_cuda("StreamTimer");
 }
 
 StreamTimer::~StreamTimer() = default;
@@ -30,8 +31,8 @@ void StreamTimer::start(void* stream) {
   if (device_.is_cuda()) {
     ADAQP_CHECK(events_->used % 2 == 0, "StreamTimer::start twice");
     if (events_->events.size() < events_->used + 2) {
-      events_->events.push_back(std::make_unique<kernels::CudaEvent>());
-      events_->events.push_back(std::make_unique<kernels::CudaEvent>());
+      events_->events.push_back(std::make_unique<CudaEvent>());
+      events_->events.push_back(std::make_unique<CudaEvent>());
     }
     events_->events[events_->used++]->record(stream);
     return;
@@ -74,4 +75,4 @@ void StreamTimer::reset() {
 #endif
 }
 
-}  // namespace adaqp
+}  // namespace adaqp::kernels

@@ -1,6 +1,7 @@
 // The duration of intervals of work, measured where the work runs: host wall time on the CPU,
 // CUDA events on a stream of the device (the host enqueues device work and runs ahead, so its own
-// clock measures nothing there). Device intervals are read once their work has completed.
+// clock measures nothing there). Device intervals are read once their work has completed. A CUDA
+// timer in a build without CUDA is an error.
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 
 #include "adaqp/common/device.h"
 
-namespace adaqp {
+namespace adaqp::kernels {
 
 class StreamTimer {
  public:
@@ -33,4 +34,4 @@ class StreamTimer {
   std::unique_ptr<Events> events_;  // CUDA: start/stop event pairs, reused across resets
 };
 
-}  // namespace adaqp
+}  // namespace adaqp::kernels
