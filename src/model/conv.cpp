@@ -9,14 +9,14 @@ namespace {
 // The layer types: a new one is a row here and its file.
 struct ConvType {
   ModelType type;
-  Aggregation aggregation;
+  const EdgeNorm& norm;
   bool reads_features;  // layer 0 reads X itself, not only A X
   std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, int64_t, int64_t);
 };
 
 const ConvType kConvTypes[] = {
-    {ModelType::kGcn, Aggregation::kGcn, false, conv_detail::make_gcn_conv},
-    {ModelType::kSage, Aggregation::kMean, true, conv_detail::make_sage_conv},
+    {ModelType::kGcn, conv_detail::kGcnNorm, false, conv_detail::make_gcn_conv},
+    {ModelType::kSage, conv_detail::kMeanNorm, true, conv_detail::make_sage_conv},
 };
 
 const ConvType& conv_type(ModelType type) {
@@ -33,8 +33,8 @@ std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
   return conv_type(type).make(owner, prefix, in, out);
 }
 
-Aggregation conv_aggregation(ModelType type) {
-  return conv_type(type).aggregation;
+const EdgeNorm& conv_norm(ModelType type) {
+  return conv_type(type).norm;
 }
 
 bool conv_reads_features(ModelType type) {

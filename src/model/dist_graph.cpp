@@ -14,14 +14,8 @@ namespace adaqp {
 
 namespace {
 
-float weight(Aggregation agg, int64_t in_deg_dst, int64_t out_deg_src) {
-  if (agg == Aggregation::kMean) return static_cast<float>(1.0 / static_cast<double>(in_deg_dst));
-  return static_cast<float>(
-      1.0 / std::sqrt(static_cast<double>(in_deg_dst) * static_cast<double>(out_deg_src)));
-}
-
 // Values of one block (local or halo) of the normalised adjacency.
-std::vector<float> block_values(Aggregation agg, const std::vector<int64_t>& indptr,
+std::vector<float> block_values(const EdgeNorm& norm, const std::vector<int64_t>& indptr,
                                 const std::vector<int32_t>& indices,
                                 const std::vector<int64_t>& in_deg,
                                 const std::vector<int64_t>& col_out_deg) {
@@ -29,7 +23,7 @@ std::vector<float> block_values(Aggregation agg, const std::vector<int64_t>& ind
   const int64_t rows = static_cast<int64_t>(indptr.size()) - 1;
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-      values[k] = weight(agg, in_deg[i], col_out_deg[indices[k]]);
+      values[k] = norm.weight(in_deg[i], col_out_deg[indices[k]]);
     }
   }
   return values;
@@ -86,9 +80,10 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
       halo_timer_(opt.device),
       exchanger_(part_, comm, HaloExchangerOptions{opt.overlap, opt.device}) {
   const int64_t owned = part_.num_owned();
-  local_values_ = block_values(opt_.aggregation, part_.local_indptr, part_.local_indices,
+  ADAQP_CHECK(opt_.norm != nullptr, "DistGraphOptions::norm: the layers' edge normalisation");
+  local_values_ = block_values(*opt_.norm, part_.local_indptr, part_.local_indices,
                                part_.owned_in_degree, part_.owned_out_degree);
-  halo_values_ = block_values(opt_.aggregation, part_.halo_indptr, part_.halo_indices,
+  halo_values_ = block_values(*opt_.norm, part_.halo_indptr, part_.halo_indices,
                               part_.owned_in_degree, part_.halo_out_degree);
   const kernels::CsrView local{owned, owned, part_.local_indptr.data(), part_.local_indices.data(),
                                local_values_.data()};

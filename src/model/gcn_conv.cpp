@@ -1,4 +1,5 @@
 // GCN (Kipf & Welling): Y = A_gcn H W + b, a_ij = 1 / sqrt(out_deg(j) * in_deg(i)).
+#include <cmath>
 #include <memory>
 
 #include "adaqp/model/conv.h"
@@ -6,6 +7,13 @@
 #include "convs.h"
 
 namespace adaqp::conv_detail {
+
+const EdgeNorm kGcnNorm{
+    "gcn", [](int64_t in_deg_dst, int64_t out_deg_src) {
+      return static_cast<float>(
+          1.0 / std::sqrt(static_cast<double>(in_deg_dst) * static_cast<double>(out_deg_src)));
+    }};
+
 namespace {
 
 class GcnConv final : public GraphConv {
@@ -14,7 +22,7 @@ class GcnConv final : public GraphConv {
       : in_(in),
         neighbour_(owner.register_module(prefix + "_neighbour", torch::nn::Linear(in, out))) {}
 
-  Aggregation aggregation() const override { return Aggregation::kGcn; }
+  const EdgeNorm& norm() const override { return kGcnNorm; }
   int64_t feature_mask_width() const override { return in_; }
 
   at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {

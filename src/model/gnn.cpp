@@ -41,7 +41,7 @@ int64_t GnnImpl::aggregation_width(int layer) const {
 }
 
 at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
-  ADAQP_CHECK(graph.aggregation() == conv_aggregation(opt_.type),
+  ADAQP_CHECK(&graph.norm() == &conv_norm(opt_.type),
               std::string("the graph's adjacency is not normalised as model type ") +
                   to_string(opt_.type) + " aggregates");
   const Part& part = graph.part();

@@ -7,6 +7,11 @@
 #include "convs.h"
 
 namespace adaqp::conv_detail {
+
+const EdgeNorm kMeanNorm{"mean", [](int64_t in_deg_dst, int64_t /*out_deg_src*/) {
+                           return static_cast<float>(1.0 / static_cast<double>(in_deg_dst));
+                         }};
+
 namespace {
 
 class SageConv final : public GraphConv {
@@ -17,7 +22,7 @@ class SageConv final : public GraphConv {
         root_(owner.register_module(
             prefix + "_root", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)))) {}
 
-  Aggregation aggregation() const override { return Aggregation::kMean; }
+  const EdgeNorm& norm() const override { return kMeanNorm; }
   int64_t feature_mask_width() const override { return 2 * in_; }
 
   at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {

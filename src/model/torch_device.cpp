@@ -11,7 +11,7 @@ template <typename T>
 at::Tensor upload(const T* data, int64_t n, at::ScalarType type, const Device& device) {
   if (n == 0) return at::empty({0}, torch_options(device, type));
   const at::Tensor cpu = at::from_blob(const_cast<T*>(data), {n}, at::TensorOptions().dtype(type));
-  return device.is_cuda() ? cpu.to(torch_device(device)) : cpu.clone();
+  return cpu.to(torch_device(device), /*non_blocking=*/false, /*copy=*/true);
 }
 
 template <typename T>

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "adaqp/assign/make_bit_policy.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/model/dist_graph.h"
@@ -35,7 +36,7 @@ double ratio(int64_t num, int64_t den) {
 
 DistGraphOptions graph_options(const TrainerOptions& o) {
   DistGraphOptions g;
-  g.aggregation = conv_aggregation(o.model.type);
+  g.norm = &conv_norm(o.model.type);
   g.cache_features = o.cache_features;
   g.keep_features = conv_reads_features(o.model.type);
   g.overlap = overlaps(o.mode);
@@ -101,19 +102,19 @@ struct Trainer::Impl {
     labels = label_tensor(p, opt.device);
     split_idx = {to_device(p.train_idx, opt.device), to_device(p.valid_idx, opt.device),
                  to_device(p.test_idx, opt.device)};
-    if (quantizes(opt.mode) && opt.scheme == BitScheme::kAdaptive) {
-      link = std::make_unique<LinkModel>(opt.link_costs.empty()
-                                             ? probe_link_model(comm, p, probe_options(opt, p))
-                                             : fixed_link_model(opt.link_costs));
-      policy = std::make_unique<AdaptivePolicy>(p, graph.a_halo(), comm, link->time,
-                                                opt.model.layers, opt.adaptive, opt.training.seed,
-                                                /*measured_times=*/opt.link_costs.empty());
-    } else if (quantizes(opt.mode)) {
-      SchemeOptions so;
-      so.scheme = opt.scheme;
-      so.bits = opt.bits;
-      so.seed = opt.training.seed;
-      policy = make_scheme_policy(p, opt.model.layers, so);
+    if (quantizes(opt.mode)) {
+      SchemeOptions scheme;
+      scheme.scheme = opt.scheme;
+      scheme.bits = opt.bits;
+      scheme.seed = opt.training.seed;
+      AdaptiveInputs inputs;
+      if (opt.scheme == BitScheme::kAdaptive) {
+        link = std::make_unique<LinkModel>(opt.link_costs.empty()
+                                               ? probe_link_model(comm, p, probe_options(opt, p))
+                                               : fixed_link_model(opt.link_costs));
+        inputs = AdaptiveInputs{&graph.a_halo(), &comm, link->time, opt.link_costs.empty()};
+      }
+      policy = make_bit_policy(p, opt.model.layers, scheme, opt.adaptive, &inputs);
     }
   }
 

@@ -18,6 +18,7 @@
 #include "adaqp/assign/adaptive_policy.h"
 #include "adaqp/assign/time_model.h"
 #include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
@@ -120,6 +121,7 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   const auto comm = world_comm();
   const Graph g = test::small_graph(240, 31);
   DistGraphOptions gopt;
+  gopt.norm = &conv_norm(ModelType::kGcn);
   DistGraph graph(my_part(g, *comm), *comm, gopt);
   const Part& part = graph.part();
   AdaptiveOptions aopt;

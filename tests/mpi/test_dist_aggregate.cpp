@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/model/conv.h"
 #include "adaqp/model/dist_aggregate.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/part.h"
@@ -28,18 +29,18 @@ using test::rows_of;
 constexpr double kTol = 1e-5;
 
 struct Case {
-  Aggregation agg;
+  ModelType type;
   std::string method;  // partitioning
   bool cache_features;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << (c.agg == Aggregation::kGcn ? "gcn" : "mean") << " on a " << c.method << " partition, "
+  *os << to_string(c.type) << " on a " << c.method << " partition, "
       << (c.cache_features ? "cached" : "exchanged") << " features";
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return std::string(info.param.agg == Aggregation::kGcn ? "gcn_" : "mean_") + info.param.method +
+  return std::string(to_string(info.param.type)) + "_" + info.param.method +
          (info.param.cache_features ? "_cached" : "_exchanged");
 }
 
@@ -58,14 +59,15 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   popt.parts = comm->size();
   popt.seed = 4;
   const std::vector<int32_t> owner = assign_parts(g, popt);
-  DistGraph graph(build_part(g, owner, comm->rank()), *comm,
-                  DistGraphOptions{c.agg, c.cache_features, true, false, Device::cpu()});
+  DistGraph graph(
+      build_part(g, owner, comm->rank()), *comm,
+      DistGraphOptions{&conv_norm(c.type), c.cache_features, true, false, Device::cpu()});
   const Part& part = graph.part();
   if (comm->size() > 1) {
     EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
   }
 
-  const at::Tensor a = dense_adjacency(g, c.agg);
+  const at::Tensor a = dense_adjacency(g, c.type);
   const int64_t d = 5;
   const at::Tensor h_all = random_matrix(g.num_nodes, d, 31);
   const at::Tensor r_all = random_matrix(g.num_nodes, d, 32);
@@ -97,10 +99,10 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Partitions, DistAggregateMulti,
-                         ::testing::Values(Case{Aggregation::kGcn, "metis", true},
-                                           Case{Aggregation::kGcn, "random", false},
-                                           Case{Aggregation::kMean, "random", true},
-                                           Case{Aggregation::kMean, "contiguous", false}),
+                         ::testing::Values(Case{ModelType::kGcn, "metis", true},
+                                           Case{ModelType::kGcn, "random", false},
+                                           Case{ModelType::kSage, "random", true},
+                                           Case{ModelType::kSage, "contiguous", false}),
                          case_name);
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/common/error.h"
 #include "adaqp/exchange/halo_exchanger.h"
+#include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
@@ -244,6 +245,7 @@ TEST(ExchangeOverlap, LocalAggregationRunsWhileASlowPeerDelaysTheExchange) {
   const Graph g = test::small_graph(400, 27);
   for (bool overlap : {true, false}) {
     DistGraphOptions opt;
+    opt.norm = &conv_norm(ModelType::kGcn);
     opt.overlap = overlap;
     DistGraph graph(my_part(g, *comm), *comm, opt);
     if (overlap && !graph.exchanger().progress_thread()) {

@@ -10,13 +10,15 @@
 
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph.h"
+#include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 
 namespace adaqp::test {
 
-// A[i][j] = a_ij for every edge j -> i (float64), with the weights of `agg` from the whole
-// graph's degrees.
-inline at::Tensor dense_adjacency(const Graph& g, Aggregation agg) {
+// A[i][j] = a_ij for every edge j -> i (float64), with the weights of the layers of `type` from the
+// whole graph's degrees, written here independently of the runtime: GCN 1 / sqrt(out_deg(j)
+// in_deg(i)), GraphSAGE-mean 1 / in_deg(i).
+inline at::Tensor dense_adjacency(const Graph& g, ModelType type) {
   const int64_t n = g.num_nodes;
   const std::vector<int64_t> out_deg = g.out_degrees();
   at::Tensor a = at::zeros({n, n}, at::kDouble);
@@ -25,7 +27,7 @@ inline at::Tensor dense_adjacency(const Graph& g, Aggregation agg) {
     const double in_deg = static_cast<double>(g.in_degree(i));
     for (int64_t e = g.indptr[i]; e < g.indptr[i + 1]; ++e) {
       const int64_t j = g.indices[e];
-      acc[i][j] += agg == Aggregation::kMean
+      acc[i][j] += type == ModelType::kSage
                        ? 1.0 / in_deg
                        : 1.0 / std::sqrt(in_deg * static_cast<double>(out_deg[j]));
     }

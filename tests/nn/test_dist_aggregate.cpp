@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/model/conv.h"
 #include "adaqp/model/dist_aggregate.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
@@ -31,11 +32,12 @@ constexpr double kTol = 1e-5;
 // The whole graph as the single part of a one-worker run, plus the dense adjacency in the part's
 // local numbering.
 struct SingleWorker {
-  SingleWorker(const Graph& g, Aggregation agg)
+  SingleWorker(const Graph& g, ModelType type)
       : graph(build_part(g, std::vector<int32_t>(static_cast<size_t>(g.num_nodes), 0), 0),
-              test::single_rank_comm(), DistGraphOptions{agg, true, true, false, Device::cpu()}) {
+              test::single_rank_comm(),
+              DistGraphOptions{&conv_norm(type), true, true, false, Device::cpu()}) {
     const std::vector<int64_t>& gids = graph.part().owned_gid;
-    a = rows_of(rows_of(dense_adjacency(g, agg), gids).t(), gids).t().contiguous();
+    a = rows_of(rows_of(dense_adjacency(g, type), gids).t(), gids).t().contiguous();
   }
   DistGraph graph;
   at::Tensor a;  // float64, local numbering
@@ -48,7 +50,7 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
   EXPECT_LE(err, kTol * scale) << what << ": max abs error " << err;
 }
 
-class DistAggregateSingle : public ::testing::TestWithParam<Aggregation> {};
+class DistAggregateSingle : public ::testing::TestWithParam<ModelType> {};
 
 TEST_P(DistAggregateSingle, ForwardAndBackwardMatchDense) {
   const Graph g = test::small_graph(150, 3);
@@ -74,10 +76,8 @@ TEST_P(DistAggregateSingle, FeatureAggregationMatchesDense) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Aggregations, DistAggregateSingle,
-                         ::testing::Values(Aggregation::kGcn, Aggregation::kMean),
-                         [](const auto& info) {
-                           return info.param == Aggregation::kGcn ? "gcn" : "mean";
-                         });
+                         ::testing::Values(ModelType::kGcn, ModelType::kSage),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 // The model of gnn.h written densely: float64 copies of the parameters, whole-graph matrices.
 at::Tensor dense_forward(const at::Tensor& a, const at::Tensor& x, const GnnOptions& opt,
@@ -145,7 +145,7 @@ class GnnSingle : public ::testing::TestWithParam<LayerCase> {};
 TEST_P(GnnSingle, LogitsAndParameterGradientsMatchDense) {
   const LayerCase c = GetParam();
   const Graph g = test::small_graph(130, 5);
-  SingleWorker w(g, conv_aggregation(c.type));
+  SingleWorker w(g, c.type);
   const Part& part = w.graph.part();
   GnnOptions opt;
   opt.type = c.type;
@@ -184,7 +184,7 @@ TEST_P(GnnSingle, LogitsAndParameterGradientsMatchDense) {
 // same products, so the same logits and gradients, bit for bit.
 TEST(GnnRecompute, SameLogitsAndGradientsAsKeepingTheAggregation) {
   const Graph g = test::small_graph(140, 6);
-  SingleWorker w(g, Aggregation::kMean);
+  SingleWorker w(g, ModelType::kSage);
   GnnOptions opt;
   opt.type = ModelType::kSage;
   opt.layers = 4;

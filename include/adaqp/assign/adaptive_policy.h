@@ -59,10 +59,10 @@
 namespace adaqp {
 
 struct AdaptiveOptions {
-  std::vector<int> bit_set = {2, 4, 8};  // communication.bit_set: allowed widths
-  double lambda = 0.5;                   // communication.lambda: weight of the variance term
-  int group_size = 1;                    // communication.group_size: messages sharing one width
-  int period = 1;                        // communication.assign_period: epochs between solves
+  std::vector<int> bit_set = quant::all_widths();  // communication.bit_set: allowed widths
+  double lambda = 0.5;  // communication.lambda: weight of the variance term
+  int group_size = 1;   // communication.group_size: messages sharing one width
+  int period = 1;       // communication.assign_period: epochs between solves
   assign::Solver solver = assign::Solver::kFast;  // communication.solver
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adaqp/assign/time_model.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp::assign {
 
@@ -23,8 +24,8 @@ struct Message {
 };
 
 struct AssignProblem {
-  int64_t row_width = 0;              // d: elements per row, >= 1
-  std::vector<int> bits = {2, 4, 8};  // allowed bit-widths: a non-empty subset of {2, 4, 8}
+  int64_t row_width = 0;                        // d: elements per row, >= 1
+  std::vector<int> bits = quant::all_widths();  // allowed bit-widths: a non-empty subset
   TimeModel time;
   double hidden_s = 0;  // exchange time hidden behind local work (>= 0; 0: none is hidden)
   std::vector<Message> messages;

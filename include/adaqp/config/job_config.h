@@ -10,6 +10,7 @@
 #include "adaqp/config/choices.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/partitioner.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp {
 
@@ -46,7 +47,7 @@ struct CommunicationConfig {
   // Scheme adaptive (docs/design.md, section 6): the allowed widths, the weight of the variance
   // term in the objective, how many consecutive messages of one link share a width, the epochs
   // between solves, and the solver (fast | exact).
-  std::vector<int> bit_set = {2, 4, 8};
+  std::vector<int> bit_set = quant::all_widths();
   double lambda = 0.5;
   int group_size = 1;
   int assign_period = 1;

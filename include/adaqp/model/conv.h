@@ -2,10 +2,11 @@
 // layer type (src/model/<type>_conv.cpp) plus a line in the registry (conv.cpp):
 //   gcn   Y = A_gcn H W + b                 (A_gcn: symmetric normalisation, GCN)
 //   sage  Y = A_mean H W_n + b + H W_r      (A_mean: mean of in-neighbours, GraphSAGE-mean)
-// A layer's edge normalisation (its Aggregation) is its own: the DistGraph the model runs on holds
-// the adjacency with that normalisation (GnnImpl checks). A layer registers its parameters on the
-// model that owns it, under names prefixed by its layer ("layer<l>_neighbour", "layer<l>_root"), so
-// that checkpoints name every parameter alike whatever the layer type.
+// A layer type's edge normalisation (EdgeNorm, dist_graph.h) is defined in its file and given to
+// the DistGraph the model runs on, which builds its adjacency with it (GnnImpl checks). A layer
+// registers its parameters on the model that owns it, under names prefixed by its layer
+// ("layer<l>_neighbour", "layer<l>_root"), so that checkpoints name every parameter alike whatever
+// the layer type.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,7 +27,7 @@ class GraphConv {
   virtual ~GraphConv() = default;
 
   // The edge normalisation of its aggregation.
-  virtual Aggregation aggregation() const = 0;
+  virtual const EdgeNorm& norm() const = 0;
   // Layer 0, over the constant aggregated features A X (and X): no gradient flows back to them.
   // `mask` (of feature_mask_width() elements per row) drops elements of its inputs; an undefined
   // mask drops none.
@@ -42,8 +43,9 @@ class GraphConv {
 std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
                                      const std::string& prefix, int64_t in, int64_t out);
 
-// The edge normalisation the layers of `type` aggregate with (what the DistGraph must hold).
-Aggregation conv_aggregation(ModelType type);
+// The edge normalisation the layers of `type` aggregate with (what the DistGraph must be given);
+// one object per layer type.
+const EdgeNorm& conv_norm(ModelType type);
 // Whether layer 0 of `type` reads the input features X itself (GraphSAGE's root term), not only
 // A X: the DistGraph must keep them (DistGraphOptions::keep_features).
 bool conv_reads_features(ModelType type);

@@ -27,12 +27,18 @@
 
 namespace adaqp {
 
-// How in-neighbours are weighted, from GLOBAL degrees (the whole graph's, self-loops included when
-// the dataset adds them): GCN a_ij = 1 / sqrt(out_deg(j) * in_deg(i)); mean a_ij = 1 / in_deg(i).
-enum class Aggregation { kGcn, kMean };
+// How an aggregation y_i = sum_j a_ij h_j weights the edge j -> i, from GLOBAL degrees (the whole
+// graph's, self-loops included when the dataset adds them). A layer type brings its own (conv.h:
+// conv_norm); the graph only applies it.
+struct EdgeNorm {
+  const char* name;
+  float (*weight)(int64_t in_deg_dst, int64_t out_deg_src);
+};
 
 struct DistGraphOptions {
-  Aggregation aggregation = Aggregation::kGcn;
+  // The normalisation of the adjacency this graph aggregates with (required; it must outlive the
+  // graph): the model's layers' (conv_norm).
+  const EdgeNorm* norm = nullptr;
   // Exchange the halo rows of the input features once, at construction, at full precision, and
   // compute A X there (exact: the features never change); layer 0 then needs no exchange and no
   // product per epoch. Off: A X is exchanged and computed on every call (the reference's volume).
@@ -65,7 +71,7 @@ class DistGraph {
   const Part& part() const { return part_; }
   Communicator& comm() { return comm_; }
   const Device& device() const { return opt_.device; }
-  Aggregation aggregation() const { return opt_.aggregation; }
+  const EdgeNorm& norm() const { return *opt_.norm; }
   int64_t num_owned() const { return part_.num_owned(); }
 
   // The input features X (num_owned x feat_dim; undefined once freed, see

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "adaqp/common/philox.h"
 
@@ -30,6 +31,13 @@ ADAQP_HOST_DEVICE constexpr int width_index(int bits) {
 
 constexpr bool valid_bits(int bits) {
   return width_index(bits) >= 0;
+}
+
+// Every supported width, narrowest first (the default set a solver may choose from).
+inline std::vector<int> all_widths() {
+  std::vector<int> widths;
+  for (int k = 0; k < kNumWidths; ++k) widths.push_back(bit_width(k));
+  return widths;
 }
 
 // Per-message metadata: float32 (m, s).
