@@ -1,8 +1,8 @@
 // The per-row and per-element formulas of the stochastic quantizer (quantizer.h), shared verbatim
-// by the CPU implementation (src/quant) and the CUDA kernels (cuda/quantize.cu) so that both give
-// bit-identical codes and metadata. Every float operation is a separate, correctly rounded IEEE
-// operation in a fixed order: on the device the _rn intrinsics keep nvcc from fusing a multiply
-// and an add, and src/quant is compiled with -ffp-contract=off for the same reason.
+// by the CPU implementation (src/quant) and the CUDA kernels (cuda/block_codec.cu) so that both
+// give bit-identical codes and metadata. Every float operation is a separate, correctly rounded
+// IEEE operation in a fixed order: on the device the _rn intrinsics keep nvcc from fusing a
+// multiply and an add, and src/quant is compiled with -ffp-contract=off for the same reason.
 #pragma once
 
 #include <cfloat>

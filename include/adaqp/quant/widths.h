@@ -2,7 +2,7 @@
 // (docs/design.md, section 5). The set of widths is the table in bit_width(); everything else
 // (validation, error text, block layouts, the solver's byte costs, the width codes of the
 // adaptive scheme's broadcast) is derived from it. A new width is a new table entry plus its
-// packing instantiation (src/quant/packing.h dispatch_bits, cuda/quantize.cu dispatch_width).
+// packing instantiation (src/quant/packing.h dispatch_bits, cuda/block_codec.cu dispatch_width).
 #pragma once
 
 #include <cstdint>

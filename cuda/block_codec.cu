@@ -1,3 +1,6 @@
+// The CUDA twin of the CPU block codec (src/quant/block_codec.cpp over src/quant/quantizer.cpp):
+// one warp quantizes or dequantizes one row of a peer's block, placing itself by its slot
+// (quant/block_codec.h), bit-identical to the CPU codec.
 #include <cuda_runtime.h>
 
 #include <climits>
