@@ -10,6 +10,7 @@
 #include <numeric>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -50,6 +51,18 @@ enum class Emit { kAlways, kEvaluated, kAdaptive, kPositive, kNever };
 struct Values {
   double scalar = 0;
   std::vector<double> fwd, bwd;
+
+  static Values of(double v) {
+    Values x;
+    x.scalar = v;
+    return x;
+  }
+  static Values of(std::vector<double> f, std::vector<double> b) {
+    Values x;
+    x.fwd = std::move(f);
+    x.bwd = std::move(b);
+    return x;
+  }
 };
 
 // One field of an epoch record: the one list of EpochRecord's contents (pack, unpack and JSON
@@ -91,25 +104,22 @@ Hist unflat(const std::vector<double>& v) {
 }
 
 // A scalar field at MEMBER (an lvalue expression of EpochRecord r).
-#define ADAQP_SCALAR(KEY, KIND, EMIT, MEMBER)                                                  \
-  Field {                                                                                      \
-    KEY, KIND, EMIT, [](const EpochRecord& r) { return Values{static_cast<double>(MEMBER)}; }, \
-        [](EpochRecord& r, const Values& v) {                                                  \
-          MEMBER = static_cast<std::remove_reference_t<decltype(MEMBER)>>(v.scalar);           \
-        }                                                                                      \
+#define ADAQP_SCALAR(KEY, KIND, EMIT, MEMBER)                                                      \
+  Field {                                                                                          \
+    KEY, KIND, EMIT, [](const EpochRecord& r) { return Values::of(static_cast<double>(MEMBER)); }, \
+        [](EpochRecord& r, const Values& v) {                                                      \
+          MEMBER = static_cast<std::remove_reference_t<decltype(MEMBER)>>(v.scalar);               \
+        }                                                                                          \
   }
 // A pair of per-layer vectors FWD, BWD (lvalue expressions of EpochRecord r) converted by TO and
 // FROM.
-#define ADAQP_PAIR(KEY, KIND, EMIT, FWD, BWD, TO, FROM) \
-  Field {                                               \
-    KEY, KIND, EMIT,                                    \
-        [](const EpochRecord& r) {                      \
-          return Values{0, TO(FWD), TO(BWD)};           \
-        },                                              \
-        [](EpochRecord& r, const Values& v) {           \
-          FWD = FROM(v.fwd);                            \
-          BWD = FROM(v.bwd);                            \
-        }                                               \
+#define ADAQP_PAIR(KEY, KIND, EMIT, FWD, BWD, TO, FROM)                                 \
+  Field {                                                                               \
+    KEY, KIND, EMIT, [](const EpochRecord& r) { return Values::of(TO(FWD), TO(BWD)); }, \
+        [](EpochRecord& r, const Values& v) {                                           \
+          FWD = FROM(v.fwd);                                                            \
+          BWD = FROM(v.bwd);                                                            \
+        }                                                                               \
   }
 
 const Field kFields[] = {
@@ -143,9 +153,9 @@ const Field kFields[] = {
     Field{"predicted_comm_time_s", Kind::kReal, Emit::kAdaptive,
           [](const EpochRecord& r) {
             const AssignStats& a = r.stats.assign;
-            return Values{
+            return Values::of(
                 std::accumulate(a.predicted_forward_s.begin(), a.predicted_forward_s.end(), 0.0) +
-                std::accumulate(a.predicted_backward_s.begin(), a.predicted_backward_s.end(), 0.0)};
+                std::accumulate(a.predicted_backward_s.begin(), a.predicted_backward_s.end(), 0.0));
           },
           [](EpochRecord&, const Values&) {}},
     ADAQP_PAIR("predicted_comm_time_by_layer", Kind::kRealPair, Emit::kAdaptive,
