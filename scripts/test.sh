@@ -4,4 +4,6 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$ROOT/scripts/setup.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ctest --test-dir "${ADAQP_BUILD_DIR:-$ROOT/build}" --output-on-failure --parallel "$(nproc)" "$@"
+# --no-tests=error: a build without tests (a stale cache with tests off) is a failure, not a pass.
+ctest --test-dir "${ADAQP_BUILD_DIR:-$ROOT/build}" --output-on-failure --no-tests=error \
+  --parallel "$(nproc)" "$@"

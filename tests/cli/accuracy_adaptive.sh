@@ -3,8 +3,11 @@
 # defaults: bit set {2, 4, 8}, lambda 0.5, one width per message, re-solved every epoch) against
 # Vanilla on Cora (configs/cora.yaml, W = 4 workers, 200 epochs): the mean over seeds 1..10 of the
 # test accuracy at the best validation accuracy may be at most 0.5 points below Vanilla's. Also
-# checks that the run logged its link model, solved every epoch after the first and sent fewer
-# bytes than Vanilla. Skips visibly when the shared Cora is missing; fails then when CI=true. One
+# checks that the run logged its link model, solved every epoch after the first, and adapted: every
+# epoch's bytes, layer by layer, are what its width histogram costs in the wire format (8 +
+# ceil(d b / 8) bytes a message of the d = 7 values exchanged; computed here, not by the binary),
+# some epoch uses at least two widths, and the run sends fewer bytes than every message at 8 bits
+# would. Skips visibly when the shared Cora is missing; fails then when CI=true. One
 # compute thread per worker; 10 runs of about 10 s each on a quiet machine, beside the Vanilla runs
 # of the fixture accuracy_cora_baseline.sh.
 set -euo pipefail
@@ -30,6 +33,7 @@ python3 - "$tmp" "${seeds[@]}" <<'PY'
 import json, sys
 
 tmp, seeds = sys.argv[1], sys.argv[2:]
+D = 7  # values per exchanged row: min(hidden 16, 7 classes)
 
 def load(name, seed):
     with open(f"{tmp}/{name}-s{seed}/metrics.jsonl") as f:
@@ -55,6 +59,18 @@ for seed in seeds:
     assert all(r["assign_solved"] == (r["epoch"] >= 2) for r in epochs), "solve schedule"
     assert all("bits_hist" in r and "predicted_comm_time_s" in r for r in epochs)
     assert bytes_in("adaptive", seed, 2) < bytes_in("vanilla", seed, 2), f"seed {seed}: bytes"
+    widths_used, sent, at8 = 0, 0, 0
+    for r in epochs:
+        for d in ("fwd", "bwd"):
+            for l, hist in enumerate(r["bits_hist"][d]):
+                cost = sum(n * (8 + (D * b + 7) // 8) for n, b in zip(hist, (2, 4, 8)))
+                got = r["bytes_sent_by_layer"][d][l]
+                assert got == cost, f"seed {seed} epoch {r['epoch']} {d}{l}: {got} bytes, histogram {hist} costs {cost}"
+                sent += got
+                at8 += sum(hist) * (8 + D)
+            widths_used = max(widths_used, sum(1 for b in range(3) if sum(h[b] for h in r["bits_hist"][d]) > 0))
+    assert widths_used >= 2, f"seed {seed}: one width in every epoch: not adapting"
+    assert sent < at8, f"seed {seed}: {sent} bytes, no fewer than every message at 8 bits ({at8})"
 
 base, base_accs = mean_acc("vanilla")
 m, accs = mean_acc("adaptive")

@@ -14,10 +14,10 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
+# shellcheck source=tests/cli/lib/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
 if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
-  [[ ${CI:-} == true ]] && fail "$PYTHON has no NumPy (CI=true: this test must run)"
-  echo "SKIP: $PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
-  exit 0
+  skip_or_fail "$PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
 fi
 
 # make DIR single|multi: a homophilous symmetric graph of 240 nodes, 16 features, 4 classes.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A worker killed mid-training: rank 1 of a 3-worker run gets SIGKILL after the run has written
-# checkpoints. The whole job must end non-zero within the communication timeout (plus start-up
-# slack) with a message naming the failed rank (mpirun's, or a CommError's on a surviving rank);
+# checkpoints. The whole job must end non-zero within the communication timeout (5 s; mpirun itself
+# ends it in about a second) with a message naming the failed rank (mpirun's, or a CommError's on a
+# surviving rank);
 # the newest checkpoint must be intact (the resume loads it without skipping any), and resuming it
 # must reproduce an uninterrupted run bitwise (per-epoch losses and scores, final parameters).
 set -euo pipefail
@@ -47,7 +48,9 @@ rc=0
 wait "$runner" || rc=$?
 runner=""
 elapsed=$(($(date +%s) - killed_at))
-if ((rc == 0 || rc == 124 || elapsed > timeout_s + 30)); then
+# mpirun ends the job as soon as a rank dies (about a second); a surviving rank's CommError would
+# come within the communication timeout. Either way, no longer than that.
+if ((rc == 0 || rc == 124 || elapsed > timeout_s)); then
   cat "$tmp/killed.log"
   echo "FAIL: after killing rank 1 the job exited $rc after $elapsed s" >&2
   exit 1

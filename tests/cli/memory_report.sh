@@ -10,10 +10,9 @@
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
 py=${ADAQP_PYTHON:-python3}
-if [[ ! -x /usr/bin/time ]]; then
-  echo "SKIP: GNU time (/usr/bin/time) is not installed" >&2
-  exit 77
-fi
+# shellcheck source=tests/cli/lib/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
+[[ -x /usr/bin/time ]] || skip_or_fail "GNU time (/usr/bin/time) is not installed (scripts/setup.sh)" 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -6,7 +6,7 @@
 # - the CSV files hold one row per mode and bandwidth (throughput) and per variant and seed
 #   (accuracy), Vanilla's speed-up is 1, results.md has every table, the plots are PNG images;
 # - none of the virtual clusters it started left a namespace behind.
-# Skips (exit 0) where network namespaces cannot be created, except when CI=true and running as
+# Skips (exit 77) where network namespaces cannot be created, except when CI=true and running as
 # root, where it must run.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"

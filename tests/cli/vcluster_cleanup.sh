@@ -8,7 +8,7 @@
 #   (so the namespaces, with their veths and bridge, are gone), no new device in the root
 #   namespace, no temporary directory;
 # - without the rights (an unprivileged user) it refuses before creating anything.
-# Skips (exit 0) where network namespaces cannot be created, except when CI=true and running as
+# Skips (exit 77) where network namespaces cannot be created, except when CI=true and running as
 # root, where it must run.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"

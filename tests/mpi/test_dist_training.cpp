@@ -112,16 +112,31 @@ TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
 
 // The gradient all-reduce moves one flat buffer in place: after every step each parameter's
 // gradient is a view of the same storage, back to back in parameter order, and it holds the sum
-// over the ranks (identical on every rank).
+// over the ranks: identical on every rank and equal, up to summation order, to the gradient of
+// single-worker training of the same model (which an average, or a rank left out, would miss;
+// the parameters alone would not show it: Adam's first steps hardly depend on the gradient's
+// scale).
 TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
   const std::unique_ptr<Communicator> world = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const std::unique_ptr<Communicator> self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
   const Graph g = test::small_graph(150, 8);
   PartitionOptions popt;
   popt.parts = world->size();
-  Trainer t(build_part(g, assign_parts(g, popt), world->rank()), *world,
-            trainer_options(Case{ModelType::kSage, true, false}));
+  const Case c{ModelType::kSage, true, false};
+  Trainer t(build_part(g, assign_parts(g, popt), world->rank()), *world, trainer_options(c));
+  Trainer single(build_part(g, std::vector<int32_t>(static_cast<size_t>(g.num_nodes), 0), 0), *self,
+                 trainer_options(c));
   for (int epoch = 1; epoch <= 2; ++epoch) {
     t.train_epoch(epoch);
+    single.train_epoch(epoch);
+    std::vector<float> ref;
+    float scale = 0;
+    for (const at::Tensor& p : single.model().parameters()) {
+      const at::Tensor gr = p.grad().contiguous();
+      ref.insert(ref.end(), gr.data_ptr<float>(), gr.data_ptr<float>() + gr.numel());
+      scale = std::max(scale, gr.abs().max().item<float>());
+    }
+    ASSERT_GT(scale, 0.0f);
     const std::vector<at::Tensor> params = t.model().parameters();
     ASSERT_FALSE(params.empty());
     const void* storage = params.front().grad().storage().data();
@@ -140,6 +155,11 @@ TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
     for (int r = 0; r < world->size(); ++r) {
       ASSERT_TRUE(std::equal(grads.begin(), grads.end(), all.begin() + r * grads.size()))
           << "rank " << r << " holds other gradients after epoch " << epoch;
+    }
+    ASSERT_EQ(grads.size(), ref.size());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      ASSERT_NEAR(grads[i], ref[i], 1e-5f * scale) << "gradient " << i << " after epoch " << epoch
+                                                   << " (single-worker scale " << scale << ")";
     }
   }
 }

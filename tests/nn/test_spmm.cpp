@@ -1,5 +1,6 @@
 // The CPU CSR kernels against a dense reference computed in double precision.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cstdint>
 #include <random>
@@ -80,13 +81,27 @@ TEST(Spmm, AccumulatesIntoOutput) {
 }
 
 TEST(Spmm, LargeProductUsesThreadsAndStaysExact) {
-  // Large enough to take the parallel path; compared with the single-row-at-a-time reference.
+  // Large enough to take the parallel path, run on 4 threads whatever OMP_NUM_THREADS says (ctest
+  // sets 1): equal to the single-row-at-a-time reference and bit-identical to one thread's.
   const CsrMatrix a = random_csr(700, 500, 0.05, 5);
   const int64_t d = 32;
   const std::vector<float> x = random_values(a.cols * d, 6);
-  std::vector<float> y(static_cast<size_t>(a.rows * d));
-  spmm_cpu(a.view(), x.data(), d, y.data(), false);
-  expect_product(a.view(), x, d, {}, y);
+  std::vector<float> one(static_cast<size_t>(a.rows * d)), four(one.size());
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  spmm_cpu(a.view(), x.data(), d, one.data(), false);
+  omp_set_num_threads(4);
+  int used = 0;
+#pragma omp parallel
+  {
+#pragma omp single
+    used = omp_get_num_threads();
+  }
+  spmm_cpu(a.view(), x.data(), d, four.data(), false);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(used, 4);
+  expect_product(a.view(), x, d, {}, four);
+  EXPECT_EQ(four, one);
 }
 
 TEST(Spmm, EmptyMatrixGivesZeros) {

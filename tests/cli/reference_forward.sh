@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The accuracies `adaqp train` reports, recomputed by something that is not the binary: GCN on Cora
+# (configs/cora.yaml) trained on 2 workers, then a NumPy forward pass in float64 over the final
+# parameters (params.bin) and the dataset read from its raw files, with the transforms and the
+# GCN normalisation written out here from their definitions (docs/design.md, section 3;
+# docs/configuration.md): symmetrize and drop duplicate edges, exactly one self-loop per node,
+# features divided by their row sum, a_ij = 1 / sqrt(deg(i) deg(j)). The train, validation and
+# test accuracies of the last epoch's record must match the reference's within one node of each
+# split (ties between float32 and float64 logits), so evaluating on the wrong split, a wrong
+# normalisation or parameters that are not the final ones fail.
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/shared_datasets.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/shared_datasets.sh"
+require_shared_datasets cora
+PYTHON=${ADAQP_PYTHON:-python3}
+"$PYTHON" -c 'import numpy' 2>/dev/null ||
+  skip_or_fail "$PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
+cora="$ADAQP_SHARED_DATASETS/cora"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train \
+  --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \
+  --set partition.parts=2 --set "output.dir=$tmp/run" --set training.epochs=30 \
+  --set training.threads=1 --set training.device=cpu --set communication.mode=vanilla \
+  --set output.log_level=warn >"$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; exit 1; }
+
+"$PYTHON" - "$cora" "$tmp/run" <<'PY'
+import csv, gzip, json, sys
+import numpy as np
+
+cora, run = sys.argv[1], sys.argv[2]
+
+def rows(path):
+    with gzip.open(path, "rt") as f:
+        return [r for r in csv.reader(f) if r]
+
+n = int(rows(f"{cora}/raw/num-node-list.csv.gz")[0][0])
+edges = {(int(s), int(d)) for s, d in rows(f"{cora}/raw/edge.csv.gz")}
+edges |= {(d, s) for s, d in edges}                       # symmetrize, duplicates dropped
+edges = {(s, d) for s, d in edges if s != d} | {(v, v) for v in range(n)}  # one self-loop each
+x = np.array(rows(f"{cora}/raw/node-feat.csv.gz"), dtype=np.float32)
+sums = x.astype(np.float64).sum(axis=1, keepdims=True)
+x = np.where(sums != 0, (x / np.where(sums == 0, 1, sums)).astype(np.float32), x).astype(np.float64)
+labels = np.array([int(r[0]) for r in rows(f"{cora}/raw/node-label.csv.gz")])
+split = {s: np.array([int(r[0]) for r in rows(f"{cora}/split/public/{s}.csv.gz")])
+         for s in ("train", "valid", "test")}
+
+src = np.array([s for s, _ in edges])
+dst = np.array([d for _, d in edges])
+deg = np.bincount(dst, minlength=n).astype(np.float64)    # in-degree = out-degree (symmetric)
+weight = 1.0 / np.sqrt(deg[dst] * deg[src])
+
+def aggregate(h):                                          # y_i = sum_j a_ij h_j over j -> i
+    y = np.zeros_like(h)
+    np.add.at(y, dst, weight[:, None] * h[src])
+    return y
+
+# params.bin: float32, registration order: layer0 W (16 x F), b (16), layer1 W (C x 16), b (C).
+p = np.fromfile(f"{run}/params.bin", dtype="<f4").astype(np.float64)
+f, hidden, c = x.shape[1], 16, int(labels.max()) + 1
+shapes = [(hidden, f), (hidden,), (c, hidden), (c,)]
+params, at = [], 0
+for shape in shapes:
+    size = int(np.prod(shape))
+    params.append(p[at:at + size].reshape(shape))
+    at += size
+assert at == p.size, f"params.bin holds {p.size} values, the model {at}"
+w0, b0, w1, b1 = params
+h = np.maximum(aggregate(x) @ w0.T + b0, 0.0)
+logits = aggregate(h @ w1.T) + b1
+pred = logits.argmax(axis=1)
+ref = {s: float((pred[idx] == labels[idx]).mean()) for s, idx in split.items()}
+
+records = [json.loads(line) for line in open(f"{run}/metrics.jsonl")]
+last = [r for r in records if r.get("epoch") == 30 and "event" not in r and "test_acc" in r]
+assert last, "no evaluated record of epoch 30"
+summary = [r for r in records if r.get("event") == "summary"][0]
+for r in last:
+    for key, s in (("train_acc", "train"), ("val_acc", "valid"), ("test_acc", "test")):
+        tol = 1.0 / len(split[s]) + 1e-9
+        assert abs(r[key] - ref[s]) <= tol, \
+            f"rank {r['rank']} {key} {r[key]:.4f}, NumPy reference {ref[s]:.4f} (tolerance {tol:.4f})"
+assert abs(summary["final_test_acc"] - ref["test"]) <= 1.0 / len(split["test"]) + 1e-9, summary
+print(f"reference_forward: train/val/test accuracy {ref['train']:.4f}/{ref['valid']:.4f}/"
+      f"{ref['test']:.4f} recomputed in NumPy match the reported "
+      f"{last[0]['train_acc']:.4f}/{last[0]['val_acc']:.4f}/{last[0]['test_acc']:.4f}")
+PY
