@@ -70,6 +70,11 @@ void cuda_copy_async(void* dst, const void* src, size_t bytes, void* stream) {
       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)));
 }
 
+void cuda_synchronize(int device) {
+  cuda::DeviceGuard guard(device);
+  ADAQP_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 void cuda_memset_async(void* dst, int value, size_t bytes, void* stream) {
   if (bytes == 0) return;
   ADAQP_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, static_cast<cudaStream_t>(stream)));

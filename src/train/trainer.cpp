@@ -13,6 +13,7 @@
 #include "adaqp/assign/make_bit_policy.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/kernels/synchronize.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/gnn.h"
 #include "adaqp/model/torch_device.h"
@@ -191,6 +192,8 @@ EpochStats Trainer::train_epoch(int epoch) {
   s.allreduce_gradients();
   const double reduce_s = steady_now_s() - t_reduce;
   s.optimizer->step();
+  // On a GPU the step is only enqueued: the epoch ends when its kernels have run.
+  kernels::synchronize(s.opt.device);
 
   const CommStats& cs = s.graph.comm_stats();
   const AggregationStats& as = s.graph.aggregation_stats();

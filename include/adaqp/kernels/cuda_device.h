@@ -55,6 +55,8 @@ class CudaEvent {
 
 // Asynchronous copy of `bytes` between any two of host, pinned host and device memory on `stream`.
 void cuda_copy_async(void* dst, const void* src, size_t bytes, void* stream);
+// Blocks the host until every kernel and copy enqueued so far on `device` has completed.
+void cuda_synchronize(int device);
 // Fills `bytes` bytes of device memory with `value` on `stream`.
 void cuda_memset_async(void* dst, int value, size_t bytes, void* stream);
 
