@@ -113,9 +113,8 @@ TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
 // The gradient all-reduce moves one flat buffer in place: after every step each parameter's
 // gradient is a view of the same storage, back to back in parameter order, and it holds the sum
 // over the ranks: identical on every rank and equal, up to summation order, to the gradient of
-// single-worker training of the same model (which an average, or a rank left out, would miss;
-// the parameters alone would not show it: Adam's first steps hardly depend on the gradient's
-// scale).
+// single-worker training of the same model (an average, or a rank left out, fails here directly,
+// not only through the parameters it leads to).
 TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
   const std::unique_ptr<Communicator> world = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
   const std::unique_ptr<Communicator> self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
