@@ -7,24 +7,14 @@ namespace adaqp {
 
 namespace {
 
+// The n values at `data` on `device`: a copy when `copy` (or on another device), else the host
+// array itself where it already is (to() returns the tensor when nothing has to move).
 template <typename T>
-at::Tensor upload(const T* data, int64_t n, at::ScalarType type, const Device& device) {
+at::Tensor host_array(const T* data, int64_t n, at::ScalarType type, const Device& device,
+                      bool copy) {
   if (n == 0) return at::empty({0}, torch_options(device, type));
-  const at::Tensor cpu = at::from_blob(const_cast<T*>(data), {n}, at::TensorOptions().dtype(type));
-  return cpu.to(torch_device(device), /*non_blocking=*/false, /*copy=*/true);
-}
-
-template <typename T>
-at::Tensor view_on(const T* data, int64_t n, at::ScalarType type, const Device& device) {
-  if (n == 0) return at::empty({0}, torch_options(device, type));
-  // to() is the tensor itself when it is already on `device`.
   return at::from_blob(const_cast<T*>(data), {n}, at::TensorOptions().dtype(type))
-      .to(torch_device(device));
-}
-
-template <typename T>
-at::Tensor upload(const std::vector<T>& host, at::ScalarType type, const Device& device) {
-  return upload(host.data(), static_cast<int64_t>(host.size()), type, device);
+      .to(torch_device(device), /*non_blocking=*/false, copy);
 }
 
 }  // namespace
@@ -61,15 +51,15 @@ void reset_device_peak(const Device& device) {
 }
 
 at::Tensor where_computed(const int64_t* data, int64_t n, const Device& device) {
-  return view_on(data, n, at::kLong, device);
+  return host_array(data, n, at::kLong, device, /*copy=*/false);
 }
 
 at::Tensor where_computed(const int32_t* data, int64_t n, const Device& device) {
-  return view_on(data, n, at::kInt, device);
+  return host_array(data, n, at::kInt, device, /*copy=*/false);
 }
 
 at::Tensor where_computed(const float* data, int64_t n, const Device& device) {
-  return view_on(data, n, at::kFloat, device);
+  return host_array(data, n, at::kFloat, device, /*copy=*/false);
 }
 
 at::Tensor where_computed(const at::Tensor& host, const Device& device) {
@@ -77,31 +67,35 @@ at::Tensor where_computed(const at::Tensor& host, const Device& device) {
 }
 
 at::Tensor to_device(const int64_t* data, int64_t n, const Device& device) {
-  return upload(data, n, at::kLong, device);
+  return host_array(data, n, at::kLong, device, /*copy=*/true);
 }
 
 at::Tensor to_device(const int32_t* data, int64_t n, const Device& device) {
-  return upload(data, n, at::kInt, device);
+  return host_array(data, n, at::kInt, device, /*copy=*/true);
 }
 
 at::Tensor to_device(const float* data, int64_t n, const Device& device) {
-  return upload(data, n, at::kFloat, device);
+  return host_array(data, n, at::kFloat, device, /*copy=*/true);
 }
 
 at::Tensor to_device(const std::vector<int64_t>& host, const Device& device) {
-  return upload(host, at::kLong, device);
+  return host_array(host.data(), static_cast<int64_t>(host.size()), at::kLong, device,
+                    /*copy=*/true);
 }
 
 at::Tensor to_device(const std::vector<int32_t>& host, const Device& device) {
-  return upload(host, at::kInt, device);
+  return host_array(host.data(), static_cast<int64_t>(host.size()), at::kInt, device,
+                    /*copy=*/true);
 }
 
 at::Tensor to_device(const std::vector<uint8_t>& host, const Device& device) {
-  return upload(host, at::kByte, device);
+  return host_array(host.data(), static_cast<int64_t>(host.size()), at::kByte, device,
+                    /*copy=*/true);
 }
 
 at::Tensor to_device(const std::vector<float>& host, const Device& device) {
-  return upload(host, at::kFloat, device);
+  return host_array(host.data(), static_cast<int64_t>(host.size()), at::kFloat, device,
+                    /*copy=*/true);
 }
 
 }  // namespace adaqp
