@@ -1,17 +1,61 @@
 // gtest main for the multi-process tests: initialises MPI, runs every test on every rank and makes
 // every rank's result count (all ranks exit non-zero if any rank failed). Rank 0 prints the usual
 // gtest output; the other ranks print only their failures, tagged with the rank.
+//
+// Skips are sorted by kind (mpi/mpi_skip.h): a test that needs more ranks than this run has is not
+// applicable; the others (no GPU, a missing precondition) rank 0 lists after the run under the line
+// "ADAQP_SKIPPED_TESTS", which makes ctest show the entry as skipped, not passed
+// (tests/CMakeLists.txt). When CI=true a skip for anything but a GPU fails the run instead.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/log.h"
+#include "mpi/mpi_skip.h"
 
 namespace {
+
+bool starts_with(const char* text, const char* prefix) {
+  return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
+}
+
+// Collects the skipped tests that ctest must see, with their reasons.
+class SkipCollector : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    const ::testing::TestResult& result = *info.result();
+    if (!result.Skipped()) return;
+    for (int i = 0; i < result.total_part_count(); ++i) {
+      const ::testing::TestPartResult& part = result.GetTestPartResult(i);
+      if (!part.skipped()) continue;
+      const char* message = part.message() ? part.message() : "";
+      if (starts_with(message, adaqp::test::kNotApplicableHere)) return;
+      skips_.push_back(std::string(info.test_suite_name()) + "." + info.name() + ": " + message);
+      if (!starts_with(message, adaqp::test::kNeedsGpu)) ++precondition_skips_;
+      return;
+    }
+  }
+
+  const std::vector<std::string>& skips() const { return skips_; }
+  int precondition_skips() const { return precondition_skips_; }
+
+ private:
+  std::vector<std::string> skips_;
+  int precondition_skips_ = 0;
+};
+
+bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::strcmp(ci, "true") == 0;
+}
 
 // Prints failed assertions and failed tests of a non-zero rank.
 class FailurePrinter : public ::testing::EmptyTestEventListener {
@@ -41,12 +85,22 @@ int run(int* argc, char*** argv) {
   int rank = 0;
   adaqp::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
   adaqp::setup_logging(rank, adaqp::LogLevel::kWarn);
+  auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
   if (rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
     listeners.Append(new FailurePrinter(rank));
   }
+  auto* collector = new SkipCollector;  // owned by gtest's listener list
+  listeners.Append(collector);
   int local_failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  if (rank == 0 && !collector->skips().empty()) {
+    const bool fail = running_in_ci() && collector->precondition_skips() > 0;
+    std::fprintf(stderr, "%s: %zu test(s) skipped:\n",
+                 fail ? "FAIL (CI=true: only GPU tests may skip)" : "ADAQP_SKIPPED_TESTS",
+                 collector->skips().size());
+    for (const auto& skip : collector->skips()) std::fprintf(stderr, "  %s\n", skip.c_str());
+    if (fail) local_failed = 1;
+  }
   int any_failed = 0;
   adaqp::check_mpi(MPI_Allreduce(&local_failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
                    "MPI_Allreduce", rank);

@@ -26,6 +26,7 @@
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/train/trainer.h"
+#include "mpi/mpi_skip.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {
@@ -241,7 +242,7 @@ TEST(ExchangeModes, AdaptiveSchemeRejectsBadOptionsClearly) {
 // rank 0), while vanilla completes the exchange before starting the product.
 TEST(ExchangeOverlap, LocalAggregationRunsWhileASlowPeerDelaysTheExchange) {
   const auto comm = world_comm();
-  if (comm->size() < 2) GTEST_SKIP() << "needs at least 2 workers";
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   const Graph g = test::small_graph(400, 27);
   for (bool overlap : {true, false}) {
     DistGraphOptions opt;
@@ -274,7 +275,7 @@ TEST(ExchangeOverlap, LocalAggregationRunsWhileASlowPeerDelaysTheExchange) {
 // while every rank's caller is busy without calling MPI: the progress thread moves them.
 TEST(ExchangeOverlap, ProgressThreadCompletesLargeMessagesDuringComputation) {
   const auto comm = world_comm();
-  if (comm->size() < 2) GTEST_SKIP() << "needs at least 2 workers";
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   const Graph g = test::small_graph(400, 28);
   const Part part = my_part(g, *comm);
   HaloExchanger ex(part, *comm, HaloExchangerOptions{true, Device::cpu()});

@@ -18,6 +18,7 @@
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/common/error.h"
+#include "mpi/mpi_skip.h"
 
 namespace adaqp {
 namespace {
@@ -110,9 +111,6 @@ void expect_comm_error(Call call, const std::vector<std::string>& parts) {
   }
 }
 
-#define SKIP_IF_SINGLE_RANK(comm) \
-  if ((comm).size() < 2) GTEST_SKIP() << "needs at least 2 ranks (peers to talk to)"
-
 TEST(MpiCommunicator, ReportsRankAndSizeOfTheCommunicatorItWasGiven) {
   int rank = -1, size = -1;
   ASSERT_EQ(MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_SUCCESS);
@@ -135,7 +133,7 @@ TEST(MpiCommunicator, ExchangeDeliversExactBytesWithZeroBytePeersAndSkipsOwnRank
 TEST(MpiCommunicator, ExchangeSplitsTransfersIntoChunksOfTheMessageLimit) {
   // 1000-byte chunks: mixed_size gives transfers below, above and far above the limit.
   auto comm = world(kTestTimeoutS, 1000);
-  SKIP_IF_SINGLE_RANK(*comm);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   Exchange ex(comm->rank(), comm->size(), 2, mixed_size);
   auto work = comm->exchange(ex.buffers, {2});
   work->wait();
@@ -144,7 +142,7 @@ TEST(MpiCommunicator, ExchangeSplitsTransfersIntoChunksOfTheMessageLimit) {
 
 TEST(MpiCommunicator, TwoExchangesInFlightAreSeparatedByTag) {
   auto comm = world();
-  SKIP_IF_SINGLE_RANK(*comm);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   // Same sizes, different contents; odd ranks post them in the opposite order, so only the tags
   // can pair each receive with the right send.
   Exchange a(comm->rank(), comm->size(), 3, small_size);
@@ -180,7 +178,7 @@ std::vector<size_t> thirds(size_t bytes) {
 TEST(MpiCommunicator, ExchangeHooksPackEachPieceBeforeItsSendAndUnpackEachArrival) {
   for (bool cut : {false, true}) {
     auto comm = cut ? world(kTestTimeoutS, /*max_chunk_bytes=*/1000) : world();
-    SKIP_IF_SINGLE_RANK(*comm);
+    ADAQP_REQUIRE_RANKS(comm->size(), 2);
     for (bool background : {false, true}) {
       SCOPED_TRACE(std::string(cut ? "thirds" : "whole blocks") +
                    (background ? ", background" : ", caller"));
@@ -253,7 +251,7 @@ TEST(MpiCommunicator, ExchangeHooksPackEachPieceBeforeItsSendAndUnpackEachArriva
 // Pieces that do not cover their block are refused before anything is posted.
 TEST(MpiCommunicator, BadPiecesAreRefused) {
   auto comm = world();
-  SKIP_IF_SINGLE_RANK(*comm);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   Exchange ex(comm->rank(), comm->size(), 15, small_size);
   const int peer = (comm->rank() + 1) % comm->size();
   ex.buffers.send_pieces.assign(comm->size(), {});
@@ -267,7 +265,7 @@ TEST(MpiCommunicator, BadPiecesAreRefused) {
 // when it runs in the background; the ranks can go on afterwards.
 TEST(MpiCommunicator, AThrowingHookFailsItsExchangeOnly) {
   auto comm = world();
-  SKIP_IF_SINGLE_RANK(*comm);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   for (bool background : {false, true}) {
     Exchange ex(comm->rank(), comm->size(), 13, small_size);
     ExchangeOptions options;
@@ -292,7 +290,7 @@ TEST(MpiCommunicator, AThrowingHookFailsItsExchangeOnly) {
 
 TEST(MpiCommunicator, WorkDestroyedBeforeCompletionCancelsItsReceives) {
   auto comm = world();
-  SKIP_IF_SINGLE_RANK(*comm);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   constexpr int kTag = 20;
   {
     // Receives nobody sends: they must be cancelled, not left to steal the next exchange's data.
@@ -309,7 +307,7 @@ TEST(MpiCommunicator, WorkDestroyedBeforeCompletionCancelsItsReceives) {
 
 TEST(MpiCommunicator, ExchangeTimeoutNamesTheMissingPeerAndTheExchangeCanResume) {
   auto comm = world(0.5);
-  SKIP_IF_SINGLE_RANK(*comm);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   constexpr int kTag = 30;
   const int rank = comm->rank();
   Exchange ex(rank, comm->size(), 7, small_size);
@@ -393,7 +391,7 @@ TEST(MpiCommunicator, AllgatherConcatenatesContributionsInRankOrder) {
 
 TEST(MpiCommunicator, CollectiveTimeoutNamesTheCollectiveAndLeavesTheCommunicatorUnusable) {
   auto comm = world();
-  SKIP_IF_SINGLE_RANK(*comm);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   {
     auto late = world(0.5);
     if (comm->rank() == 0) {

@@ -26,6 +26,7 @@
 #include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/cuda_support.h"
 #endif
+#include "mpi/mpi_skip.h"
 
 namespace adaqp {
 namespace {
@@ -148,7 +149,7 @@ class NcclCommunicatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string reason = skip_reason();
-    if (!reason.empty()) GTEST_SKIP() << reason;
+    if (!reason.empty()) GTEST_SKIP() << test::kNeedsGpu << reason;
     const int devices = kernels::cuda_device_count();
     device_ = world_rank() % devices;
     ADAQP_CUDA_CHECK(cudaSetDevice(device_));
@@ -265,7 +266,7 @@ TEST_F(NcclCommunicatorTest, HostExchangesGoThroughMpiAndMixedMemoryIsRejected) 
   std::vector<uint8_t> host(64);
   DeviceBytes device(64);
   EXPECT_THROW(comm->allgather(host.data(), device.get(), 32), InvariantError);
-  if (comm->size() < 2) GTEST_SKIP() << "exchange checks need 2 ranks";
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   const int size = comm->size(), rank = comm->rank();
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   // Host memory only (e.g. the adaptive scheme's bit-widths): through MPI.
@@ -292,7 +293,7 @@ TEST_F(NcclCommunicatorTest, HostExchangesGoThroughMpiAndMixedMemoryIsRejected) 
 TEST_F(NcclCommunicatorTest, HooksPackBeforeAndUnpackAfterTheGroupedTransfer) {
   auto comm = make();
   const int size = comm->size(), rank = comm->rank();
-  if (size < 2) GTEST_SKIP() << "needs 2 ranks";
+  ADAQP_REQUIRE_RANKS(size, 2);
   const size_t bytes = 4096;
   std::vector<std::unique_ptr<DeviceBytes>> send, recv, copy;
   ExchangeBuffers b = ExchangeBuffers::none(size);
@@ -343,7 +344,7 @@ TEST_F(NcclCommunicatorTest, HooksPackBeforeAndUnpackAfterTheGroupedTransfer) {
 }
 
 TEST_F(NcclCommunicatorTest, OneRanksSetUpFailureFailsEveryRank) {
-  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  ADAQP_REQUIRE_RANKS(world_size(), 2);
   NcclCommunicatorOptions options;
   options.device = world_rank() == 1 ? -1 : device_;
   try {
@@ -358,7 +359,7 @@ TEST_F(NcclCommunicatorTest, OneRanksSetUpFailureFailsEveryRank) {
 }
 
 TEST_F(NcclCommunicatorTest, StalledPeerBecomesCommErrorAndUnusableCommunicator) {
-  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  ADAQP_REQUIRE_RANKS(world_size(), 2);
   auto comm = make();
   comm->set_timeout(3.0);  // after set-up, which may take longer on a shared GPU
   if (comm->rank() == 0) {
@@ -396,7 +397,7 @@ TEST_F(NcclCommunicatorTest, StalledPeerBecomesCommErrorAndUnusableCommunicator)
 #else
 
 TEST(NcclCommunicatorTest, RequiresNcclBuild) {
-  GTEST_SKIP() << "built without NCCL (ADAQP_WITH_NCCL=0)";
+  GTEST_SKIP() << test::kNeedsGpu << "built without NCCL (ADAQP_WITH_NCCL=0)";
 }
 
 #endif
