@@ -286,7 +286,7 @@ void train(Communicator& comm, const JobConfig& cfg, Trainer& trainer, const Run
   }
 }
 
-void run_train(const JobOptions& job, bool resume) {
+void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_transport) {
   MpiSession mpi(nullptr, nullptr);
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
   const int rank = comm->rank(), world = comm->size();
@@ -360,7 +360,10 @@ void run_train(const JobOptions& job, bool resume) {
                                       cfg.communication.timeout_s);
     });
   }
-  Communicator& job_comm = device_comm != nullptr ? *device_comm : *comm;
+  Communicator& transport = device_comm != nullptr ? *device_comm : *comm;
+  const std::unique_ptr<Communicator> wrapped =
+      wrap_transport ? wrap_transport(transport) : nullptr;
+  Communicator& job_comm = wrapped != nullptr ? *wrapped : transport;
   if (rank == 0) {
     spdlog::info("training on {} over {} ({})", placement.device.name(),
                  to_string(placement.backend), placement.reason);
@@ -383,7 +386,7 @@ void run_train(const JobOptions& job, bool resume) {
 
 }  // namespace
 
-void add_train_command(CLI::App& app) {
+void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
   auto job = std::make_shared<JobOptions>();
   CLI::App* cmd = app.add_subcommand(
       "train",
@@ -395,7 +398,7 @@ void add_train_command(CLI::App& app) {
                 "continue from the newest intact checkpoint in the checkpoint directory "
                 "(training.checkpoint_dir); the job must match its dataset, model, seed and "
                 "worker count");
-  cmd->callback([job, resume] { run_train(*job, *resume); });
+  cmd->callback([job, resume, wrap_transport] { run_train(*job, *resume, wrap_transport); });
 }
 
 }  // namespace adaqp::cli
