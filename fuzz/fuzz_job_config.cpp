@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     adaqp::fuzz::write_file(path, yaml);
     if (adaqp::to_yaml(adaqp::load_job_config(path.string())) != yaml)
       throw std::logic_error("to_yaml does not round-trip:\n" + yaml);
-  } catch (const adaqp::Error&) {
+  } catch (const adaqp::Error& e) {
+    adaqp::fuzz::note_error(e);
   }
   return 0;
 }

@@ -16,29 +16,14 @@ namespace {
 constexpr std::array<const char*, 6> kFiles = {"edge_index.npy", "feat.npy",  "label.npy",
                                                "train.npy",      "valid.npy", "test.npy"};
 
-// A version 1.0 .npy file of `values` with the given descr and shape.
-template <typename T>
-std::string npy(const std::string& descr, const std::string& shape, const std::vector<T>& values) {
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header.push_back(' ');
-  header.push_back('\n');
-  std::string out("\x93NUMPY\x01\x00", 8);
-  out.push_back(static_cast<char>(header.size() & 0xff));
-  out.push_back(static_cast<char>(header.size() >> 8));
-  out += header;
-  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
-  return out;
-}
-
 const std::array<std::string, 6>& valid_files() {
   static const std::array<std::string, 6> files = {
-      npy<int64_t>("<i8", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 3, 0, 0}),
-      npy<float>("<f4", "(4, 3)", {1, 0, 2, 0.5f, -1.25f, 0, 3, 3, 3, 0, 0, 0}),
-      npy<int64_t>("<i8", "(4,)", {0, 1, 2, 1}),
-      npy<int64_t>("<i8", "(2,)", {0, 1}),
-      npy<uint8_t>("|b1", "(4,)", {0, 0, 1, 0}),
-      npy<int32_t>("<i4", "(1,)", {3}),
+      adaqp::fuzz::npy<int64_t>("<i8", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 3, 0, 0}),
+      adaqp::fuzz::npy<float>("<f4", "(4, 3)", {1, 0, 2, 0.5f, -1.25f, 0, 3, 3, 3, 0, 0, 0}),
+      adaqp::fuzz::npy<int64_t>("<i8", "(4,)", {0, 1, 2, 1}),
+      adaqp::fuzz::npy<int64_t>("<i8", "(2,)", {0, 1}),
+      adaqp::fuzz::npy<uint8_t>("|b1", "(4,)", {0, 0, 1, 0}),
+      adaqp::fuzz::npy<int32_t>("<i4", "(1,)", {3}),
   };
   return files;
 }
@@ -62,7 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   adaqp::fuzz::write_file(path, data + 1, size - 1);
   try {
     adaqp::load_numpy(dataset_dir().string());
-  } catch (const adaqp::Error&) {
+  } catch (const adaqp::Error& e) {
+    adaqp::fuzz::note_error(e);
   }
   adaqp::fuzz::write_file(path, valid_files()[which]);
   return 0;

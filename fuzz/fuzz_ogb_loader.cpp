@@ -47,7 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     adaqp::fuzz::write_gz(path, data + 1, size - 1);
   try {
     adaqp::load_ogb(dataset_dir().string(), "");
-  } catch (const adaqp::Error&) {
+  } catch (const adaqp::Error& e) {
+    adaqp::fuzz::note_error(e);
   }
   adaqp::fuzz::write_gz(path, std::string(file.second));
   return 0;

@@ -1,12 +1,14 @@
 // Fuzzes the partition loader: a valid 2-part partition of a small generated graph is written once;
-// the first input byte picks the file to replace (even: meta.yaml, odd: part-0/part.bin) and the
-// rest is its content. Then rank 0's part is loaded as a worker does (meta, part count,
-// fingerprint). The file is restored after each run.
+// the low 2 bits of the first input byte pick what to change: 0, meta.yaml (the rest of the input
+// is its text); 1, part-0/part.bin (the rest is its bytes: nearly every such input stops at a
+// checksum); 2 or 3, one array of part-0/part.bin past its checksum (the rest is an edit of
+// mutate_arrays, and the file is written with correct checksums, so the loader's structural checks
+// of offsets, ranges, sizes and counts are what stop it). Then rank 0's part is loaded as a worker
+// does (meta, part count, fingerprint). The files are restored after each run.
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <string>
+#include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/generator.h"
@@ -18,12 +20,8 @@ namespace {
 struct Partition {
   std::filesystem::path dir;
   std::string meta_yaml, part_bin;
+  std::vector<adaqp::fuzz::RawArray> part_arrays;
 };
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 const Partition& partition() {
   static const Partition p = [] {
@@ -35,11 +33,12 @@ const Partition& partition() {
     g.feat_dim = 4;
     g.avg_degree = 3;
     adaqp::PartitionOptions opt;
-    opt.method = PartitionMethod::kContiguous;
+    opt.method = adaqp::PartitionMethod::kContiguous;
     opt.parts = 2;
     adaqp::write_partition(out.dir.string(), adaqp::generate_graph(g), opt);
-    out.meta_yaml = read_file(out.dir / "meta.yaml");
-    out.part_bin = read_file(out.dir / "part-0" / "part.bin");
+    out.meta_yaml = adaqp::fuzz::read_file(out.dir / "meta.yaml");
+    out.part_bin = adaqp::fuzz::read_file(out.dir / "part-0" / "part.bin");
+    out.part_arrays = adaqp::fuzz::read_arrays(out.dir / "part-0" / "part.bin");
     return out;
   }();
   return p;
@@ -50,13 +49,18 @@ const Partition& partition() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const Partition& p = partition();
-  const bool meta = (data[0] & 1) == 0;
+  const int what = data[0] & 3;
+  const bool meta = what == 0;
   const std::filesystem::path path = meta ? p.dir / "meta.yaml" : p.dir / "part-0" / "part.bin";
-  adaqp::fuzz::write_file(path, data + 1, size - 1);
+  if (what < 2)
+    adaqp::fuzz::write_file(path, data + 1, size - 1);
+  else
+    adaqp::fuzz::write_arrays(path, adaqp::fuzz::mutate_arrays(p.part_arrays, data + 1, size - 1));
   try {
     const adaqp::PartitionMeta m = adaqp::read_partition_meta(p.dir.string());
     adaqp::load_part(p.dir.string(), 0, m.parts, m.dataset_fingerprint);
-  } catch (const adaqp::Error&) {
+  } catch (const adaqp::Error& e) {
+    adaqp::fuzz::note_error(e);
   }
   adaqp::fuzz::write_file(path, meta ? p.meta_yaml : p.part_bin);
   return 0;

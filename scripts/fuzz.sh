@@ -7,14 +7,15 @@
 # adaqp::Error, a timeout of 10 s on one input, or out of memory); the crashing input is left in
 # build-fuzz/crashes/<target>/ and its path printed.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: job_config ogb_loader numpy_loader
-# partition_loader; default: all)
+# graphsaint_loader partition_loader checkpoint; default: all). The ordinary build replays every
+# target's corpus and seeded mutants under ctest (fuzz/CMakeLists.txt) without libFuzzer.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${ADAQP_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(job_config ogb_loader numpy_loader partition_loader)
+((${#TARGETS[@]})) || TARGETS=(job_config ogb_loader numpy_loader graphsaint_loader partition_loader checkpoint)
 
 mkdir -p "$BUILD"
 # $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python.

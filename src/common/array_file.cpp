@@ -218,6 +218,12 @@ ArrayFileReader::ArrayFileReader(const std::string& path) : path_(path) {
     throw InputError(path, "", std::to_string(in.remaining()) + " unexpected trailing bytes");
 }
 
+std::vector<std::pair<std::string, DType>> ArrayFileReader::arrays() const {
+  std::vector<std::pair<std::string, DType>> out;
+  for (const auto& [name, e] : entries_) out.emplace_back(name, e.dtype);
+  return out;
+}
+
 template <typename T>
 std::vector<T> ArrayFileReader::get(const std::string& name) const {
   auto it = entries_.find(name);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace adaqp {
@@ -36,6 +37,8 @@ class ArrayFileReader {
   // truncation, trailing bytes or checksum mismatch.
   explicit ArrayFileReader(const std::string& path);
   bool has(const std::string& name) const { return entries_.count(name) != 0; }
+  // Every array's name and element type, in name order.
+  std::vector<std::pair<std::string, DType>> arrays() const;
   // InputError if missing or of another dtype.
   template <typename T>
   std::vector<T> get(const std::string& name) const;

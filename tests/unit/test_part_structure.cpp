@@ -1,0 +1,205 @@
+// Every structural check of a partition's part file (partition_store.cpp read_part_file), one case
+// each: a valid part is read, one array edited and the file written again with correct checksums,
+// so that the check itself, not the checksum, must reject it, naming the file, the array and the
+// problem. The fuzz target partition_loader reaches the same checks at random (fuzz/).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "adaqp/common/array_file.h"
+#include "adaqp/common/error.h"
+#include "adaqp/graph/generator.h"
+#include "adaqp/partition/partition_store.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Array = std::variant<std::vector<int32_t>, std::vector<int64_t>, std::vector<uint8_t>,
+                           std::vector<float>, std::vector<double>>;
+using Arrays = std::map<std::string, Array>;
+
+Arrays read_all(const fs::path& file) {
+  const ArrayFileReader in(file.string());
+  Arrays out;
+  for (const auto& [name, dtype] : in.arrays()) {
+    switch (dtype) {
+      case DType::I32:
+        out[name] = in.get<int32_t>(name);
+        break;
+      case DType::I64:
+        out[name] = in.get<int64_t>(name);
+        break;
+      case DType::U8:
+        out[name] = in.get<uint8_t>(name);
+        break;
+      case DType::F32:
+        out[name] = in.get<float>(name);
+        break;
+      case DType::F64:
+        out[name] = in.get<double>(name);
+        break;
+    }
+  }
+  return out;
+}
+
+void write_all(const fs::path& file, const Arrays& arrays) {
+  ArrayFileWriter out;
+  for (const auto& [name, values] : arrays)
+    std::visit([&out, &name = name](const auto& v) { out.add(name, v); }, values);
+  out.write(file.string());
+}
+
+template <typename T>
+std::vector<T>& get(Arrays& a, const std::string& name) {
+  return std::get<std::vector<T>>(a.at(name));
+}
+std::vector<int64_t>& i64(Arrays& a, const std::string& name) {
+  return get<int64_t>(a, name);
+}
+
+// Scalars of a part (partition_store.cpp enum Scalar).
+constexpr size_t kRank = 0, kNumParts = 1, kNumCentral = 3;
+
+struct Edit {
+  const char* name;
+  std::function<void(Arrays&)> apply;
+  const char* array;    // named in the error
+  const char* message;  // what the error says
+};
+
+int64_t owned(Arrays& a) {
+  return static_cast<int64_t>(i64(a, "owned_gid").size());
+}
+int64_t halo(Arrays& a) {
+  return static_cast<int64_t>(i64(a, "halo_gid").size());
+}
+
+const std::vector<Edit>& edits() {
+  static const std::vector<Edit> e = {
+      {"ScalarsCount", [](Arrays& a) { i64(a, "scalars").resize(3); }, "scalars",
+       "has 3 entries, expected 7"},
+      {"ScalarsRank", [](Arrays& a) { i64(a, "scalars")[kRank] = 2; }, "scalars",
+       "holds rank 2, not 1"},
+      {"ScalarsDisagreeWithMeta", [](Arrays& a) { i64(a, "scalars")[kNumParts] = 4; }, "scalars",
+       "disagree with meta.yaml"},
+      {"CentralCount", [](Arrays& a) { i64(a, "scalars")[kNumCentral] = owned(a) + 1; }, "scalars",
+       "bad central count"},
+      {"OwnedCount", [](Arrays& a) { i64(a, "owned_gid").pop_back(); }, "owned_gid",
+       "entries, expected"},
+      {"OwnedIdRange", [](Arrays& a) { i64(a, "owned_gid")[0] = 500; }, "owned_gid",
+       "entry 0 = 500 is outside [0, 500)"},
+      {"HaloIdRange", [](Arrays& a) { i64(a, "halo_gid")[1] = -1; }, "halo_gid",
+       "entry 1 = -1 is outside [0, 500)"},
+      {"HaloOffsetsEnd", [](Arrays& a) { i64(a, "halo_offsets").back() += 1; }, "halo_offsets",
+       "must run from 0 to"},
+      {"HaloOffsetsDecrease", [](Arrays& a) { i64(a, "halo_offsets")[1] = halo(a) + 1; },
+       "halo_offsets", "decreases at entry 2"},
+      {"HaloFromItsOwnRank", [](Arrays& a) { i64(a, "halo_offsets")[1] = 0; }, "halo_offsets",
+       "lists halo nodes of its own rank"},
+      {"LocalIndptr", [](Arrays& a) { i64(a, "local_indptr").back() += 1; }, "local_indptr",
+       "must run from 0 to"},
+      {"LocalIndexRange", [](Arrays& a) { get<int32_t>(a, "local_indices")[0] = -3; },
+       "local_indices", "entry 0 = -3 is outside"},
+      {"HaloIndptr", [](Arrays& a) { i64(a, "halo_indptr").pop_back(); }, "halo_indptr",
+       "entries, expected"},
+      {"HaloIndexRange",
+       [](Arrays& a) { get<int32_t>(a, "halo_indices")[0] = static_cast<int32_t>(halo(a)); },
+       "halo_indices", "is outside"},
+      {"CentralRowsWithHaloEdges",
+       [](Arrays& a) {
+         // Row 0 (central) gets the first halo edge of the first marginal row.
+         auto& indptr = i64(a, "halo_indptr");
+         const int64_t central = i64(a, "scalars")[kNumCentral];
+         for (int64_t r = 1; r <= central; ++r) indptr[static_cast<size_t>(r)] = 1;
+       },
+       "halo_indptr", "central rows have halo edges"},
+      {"InDegreeCount", [](Arrays& a) { i64(a, "owned_in_degree").pop_back(); }, "owned_in_degree",
+       "entries, expected"},
+      {"OutDegreeCount", [](Arrays& a) { i64(a, "owned_out_degree").push_back(1); },
+       "owned_out_degree", "entries, expected"},
+      {"HaloInDegreeCount", [](Arrays& a) { i64(a, "halo_in_degree").pop_back(); },
+       "halo_in_degree", "entries, expected"},
+      {"HaloOutDegreeCount", [](Arrays& a) { i64(a, "halo_out_degree").pop_back(); },
+       "halo_out_degree", "entries, expected"},
+      {"SendOffsets", [](Arrays& a) { i64(a, "send_offsets").back() -= 1; }, "send_offsets",
+       "must run from 0 to"},
+      {"SendIndexRange", [](Arrays& a) { i64(a, "send_idx")[0] = owned(a); }, "send_idx",
+       "is outside"},
+      {"FeatureCount", [](Arrays& a) { get<float>(a, "features").pop_back(); }, "features",
+       "entries, expected"},
+      {"LabelRange", [](Arrays& a) { i64(a, "labels")[0] = 4; }, "labels",
+       "entry 0 = 4 is outside [0, 4)"},
+      {"LabelCount", [](Arrays& a) { i64(a, "labels").pop_back(); }, "labels", "entries, expected"},
+      {"MultilabelsOfASingleLabelDataset", [](Arrays& a) { get<uint8_t>(a, "multilabels") = {1}; },
+       "multilabels", "has 1 entries, expected 0"},
+      {"SplitCounts", [](Arrays& a) { i64(a, "global_split_counts").pop_back(); },
+       "global_split_counts", "has 2 entries, expected 3"},
+      {"TrainIndexRange", [](Arrays& a) { i64(a, "train_idx")[0] = owned(a); }, "train_idx",
+       "is outside"},
+      {"ValidIndexRange", [](Arrays& a) { i64(a, "valid_idx")[0] = -1; }, "valid_idx",
+       "is outside"},
+      {"TestIndexRange", [](Arrays& a) { i64(a, "test_idx")[0] = owned(a) + 7; }, "test_idx",
+       "is outside"},
+      {"MissingArray", [](Arrays& a) { a.erase("halo_gid"); }, "halo_gid", "missing"},
+      {"WrongType",
+       [](Arrays& a) {
+         const std::vector<int64_t> labels = i64(a, "labels");
+         a["labels"] = std::vector<int32_t>(labels.begin(), labels.end());
+       },
+       "labels", "has dtype int32, expected int64"},
+  };
+  return e;
+}
+
+class PartStructure : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(PartStructure, EditIsRejectedNamingFileArrayAndProblem) {
+  const Edit& edit = edits()[GetParam()];
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  GeneratorOptions g;
+  g.num_nodes = 500;
+  g.num_classes = 4;
+  g.feat_dim = 5;
+  g.avg_degree = 6;
+  g.seed = 11;
+  PartitionOptions opt;
+  opt.method = PartitionMethod::kMetis;
+  opt.parts = 3;
+  opt.seed = 2;
+  write_partition(dir, generate_graph(g), opt);
+  const fs::path file = fs::path(dir) / "part-1" / "part.bin";
+  Arrays arrays = read_all(file);
+  // The edits need central rows and halo nodes from rank 0: this part has both.
+  ASSERT_GT(i64(arrays, "scalars")[kNumCentral], 0);
+  ASSERT_GT(i64(arrays, "halo_offsets")[1], 0);
+  ASSERT_NO_THROW(load_part(dir, 1, 3)) << "the unedited part must load";
+  edit.apply(arrays);
+  write_all(file, arrays);
+  try {
+    load_part(dir, 1, 3);
+    FAIL() << edit.name << ": the edited part loaded";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string("'") + edit.array + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(edit.message), std::string::npos) << msg;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCheck, PartStructure, ::testing::Range<size_t>(0, edits().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return std::string(edits()[info.param].name);
+                         });
+
+}  // namespace
+}  // namespace adaqp
