@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
@@ -18,13 +19,16 @@ struct InfoOptions {
   std::string dataset;    // a dataset directory, format detected, no transforms
   std::string partition;  // a partition directory
   bool json = false;
+  bool covers = false;
 };
 
 void run_info(const InfoOptions& opt) {
   const bool want_job = !opt.job.config.empty() || !opt.job.overrides.empty();
   if (!want_job && opt.dataset.empty() && opt.partition.empty())
     throw ConfigError("info: give --config (the job's dataset), --dataset DIR or --partition DIR");
-  std::string dataset_report, partition_report;
+  if (opt.covers && opt.partition.empty())
+    throw ConfigError("info: --covers needs --partition DIR");
+  std::string dataset_report, partition_report, covers_report;
   if (want_job || !opt.dataset.empty()) {
     DatasetSpec spec;
     if (want_job) {
@@ -39,13 +43,23 @@ void run_info(const InfoOptions& opt) {
     const PartitionMeta meta = read_partition_meta(opt.partition);
     partition_report =
         opt.json ? partition_json(opt.partition, meta) : partition_text(opt.partition, meta);
+    if (opt.covers) {
+      std::vector<PairCover> pairs;
+      for (int r = 0; r < meta.parts; ++r) {
+        const std::vector<PairCover> into =
+            boundary_covers(load_part(opt.partition, r, meta.parts, meta.dataset_fingerprint));
+        pairs.insert(pairs.end(), into.begin(), into.end());
+      }
+      covers_report = opt.json ? covers_json(pairs) : covers_text(pairs);
+    }
   }
   if (opt.json) {
-    fmt::print("{{\"dataset\": {}, \"partition\": {}}}\n",
+    fmt::print("{{\"dataset\": {}, \"partition\": {}, \"boundary_covers\": {}}}\n",
                dataset_report.empty() ? "null" : dataset_report,
-               partition_report.empty() ? "null" : partition_report);
+               partition_report.empty() ? "null" : partition_report,
+               covers_report.empty() ? "null" : covers_report);
   } else {
-    fmt::print("{}{}", dataset_report, partition_report);
+    fmt::print("{}{}{}", dataset_report, partition_report, covers_report);
   }
 }
 
@@ -60,6 +74,9 @@ void add_info_command(CLI::App& app) {
       ->excludes("--config");
   cmd->add_option("--partition", opt->partition, "partition directory");
   cmd->add_flag("--json", opt->json, "machine-readable output (one JSON object)");
+  cmd->add_flag("--covers", opt->covers,
+                "with --partition: read every part and count, per ordered pair of parts, the rows "
+                "a minimum vertex cover of its cut edges needs against today's source rows");
   cmd->callback([opt] { run_info(*opt); });
 }
 

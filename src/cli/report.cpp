@@ -150,4 +150,60 @@ std::string partition_json(const std::string& dir, const PartitionMeta& m) {
       percent(m.edge_cut, m.num_edges), fmt::join(parts, ", "), rows, fmt::join(bytes, ", "));
 }
 
+namespace {
+
+struct CoverTotals {
+  int64_t cut_edges = 0, source_rows = 0, sources = 0, partials = 0;
+};
+
+CoverTotals totals(const std::vector<PairCover>& pairs) {
+  CoverTotals t;
+  for (const PairCover& p : pairs) {
+    t.cut_edges += p.cut_edges;
+    t.source_rows += p.source_rows;
+    t.sources += p.cover_sources;
+    t.partials += p.cover_partials;
+  }
+  return t;
+}
+
+double ratio(int64_t part, int64_t whole) {
+  return whole == 0 ? 1.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+}  // namespace
+
+std::string covers_text(const std::vector<PairCover>& pairs) {
+  std::string out =
+      "boundary covers (rows that carry every cut edge of a pair: source rows, as exchanged "
+      "today, against a minimum vertex cover of source rows and partial sums)\n";
+  out += fmt::format("{:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}\n", "from", "to",
+                     "cut edges", "rows", "cover", "sources", "partials", "ratio");
+  for (const PairCover& p : pairs) {
+    out += fmt::format("{:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7.3f}\n", p.sender,
+                       p.receiver, p.cut_edges, p.source_rows, p.cover_rows(), p.cover_sources,
+                       p.cover_partials, ratio(p.cover_rows(), p.source_rows));
+  }
+  const CoverTotals t = totals(pairs);
+  out += fmt::format("{:>13} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7.3f}\n", "all", t.cut_edges,
+                     t.source_rows, t.sources + t.partials, t.sources, t.partials,
+                     ratio(t.sources + t.partials, t.source_rows));
+  return out;
+}
+
+std::string covers_json(const std::vector<PairCover>& pairs) {
+  std::vector<std::string> rows;
+  for (const PairCover& p : pairs) {
+    rows.push_back(fmt::format(
+        "{{\"from\": {}, \"to\": {}, \"cut_edges\": {}, \"source_rows\": {}, "
+        "\"cover_sources\": {}, \"cover_partials\": {}}}",
+        p.sender, p.receiver, p.cut_edges, p.source_rows, p.cover_sources, p.cover_partials));
+  }
+  const CoverTotals t = totals(pairs);
+  return fmt::format(
+      "{{\"pairs\": [{}], \"cut_edges\": {}, \"source_rows\": {}, \"cover_sources\": {}, "
+      "\"cover_partials\": {}}}",
+      fmt::join(rows, ", "), t.cut_edges, t.source_rows, t.sources, t.partials);
+}
+
 }  // namespace adaqp::cli

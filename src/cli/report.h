@@ -2,8 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "adaqp/graph/graph.h"
+#include "adaqp/partition/boundary_cover.h"
 #include "adaqp/partition/partition_store.h"
 
 namespace adaqp::cli {
@@ -18,5 +20,10 @@ std::string dataset_json(const Graph& g);
 // and the bytes one full-precision halo exchange moves: rows x hidden x 4 bytes.
 std::string partition_text(const std::string& dir, const PartitionMeta& m);
 std::string partition_json(const std::string& dir, const PartitionMeta& m);
+
+// Rows per ordered pair: today's source rows against a minimum boundary cover's
+// (partition/boundary_cover.h), and the totals.
+std::string covers_text(const std::vector<PairCover>& pairs);
+std::string covers_json(const std::vector<PairCover>& pairs);
 
 }  // namespace adaqp::cli

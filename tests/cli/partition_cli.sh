@@ -78,6 +78,9 @@ assert int(reported.group(1)) == cut, f"reported edge cut {reported.group(1)}, r
 meta = re.search(r"edge_cut: (\d+)", open(f"{work}/part/meta.yaml").read())
 assert meta and int(meta.group(1)) == cut, f"meta.yaml edge_cut {meta and meta.group(1)}, recounted {cut}"
 print(f"edge cut {cut} of {num_edges} edges, recounted from the files")
+import json
+json.dump(owner, open(f"{work}/owner.json", "w"))
+json.dump([(edges[e], edges[num_edges + e]) for e in range(num_edges)], open(f"{work}/edges.json", "w"))
 PY
 ls "$WORK" | grep -q '\.tmp-' && fail "temporary directory left behind"
 
@@ -98,6 +101,53 @@ assert rows == p["exchange_rows"] == sum(r["sent_rows"] for r in p["per_part"]),
 assert p["exchange_bytes_by_hidden"]["64"] == rows * 64 * 4, p
 PY
 "$ADAQP_BIN" info --partition "$WORK/part" | grep -q "halo exchange moves" || fail "info text"
+
+# Boundary covers: per ordered pair of parts, the cut edges, today's source rows and the size of a
+# minimum vertex cover (the maximum matching's, by König) recomputed here from the generated edges
+# (edge_index: sources in row 0) and the owners in the part files, by Kuhn's augmenting paths.
+"$ADAQP_BIN" info --partition "$WORK/part" --covers --json >"$WORK/covers.json"
+"$ADAQP_BIN" info --partition "$WORK/part" --covers | grep -q "boundary covers" || fail "covers text"
+python3 - "$WORK" <<'PY' || fail "boundary covers"
+import json, sys
+from collections import defaultdict
+
+work = sys.argv[1]
+owner = {int(k): v for k, v in json.load(open(f"{work}/owner.json")).items()}
+edges = json.load(open(f"{work}/edges.json"))
+pairs = defaultdict(set)
+for src, dst in edges:
+    if owner[src] != owner[dst]:
+        pairs[(owner[src], owner[dst])].add((src, dst))
+
+def matching(cut):
+    adj = defaultdict(list)
+    for s, d in cut:
+        adj[s].append(d)
+    match = {}
+    def augment(s, seen):
+        for d in adj[s]:
+            if d not in seen:
+                seen.add(d)
+                if d not in match or augment(match[d], seen):
+                    match[d] = s
+                    return True
+        return False
+    return sum(augment(s, set()) for s in adj)
+
+sys.setrecursionlimit(100000)
+got = json.load(open(f"{work}/covers.json"))["boundary_covers"]
+reported = {(p["from"], p["to"]): p for p in got["pairs"]}
+assert set(reported) == set(pairs), (sorted(reported), sorted(pairs))
+for key, cut in pairs.items():
+    p = reported[key]
+    want = (len(cut), len({s for s, _ in cut}), matching(cut))
+    have = (p["cut_edges"], p["source_rows"], p["cover_sources"] + p["cover_partials"])
+    assert have == want, f"pair {key}: (cut edges, rows, cover) reported {have}, recomputed {want}"
+rows = got["source_rows"]
+cover = got["cover_sources"] + got["cover_partials"]
+assert 0 < cover < rows, got
+print(f"boundary covers: {cover} rows instead of {rows} over {len(pairs)} pairs, recomputed")
+PY
 
 # An unknown key: exit code 1 and a message naming the key.
 printf 'communication:\n  bitz: 4\n' >"$WORK/bad.yaml"

@@ -1,0 +1,61 @@
+// The fewest rows that carry every cut edge of a (sender, receiver) pair (issue 26; docs/design.md,
+// section 3). A cut edge j -> i (j owned by the sender, i by the receiver) can travel as the
+// source row h_j, as today, or inside a partial sum for i that the sender computes. The smallest
+// set of such rows is a minimum vertex cover of the pair's bipartite boundary graph (sources on the
+// left, destinations on the right), which König's theorem gives from a maximum matching
+// (Hopcroft-Karp). This header computes it and counts it against today's rows; the exchange does
+// not use it yet.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/partition/part.h"
+
+namespace adaqp {
+
+// A bipartite graph in CSR form: the right vertices adjacent to left vertex u are
+// right[offsets[u] .. offsets[u + 1]), each in [0, num_right).
+struct Bipartite {
+  int64_t num_right = 0;
+  std::vector<int64_t> offsets = {0};  // num_left + 1 entries
+  std::vector<int64_t> right;
+
+  int64_t num_left() const { return static_cast<int64_t>(offsets.size()) - 1; }
+};
+
+// A maximum matching (Hopcroft-Karp, O(E sqrt(V))): match_left[u] is u's right partner or -1, and
+// match_right likewise.
+struct Matching {
+  std::vector<int64_t> match_left, match_right;
+  int64_t size = 0;
+};
+Matching maximum_matching(const Bipartite& g);
+
+// A minimum vertex cover (König's construction from a maximum matching): every edge has an end in
+// it, and its size equals the matching's.
+struct VertexCover {
+  std::vector<uint8_t> left, right;  // 1: in the cover
+  int64_t num_left = 0, num_right = 0;
+  int64_t size() const { return num_left + num_right; }
+};
+VertexCover minimum_vertex_cover(const Bipartite& g);
+
+// The boundary graph of sender -> part.rank in `part`: left vertices are the halo nodes the sender
+// owns (in halo order), right vertices the owned rows of `part` with an in-edge from them.
+// `destination_rows` (if given) receives the owned local index of each right vertex.
+Bipartite boundary_graph(const Part& part, int sender, std::vector<int64_t>* destination_rows);
+
+// One ordered pair's rows: today's (one source row per halo node) and a minimum cover's, split into
+// source rows and partial-sum rows.
+struct PairCover {
+  int sender = 0, receiver = 0;
+  int64_t cut_edges = 0;
+  int64_t source_rows = 0;
+  int64_t cover_sources = 0, cover_partials = 0;
+  int64_t cover_rows() const { return cover_sources + cover_partials; }
+};
+// The pairs into `part` (every sender with at least one cut edge), in sender order.
+std::vector<PairCover> boundary_covers(const Part& part);
+
+}  // namespace adaqp
