@@ -322,6 +322,9 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
   // Rank 0's view of the file system decides, so all ranks take the same steps.
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
   agree_on_device(*comm, placement);
+  if (rank == 0 && cfg.training.precision == ComputePrecision::kTf32 && !placement.device.is_cuda())
+    spdlog::warn("training.precision = tf32 has no effect: the job trains on the CPU ({})",
+                 placement.reason);
   // Peak memory by phase (the device's once its communicator and context exist).
   MemoryMeter meter;
   PhasePeaks memory;

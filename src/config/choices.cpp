@@ -25,6 +25,10 @@ constexpr Table<BitScheme, 3> kSchemes = {{
     {BitScheme::kUniform, "uniform"},
     {BitScheme::kRandom, "random"},
 }};
+constexpr Table<ComputePrecision, 2> kPrecisions = {{
+    {ComputePrecision::kFp32, "fp32"},
+    {ComputePrecision::kTf32, "tf32"},
+}};
 constexpr Table<Recompute, 2> kRecompute = {{
     {Recompute::kNone, "none"},
     {Recompute::kAggregations, "aggregations"},
@@ -95,6 +99,7 @@ E parse(const std::array<std::pair<E, const char*>, N>& table, const std::string
 ADAQP_CHOICE(CommMode, kModes, parse_comm_mode)
 ADAQP_CHOICE(BitScheme, kSchemes, parse_bit_scheme)
 ADAQP_CHOICE(Recompute, kRecompute, parse_recompute)
+ADAQP_CHOICE(ComputePrecision, kPrecisions, parse_precision)
 ADAQP_CHOICE(ModelType, kModelTypes, parse_model_type)
 ADAQP_CHOICE(DeviceChoice, kDevices, parse_device_choice)
 ADAQP_CHOICE(Backend, kBackends, parse_backend)

@@ -245,6 +245,9 @@ const std::vector<Field>& fields() {
       choice_field<Recompute>(
           "training.recompute", [](C & c) -> auto& { return c.training.recompute; },
           parse_recompute, to_string),
+      choice_field<ComputePrecision>(
+          "training.precision", [](C & c) -> auto& { return c.training.precision; },
+          parse_precision, to_string),
       choice_field<Backend>(
           "communication.backend", [](C & c) -> auto& { return c.communication.backend; },
           parse_backend, to_string),
@@ -365,6 +368,10 @@ void require(bool ok, const std::string& origin, const std::string& key, const s
 // default under another scheme or a full-precision mode would be silently ignored, so it is an
 // error naming the key and the keys that make it ineffective.
 void require_effective(const JobConfig& c, const std::string& origin) {
+  require(
+      c.training.precision == ComputePrecision::kFp32 || c.training.device != DeviceChoice::kCpu,
+      origin, "training.precision", to_string(c.training.precision),
+      "has no effect with training.device = cpu: TF32 is a mode of the GPU's tensor cores");
   const CommunicationConfig& m = c.communication;
   const CommunicationConfig defaults;
   const std::string where = fmt::format(

@@ -92,6 +92,9 @@ struct Trainer::Impl {
     if (p.global_split_counts[0] <= 0) {
       throw ConfigError("the dataset has no training nodes: the loss would be undefined");
     }
+    // TF32 tensor cores for libtorch's dense products on the GPU (a process-wide switch): only when
+    // asked for, so that fp32 runs match the CPU's arithmetic.
+    at::globalContext().setAllowTF32CuBLAS(opt.training.precision == ComputePrecision::kTf32);
     // Initialised on the CPU from the seed, then moved: every device starts from the same values.
     torch::manual_seed(opt.training.seed);
     model = Gnn(gnn_options(opt.model, opt.training.recompute, p));

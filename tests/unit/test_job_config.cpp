@@ -144,6 +144,11 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
   EXPECT_EQ(uniform.communication.bits, 4);
   const JobConfig solver = load_job_config("", {"communication.lambda=0.25"});
   EXPECT_EQ(solver.communication.lambda, 0.25);
+  EXPECT_EQ(load_job_config("", {}).training.precision, ComputePrecision::kFp32);
+  for (const char* device : {"training.device=cuda", "training.device=auto"}) {
+    EXPECT_EQ(load_job_config("", {device, "training.precision=tf32"}).training.precision,
+              ComputePrecision::kTf32);
+  }
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
       {{"communication.bits=2"},
        {"communication.bits = 2: has no effect with communication.mode = adaqp and "
@@ -161,6 +166,8 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
        {"communication.assign_period = 5"}},
       {{"communication.scheme=uniform", "communication.solver=exact"},
        {"communication.solver = exact"}},
+      {{"training.device=cpu", "training.precision=tf32"},
+       {"training.precision = tf32: has no effect with training.device = cpu"}},
   };
   for (const auto& [overrides, expected] : cases) {
     std::string msg;

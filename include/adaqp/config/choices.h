@@ -29,6 +29,11 @@ enum class BitScheme { kAdaptive, kUniform, kRandom };
 // instead of A·h, and recomputes A·h in backward (no second exchange; docs/memory.md).
 enum class Recompute { kNone, kAggregations };
 
+// training.precision: the dense products on CUDA. fp32: IEEE float (cuBLAS without tensor-core
+// rounding); tf32: TF32 tensor cores (Ampere and later), faster and rounded to 10 mantissa bits.
+// The CPU computes in fp32 either way.
+enum class ComputePrecision { kFp32, kTf32 };
+
 // model.type: the layer of every layer of the model (model/layers.h): GCN or GraphSAGE-mean.
 enum class ModelType { kGcn, kSage };
 
@@ -50,12 +55,13 @@ enum class PartitionMethod { kMetis, kRandom, kContiguous };
 enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 
 // The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
-// "none", "aggregations"; "gcn", "sage"; "auto", "cpu", "cuda"; "auto", "mpi", "nccl"; "trace",
-// "debug", "info", "warn", "error", "off"; "metis", "random", "contiguous"; "auto", "ogb", "numpy",
-// "graphsaint", "synthetic".
+// "none", "aggregations"; "fp32", "tf32"; "gcn", "sage"; "auto", "cpu", "cuda"; "auto", "mpi",
+// "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis", "random", "contiguous";
+// "auto", "ogb", "numpy", "graphsaint", "synthetic".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
 const char* to_string(Recompute recompute);
+const char* to_string(ComputePrecision precision);
 const char* to_string(ModelType type);
 const char* to_string(DeviceChoice device);
 const char* to_string(Backend backend);
@@ -67,6 +73,7 @@ const char* to_string(DatasetFormat format);
 CommMode parse_comm_mode(const std::string& text);
 BitScheme parse_bit_scheme(const std::string& text);
 Recompute parse_recompute(const std::string& text);
+ComputePrecision parse_precision(const std::string& text);
 ModelType parse_model_type(const std::string& text);
 DeviceChoice parse_device_choice(const std::string& text);
 Backend parse_backend(const std::string& text);

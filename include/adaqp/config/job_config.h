@@ -35,6 +35,7 @@ struct TrainingConfig {
   int checkpoint_every = 0;    // write a checkpoint every this many epochs and at the end; 0 = off
   std::string checkpoint_dir;  // empty = <output.dir>/checkpoints
   Recompute recompute = Recompute::kNone;  // aggregations: GraphSAGE only (see choices.h)
+  ComputePrecision precision = ComputePrecision::kFp32;  // tf32: CUDA only (see choices.h)
 };
 
 struct CommunicationConfig {
