@@ -14,9 +14,13 @@
 #
 # What is shaped. The egress of both veth ends: vc0 (host -> switch, the host's uplink) and h<i>
 # (switch -> host, its downlink), each by one htb class at RATE (burst: 1 ms at RATE, at least
-# 64 KiB). So every host has a full-duplex link of RATE in each direction, and W-1 senders to one
-# host share its downlink. With DELAY > 0 a netem qdisc under the uplink class adds DELAY, so a
-# message between two hosts takes DELAY one way (2 DELAY round trip) beyond its transmission time.
+# 16 KiB, with segmentation offload capped at 16 KiB per packet so that no packet exceeds the burst).
+# A larger burst let messages below it cross at memory speed on slow links: at 50 Mbit/s the link
+# probe fitted 1.4 ns/byte instead of 160 (64 KiB cross in 10 ms at that rate), and the adaptive
+# scheme sent more bytes than on a 1 Gbit/s link. So every host has a full-duplex link of RATE in
+# each direction, and W-1 senders to one host share its downlink. With DELAY > 0 a netem qdisc under
+# the uplink class adds DELAY, so a message between two hosts takes DELAY one way (2 DELAY round
+# trip) beyond its transmission time.
 # netem needs a kernel with sch_netem.
 #
 # CMD runs once per host under `mpirun -np W` (one rank per host, mpirun inside host 0), with MPI
@@ -209,7 +213,8 @@ add_namespace() {
 # Root htb qdisc with one class at RATE on device $2 of namespace $1, netem DELAY under it if $3.
 shape() {
   local ns=$1 dev=$2 with_delay=$3
-  local burst=$((rate / 8 / 1000 > 65536 ? rate / 8 / 1000 : 65536))  # 1 ms at RATE, >= 64 KiB
+  local burst=$((rate / 8 / 1000 > 16384 ? rate / 8 / 1000 : 16384))  # 1 ms at RATE, >= 16 KiB
+  ip -n "$ns" link set dev "$dev" gso_max_size 16384
   tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 1
   tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "${rate}bit" ceil "${rate}bit" \
     burst "$burst" cburst "$burst" quantum 65536
