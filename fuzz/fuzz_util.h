@@ -125,20 +125,6 @@ struct RawArray {
   std::vector<uint8_t> bytes;
 };
 
-inline size_t element_size(DType t) {
-  switch (t) {
-    case DType::I32:
-    case DType::F32:
-      return 4;
-    case DType::I64:
-    case DType::F64:
-      return 8;
-    case DType::U8:
-      return 1;
-  }
-  throw std::logic_error("fuzz harness: unknown dtype");
-}
-
 template <typename T>
 std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   std::vector<uint8_t> out(v.size() * sizeof(T));
@@ -227,7 +213,7 @@ inline std::vector<RawArray> mutate_arrays(std::vector<RawArray> arrays, const u
         a.bytes[offset + i] = rest[i];
       break;
     case 2:
-      a.bytes.resize(std::min(a.bytes.size(), offset * element_size(a.dtype)));
+      a.bytes.resize(std::min(a.bytes.size(), offset * dtype_size(a.dtype)));
       break;
     case 3:
       arrays.erase(arrays.begin() + (data[0] % arrays.size()));

@@ -44,20 +44,6 @@ struct DTypeOf<double> {
   static constexpr DType value = DType::F64;
 };
 
-size_t dtype_size(DType t) {
-  switch (t) {
-    case DType::I32:
-    case DType::F32:
-      return 4;
-    case DType::I64:
-    case DType::F64:
-      return 8;
-    case DType::U8:
-      return 1;
-  }
-  return 0;
-}
-
 const char* dtype_name(DType t) {
   switch (t) {
     case DType::I32:
@@ -216,6 +202,20 @@ ArrayFileReader::ArrayFileReader(const std::string& path) : path_(path) {
   }
   if (in.remaining() != 0)
     throw InputError(path, "", std::to_string(in.remaining()) + " unexpected trailing bytes");
+}
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::I32:
+    case DType::F32:
+      return 4;
+    case DType::I64:
+    case DType::F64:
+      return 8;
+    case DType::U8:
+      return 1;
+  }
+  return 0;
 }
 
 std::vector<std::pair<std::string, DType>> ArrayFileReader::arrays() const {

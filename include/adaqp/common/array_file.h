@@ -5,6 +5,7 @@
 // give the same bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,6 +15,9 @@
 namespace adaqp {
 
 enum class DType : uint8_t { I32 = 1, I64 = 2, U8 = 3, F32 = 4, F64 = 5 };
+
+// Bytes of one element of type `t` (0 for a value outside the enum).
+size_t dtype_size(DType t);
 
 class ArrayFileWriter {
  public:
