@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Set-up, build, then every test (unit, multi-process over mpirun, CLI end-to-end, format check).
+# Set-up, build, then every test (unit, multi-process over mpirun, CLI end-to-end, fuzz replays,
+# format check), then, when run without arguments, the unit tests and fuzz replays of the library
+# without libtorch again under ASan + UBSan (scripts/sanitize.sh --core, in build-sanitize).
+# Arguments go to ctest (e.g. -R NAME) and skip the sanitizer run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$ROOT/scripts/setup.sh"
@@ -12,4 +15,7 @@ status=0
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --parallel "$(nproc)" "$@" ||
   status=$?
 python3 "$ROOT/scripts/list_skips.py" "$BUILD"
+if [ "$#" -eq 0 ]; then
+  "$ROOT/scripts/sanitize.sh" --core || status=$?
+fi
 exit "$status"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Accuracy of Vanilla (full-precision) training against the literature, on the shared datasets.
 # Each case is `adaqp train` with the dataset's config (configs/<dataset>.yaml) for training.seed
-# 0..4; the score of a run is its test accuracy at the epoch of best validation accuracy, and the
-# case passes when the mean over the 5 seeds reaches its threshold:
+# 0..2; the score of a run is its test accuracy at the epoch of best validation accuracy, and the
+# case passes when the mean over the 3 seeds reaches its threshold (per-seed scores vary by about a
+# point: benchmarks/results/README.md):
 #   Cora: 2-layer GCN, hidden 16, public split, on 1 worker, >= 80.5% (Kipf & Welling 2017
 #     report 81.5%); accuracy_quant.sh checks Vanilla on Cora (>= 80.5%) and CiteSeer (>= 69.5%,
 #     they report 70.3%) on 4 workers of a random partition;
@@ -22,12 +23,12 @@ trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
 start=$SECONDS
 
-# run_case CASE DATASET W THRESHOLD ARGS...: trains seeds 0..4 and appends one line per seed,
+# run_case CASE DATASET W THRESHOLD ARGS...: trains seeds 0..2 and appends one line per seed,
 # "CASE W THRESHOLD SEED SCORE SECONDS", to $tmp/results.
 run_case() {
   local name=$1 ds=$2 w=$3 threshold=$4
   shift 4
-  for seed in 0 1 2 3 4; do
+  for seed in 0 1 2; do
     local out="$tmp/$name-w$w/s$seed" t0=$SECONDS
     if ! timeout 300 mpirun --oversubscribe -np "$w" "$ADAQP_BIN" train \
         --config "$ADAQP_SOURCE_DIR/configs/$ds.yaml" --set "dataset.path=$data/$ds" \
@@ -67,7 +68,7 @@ for line in open(sys.argv[1]):
     case = cases.setdefault((name, int(w)), {"threshold": float(threshold), "scores": [], "secs": 0})
     case["scores"].append(float(score))
     case["secs"] += int(secs)
-print(f"{'case':<18} {'W':>2}  {'seed 0..4 (test acc at best val, %)':<36} {'mean':>6} "
+print(f"{'case':<18} {'W':>2}  {'seed 0..2 (test acc at best val, %)':<36} {'mean':>6} "
       f"{'needs':>6} {'time':>6}")
 failed = []
 for (name, w), c in cases.items():
