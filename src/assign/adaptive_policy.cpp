@@ -26,14 +26,6 @@ constexpr int kBitsTag = 32761;
 constexpr int kCandidates = 257;
 constexpr Direction kDirs[2] = {Direction::kForward, Direction::kBackward};
 
-// Per peer: where the messages of `dir` that this rank sends (or receives) start.
-const std::vector<int64_t>& send_offsets(const Part& p, Direction dir) {
-  return dir == Direction::kForward ? p.send_offsets : p.halo_offsets;
-}
-const std::vector<int64_t>& recv_offsets(const Part& p, Direction dir) {
-  return dir == Direction::kForward ? p.halo_offsets : p.send_offsets;
-}
-
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
 }
@@ -64,10 +56,10 @@ void validate(const AdaptiveOptions& opt) {
   }
 }
 
-AdaptivePolicy::AdaptivePolicy(const Part& part, const kernels::CsrView& a_halo, Communicator& comm,
-                               assign::TimeModel time, int layers, const AdaptiveOptions& opt,
-                               uint64_t seed, bool measured_times)
-    : part_(part),
+AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView& a_halo,
+                               Communicator& comm, assign::TimeModel time, int layers,
+                               const AdaptiveOptions& opt, uint64_t seed, bool measured_times)
+    : boundary_(boundary),
       comm_(comm),
       time_(std::move(time)),
       layers_(layers),
@@ -81,21 +73,23 @@ AdaptivePolicy::AdaptivePolicy(const Part& part, const kernels::CsrView& a_halo,
   ADAQP_CHECK(time_.world_size == comm.size(),
               fmt::format("time model for {} ranks on {}", time_.world_size, comm.size()));
   // Column sums of the squared halo coefficients go to the owners of the columns.
-  const Part& p = part_;
+  const Boundary& p = boundary_;
   const kernels::CsrView& a = a_halo;
-  std::vector<double> col(static_cast<size_t>(p.num_halo()), 0.0);
+  ADAQP_CHECK(a.cols == p.recvs(),
+              fmt::format("halo block of {} columns for {} received rows", a.cols, p.recvs()));
+  std::vector<double> col(static_cast<size_t>(p.recvs()), 0.0);
   for (int64_t i = 0; i < a.rows; ++i) {
     for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
       const double v = a.values[k];
       col[a.indices[k]] += v * v;
     }
   }
-  coeff_sq_.assign(p.send_idx.size(), 0.0);
+  coeff_sq_.assign(static_cast<size_t>(p.sends()), 0.0);
   ExchangeBuffers b = ExchangeBuffers::none(p.num_parts);
   for (int r = 0; r < p.num_parts; ++r) {
     if (r == p.rank) continue;
-    b.send[r] = col.data() + p.halo_offsets[r];
-    b.send_bytes[r] = static_cast<size_t>(p.halo_count_from(r)) * sizeof(double);
+    b.send[r] = col.data() + p.recv_offsets[r];
+    b.send_bytes[r] = static_cast<size_t>(p.recv_count_from(r)) * sizeof(double);
     b.recv[r] = coeff_sq_.data() + p.send_offsets[r];
     b.recv_bytes[r] = static_cast<size_t>(p.send_count_to(r)) * sizeof(double);
   }
@@ -121,7 +115,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
     }
   }
   const bool due = traced && (!solved_once_ || epoch - last_solve_ >= opt_.period);
-  const Part& part = part_;
+  const Boundary& part = boundary_;
   if (current_.forward.empty() || due) {
     const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
     QuantPlan next;
@@ -162,7 +156,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
 
 void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& trace,
                                   assign::AssignProblem& problem) const {
-  const Part& part = part_;
+  const Boundary& part = boundary_;
   const std::vector<int64_t>& offsets = send_offsets(part, dir);
   ADAQP_CHECK(static_cast<int64_t>(trace.ranges.size()) == offsets.back(),
               fmt::format("layer {} {}: {} traced ranges for {} messages", layer,
@@ -310,7 +304,7 @@ std::vector<uint8_t> AdaptivePolicy::solve_exact(const assign::AssignProblem& pr
 
 void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
                                 const std::vector<Direction>& dirs) {
-  const Part& part = part_;
+  const Boundary& part = boundary_;
   const int world = part.num_parts;
   // Per peer, the widths of the solved exchanges in order, 2 bits each.
   std::vector<std::vector<uint8_t>> out(world), in(world);
@@ -360,7 +354,7 @@ void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
 
 const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
                                                 const MessageTraces& message_traces) {
-  const Part& part = part_;
+  const Boundary& part = boundary_;
   const int world = part.num_parts;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
   // Per exchange (direction, then layer), gathered from every rank: its modelled time, its start

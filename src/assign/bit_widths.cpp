@@ -10,19 +10,13 @@ namespace adaqp {
 
 namespace {
 
-std::vector<int64_t> boundary_gids(const Part& part) {
-  std::vector<int64_t> gids(part.send_idx.size());
-  for (size_t k = 0; k < gids.size(); ++k) gids[k] = part.owned_gid[part.send_idx[k]];
-  return gids;
-}
-
-std::vector<uint8_t> widths(const std::vector<int64_t>& gids, const SchemeOptions& opt,
+std::vector<uint8_t> widths(const std::vector<int64_t>& keys, const SchemeOptions& opt,
                             uint32_t epoch, int layer, Direction dir) {
-  std::vector<uint8_t> bits(gids.size(), static_cast<uint8_t>(opt.bits));
+  std::vector<uint8_t> bits(keys.size(), static_cast<uint8_t>(opt.bits));
   if (opt.scheme == BitScheme::kRandom) {
-    for (size_t k = 0; k < gids.size(); ++k) {
+    for (size_t k = 0; k < keys.size(); ++k) {
       bits[k] = static_cast<uint8_t>(
-          random_bit_width(opt.seed, epoch, static_cast<uint32_t>(layer), dir, gids[k]));
+          random_bit_width(opt.seed, epoch, static_cast<uint32_t>(layer), dir, keys[k]));
     }
   }
   return bits;
@@ -34,17 +28,25 @@ const char* direction_name(Direction dir) {
   return dir == Direction::kForward ? "fwd" : "bwd";
 }
 
-std::vector<int64_t> send_gids(const Part& part, Direction dir) {
-  return dir == Direction::kForward ? boundary_gids(part) : part.halo_gid;
+const std::vector<int64_t>& send_keys(const Boundary& boundary, Direction dir) {
+  return dir == Direction::kForward ? boundary.send_keys : boundary.recv_keys;
 }
 
-std::vector<int64_t> recv_gids(const Part& part, Direction dir) {
-  return dir == Direction::kForward ? part.halo_gid : boundary_gids(part);
+const std::vector<int64_t>& recv_keys(const Boundary& boundary, Direction dir) {
+  return dir == Direction::kForward ? boundary.recv_keys : boundary.send_keys;
 }
 
-int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t gid) {
+const std::vector<int64_t>& send_offsets(const Boundary& boundary, Direction dir) {
+  return dir == Direction::kForward ? boundary.send_offsets : boundary.recv_offsets;
+}
+
+const std::vector<int64_t>& recv_offsets(const Boundary& boundary, Direction dir) {
+  return dir == Direction::kForward ? boundary.recv_offsets : boundary.send_offsets;
+}
+
+int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t key) {
   const PhiloxWords w = philox_block(seed, epoch, layer, RngStream::kRandomBits,
-                                     static_cast<uint64_t>(gid), static_cast<uint32_t>(dir));
+                                     static_cast<uint64_t>(key), static_cast<uint32_t>(dir));
   // Multiply-shift maps the word onto {0, 1, 2} (bias below 2^-31).
   return quant::bit_width(
       static_cast<int>((static_cast<uint64_t>(w.v[0]) * quant::kNumWidths) >> 32));
@@ -58,7 +60,8 @@ const MessageTrace* MessageTraces::find(int layer, Direction dir) const {
   return &traces[layer];
 }
 
-QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, uint32_t epoch) {
+QuantPlan scheme_plan(const Boundary& boundary, int layers, const SchemeOptions& opt,
+                      uint32_t epoch) {
   ADAQP_CHECK(opt.scheme != BitScheme::kAdaptive,
               "the adaptive scheme's plan comes from its solver (assign/policy.h)");
   if (opt.scheme == BitScheme::kUniform && !quant::valid_bits(opt.bits)) {
@@ -68,10 +71,9 @@ QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, ui
   plan.seed = opt.seed;
   plan.epoch = epoch;
   const Direction dirs[2] = {Direction::kForward, Direction::kBackward};
-  const std::vector<int64_t> boundary = boundary_gids(part);
   for (Direction dir : dirs) {
-    const std::vector<int64_t>& send = dir == Direction::kForward ? boundary : part.halo_gid;
-    const std::vector<int64_t>& recv = dir == Direction::kForward ? part.halo_gid : boundary;
+    const std::vector<int64_t>& send = send_keys(boundary, dir);
+    const std::vector<int64_t>& recv = recv_keys(boundary, dir);
     std::vector<MessageBits>& out = dir == Direction::kForward ? plan.forward : plan.backward;
     for (int l = 0; l < layers; ++l) {
       out.push_back(

@@ -4,17 +4,17 @@
 
 namespace adaqp {
 
-std::unique_ptr<BitPolicy> make_bit_policy(const Part& part, int layers,
+std::unique_ptr<BitPolicy> make_bit_policy(const Boundary& boundary, int layers,
                                            const SchemeOptions& scheme,
                                            const AdaptiveOptions& adaptive,
                                            const AdaptiveInputs* adaptive_inputs) {
-  if (scheme.scheme != BitScheme::kAdaptive) return make_scheme_policy(part, layers, scheme);
+  if (scheme.scheme != BitScheme::kAdaptive) return make_scheme_policy(boundary, layers, scheme);
   ADAQP_CHECK(adaptive_inputs != nullptr && adaptive_inputs->a_halo != nullptr &&
                   adaptive_inputs->comm != nullptr,
               "the adaptive scheme needs the halo block, the communicator and the link model");
-  return std::make_unique<AdaptivePolicy>(part, *adaptive_inputs->a_halo, *adaptive_inputs->comm,
-                                          adaptive_inputs->time, layers, adaptive, scheme.seed,
-                                          adaptive_inputs->measured_times);
+  return std::make_unique<AdaptivePolicy>(boundary, *adaptive_inputs->a_halo,
+                                          *adaptive_inputs->comm, adaptive_inputs->time, layers,
+                                          adaptive, scheme.seed, adaptive_inputs->measured_times);
 }
 
 }  // namespace adaqp

@@ -7,13 +7,16 @@ namespace {
 // Uniform: one plan for the run (only the noise key changes per epoch). Random: re-drawn per epoch.
 class SchemePolicy : public BitPolicy {
  public:
-  SchemePolicy(const Part& part, int layers, const SchemeOptions& opt)
-      : part_(part), layers_(layers), opt_(opt), plan_(scheme_plan(part, layers, opt, 0)) {}
+  SchemePolicy(const Boundary& boundary, int layers, const SchemeOptions& opt)
+      : boundary_(boundary),
+        layers_(layers),
+        opt_(opt),
+        plan_(scheme_plan(boundary, layers, opt, 0)) {}
 
   const QuantPlan& plan(int epoch, const MessageTraces&) override {
     const auto e = static_cast<uint32_t>(epoch);
     if (opt_.scheme == BitScheme::kRandom && e != plan_.epoch) {
-      plan_ = scheme_plan(part_, layers_, opt_, e);
+      plan_ = scheme_plan(boundary_, layers_, opt_, e);
     }
     plan_.epoch = e;
     return plan_;
@@ -24,7 +27,7 @@ class SchemePolicy : public BitPolicy {
   }
 
  private:
-  const Part& part_;
+  const Boundary& boundary_;
   int layers_;
   SchemeOptions opt_;
   QuantPlan plan_;
@@ -32,9 +35,9 @@ class SchemePolicy : public BitPolicy {
 
 }  // namespace
 
-std::unique_ptr<BitPolicy> make_scheme_policy(const Part& part, int layers,
+std::unique_ptr<BitPolicy> make_scheme_policy(const Boundary& boundary, int layers,
                                               const SchemeOptions& opt) {
-  return std::make_unique<SchemePolicy>(part, layers, opt);
+  return std::make_unique<SchemePolicy>(boundary, layers, opt);
 }
 
 }  // namespace adaqp

@@ -171,6 +171,7 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device = Devi
   topt.model = cfg.model;
   topt.training = cfg.training;
   topt.cache_features = cfg.communication.feature_cache;
+  topt.exchange = cfg.communication.exchange;
   topt.mode = cfg.communication.mode;
   topt.scheme = cfg.communication.scheme;
   topt.bits = cfg.communication.bits;

@@ -25,6 +25,10 @@ constexpr Table<BitScheme, 3> kSchemes = {{
     {BitScheme::kUniform, "uniform"},
     {BitScheme::kRandom, "random"},
 }};
+constexpr Table<ExchangeLayout, 2> kExchangeLayouts = {{
+    {ExchangeLayout::kRows, "rows"},
+    {ExchangeLayout::kCover, "cover"},
+}};
 constexpr Table<ComputePrecision, 2> kPrecisions = {{
     {ComputePrecision::kFp32, "fp32"},
     {ComputePrecision::kTf32, "tf32"},
@@ -98,6 +102,7 @@ E parse(const std::array<std::pair<E, const char*>, N>& table, const std::string
 
 ADAQP_CHOICE(CommMode, kModes, parse_comm_mode)
 ADAQP_CHOICE(BitScheme, kSchemes, parse_bit_scheme)
+ADAQP_CHOICE(ExchangeLayout, kExchangeLayouts, parse_exchange_layout)
 ADAQP_CHOICE(Recompute, kRecompute, parse_recompute)
 ADAQP_CHOICE(ComputePrecision, kPrecisions, parse_precision)
 ADAQP_CHOICE(ModelType, kModelTypes, parse_model_type)

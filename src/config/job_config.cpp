@@ -262,6 +262,9 @@ const std::vector<Field>& fields() {
       field<bool>(
           "communication.feature_cache",
           [](C & c) -> auto& { return c.communication.feature_cache; }),
+      choice_field<ExchangeLayout>(
+          "communication.exchange", [](C & c) -> auto& { return c.communication.exchange; },
+          parse_exchange_layout, to_string),
       field<double>(
           "communication.timeout_s", [](C & c) -> auto& { return c.communication.timeout_s; }),
       int_list_field(

@@ -66,8 +66,8 @@ class CpuBlockCodec final : public MessageCodec {
     Compiled* c = &compile(t);
     const std::vector<uint8_t*> send = send_.place(c->layout.send_bytes);
     const std::vector<uint8_t*> recv = recv_.place(c->layout.recv_bytes);
-    for (int r = 0; r < ctx_.part->num_parts; ++r) {
-      if (r == ctx_.part->rank) continue;
+    for (int r = 0; r < ctx_.num_parts; ++r) {
+      if (r == ctx_.rank) continue;
       b.send[r] = send[r];
       b.send_bytes[r] = c->layout.send_bytes[r];
       b.recv[r] = recv[r];
@@ -99,7 +99,7 @@ class CpuBlockCodec final : public MessageCodec {
     Compiled& c = by_tag_[t.id.tag()];
     const MessageBits& bits = *t.precision.bits;
     if (c.d == t.d && c.send_bits == bits.send && c.recv_bits == bits.recv) return c;
-    const int world = ctx_.part->num_parts;
+    const int world = ctx_.num_parts;
     c.d = t.d;
     c.send_bits = bits.send;
     c.recv_bits = bits.recv;
@@ -111,7 +111,7 @@ class CpuBlockCodec final : public MessageCodec {
     c.layout.send_pieces.assign(world, {});
     c.layout.recv_pieces.assign(world, {});
     for (int r = 0; r < world; ++r) {
-      if (r == ctx_.part->rank) continue;
+      if (r == ctx_.rank) continue;
       c.send_pieces[r] = cut_block(bits.send.data() + (*t.send_offsets)[r], t.send_count(r), t.d,
                                    ctx_.piece_elements);
       c.recv_pieces[r] = cut_block(bits.recv.data() + (*t.recv_offsets)[r], t.recv_count(r), t.d,

@@ -35,11 +35,11 @@ class CudaBlockCodec final : public MessageCodec {
 
   const PeerLayout& layout(const Transfer& t) override {
     Tables& c = tables(t);
-    const int world = ctx_.part->num_parts;
+    const int world = ctx_.num_parts;
     c.layout.send_bytes.assign(world, 0);
     c.layout.recv_bytes.assign(world, 0);
     for (int r = 0; r < world; ++r) {
-      if (r == ctx_.part->rank) continue;
+      if (r == ctx_.rank) continue;
       c.layout.send_bytes[r] = static_cast<size_t>(quant::block_bytes(c.send_counts[r], t.d));
       c.layout.recv_bytes[r] = static_cast<size_t>(quant::block_bytes(c.recv_counts[r], t.d));
     }
@@ -53,8 +53,8 @@ class CudaBlockCodec final : public MessageCodec {
     Tables* c = &by_tag_[t.id.tag()];
     const std::vector<uint8_t*> send = send_.place(l.send_bytes);
     const std::vector<uint8_t*> recv = recv_.place(l.recv_bytes);
-    for (int r = 0; r < ctx_.part->num_parts; ++r) {
-      if (r == ctx_.part->rank) continue;
+    for (int r = 0; r < ctx_.num_parts; ++r) {
+      if (r == ctx_.rank) continue;
       b.send[r] = send[r];
       b.send_bytes[r] = l.send_bytes[r];
       b.recv[r] = recv[r];
@@ -114,7 +114,7 @@ class CudaBlockCodec final : public MessageCodec {
     const MessageBits& bits = *t.precision.bits;
     if (c.compiled && c.send_bits == bits.send && c.recv_bits == bits.recv) return c;
     ctx_.quiesce();  // the old tables may still be read by an exchange on the device
-    const int world = ctx_.part->num_parts;
+    const int world = ctx_.num_parts;
     c.send_bits = bits.send;
     c.recv_bits = bits.recv;
     std::vector<int32_t> send_slot(bits.send.size()), recv_slot(bits.recv.size());

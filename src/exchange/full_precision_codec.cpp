@@ -17,11 +17,11 @@ class FullPrecisionCodec final : public MessageCodec {
   explicit FullPrecisionCodec(const CodecContext& ctx) : ctx_(ctx) {}
 
   const PeerLayout& layout(const Transfer& t) override {
-    const int world = ctx_.part->num_parts;
+    const int world = ctx_.num_parts;
     layout_.send_bytes.assign(world, 0);
     layout_.recv_bytes.assign(world, 0);
     for (int r = 0; r < world; ++r) {
-      if (r == ctx_.part->rank) continue;
+      if (r == ctx_.rank) continue;
       layout_.send_bytes[r] = float_bytes(t.send_count(r), t.d);
       layout_.recv_bytes[r] = float_bytes(t.recv_count(r), t.d);
     }
@@ -31,8 +31,8 @@ class FullPrecisionCodec final : public MessageCodec {
   ExchangeHooks bind(const Transfer& t, ExchangeBuffers& b) override {
     const PeerLayout& l = layout(t);
     const float* send = t.gather ? t.staging : t.src;
-    for (int r = 0; r < ctx_.part->num_parts; ++r) {
-      if (r == ctx_.part->rank) continue;
+    for (int r = 0; r < ctx_.num_parts; ++r) {
+      if (r == ctx_.rank) continue;
       b.send[r] = send + (*t.send_offsets)[r] * t.d;
       b.send_bytes[r] = l.send_bytes[r];
       b.recv[r] = t.dst + (*t.recv_offsets)[r] * t.d;

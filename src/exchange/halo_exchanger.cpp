@@ -24,26 +24,32 @@ struct HaloExchanger::Flight {
   double finish_s = 0;   // finish_* entered
 };
 
-HaloExchanger::HaloExchanger(const Part& part, Communicator& comm, const HaloExchangerOptions& opt)
-    : part_(part), comm_(comm), opt_(opt), exposed_(opt.device) {
-  ADAQP_CHECK(comm.size() == part.num_parts && comm.rank() == part.rank,
-              "part " + std::to_string(part.rank) + " of " + std::to_string(part.num_parts) +
-                  " used on rank " + std::to_string(comm.rank()) + " of " +
-                  std::to_string(comm.size()));
+HaloExchanger::HaloExchanger(const Boundary& boundary, const std::vector<int64_t>* send_idx,
+                             Communicator& comm, const HaloExchangerOptions& opt)
+    : boundary_(boundary), comm_(comm), opt_(opt), exposed_(opt.device) {
+  ADAQP_CHECK(comm.size() == boundary.num_parts && comm.rank() == boundary.rank,
+              "part " + std::to_string(boundary.rank) + " of " +
+                  std::to_string(boundary.num_parts) + " used on rank " +
+                  std::to_string(comm.rank()) + " of " + std::to_string(comm.size()));
   ADAQP_CHECK(opt.piece_elements >= 1, "piece_elements " + std::to_string(opt.piece_elements));
   ADAQP_CHECK(!opt.device.is_cuda() || comm.device_memory(),
               "rows on " + opt.device.name() + " need a device transport (NcclCommunicator)");
   device_transport_ = comm.device_memory();
+  ADAQP_CHECK(send_idx == nullptr || static_cast<int64_t>(send_idx->size()) == boundary.sends(),
+              fmt::format("send list of {} rows for {} sent rows",
+                          send_idx != nullptr ? send_idx->size() : 0, boundary.sends()));
   CodecContext ctx;
-  ctx.part = &part_;
+  ctx.rank = boundary.rank;
+  ctx.num_parts = boundary.num_parts;
   ctx.device = opt_.device;
   ctx.piece_elements = opt_.piece_elements;
   ctx.quiesce = [this] { quiesce(); };
   full_ = make_full_precision_codec(ctx);
   quantized_ = make_quantized_codec(ctx);
-  send_idx_ = to_device(part.send_idx, opt_.device);
-  boundary_gid_ = to_device(send_gids(part, Direction::kForward), opt_.device);
-  halo_gid_ = to_device(part.halo_gid, opt_.device);
+  has_send_list_ = send_idx != nullptr;
+  if (has_send_list_) send_idx_ = to_device(*send_idx, opt_.device);
+  send_keys_ = to_device(boundary.send_keys, opt_.device);
+  recv_keys_ = to_device(boundary.recv_keys, opt_.device);
 }
 
 HaloExchanger::~HaloExchanger() {
@@ -76,8 +82,8 @@ Transfer HaloExchanger::transfer_of(const ExchangeId& id, int64_t d,
   t.id = id;
   t.d = d;
   const bool fwd = id.dir == Direction::kForward;
-  t.send_offsets = fwd ? &part_.send_offsets : &part_.halo_offsets;
-  t.recv_offsets = fwd ? &part_.halo_offsets : &part_.send_offsets;
+  t.send_offsets = &send_offsets(boundary_, id.dir);
+  t.recv_offsets = &recv_offsets(boundary_, id.dir);
   t.precision = precision;
   return t;
 }
@@ -110,7 +116,7 @@ void HaloExchanger::start(Transfer t) {
   if (!t.quantized() && t.gather) t.staging = boundary_rows(t.sends(), t.d);
   flight->transfer = t;
   flight->codec = t.quantized() ? quantized_.get() : full_.get();
-  ExchangeBuffers b = ExchangeBuffers::none(part_.num_parts);
+  ExchangeBuffers b = ExchangeBuffers::none(boundary_.num_parts);
   ExchangeOptions options;
   options.hooks = flight->codec->bind(t, b);
   for (size_t bytes : b.send_bytes) flight->bytes_sent += static_cast<int64_t>(bytes);
@@ -196,9 +202,9 @@ void HaloExchanger::start_forward(const float* h, int64_t d, float* halo_out, co
   ADAQP_CHECK(id.dir == Direction::kForward, "start_forward of a backward exchange");
   Transfer t = transfer_of(id, d, precision);
   t.src = h;
-  t.gather = true;
-  t.src_rows = send_idx_.data_ptr<int64_t>();
-  t.gids = boundary_gid_.data_ptr<int64_t>();
+  t.gather = has_send_list_;
+  t.src_rows = t.gather ? send_idx_.data_ptr<int64_t>() : nullptr;
+  t.gids = send_keys_.data_ptr<int64_t>();
   t.dst = halo_out;
   start(t);
 }
@@ -212,8 +218,8 @@ void HaloExchanger::start_backward(const float* halo_grad, int64_t d, const Exch
   ADAQP_CHECK(id.dir == Direction::kBackward, "start_backward of a forward exchange");
   Transfer t = transfer_of(id, d, precision);
   t.src = halo_grad;
-  t.gids = halo_gid_.data_ptr<int64_t>();
-  t.dst = boundary_rows(static_cast<int64_t>(part_.send_idx.size()), d);
+  t.gids = recv_keys_.data_ptr<int64_t>();
+  t.dst = boundary_rows(boundary_.sends(), d);
   width_ = d;
   start(t);
 }
@@ -223,16 +229,23 @@ void HaloExchanger::finish_backward() {
 }
 
 void HaloExchanger::add_received_gradients(float* dh) {
+  ADAQP_CHECK(has_send_list_, "add_received_gradients without a send list");
   const int64_t d = width_;
   const float* rows = boundary_rows_.data_ptr<float>();
   const int64_t* idx = send_idx_.data_ptr<int64_t>();
   // Peers one after another: a boundary row sent to several peers gets several contributions, but
   // within one peer's block every row is distinct.
-  for (int r = 0; r < part_.num_parts; ++r) {
-    const int64_t begin = part_.send_offsets[r], n = part_.send_count_to(r);
+  for (int r = 0; r < boundary_.num_parts; ++r) {
+    const int64_t begin = boundary_.send_offsets[r], n = boundary_.send_count_to(r);
     kernels::scatter_add_rows(opt_.device, rows + begin * d, d, idx + begin, n, dh, nullptr);
   }
   boundary_rows_ = at::Tensor();  // added (CUDA: the additions are enqueued before any reuse)
+}
+
+at::Tensor HaloExchanger::received_gradients() {
+  ADAQP_CHECK(!has_send_list_, "received_gradients with a send list");
+  const at::Tensor rows = std::exchange(boundary_rows_, at::Tensor());
+  return rows.narrow(0, 0, boundary_.sends() * width_).view({boundary_.sends(), width_});
 }
 
 }  // namespace adaqp

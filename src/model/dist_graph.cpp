@@ -14,7 +14,8 @@ namespace adaqp {
 
 namespace {
 
-// Values of one block (local or halo) of the normalised adjacency.
+// Values of one block (local or halo) of the normalised adjacency. A column of out-degree -1 is a
+// partial sum (cover layout): coefficient 1.
 std::vector<float> block_values(const EdgeNorm& norm, const std::vector<int64_t>& indptr,
                                 const std::vector<int32_t>& indices,
                                 const std::vector<int64_t>& in_deg,
@@ -23,10 +24,31 @@ std::vector<float> block_values(const EdgeNorm& norm, const std::vector<int64_t>
   const int64_t rows = static_cast<int64_t>(indptr.size()) - 1;
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-      values[k] = norm.weight(in_deg[i], col_out_deg[indices[k]]);
+      const int64_t out_deg = col_out_deg[indices[k]];
+      values[k] = out_deg < 0 ? 1.0F : norm.weight(in_deg[i], out_deg);
     }
   }
   return values;
+}
+
+// Values of the cover layout's S: a source row's one entry is 1, a partial row's the edges'.
+std::vector<float> send_values(const EdgeNorm& norm, const CoverLayout& cover,
+                               const std::vector<int64_t>& owned_out_deg) {
+  std::vector<float> values(cover.send_indices.size());
+  for (size_t k = 0; k + 1 < cover.send_indptr.size(); ++k) {
+    const int64_t dst_in_deg = cover.send_dst_in_degree[k];
+    for (int64_t e = cover.send_indptr[k]; e < cover.send_indptr[k + 1]; ++e) {
+      values[e] =
+          dst_in_deg < 0 ? 1.0F : norm.weight(dst_in_deg, owned_out_deg[cover.send_indices[e]]);
+    }
+  }
+  return values;
+}
+
+std::unique_ptr<CoverLayout> make_cover(const Part& part, Communicator& comm,
+                                        ExchangeLayout layout) {
+  if (layout != ExchangeLayout::kCover) return nullptr;
+  return std::make_unique<CoverLayout>(cover_layout(part, comm));
 }
 
 // Frees a vector's memory (clear() keeps its capacity).
@@ -76,20 +98,39 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     : part_(std::move(part)),
       comm_(comm),
       opt_(opt),
+      cover_(make_cover(part_, comm, opt.exchange)),
+      // The cover's boundary moves here: the layout keeps only its matrices.
+      boundary_(cover_ != nullptr ? std::move(cover_->boundary) : row_boundary(part_)),
       local_timer_(opt.device),
       halo_timer_(opt.device),
-      exchanger_(part_, comm, HaloExchangerOptions{opt.overlap, opt.device}) {
+      // The rows layout gathers the part's send list; the cover layout forms its rows (S h).
+      exchanger_(boundary_, cover_ != nullptr ? nullptr : &part_.send_idx, comm,
+                 HaloExchangerOptions{opt.overlap, opt.device}) {
   const int64_t owned = part_.num_owned();
   ADAQP_CHECK(opt_.norm != nullptr, "DistGraphOptions::norm: the layers' edge normalisation");
   local_values_ = block_values(*opt_.norm, part_.local_indptr, part_.local_indices,
                                part_.owned_in_degree, part_.owned_out_degree);
-  halo_values_ = block_values(*opt_.norm, part_.halo_indptr, part_.halo_indices,
-                              part_.owned_in_degree, part_.halo_out_degree);
   const kernels::CsrView local{owned, owned, part_.local_indptr.data(), part_.local_indices.data(),
                                local_values_.data()};
-  const kernels::CsrView halo{owned, part_.num_halo(), part_.halo_indptr.data(),
-                              part_.halo_indices.data(), halo_values_.data()};
   a_local_ = std::make_unique<Block>(local, kernels::CsrMatrix{}, opt_.device);
+  kernels::CsrView halo;
+  if (cover_ == nullptr) {
+    halo_values_ = block_values(*opt_.norm, part_.halo_indptr, part_.halo_indices,
+                                part_.owned_in_degree, part_.halo_out_degree);
+    halo = kernels::CsrView{owned, part_.num_halo(), part_.halo_indptr.data(),
+                            part_.halo_indices.data(), halo_values_.data()};
+  } else {
+    halo_values_ = block_values(*opt_.norm, cover_->halo_indptr, cover_->halo_indices,
+                                part_.owned_in_degree, cover_->recv_out_degree);
+    halo = kernels::CsrView{owned, boundary_.recvs(), cover_->halo_indptr.data(),
+                            cover_->halo_indices.data(), halo_values_.data()};
+    send_values_ = send_values(*opt_.norm, *cover_, part_.owned_out_degree);
+    const kernels::CsrView send{boundary_.sends(), owned, cover_->send_indptr.data(),
+                                cover_->send_indices.data(), send_values_.data()};
+    send_ = std::make_unique<Block>(send, kernels::CsrMatrix{}, opt_.device);
+    send_t_ =
+        std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(send), opt_.device);
+  }
   a_halo_ = std::make_unique<Block>(halo, kernels::CsrMatrix{}, opt_.device);
   // A symmetric graph's local block has a symmetric pattern: its transpose needs at most other
   // values (none for GCN, whose normalised matrix is then symmetric).
@@ -113,11 +154,11 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
   owned_gids_ = to_device(part_.owned_gid, opt_.device);
   if (opt_.cache_features) {
     halo_features_ =
-        at::empty({part_.num_halo(), part_.feat_dim}, torch_options(opt_.device, at::kFloat));
-    exchanger_.start_forward(features_.data_ptr<float>(), part_.feat_dim,
-                             halo_features_.data_ptr<float>(), ExchangeId{0, Direction::kForward},
-                             Precision{});
+        at::empty({boundary_.recvs(), part_.feat_dim}, torch_options(opt_.device, at::kFloat));
+    start_forward(features_.data_ptr<float>(), part_.feat_dim, halo_features_.data_ptr<float>(), 0,
+                  Precision{});
     exchanger_.finish_forward();
+    sent_rows_ = at::Tensor();
     features_product_ = at::empty_like(features_);
     a_local_->multiply(features_.data_ptr<float>(), part_.feat_dim,
                        features_product_.data_ptr<float>(), /*accumulate=*/false);
@@ -186,7 +227,7 @@ Precision DistGraph::precision(int layer, Direction dir, int64_t d) {
 
 float* DistGraph::halo_buffer(int64_t d) {
   if (halo_buf_.defined()) exchanger_.settle();  // an exchange that failed midway may still use it
-  halo_buf_ = at::empty({std::max<int64_t>(part_.num_halo() * d, 1)},
+  halo_buf_ = at::empty({std::max<int64_t>(boundary_.recvs() * d, 1)},
                         torch_options(opt_.device, at::kFloat));
   return halo_buf_.data_ptr<float>();
 }
@@ -197,10 +238,23 @@ void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
   end_aggregate(d, y);
 }
 
+void DistGraph::start_forward(const float* h, int64_t d, float* halo, int layer,
+                              const Precision& p) {
+  if (send_ != nullptr) {
+    if (sent_rows_.defined()) exchanger_.settle();  // an exchange that failed midway may use them
+    sent_rows_ = at::empty({std::max<int64_t>(boundary_.sends() * d, 1)},
+                           torch_options(opt_.device, at::kFloat));
+    halo_timer_.start(nullptr);
+    send_->multiply(h, d, sent_rows_.data_ptr<float>(), /*accumulate=*/false);
+    halo_timer_.stop(nullptr);
+    h = sent_rows_.data_ptr<float>();
+  }
+  exchanger_.start_forward(h, d, halo, ExchangeId{layer, Direction::kForward}, p);
+}
+
 void DistGraph::begin_aggregate(const float* h, int64_t d, int layer) {
   float* halo = halo_buffer(d);
-  exchanger_.start_forward(h, d, halo, ExchangeId{layer, Direction::kForward},
-                           precision(layer, Direction::kForward, d));
+  start_forward(h, d, halo, layer, precision(layer, Direction::kForward, d));
 }
 
 void DistGraph::aggregate_local(const float* h, int64_t d, float* y) {
@@ -212,6 +266,7 @@ void DistGraph::aggregate_local(const float* h, int64_t d, float* y) {
 
 void DistGraph::end_aggregate(int64_t d, float* y, at::Tensor* halo_rows) {
   exchanger_.finish_forward();
+  sent_rows_ = at::Tensor();  // sent (CUDA: the exchange is ordered before any reuse)
   halo_timer_.start(nullptr);
   a_halo_->multiply(halo_buf_.data_ptr<float>(), d, y, /*accumulate=*/true);
   halo_timer_.stop(nullptr);
@@ -220,9 +275,9 @@ void DistGraph::end_aggregate(int64_t d, float* y, at::Tensor* halo_rows) {
 }
 
 void DistGraph::aggregate_again(const float* h, const at::Tensor& halo_rows, int64_t d, float* y) {
-  ADAQP_CHECK(halo_rows.numel() >= part_.num_halo() * d,
+  ADAQP_CHECK(halo_rows.numel() >= boundary_.recvs() * d,
               "halo rows of " + std::to_string(halo_rows.numel()) + " floats for " +
-                  std::to_string(part_.num_halo()) + " rows of width " + std::to_string(d));
+                  std::to_string(boundary_.recvs()) + " rows of width " + std::to_string(d));
   aggregate_local(h, d, y);
   halo_timer_.start(nullptr);
   a_halo_->multiply(halo_rows.data_ptr<float>(), d, y, /*accumulate=*/true);
@@ -260,7 +315,12 @@ void DistGraph::end_aggregate_backward(const float* g, int64_t d, float* dh) {
   exchanger_.finish_backward();
   halo_buf_ = at::Tensor();  // sent
   halo_timer_.start(nullptr);
-  exchanger_.add_received_gradients(dh);
+  if (send_t_ == nullptr) {
+    exchanger_.add_received_gradients(dh);
+  } else {
+    const at::Tensor received = exchanger_.received_gradients();
+    send_t_->multiply(received.data_ptr<float>(), d, dh, /*accumulate=*/true);
+  }
   halo_timer_.stop(nullptr);
 }
 

@@ -28,9 +28,9 @@ struct Pattern {
   int64_t total_send_rows = 0;
 };
 
-Pattern pattern(const Part& part, bool forward) {
-  const std::vector<int64_t>& send = forward ? part.send_offsets : part.halo_offsets;
-  const std::vector<int64_t>& recv = forward ? part.halo_offsets : part.send_offsets;
+Pattern pattern(const Boundary& part, bool forward) {
+  const std::vector<int64_t>& send = forward ? part.send_offsets : part.recv_offsets;
+  const std::vector<int64_t>& recv = forward ? part.recv_offsets : part.send_offsets;
   Pattern p;
   for (int r = 0; r < part.num_parts; ++r) {
     p.send_rows.push_back(send[r + 1] - send[r]);
@@ -154,7 +154,7 @@ std::vector<assign::LinkCost> plan_costs(const std::vector<assign::LinkFit>& fit
 
 }  // namespace
 
-LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbeOptions& opt) {
+LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkProbeOptions& opt) {
   ADAQP_CHECK(opt.min_row_bytes >= 1 && opt.max_row_bytes > opt.min_row_bytes &&
                   opt.repeats >= kMinRepeats && opt.sizes >= 2,
               fmt::format("probe row sizes {}..{}, {} sizes, {} repeats", opt.min_row_bytes,

@@ -66,8 +66,8 @@ double log_parts(const Trainer& trainer, Communicator& comm) {
   mine.marginal = p.num_marginal();
   mine.local_edges = p.num_local_edges();
   mine.halo_edges = p.num_halo_edges();
-  mine.send_rows = static_cast<int64_t>(p.send_idx.size());
-  mine.halo_rows = p.num_halo();
+  mine.send_rows = trainer.boundary().sends();
+  mine.halo_rows = trainer.boundary().recvs();
   mine.full_precision_bytes = trainer.full_precision_bytes_per_epoch();
   std::vector<PartRecord> all(static_cast<size_t>(comm.size()));
   comm.allgather(&mine, all.data(), sizeof(PartRecord));
@@ -89,11 +89,13 @@ double log_parts(const Trainer& trainer, Communicator& comm) {
     }
     const int64_t edges = a.local_edges + a.halo_edges;
     spdlog::info(
-        "rank {}: {} central, {} marginal nodes, {:.1f}% of in-edges local; bytes per "
-        "full-precision exchange by layer: fwd [{}] bwd [{}]",
+        "rank {}: {} central, {} marginal nodes, {:.1f}% of in-edges local; {} rows sent, {} "
+        "received per exchange ({} layout); bytes per full-precision exchange by layer: fwd [{}] "
+        "bwd [{}]",
         r, a.central, a.marginal,
         edges > 0 ? 100.0 * static_cast<double>(a.local_edges) / static_cast<double>(edges) : 100.0,
-        fmt::join(fwd, ","), fmt::join(bwd, ","));
+        a.send_rows, a.halo_rows, to_string(trainer.exchange_layout()), fmt::join(fwd, ","),
+        fmt::join(bwd, ","));
   }
   return full_precision;
 }

@@ -41,6 +41,7 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
   g.cache_features = o.cache_features;
   g.keep_features = conv_reads_features(o.model.type);
   g.overlap = overlaps(o.mode);
+  g.exchange = o.exchange;
   g.device = o.device;
   return g;
 }
@@ -113,12 +114,12 @@ struct Trainer::Impl {
       scheme.seed = opt.training.seed;
       AdaptiveInputs inputs;
       if (opt.scheme == BitScheme::kAdaptive) {
-        link = std::make_unique<LinkModel>(opt.link_costs.empty()
-                                               ? probe_link_model(comm, p, probe_options(opt, p))
-                                               : fixed_link_model(opt.link_costs));
+        link = std::make_unique<LinkModel>(
+            opt.link_costs.empty() ? probe_link_model(comm, graph.boundary(), probe_options(opt, p))
+                                   : fixed_link_model(opt.link_costs));
         inputs = AdaptiveInputs{&graph.a_halo(), &comm, link->time, opt.link_costs.empty()};
       }
-      policy = make_bit_policy(p, opt.model.layers, scheme, opt.adaptive, &inputs);
+      policy = make_bit_policy(graph.boundary(), opt.model.layers, scheme, opt.adaptive, &inputs);
     }
   }
 
@@ -287,6 +288,14 @@ const Part& Trainer::part() const {
   return impl_->graph.part();
 }
 
+const Boundary& Trainer::boundary() const {
+  return impl_->graph.boundary();
+}
+
+ExchangeLayout Trainer::exchange_layout() const {
+  return impl_->opt.exchange;
+}
+
 int64_t Trainer::layer_input_width(int layer) const {
   return impl_->model->aggregation_width(layer);
 }
@@ -300,13 +309,13 @@ const Device& Trainer::device() const {
 }
 
 int64_t Trainer::full_precision_bytes_per_epoch() const {
-  const Part& p = impl_->graph.part();
-  const auto send_rows = static_cast<int64_t>(p.send_idx.size());
+  const Boundary& b = impl_->graph.boundary();
+  const int64_t send_rows = b.sends();
   int64_t bytes = 0;
   for (int l = 0; l < num_layers(); ++l) {
     const int64_t row = layer_input_width(l) * static_cast<int64_t>(sizeof(float));
     if (l > 0) {
-      bytes += (send_rows + p.num_halo()) * row;
+      bytes += (send_rows + b.recvs()) * row;
     } else if (!impl_->opt.cache_features) {
       bytes += send_rows * row;
     }

@@ -86,14 +86,14 @@ std::vector<int64_t> gather_all(Communicator& comm, const std::vector<int64_t>& 
 
 // (direction, sender, receiver, node) -> width of every message of layer kLayer, as the senders
 // (sending = true) or the receivers see them, over all ranks.
-std::map<std::vector<int64_t>, int64_t> widths_seen(Communicator& comm, const Part& part,
+std::map<std::vector<int64_t>, int64_t> widths_seen(Communicator& comm, const Boundary& part,
                                                     const QuantPlan& plan, bool sending) {
   std::vector<int64_t> mine;
   for (Direction dir : {Direction::kForward, Direction::kBackward}) {
     const MessageBits& mb = (dir == Direction::kForward ? plan.forward : plan.backward)[kLayer];
-    const std::vector<int64_t> gids = sending ? send_gids(part, dir) : recv_gids(part, dir);
+    const std::vector<int64_t>& gids = sending ? send_keys(part, dir) : recv_keys(part, dir);
     const std::vector<int64_t>& offsets =
-        (dir == Direction::kForward) == sending ? part.send_offsets : part.halo_offsets;
+        sending ? send_offsets(part, dir) : recv_offsets(part, dir);
     const std::vector<uint8_t>& bits = sending ? mb.send : mb.recv;
     for (int r = 0; r < part.num_parts; ++r) {
       for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
@@ -130,7 +130,7 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   // depends on the instance (one CI run took GLPK past its 60 s limit), so the exact referee is
   // tested on the reproducible model without it.
   const bool measured_times = GetParam() == assign::Solver::kFast;
-  AdaptivePolicy assigner(graph.part(), graph.a_halo(), *comm,
+  AdaptivePolicy assigner(graph.boundary(), graph.a_halo(), *comm,
                           assign::per_sender_time_model(link_costs(comm->size())),
                           /*layers=*/2, aopt, /*seed=*/5, measured_times);
   const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
@@ -182,8 +182,8 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   }
 
   // The widths every receiver decodes with are the ones its senders chose, message by message.
-  const auto sent = widths_seen(*comm, part, plan, true);
-  const auto received = widths_seen(*comm, part, plan, false);
+  const auto sent = widths_seen(*comm, graph.boundary(), plan, true);
+  const auto received = widths_seen(*comm, graph.boundary(), plan, false);
   EXPECT_EQ(sent, received);
   std::map<int64_t, int64_t> per_width;
   for (const auto& [key, bits] : sent) ++per_width[bits];

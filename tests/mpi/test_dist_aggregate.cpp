@@ -1,6 +1,6 @@
 // Distributed aggregation on W = mpirun's world size workers: every rank builds the same generated
 // graph, partitions it W ways and keeps its own part; forward rows and input gradients must equal
-// the dense single-process result for the rank's owned nodes.
+// the dense single-process result for the rank's owned nodes, in both exchange layouts.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -32,16 +32,18 @@ struct Case {
   ModelType type;
   std::string method;  // partitioning
   bool cache_features;
+  ExchangeLayout exchange;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << to_string(c.type) << " on a " << c.method << " partition, "
-      << (c.cache_features ? "cached" : "exchanged") << " features";
+      << (c.cache_features ? "cached" : "exchanged") << " features, " << to_string(c.exchange)
+      << " layout";
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return std::string(to_string(info.param.type)) + "_" + info.param.method +
-         (info.param.cache_features ? "_cached" : "_exchanged");
+         (info.param.cache_features ? "_cached_" : "_exchanged_") + to_string(info.param.exchange);
 }
 
 double max_error(const at::Tensor& got, const at::Tensor& want) {
@@ -59,9 +61,9 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   popt.parts = comm->size();
   popt.seed = 4;
   const std::vector<int32_t> owner = assign_parts(g, popt);
-  DistGraph graph(
-      build_part(g, owner, comm->rank()), *comm,
-      DistGraphOptions{&conv_norm(c.type), c.cache_features, true, false, Device::cpu()});
+  DistGraph graph(build_part(g, owner, comm->rank()), *comm,
+                  DistGraphOptions{&conv_norm(c.type), c.cache_features, true, false, Device::cpu(),
+                                   c.exchange});
   const Part& part = graph.part();
   if (comm->size() > 1) {
     EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
@@ -88,22 +90,25 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
       at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat);
   EXPECT_LE(max_error(ax, rows_of(a.mm(x_all.to(at::kDouble)), part.owned_gid)), kTol);
 
-  // Bytes sent: forward rows to every peer, then halo gradients back, d floats each, twice.
-  const int64_t per_layer = static_cast<int64_t>(part.send_idx.size() + part.halo_gid.size()) * d *
-                            static_cast<int64_t>(sizeof(float));
-  const int64_t features = c.cache_features
-                               ? 0
-                               : static_cast<int64_t>(part.send_idx.size()) * part.feat_dim *
-                                     static_cast<int64_t>(sizeof(float));
+  // Bytes sent: forward rows to every peer, then their gradients back, d floats each, twice.
+  const Boundary& b = graph.boundary();
+  const int64_t per_layer = (b.sends() + b.recvs()) * d * static_cast<int64_t>(sizeof(float));
+  const int64_t features =
+      c.cache_features ? 0 : b.sends() * part.feat_dim * static_cast<int64_t>(sizeof(float));
   EXPECT_EQ(graph.comm_stats().bytes_sent, 2 * per_layer + features);
 }
 
-INSTANTIATE_TEST_SUITE_P(Partitions, DistAggregateMulti,
-                         ::testing::Values(Case{ModelType::kGcn, "metis", true},
-                                           Case{ModelType::kGcn, "random", false},
-                                           Case{ModelType::kSage, "random", true},
-                                           Case{ModelType::kSage, "contiguous", false}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Partitions, DistAggregateMulti,
+    ::testing::Values(Case{ModelType::kGcn, "metis", true, ExchangeLayout::kRows},
+                      Case{ModelType::kGcn, "random", false, ExchangeLayout::kRows},
+                      Case{ModelType::kSage, "random", true, ExchangeLayout::kRows},
+                      Case{ModelType::kSage, "contiguous", false, ExchangeLayout::kRows},
+                      Case{ModelType::kGcn, "metis", true, ExchangeLayout::kCover},
+                      Case{ModelType::kGcn, "random", false, ExchangeLayout::kCover},
+                      Case{ModelType::kSage, "random", false, ExchangeLayout::kCover},
+                      Case{ModelType::kSage, "contiguous", true, ExchangeLayout::kCover}),
+    case_name);
 
 }  // namespace
 }  // namespace adaqp

@@ -1,8 +1,9 @@
 // The exchange modes on W = mpirun's world size workers (docs/design.md, sections 4, 5 and 7):
 // overlap reproduces vanilla, quantized runs with and without overlap are bit-identical, the
 // feature cache changes only the bytes sent, quantized blocks are exactly the packed size plus
-// metadata, both ends of a random-scheme exchange agree on every message's width, and the
-// overlapped exchange really progresses while the caller computes (timestamps of the exchanger).
+// metadata, both ends of a random-scheme exchange agree on every message's width, the cover layout
+// reproduces the rows layout with fewer rows, and the overlapped exchange really progresses while
+// the caller computes (timestamps of the exchanger).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -45,8 +46,10 @@ Part my_part(const Graph& g, const Communicator& comm) {
   return build_part(g, assign_parts(g, popt), comm.rank());
 }
 
-TrainerOptions options(const std::string& mode, const std::string& scheme, int bits, bool cache) {
+TrainerOptions options(const std::string& mode, const std::string& scheme, int bits, bool cache,
+                       ExchangeLayout exchange = ExchangeLayout::kRows) {
   TrainerOptions opt;
+  opt.exchange = exchange;
   opt.model.type = ModelType::kGcn;
   opt.model.layers = 3;
   opt.model.hidden = kHidden;
@@ -62,11 +65,14 @@ TrainerOptions options(const std::string& mode, const std::string& scheme, int b
 struct TrainedRun {
   std::vector<EpochStats> epochs;
   std::vector<float> params;
+  int64_t sends = 0, recvs = 0;  // rows per exchange (the boundary's)
 };
 
 TrainedRun train(const Graph& g, Communicator& comm, const TrainerOptions& opt) {
   Trainer t(my_part(g, comm), comm, opt);
   TrainedRun run;
+  run.sends = t.boundary().sends();
+  run.recvs = t.boundary().recvs();
   for (int e = 1; e <= kEpochs; ++e) run.epochs.push_back(t.train_epoch(e));
   run.params = t.parameter_values();
   return run;
@@ -158,6 +164,68 @@ TEST(ExchangeModes, QuantizedBytesArePackedCodesPlusMetadata) {
   }
 }
 
+// The cover layout at full precision: the same training up to the summation order (1e-5 relative on
+// every loss, parameters within 1e-5), with and without overlap and the feature cache; every
+// exchange moves its boundary's rows; each rank receives from each peer at most as many rows as
+// the rows layout would (a minimum cover is no larger than the pair's sources), and over the
+// ranks fewer.
+TEST(ExchangeLayouts, CoverReproducesRowsWithFewerRows) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 26);
+  const Part part = my_part(g, *comm);
+  for (const char* mode : {"vanilla", "overlap"}) {
+    for (bool cache : {true, false}) {
+      const std::string what = std::string(mode) + (cache ? ", cached" : ", exchanged");
+      const TrainedRun rows = train(g, *comm, options(mode, "uniform", 8, cache));
+      const TrainedRun cover =
+          train(g, *comm, options(mode, "uniform", 8, cache, ExchangeLayout::kCover));
+      for (int e = 0; e < kEpochs; ++e) {
+        EXPECT_NEAR(cover.epochs[e].loss, rows.epochs[e].loss, 1e-5 * std::abs(rows.epochs[e].loss))
+            << what << ", epoch " << e + 1;
+        const int64_t row_floats = (cache ? 0 : cover.sends * part.feat_dim) +
+                                   (cover.sends + cover.recvs) * (kHidden + part.num_classes);
+        EXPECT_EQ(cover.epochs[e].bytes_sent, 4 * row_floats) << what;
+      }
+      ASSERT_EQ(cover.params.size(), rows.params.size());
+      for (size_t i = 0; i < rows.params.size(); ++i) {
+        ASSERT_NEAR(cover.params[i], rows.params[i], 1e-5) << what << ", parameter " << i;
+      }
+      EXPECT_LE(cover.recvs, part.num_halo()) << what;
+      int64_t totals[2] = {cover.recvs, part.num_halo()};
+      comm->allreduce_sum(totals, 2);
+      if (comm->size() > 1) {
+        EXPECT_LT(totals[0], totals[1]) << what << ": the cover saves no row on this graph";
+      }
+    }
+  }
+}
+
+// Quantized messages in the cover layout: bytes are the wire format of the boundary's rows, and the
+// adaptive scheme plans over them (bytes within its all-8-bit cost).
+TEST(ExchangeLayouts, QuantizedCoverSendsTheWireFormatOfItsRows) {
+  const auto comm = world_comm();
+  const Graph g = test::small_graph(240, 27);
+  const Part part = my_part(g, *comm);
+  for (int bits : {2, 8}) {
+    const TrainedRun run =
+        train(g, *comm, options("adaqp", "uniform", bits, true, ExchangeLayout::kCover));
+    const int64_t hidden_row = quant::packed_row_bytes(kHidden, bits) + 8;
+    const int64_t out_row = quant::packed_row_bytes(part.num_classes, bits) + 8;
+    for (const EpochStats& st : run.epochs) {
+      EXPECT_EQ(st.bytes_sent, (run.sends + run.recvs) * (hidden_row + out_row)) << bits;
+    }
+  }
+  const TrainedRun adaptive =
+      train(g, *comm, options("adaqp", "adaptive", 8, true, ExchangeLayout::kCover));
+  const int64_t at8 =
+      (adaptive.sends + adaptive.recvs) *
+      (quant::packed_row_bytes(kHidden, 8) + quant::packed_row_bytes(part.num_classes, 8) + 16);
+  for (const EpochStats& st : adaptive.epochs) {
+    EXPECT_TRUE(std::isfinite(st.loss));
+    EXPECT_LE(st.bytes_sent, at8);
+  }
+}
+
 // |x^ - x| <= s = (M - m) / (2^b - 1) per element (s rounded up by at most a few ulps).
 double step_bound(const at::Tensor& row, int bits) {
   const double range = (row.max() - row.min()).item<double>();
@@ -168,13 +236,14 @@ TEST(ExchangeModes, RandomSchemeEndsAgreeOnEveryWidth) {
   const auto comm = world_comm();
   const Graph g = test::small_graph(300, 25);
   const Part part = my_part(g, *comm);
-  HaloExchanger ex(part, *comm, HaloExchangerOptions{true, Device::cpu()});
+  const Boundary boundary = row_boundary(part);
+  HaloExchanger ex(boundary, &part.send_idx, *comm, HaloExchangerOptions{true, Device::cpu()});
   SchemeOptions so;
   so.scheme = BitScheme::kRandom;
   so.seed = 99;
   const uint32_t epoch = 4;
   const int layer = 1;
-  const QuantPlan plan = scheme_plan(part, 2, so, epoch);
+  const QuantPlan plan = scheme_plan(boundary, 2, so, epoch);
   Precision fwd{&plan.forward[layer], quant::QuantKey{so.seed, epoch}};
   Precision bwd{&plan.backward[layer], quant::QuantKey{so.seed, epoch}};
   const int64_t d = 33;
@@ -278,7 +347,8 @@ TEST(ExchangeOverlap, ProgressThreadCompletesLargeMessagesDuringComputation) {
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
   const Graph g = test::small_graph(400, 28);
   const Part part = my_part(g, *comm);
-  HaloExchanger ex(part, *comm, HaloExchangerOptions{true, Device::cpu()});
+  const Boundary boundary = row_boundary(part);
+  HaloExchanger ex(boundary, &part.send_idx, *comm, HaloExchangerOptions{true, Device::cpu()});
   if (!ex.progress_thread()) GTEST_SKIP() << "MPI provides no thread support for a progress thread";
   const int64_t d = 8192;  // 32 KiB rows: several MiB per peer
   std::vector<float> h(static_cast<size_t>(part.num_owned() * d), 1.5f);

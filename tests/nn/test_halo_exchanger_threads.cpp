@@ -42,12 +42,13 @@ TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
   const at::Tensor g_all = test::random_matrix(g.num_nodes, d, 2);
   run_thread_ranks(world, [&](Communicator& comm) {
     const Part part = build_part(g, owner, comm.rank());
+    const Boundary boundary = row_boundary(part);
     for (bool quantized : {false, true}) {
-      HaloExchanger ex(part, comm, HaloExchangerOptions{true, Device::cpu()});
+      HaloExchanger ex(boundary, &part.send_idx, comm, HaloExchangerOptions{true, Device::cpu()});
       SchemeOptions so;
       so.scheme = BitScheme::kRandom;
       so.seed = 3;
-      const QuantPlan plan = scheme_plan(part, 2, so, 5);
+      const QuantPlan plan = scheme_plan(boundary, 2, so, 5);
       Precision fwd, bwd;
       if (quantized) {
         fwd = Precision{&plan.forward[1], quant::QuantKey{so.seed, 5}};
@@ -103,10 +104,11 @@ TEST_P(HaloExchangerThreads, PiecesChangeNothingThatArrives) {
   const at::Tensor h_all = test::random_matrix(g.num_nodes, d, 3);
   run_thread_ranks(world, [&](Communicator& comm) {
     const Part part = build_part(g, owner, comm.rank());
+    const Boundary boundary = row_boundary(part);
     SchemeOptions so;
     so.scheme = BitScheme::kRandom;
     so.seed = 4;
-    const QuantPlan plan = scheme_plan(part, 2, so, 7);
+    const QuantPlan plan = scheme_plan(boundary, 2, so, 7);
     const Precision fwd{&plan.forward[1], quant::QuantKey{so.seed, 7}};
     const Precision bwd{&plan.backward[1], quant::QuantKey{so.seed, 7}};
     const at::Tensor h = test::rows_of(h_all, part.owned_gid).contiguous();
@@ -116,7 +118,7 @@ TEST_P(HaloExchangerThreads, PiecesChangeNothingThatArrives) {
     for (int64_t piece_elements : {int64_t{1} << 30, int64_t{1}}) {
       HaloExchangerOptions opt{true, Device::cpu()};
       opt.piece_elements = piece_elements;
-      HaloExchanger ex(part, comm, opt);
+      HaloExchanger ex(boundary, &part.send_idx, comm, opt);
       at::Tensor halo = at::zeros({part.num_halo(), d});
       ex.start_forward(h.data_ptr<float>(), d, halo.data_ptr<float>(),
                        ExchangeId{1, Direction::kForward}, fwd);

@@ -36,7 +36,8 @@ struct Ranks {
 
 CodecContext context(const Part& part, int64_t piece_elements) {
   CodecContext ctx;
-  ctx.part = &part;
+  ctx.rank = part.rank;
+  ctx.num_parts = part.num_parts;
   ctx.device = Device::cpu();
   ctx.piece_elements = piece_elements;
   ctx.quiesce = [] {};
@@ -55,7 +56,7 @@ Forward forward(const Part& part, const at::Tensor& h_all, const MessageBits* bi
   f.h = test::rows_of(h_all, part.owned_gid).contiguous();
   f.halo = at::zeros({part.num_halo(), kWidth});
   f.staging = at::zeros({static_cast<int64_t>(part.send_idx.size()) * kWidth + 1});
-  f.gids = send_gids(part, Direction::kForward);
+  f.gids = row_boundary(part).send_keys;
   f.t.id = ExchangeId{1, Direction::kForward};
   f.t.d = kWidth;
   f.t.src = f.h.data_ptr<float>();
@@ -110,7 +111,7 @@ TEST(MessageCodec, QuantizedBlocksAreTheWireFormulaAndArriveWithinAStep) {
   so.scheme = BitScheme::kRandom;
   so.seed = 4;
   std::vector<QuantPlan> plans;
-  for (const Part& p : ranks.parts) plans.push_back(scheme_plan(p, 2, so, 1));
+  for (const Part& p : ranks.parts) plans.push_back(scheme_plan(row_boundary(p), 2, so, 1));
 
   // With one piece per block: the halo rows each rank received, and the bytes per link.
   std::vector<at::Tensor> reference_rows;

@@ -37,8 +37,9 @@
 // solver plans with this model and the epoch's prediction is the largest over the senders
 // (AssignStats::predicted_*).
 //
-// Weights (assign/variance_weight.h): forward message j (boundary node v to peer q) has
+// Weights (assign/variance_weight.h): forward message j (row v to peer q) has
 // w_j = (sum over q's rows i of a_iv^2) * d * range_j^2 / 6; q knows a_iv for its halo column v
+// (1 for a partial sum, whose coefficients the sender applied: its weight is its own range's)
 // and sends the column sums to the owner once, at construction. Backward: w_j = d * range_j^2 / 6.
 #pragma once
 
@@ -54,7 +55,7 @@
 #include "adaqp/assign/time_model.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/kernels/spmm.h"
-#include "adaqp/partition/part.h"
+#include "adaqp/partition/boundary.h"
 
 namespace adaqp {
 
@@ -72,11 +73,12 @@ void validate(const AdaptiveOptions& opt);
 class AdaptivePolicy : public BitPolicy {
  public:
   // Collective (one exchange of the forward coefficient sums; the clock offset to rank 0,
-  // clock_offset.h). `part`, `a_halo` (the normalised adjacency's halo block, host memory) and
-  // `comm` must outlive the policy; `time` is the link model the solver plans with (per sender,
-  // world = comm.size()), plus, if `measured_times`, the measured quantization time and hidden time
-  // of each exchange (without them, the same traces give the same widths on every run).
-  AdaptivePolicy(const Part& part, const kernels::CsrView& a_halo, Communicator& comm,
+  // clock_offset.h). `boundary`, `a_halo` (the normalised adjacency's halo block over the
+  // boundary's received rows, host memory) and `comm` must outlive the policy; `time` is the link
+  // model the solver plans with (per sender, world = comm.size()), plus, if `measured_times`, the
+  // measured quantization time and hidden time of each exchange (without them, the same traces give
+  // the same widths on every run).
+  AdaptivePolicy(const Boundary& boundary, const kernels::CsrView& a_halo, Communicator& comm,
                  assign::TimeModel time, int layers, const AdaptiveOptions& opt, uint64_t seed,
                  bool measured_times);
 
@@ -106,7 +108,7 @@ class AdaptivePolicy : public BitPolicy {
   // exchanges, so the peers agree on what is sent).
   void distribute(const std::vector<MessageBits*>& solved, const std::vector<Direction>& dirs);
 
-  const Part& part_;
+  const Boundary& boundary_;
   Communicator& comm_;
   assign::TimeModel time_;
   int layers_;

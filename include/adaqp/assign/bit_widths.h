@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "adaqp/config/choices.h"
-#include "adaqp/partition/part.h"
+#include "adaqp/partition/boundary.h"
 
 namespace adaqp {
 
@@ -19,9 +19,9 @@ enum class Direction : int { kForward = 0, kBackward = 1 };
 // "fwd" or "bwd".
 const char* direction_name(Direction dir);
 
-// One layer and direction. Message order:
-//   forward:  sends the rows of Part::send_idx (peer by peer), receives the halo block (halo
-//   order); backward: sends the halo block (halo order), receives the rows of Part::send_idx.
+// One layer and direction. Message order (Boundary):
+//   forward:  sends the boundary's sent rows (peer by peer), receives its received rows;
+//   backward: sends gradients of the received rows, receives gradients of the sent rows.
 // Every entry is 2, 4 or 8.
 struct MessageBits {
   std::vector<uint8_t> send;
@@ -39,13 +39,17 @@ struct QuantPlan {
   bool trace_ranges = false;
 };
 
-// Global ids of the messages of one direction, in message order (see MessageBits).
-std::vector<int64_t> send_gids(const Part& part, Direction dir);
-std::vector<int64_t> recv_gids(const Part& part, Direction dir);
+// Keys of the messages of one direction (Boundary: a row's global id, or a partial sum's key), in
+// message order (see MessageBits).
+const std::vector<int64_t>& send_keys(const Boundary& boundary, Direction dir);
+const std::vector<int64_t>& recv_keys(const Boundary& boundary, Direction dir);
+// Per peer: where the messages of `dir` that this rank sends (receives) start.
+const std::vector<int64_t>& send_offsets(const Boundary& boundary, Direction dir);
+const std::vector<int64_t>& recv_offsets(const Boundary& boundary, Direction dir);
 
-// The random scheme's width of the message of node `gid`: uniform over {2, 4, 8}, from word 0 of
-// philox_block(seed, epoch, layer, kRandomBits, gid, block = direction).
-int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t gid);
+// The random scheme's width of the message with key `key`: uniform over {2, 4, 8}, from word 0 of
+// philox_block(seed, epoch, layer, kRandomBits, key, block = direction).
+int random_bit_width(uint64_t seed, uint32_t epoch, uint32_t layer, Direction dir, int64_t key);
 
 // The schemes computed by every rank alike: uniform (every message at `bits`) and random.
 struct SchemeOptions {
@@ -56,7 +60,8 @@ struct SchemeOptions {
 
 // The plan of `epoch` for a model of `layers` layers: every layer, both directions. ConfigError
 // for bits outside {2, 4, 8}; InvariantError for the adaptive scheme (a solver: policy.h).
-QuantPlan scheme_plan(const Part& part, int layers, const SchemeOptions& opt, uint32_t epoch);
+QuantPlan scheme_plan(const Boundary& boundary, int layers, const SchemeOptions& opt,
+                      uint32_t epoch);
 
 // The messages this rank sent in the last traced exchange of one layer and direction (QuantPlan::
 // trace_ranges): their row width and the value range (max - min) of each, in send order.

@@ -8,7 +8,7 @@
 #include "adaqp/assign/time_model.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/kernels/spmm.h"
-#include "adaqp/partition/part.h"
+#include "adaqp/partition/boundary.h"
 
 namespace adaqp {
 
@@ -22,7 +22,7 @@ struct AdaptiveInputs {
 
 // scheme.scheme uniform or random: make_scheme_policy; adaptive: an AdaptivePolicy over
 // `adaptive_inputs` (required then; collective) with `adaptive` and scheme.seed.
-std::unique_ptr<BitPolicy> make_bit_policy(const Part& part, int layers,
+std::unique_ptr<BitPolicy> make_bit_policy(const Boundary& boundary, int layers,
                                            const SchemeOptions& scheme,
                                            const AdaptiveOptions& adaptive,
                                            const AdaptiveInputs* adaptive_inputs);

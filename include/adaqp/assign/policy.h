@@ -47,7 +47,7 @@ class BitPolicy {
 
 // The uniform or random scheme (opt.scheme) for a model of `layers` layers; ConfigError for a
 // uniform width outside {2, 4, 8}.
-std::unique_ptr<BitPolicy> make_scheme_policy(const Part& part, int layers,
+std::unique_ptr<BitPolicy> make_scheme_policy(const Boundary& boundary, int layers,
                                               const SchemeOptions& opt);
 
 }  // namespace adaqp

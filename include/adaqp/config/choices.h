@@ -24,6 +24,12 @@ constexpr bool overlaps(CommMode m) {
 // of quant/widths.h).
 enum class BitScheme { kAdaptive, kUniform, kRandom };
 
+// communication.exchange: what carries a cut edge j -> i (partition/boundary.h): rows (the
+// source row h_j, one per boundary node and peer) or cover (per pair of parts, a minimum vertex
+// cover of the cut edges: source rows and partial sums the sender computes;
+// exchange/cover_layout.h).
+enum class ExchangeLayout { kRows, kCover };
+
 // training.recompute: what backward makes again instead of keeping from forward. aggregations: a
 // layer that aggregates before its dense product keeps its input and the halo rows it received
 // instead of A·h, and recomputes A·h in backward (no second exchange; docs/memory.md).
@@ -55,11 +61,12 @@ enum class PartitionMethod { kMetis, kRandom, kContiguous };
 enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 
 // The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
-// "none", "aggregations"; "fp32", "tf32"; "gcn", "sage"; "auto", "cpu", "cuda"; "auto", "mpi",
-// "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis", "random", "contiguous";
-// "auto", "ogb", "numpy", "graphsaint", "synthetic".
+// "rows", "cover"; "none", "aggregations"; "fp32", "tf32"; "gcn", "sage"; "auto", "cpu", "cuda";
+// "auto", "mpi", "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis", "random",
+// "contiguous"; "auto", "ogb", "numpy", "graphsaint", "synthetic".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
+const char* to_string(ExchangeLayout layout);
 const char* to_string(Recompute recompute);
 const char* to_string(ComputePrecision precision);
 const char* to_string(ModelType type);
@@ -72,6 +79,7 @@ const char* to_string(DatasetFormat format);
 // The value named by `text`; ConfigError "must be one of ..." otherwise (the caller names the key).
 CommMode parse_comm_mode(const std::string& text);
 BitScheme parse_bit_scheme(const std::string& text);
+ExchangeLayout parse_exchange_layout(const std::string& text);
 Recompute parse_recompute(const std::string& text);
 ComputePrecision parse_precision(const std::string& text);
 ModelType parse_model_type(const std::string& text);

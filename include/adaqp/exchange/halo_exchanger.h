@@ -1,11 +1,14 @@
 // The halo exchange of one worker (docs/design.md, sections 4 and 5), split into start and finish
-// so that local aggregation can run while the messages are in flight:
-//   forward:  start_forward sends the boundary rows of H to every peer (gathered at full
-//             precision, quantized otherwise); after finish_forward the halo block holds the
-//             peers' rows (dequantized as each peer's block arrives).
-//   backward: start_backward sends each halo block of partial gradients to its owner;
-//             finish_backward, then add_received_gradients adds what the peers sent into the
-//             boundary rows (peer by peer in rank order, so the sums do not depend on arrivals).
+// so that local aggregation can run while the messages are in flight. What travels is a Boundary
+// (partition/boundary.h): rows sent to and received from each peer, in an order both ends share.
+//   forward:  start_forward sends the rows to every peer (full precision or quantized); after
+//             finish_forward the received rows are in place (dequantized as each peer's block
+//             arrives). With a send list (the rows layout) the sent rows are gathered from H;
+//             without (the cover layout) the caller passes them in send order.
+//   backward: start_backward sends the gradients of the received rows to their senders;
+//             finish_backward, then, with a send list, add_received_gradients adds what the peers
+//             sent into the rows of the send list (peer by peer in rank order, so the sums do not
+//             depend on arrivals); without one, received_gradients gives them to the caller.
 // Each exchange is ONE Communicator::exchange call: packing (gather or quantize) and unpacking
 // (dequantize) are its per-peer hooks, so that a peer's block is sent as soon as it is packed and
 // unpacked as soon as it has arrived. How rows become blocks is the codec's (message_codec.h): the
@@ -46,7 +49,7 @@
 #include "adaqp/common/device.h"
 #include "adaqp/exchange/message_codec.h"
 #include "adaqp/kernels/stream_timer.h"
-#include "adaqp/partition/part.h"
+#include "adaqp/partition/boundary.h"
 
 namespace adaqp {
 
@@ -61,27 +64,33 @@ struct HaloExchangerOptions {
 
 class HaloExchanger {
  public:
-  // `part` and `comm` must outlive the exchanger.
-  HaloExchanger(const Part& part, Communicator& comm, const HaloExchangerOptions& opt);
+  // `boundary` and `comm` must outlive the exchanger. `send_idx` (host memory, copied): the row of
+  // H each sent row is (rows layout), or null (the caller passes the sent rows in order).
+  HaloExchanger(const Boundary& boundary, const std::vector<int64_t>* send_idx, Communicator& comm,
+                const HaloExchangerOptions& opt);
   ~HaloExchanger();
   HaloExchanger(const HaloExchanger&) = delete;
   HaloExchanger& operator=(const HaloExchanger&) = delete;
 
-  // Sends the boundary rows of h (num_owned x d, row-major, on the device) to every peer; the
-  // peers' rows arrive in halo_out (num_halo x d). h and halo_out must stay untouched until
-  // finish_forward.
+  // Sends the rows of h (row-major, on the device: with a send list any rows it indexes, else the
+  // sent rows in send order) to every peer; the peers' rows arrive in halo_out (received rows x
+  // d). h and halo_out must stay untouched until finish_forward.
   void start_forward(const float* h, int64_t d, float* halo_out, const ExchangeId& id,
                      const Precision& precision);
   void finish_forward();
 
-  // Sends halo partial gradients (num_halo x d) to their owners; halo_grad must stay untouched
-  // until finish_backward.
+  // Sends the gradients of the received rows (received rows x d) to their senders; halo_grad must
+  // stay untouched until finish_backward.
   void start_backward(const float* halo_grad, int64_t d, const ExchangeId& id,
                       const Precision& precision);
   void finish_backward();
-  // Adds every row received by the last backward exchange into dh (num_owned x d) at its
-  // boundary row, peer by peer in rank order (CUDA: enqueued on the compute stream).
+  // With a send list: adds every row received by the last backward exchange into dh (num_owned x
+  // d) at its row of the send list, peer by peer in rank order (CUDA: enqueued on the compute
+  // stream).
   void add_received_gradients(float* dh);
+  // Without one: the rows received by the last backward exchange (sent rows x d, send order),
+  // handed over (the exchanger keeps no reference).
+  at::Tensor received_gradients();
 
   // Compiles what the quantized exchanges of `plan` need on the device before they start (on
   // CUDA; the CPU codec is cheap enough at the exchange), so that the epoch's exchanges do not wait
@@ -109,14 +118,15 @@ class HaloExchanger {
   // The exchange of one layer and direction as the codecs see it, without rows.
   Transfer transfer_of(const ExchangeId& id, int64_t d, const Precision& precision) const;
 
-  const Part& part_;
+  const Boundary& boundary_;
   Communicator& comm_;
   HaloExchangerOptions opt_;
-  // Index arrays where the rows live: the send list, the global ids of sent (forward) and halo
+  // Index arrays where the rows live: the send list, the keys of sent (forward) and received
   // (backward) rows.
-  at::Tensor send_idx_, boundary_gid_, halo_gid_;
-  // Boundary rows in send_idx order, full precision: gathered for a forward exchange (freed once
-  // sent), received partial gradients of a backward one (freed once added). Allocated per
+  bool has_send_list_ = false;
+  at::Tensor send_idx_, send_keys_, recv_keys_;
+  // Sent rows in send order, full precision: gathered for a forward exchange (freed once sent),
+  // received partial gradients of a backward one (freed once added or handed over). Allocated per
   // exchange, so that a worker holds no exchange buffer between exchanges.
   at::Tensor boundary_rows_;
   int64_t width_ = 0;  // d of the last backward exchange

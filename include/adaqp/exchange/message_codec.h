@@ -20,7 +20,6 @@
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/device.h"
-#include "adaqp/partition/part.h"
 #include "adaqp/quant/quantizer.h"
 
 namespace adaqp {
@@ -50,7 +49,7 @@ struct Transfer {
   const float* src = nullptr;  // rows to send
   bool gather = false;         // send row k is src[src_rows[k]] (else src[k])
   const int64_t* src_rows = nullptr;
-  const int64_t* gids = nullptr;                       // global id of send row k
+  const int64_t* gids = nullptr;                       // key of send row k (Boundary)
   float* dst = nullptr;                                // received rows, receive order
   float* staging = nullptr;                            // full precision gather: send rows, in order
   const std::vector<int64_t>* send_offsets = nullptr;  // rows per peer, send order
@@ -74,7 +73,7 @@ struct PeerLayout {
 
 // What every codec of one exchanger shares.
 struct CodecContext {
-  const Part* part = nullptr;
+  int rank = 0, num_parts = 1;
   Device device;
   int64_t piece_elements = 0;  // CPU blocks: HaloExchangerOptions::piece_elements
   // Waits for every exchange still in flight (before a buffer they may use is replaced).

@@ -20,6 +20,8 @@
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/device.h"
+#include "adaqp/config/choices.h"
+#include "adaqp/exchange/cover_layout.h"
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
 #include "adaqp/kernels/stream_timer.h"
@@ -50,6 +52,9 @@ struct DistGraphOptions {
   // before the A_local work starts.
   bool overlap = false;
   Device device;
+  // What carries the cut edges (partition/boundary.h): with kCover, construction is collective
+  // (exchange/cover_layout.h) and each forward exchange first forms the sent rows S h.
+  ExchangeLayout exchange = ExchangeLayout::kRows;
 };
 
 // Where the aggregation time went since the last reset (this rank; on CUDA, on the device).
@@ -62,13 +67,16 @@ struct AggregationStats {
 
 class DistGraph {
  public:
-  // Collective (all ranks construct together) when opt.cache_features. `comm` must outlive this.
+  // Collective (all ranks construct together) when opt.cache_features or the cover layout.
+  // `comm` must outlive this.
   DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt);
   ~DistGraph();
   DistGraph(const DistGraph&) = delete;
   DistGraph& operator=(const DistGraph&) = delete;
 
   const Part& part() const { return part_; }
+  // The rows the halo exchanges send and receive (the exchange layout's).
+  const Boundary& boundary() const { return boundary_; }
   Communicator& comm() { return comm_; }
   const Device& device() const { return opt_.device; }
   const EdgeNorm& norm() const { return *opt_.norm; }
@@ -119,7 +127,9 @@ class DistGraph {
   void set_quant_plan(const QuantPlan* plan);
   // The traced exchanges so far (settled), by direction and layer.
   const MessageTraces& message_traces() const { return traces_; }
-  // The normalised adjacency's halo block (rows: owned nodes, columns: halo nodes), host memory.
+  // The normalised adjacency's halo block over the received rows (rows: owned nodes; columns: the
+  // halo nodes, or with the cover layout its received rows, partial sums at coefficient 1), host
+  // memory.
   const kernels::CsrView& a_halo() const;
 
   // Completes the bookkeeping of the exchanges so far (HaloExchanger::settle): the traces and
@@ -136,15 +146,21 @@ class DistGraph {
 
   // The precision of an exchange of rows of width d; sets up its trace when the plan asks.
   Precision precision(int layer, Direction dir, int64_t d);
-  // A new halo buffer of num_halo x d floats (freed once its exchange no longer needs it).
+  // A new halo buffer of received rows x d floats (freed once its exchange no longer needs it).
   float* halo_buffer(int64_t d);
+  // Starts the forward exchange of h's rows into `halo` (cover layout: forms S h first).
+  void start_forward(const float* h, int64_t d, float* halo, int layer, const Precision& p);
 
   Part part_;
   Communicator& comm_;
   DistGraphOptions opt_;
-  std::vector<float> local_values_, halo_values_, local_t_values_;
-  // a_local_t_ is null when A_local is its own transpose.
-  std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_;
+  // The cover layout (null with the rows layout) and the boundary the exchanges use.
+  std::unique_ptr<CoverLayout> cover_;
+  Boundary boundary_;
+  std::vector<float> local_values_, halo_values_, local_t_values_, send_values_;
+  // a_local_t_ is null when A_local is its own transpose; send_ and send_t_ (S and S^T) exist with
+  // the cover layout only.
+  std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_, send_, send_t_;
   const QuantPlan* plan_ = nullptr;
   MessageTraces traces_;
   kernels::StreamTimer local_timer_, halo_timer_;
@@ -152,7 +168,8 @@ class DistGraph {
   at::Tensor features_, owned_gids_;
   at::Tensor features_product_;  // A X
   at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
-  at::Tensor halo_buf_;  // halo rows (forward) or partial gradients (backward), during an exchange
+  at::Tensor halo_buf_;   // halo rows (forward) or partial gradients (backward), during an exchange
+  at::Tensor sent_rows_;  // cover layout: S h, from the start of a forward exchange to its end
   // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
   // the buffers above.
   HaloExchanger exchanger_;

@@ -1,10 +1,10 @@
-// The fewest rows that carry every cut edge of a (sender, receiver) pair (issue 26; docs/design.md,
-// section 3). A cut edge j -> i (j owned by the sender, i by the receiver) can travel as the
-// source row h_j, as today, or inside a partial sum for i that the sender computes. The smallest
-// set of such rows is a minimum vertex cover of the pair's bipartite boundary graph (sources on the
-// left, destinations on the right), which König's theorem gives from a maximum matching
-// (Hopcroft-Karp). This header computes it and counts it against today's rows; the exchange does
-// not use it yet.
+// The fewest rows that carry every cut edge of a (sender, receiver) pair (docs/design.md, section
+// 4, "the cover layout"). A cut edge j -> i (j owned by the sender, i by the receiver) can travel
+// as the source row h_j or inside a partial sum for i that the sender computes. The smallest set of
+// such rows is a minimum vertex cover of the pair's bipartite boundary graph (sources on the left,
+// destinations on the right), which König's theorem gives from a maximum matching (Hopcroft-Karp).
+// This header computes it and counts it against the rows layout's rows (adaqp info --covers); the
+// exchange's cover layout is built from it (exchange/cover_layout.h).
 #pragma once
 
 #include <cstdint>

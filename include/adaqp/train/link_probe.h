@@ -23,7 +23,7 @@
 #include "adaqp/assign/time_model.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/device.h"
-#include "adaqp/partition/part.h"
+#include "adaqp/partition/boundary.h"
 
 namespace adaqp {
 
@@ -54,7 +54,8 @@ struct LinkModel {
 // the same gathered samples). A fit whose slope is not positive (noise over too narrow a range) is
 // planned with the largest positive slope of the other senders (or 1 ns/byte if none has one) and
 // a warning; a negative intercept is planned as 0.
-LinkModel probe_link_model(Communicator& comm, const Part& part, const LinkProbeOptions& opt);
+LinkModel probe_link_model(Communicator& comm, const Boundary& boundary,
+                           const LinkProbeOptions& opt);
 
 // A model from given per-sender costs (no probing): reproducible plans, e.g. in tests.
 LinkModel fixed_link_model(const std::vector<assign::LinkCost>& costs);

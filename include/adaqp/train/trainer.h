@@ -40,11 +40,12 @@ struct TrainerOptions {
   Device device;
   ModelConfig model;
   TrainingConfig training;
-  bool cache_features = true;              // communication.feature_cache
-  CommMode mode = CommMode::kVanilla;      // communication.mode
-  BitScheme scheme = BitScheme::kUniform;  // communication.scheme
-  int bits = 8;                            // communication.bits
-  AdaptiveOptions adaptive;                // scheme adaptive
+  bool cache_features = true;                       // communication.feature_cache
+  ExchangeLayout exchange = ExchangeLayout::kRows;  // communication.exchange
+  CommMode mode = CommMode::kVanilla;               // communication.mode
+  BitScheme scheme = BitScheme::kUniform;           // communication.scheme
+  int bits = 8;                                     // communication.bits
+  AdaptiveOptions adaptive;                         // scheme adaptive
   // Scheme adaptive: per-sender link costs to plan with, alone (reproducible plans); empty = probe
   // them at start-up (link_probe.h) and add each exchange's measured quantization time
   // (assign/adaptive_policy.h).
@@ -113,6 +114,9 @@ class Trainer {
   torch::optim::Adam& optimizer();
 
   const Part& part() const;
+  // The rows its halo exchanges send and receive, and their layout (communication.exchange).
+  const Boundary& boundary() const;
+  ExchangeLayout exchange_layout() const;
   // Width of the rows layer l aggregates and exchanges (GnnImpl::aggregation_width).
   int64_t layer_input_width(int layer) const;
   int num_layers() const;

@@ -1,0 +1,196 @@
+#include "adaqp/exchange/cover_layout.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "adaqp/common/error.h"
+#include "adaqp/partition/boundary_cover.h"
+
+namespace adaqp {
+
+namespace {
+
+constexpr int kCoverTag = 32764;
+
+// Sends out[r] to every rank r and returns what each rank sent here (two exchanges: the lengths,
+// then the lists).
+std::vector<std::vector<int64_t>> exchange_lists(Communicator& comm,
+                                                 const std::vector<std::vector<int64_t>>& out) {
+  const int world = comm.size();
+  std::vector<int64_t> send_n(world), recv_n(world, 0);
+  ExchangeBuffers counts = ExchangeBuffers::none(world);
+  for (int r = 0; r < world; ++r) {
+    if (r == comm.rank()) continue;
+    send_n[r] = static_cast<int64_t>(out[r].size());
+    counts.send[r] = &send_n[r];
+    counts.send_bytes[r] = sizeof(int64_t);
+    counts.recv[r] = &recv_n[r];
+    counts.recv_bytes[r] = sizeof(int64_t);
+  }
+  comm.exchange(counts, {kCoverTag})->wait();
+  std::vector<std::vector<int64_t>> in(world);
+  ExchangeBuffers lists = ExchangeBuffers::none(world);
+  for (int r = 0; r < world; ++r) {
+    if (r == comm.rank()) continue;
+    ADAQP_CHECK(recv_n[r] >= 0,
+                fmt::format("cover layout: rank {} announced {} entries", r, recv_n[r]));
+    in[r].resize(static_cast<size_t>(recv_n[r]));
+    lists.send[r] = out[r].data();
+    lists.send_bytes[r] = out[r].size() * sizeof(int64_t);
+    lists.recv[r] = in[r].data();
+    lists.recv_bytes[r] = in[r].size() * sizeof(int64_t);
+  }
+  comm.exchange(lists, {kCoverTag})->wait();
+  return in;
+}
+
+// Reads a receiver's list of rows (see cover_layout) one value at a time, checking each.
+class ListReader {
+ public:
+  ListReader(const std::vector<int64_t>& list, int from) : list_(list), from_(from) {}
+
+  int64_t next(const char* what, int64_t lo, int64_t hi) {
+    ADAQP_CHECK(pos_ < list_.size(), fmt::format("cover layout: the list from rank {} ends before "
+                                                 "its {}",
+                                                 from_, what));
+    const int64_t v = list_[pos_++];
+    ADAQP_CHECK(v >= lo && v <= hi, fmt::format("cover layout: rank {} sent {} {} outside [{}, {}]",
+                                                from_, what, v, lo, hi));
+    return v;
+  }
+  void expect_end() const {
+    ADAQP_CHECK(pos_ == list_.size(), fmt::format("cover layout: the list from rank {} has {} "
+                                                  "entries after its last row",
+                                                  from_, list_.size() - pos_));
+  }
+
+ private:
+  const std::vector<int64_t>& list_;
+  int from_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+// The list a receiver sends each sender: the number of source rows and each one's position in the
+// sender's send list to the receiver (= in the receiver's halo block from the sender), then the
+// number of partial rows and, for each, its destination's global id and in-degree, its number of
+// edges and their sources' positions.
+CoverLayout cover_layout(const Part& part, Communicator& comm) {
+  ADAQP_CHECK(comm.rank() == part.rank && comm.size() == part.num_parts,
+              fmt::format("cover layout of part {} of {} on rank {} of {}", part.rank,
+                          part.num_parts, comm.rank(), comm.size()));
+  const int world = part.num_parts;
+  CoverLayout out;
+  Boundary& b = out.boundary;
+  b.rank = part.rank;
+  b.num_parts = world;
+
+  // Receiver: each pair's cover; edge_col[e] is the received row that carries halo edge e.
+  std::vector<int64_t> edge_col(static_cast<size_t>(part.num_halo_edges()), -1);
+  std::vector<int64_t> partial_of(static_cast<size_t>(part.num_owned()), -1);
+  std::vector<std::vector<int64_t>> to_sender(world);
+  b.recv_offsets.assign(static_cast<size_t>(world) + 1, 0);
+  int64_t next = 0;
+  for (int s = 0; s < world; ++s) {
+    b.recv_offsets[s] = next;
+    if (s == part.rank || part.halo_count_from(s) == 0) continue;
+    std::vector<int64_t> dst_rows;
+    const Bipartite g = boundary_graph(part, s, &dst_rows);
+    const VertexCover cover = minimum_vertex_cover(g);
+    const int64_t first = part.halo_offsets[s];
+    std::vector<int64_t> recv_of_source(static_cast<size_t>(g.num_left()), -1);
+    std::vector<int64_t>& msg = to_sender[s];
+    msg.push_back(cover.num_left);
+    for (int64_t u = 0; u < g.num_left(); ++u) {
+      if (cover.left[u] == 0) continue;
+      recv_of_source[u] = next++;
+      b.recv_keys.push_back(part.halo_gid[first + u]);
+      out.recv_out_degree.push_back(part.halo_out_degree[first + u]);
+      msg.push_back(u);
+    }
+    msg.push_back(cover.num_right);
+    for (int64_t v = 0; v < g.num_right; ++v) {
+      if (cover.right[v] == 0) continue;
+      const int64_t i = dst_rows[v];
+      partial_of[i] = next++;
+      b.recv_keys.push_back(partial_row_key(part, s, part.owned_gid[i]));
+      out.recv_out_degree.push_back(-1);
+      msg.push_back(part.owned_gid[i]);
+      msg.push_back(part.owned_in_degree[i]);
+      const size_t count_at = msg.size();
+      msg.push_back(0);
+      for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
+        const int64_t u = part.halo_indices[e] - first;
+        if (u < 0 || u >= g.num_left() || cover.left[u] != 0) continue;
+        msg.push_back(u);
+        ++msg[count_at];
+      }
+    }
+    for (const int64_t i : dst_rows) {
+      for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
+        const int64_t u = part.halo_indices[e] - first;
+        if (u < 0 || u >= g.num_left()) continue;
+        edge_col[e] = cover.left[u] != 0 ? recv_of_source[u] : partial_of[i];
+        ADAQP_CHECK(edge_col[e] >= 0, "cover layout: a cut edge outside the cover");
+      }
+      partial_of[i] = -1;
+    }
+  }
+  b.recv_offsets[world] = next;
+
+  // A'_halo: per row its source columns, and each partial column once.
+  out.halo_indptr.assign(static_cast<size_t>(part.num_owned()) + 1, 0);
+  std::vector<int64_t> cols;
+  for (int64_t i = 0; i < part.num_owned(); ++i) {
+    cols.clear();
+    for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
+      const int64_t c = edge_col[e];
+      if (out.recv_out_degree[c] >= 0 || std::find(cols.begin(), cols.end(), c) == cols.end()) {
+        cols.push_back(c);
+      }
+    }
+    std::sort(cols.begin(), cols.end());
+    for (const int64_t c : cols) out.halo_indices.push_back(static_cast<int32_t>(c));
+    out.halo_indptr[i + 1] = static_cast<int64_t>(out.halo_indices.size());
+  }
+
+  // Sender: the rows each receiver asked for, in its order.
+  const std::vector<std::vector<int64_t>> from_receiver = exchange_lists(comm, to_sender);
+  b.send_offsets.assign(static_cast<size_t>(world) + 1, 0);
+  out.send_indptr.push_back(0);
+  for (int r = 0; r < world; ++r) {
+    b.send_offsets[r] = static_cast<int64_t>(b.send_keys.size());
+    if (r == part.rank) continue;
+    const int64_t count = part.send_count_to(r), first = part.send_offsets[r];
+    if (from_receiver[r].empty() && count == 0) continue;
+    ListReader in(from_receiver[r], r);
+    const int64_t sources = in.next("source row count", 0, count);
+    for (int64_t k = 0; k < sources; ++k) {
+      const int64_t j = part.send_idx[first + in.next("source row position", 0, count - 1)];
+      out.send_indices.push_back(static_cast<int32_t>(j));
+      out.send_indptr.push_back(static_cast<int64_t>(out.send_indices.size()));
+      out.send_dst_in_degree.push_back(-1);
+      b.send_keys.push_back(part.owned_gid[j]);
+    }
+    const int64_t partials = in.next("partial row count", 0, part.global_num_nodes);
+    for (int64_t k = 0; k < partials; ++k) {
+      const int64_t dst = in.next("partial row destination", 0, part.global_num_nodes - 1);
+      out.send_dst_in_degree.push_back(in.next("destination in-degree", 1, part.global_num_nodes));
+      const int64_t edges = in.next("partial row edge count", 1, count);
+      for (int64_t e = 0; e < edges; ++e) {
+        const int64_t j = part.send_idx[first + in.next("partial row source", 0, count - 1)];
+        out.send_indices.push_back(static_cast<int32_t>(j));
+      }
+      out.send_indptr.push_back(static_cast<int64_t>(out.send_indices.size()));
+      b.send_keys.push_back(partial_row_key(part, part.rank, dst));
+    }
+    in.expect_end();
+  }
+  b.send_offsets[world] = static_cast<int64_t>(b.send_keys.size());
+  return out;
+}
+
+}  // namespace adaqp
