@@ -108,13 +108,14 @@ class Jobs:
             "--set", "partition.dir=%s" % self.partition_dir(dataset, workers)]
 
     def partition(self, dataset, workers):
-        """Partitions once (outside any shaped cluster) and returns `adaqp info --json`."""
+        """Partitions once (outside any shaped cluster) and returns `adaqp info --covers --json`."""
         pdir = self.partition_dir(dataset, workers)
         args = self.job_args(dataset, workers)
         if not pdir.exists():  # the partition store writes its directory atomically
             pdir.parent.mkdir(parents=True, exist_ok=True)
             _run([self.binary, "partition"] + args, str(pdir) + ".log", self.timeout_s, self.root)
-        info = subprocess.run([self.binary, "info"] + args + ["--partition", str(pdir), "--json"],
+        info = subprocess.run([self.binary, "info"] + args +
+                              ["--partition", str(pdir), "--covers", "--json"],
                               capture_output=True, text=True, env=_mpi_env(), cwd=self.root)
         if info.returncode != 0:
             raise RunError("adaqp info on %s failed:\n%s" % (pdir, info.stderr[-2000:]))

@@ -13,7 +13,8 @@ MODE_TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p",
 TP_COLUMNS = ["dataset", "model", "workers", "bandwidth_mbit", "mode", "epochs_per_s",
               "epoch_time_s", "speedup", "vanilla_comm_share", "bound", "fraction_of_bound",
               "compute_s", "exposed_comm_s", "reduce_s", "assign_s", "comm_s", "quant_s",
-              "bytes_per_epoch", "bytes_predicted", "bytes_match", "epochs_measured"]
+              "bytes_per_epoch", "bytes_predicted", "bytes_match", "exchange_rows", "cover_rows",
+              "epochs_measured"]
 
 
 def _atomic_write(path, text):
@@ -169,17 +170,20 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
               "reduce + assignment = epoch; `comm` is every exchange start to end, hidden or not; "
               "`quant` is (de)quantization on any thread. Bytes: all ranks, per epoch; predicted "
               "from the partition (adaqp info: exchange rows, layer widths) and, for adaptive "
-              "widths, the measured width histogram.", "",
+              "widths, the measured width histogram. Rows: per exchange, all ranks, as run (the "
+              "rows layout) and with `communication.exchange: cover` on the same partition.", "",
               "| dataset | model | W | Mbit/s | mode | epoch | compute | exposed | reduce | assign "
-              "| comm | quant | MB/epoch | = predicted |", "|" + "---|" * 14]
+              "| comm | quant | MB/epoch | = predicted | rows | cover rows |", "|" + "---|" * 16]
     for r in tp_rows:
         lines.append("| %s | %s | %d | %s | %s | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %.3f |"
-                     " %.2f | %s |" % (
+                     " %.2f | %s | %d | %d (%.2f) |" % (
                          r["dataset"], r["model"], r["workers"], link(r["bandwidth_mbit"]),
                          MODE_TITLES[r["mode"]], r["epoch_time_s"], r["compute_s"],
                          r["exposed_comm_s"], r["reduce_s"], r["assign_s"], r["comm_s"],
                          r["quant_s"], r["bytes_per_epoch"] / 1e6,
-                         "yes" if r["bytes_match"] else "NO (%.2f)" % (r["bytes_predicted"] / 1e6)))
+                         "yes" if r["bytes_match"] else "NO (%.2f)" % (r["bytes_predicted"] / 1e6),
+                         r["exchange_rows"], r["cover_rows"],
+                         r["cover_rows"] / max(1, r["exchange_rows"])))
 
     def acc_cell(dataset, model, variant):
         s = [x for x in summary if (x["dataset"], x["model"], x["variant"]) ==

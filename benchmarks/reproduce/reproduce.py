@@ -120,6 +120,7 @@ def throughput_rows(dataset, model, w, bw, info, by_mode):
             counts_ok = all(sum(s["bits"][d][layer]) == rows_per_layer
                             for d in ("fwd", "bwd") for layer in range(1, layers))
         speedup = vanilla["epoch_time_s"] / s["epoch_time_s"]
+        covers = info["boundary_covers"]
         rows.append({
             "dataset": dataset, "model": model, "workers": w, "bandwidth_mbit": bw, "mode": mode,
             "epochs_per_s": 1 / s["epoch_time_s"], "epoch_time_s": s["epoch_time_s"],
@@ -130,6 +131,10 @@ def throughput_rows(dataset, model, w, bw, info, by_mode):
             "quant_s": s["quant_s"], "bytes_per_epoch": s["bytes"],
             "bytes_predicted": predicted,
             "bytes_match": counts_ok and abs(s["bytes"] - predicted) <= 1e-6 * max(1, predicted),
+            # Rows per exchange of the run (rows layout) and of the cover layout on the same
+            # partition (communication.exchange: cover; adaqp info --covers).
+            "exchange_rows": info["partition"]["exchange_rows"],
+            "cover_rows": covers["cover_sources"] + covers["cover_partials"],
             "bits": s["bits"], "epochs_measured": s["epochs_measured"]})
     return rows
 

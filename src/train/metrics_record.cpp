@@ -298,6 +298,8 @@ std::string summary_json(const RunSummary& s) {
   j["device"] = s.device;
   j["bytes_per_epoch"] = finite(s.bytes_per_epoch);
   j["full_precision_bytes_per_epoch"] = finite(s.full_precision_bytes_per_epoch);
+  j["exchange"] = s.exchange;
+  j["rows_per_exchange"] = s.rows_per_exchange;
   if (s.adaptive) j["bit_shares"] = s.bit_shares;
   j["time_breakdown_s"] = {{"compute", finite(s.compute_s)},
                            {"exposed_comm", finite(s.exposed_comm_s)},

@@ -56,10 +56,10 @@ struct PartRecord {
 static_assert(std::is_trivially_copyable<PartRecord>::value, "PartRecord is sent as bytes");
 
 // Per rank: central and marginal nodes, the share of in-edges that are local, and the bytes of
-// one full-precision exchange per layer (forward: boundary rows; backward: halo rows; layer 0's
-// forward exchange happens once at start-up when the features are cached). Returns the bytes all
-// ranks would send per epoch at full precision (collective).
-double log_parts(const Trainer& trainer, Communicator& comm) {
+// one full-precision exchange per layer (forward: sent rows; backward: received rows; layer 0's
+// forward exchange happens once at start-up when the features are cached). Sets the bytes all
+// ranks would send per epoch at full precision and the rows of an exchange (collective).
+void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) {
   const Part& p = trainer.part();
   PartRecord mine;
   mine.central = p.num_central;
@@ -71,9 +71,12 @@ double log_parts(const Trainer& trainer, Communicator& comm) {
   mine.full_precision_bytes = trainer.full_precision_bytes_per_epoch();
   std::vector<PartRecord> all(static_cast<size_t>(comm.size()));
   comm.allgather(&mine, all.data(), sizeof(PartRecord));
-  double full_precision = 0;
-  for (const PartRecord& a : all) full_precision += static_cast<double>(a.full_precision_bytes);
-  if (comm.rank() != 0) return full_precision;
+  summary.exchange = to_string(trainer.exchange_layout());
+  for (const PartRecord& a : all) {
+    summary.full_precision_bytes_per_epoch += static_cast<double>(a.full_precision_bytes);
+    summary.rows_per_exchange += a.send_rows;
+  }
+  if (comm.rank() != 0) return;
   const char* schedule = trainer.device().is_cuda() ? "on the GPU's communication stream (NCCL)"
                          : trainer.progress_thread()
                              ? "on a progress thread, overlapped with A_local"
@@ -97,7 +100,6 @@ double log_parts(const Trainer& trainer, Communicator& comm) {
         a.send_rows, a.halo_rows, to_string(trainer.exchange_layout()), fmt::join(fwd, ","),
         fmt::join(bwd, ","));
   }
-  return full_precision;
 }
 
 // Keeps the per-epoch records of `path` up to epoch `last` (dropping later ones, the link model
@@ -283,7 +285,7 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
   if (root && trainer.link_model() != nullptr) {
     metrics << link_model_json(*trainer.link_model()) << '\n';
   }
-  summary.full_precision_bytes_per_epoch = log_parts(trainer, comm);
+  log_parts(trainer, comm, summary);
   Totals totals;
   bool adaptive = false;
   MemoryMeter meter(trainer.device());

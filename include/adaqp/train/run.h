@@ -56,6 +56,10 @@ struct RunSummary {
   // exchanges would send at float32.
   double bytes_per_epoch = 0;
   double full_precision_bytes_per_epoch = 0;
+  // The exchange layout (communication.exchange) and the rows one forward exchange sends, all
+  // ranks together (a backward exchange sends as many).
+  std::string exchange;
+  int64_t rows_per_exchange = 0;
   // Adaptive scheme: the share of messages sent at 2, 4 and 8 bits (all ranks, all epochs run).
   bool adaptive = false;
   std::array<double, quant::kNumWidths> bit_shares{};
