@@ -81,7 +81,6 @@ Transfer HaloExchanger::transfer_of(const ExchangeId& id, int64_t d,
   Transfer t;
   t.id = id;
   t.d = d;
-  const bool fwd = id.dir == Direction::kForward;
   t.send_offsets = &send_offsets(boundary_, id.dir);
   t.recv_offsets = &recv_offsets(boundary_, id.dir);
   t.precision = precision;

@@ -5,6 +5,8 @@
 #   (they differ only in float summation order);
 # - W=2 and W=4 on the one GPU (a distinct NCCL_HOSTID per rank) reproduce CUDA W=1 the same way;
 # - overlap (AdaQP-p) reproduces vanilla exactly on the GPU;
+# - the cover layout (communication.exchange=cover: partial sums by cuSPARSE on the sender)
+#   reproduces the rows layout at W=2 within 1e-4;
 # - quantized modes (uniform 4 bits; random widths) send exactly the CPU's bytes per epoch, rank
 #   and layer;
 # - the adaptive scheme runs on the GPU and chooses several widths;
@@ -47,7 +49,8 @@ synthetic=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
            --set dataset.self_loops=true --set model.layers=3 --set model.hidden=32
            --set communication.mode=vanilla)
 cases=(gen)
-mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/overlap" "$tmp/adaptive"
+mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/overlap" "$tmp/adaptive" \
+  "$tmp/cover"
 cora="${ADAQP_SHARED_DATASETS:-}/cora"
 [[ -d "$cora/raw" ]] && cases+=(cora)
 args_of() {
@@ -75,6 +78,10 @@ done
 # Overlap on the GPU: the same products in the same order as vanilla, only scheduled differently.
 run overlap cuda 2 "${synthetic[@]}" --set communication.mode=overlap
 "${compare[@]}" losses "$tmp/gen/cuda-w2" "$tmp/overlap/cuda-w2" 0 --params 0
+
+# The cover layout on the GPU: the same sums, with partial sums formed on the sender.
+run cover cuda 2 "${synthetic[@]}" --set communication.exchange=cover
+"${compare[@]}" losses "$tmp/gen/cuda-w2" "$tmp/cover/cuda-w2" 1e-4 --params 1e-4
 
 # Quantized exchanges: the same widths and wire format on both devices.
 for device in cpu cuda; do
