@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "adaqp/common/error.h"
@@ -60,6 +61,7 @@ class ListReader {
                                                 from_, what, v, lo, hi));
     return v;
   }
+  int64_t remaining() const { return static_cast<int64_t>(list_.size() - pos_); }
   void expect_end() const {
     ADAQP_CHECK(pos_ == list_.size(), fmt::format("cover layout: the list from rank {} has {} "
                                                   "entries after its last row",
@@ -83,6 +85,12 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
               fmt::format("cover layout of part {} of {} on rank {} of {}", part.rank,
                           part.num_parts, comm.rank(), comm.size()));
   const int world = part.num_parts;
+  // Partial rows' keys reach global_num_nodes * (1 + world); the noise counters take keys below
+  // 2^40 (common/philox.h).
+  ADAQP_CHECK(part.global_num_nodes < (int64_t{1} << 40) / (1 + world),
+              fmt::format("cover layout: {} nodes on {} workers exceed the 2^40 message keys; use "
+                          "communication.exchange=rows",
+                          part.global_num_nodes, world));
   CoverLayout out;
   Boundary& b = out.boundary;
   b.rank = part.rank;
@@ -141,14 +149,19 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
   }
   b.recv_offsets[world] = next;
 
-  // A'_halo: per row its source columns, and each partial column once.
+  // A'_halo: per row its source columns (a duplicate edge twice, as in the rows layout), and each
+  // partial column once (at most one per sender, so the search is short).
   out.halo_indptr.assign(static_cast<size_t>(part.num_owned()) + 1, 0);
-  std::vector<int64_t> cols;
+  std::vector<int64_t> cols, partials;
   for (int64_t i = 0; i < part.num_owned(); ++i) {
     cols.clear();
+    partials.clear();
     for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
       const int64_t c = edge_col[e];
-      if (out.recv_out_degree[c] >= 0 || std::find(cols.begin(), cols.end(), c) == cols.end()) {
+      if (out.recv_out_degree[c] >= 0) {
+        cols.push_back(c);
+      } else if (std::find(partials.begin(), partials.end(), c) == partials.end()) {
+        partials.push_back(c);
         cols.push_back(c);
       }
     }
@@ -178,8 +191,10 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
     const int64_t partials = in.next("partial row count", 0, part.global_num_nodes);
     for (int64_t k = 0; k < partials; ++k) {
       const int64_t dst = in.next("partial row destination", 0, part.global_num_nodes - 1);
-      out.send_dst_in_degree.push_back(in.next("destination in-degree", 1, part.global_num_nodes));
-      const int64_t edges = in.next("partial row edge count", 1, count);
+      // A multigraph's in-degree and edge lists count duplicate edges.
+      out.send_dst_in_degree.push_back(
+          in.next("destination in-degree", 1, std::numeric_limits<int64_t>::max()));
+      const int64_t edges = in.next("partial row edge count", 1, in.remaining());
       for (int64_t e = 0; e < edges; ++e) {
         const int64_t j = part.send_idx[first + in.next("partial row source", 0, count - 1)];
         out.send_indices.push_back(static_cast<int32_t>(j));

@@ -226,7 +226,7 @@ Precision DistGraph::precision(int layer, Direction dir, int64_t d) {
 }
 
 float* DistGraph::halo_buffer(int64_t d) {
-  if (halo_buf_.defined()) exchanger_.settle();  // an exchange that failed midway may still use it
+  if (halo_buf_.defined()) exchanger_.quiesce();  // an exchange that failed midway may use it
   halo_buf_ = at::empty({std::max<int64_t>(boundary_.recvs() * d, 1)},
                         torch_options(opt_.device, at::kFloat));
   return halo_buf_.data_ptr<float>();
@@ -241,7 +241,7 @@ void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
 void DistGraph::start_forward(const float* h, int64_t d, float* halo, int layer,
                               const Precision& p) {
   if (send_ != nullptr) {
-    if (sent_rows_.defined()) exchanger_.settle();  // an exchange that failed midway may use them
+    if (sent_rows_.defined()) exchanger_.quiesce();  // an exchange that failed midway may use them
     sent_rows_ = at::empty({std::max<int64_t>(boundary_.sends() * d, 1)},
                            torch_options(opt_.device, at::kFloat));
     halo_timer_.start(nullptr);

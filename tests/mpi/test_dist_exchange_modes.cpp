@@ -200,6 +200,35 @@ TEST(ExchangeLayouts, CoverReproducesRowsWithFewerRows) {
   }
 }
 
+// A multigraph: every third in-edge of each node doubled. A partial sum then carries an edge twice
+// and a source row's column appears twice in A'_halo, as in the rows layout.
+Graph with_duplicate_edges(Graph g) {
+  std::vector<int64_t> indptr{0}, indices;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t k = g.indptr[v]; k < g.indptr[v + 1]; ++k) {
+      indices.push_back(g.indices[k]);
+      if ((k - g.indptr[v]) % 3 == 0) indices.push_back(g.indices[k]);
+    }
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  g.indptr = std::move(indptr);
+  g.indices = std::move(indices);
+  return g;
+}
+
+TEST(ExchangeLayouts, CoverCarriesDuplicateEdgesAsRowsDo) {
+  const auto comm = world_comm();
+  const Graph g = with_duplicate_edges(test::small_graph(240, 28));
+  g.validate("multigraph");
+  const TrainedRun rows = train(g, *comm, options("vanilla", "uniform", 8, true));
+  const TrainedRun cover =
+      train(g, *comm, options("vanilla", "uniform", 8, true, ExchangeLayout::kCover));
+  for (int e = 0; e < kEpochs; ++e) {
+    EXPECT_NEAR(cover.epochs[e].loss, rows.epochs[e].loss, 1e-5 * std::abs(rows.epochs[e].loss))
+        << "epoch " << e + 1;
+  }
+}
+
 // Quantized messages in the cover layout: bytes are the wire format of the boundary's rows, and the
 // adaptive scheme plans over them (bytes within its all-8-bit cost).
 TEST(ExchangeLayouts, QuantizedCoverSendsTheWireFormatOfItsRows) {

@@ -99,6 +99,9 @@ class HaloExchanger {
 
   // True when exchanges run on a progress thread (overlap on MPI with thread support).
   bool progress_thread() const;
+  // Waits for every exchange still in flight or not yet settled (bounded by the timeout), so that
+  // buffers they may use can be freed.
+  void quiesce();
   // Completes the bookkeeping of every finished exchange (waits for those still running on the
   // device). Throws quant::NonFiniteError if a device exchange met an unquantizable row.
   void settle();
@@ -111,8 +114,6 @@ class HaloExchanger {
 
   void start(Transfer t);
   void finish();
-  // Device buffers in use by unsettled exchanges must not be freed: waits for them first.
-  void quiesce();
   // A new boundary_rows_ of rows x d floats.
   float* boundary_rows(int64_t rows, int64_t d);
   // The exchange of one layer and direction as the codecs see it, without rows.
