@@ -48,8 +48,9 @@ HaloExchanger::HaloExchanger(const Boundary& boundary, const std::vector<int64_t
   quantized_ = make_quantized_codec(ctx);
   has_send_list_ = send_idx != nullptr;
   if (has_send_list_) send_idx_ = to_device(*send_idx, opt_.device);
-  send_keys_ = to_device(boundary.send_keys, opt_.device);
-  recv_keys_ = to_device(boundary.recv_keys, opt_.device);
+  // The boundary outlives the exchanger: its keys themselves on the CPU, copies on a GPU.
+  send_keys_ = where_computed(boundary.send_keys.data(), boundary.sends(), opt_.device);
+  recv_keys_ = where_computed(boundary.recv_keys.data(), boundary.recvs(), opt_.device);
 }
 
 HaloExchanger::~HaloExchanger() {
