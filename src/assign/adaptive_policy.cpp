@@ -21,6 +21,7 @@ namespace adaqp {
 namespace {
 
 constexpr int kCoeffTag = 32760;
+constexpr int kBackwardCoeffTag = 32765;
 constexpr int kBitsTag = 32761;
 // Budgets evaluated, evenly over [tmin, tmax] (resolution (tmax - tmin) / 256), in one collective.
 constexpr int kCandidates = 257;
@@ -58,7 +59,8 @@ void validate(const AdaptiveOptions& opt) {
 
 AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView& a_halo,
                                Communicator& comm, assign::TimeModel time, int layers,
-                               const AdaptiveOptions& opt, uint64_t seed, bool measured_times)
+                               const AdaptiveOptions& opt, uint64_t seed, bool measured_times,
+                               const kernels::CsrView* send_matrix)
     : boundary_(boundary),
       comm_(comm),
       time_(std::move(time)),
@@ -94,6 +96,29 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
     b.recv_bytes[r] = static_cast<size_t>(p.send_count_to(r)) * sizeof(double);
   }
   comm_.exchange(b, {kCoeffTag})->wait();
+  // Backward through a send matrix: row sums of its squared coefficients go to the receivers of
+  // the rows, who send those rows' gradients.
+  if (send_matrix != nullptr) {
+    const kernels::CsrView& s = *send_matrix;
+    ADAQP_CHECK(s.rows == p.sends(),
+                fmt::format("send matrix of {} rows for {} sent rows", s.rows, p.sends()));
+    std::vector<double> row(static_cast<size_t>(p.sends()), 0.0);
+    for (int64_t k = 0; k < s.rows; ++k) {
+      for (int64_t e = s.indptr[k]; e < s.indptr[k + 1]; ++e) {
+        row[k] += static_cast<double>(s.values[e]) * s.values[e];
+      }
+    }
+    backward_coeff_sq_.assign(static_cast<size_t>(p.recvs()), 0.0);
+    ExchangeBuffers back = ExchangeBuffers::none(p.num_parts);
+    for (int r = 0; r < p.num_parts; ++r) {
+      if (r == p.rank) continue;
+      back.send[r] = row.data() + p.send_offsets[r];
+      back.send_bytes[r] = static_cast<size_t>(p.send_count_to(r)) * sizeof(double);
+      back.recv[r] = backward_coeff_sq_.data() + p.recv_offsets[r];
+      back.recv_bytes[r] = static_cast<size_t>(p.recv_count_from(r)) * sizeof(double);
+    }
+    comm_.exchange(back, {kBackwardCoeffTag})->wait();
+  }
   for (Direction dir : kDirs) {
     std::vector<int64_t>& counts = sender_messages_[static_cast<int>(dir)];
     counts.resize(p.num_parts);
@@ -177,9 +202,12 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
   for (int r = 0; r < part.num_parts; ++r) {
     for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
       const double range = trace.ranges[k];
-      const double w = dir == Direction::kForward
-                           ? assign::forward_variance_weight(coeff_sq_[k], trace.width, range)
-                           : assign::backward_variance_weight(trace.width, range);
+      const double w =
+          dir == Direction::kForward
+              ? assign::forward_variance_weight(coeff_sq_[k], trace.width, range)
+          : backward_coeff_sq_.empty()
+              ? assign::backward_variance_weight(trace.width, range)
+              : assign::forward_variance_weight(backward_coeff_sq_[k], trace.width, range);
       problem.messages.push_back({part.rank, r, w});
     }
   }

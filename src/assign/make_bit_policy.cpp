@@ -12,9 +12,9 @@ std::unique_ptr<BitPolicy> make_bit_policy(const Boundary& boundary, int layers,
   ADAQP_CHECK(adaptive_inputs != nullptr && adaptive_inputs->a_halo != nullptr &&
                   adaptive_inputs->comm != nullptr,
               "the adaptive scheme needs the halo block, the communicator and the link model");
-  return std::make_unique<AdaptivePolicy>(boundary, *adaptive_inputs->a_halo,
-                                          *adaptive_inputs->comm, adaptive_inputs->time, layers,
-                                          adaptive, scheme.seed, adaptive_inputs->measured_times);
+  return std::make_unique<AdaptivePolicy>(
+      boundary, *adaptive_inputs->a_halo, *adaptive_inputs->comm, adaptive_inputs->time, layers,
+      adaptive, scheme.seed, adaptive_inputs->measured_times, adaptive_inputs->send_matrix);
 }
 
 }  // namespace adaqp

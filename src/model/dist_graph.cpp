@@ -185,6 +185,10 @@ const kernels::CsrView& DistGraph::a_halo() const {
   return a_halo_->view();
 }
 
+const kernels::CsrView* DistGraph::send_matrix() const {
+  return send_ != nullptr ? &send_->view() : nullptr;
+}
+
 void DistGraph::settle() {
   exchanger_.settle();
 }

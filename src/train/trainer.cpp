@@ -117,7 +117,8 @@ struct Trainer::Impl {
         link = std::make_unique<LinkModel>(
             opt.link_costs.empty() ? probe_link_model(comm, graph.boundary(), probe_options(opt, p))
                                    : fixed_link_model(opt.link_costs));
-        inputs = AdaptiveInputs{&graph.a_halo(), &comm, link->time, opt.link_costs.empty()};
+        inputs = AdaptiveInputs{&graph.a_halo(), &comm, link->time, opt.link_costs.empty(),
+                                graph.send_matrix()};
       }
       policy = make_bit_policy(graph.boundary(), opt.model.layers, scheme, opt.adaptive, &inputs);
     }

@@ -40,7 +40,10 @@
 // Weights (assign/variance_weight.h): forward message j (row v to peer q) has
 // w_j = (sum over q's rows i of a_iv^2) * d * range_j^2 / 6; q knows a_iv for its halo column v
 // (1 for a partial sum, whose coefficients the sender applied: its weight is its own range's)
-// and sends the column sums to the owner once, at construction. Backward: w_j = d * range_j^2 / 6.
+// and sends the column sums to the owner once, at construction. Backward: w_j = d * range_j^2 / 6
+// for a gradient added into one row; through a send matrix S (the cover layout: a partial sum's
+// gradient reaches each of its sources j with coefficient a_ij) w_j = (sum_j a_ij^2) * d *
+// range_j^2 / 6, the row sums of S's squares, which the sender sends the receiver at construction.
 #pragma once
 
 #include <array>
@@ -72,15 +75,17 @@ void validate(const AdaptiveOptions& opt);
 
 class AdaptivePolicy : public BitPolicy {
  public:
-  // Collective (one exchange of the forward coefficient sums; the clock offset to rank 0,
-  // clock_offset.h). `boundary`, `a_halo` (the normalised adjacency's halo block over the
-  // boundary's received rows, host memory) and `comm` must outlive the policy; `time` is the link
-  // model the solver plans with (per sender, world = comm.size()), plus, if `measured_times`, the
-  // measured quantization time and hidden time of each exchange (without them, the same traces give
-  // the same widths on every run).
+  // Collective (one exchange of the forward coefficient sums, one of the backward ones with a send
+  // matrix; the clock offset to rank 0, clock_offset.h). `boundary`, `a_halo` (the normalised
+  // adjacency's halo block over the boundary's received rows, host memory) and `comm` must outlive
+  // the policy; `time` is the link model the solver plans with (per sender, world = comm.size()),
+  // plus, if `measured_times`, the measured quantization time and hidden time of each exchange
+  // (without them, the same traces give the same widths on every run). `send_matrix` (host memory,
+  // used at construction only): the matrix S whose product with H makes the sent rows (the cover
+  // layout), or null (each sent row is a row of H).
   AdaptivePolicy(const Boundary& boundary, const kernels::CsrView& a_halo, Communicator& comm,
                  assign::TimeModel time, int layers, const AdaptiveOptions& opt, uint64_t seed,
-                 bool measured_times);
+                 bool measured_times, const kernels::CsrView* send_matrix = nullptr);
 
   // Every message at the largest allowed width until an epoch has been traced; then the solver's
   // widths, re-solved from the last traced epoch every `period` epochs. Every plan traces its
@@ -115,6 +120,9 @@ class AdaptivePolicy : public BitPolicy {
   AdaptiveOptions opt_;
   uint64_t seed_;
   std::vector<double> coeff_sq_;  // forward: sum of squared coefficients per boundary message
+  // Backward with a send matrix: the squared coefficients through which each sent gradient reaches
+  // the sender's rows (empty: 1 each).
+  std::vector<double> backward_coeff_sq_;
   bool measured_times_;
   double clock_offset_s_ = 0;  // add to this rank's steady clock to read rank 0's
   // codec_s_[r * 2 * layers + exchange] (exchange: direction, then layer): rank r's quantization

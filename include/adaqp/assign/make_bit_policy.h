@@ -18,6 +18,7 @@ struct AdaptiveInputs {
   Communicator* comm = nullptr;
   assign::TimeModel time;
   bool measured_times = true;
+  const kernels::CsrView* send_matrix = nullptr;  // the cover layout's S (AdaptivePolicy)
 };
 
 // scheme.scheme uniform or random: make_scheme_policy; adaptive: an AdaptivePolicy over

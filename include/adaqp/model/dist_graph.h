@@ -131,6 +131,9 @@ class DistGraph {
   // halo nodes, or with the cover layout its received rows, partial sums at coefficient 1), host
   // memory.
   const kernels::CsrView& a_halo() const;
+  // The cover layout's S (rows: the sent rows; columns: owned nodes), host memory; null with the
+  // rows layout.
+  const kernels::CsrView* send_matrix() const;
 
   // Completes the bookkeeping of the exchanges so far (HaloExchanger::settle): the traces and
   // statistics are then final.
