@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Shared by the benchmark scripts that drive `adaqp train` on a generated graph (sourced, not run).
-# Expects BIN, DEGREE, FEAT, LAYERS, HIDDEN, EPOCHS and THREADS to be set by the caller.
+# Shared by the benchmark scripts that drive `adaqp train` (sourced, not run). bench_setup expects
+# BIN and THREADS to be set by the caller; gcn_job_args (a generated graph) also DEGREE, FEAT,
+# LAYERS, HIDDEN and EPOCHS.
 
 # Checks the binary, makes OUT (a temporary directory removed on exit unless OUT is given) and
 # exports what mpirun and the workers need.

@@ -34,17 +34,9 @@ case $what in rows | throughput | all) ;; *)
   exit 2
   ;;
 esac
-[[ -x $BIN ]] || {
-  echo "error: $BIN not found (build the adaqp target or set ADAQP_BUILD_DIR)" >&2
-  exit 2
-}
-if [[ -n ${OUT:-} ]]; then
-  mkdir -p "$OUT"
-else
-  OUT=$(mktemp -d)
-  trap 'rm -rf "$OUT"' EXIT
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=$THREADS
+# shellcheck source=benchmarks/bench_common.sh
+source "$ROOT/benchmarks/bench_common.sh"
+bench_setup
 
 # job DATASET: the arguments of DATASET's job (generated: the default job's graph).
 job() {

@@ -31,6 +31,25 @@ std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
 }
 
+// Sends one value per message of `dir` (values in send order) along the messages' path and returns
+// the values received, one per message this rank receives in `dir` (collective).
+std::vector<double> send_along(Communicator& comm, const Boundary& p, Direction dir,
+                               const std::vector<double>& values, int tag) {
+  const std::vector<int64_t>& out = send_offsets(p, dir);
+  const std::vector<int64_t>& in = recv_offsets(p, dir);
+  std::vector<double> received(static_cast<size_t>(in.back()), 0.0);
+  ExchangeBuffers b = ExchangeBuffers::none(p.num_parts);
+  for (int r = 0; r < p.num_parts; ++r) {
+    if (r == p.rank) continue;
+    b.send[r] = values.data() + out[r];
+    b.send_bytes[r] = static_cast<size_t>(out[r + 1] - out[r]) * sizeof(double);
+    b.recv[r] = received.data() + in[r];
+    b.recv_bytes[r] = static_cast<size_t>(in[r + 1] - in[r]) * sizeof(double);
+  }
+  comm.exchange(b, {tag})->wait();
+  return received;
+}
+
 }  // namespace
 
 void validate(const AdaptiveOptions& opt) {
@@ -86,16 +105,8 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
       col[a.indices[k]] += v * v;
     }
   }
-  coeff_sq_.assign(static_cast<size_t>(p.sends()), 0.0);
-  ExchangeBuffers b = ExchangeBuffers::none(p.num_parts);
-  for (int r = 0; r < p.num_parts; ++r) {
-    if (r == p.rank) continue;
-    b.send[r] = col.data() + p.recv_offsets[r];
-    b.send_bytes[r] = static_cast<size_t>(p.recv_count_from(r)) * sizeof(double);
-    b.recv[r] = coeff_sq_.data() + p.send_offsets[r];
-    b.recv_bytes[r] = static_cast<size_t>(p.send_count_to(r)) * sizeof(double);
-  }
-  comm_.exchange(b, {kCoeffTag})->wait();
+  // The column of a received row goes back to its sender: the path of backward messages.
+  coeff_sq_ = send_along(comm_, p, Direction::kBackward, col, kCoeffTag);
   // Backward through a send matrix: row sums of its squared coefficients go to the receivers of
   // the rows, who send those rows' gradients.
   if (send_matrix != nullptr) {
@@ -108,16 +119,7 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
         row[k] += static_cast<double>(s.values[e]) * s.values[e];
       }
     }
-    backward_coeff_sq_.assign(static_cast<size_t>(p.recvs()), 0.0);
-    ExchangeBuffers back = ExchangeBuffers::none(p.num_parts);
-    for (int r = 0; r < p.num_parts; ++r) {
-      if (r == p.rank) continue;
-      back.send[r] = row.data() + p.send_offsets[r];
-      back.send_bytes[r] = static_cast<size_t>(p.send_count_to(r)) * sizeof(double);
-      back.recv[r] = backward_coeff_sq_.data() + p.recv_offsets[r];
-      back.recv_bytes[r] = static_cast<size_t>(p.recv_count_from(r)) * sizeof(double);
-    }
-    comm_.exchange(back, {kBackwardCoeffTag})->wait();
+    backward_coeff_sq_ = send_along(comm_, p, Direction::kForward, row, kBackwardCoeffTag);
   }
   for (Direction dir : kDirs) {
     std::vector<int64_t>& counts = sender_messages_[static_cast<int>(dir)];
