@@ -2,7 +2,8 @@
 # A rate-limited virtual cluster on one machine, so that multi-worker runs pay for communication
 # the way a real cluster does.
 #
-#   scripts/vcluster.sh --hosts W --bandwidth RATE [--latency DELAY] [--timeout SECONDS] -- CMD...
+#   scripts/vcluster.sh --hosts W --bandwidth RATE [--latency DELAY] [--timeout SECONDS]
+#                       [--private-dir PATH [--private-store DIR]] -- CMD...
 #   scripts/vcluster.sh [--hosts W] --bandwidth RATE [--latency DELAY] --probe [--probe-bin PATH]
 #                       [-- BENCH_LINK_ARGS...]
 #
@@ -29,6 +30,12 @@
 # the CPU (mpi_yield_when_idle) instead of busy-polling. --probe runs benchmarks/bench_link between
 # hosts 0 and 1 and compares the measured bandwidth with RATE (a JSON line on stdout).
 #
+# Private directories. With --private-dir PATH (an existing absolute directory), each host sees a
+# folder of its own at PATH (a bind mount in a mount namespace of the host's processes): what host
+# i writes there lands in DIR/h<i> (--private-store; default: a folder of the state directory,
+# removed on exit; a given DIR is kept, so that a later run finds what an earlier one left), and
+# no other host sees it: a cluster without a shared filesystem below PATH.
+#
 # RATE: a number with bit, kbit, mbit or gbit (SI units, as tc). DELAY: a number with us, ms or s
 # (default 0). --timeout bounds the MPI run (default 600 s). Everything created is removed on exit,
 # on error and on SIGINT/SIGTERM; the exit status is the command's (124 on timeout, 130/143 when
@@ -37,6 +44,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AGENT="$ROOT/scripts/vcluster/agent.sh"
+PRIVATE="$ROOT/scripts/vcluster/private.sh"
 PREFIX="adaqp-$$"
 SWITCH_NS="$PREFIX-sw"
 HOST_IF="vc0"
@@ -58,13 +66,17 @@ latency="0ms"
 timeout_s=600
 probe=0
 probe_bin="${ADAQP_BUILD_DIR:-$ROOT/build}/benchmarks/bench_link"
+private_dir=""
+private_store=""
 
 need_value() { (($2 >= 2)) || die "$1 needs a value"; }
 while (($#)); do
   case $1 in
-    --hosts | --bandwidth | --latency | --timeout | --probe-bin)
+    --hosts | --bandwidth | --latency | --timeout | --probe-bin | --private-dir | --private-store)
       need_value "$1" $#
       case $1 in
+        --private-dir) private_dir=$2 ;;
+        --private-store) private_store=$2 ;;
         --hosts) hosts=$2 ;;
         --bandwidth) bandwidth=$2 ;;
         --latency) latency=$2 ;;
@@ -134,6 +146,14 @@ if [[ ! $timeout_s =~ ^[0-9]+$ ]] || ((timeout_s < 1)); then
   die "--timeout must be a positive integer (seconds), got '$timeout_s'"
 fi
 ((${#cmd[@]})) || die "no command given: put it after -- (or use --probe)"
+if [[ -n $private_dir ]]; then
+  [[ $private_dir == /* && -d $private_dir && $private_dir != *[[:space:]]* ]] ||
+    die "--private-dir must be an existing absolute directory without spaces, got '$private_dir'"
+  [[ -z $private_store || ($private_store == /* && $private_store != *[[:space:]]*) ]] ||
+    die "--private-store must be an absolute path without spaces, got '$private_store'"
+else
+  [[ -z $private_store ]] || die "--private-store needs --private-dir"
+fi
 ((!probe)) || [[ -x $probe_bin ]] ||
   die "probe program '$probe_bin' not found: build the bench_link target or pass --probe-bin"
 [[ $AGENT != *[[:space:]]* ]] || die "the repository path must not contain spaces: $AGENT"
@@ -141,7 +161,7 @@ fi
 # Rights and kernel support, checked before anything is created.
 check_support() {
   local tool
-  for tool in ip tc mpirun timeout unshare awk; do
+  for tool in ip tc mpirun timeout unshare awk mount; do
     command -v "$tool" >/dev/null || die "'$tool' not found in PATH"
   done
   local caps
@@ -246,6 +266,14 @@ done
 log "$hosts hosts on $subnet.0/24, each link $bandwidth each way, one-way delay $latency"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Read by the agent (scripts/vcluster/agent.sh) for every host's daemon.
+export ADAQP_VCLUSTER_PRIVATE_DIR="$private_dir"
+if [[ -n $private_dir ]]; then
+  private_store=${private_store:-$tmpdir/private}
+  for ((i = 0; i < hosts; ++i)); do mkdir -p "$private_store/h$i"; done
+  export ADAQP_VCLUSTER_PRIVATE_STORE="$private_store"
+  log "private $private_dir per host, stored in $private_store/h<i>"
+fi
 # The agent gives each host's daemon a session directory of its own below this one.
 export ADAQP_VCLUSTER_STATE="$tmpdir"
 # shellcheck disable=SC2054  # "tcp,self" is one argument
@@ -263,7 +291,7 @@ out="$tmpdir/probe.out"
 if ((probe)); then exec 3>"$out"; else exec 3>&1; fi
 log "running (timeout ${timeout_s}s): ${cmd[*]}"
 timeout --kill-after=10 "$timeout_s" \
-  ip netns exec "$PREFIX-h0" mpirun "${mpi_args[@]}" "${cmd[@]}" >&3 &
+  ip netns exec "$PREFIX-h0" "$PRIVATE" "$PREFIX-h0" mpirun "${mpi_args[@]}" "${cmd[@]}" >&3 &
 child=$!
 rc=0
 wait "$child" || rc=$?

@@ -18,4 +18,6 @@ fi
 # in 40 under load). A separate base per host is what separate machines would have.
 session="${ADAQP_VCLUSTER_STATE:?set by vcluster.sh}/session-$host"
 mkdir -p "$session"
-exec ip netns exec "$host" env OMPI_MCA_orte_tmpdir_base="$session" /bin/sh -c "$*"
+# With --private-dir, the daemon (and the ranks it starts) in the host's own mount namespace.
+exec ip netns exec "$host" "$(dirname "${BASH_SOURCE[0]}")/private.sh" "$host" \
+  env OMPI_MCA_orte_tmpdir_base="$session" /bin/sh -c "$*"

@@ -17,6 +17,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -36,6 +37,7 @@
 #include "adaqp/config/job_config.h"
 #include "adaqp/config/placement.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/partition/part_distribution.h"
 #include "adaqp/partition/partition_store.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/memory_meter.h"
@@ -340,21 +342,18 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
   memory[static_cast<int>(Phase::kPartition)] = meter.peak();
 
   meter.start();
-  Part part;
-  std::string fingerprint;
-  run_step(*comm, [&] {
-    const PartitionMeta meta = read_partition_meta(dir);
-    if (meta.parts != world) {
-      throw ConfigError(fmt::format("partition {} has {} parts but mpirun started {} workers", dir,
-                                    meta.parts, world));
-    }
-    part = load_part(dir, rank, world, meta.dataset_fingerprint);
-    fingerprint = meta.dataset_fingerprint;
-    if (rank == 0) {
-      spdlog::info("partition {}: dataset {}, {} nodes, {} parts, edge cut {}", dir,
-                   meta.dataset_name, meta.num_nodes, meta.parts, meta.edge_cut);
-    }
-  });
+  PartDistributionOptions distribution;
+  distribution.mode = cfg.partition.distribute;
+  distribution.cache_dir = part_cache_dir(cfg);
+  ObtainedPart got = obtain_part(*comm, dir, distribution,
+                                 [&](const std::function<void()>& f) { run_step(*comm, f); });
+  Part part = std::move(got.part);
+  const std::string fingerprint = got.meta.dataset_fingerprint;
+  spdlog::info("rank {}: part {} ({})", rank, got.source, got.path);
+  if (rank == 0) {
+    spdlog::info("partition {}: dataset {}, {} nodes, {} parts, edge cut {}", dir,
+                 got.meta.dataset_name, got.meta.num_nodes, got.meta.parts, got.meta.edge_cut);
+  }
 
   // The device's transport.
   std::unique_ptr<Communicator> device_comm;

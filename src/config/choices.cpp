@@ -29,6 +29,11 @@ constexpr Table<ExchangeLayout, 2> kExchangeLayouts = {{
     {ExchangeLayout::kRows, "rows"},
     {ExchangeLayout::kCover, "cover"},
 }};
+constexpr Table<PartDistribution, 3> kPartDistributions = {{
+    {PartDistribution::kAuto, "auto"},
+    {PartDistribution::kShared, "shared"},
+    {PartDistribution::kScatter, "scatter"},
+}};
 constexpr Table<ComputePrecision, 2> kPrecisions = {{
     {ComputePrecision::kFp32, "fp32"},
     {ComputePrecision::kTf32, "tf32"},
@@ -110,6 +115,7 @@ ADAQP_CHOICE(DeviceChoice, kDevices, parse_device_choice)
 ADAQP_CHOICE(Backend, kBackends, parse_backend)
 ADAQP_CHOICE(LogLevel, kLogLevels, parse_log_level)
 ADAQP_CHOICE(PartitionMethod, kPartitionMethods, parse_partition_method)
+ADAQP_CHOICE(PartDistribution, kPartDistributions, parse_part_distribution)
 ADAQP_CHOICE(DatasetFormat, kDatasetFormats, parse_dataset_format)
 
 #undef ADAQP_CHOICE

@@ -213,6 +213,11 @@ const std::vector<Field>& fields() {
           [](C & c) -> auto& { return c.partition.options.balance_edges; }),
       field<std::string>(
           "partition.dir", [](C & c) -> auto& { return c.partition.dir; }),
+      choice_field<PartDistribution>(
+          "partition.distribute", [](C & c) -> auto& { return c.partition.distribute; },
+          parse_part_distribution, to_string),
+      field<std::string>(
+          "partition.local_dir", [](C & c) -> auto& { return c.partition.local_dir; }),
       choice_field<ModelType>(
           "model.type", [](C & c) -> auto& { return c.model.type; }, parse_model_type, to_string),
       field<int>(
@@ -532,6 +537,13 @@ std::string to_yaml(const JobConfig& cfg) {
 std::string partition_dir(const JobConfig& cfg) {
   if (!cfg.partition.dir.empty()) return cfg.partition.dir;
   return (std::filesystem::path(cfg.output.dir) / "partition").string();
+}
+
+std::string part_cache_dir(const JobConfig& cfg) {
+  if (!cfg.partition.local_dir.empty()) return cfg.partition.local_dir;
+  std::error_code ec;
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  return ((ec ? std::filesystem::path("/tmp") : tmp) / "adaqp-parts").string();
 }
 
 std::string checkpoint_dir(const JobConfig& cfg) {

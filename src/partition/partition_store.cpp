@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "adaqp/common/array_file.h"
 #include "adaqp/common/error.h"
@@ -301,12 +302,31 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   return meta;
 }
 
-PartitionMeta read_partition_meta(const std::string& dir) {
+std::string partition_meta_path(const std::string& dir) {
+  return meta_path(dir);
+}
+
+std::string partition_part_path(const std::string& dir, int rank) {
+  return part_path(dir, rank);
+}
+
+std::string read_partition_meta_text(const std::string& dir) {
   const std::string file = meta_path(dir);
-  if (!fs::exists(file)) throw InputError(file, "", "missing: not a partition directory");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file, "", "missing: not a partition directory");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw InputError(file, "", "read failed");
+  return text;
+}
+
+PartitionMeta read_partition_meta(const std::string& dir) {
+  return parse_partition_meta(read_partition_meta_text(dir), meta_path(dir));
+}
+
+PartitionMeta parse_partition_meta(const std::string& text, const std::string& file) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(file, "", std::string("not valid YAML: ") + e.what());
   }
@@ -352,6 +372,11 @@ PartitionMeta read_partition_meta(const std::string& dir) {
 Part load_part(const std::string& dir, int rank, int expected_parts,
                const std::string& expected_fingerprint) {
   const PartitionMeta meta = read_partition_meta(dir);
+  return load_part(dir, rank, meta, expected_parts, expected_fingerprint);
+}
+
+Part load_part(const std::string& dir, int rank, const PartitionMeta& meta, int expected_parts,
+               const std::string& expected_fingerprint) {
   const std::string file = meta_path(dir);
   if (meta.parts != expected_parts)
     throw InputError(file, "parts",

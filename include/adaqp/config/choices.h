@@ -56,6 +56,11 @@ enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 // partition.method: METIS, a uniformly random owner per node, or contiguous ranges of node ids.
 enum class PartitionMethod { kMetis, kRandom, kContiguous };
 
+// partition.distribute: how a rank gets its part (partition/part_distribution.h): auto reads it
+// from partition.dir where that directory is visible and receives it from rank 0 elsewhere; shared
+// requires every rank to read partition.dir; scatter has rank 0 send every other rank its part.
+enum class PartDistribution { kAuto, kShared, kScatter };
+
 // dataset.format: a loader (graph/dataset.h); auto detects it from the files at dataset.path (no
 // path: the generator).
 enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
@@ -63,7 +68,7 @@ enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 // The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
 // "rows", "cover"; "none", "aggregations"; "fp32", "tf32"; "gcn", "sage"; "auto", "cpu", "cuda";
 // "auto", "mpi", "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis", "random",
-// "contiguous"; "auto", "ogb", "numpy", "graphsaint", "synthetic".
+// "contiguous"; "auto", "shared", "scatter"; "auto", "ogb", "numpy", "graphsaint", "synthetic".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
 const char* to_string(ExchangeLayout layout);
@@ -74,6 +79,7 @@ const char* to_string(DeviceChoice device);
 const char* to_string(Backend backend);
 const char* to_string(LogLevel level);
 const char* to_string(PartitionMethod method);
+const char* to_string(PartDistribution distribution);
 const char* to_string(DatasetFormat format);
 
 // The value named by `text`; ConfigError "must be one of ..." otherwise (the caller names the key).
@@ -87,6 +93,7 @@ DeviceChoice parse_device_choice(const std::string& text);
 Backend parse_backend(const std::string& text);
 LogLevel parse_log_level(const std::string& text);
 PartitionMethod parse_partition_method(const std::string& text);
+PartDistribution parse_part_distribution(const std::string& text);
 DatasetFormat parse_dataset_format(const std::string& text);
 
 }  // namespace adaqp

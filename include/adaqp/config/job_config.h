@@ -65,6 +65,9 @@ struct OutputConfig {
 struct PartitionConfig {
   PartitionOptions options;
   std::string dir;  // partition directory; empty = <output.dir>/partition
+  PartDistribution distribute = PartDistribution::kAuto;
+  // Where a rank caches a part it received from rank 0; empty = <system temp dir>/adaqp-parts.
+  std::string local_dir;
 };
 
 // The embedded default job's dataset: format auto, so a job giving dataset.path loads the layout
@@ -105,6 +108,10 @@ std::string to_yaml(const JobConfig& cfg);
 
 // The partition directory a job uses (partition.dir, or <output.dir>/partition).
 std::string partition_dir(const JobConfig& cfg);
+
+// Where a job caches parts received from rank 0 (partition.local_dir, or
+// <system temp dir>/adaqp-parts).
+std::string part_cache_dir(const JobConfig& cfg);
 
 // The checkpoint directory a job uses (training.checkpoint_dir, or <output.dir>/checkpoints).
 std::string checkpoint_dir(const JobConfig& cfg);

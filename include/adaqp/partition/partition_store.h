@@ -36,10 +36,20 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
 
 // Reads and checks meta.yaml (InputError naming the file and field on any problem).
 PartitionMeta read_partition_meta(const std::string& dir);
+// The text of meta.yaml, and its parse (`file` names it in errors); read_partition_meta is both.
+std::string read_partition_meta_text(const std::string& dir);
+PartitionMeta parse_partition_meta(const std::string& text, const std::string& file);
+
+// <dir>/meta.yaml and <dir>/part-<rank>/part.bin.
+std::string partition_meta_path(const std::string& dir);
+std::string partition_part_path(const std::string& dir, int rank);
 
 // Loads part `rank`; checks the part count equals `expected_parts` and, when given, the dataset
 // fingerprint; verifies array checksums. Every mismatch is an InputError naming file and values.
 Part load_part(const std::string& dir, int rank, int expected_parts,
+               const std::string& expected_fingerprint = "");
+// The same with meta.yaml already read (`meta` must be that of `dir`).
+Part load_part(const std::string& dir, int rank, const PartitionMeta& meta, int expected_parts,
                const std::string& expected_fingerprint = "");
 
 }  // namespace adaqp

@@ -1,0 +1,368 @@
+#include "adaqp/partition/part_distribution.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kPartTag = 32759;
+// Bound on a rank's wait for its turn: rank 0 sends the parts one after another.
+constexpr double kTurnTimeoutS = 24 * 3600;
+constexpr const char* kTempInfix = ".tmp-";
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+uint32_t crc_update(uint32_t crc, const void* data, size_t bytes) {
+  return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), bytes));
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void send_to(Communicator& comm, int peer, const void* data, size_t bytes) {
+  ExchangeBuffers b = ExchangeBuffers::none(comm.size());
+  b.send[peer] = data;
+  b.send_bytes[peer] = bytes;
+  comm.exchange(b, ExchangeOptions(kPartTag))->wait();
+}
+
+void recv_from(Communicator& comm, int peer, void* data, size_t bytes) {
+  ExchangeBuffers b = ExchangeBuffers::none(comm.size());
+  b.recv[peer] = data;
+  b.recv_bytes[peer] = bytes;
+  comm.exchange(b, ExchangeOptions(kPartTag))->wait();
+}
+
+// Rank 0's meta.yaml text, on every rank.
+std::string broadcast_text(Communicator& comm, std::string text) {
+  uint64_t size = text.size();
+  comm.broadcast(&size, sizeof size, 0);
+  text.resize(size);
+  if (size > 0) comm.broadcast(text.data(), size, 0);
+  return text;
+}
+
+// Raises the communicator's timeout to at least `seconds` while it lives.
+class TimeoutGuard {
+ public:
+  TimeoutGuard(Communicator& comm, double seconds) : comm_(comm), saved_(comm.timeout()) {
+    comm_.set_timeout(std::max(saved_, seconds));
+  }
+  TimeoutGuard(const TimeoutGuard&) = delete;
+  TimeoutGuard& operator=(const TimeoutGuard&) = delete;
+  ~TimeoutGuard() { comm_.set_timeout(saved_); }
+
+ private:
+  Communicator& comm_;
+  double saved_;
+};
+
+bool process_alive(pid_t pid) {
+  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+}
+
+// Removes temporary files of transfers whose process is gone (killed during a transfer).
+void remove_stale_temporaries(const fs::path& folder) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+    const std::string name = e.path().filename().string();
+    const size_t at = name.find(kTempInfix);
+    if (at == std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + at + std::strlen(kTempInfix)));
+    if (process_alive(pid) && pid != ::getpid()) continue;
+    fs::remove(e.path(), ec);
+    spdlog::info("removed {} (left by an interrupted transfer)", e.path().string());
+  }
+}
+
+// A file written under a temporary name, synced and renamed into place by commit(); removed if
+// not committed.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path)
+      : path_(std::move(path)), temp_(path_ + kTempInfix + std::to_string(::getpid())) {
+    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError(temp_, "", std::string("cannot create: ") + std::strerror(errno));
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(temp_.c_str());
+  }
+  void write(const void* data, size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::write(fd_, p, bytes);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw InputError(temp_, "", std::string("write failed: ") + std::strerror(errno));
+      p += n;
+      bytes -= static_cast<size_t>(n);
+    }
+  }
+  void commit() {
+    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+      fd_ = -1;
+      throw InputError(temp_, "", std::string("sync failed: ") + std::strerror(errno));
+    }
+    fd_ = -1;
+    if (::rename(temp_.c_str(), path_.c_str()) != 0)
+      throw InputError(path_, "", std::string("cannot rename into place: ") + std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  std::string path_, temp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+void create_dirs(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
+}
+
+// A part loaded from `dir` when it holds this partition (its meta.yaml is `meta_text`).
+std::optional<Part> load_if_same(const std::string& dir, int rank, const std::string& meta_text,
+                                 const PartitionMeta& meta) {
+  if (file_text(partition_meta_path(dir)) != meta_text) return std::nullopt;
+  std::error_code ec;
+  if (!fs::is_regular_file(partition_part_path(dir, rank), ec)) return std::nullopt;
+  return load_part(dir, rank, meta, meta.parts, meta.dataset_fingerprint);
+}
+
+// Rank 0: streams `path` to `peer`. Announces the size, then sends every chunk it announced even
+// if reading fails (zeros then), and ends with the CRC-32 and whether the read succeeded.
+int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t chunk) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  int64_t header[2] = {ec ? 0 : static_cast<int64_t>(size), ec || !in ? 0 : 1};
+  send_to(comm, peer, header, sizeof header);
+  if (header[1] == 0)
+    throw InputError(path, "", "cannot read the part to send it to rank " + std::to_string(peer));
+  std::vector<char> buf(std::min<size_t>(chunk, static_cast<size_t>(size)));
+  uint32_t crc = crc_update(0, nullptr, 0);
+  bool read_ok = true;
+  auto t0 = std::chrono::steady_clock::now();
+  double last_log = 0;
+  for (int64_t done = 0; done < header[0];) {
+    const size_t n = static_cast<size_t>(std::min<int64_t>(buf.size(), header[0] - done));
+    if (read_ok && !in.read(buf.data(), static_cast<std::streamsize>(n))) read_ok = false;
+    if (!read_ok) std::fill(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n), 0);
+    crc = crc_update(crc, buf.data(), n);
+    send_to(comm, peer, buf.data(), n);
+    done += static_cast<int64_t>(n);
+    if (const double t = seconds_since(t0); t - last_log >= 5.0 && done < header[0]) {
+      last_log = t;
+      spdlog::info("partition: sending part {}: {:.0f} of {:.0f} MiB ({:.1f} MiB/s)", peer,
+                   done / kMiB, header[0] / kMiB, done / kMiB / t);
+    }
+  }
+  const uint32_t trailer[2] = {crc, read_ok ? 1u : 0u};
+  send_to(comm, peer, trailer, sizeof trailer);
+  if (!read_ok)
+    throw InputError(path, "", "read failed while sending it to rank " + std::to_string(peer));
+  return header[0];
+}
+
+// A receiving rank: writes its part from rank 0 into `path` (temporary name, CRC check, sync,
+// rename). Receives everything announced even after a local failure, then rethrows it.
+int64_t receive_part(Communicator& comm, int rank, const std::string& path, size_t chunk) {
+  int64_t header[2] = {0, 0};
+  {
+    const TimeoutGuard turn(comm, kTurnTimeoutS);
+    recv_from(comm, 0, header, sizeof header);
+  }
+  if (header[1] == 0) throw InputError(path, "", "rank 0 could not read this rank's part");
+  std::optional<AtomicFile> out;
+  std::exception_ptr error;
+  try {
+    out.emplace(path);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  std::vector<char> buf(std::min<size_t>(chunk, static_cast<size_t>(header[0])));
+  uint32_t crc = crc_update(0, nullptr, 0);
+  for (int64_t done = 0; done < header[0];) {
+    const size_t n = static_cast<size_t>(std::min<int64_t>(buf.size(), header[0] - done));
+    recv_from(comm, 0, buf.data(), n);
+    crc = crc_update(crc, buf.data(), n);
+    if (!error) {
+      try {
+        out->write(buf.data(), n);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    done += static_cast<int64_t>(n);
+  }
+  uint32_t trailer[2] = {0, 0};
+  recv_from(comm, 0, trailer, sizeof trailer);
+  if (error) std::rethrow_exception(error);
+  if (trailer[1] == 0) throw InputError(path, "", "rank 0 failed while reading this rank's part");
+  if (trailer[0] != crc)
+    throw InputError(path, "",
+                     fmt::format("received with CRC-32 {:08x}, rank 0 sent {:08x} (rank {})", crc,
+                                 trailer[0], rank));
+  out->commit();
+  return header[0];
+}
+
+// Writes meta.yaml into the cache folder unless it is there already.
+void cache_meta(const std::string& folder, const std::string& meta_text) {
+  const std::string path = partition_meta_path(folder);
+  if (file_text(path) == meta_text) return;
+  AtomicFile f(path);
+  f.write(meta_text.data(), meta_text.size());
+  f.commit();
+}
+
+}  // namespace
+
+std::string part_cache_path(const std::string& cache_root, const std::string& meta_text) {
+  const uint32_t crc = crc_update(crc_update(0, nullptr, 0), meta_text.data(), meta_text.size());
+  return (fs::path(cache_root) / fmt::format("partition-{:08x}", crc)).string();
+}
+
+ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
+                         const PartDistributionOptions& opt, const CollectiveStep& step) {
+  ADAQP_CHECK(opt.chunk_bytes > 0, "part transfer chunk size > 0");
+  const int rank = comm.rank(), world = comm.size();
+  std::string meta_text;
+  step([&] {
+    if (rank != 0) return;
+    meta_text = read_partition_meta_text(dir);
+    const PartitionMeta meta = parse_partition_meta(meta_text, partition_meta_path(dir));
+    if (meta.parts != world) {
+      throw ConfigError(fmt::format("partition {} has {} parts but mpirun started {} workers", dir,
+                                    meta.parts, world));
+    }
+  });
+  meta_text = broadcast_text(comm, std::move(meta_text));
+
+  ObtainedPart got;
+  got.meta = parse_partition_meta(meta_text, partition_meta_path(dir));
+  const std::string cache = part_cache_path(opt.cache_dir, meta_text);
+  const std::string cached_part = partition_part_path(cache, rank);
+  bool have = false;
+  step([&] {
+    if (rank == 0 || opt.mode != PartDistribution::kScatter) {
+      if (std::optional<Part> p = load_if_same(dir, rank, meta_text, got.meta)) {
+        got.part = std::move(*p);
+        got.source = "read from the partition directory";
+        got.path = partition_part_path(dir, rank);
+        have = true;
+        return;
+      }
+      if (rank == 0 || opt.mode == PartDistribution::kShared) {
+        throw InputError(partition_part_path(dir, rank), "",
+                         fmt::format("rank {} cannot read its part (missing, or meta.yaml there "
+                                     "differs from rank 0's){}",
+                                     rank,
+                                     rank == 0 ? ""
+                                               : ": partition.distribute shared needs a directory "
+                                                 "every host sees; use auto or scatter"));
+      }
+    }
+    create_dirs(fs::path(cached_part).parent_path());
+    remove_stale_temporaries(fs::path(cached_part).parent_path());
+    try {
+      if (std::optional<Part> p = load_if_same(cache, rank, meta_text, got.meta)) {
+        got.part = std::move(*p);
+        got.source = "read from the host-local cache";
+        got.path = cached_part;
+        have = true;
+      }
+    } catch (const InputError& e) {
+      spdlog::warn("dropping the cached part {}: {}", cached_part, e.what());
+      std::error_code ec;
+      fs::remove(cached_part, ec);
+    }
+    if (!have) cache_meta(cache, meta_text);
+  });
+
+  // Who needs a part from rank 0.
+  std::vector<int32_t> need(static_cast<size_t>(world));
+  const int32_t mine = have ? 0 : 1;
+  comm.allgather(&mine, need.data(), sizeof mine);
+  const int needing = static_cast<int>(std::count(need.begin(), need.end(), 1));
+  if (rank == 0) {
+    spdlog::info(
+        "partition: distribute {}: {} of {} ranks read their part where they are, {} "
+        "receive it from rank 0",
+        to_string(opt.mode), world - needing, world, needing);
+  }
+  if (needing == 0) return got;
+
+  auto t0 = std::chrono::steady_clock::now();
+  step([&] {
+    if (rank == 0) {
+      // Every needing rank waits for its turn: serve them all even after one failed.
+      std::exception_ptr first_error;
+      for (int r = 1; r < world; ++r) {
+        if (need[static_cast<size_t>(r)] == 0) continue;
+        try {
+          auto tp = std::chrono::steady_clock::now();
+          const int64_t bytes = send_part(comm, r, partition_part_path(dir, r), opt.chunk_bytes);
+          const double s = seconds_since(tp);
+          spdlog::info("partition: sent part {} ({:.2f} MiB) in {:.2f} s ({:.1f} MiB/s)", r,
+                       bytes / kMiB, s, bytes / kMiB / std::max(s, 1e-9));
+          got.bytes_sent += bytes;
+          ++got.parts_sent;
+        } catch (const CommError&) {
+          throw;
+        } catch (...) {
+          if (!first_error) first_error = std::current_exception();
+        }
+      }
+      if (first_error) std::rethrow_exception(first_error);
+    } else if (!have) {
+      got.bytes_received = receive_part(comm, rank, cached_part, opt.chunk_bytes);
+    }
+  });
+  got.transfer_s = seconds_since(t0);
+  if (rank == 0) {
+    spdlog::info("partition: sent {} parts, {:.2f} MiB in {:.2f} s ({:.1f} MiB/s)", got.parts_sent,
+                 got.bytes_sent / kMiB, got.transfer_s,
+                 got.bytes_sent / kMiB / std::max(got.transfer_s, 1e-9));
+  }
+  step([&] {
+    if (have) return;
+    got.part = load_part(cache, rank, got.meta, world, got.meta.dataset_fingerprint);
+    got.source = "received from rank 0";
+    got.path = cached_part;
+    spdlog::info("received part {} ({:.2f} MiB) from rank 0, cached in {}", rank,
+                 got.bytes_received / kMiB, cached_part);
+  });
+  return got;
+}
+
+}  // namespace adaqp

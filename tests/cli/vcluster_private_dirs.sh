@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# A 4-host virtual cluster (scripts/vcluster.sh) without a shared partition directory: every host
+# has a private folder at the same path (--private-dir), rank i runs on host i, and the partition,
+# the part caches and the job's output live there. So only rank 0 sees the partition it makes.
+# - with partition.distribute auto, ranks 1..3 receive their parts from rank 0 into their own
+#   host's cache (byte-identical to the partition's files) and the run's losses and parameters
+#   equal those of the same job reading a directory every host sees, exactly;
+# - under shared, the same job fails on every rank with one message naming the unreadable part;
+# - killing host 2's rank while its part is in transit (a 10 Mbit/s link) ends the job non-zero
+#   within seconds, with a message naming the failed rank, and leaves no part.bin in host 2's cache;
+#   the restart removes the interrupted transfer's temporary file, reuses host 1's complete cache,
+#   fetches the rest and again equals the shared run.
+# Skips (exit 77) where network namespaces cannot be created, except when CI=true as root.
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
+VCLUSTER="$ADAQP_SOURCE_DIR/scripts/vcluster.sh"
+LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
+# shellcheck source=tests/cli/lib/netns.sh
+source "$LIB/netns.sh"
+require_netns
+
+tmp=$(mktemp -d)
+runner=""
+trap '[[ -n $runner ]] && kill "$runner" 2>/dev/null; rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/private"
+store="$tmp/store"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=20000
+     --set dataset.synthetic.seed=7 --set partition.parts=4 --set training.epochs=3
+     --set training.threads=1 --set training.device=cpu --set model.layers=2
+     --set model.hidden=16 --set communication.mode=quant --set communication.scheme=uniform
+     --set communication.bits=4 --set communication.timeout_s=30)
+private=(--set "partition.dir=$tmp/private/partition" --set "partition.local_dir=$tmp/private/cache"
+         --set "output.dir=$tmp/private/out")
+# cluster RATE LOG ARGS...: the job on 4 hosts with private folders, output in LOG.
+cluster() {
+  local rate=$1 log=$2
+  shift 2
+  bash "$VCLUSTER" --hosts 4 --bandwidth "$rate" --timeout 240 --private-dir "$tmp/private" \
+    --private-store "$store" -- "$ADAQP_BIN" train "${job[@]}" "$@" >"$log" 2>&1
+}
+
+# The reference: the partition in a directory every host sees.
+cluster 1gbit "$tmp/shared.log" --set "partition.dir=$tmp/shared/partition" \
+  --set "output.dir=$tmp/shared/out" --set partition.distribute=shared ||
+  { cat "$tmp/shared.log"; fail "shared run"; }
+grep -q "4 of 4 ranks read their part where they are" "$tmp/shared.log" ||
+  { cat "$tmp/shared.log"; fail "shared run did not read every part from the directory"; }
+
+# Private folders: rank 0 partitions into its own; the others receive their parts.
+cluster 1gbit "$tmp/private.log" "${private[@]}" || { cat "$tmp/private.log"; fail "private run"; }
+grep -q "1 of 4 ranks read their part where they are, 3 receive it from rank 0" "$tmp/private.log" ||
+  { cat "$tmp/private.log"; fail "ranks 1..3 did not receive their parts"; }
+for h in 1 2 3; do
+  [[ ! -e $store/h$h/partition ]] || fail "host $h sees rank 0's partition"
+  cmp "$store/h0/partition/part-$h/part.bin" "$store"/h$h/cache/partition-*/part-$h/part.bin ||
+    fail "host $h's cached part differs from rank 0's file"
+done
+python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --params 0 ||
+  fail "the private-folder run differs from the shared run"
+
+# shared where the directory is not shared: one clear error, every rank non-zero.
+rm -rf "$store/h0/out"
+rc=0
+cluster 1gbit "$tmp/refused.log" "${private[@]}" --set partition.distribute=shared || rc=$?
+((rc != 0 && rc != 124)) || { cat "$tmp/refused.log"; fail "shared mode ran without a shared dir"; }
+(($(grep -c "rank 1 cannot read its part" "$tmp/refused.log") == 1)) &&
+  grep -q "partition.distribute shared needs a directory every host sees" "$tmp/refused.log" ||
+  { cat "$tmp/refused.log"; fail "no single message naming rank 1's unreadable part"; }
+
+# Kill host 2's rank during its transfer.
+rm -rf "$store"/h{1,2,3}/cache "$store/h0/out"
+cluster 10mbit "$tmp/killed.log" "${private[@]}" &
+runner=$!
+victim=""
+for _ in $(seq 1200); do
+  if compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null; then
+    for pid in $(pgrep -f -- "$tmp/private/out"); do
+      if [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] &&
+        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2"; then
+        victim=$pid
+      fi
+    done
+    break
+  fi
+  kill -0 "$runner" 2>/dev/null || break
+  sleep 0.05
+done
+[[ -n $victim ]] || { cat "$tmp/killed.log"; fail "rank 2's transfer was not seen in progress"; }
+killed_at=$(date +%s)
+kill -KILL "$victim"
+rc=0
+wait "$runner" || rc=$?
+runner=""
+elapsed=$(($(date +%s) - killed_at))
+((rc != 0 && rc != 124 && elapsed <= 30)) ||
+  { cat "$tmp/killed.log"; fail "killing rank 2 mid-transfer: exit $rc after $elapsed s"; }
+grep -Eq "process rank 2 |rank 2 |peer 2" "$tmp/killed.log" ||
+  { cat "$tmp/killed.log"; fail "no message names rank 2"; }
+if compgen -G "$store/h2/cache/partition-*/part-2/part.bin" >/dev/null; then
+  fail "a part.bin was left in host 2's cache after the killed transfer"
+fi
+compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null ||
+  fail "the killed transfer's temporary file is gone before the restart (nothing to test)"
+complete=$(compgen -G "$store/h1/cache/partition-*/part-1/part.bin" || true)
+
+# The restart: cleans up, reuses what is complete, fetches the rest.
+cluster 1gbit "$tmp/restart.log" "${private[@]}" || { cat "$tmp/restart.log"; fail "restart"; }
+if compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null; then
+  fail "the restart left the interrupted transfer's temporary file"
+fi
+if [[ -n $complete ]]; then
+  grep -q "2 of 4 ranks read their part where they are, 2 receive it" "$tmp/restart.log" &&
+    grep -q "rank 1: part read from the host-local cache" "$tmp/restart.log" ||
+    { cat "$tmp/restart.log"; fail "the restart did not reuse host 1's complete part"; }
+fi
+python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --params 0 ||
+  fail "the restarted run differs from the shared run"
+echo "vcluster_private_dirs: all passed (killed rank 2 mid-transfer: exit $rc in $elapsed s)"
