@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every dependency non-interactively and idempotently, then configures and builds.
-#   Debian packages: compilers, CMake, METIS, OpenMPI, spdlog, fmt, CLI11, yaml-cpp, GoogleTest,
+#   Debian packages: compilers, CMake, METIS, PT-Scotch, OpenMPI, spdlog, fmt, CLI11, yaml-cpp, GoogleTest,
 #   zlib, libzip (GraphSAINT .npz archives), nlohmann-json, GLPK and CBC (exact solver referee),
 #   gnuplot, iproute2, clang-format, GNU time (peak memory of benchmark and test runs).
 #   PyTorch 2.11.0 from PyPI into a virtual environment ($ADAQP_VENV, default .venv): its bundled
@@ -14,7 +14,7 @@ VENV=${ADAQP_VENV:-$ROOT/.venv}
 TORCH_VERSION=2.11.0
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-venv python3-pip
-  libmetis-dev libopenmpi-dev openmpi-bin libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
+  libmetis-dev libptscotch-dev libopenmpi-dev openmpi-bin libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
   libgtest-dev zlib1g-dev libzip-dev nlohmann-json3-dev glpk-utils libglpk-dev coinor-cbc gnuplot-nox iproute2 clang-format
   time)
 

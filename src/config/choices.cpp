@@ -64,10 +64,11 @@ constexpr Table<LogLevel, 6> kLogLevels = {{
     {LogLevel::kError, "error"},
     {LogLevel::kOff, "off"},
 }};
-constexpr Table<PartitionMethod, 3> kPartitionMethods = {{
+constexpr Table<PartitionMethod, 4> kPartitionMethods = {{
     {PartitionMethod::kMetis, "metis"},
     {PartitionMethod::kRandom, "random"},
     {PartitionMethod::kContiguous, "contiguous"},
+    {PartitionMethod::kPtscotch, "ptscotch"},
 }};
 constexpr Table<DatasetFormat, 5> kDatasetFormats = {{
     {DatasetFormat::kAuto, "auto"},

@@ -52,16 +52,18 @@ DatasetFormat detect_format(const std::string& path) {
 
 }  // namespace
 
-Graph load_dataset(const DatasetSpec& spec) {
-  const auto start = std::chrono::steady_clock::now();
+DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
   if (spec.format == DatasetFormat::kSynthetic && !spec.path.empty())
     throw ConfigError("dataset path '" + spec.path +
                       "' given with format synthetic, which reads no files (use format auto, or "
                       "no path for the generator)");
-  DatasetFormat format = spec.format;
-  if (format == DatasetFormat::kAuto) {
-    format = spec.path.empty() ? DatasetFormat::kSynthetic : detect_format(spec.path);
-  }
+  if (spec.format != DatasetFormat::kAuto) return spec.format;
+  return spec.path.empty() ? DatasetFormat::kSynthetic : detect_format(spec.path);
+}
+
+Graph load_dataset(const DatasetSpec& spec) {
+  const auto start = std::chrono::steady_clock::now();
+  const DatasetFormat format = resolve_dataset_format(spec);
   Graph g = loader_of(format).load(spec);
   const bool generated = format == DatasetFormat::kSynthetic;
   apply_transform(g, spec.transform);

@@ -1,5 +1,6 @@
 #include "npy.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -204,9 +205,9 @@ NpyArray read_npy(const std::string& path) {
   return parse_npy(path, std::move(bytes));
 }
 
-NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
-  const uint64_t total = bytes.size();
-  if (total < kMagicSize + 2 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
+NpyHeader parse_npy_header(const std::string& origin, const uint8_t* bytes, uint64_t prefix,
+                           uint64_t total) {
+  if (prefix < kMagicSize + 2 || std::memcmp(bytes, kMagic, kMagicSize) != 0)
     throw InputError(origin, "", "not a .npy file (bad magic)");
   const int major = bytes[kMagicSize];
   if (major != 1 && major != 2)
@@ -214,19 +215,21 @@ NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
                      "unsupported .npy format version " + std::to_string(major) + "." +
                          std::to_string(bytes[kMagicSize + 1]) + " (supported: 1.0, 2.0)");
   const size_t len_bytes = major == 1 ? 2 : 4;
-  if (total < kMagicSize + 2 + len_bytes) throw InputError(origin, "header", "truncated header");
-  const uint64_t header_len = read_le(bytes.data() + kMagicSize + 2, len_bytes);
-  const uint64_t payload_offset = kMagicSize + 2 + len_bytes + header_len;
-  if (payload_offset > total)
+  if (prefix < kMagicSize + 2 + len_bytes) throw InputError(origin, "header", "truncated header");
+  const uint64_t header_len = read_le(bytes + kMagicSize + 2, len_bytes);
+  NpyHeader h;
+  h.payload_offset = kMagicSize + 2 + len_bytes + header_len;
+  if (h.payload_offset > total)
     throw InputError(
         origin, "header",
         "header length " + std::to_string(header_len) + " runs past the end of the file");
-  const std::string_view header(
-      reinterpret_cast<const char*>(bytes.data()) + kMagicSize + 2 + len_bytes, header_len);
+  ADAQP_CHECK(h.payload_offset <= prefix, "the whole header is in the prefix read");
+  const std::string_view header(reinterpret_cast<const char*>(bytes) + kMagicSize + 2 + len_bytes,
+                                header_len);
 
   std::string descr;
   bool fortran = false;
-  NpyArray array;
+  NpyArray& array = h.array;
   HeaderParser(header, origin).parse(descr, fortran, array.shape);
   bool known = false;
   for (NpyDtype d : kAllDtypes) {
@@ -263,7 +266,7 @@ NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
   uint64_t expected = 0;
   if (__builtin_mul_overflow(count, array.item_size, &expected))
     throw InputError(origin, "header", "shape " + array.shape_string() + " is too large");
-  const uint64_t available = total - payload_offset;
+  const uint64_t available = total - h.payload_offset;
   if (available < expected)
     throw InputError(origin, "payload",
                      "truncated: " + std::to_string(available) + " bytes, shape " +
@@ -273,9 +276,58 @@ NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
     throw InputError(origin, "payload",
                      std::to_string(available - expected) +
                          " unexpected bytes after the data of shape " + array.shape_string());
-  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(payload_offset));
-  array.payload = std::move(bytes);
-  return array;
+  h.elements = static_cast<int64_t>(count);
+  return h;
+}
+
+NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
+  NpyHeader h = parse_npy_header(origin, bytes.data(), bytes.size(), bytes.size());
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(h.payload_offset));
+  h.array.payload = std::move(bytes);
+  return std::move(h.array);
+}
+
+NpyHeader read_npy_header(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", "file not found");
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  // The fixed preamble, then the header it announces.
+  std::vector<uint8_t> bytes(std::min<uint64_t>(file_size, kMagicSize + 6));
+  if (std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
+    throw InputError(path, "", std::string("read failed: ") + std::strerror(errno));
+  if (bytes.size() >= kMagicSize + 2 && std::memcmp(bytes.data(), kMagic, kMagicSize) == 0) {
+    const size_t len_bytes = bytes[kMagicSize] == 1 ? 2 : 4;
+    if (bytes.size() >= kMagicSize + 2 + len_bytes) {
+      const uint64_t end =
+          std::min<uint64_t>(file_size, kMagicSize + 2 + len_bytes +
+                                            read_le(bytes.data() + kMagicSize + 2, len_bytes));
+      const size_t have = bytes.size();
+      bytes.resize(std::max<uint64_t>(end, have));
+      if (std::fread(bytes.data() + have, 1, bytes.size() - have, file.get()) !=
+          bytes.size() - have)
+        throw InputError(path, "", std::string("read failed: ") + std::strerror(errno));
+    }
+  }
+  return parse_npy_header(path, bytes.data(), bytes.size(), file_size);
+}
+
+std::vector<uint8_t> read_npy_range(const std::string& path, const NpyHeader& h, int64_t first,
+                                    int64_t count) {
+  ADAQP_CHECK(first >= 0 && count >= 0 && first + count <= h.elements,
+              "element range within the array");
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  std::vector<uint8_t> out(static_cast<size_t>(count) * h.array.item_size);
+  const uint64_t offset = h.payload_offset + static_cast<uint64_t>(first) * h.array.item_size;
+  if (::fseeko(file.get(), static_cast<off_t>(offset), SEEK_SET) != 0 ||
+      std::fread(out.data(), 1, out.size(), file.get()) != out.size())
+    throw InputError(path, "payload",
+                     "cannot read elements " + std::to_string(first) + " to " +
+                         std::to_string(first + count) + ": " + std::strerror(errno));
+  return out;
 }
 
 bool npy_is_int(const NpyArray& a) {

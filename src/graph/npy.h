@@ -34,6 +34,18 @@ NpyArray read_npy(const std::string& path);
 // name `origin`. The header is dropped in place: the payload reuses `bytes`' storage.
 NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes);
 
+// A .npy file's header: the array's dtype and shape (no payload), where the payload starts and
+// how many elements it holds; checked as read_npy checks it (the file's size included).
+struct NpyHeader {
+  NpyArray array;
+  uint64_t payload_offset = 0;
+  int64_t elements = 0;
+};
+NpyHeader read_npy_header(const std::string& path);
+// Elements [first, first + count) of the flattened payload, read without the rest.
+std::vector<uint8_t> read_npy_range(const std::string& path, const NpyHeader& header, int64_t first,
+                                    int64_t count);
+
 // Writes `payload` (row-major, little-endian elements of `dtype`) with the given shape; InputError
 // naming the file if it cannot be written completely. Not for kBytes.
 void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,

@@ -72,6 +72,10 @@ std::vector<int32_t> assign_parts(const Graph& g, const PartitionOptions& opt) {
     case PartitionMethod::kContiguous:
       owner = contiguous_parts(g, opt);
       break;
+    case PartitionMethod::kPtscotch:
+      throw ConfigError(
+          "partition.method ptscotch partitions with every rank of a job, each on a slice of the "
+          "graph: run it under mpirun (adaqp train, or adaqp partition), not on a whole graph");
   }
   std::vector<int64_t> sizes(opt.parts, 0);
   for (int32_t r : owner) ++sizes[r];

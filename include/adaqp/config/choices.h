@@ -53,8 +53,9 @@ enum class Backend { kAuto, kMpi, kNccl };
 // output.log_level.
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
-// partition.method: METIS, a uniformly random owner per node, or contiguous ranges of node ids.
-enum class PartitionMethod { kMetis, kRandom, kContiguous };
+// partition.method: METIS, a uniformly random owner per node, contiguous ranges of node ids, or
+// PT-Scotch run by all ranks of the job on slices of the graph (partition/ptscotch_partitioner.h).
+enum class PartitionMethod { kMetis, kRandom, kContiguous, kPtscotch };
 
 // partition.distribute: how a rank gets its part (partition/part_distribution.h): auto reads it
 // from partition.dir where that directory is visible and receives it from rank 0 elsewhere; shared
@@ -68,7 +69,8 @@ enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 // The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
 // "rows", "cover"; "none", "aggregations"; "fp32", "tf32"; "gcn", "sage"; "auto", "cpu", "cuda";
 // "auto", "mpi", "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis", "random",
-// "contiguous"; "auto", "shared", "scatter"; "auto", "ogb", "numpy", "graphsaint", "synthetic".
+// "contiguous", "ptscotch"; "auto", "shared", "scatter"; "auto", "ogb", "numpy", "graphsaint",
+// "synthetic".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
 const char* to_string(ExchangeLayout layout);

@@ -54,6 +54,9 @@ Graph load_graphsaint(const std::string& dir);
 // `dir`, which must not exist (InputError otherwise). On any failure nothing is left behind.
 void save_numpy(const Graph& g, const std::string& dir);
 
+// spec.format, or for auto the format detected as load_dataset detects it (errors as there).
+DatasetFormat resolve_dataset_format(const DatasetSpec& spec);
+
 // Dispatches on spec.format through the loader registry (dataset.cpp: name, detect, load; auto: no
 // path means synthetic; in the directory, raw/edge.csv.gz means ogb, edge_index.npy means numpy,
 // adj_full.npz means graphsaint, anything else is an InputError naming the directory), then

@@ -27,10 +27,6 @@
 
 namespace adaqp {
 
-// Runs its argument on this rank, then agrees with every rank whether any failed; throws on every
-// rank if any did (on the failing rank, its own error). The CLI's start-up step.
-using CollectiveStep = std::function<void(const std::function<void()>&)>;
-
 struct PartDistributionOptions {
   PartDistribution mode = PartDistribution::kAuto;
   std::string cache_dir;                  // host-local cache root (JobConfig: part_cache_dir)

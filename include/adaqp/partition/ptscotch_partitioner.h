@@ -1,0 +1,25 @@
+// partition.method ptscotch: PT-Scotch's k-way mapping, computed by every rank of the job
+// together on the graph's slices (graph/graph_slice.h), so that no rank holds the whole graph.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/comm/communicator.h"
+#include "adaqp/graph/graph_slice.h"
+#include "adaqp/partition/partitioner.h"
+
+namespace adaqp {
+
+// The owner in [0, opt.parts) of every node of this rank's slice, as METIS sees the graph: the
+// symmetrised graph without self-loops, unit vertex and edge weights (PT-Scotch has no
+// multi-constraint balance: balance_train and balance_edges are ConfigErrors). `mpi` is the
+// communicator PT-Scotch runs on and `comm` the job's over the same ranks. Seeded by opt.seed and
+// deterministic for the same slices, options and rank count. InputError if a part ends up empty,
+// CommError-free Error if PT-Scotch fails (its message goes to stderr).
+std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communicator& comm,
+                                     const PartitionOptions& opt);
+
+}  // namespace adaqp

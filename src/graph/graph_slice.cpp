@@ -1,0 +1,101 @@
+#include "adaqp/graph/graph_slice.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+
+NodeRange slice_range(int64_t num_nodes, int rank, int world) {
+  ADAQP_CHECK(world >= 1 && rank >= 0 && rank < world, "rank within the world");
+  const int64_t base = num_nodes / world, extra = num_nodes % world;
+  NodeRange r;
+  r.first = rank * base + std::min<int64_t>(rank, extra);
+  r.count = base + (rank < extra ? 1 : 0);
+  return r;
+}
+
+int slice_holder(int64_t num_nodes, int world, int64_t v) {
+  const int64_t base = num_nodes / world, extra = num_nodes % world;
+  const int64_t big = extra * (base + 1);  // nodes in the ranges of size base + 1
+  if (v < big) return static_cast<int>(v / (base + 1));
+  return static_cast<int>(extra + (v - big) / base);
+}
+
+GraphSlice slice_of(const Graph& g, int rank, int world) {
+  const NodeRange range = slice_range(g.num_nodes, rank, world);
+  const int64_t lo = range.first, hi = range.first + range.count;
+  GraphSlice s;
+  s.name = g.name;
+  s.num_nodes = g.num_nodes;
+  s.first = lo;
+  s.indptr.resize(static_cast<size_t>(range.count) + 1);
+  for (int64_t i = 0; i <= range.count; ++i) s.indptr[i] = g.indptr[lo + i] - g.indptr[lo];
+  s.indices.assign(g.indices.begin() + g.indptr[lo], g.indices.begin() + g.indptr[hi]);
+  s.feat_dim = g.feat_dim;
+  s.features.assign(g.features.begin() + lo * g.feat_dim, g.features.begin() + hi * g.feat_dim);
+  s.num_classes = g.num_classes;
+  s.multilabel = g.multilabel;
+  if (g.multilabel) {
+    s.multilabels.assign(g.multilabels.begin() + lo * g.num_classes,
+                         g.multilabels.begin() + hi * g.num_classes);
+  } else {
+    s.labels.assign(g.labels.begin() + lo, g.labels.begin() + hi);
+  }
+  const auto in_range = [&](const std::vector<int64_t>& ids) {
+    return std::vector<int64_t>(std::lower_bound(ids.begin(), ids.end(), lo),
+                                std::lower_bound(ids.begin(), ids.end(), hi));
+  };
+  s.train = in_range(g.train);
+  s.valid = in_range(g.valid);
+  s.test = in_range(g.test);
+  return s;
+}
+
+void set_slice_self_loops(GraphSlice& s) {
+  std::vector<int64_t> indptr(s.indptr.size(), 0);
+  std::vector<int64_t> indices;
+  indices.reserve(s.indices.size() + static_cast<size_t>(s.count()));
+  for (int64_t i = 0; i < s.count(); ++i) {
+    const int64_t v = s.first + i;
+    bool placed = false;
+    for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) {
+      const int64_t u = s.indices[e];
+      if (u == v) continue;
+      if (u > v && !placed) {
+        indices.push_back(v);
+        placed = true;
+      }
+      indices.push_back(u);
+    }
+    if (!placed) indices.push_back(v);
+    indptr[i + 1] = static_cast<int64_t>(indices.size());
+  }
+  s.indptr = std::move(indptr);
+  s.indices = std::move(indices);
+}
+
+void row_normalize_slice(GraphSlice& s) {
+  for (int64_t i = 0; i < s.count(); ++i) {
+    float* row = s.features.data() + i * s.feat_dim;
+    double sum = 0.0;
+    for (int64_t j = 0; j < s.feat_dim; ++j) sum += row[j];
+    if (sum == 0.0) continue;
+    for (int64_t j = 0; j < s.feat_dim; ++j) row[j] = static_cast<float>(row[j] / sum);
+  }
+}
+
+void drop_duplicate_slice_edges(GraphSlice& s) {
+  int64_t out = 0, row_begin = 0;
+  for (int64_t i = 0; i < s.count(); ++i) {
+    const int64_t row_end = s.indptr[i + 1];
+    for (int64_t e = row_begin; e < row_end; ++e)
+      if (e == row_begin || s.indices[e] != s.indices[e - 1]) s.indices[out++] = s.indices[e];
+    row_begin = row_end;
+    s.indptr[i + 1] = out;
+  }
+  s.indices.resize(static_cast<size_t>(out));
+}
+
+}  // namespace adaqp

@@ -1,0 +1,423 @@
+#include "adaqp/graph/slice_loader.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <type_traits>
+#include <utility>
+
+#include "adaqp/comm/all_to_all.h"
+#include "adaqp/common/error.h"
+#include "class_ids.h"
+#include "npy.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kSliceTag = 32758;
+// Index arrays of the splits are read in pieces of this many ids.
+constexpr int64_t kSplitPiece = int64_t{1} << 20;
+
+std::string index1(int64_t i) {
+  return "index " + std::to_string(i);
+}
+std::string index2(int64_t i, int64_t j) {
+  return "index [" + std::to_string(i) + ", " + std::to_string(j) + "]";
+}
+
+[[noreturn]] void bad_layout(const std::string& path, const NpyArray& a, const std::string& want) {
+  throw InputError(
+      path, "", "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
+}
+
+bool is_int(NpyDtype d) {
+  return d == NpyDtype::kInt32 || d == NpyDtype::kInt64;
+}
+
+std::vector<int64_t> widen(const std::vector<uint8_t>& bytes, NpyDtype d) {
+  std::vector<int64_t> out(bytes.size() / (d == NpyDtype::kInt32 ? 4 : 8));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (d == NpyDtype::kInt32) {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      out[i] = v;
+    } else {
+      std::memcpy(&out[i], bytes.data() + 8 * i, 8);
+    }
+  }
+  return out;
+}
+
+// feat.npy: this slice's rows; sets num_nodes, feat_dim.
+void read_feature_rows(const std::string& path, GraphSlice& s, int rank, int world) {
+  const NpyHeader h = read_npy_header(path);
+  if (h.array.dtype != NpyDtype::kFloat32 || h.array.shape.size() != 2)
+    bad_layout(path, h.array, "float32 (<f4) [N, F] (convert with .astype(numpy.float32))");
+  s.num_nodes = h.array.shape[0];
+  s.feat_dim = h.array.shape[1];
+  const NodeRange range = slice_range(s.num_nodes, rank, world);
+  s.first = range.first;
+  const std::vector<uint8_t> bytes =
+      read_npy_range(path, h, range.first * s.feat_dim, range.count * s.feat_dim);
+  s.features.resize(bytes.size() / sizeof(float));
+  std::memcpy(s.features.data(), bytes.data(), bytes.size());
+  for (size_t i = 0; i < s.features.size(); ++i) {
+    if (!std::isfinite(s.features[i]))
+      throw InputError(path,
+                       index2(range.first + static_cast<int64_t>(i) / s.feat_dim,
+                              static_cast<int64_t>(i) % s.feat_dim),
+                       fmt::format("value {} is not finite", s.features[i]));
+  }
+}
+
+// edge_index.npy: this rank's share of the columns, checked; (source, target) pairs.
+std::vector<std::pair<int64_t, int64_t>> read_edge_share(const std::string& path, int64_t n,
+                                                         int rank, int world) {
+  const NpyHeader h = read_npy_header(path);
+  if (!is_int(h.array.dtype) || h.array.shape.size() != 2 || h.array.shape[0] != 2)
+    bad_layout(path, h.array, "int32 or int64 [2, E] (row 0 sources, row 1 targets)");
+  const int64_t e = h.array.shape[1];
+  const NodeRange share = slice_range(e, rank, world);
+  const std::vector<int64_t> src =
+      widen(read_npy_range(path, h, share.first, share.count), h.array.dtype);
+  const std::vector<int64_t> dst =
+      widen(read_npy_range(path, h, e + share.first, share.count), h.array.dtype);
+  std::vector<std::pair<int64_t, int64_t>> edges(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    for (int row = 0; row < 2; ++row) {
+      const int64_t v = row == 0 ? src[i] : dst[i];
+      if (v < 0 || v >= n)
+        throw InputError(path, index2(row, share.first + static_cast<int64_t>(i)),
+                         "node id " + std::to_string(v) + " is out of range [0, " +
+                             std::to_string(n) + ") (N from feat.npy)");
+    }
+    edges[i] = {src[i], dst[i]};
+  }
+  return edges;
+}
+
+// label.npy: this slice's rows; sets num_classes (single-label: this slice's largest id + 1, to be
+// reduced over ranks) and multilabel.
+void read_label_rows(const std::string& path, GraphSlice& s) {
+  const NpyHeader h = read_npy_header(path);
+  const NpyArray& a = h.array;
+  const int64_t n = s.num_nodes, count = s.count();
+  const bool rows_match = !a.shape.empty() && a.shape[0] == n;
+  if (is_int(a.dtype) && rows_match &&
+      (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1))) {
+    s.labels = widen(read_npy_range(path, h, s.first, count), a.dtype);
+    int64_t max_label = -1;
+    for (int64_t i = 0; i < count; ++i) {
+      const std::string problem = class_id_problem(s.labels[i], n);
+      if (!problem.empty()) throw InputError(path, index1(s.first + i), problem);
+      max_label = std::max(max_label, s.labels[i]);
+    }
+    s.num_classes = max_label + 1;
+    return;
+  }
+  const bool multi_dtype =
+      a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kUInt8 || a.dtype == NpyDtype::kBool;
+  if (!multi_dtype || !rows_match || a.shape.size() != 2 || a.shape[1] < 1)
+    bad_layout(path, a,
+               "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool [" +
+                   std::to_string(n) + ", C] multi-label 0/1 values (N from feat.npy)");
+  s.multilabel = true;
+  s.num_classes = a.shape[1];
+  const std::vector<uint8_t> bytes =
+      read_npy_range(path, h, s.first * s.num_classes, count * s.num_classes);
+  s.multilabels.resize(static_cast<size_t>(count * s.num_classes));
+  for (size_t i = 0; i < s.multilabels.size(); ++i) {
+    double value = bytes[i];
+    if (a.dtype == NpyDtype::kFloat32) {
+      float f;
+      std::memcpy(&f, bytes.data() + 4 * i, 4);
+      value = f;
+    }
+    if (value != 0.0 && value != 1.0)
+      throw InputError(path,
+                       index2(s.first + static_cast<int64_t>(i) / s.num_classes,
+                              static_cast<int64_t>(i) % s.num_classes),
+                       fmt::format("multi-label value {} is not 0 or 1", value));
+    s.multilabels[i] = static_cast<uint8_t>(value);
+  }
+}
+
+// One split's ids inside the slice, from an index array (read in pieces) or a bool mask (this
+// slice's range); `owner` (one entry per slice node) records earlier splits.
+std::vector<int64_t> read_split_ids(const std::string& path, const GraphSlice& s,
+                                    std::vector<char>& owner, char tag,
+                                    const std::vector<std::string>& names) {
+  const NpyHeader h = read_npy_header(path);
+  const NpyArray& a = h.array;
+  const int64_t n = s.num_nodes;
+  std::vector<std::pair<int64_t, int64_t>> ids;  // (node id, index in the file)
+  if (a.dtype == NpyDtype::kBool && a.shape.size() == 1 && a.shape[0] == n) {
+    const std::vector<uint8_t> mask = read_npy_range(path, h, s.first, s.count());
+    for (int64_t i = 0; i < s.count(); ++i) {
+      if (mask[i] > 1)
+        throw InputError(path, index1(s.first + i),
+                         "mask byte " + std::to_string(mask[i]) + " is not 0 or 1");
+      if (mask[i] == 1) ids.emplace_back(s.first + i, s.first + i);
+    }
+  } else if (is_int(a.dtype) && a.shape.size() == 1) {
+    for (int64_t at = 0; at < h.elements; at += kSplitPiece) {
+      const int64_t k = std::min(kSplitPiece, h.elements - at);
+      const std::vector<int64_t> piece = widen(read_npy_range(path, h, at, k), a.dtype);
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t v = piece[i];
+        if (v < 0 || v >= n)
+          throw InputError(
+              path, index1(at + i),
+              "node id " + std::to_string(v) + " is out of range [0, " + std::to_string(n) + ")");
+        if (s.holds(v)) ids.emplace_back(v, at + i);
+      }
+    }
+  } else {
+    bad_layout(path, a, "int32/int64 node ids [K] or a bool mask [" + std::to_string(n) + "]");
+  }
+  std::vector<int64_t> out;
+  out.reserve(ids.size());
+  for (const auto& [v, at] : ids) {
+    char& o = owner[static_cast<size_t>(v - s.first)];
+    if (o == tag)
+      throw InputError(path, index1(at), "node id " + std::to_string(v) + " is listed twice");
+    if (o != 0)
+      throw InputError(path, index1(at),
+                       "node id " + std::to_string(v) + " is also in " + names[o - 1] +
+                           " (splits must be disjoint)");
+    o = tag;
+    out.push_back(v);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Edges (source, target) to the slices holding their targets, then this slice's rows (sources
+// sorted, duplicates kept: Graph::from_edges).
+void build_rows(GraphSlice& s, const std::vector<std::pair<int64_t, int64_t>>& edges,
+                Communicator& comm) {
+  const int world = comm.size();
+  std::vector<std::vector<int64_t>> out(world);
+  for (const auto& [u, v] : edges) {
+    auto& to = out[slice_holder(s.num_nodes, world, v)];
+    to.push_back(v);
+    to.push_back(u);
+  }
+  const std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kSliceTag);
+  std::vector<std::pair<int64_t, int64_t>> mine;  // (target, source)
+  for (const auto& block : in)
+    for (size_t i = 0; i + 1 < block.size(); i += 2) mine.emplace_back(block[i], block[i + 1]);
+  std::sort(mine.begin(), mine.end());
+  s.indptr.assign(static_cast<size_t>(s.count()) + 1, 0);
+  s.indices.resize(mine.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    ++s.indptr[mine[i].first - s.first + 1];
+    s.indices[i] = mine[i].second;
+  }
+  for (int64_t i = 0; i < s.count(); ++i) s.indptr[i + 1] += s.indptr[i];
+}
+
+GraphSlice load_numpy_slice(const std::string& dir, Communicator& comm,
+                            const CollectiveStep& step) {
+  const int rank = comm.rank(), world = comm.size();
+  const auto file = [&dir](const std::string& name) { return (fs::path(dir) / name).string(); };
+  GraphSlice s;
+  const fs::path normal = fs::path(dir).lexically_normal();
+  s.name =
+      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  step([&] {
+    read_feature_rows(file("feat.npy"), s, rank, world);
+    s.indptr.assign(static_cast<size_t>(slice_range(s.num_nodes, rank, world).count) + 1, 0);
+    edges = read_edge_share(file("edge_index.npy"), s.num_nodes, rank, world);
+    read_label_rows(file("label.npy"), s);
+    const std::vector<std::string> names = {"train.npy", "valid.npy", "test.npy"};
+    std::vector<char> owner(static_cast<size_t>(s.count()), 0);
+    s.train = read_split_ids(file(names[0]), s, owner, 1, names);
+    s.valid = read_split_ids(file(names[1]), s, owner, 2, names);
+    s.test = read_split_ids(file(names[2]), s, owner, 3, names);
+  });
+  build_rows(s, edges, comm);
+  if (!s.multilabel) {
+    double classes = static_cast<double>(s.num_classes);
+    comm.allreduce_max(&classes, 1);
+    s.num_classes = static_cast<int64_t>(classes);
+  }
+  return s;
+}
+
+// Rank 0 loads the whole graph and sends every rank its slice.
+GraphSlice scatter_slices(const DatasetSpec& spec, Communicator& comm, const CollectiveStep& step) {
+  const int rank = comm.rank(), world = comm.size();
+  std::vector<GraphSlice> slices;
+  GraphSlice s;
+  step([&] {
+    if (rank != 0) return;
+    Graph g = load_dataset(spec);
+    spdlog::info(
+        "dataset format {} has no range reader: rank 0 loaded it whole and sends every "
+        "rank its slice (convert it with adaqp generate --format numpy ... to read slices)",
+        to_string(resolve_dataset_format(spec)));
+    for (int r = 0; r < world; ++r) slices.push_back(slice_of(g, r, world));
+    s.name = g.name;
+  });
+  int64_t scalars[5] = {};
+  if (rank == 0) {
+    const GraphSlice& z = slices[0];
+    scalars[0] = z.num_nodes;
+    scalars[1] = z.feat_dim;
+    scalars[2] = z.num_classes;
+    scalars[3] = z.multilabel ? 1 : 0;
+    scalars[4] = static_cast<int64_t>(s.name.size());
+  }
+  comm.broadcast(scalars, sizeof scalars, 0);
+  s.name.resize(static_cast<size_t>(scalars[4]));
+  if (scalars[4] > 0) comm.broadcast(s.name.data(), s.name.size(), 0);
+  s.num_nodes = scalars[0];
+  s.feat_dim = scalars[1];
+  s.num_classes = scalars[2];
+  s.multilabel = scalars[3] != 0;
+  s.first = slice_range(s.num_nodes, rank, world).first;
+  // One field at a time: rank 0 sends, everyone receives its own.
+  const auto field = [&](auto member) {
+    using V = std::decay_t<decltype(s.*member)>;
+    std::vector<V> out(world);
+    if (rank == 0)
+      for (int r = 0; r < world; ++r) out[r] = std::move(slices[r].*member);
+    s.*member = std::move(all_to_all(comm, out, kSliceTag)[0]);
+  };
+  field(&GraphSlice::indptr);
+  field(&GraphSlice::indices);
+  field(&GraphSlice::features);
+  field(&GraphSlice::labels);
+  field(&GraphSlice::multilabels);
+  field(&GraphSlice::train);
+  field(&GraphSlice::valid);
+  field(&GraphSlice::test);
+  return s;
+}
+
+uint32_t crc_bytes(uint32_t crc, const void* data, size_t bytes) {
+  if (bytes == 0) return crc;
+  return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), bytes));
+}
+
+uint32_t crc_value(uint32_t crc, int64_t value) {
+  return crc_bytes(crc, &value, sizeof value);
+}
+
+// The CRC of `crc`'s input followed by every rank's piece in rank order.
+template <typename T>
+uint32_t crc_pieces(uint32_t crc, const std::vector<T>& piece, Communicator& comm) {
+  const uint64_t mine[2] = {
+      crc_bytes(crc32_z(0, Z_NULL, 0), piece.data(), piece.size() * sizeof(T)),
+      piece.size() * sizeof(T)};
+  std::vector<uint64_t> all(2 * static_cast<size_t>(comm.size()));
+  comm.allgather(mine, all.data(), sizeof mine);
+  for (int r = 0; r < comm.size(); ++r)
+    crc = static_cast<uint32_t>(
+        crc32_combine(crc, static_cast<uLong>(all[2 * r]), static_cast<z_off_t>(all[2 * r + 1])));
+  return crc;
+}
+
+// crc_add of graph.cpp over a vector the ranks hold in pieces: its length, then its bytes.
+template <typename T>
+uint32_t crc_vector(uint32_t crc, const std::vector<T>& piece, Communicator& comm) {
+  int64_t total = static_cast<int64_t>(piece.size());
+  comm.allreduce_sum(&total, 1);
+  const uint64_t count = static_cast<uint64_t>(total);
+  return crc_pieces(crc_bytes(crc, &count, sizeof count), piece, comm);
+}
+
+}  // namespace
+
+GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const CollectiveStep& step) {
+  const auto start = std::chrono::steady_clock::now();
+  DatasetFormat format = DatasetFormat::kAuto;
+  step([&] { format = resolve_dataset_format(spec); });
+  GraphSlice s;
+  if (format == DatasetFormat::kNumpy) {
+    s = load_numpy_slice(spec.path, comm, step);
+    if (spec.transform.symmetrize) symmetrize_slices(s, comm);
+    if (spec.transform.self_loops) set_slice_self_loops(s);
+    if (spec.transform.row_normalize) row_normalize_slice(s);
+  } else {
+    s = scatter_slices(spec, comm, step);
+  }
+  int64_t totals[2] = {s.num_edges(), static_cast<int64_t>(s.train.size())};
+  comm.allreduce_sum(totals, 2);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (comm.rank() == 0) {
+    spdlog::info(
+        "loaded {} ({}) as {} slices: {} nodes, {} edges, {} features, {} classes{} in "
+        "{:.2f} s; rank 0 holds nodes [{}, {}) with {} in-edges",
+        s.name, to_string(format), comm.size(), s.num_nodes, totals[0], s.feat_dim, s.num_classes,
+        s.multilabel ? " (multi-label)" : "", seconds, s.first, s.first + s.count(), s.num_edges());
+  }
+  return s;
+}
+
+void symmetrize_slices(GraphSlice& s, Communicator& comm) {
+  const int world = comm.size();
+  std::vector<std::vector<int64_t>> out(world);
+  for (int64_t i = 0; i < s.count(); ++i) {
+    for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) {
+      auto& to = out[slice_holder(s.num_nodes, world, s.indices[e])];
+      to.push_back(s.indices[e]);  // target of the reversed edge
+      to.push_back(s.first + i);   // its source
+    }
+  }
+  const std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kSliceTag);
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(s.count()));
+  for (int64_t i = 0; i < s.count(); ++i)
+    rows[i].assign(s.indices.begin() + s.indptr[i], s.indices.begin() + s.indptr[i + 1]);
+  for (const auto& block : in)
+    for (size_t k = 0; k + 1 < block.size(); k += 2)
+      rows[block[k] - s.first].push_back(block[k + 1]);
+  s.indices.clear();
+  for (int64_t i = 0; i < s.count(); ++i) {
+    std::sort(rows[i].begin(), rows[i].end());
+    s.indices.insert(s.indices.end(), rows[i].begin(), rows[i].end());
+    s.indptr[i + 1] = static_cast<int64_t>(s.indices.size());
+    std::vector<int64_t>().swap(rows[i]);
+  }
+  drop_duplicate_slice_edges(s);
+}
+
+std::string slice_fingerprint(const GraphSlice& s, Communicator& comm) {
+  const uint32_t empty = crc32_z(0, Z_NULL, 0);
+  // indptr as the whole graph's: this slice's rows at their global edge offsets; the final entry
+  // (the edge count) belongs to the last rank.
+  int64_t offset = 0;
+  {
+    std::vector<int64_t> edges(static_cast<size_t>(comm.size()));
+    const int64_t mine = s.num_edges();
+    comm.allgather(&mine, edges.data(), sizeof mine);
+    for (int r = 0; r < comm.rank(); ++r) offset += edges[r];
+  }
+  const bool last = comm.rank() == comm.size() - 1;
+  std::vector<int64_t> indptr(s.indptr.begin(), s.indptr.end() - (last ? 0 : 1));
+  for (int64_t& x : indptr) x += offset;
+  uint32_t structure = crc_value(empty, s.num_nodes);
+  structure = crc_vector(structure, indptr, comm);
+  structure = crc_vector(structure, s.indices, comm);
+  const uint32_t features = crc_vector(crc_value(empty, s.feat_dim), s.features, comm);
+  uint32_t labels = crc_value(crc_value(empty, s.num_classes), int64_t{s.multilabel});
+  labels = crc_vector(crc_vector(labels, s.labels, comm), s.multilabels, comm);
+  const uint32_t splits =
+      crc_vector(crc_vector(crc_vector(empty, s.train, comm), s.valid, comm), s.test, comm);
+  char hex[33];
+  std::snprintf(hex, sizeof(hex), "%08x%08x%08x%08x", structure, features, labels, splits);
+  return hex;
+}
+
+}  // namespace adaqp

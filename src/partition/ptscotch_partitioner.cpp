@@ -1,0 +1,173 @@
+#include "adaqp/partition/ptscotch_partitioner.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "adaqp/comm/all_to_all.h"
+#include "adaqp/common/error.h"
+
+// ptscotch.h needs stdio.h, stdint.h and mpi.h first.
+#include <ptscotch.h>
+
+namespace adaqp {
+namespace {
+
+static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t), "the 64-bit PT-Scotch (scotch-int64)");
+
+constexpr int kScotchTag = 32757;
+
+void check_scotch(int code, const char* call) {
+  if (code != 0)
+    throw Error(fmt::format("PT-Scotch {} failed (code {}; its message is on stderr)", call, code));
+}
+
+// RAII for PT-Scotch's distributed graph and strategy.
+class ScotchGraph {
+ public:
+  explicit ScotchGraph(MPI_Comm mpi) { check_scotch(SCOTCH_dgraphInit(&g_, mpi), "dgraphInit"); }
+  ~ScotchGraph() { SCOTCH_dgraphExit(&g_); }
+  ScotchGraph(const ScotchGraph&) = delete;
+  ScotchGraph& operator=(const ScotchGraph&) = delete;
+  SCOTCH_Dgraph* get() { return &g_; }
+
+ private:
+  SCOTCH_Dgraph g_;
+};
+
+// A context whose random generator is seeded for this call and whose algorithms avoid the
+// nondeterminism of racing threads (SCOTCH_OPTIONNUMDETERMINISTIC), with `graph` bound to it.
+class ScotchContext {
+ public:
+  ScotchContext(SCOTCH_Dgraph* graph, SCOTCH_Num seed) {
+    check_scotch(SCOTCH_contextInit(&c_), "contextInit");
+    check_scotch(SCOTCH_contextOptionSetNum(&c_, SCOTCH_OPTIONNUMDETERMINISTIC, 1),
+                 "contextOptionSetNum");
+    check_scotch(SCOTCH_contextRandomClone(&c_), "contextRandomClone");
+    SCOTCH_contextRandomSeed(&c_, seed);
+    check_scotch(SCOTCH_contextBindDgraph(&c_, graph, &bound_), "contextBindDgraph");
+  }
+  ~ScotchContext() {
+    SCOTCH_dgraphExit(&bound_);
+    SCOTCH_contextExit(&c_);
+  }
+  ScotchContext(const ScotchContext&) = delete;
+  ScotchContext& operator=(const ScotchContext&) = delete;
+  SCOTCH_Dgraph* graph() { return &bound_; }
+
+ private:
+  SCOTCH_Context c_;
+  SCOTCH_Dgraph bound_;
+};
+
+class ScotchStrategy {
+ public:
+  ScotchStrategy() { check_scotch(SCOTCH_stratInit(&s_), "stratInit"); }
+  ~ScotchStrategy() { SCOTCH_stratExit(&s_); }
+  ScotchStrategy(const ScotchStrategy&) = delete;
+  ScotchStrategy& operator=(const ScotchStrategy&) = delete;
+  SCOTCH_Strat* get() { return &s_; }
+
+ private:
+  SCOTCH_Strat s_;
+};
+
+// This slice's rows of the symmetrised graph without self-loops (global ids, sorted, unique):
+// each edge u -> v adds u to v's row here and v to u's row at u's slice.
+void symmetric_rows(const GraphSlice& s, Communicator& comm, std::vector<SCOTCH_Num>& indptr,
+                    std::vector<SCOTCH_Num>& indices) {
+  const int world = comm.size();
+  std::vector<std::vector<int64_t>> out(world);
+  for (int64_t i = 0; i < s.count(); ++i) {
+    const int64_t v = s.first + i;
+    for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) {
+      const int64_t u = s.indices[e];
+      if (u == v) continue;
+      auto& to = out[slice_holder(s.num_nodes, world, u)];
+      to.push_back(u);
+      to.push_back(v);
+    }
+  }
+  const std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kScotchTag);
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // (local row, neighbour)
+  size_t total = static_cast<size_t>(s.num_edges());
+  for (const auto& block : in) total += block.size() / 2;
+  pairs.reserve(total);
+  for (int64_t i = 0; i < s.count(); ++i)
+    for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e)
+      if (s.indices[e] != s.first + i) pairs.emplace_back(i, s.indices[e]);
+  for (const auto& block : in)
+    for (size_t k = 0; k + 1 < block.size(); k += 2)
+      pairs.emplace_back(block[k] - s.first, block[k + 1]);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  indptr.assign(static_cast<size_t>(s.count()) + 1, 0);
+  indices.resize(pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    ++indptr[pairs[k].first + 1];
+    indices[k] = pairs[k].second;
+  }
+  for (int64_t i = 0; i < s.count(); ++i) indptr[i + 1] += indptr[i];
+}
+
+}  // namespace
+
+std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communicator& comm,
+                                     const PartitionOptions& opt) {
+  if (opt.balance_train || opt.balance_edges)
+    throw ConfigError(
+        "partition.balance_train and partition.balance_edges are METIS constraints; "
+        "partition.method ptscotch balances node counts only");
+  if (opt.parts != comm.size())
+    throw ConfigError(
+        fmt::format("partition.parts is {} but the job runs {} ranks: ptscotch makes "
+                    "one part per rank",
+                    opt.parts, comm.size()));
+  if (opt.parts > s.num_nodes)
+    throw ConfigError(fmt::format("partition.parts = {}: more parts than the {} nodes of '{}'",
+                                  opt.parts, s.num_nodes, s.name));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<SCOTCH_Num> indptr, indices;
+  symmetric_rows(s, comm, indptr, indices);
+
+  std::vector<int32_t> owner(static_cast<size_t>(s.count()));
+  if (opt.parts == 1) return owner;
+  ScotchGraph graph(mpi);
+  const SCOTCH_Num rows = s.count(), edges = static_cast<SCOTCH_Num>(indices.size());
+  check_scotch(SCOTCH_dgraphBuild(graph.get(), 0, rows, rows, indptr.data(), nullptr, nullptr,
+                                  nullptr, edges, edges, indices.data(), nullptr, nullptr),
+               "dgraphBuild");
+  ScotchStrategy strategy;
+  check_scotch(
+      SCOTCH_stratDgraphMapBuild(strategy.get(), SCOTCH_STRATDEFAULT, opt.parts, opt.parts, 0.03),
+      "stratDgraphMapBuild");
+  ScotchContext context(graph.get(), static_cast<SCOTCH_Num>(opt.seed));
+  std::vector<SCOTCH_Num> parts(static_cast<size_t>(rows));
+  check_scotch(SCOTCH_dgraphPart(context.graph(), opt.parts, strategy.get(), parts.data()),
+               "dgraphPart");
+  std::vector<int64_t> sizes(static_cast<size_t>(opt.parts), 0);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    ADAQP_CHECK(parts[i] >= 0 && parts[i] < opt.parts, "PT-Scotch part in range");
+    owner[i] = static_cast<int32_t>(parts[i]);
+    ++sizes[static_cast<size_t>(parts[i])];
+  }
+  comm.allreduce_sum(sizes.data(), sizes.size());
+  for (int r = 0; r < opt.parts; ++r)
+    if (sizes[r] == 0)
+      throw InputError(
+          s.name, "partition",
+          fmt::format("method ptscotch left part {} of {} empty; use fewer parts", r, opt.parts));
+  if (comm.rank() == 0) {
+    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    spdlog::info("partition: ptscotch into {} parts on {} ranks in {:.3f} s (part sizes {}..{})",
+                 opt.parts, comm.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *lo,
+                 *hi);
+  }
+  return owner;
+}
+
+}  // namespace adaqp

@@ -1,0 +1,224 @@
+// The distributed start-up (partition.method ptscotch) against the serial path it replaces, at
+// every world size the MPI tests run: slices of a graph, their fingerprint and symmetrisation, the
+// NumPy range reader, parts built from slices (array for array build_part's for the same owners),
+// and PT-Scotch's owners.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
+#include "adaqp/graph/generator.h"
+#include "adaqp/graph/graph_slice.h"
+#include "adaqp/graph/slice_loader.h"
+#include "adaqp/partition/distributed_parts.h"
+#include "adaqp/partition/partitioner.h"
+#include "adaqp/partition/ptscotch_partitioner.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<Communicator> world_comm() {
+  return make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+}
+
+// A step without agreement: the tests expect no failure.
+void run_here(const std::function<void()>& f) {
+  f();
+}
+
+// A generated graph with a heavy-tailed degree distribution, self-loops and some edges doubled (a
+// multigraph: duplicates are kept by the loaders).
+Graph test_graph(int64_t nodes, uint64_t seed) {
+  GeneratorOptions o;
+  o.num_nodes = nodes;
+  o.heavy_tailed = true;
+  o.avg_degree = 6;
+  o.feat_dim = 5;
+  o.seed = seed;
+  Graph g = generate_graph(o);
+  std::vector<int64_t> src, dst;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      src.push_back(g.indices[e]);
+      dst.push_back(v);
+      if (e % 7 == 0) {
+        src.push_back(g.indices[e]);
+        dst.push_back(v);
+      }
+    }
+  }
+  Graph multi = Graph::from_edges(g.num_nodes, src, dst);
+  g.indptr = multi.indptr;
+  g.indices = multi.indices;
+  apply_transform(g, GraphTransform{false, true, false});
+  return g;
+}
+
+void expect_same_slice(const GraphSlice& a, const GraphSlice& b) {
+  EXPECT_EQ(a.num_nodes, b.num_nodes);
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.indptr, b.indptr);
+  EXPECT_EQ(a.indices, b.indices);
+  EXPECT_EQ(a.feat_dim, b.feat_dim);
+  EXPECT_EQ(a.features, b.features);
+  EXPECT_EQ(a.num_classes, b.num_classes);
+  EXPECT_EQ(a.multilabel, b.multilabel);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.multilabels, b.multilabels);
+  EXPECT_EQ(a.train, b.train);
+  EXPECT_EQ(a.valid, b.valid);
+  EXPECT_EQ(a.test, b.test);
+}
+
+void expect_same_part(const Part& a, const Part& b) {
+  EXPECT_EQ(a.num_parts, b.num_parts);
+  EXPECT_EQ(a.global_num_nodes, b.global_num_nodes);
+  EXPECT_EQ(a.owned_gid, b.owned_gid);
+  EXPECT_EQ(a.num_central, b.num_central);
+  EXPECT_EQ(a.halo_gid, b.halo_gid);
+  EXPECT_EQ(a.halo_offsets, b.halo_offsets);
+  EXPECT_EQ(a.local_indptr, b.local_indptr);
+  EXPECT_EQ(a.local_indices, b.local_indices);
+  EXPECT_EQ(a.halo_indptr, b.halo_indptr);
+  EXPECT_EQ(a.halo_indices, b.halo_indices);
+  EXPECT_EQ(a.owned_in_degree, b.owned_in_degree);
+  EXPECT_EQ(a.owned_out_degree, b.owned_out_degree);
+  EXPECT_EQ(a.halo_in_degree, b.halo_in_degree);
+  EXPECT_EQ(a.halo_out_degree, b.halo_out_degree);
+  EXPECT_EQ(a.send_offsets, b.send_offsets);
+  EXPECT_EQ(a.send_idx, b.send_idx);
+  EXPECT_EQ(a.features, b.features);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.multilabels, b.multilabels);
+  EXPECT_EQ(a.global_split_counts, b.global_split_counts);
+  EXPECT_EQ(a.train_idx, b.train_idx);
+  EXPECT_EQ(a.valid_idx, b.valid_idx);
+  EXPECT_EQ(a.test_idx, b.test_idx);
+}
+
+TEST(GraphSlices, RangesCoverTheNodesInRankOrder) {
+  for (int64_t n : {1, 7, 8, 1000}) {
+    for (int world = 1; world <= 5 && world <= n; ++world) {
+      int64_t next = 0;
+      for (int r = 0; r < world; ++r) {
+        const NodeRange range = slice_range(n, r, world);
+        EXPECT_EQ(range.first, next);
+        EXPECT_GE(range.count, n / world);
+        EXPECT_LE(range.count, n / world + 1);
+        for (int64_t v = range.first; v < range.first + range.count; ++v)
+          ASSERT_EQ(slice_holder(n, world, v), r) << "n " << n << " world " << world;
+        next += range.count;
+      }
+      EXPECT_EQ(next, n);
+    }
+  }
+}
+
+TEST(GraphSlices, FingerprintAndSymmetrisationEqualTheWholeGraphs) {
+  const auto comm = world_comm();
+  Graph g = test_graph(700, 3);
+  GraphSlice s = slice_of(g, comm->rank(), comm->size());
+  EXPECT_EQ(slice_fingerprint(s, *comm), fingerprint(g));
+  // A directed graph (every third edge dropped), symmetrised both ways.
+  Graph d = g;
+  std::vector<int64_t> src, dst;
+  for (int64_t v = 0; v < d.num_nodes; ++v)
+    for (int64_t e = d.indptr[v]; e < d.indptr[v + 1]; ++e)
+      if (e % 3 != 0) {
+        src.push_back(d.indices[e]);
+        dst.push_back(v);
+      }
+  const Graph directed = Graph::from_edges(d.num_nodes, src, dst);
+  d.indptr = directed.indptr;
+  d.indices = directed.indices;
+  GraphSlice ds = slice_of(d, comm->rank(), comm->size());
+  EXPECT_NE(slice_fingerprint(ds, *comm), fingerprint(g));
+  symmetrize_slices(ds, *comm);
+  apply_transform(d, GraphTransform{true, false, false});
+  expect_same_slice(ds, slice_of(d, comm->rank(), comm->size()));
+  EXPECT_EQ(slice_fingerprint(ds, *comm), fingerprint(d));
+}
+
+TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
+  const auto comm = world_comm();
+  // One directory all ranks see (the test runs on one host), named by rank 0's pid.
+  int64_t pid = ::getpid();
+  comm->broadcast(&pid, sizeof pid, 0);
+  const std::string dir =
+      (fs::temp_directory_path() / ("adaqp-slices-" + std::to_string(pid))).string();
+  Graph g = test_graph(900, 5);
+  g.name = "slices";
+  if (comm->rank() == 0) save_numpy(g, dir);
+  comm->barrier();
+  DatasetSpec spec;
+  spec.path = dir;
+  for (const GraphTransform t :
+       {GraphTransform{false, false, false}, GraphTransform{true, true, true}}) {
+    spec.transform = t;
+    const GraphSlice s = load_slice(spec, *comm, run_here);
+    expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
+  }
+  comm->barrier();
+  if (comm->rank() == 0) fs::remove_all(dir);
+}
+
+TEST(DistributedParts, EqualBuildPartForTheSameOwners) {
+  const auto comm = world_comm();
+  const int world = comm->size();
+  const Graph g = test_graph(800, 11);
+  for (const PartitionMethod m : {PartitionMethod::kMetis, PartitionMethod::kRandom}) {
+    PartitionOptions opt;
+    opt.method = m;
+    opt.parts = world;
+    const std::vector<int32_t> owner = assign_parts(g, opt);
+    const GraphSlice s = slice_of(g, comm->rank(), world);
+    const std::vector<int32_t> mine(owner.begin() + s.first, owner.begin() + s.first + s.count());
+    const SlicedPart got = build_part_from_slices(s, mine, *comm);
+    SCOPED_TRACE(to_string(m));
+    expect_same_part(got.part, build_part(g, owner, comm->rank()));
+    EXPECT_EQ(got.edge_cut, edge_cut(g, owner));
+  }
+}
+
+TEST(DistributedParts, PtscotchOwnsEveryNodeDeterministically) {
+  const auto comm = world_comm();
+  const int world = comm->size();
+  const Graph g = test_graph(2000, 13);
+  const GraphSlice s = slice_of(g, comm->rank(), world);
+  PartitionOptions opt;
+  opt.method = PartitionMethod::kPtscotch;
+  opt.parts = world;
+  const std::vector<int32_t> a = ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt);
+  const std::vector<int32_t> b = ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt);
+  ASSERT_EQ(static_cast<int64_t>(a.size()), s.count());
+  EXPECT_EQ(a, b);
+  std::vector<int64_t> sizes(static_cast<size_t>(world), 0);
+  for (int32_t r : a) {
+    ASSERT_GE(r, 0);
+    ASSERT_LT(r, world);
+    ++sizes[r];
+  }
+  comm->allreduce_sum(sizes.data(), sizes.size());
+  for (int r = 0; r < world; ++r) {
+    EXPECT_GT(sizes[r], 0);
+    EXPECT_LE(sizes[r], g.num_nodes / world * 1.05 + 1) << "part " << r;  // 3% imbalance allowed
+  }
+  // Better than chance: a random assignment cuts about (1 - 1/W) of the edges.
+  const SlicedPart p = build_part_from_slices(s, a, *comm);
+  if (world > 1) {
+    EXPECT_LT(p.edge_cut, 0.5 * (1.0 - 1.0 / world) * g.num_edges());
+  }
+  opt.balance_train = true;
+  EXPECT_THROW(ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt), ConfigError);
+}
+
+}  // namespace
+}  // namespace adaqp
