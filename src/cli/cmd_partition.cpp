@@ -1,11 +1,20 @@
-// adaqp partition: loads the job's dataset, partitions it and writes the partition directory.
+// adaqp partition: loads the job's dataset, partitions it and writes the partition directory. With
+// partition.method ptscotch it runs under mpirun, one rank per part, each on a slice of the graph
+// (partition/distributed_partition.h); the directory must be one every rank sees to end up whole.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/comm/mpi_session.h"
+#include "adaqp/common/error.h"
+#include "adaqp/common/log.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/partition/distributed_partition.h"
 #include "adaqp/partition/partition_store.h"
+#include "collective_step.h"
 #include "commands.h"
 #include "job_options.h"
 #include "report.h"
@@ -18,10 +27,40 @@ struct PartitionCommandOptions {
   std::string out;
 };
 
+const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+
+// ptscotch: every rank of the mpirun job partitions its slice; rank 0 prints the summary.
+void run_distributed_partition(const PartitionCommandOptions& opt) {
+  MpiSession mpi(nullptr, nullptr);
+  const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
+  JobConfig cfg;
+  run_step(*comm, [&] {
+    cfg = opt.job.load();
+    setup_logging(comm->rank(), cfg.output.log_level);
+    if (cfg.partition.options.parts != comm->size()) {
+      throw ConfigError(fmt::format(
+          "partition.parts is {} but mpirun started {} ranks: partition.method ptscotch makes one "
+          "part per rank (mpirun -np {})",
+          cfg.partition.options.parts, comm->size(), cfg.partition.options.parts));
+    }
+  });
+  comm->set_timeout(std::max(cfg.communication.timeout_s, 24.0 * 3600));
+  const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
+  const auto t0 = std::chrono::steady_clock::now();
+  const DistributedPartition made = partition_distributed(
+      cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm, collective_step(*comm));
+  if (comm->rank() == 0) {
+    fmt::print("{}", partition_text(dir, made.meta));
+    fmt::print("time         load, partition, build and write {:.3f} s on {} ranks\n",
+               secs(t0, std::chrono::steady_clock::now()), comm->size());
+  }
+}
+
 void run_partition(const PartitionCommandOptions& opt) {
+  if (opt.job.load().partition.options.method == PartitionMethod::kPtscotch)
+    return run_distributed_partition(opt);
   const JobConfig cfg = opt.job.load();
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
-  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   const auto t0 = std::chrono::steady_clock::now();
   const Graph g = load_dataset(cfg.dataset);
   const auto t1 = std::chrono::steady_clock::now();
@@ -37,7 +76,9 @@ void run_partition(const PartitionCommandOptions& opt) {
 void add_partition_command(CLI::App& app) {
   auto opt = std::make_shared<PartitionCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "partition", "Partition the job's dataset (partition.*) and write the partition directory");
+      "partition",
+      "Partition the job's dataset (partition.*) and write the partition directory (method "
+      "ptscotch: under mpirun, one rank per part)");
   add_job_options(cmd, opt->job);
   cmd->add_option("-o,--out", opt->out,
                   "partition directory (must not exist); default: the job's partition.dir");

@@ -17,8 +17,8 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -37,12 +37,14 @@
 #include "adaqp/config/job_config.h"
 #include "adaqp/config/placement.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/partition/distributed_partition.h"
 #include "adaqp/partition/part_distribution.h"
 #include "adaqp/partition/partition_store.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/memory_meter.h"
 #include "adaqp/train/run.h"
 #include "adaqp/train/trainer.h"
+#include "collective_step.h"
 #include "commands.h"
 #include "job_options.h"
 
@@ -51,22 +53,6 @@ namespace {
 
 // Bound on the wait of the other ranks while rank 0 partitions a dataset.
 constexpr double kPartitionTimeoutS = 24 * 3600;
-
-// Runs `step` on this rank, then agrees with all ranks: if any failed, the lowest failing rank
-// rethrows its error (main prints it) and the others exit non-zero without a message.
-template <typename Step>
-void run_step(Communicator& comm, Step&& step) {
-  std::exception_ptr error;
-  try {
-    step();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  int first_failed = -1;
-  if (!any_rank_failed(comm, error != nullptr, &first_failed)) return;
-  if (comm.rank() == first_failed) std::rethrow_exception(error);
-  throw CLI::RuntimeError(1);
-}
 
 // This rank's place among the ranks of its host (an MPI shared-memory split): its index, their
 // number, whether another of them would use the same physical GPU, and whether this rank's
@@ -332,27 +318,49 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
   MemoryMeter meter;
   PhasePeaks memory;
   meter.start();
+  // partition.method ptscotch: every rank takes part and keeps the part it built.
+  std::optional<DistributedPartition> made;
   if (must_partition) {
     comm->set_timeout(std::max(cfg.communication.timeout_s, kPartitionTimeoutS));
-    run_step(*comm, [&] {
-      if (rank == 0) create_partition(cfg, dir);
-    });
+    if (cfg.partition.options.method == PartitionMethod::kPtscotch) {
+      if (rank == 0) {
+        spdlog::info(
+            "partition {} does not exist: partitioning the dataset into {} parts with "
+            "ptscotch on all {} ranks",
+            dir, cfg.partition.options.parts, world);
+      }
+      made = partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
+                                   collective_step(*comm));
+    } else {
+      run_step(*comm, [&] {
+        if (rank == 0) create_partition(cfg, dir);
+      });
+    }
     comm->set_timeout(cfg.communication.timeout_s);
   }
   memory[static_cast<int>(Phase::kPartition)] = meter.peak();
 
   meter.start();
-  PartDistributionOptions distribution;
-  distribution.mode = cfg.partition.distribute;
-  distribution.cache_dir = part_cache_dir(cfg);
-  ObtainedPart got = obtain_part(*comm, dir, distribution,
-                                 [&](const std::function<void()>& f) { run_step(*comm, f); });
-  Part part = std::move(got.part);
-  const std::string fingerprint = got.meta.dataset_fingerprint;
-  spdlog::info("rank {}: part {} ({})", rank, got.source, got.path);
+  Part part;
+  PartitionMeta meta;
+  if (made) {
+    part = std::move(made->part);
+    meta = std::move(made->meta);
+    spdlog::info("rank {}: part built from the graph's slices", rank);
+  } else {
+    PartDistributionOptions distribution;
+    distribution.mode = cfg.partition.distribute;
+    distribution.cache_dir = part_cache_dir(cfg);
+    ObtainedPart got = obtain_part(*comm, dir, distribution, collective_step(*comm));
+    part = std::move(got.part);
+    meta = std::move(got.meta);
+    spdlog::info("rank {}: part {} ({})", rank, got.source, got.path);
+  }
+  made.reset();
+  const std::string fingerprint = meta.dataset_fingerprint;
   if (rank == 0) {
     spdlog::info("partition {}: dataset {}, {} nodes, {} parts, edge cut {}", dir,
-                 got.meta.dataset_name, got.meta.num_nodes, got.meta.parts, got.meta.edge_cut);
+                 meta.dataset_name, meta.num_nodes, meta.parts, meta.edge_cut);
   }
 
   // The device's transport.

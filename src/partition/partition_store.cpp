@@ -33,6 +33,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+}  // namespace
+
 PartCounts count_part(const Part& p) {
   PartCounts c;
   c.owned = p.num_owned();
@@ -80,7 +82,7 @@ void write_part_file(const Part& p, const std::string& path) {
   w.write(path);
 }
 
-std::string meta_to_yaml(const PartitionMeta& m) {
+std::string partition_meta_yaml(const PartitionMeta& m) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "format_version" << YAML::Value << m.format_version;
@@ -111,6 +113,8 @@ std::string meta_to_yaml(const PartitionMeta& m) {
   out << YAML::EndSeq << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
+
+namespace {
 
 template <typename T>
 T field(const YAML::Node& node, const std::string& key, const std::string& file,
@@ -292,7 +296,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
     fs::create_directories(fs::path(part_path(tmp.string(), r)).parent_path());
     write_part_file(p, part_path(tmp.string(), r));
   }
-  write_text(meta_path(tmp.string()), meta_to_yaml(meta));
+  write_text(meta_path(tmp.string()), partition_meta_yaml(meta));
   spdlog::info("partition: built and wrote {} parts in {:.3f} s", opt.parts, seconds_since(t0));
 
   fs::rename(tmp, target, ec);

@@ -9,7 +9,9 @@
 # - killing host 2's rank while its part is in transit (a 10 Mbit/s link) ends the job non-zero
 #   within seconds, with a message naming the failed rank, and leaves no part.bin in host 2's cache;
 #   the restart removes the interrupted transfer's temporary file, reuses host 1's complete cache,
-#   fetches the rest and again equals the shared run.
+#   fetches the rest and again equals the shared run;
+# - partition.method ptscotch on the private folders: each host ends up with meta.yaml and its own
+#   part, and a restart reads them there and reproduces the run.
 # Skips (exit 77) where network namespaces cannot be created, except when CI=true as root.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
@@ -121,4 +123,23 @@ if [[ -n $complete ]]; then
 fi
 python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --params 0 ||
   fail "the restarted run differs from the shared run"
+# PT-Scotch on private folders: every rank reads its slice of a dataset all hosts see, and each
+# host keeps meta.yaml and the parts of its ranks, which a restart reads where they are.
+"$ADAQP_BIN" generate --set dataset.synthetic.num_nodes=8000 -o "$tmp/data" >/dev/null 2>&1 ||
+  fail "generate"
+pt=(--set dataset.format=auto --set "dataset.path=$tmp/data" --set partition.method=ptscotch
+    --set "partition.dir=$tmp/private/pt")
+cluster 1gbit "$tmp/pt.log" "${pt[@]}" --set "output.dir=$tmp/private/pt-out" ||
+  { cat "$tmp/pt.log"; fail "ptscotch on private folders"; }
+for h in 0 1 2 3; do
+  found=$(cd "$store/h$h/pt" && find . -type f | sort | tr '\n' ' ')
+  [[ $found == "./meta.yaml ./part-$h/part.bin " ]] ||
+    fail "host $h's partition folder holds '$found', not meta.yaml and part $h"
+done
+cluster 1gbit "$tmp/pt-again.log" "${pt[@]}" --set "output.dir=$tmp/private/pt-again" ||
+  { cat "$tmp/pt-again.log"; fail "restart on the ptscotch partition"; }
+grep -q "4 of 4 ranks read their part where they are" "$tmp/pt-again.log" ||
+  { cat "$tmp/pt-again.log"; fail "the restart did not read each host's parts"; }
+python3 "$LIB/compare_runs.py" losses "$store/h0/pt-out" "$store/h0/pt-again" 0 --params 0 ||
+  fail "the restart on the ptscotch partition differs"
 echo "vcluster_private_dirs: all passed (killed rank 2 mid-transfer: exit $rc in $elapsed s)"

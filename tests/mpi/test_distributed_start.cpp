@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <exception>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +21,7 @@
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph_slice.h"
 #include "adaqp/graph/slice_loader.h"
+#include "adaqp/partition/distributed_partition.h"
 #include "adaqp/partition/distributed_parts.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/partition/ptscotch_partitioner.h"
@@ -29,9 +35,21 @@ std::unique_ptr<Communicator> world_comm() {
   return make_mpi_communicator(MPI_COMM_WORLD, 60.0);
 }
 
-// A step without agreement: the tests expect no failure.
-void run_here(const std::function<void()>& f) {
-  f();
+// A collective step (comm/communicator.h): runs f, then agrees with every rank; throws on every
+// rank if any failed.
+CollectiveStep agreeing_step(Communicator& comm) {
+  return [&comm](const std::function<void()>& f) {
+    std::exception_ptr error;
+    try {
+      f();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (any_rank_failed(comm, error != nullptr)) {
+      if (error) std::rethrow_exception(error);
+      throw std::runtime_error("another rank failed");
+    }
+  };
 }
 
 // A generated graph with a heavy-tailed degree distribution, self-loops and some edges doubled (a
@@ -163,7 +181,7 @@ TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
   for (const GraphTransform t :
        {GraphTransform{false, false, false}, GraphTransform{true, true, true}}) {
     spec.transform = t;
-    const GraphSlice s = load_slice(spec, *comm, run_here);
+    const GraphSlice s = load_slice(spec, *comm, agreeing_step(*comm));
     expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
   }
   comm->barrier();
@@ -186,6 +204,39 @@ TEST(DistributedParts, EqualBuildPartForTheSameOwners) {
     expect_same_part(got.part, build_part(g, owner, comm->rank()));
     EXPECT_EQ(got.edge_cut, edge_cut(g, owner));
   }
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The same assignment through both paths gives the same partition files, byte for byte.
+TEST(DistributedParts, WriteTheFilesTheSerialPathWrites) {
+  const auto comm = world_comm();
+  const int world = comm->size();
+  int64_t pid = ::getpid();
+  comm->broadcast(&pid, sizeof pid, 0);
+  const fs::path root = fs::temp_directory_path() / ("adaqp-dparts-" + std::to_string(pid));
+  const Graph g = test_graph(600, 17);
+  PartitionOptions opt;
+  opt.parts = world;
+  opt.seed = 3;
+  if (comm->rank() == 0) write_partition((root / "serial").string(), g, opt);
+  const std::vector<int32_t> owner = assign_parts(g, opt);
+  const GraphSlice s = slice_of(g, comm->rank(), world);
+  const std::vector<int32_t> mine(owner.begin() + s.first, owner.begin() + s.first + s.count());
+  const DistributedPartition made = build_distributed_partition(s, mine, opt, *comm);
+  write_distributed_partition((root / "sliced").string(), made.part, made.meta, *comm,
+                              agreeing_step(*comm));
+  comm->barrier();
+  EXPECT_EQ(file_bytes(partition_meta_path((root / "sliced").string())),
+            file_bytes(partition_meta_path((root / "serial").string())));
+  EXPECT_EQ(file_bytes(partition_part_path((root / "sliced").string(), comm->rank())),
+            file_bytes(partition_part_path((root / "serial").string(), comm->rank())));
+  comm->barrier();
+  if (comm->rank() == 0) fs::remove_all(root);
 }
 
 TEST(DistributedParts, PtscotchOwnsEveryNodeDeterministically) {

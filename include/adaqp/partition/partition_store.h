@@ -31,6 +31,13 @@ struct PartitionMeta {
   std::vector<PartCounts> counts;  // one per part
 };
 
+// The counts meta.yaml records for a part.
+PartCounts count_part(const Part& p);
+// The text of meta.yaml for `m`.
+std::string partition_meta_yaml(const PartitionMeta& m);
+// Writes one part file (ArrayFileWriter: temporary file, fsync, rename).
+void write_part_file(const Part& p, const std::string& path);
+
 // Partitions g with opt and writes the directory `dir`. Refuses (InputError) if `dir` exists.
 PartitionMeta write_partition(const std::string& dir, const Graph& g, const PartitionOptions& opt);
 

@@ -1,0 +1,139 @@
+#include "adaqp/partition/distributed_partition.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/graph_slice.h"
+#include "adaqp/graph/slice_loader.h"
+#include "adaqp/partition/distributed_parts.h"
+#include "adaqp/partition/ptscotch_partitioner.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+fs::path normalized(const std::string& dir) {
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  return target;
+}
+
+void write_text_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!(out << text) || !out.flush()) throw InputError(tmp.string(), "", "cannot write");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw InputError(path.string(), "", "cannot rename into place: " + ec.message());
+}
+
+// Writes this rank's part and meta.yaml into `tmp`, then moves `tmp` into place (see the header).
+void write_and_rename(const std::string& dir, const fs::path& target, const fs::path& tmp,
+                      const Part& part, const PartitionMeta& meta, Communicator& comm,
+                      const CollectiveStep& step) {
+  step([&] {
+    std::error_code ec;
+    if (fs::exists(target, ec))
+      throw InputError(dir, "", "already exists; remove it or choose another partition directory");
+    fs::create_directories(tmp / fmt::format("part-{}", part.rank), ec);
+    if (ec) throw InputError(tmp.string(), "", "cannot create directory: " + ec.message());
+    write_part_file(part, partition_part_path(tmp.string(), part.rank));
+    write_text_atomically(partition_meta_path(tmp.string()), partition_meta_yaml(meta));
+  });
+  // In rank order: whoever still sees the folder moves it into place (once per filesystem).
+  for (int r = 0; r < comm.size(); ++r) {
+    step([&] {
+      if (r != comm.rank()) return;
+      std::error_code ec;
+      if (!fs::exists(tmp, ec)) return;
+      fs::rename(tmp, target, ec);
+      if (ec)
+        throw InputError(dir, "", "cannot move the finished partition into place: " + ec.message());
+    });
+  }
+}
+
+}  // namespace
+
+void write_distributed_partition(const std::string& dir, const Part& part,
+                                 const PartitionMeta& meta, Communicator& comm,
+                                 const CollectiveStep& step) {
+  const fs::path target = normalized(dir);
+  // One name for the temporary folder on every rank: rank 0's pid.
+  int64_t token = ::getpid();
+  comm.broadcast(&token, sizeof token, 0);
+  const fs::path tmp = target.string() + ".tmp-" + std::to_string(token);
+  // A failure on any rank leaves nothing behind: every rank removes what it sees of the folder.
+  try {
+    write_and_rename(dir, target, tmp, part, meta, comm, step);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+DistributedPartition build_distributed_partition(const GraphSlice& s,
+                                                 const std::vector<int32_t>& owner,
+                                                 const PartitionOptions& opt, Communicator& comm) {
+  DistributedPartition out;
+  SlicedPart built = build_part_from_slices(s, owner, comm);
+  out.part = std::move(built.part);
+  PartitionMeta& m = out.meta;
+  m.dataset_name = s.name;
+  m.dataset_fingerprint = slice_fingerprint(s, comm);
+  m.method = to_string(opt.method);
+  m.seed = opt.seed;
+  m.parts = opt.parts;
+  m.num_nodes = s.num_nodes;
+  m.num_edges = s.num_edges();
+  comm.allreduce_sum(&m.num_edges, 1);
+  m.feat_dim = s.feat_dim;
+  m.num_classes = s.num_classes;
+  m.multilabel = s.multilabel;
+  m.edge_cut = built.edge_cut;
+  const PartCounts mine = count_part(out.part);
+  m.counts.resize(static_cast<size_t>(comm.size()));
+  comm.allgather(&mine, m.counts.data(), sizeof mine);
+  return out;
+}
+
+DistributedPartition partition_distributed(const DatasetSpec& spec, const PartitionOptions& opt,
+                                           const std::string& dir, MPI_Comm mpi, Communicator& comm,
+                                           const CollectiveStep& step) {
+  const auto t0 = std::chrono::steady_clock::now();
+  DistributedPartition out;
+  {
+    const GraphSlice s = load_slice(spec, comm, step);
+    std::vector<int32_t> owner;
+    step([&] { owner = ptscotch_owners(s, mpi, comm, opt); });
+    const auto t1 = std::chrono::steady_clock::now();
+    out = build_distributed_partition(s, owner, opt, comm);
+    if (comm.rank() == 0) {
+      spdlog::info("partition: built {} parts from the slices in {:.3f} s, edge cut {} of {} edges",
+                   opt.parts, seconds_since(t1), out.meta.edge_cut, out.meta.num_edges);
+    }
+  }
+  write_distributed_partition(dir, out.part, out.meta, comm, step);
+  if (comm.rank() == 0) {
+    spdlog::info("partition: ptscotch start-up (load, partition, build, write) in {:.3f} s",
+                 seconds_since(t0));
+  }
+  return out;
+}
+
+}  // namespace adaqp

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# partition.method ptscotch (partition/distributed_partition.h), 3 ranks on a generated graph in
+# the NumPy layout:
+# - adaqp train partitions it with every rank on its slice, writes a complete partition directory
+#   and trains; rank 0 never loads the whole graph (no "loaded ... nodes" line of the serial loader);
+# - adaqp partition under mpirun writes the same directory, byte for byte (deterministic);
+# - a rerun on that partition reads it back and reproduces the losses and parameters exactly;
+# - the partition's dataset fingerprint is the serial loader's (adaqp partition with METIS);
+# - a world size unlike partition.parts and the METIS-only balance constraints are one clear error.
+set -euo pipefail
+: "${ADAQP_BIN:?path of the adaqp binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+"$ADAQP_BIN" generate --set dataset.synthetic.num_nodes=4000 --set dataset.synthetic.seed=9 \
+  -o "$tmp/data" >/dev/null
+job=(--set "dataset.path=$tmp/data" --set partition.method=ptscotch --set partition.parts=3
+     --set training.epochs=4 --set training.threads=1 --set training.device=cpu
+     --set model.layers=2 --set model.hidden=16 --set communication.mode=quant
+     --set communication.scheme=uniform --set communication.bits=8
+     --set communication.timeout_s=30)
+run() {  # run LOG NP ARGS...
+  local log=$1 np=$2
+  shift 2
+  timeout 300 mpirun --oversubscribe -np "$np" "$ADAQP_BIN" "$@" >"$log" 2>&1
+}
+
+run "$tmp/first.log" 3 train "${job[@]}" --set "output.dir=$tmp/first" ||
+  { cat "$tmp/first.log"; fail "ptscotch training"; }
+grep -q "ptscotch into 3 parts on 3 ranks" "$tmp/first.log" &&
+  grep -q "as 3 slices" "$tmp/first.log" &&
+  (($(grep -c "part built from the graph's slices" "$tmp/first.log") == 3)) ||
+  { cat "$tmp/first.log"; fail "the ranks did not partition their slices"; }
+! grep -q "loaded .* (numpy): " "$tmp/first.log" || fail "a rank loaded the whole graph"
+for r in 0 1 2; do
+  [[ -f $tmp/first/partition/part-$r/part.bin ]] || fail "part $r missing from the partition"
+done
+grep -q "^method: ptscotch" "$tmp/first/partition/meta.yaml" || fail "meta.yaml: method"
+
+run "$tmp/partition.log" 3 partition "${job[@]}" -o "$tmp/made" ||
+  { cat "$tmp/partition.log"; fail "adaqp partition with ptscotch"; }
+for f in meta.yaml part-0/part.bin part-1/part.bin part-2/part.bin; do
+  cmp "$tmp/first/partition/$f" "$tmp/made/$f" || fail "$f differs between train and partition"
+done
+
+run "$tmp/again.log" 3 train "${job[@]}" --set "output.dir=$tmp/again" \
+  --set "partition.dir=$tmp/first/partition" || { cat "$tmp/again.log"; fail "rerun"; }
+grep -q "3 of 3 ranks read their part where they are" "$tmp/again.log" ||
+  { cat "$tmp/again.log"; fail "the rerun did not read the partition"; }
+python3 "$LIB/compare_runs.py" losses "$tmp/first" "$tmp/again" 0 --params 0 ||
+  fail "the rerun differs from the partitioning run"
+
+"$ADAQP_BIN" partition "${job[@]}" --set partition.method=metis -o "$tmp/metis" >/dev/null 2>&1 ||
+  fail "serial METIS partition"
+serial=$(grep "^dataset_fingerprint:" "$tmp/metis/meta.yaml")
+[[ -n $serial ]] && grep -qx "$serial" "$tmp/first/partition/meta.yaml" ||
+  fail "dataset fingerprint differs from the serial loader's ($serial)"
+
+rc=0
+run "$tmp/world.log" 2 train "${job[@]}" --set "output.dir=$tmp/world" || rc=$?
+((rc != 0 && rc != 124)) && grep -q "partition.parts is 3 but mpirun started 2 workers" "$tmp/world.log" ||
+  { cat "$tmp/world.log"; fail "world size unlike partition.parts"; }
+rc=0
+run "$tmp/balance.log" 3 train "${job[@]}" --set "output.dir=$tmp/balance" \
+  --set partition.balance_train=true || rc=$?
+((rc != 0 && rc != 124)) &&
+  (($(grep -c "partition.method ptscotch balances node counts only" "$tmp/balance.log") == 1)) ||
+  { cat "$tmp/balance.log"; fail "balance_train with ptscotch"; }
+[[ ! -e $tmp/balance/partition ]] || fail "a failed partitioning left $tmp/balance/partition"
+echo "ptscotch_start: all passed"
