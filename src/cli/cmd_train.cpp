@@ -31,6 +31,7 @@
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/affinity.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/config.h"
@@ -317,6 +318,8 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
   // Peak memory by phase (the device's once its communicator and context exist).
   MemoryMeter meter;
   PhasePeaks memory;
+  PhaseSeconds seconds{};
+  double phase_start_s = steady_now_s();
   meter.start();
   // partition.method ptscotch: every rank takes part and keeps the part it built.
   std::optional<DistributedPartition> made;
@@ -339,6 +342,8 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
     comm->set_timeout(cfg.communication.timeout_s);
   }
   memory[static_cast<int>(Phase::kPartition)] = meter.peak();
+  seconds[static_cast<int>(Phase::kPartition)] = steady_now_s() - phase_start_s;
+  phase_start_s = steady_now_s();
 
   meter.start();
   Part part;
@@ -381,6 +386,8 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
   }
 
   memory[static_cast<int>(Phase::kLoad)] = meter.peak();
+  seconds[static_cast<int>(Phase::kLoad)] = steady_now_s() - phase_start_s;
+  phase_start_s = steady_now_s();
 
   meter.set_device(placement.device);
   meter.start();
@@ -388,9 +395,11 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
   run_guarded(rank,
               [&] { trainer = make_trainer(job_comm, cfg, local, placement, std::move(part)); });
   memory[static_cast<int>(Phase::kStartup)] = meter.peak();
+  seconds[static_cast<int>(Phase::kStartup)] = steady_now_s() - phase_start_s;
   RunOptions ropt = run_options(job_comm, cfg, *trainer, fingerprint);
   ropt.memory = memory;
   ropt.memory_resets = meter.resets();
+  ropt.seconds = seconds;
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
   run_guarded(rank, [&] { train(job_comm, cfg, *trainer, ropt); });
 }

@@ -330,6 +330,7 @@ std::string summary_json(const RunSummary& s) {
     memory["device_used_bytes"] = used;
   }
   j["memory"] = memory;
+  j["seconds_by_phase"] = s.seconds;  // per rank, in memory.phases order
   return j.dump();
 }
 

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/quant/widths.h"
 #include "adaqp/train/finite_check.h"
@@ -244,6 +245,19 @@ std::string describe(const RunSummary& s) {
     text += fmt::format("\npeak memory of the largest rank{}: {}",
                         s.memory_resets ? "" : " (since the process started)", phases);
   }
+  if (!s.seconds.empty()) {
+    // The slowest rank's time of each phase before training, and their sum.
+    std::string phases;
+    double total = 0;
+    for (int k = 0; k < static_cast<int>(Phase::kTraining); ++k) {
+      double slowest = 0;
+      for (const PhaseSeconds& rank : s.seconds) slowest = std::max(slowest, rank[k]);
+      total += slowest;
+      phases += fmt::format("{}{} {:.2f} s", k > 0 ? " | " : "", phase_name(static_cast<Phase>(k)),
+                            slowest);
+    }
+    text += fmt::format("\nstart-up of the slowest rank: {:.2f} s ({})", total, phases);
+  }
   const double total = s.compute_s + s.exposed_comm_s + s.reduce_s + s.assign_s;
   if (total > 0) {
     auto pct = [&](double v) { return 100 * v / total; };
@@ -290,6 +304,7 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
   bool adaptive = false;
   MemoryMeter meter(trainer.device());
   MemoryPeak training_peak;
+  const double training_start_s = steady_now_s();
   for (int epoch = opt.start.epoch + 1; epoch <= opt.epochs; ++epoch) {
     EpochRecord rec;
     rec.rank = comm.rank();
@@ -365,6 +380,10 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
   double resets = opt.memory_resets && meter.resets() ? 0.0 : 1.0;
   comm.allreduce_max(&resets, 1);
   summary.memory_resets = resets == 0.0;
+  PhaseSeconds mine_seconds = opt.seconds;
+  mine_seconds[static_cast<int>(Phase::kTraining)] = steady_now_s() - training_start_s;
+  summary.seconds.resize(static_cast<size_t>(world));
+  comm.allgather(&mine_seconds, summary.seconds.data(), sizeof(PhaseSeconds));
   if (root) {
     metrics << summary_json(summary) << '\n';
     metrics.flush();

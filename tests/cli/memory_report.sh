@@ -6,7 +6,8 @@
 # followed it. After the last epoch a rank holds less than during it (at exit, libraries' pages are
 # faulted in for their destructors: about 110 MiB above the ~400 MiB a small job starts with, so the
 # checked job's epochs hold about 1 GiB), and the two must agree within 3%. And the reported peak
-# grows with the job: by at least half of the activations the larger job adds.
+# grows with the job: by at least half of the activations the larger job adds. The wall time by
+# phase (seconds_by_phase) fits in the process's elapsed time by GNU time.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
 py=${ADAQP_PYTHON:-python3}
@@ -21,7 +22,7 @@ run() {  # run NAME NODES HIDDEN
   mkdir -p "$out"
   # shellcheck disable=SC2016
   mpirun --oversubscribe -np 2 bash -c \
-    'exec /usr/bin/time -f "%M" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' "$out" \
+    'exec /usr/bin/time -f "%M %e" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' "$out" \
     "$ADAQP_BIN" train --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$2" \
     --set dataset.synthetic.feat_dim=64 --set partition.parts=2 --set communication.mode=vanilla \
     --set model.layers=3 --set "model.hidden=$3" --set training.epochs=3 --set training.threads=1 \
@@ -50,7 +51,15 @@ for name in ("small", "large"):
         assert len(mine) == 3 and all(r["peak_rss_bytes"] > 0 for r in mine), mine
         # The training phase's peak is the largest epoch's.
         assert peaks[rank][3] == max(r["peak_rss_bytes"] for r in mine), (peaks[rank], mine)
-        gnu = int(open(f"{tmp}/{name}/rss.{rank}").read().split()[-1]) * 1024
+        kib, elapsed = open(f"{tmp}/{name}/rss.{rank}").read().split()[-2:]
+        gnu = int(kib) * 1024
+        # The phases' wall times (summary seconds_by_phase) fit in the process's elapsed time by
+        # GNU time, and cover most of it (the rest: MPI and libtorch start-up and exit).
+        phase_s = summary["seconds_by_phase"][rank]
+        assert len(phase_s) == 4 and min(phase_s) > 0, phase_s
+        assert sum(phase_s) <= float(elapsed) + 0.01, (phase_s, elapsed)
+        if name == "large":
+            assert sum(phase_s) >= 0.5 * float(elapsed), (phase_s, elapsed)
         last = mine[-1]["peak_rss_bytes"]
         print(f"{name} rank {rank}: last epoch {last / 2**20:.1f} MiB, GNU time {gnu / 2**20:.1f} MiB, "
               f"phases {[round(p / 2**20) for p in peaks[rank]]} MiB")

@@ -27,6 +27,8 @@ struct MemoryPeak {
 
 // Every phase's peak, in Phase order.
 using PhasePeaks = std::array<MemoryPeak, kPhases>;
+// Every phase's wall time in seconds, in Phase order.
+using PhaseSeconds = std::array<double, kPhases>;
 
 // Measures one interval at a time: start() resets the peaks, peak() reads them.
 class MemoryMeter {

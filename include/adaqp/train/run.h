@@ -40,6 +40,7 @@ struct RunOptions {
   // training phase is measured here.
   PhasePeaks memory;
   bool memory_resets = true;  // MemoryMeter::resets() of those phases
+  PhaseSeconds seconds{};     // and their wall times (the training phase's is measured here)
 };
 
 struct RunSummary {
@@ -71,6 +72,8 @@ struct RunSummary {
   // (false: counted from the start of the process, where the kernel cannot reset it).
   std::vector<PhasePeaks> memory;
   bool memory_resets = true;
+  // Every rank's wall time by phase (index: rank).
+  std::vector<PhaseSeconds> seconds;
 };
 
 // A few lines for the end of a run: accuracy, speed, bytes against full precision, bit-width mix
