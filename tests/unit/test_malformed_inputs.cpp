@@ -4,15 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "adaqp/comm/thread_communicator.h"
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/slice_loader.h"
 #include "dataset_files.h"
 #include "test_util.h"
 
@@ -448,6 +452,54 @@ TEST(MalformedInputFuzz, RandomByteFlipsGiveInputErrorOrValidGraph) {
 
 INSTANTIATE_TEST_SUITE_P(Ogb, MalformedInput, testing::ValuesIn(kOgbCases), print_name);
 INSTANTIATE_TEST_SUITE_P(Numpy, MalformedInput, testing::ValuesIn(kNumpyCases), print_name);
+
+// The range reader of the distributed start-up (graph/slice_loader.h) gives the loader's error at
+// 1 to 3 ranks (as threads): that of the lowest failing rank, the one the CLI reports.
+class MalformedSlices : public testing::TestWithParam<MalformedCase> {};
+
+struct StepFailed {};
+
+TEST_P(MalformedSlices, GiveTheLoadersError) {
+  const MalformedCase& c = GetParam();
+  test::TempDir tmp;
+  const std::string dir = tmp.str("data");
+  FileMap files = test::tiny_numpy_files();
+  c.edit(files);
+  test::write_files(dir, files);
+  if (c.damage) c.damage(dir);
+  DatasetSpec spec;
+  spec.format = DatasetFormat::kNumpy;
+  spec.path = dir;
+  for (int world = 1; world <= 3; ++world) {
+    std::vector<std::string> errors(static_cast<size_t>(world));
+    run_thread_ranks(world, [&](Communicator& comm) {
+      const CollectiveStep step = [&](const std::function<void()>& f) {
+        bool failed = false;
+        try {
+          f();
+        } catch (const InputError& e) {
+          errors[comm.rank()] = e.what();
+          failed = true;
+        } catch (const std::exception& e) {
+          errors[comm.rank()] = std::string("not an InputError: ") + e.what();
+          failed = true;
+        }
+        if (any_rank_failed(comm, failed)) throw StepFailed{};
+      };
+      try {
+        load_slice(spec, comm, step);
+      } catch (const StepFailed&) {
+      }
+    });
+    const auto first =
+        std::find_if(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
+    ASSERT_NE(first, errors.end()) << "no error at " << world << " ranks";
+    for (const std::string& part : c.expected)
+      EXPECT_THAT(*first, HasSubstr(part)) << world << " ranks";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Numpy, MalformedSlices, testing::ValuesIn(kNumpyCases), print_name);
 
 }  // namespace
 }  // namespace adaqp
