@@ -352,16 +352,22 @@ GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const Collect
   } else {
     s = scatter_slices(spec, comm, step);
   }
-  int64_t totals[2] = {s.num_edges(), static_cast<int64_t>(s.train.size())};
+  // What the slices hold, all ranks together: edges, and bytes of structure and node data.
+  int64_t totals[2] = {
+      s.num_edges(), static_cast<int64_t>(
+                         sizeof(int64_t) * (s.indptr.size() + s.indices.size() + s.labels.size()) +
+                         sizeof(float) * s.features.size() + s.multilabels.size())};
   comm.allreduce_sum(totals, 2);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (comm.rank() == 0) {
     spdlog::info(
-        "loaded {} ({}) as {} slices: {} nodes, {} edges, {} features, {} classes{} in "
-        "{:.2f} s; rank 0 holds nodes [{}, {}) with {} in-edges",
+        "loaded {} ({}) as {} slices: {} nodes, {} edges, {} features, {} classes{}, {:.1f} MiB "
+        "in {:.2f} s ({:.1f} MiB/s); rank 0 holds nodes [{}, {}) with {} in-edges",
         s.name, to_string(format), comm.size(), s.num_nodes, totals[0], s.feat_dim, s.num_classes,
-        s.multilabel ? " (multi-label)" : "", seconds, s.first, s.first + s.count(), s.num_edges());
+        s.multilabel ? " (multi-label)" : "", totals[1] / 1048576.0, seconds,
+        totals[1] / 1048576.0 / std::max(seconds, 1e-9), s.first, s.first + s.count(),
+        s.num_edges());
   }
   return s;
 }

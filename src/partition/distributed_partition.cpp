@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -91,7 +92,15 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
                                                  const std::vector<int32_t>& owner,
                                                  const PartitionOptions& opt, Communicator& comm) {
   DistributedPartition out;
+  const auto t0 = std::chrono::steady_clock::now();
   SlicedPart built = build_part_from_slices(s, owner, comm);
+  if (comm.rank() == 0) {
+    const double mib = built.bytes_moved / 1048576.0, secs = seconds_since(t0);
+    spdlog::info(
+        "partition: redistributed {:.1f} MiB of nodes, edges and node data and built the "
+        "parts in {:.2f} s ({:.1f} MiB/s)",
+        mib, secs, mib / std::max(secs, 1e-9));
+  }
   out.part = std::move(built.part);
   PartitionMeta& m = out.meta;
   m.dataset_name = s.name;
@@ -121,11 +130,10 @@ DistributedPartition partition_distributed(const DatasetSpec& spec, const Partit
     const GraphSlice s = load_slice(spec, comm, step);
     std::vector<int32_t> owner;
     step([&] { owner = ptscotch_owners(s, mpi, comm, opt); });
-    const auto t1 = std::chrono::steady_clock::now();
     out = build_distributed_partition(s, owner, opt, comm);
     if (comm.rank() == 0) {
-      spdlog::info("partition: built {} parts from the slices in {:.3f} s, edge cut {} of {} edges",
-                   opt.parts, seconds_since(t1), out.meta.edge_cut, out.meta.num_edges);
+      spdlog::info("partition: {} parts, edge cut {} of {} edges", opt.parts, out.meta.edge_cut,
+                   out.meta.num_edges);
     }
   }
   write_distributed_partition(dir, out.part, out.meta, comm, step);

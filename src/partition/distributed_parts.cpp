@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <numeric>
 #include <utility>
 
 #include "adaqp/comm/all_to_all.h"
@@ -12,6 +13,9 @@ namespace adaqp {
 namespace {
 
 constexpr int kPartsTag = 32756;
+
+// Adds a container's size (std::accumulate over a list of vectors).
+constexpr auto sum_sizes = [](size_t total, const auto& v) { return total + v.size(); };
 
 // Per source node: its owner and whole-graph degrees, as its slice's holder reports them.
 struct NodeFacts {
@@ -113,7 +117,16 @@ SlicedPart build_part_from_slices(const GraphSlice& s, const std::vector<int32_t
       multilabels[q].insert(multilabels[q].end(), s.multilabels.begin() + i * s.num_classes,
                             s.multilabels.begin() + (i + 1) * s.num_classes);
   }
-  comm.allreduce_sum(&result.edge_cut, 1);
+  // Redistributed bytes, all ranks together (logged by the caller).
+  result.bytes_moved = static_cast<int64_t>(
+      sizeof(int64_t) * (std::accumulate(nodes.begin(), nodes.end(), size_t{0}, sum_sizes) +
+                         std::accumulate(edges.begin(), edges.end(), size_t{0}, sum_sizes)) +
+      sizeof(float) * std::accumulate(features.begin(), features.end(), size_t{0}, sum_sizes) +
+      std::accumulate(multilabels.begin(), multilabels.end(), size_t{0}, sum_sizes));
+  int64_t reduced[2] = {result.edge_cut, result.bytes_moved};
+  comm.allreduce_sum(reduced, 2);
+  result.edge_cut = reduced[0];
+  result.bytes_moved = reduced[1];
   std::vector<int64_t> my_nodes, my_edges;
   std::vector<float> my_features;
   std::vector<uint8_t> my_multilabels;
