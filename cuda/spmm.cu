@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/cuda_support.h"
@@ -90,11 +91,12 @@ __global__ void spmm_row_warp_kernel(int64_t rows, const int64_t* __restrict__ i
   }
 }
 
-__global__ void narrow_offsets_kernel(const int64_t* __restrict__ in, int64_t n,
+// out[i] = in[i] - base: a row block's offsets, relative to its first entry, in 32 bits.
+__global__ void narrow_offsets_kernel(const int64_t* __restrict__ in, int64_t n, int64_t base,
                                       int32_t* __restrict__ out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    out[i] = static_cast<int32_t>(in[i]);
+    out[i] = static_cast<int32_t>(in[i] - base);
 }
 
 }  // namespace
@@ -106,40 +108,55 @@ const char* to_string(CudaSpmmAlgorithm algorithm) {
 struct CudaSpmm::Impl {
   CsrView a;
   CudaSpmmAlgorithm algorithm;
-  // cuSPARSE only: the handle, 32-bit row offsets, the matrix descriptor and the workspace.
+  int64_t max_block_nnz = INT32_MAX;
+  // cuSPARSE only: the handle and the workspace, shared by the row blocks (row_blocks: 32-bit
+  // offsets hold at most 2^31 - 1 entries), each with its offsets and matrix descriptor.
+  struct Block {
+    int64_t first_row = 0, rows = 0, first_entry = 0, nnz = 0;
+    DevicePtr indptr32;
+    SpMatPtr matrix;
+  };
   HandlePtr handle;
-  DevicePtr indptr32;
-  SpMatPtr matrix;
+  std::vector<Block> blocks;
   DevicePtr workspace;
   size_t workspace_bytes = 0;
-  int64_t nnz = 0;
 
   void prepare_cusparse() {
-    ADAQP_CHECK(a.rows < INT32_MAX && a.cols < INT32_MAX,
-                "cuSPARSE path: " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
-                    " matrix exceeds 32-bit indices; use the row_warp algorithm");
-    ADAQP_CUDA_CHECK(cudaMemcpy(&nnz, a.indptr + a.rows, sizeof(nnz), cudaMemcpyDeviceToHost));
-    ADAQP_CHECK(nnz >= 0 && nnz <= INT32_MAX,
-                "cuSPARSE path: " + std::to_string(nnz) +
-                    " non-zeros exceed 32-bit row offsets; use the row_warp algorithm");
-    if (nnz == 0) return;  // products without entries need no cuSPARSE object
-    void* offsets = nullptr;
-    ADAQP_CUDA_CHECK(cudaMalloc(&offsets, sizeof(int32_t) * static_cast<size_t>(a.rows + 1)));
-    indptr32.reset(offsets);
-    const int64_t blocks = (a.rows + 1 + 255) / 256;
-    narrow_offsets_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256>>>(
-        a.indptr, a.rows + 1, static_cast<int32_t*>(offsets));
-    ADAQP_CUDA_CHECK(cudaGetLastError());
-    // Products may run on streams that do not wait for the legacy default stream.
-    ADAQP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    ADAQP_CHECK(a.cols < INT32_MAX,
+                "cuSPARSE path: " + std::to_string(a.cols) +
+                    " columns exceed 32-bit indices; use the row_warp algorithm");
+    std::vector<int64_t> indptr(static_cast<size_t>(a.rows + 1));
+    ADAQP_CUDA_CHECK(cudaMemcpy(indptr.data(), a.indptr, sizeof(int64_t) * indptr.size(),
+                                cudaMemcpyDeviceToHost));
+    if (indptr.back() == 0) return;  // products without entries need no cuSPARSE object
     cusparseHandle_t h = nullptr;
     ADAQP_CUSPARSE_CALL(cusparseCreate(&h));
     handle.reset(h);
-    cusparseConstSpMatDescr_t m = nullptr;
-    ADAQP_CUSPARSE_CALL(cusparseCreateConstCsr(&m, a.rows, a.cols, nnz, offsets, a.indices,
-                                               a.values, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-    matrix.reset(m);
+    const std::vector<int64_t> bounds =
+        row_blocks(indptr.data(), a.rows, max_block_nnz, INT32_MAX - 1);
+    for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+      Block b;
+      b.first_row = bounds[k];
+      b.rows = bounds[k + 1] - bounds[k];
+      b.first_entry = indptr[b.first_row];
+      b.nnz = indptr[bounds[k + 1]] - b.first_entry;
+      void* offsets = nullptr;
+      ADAQP_CUDA_CHECK(cudaMalloc(&offsets, sizeof(int32_t) * static_cast<size_t>(b.rows + 1)));
+      b.indptr32.reset(offsets);
+      const int64_t grid = (b.rows + 1 + 255) / 256;
+      narrow_offsets_kernel<<<static_cast<unsigned>(grid < 65535 ? grid : 65535), 256>>>(
+          a.indptr + b.first_row, b.rows + 1, b.first_entry, static_cast<int32_t*>(offsets));
+      ADAQP_CUDA_CHECK(cudaGetLastError());
+      cusparseConstSpMatDescr_t m = nullptr;
+      ADAQP_CUSPARSE_CALL(cusparseCreateConstCsr(
+          &m, b.rows, a.cols, b.nnz, offsets, a.indices + b.first_entry,
+          a.values == nullptr ? nullptr : a.values + b.first_entry, CUSPARSE_INDEX_32I,
+          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+      b.matrix.reset(m);
+      blocks.push_back(std::move(b));
+    }
+    // Products may run on streams that do not wait for the legacy default stream.
+    ADAQP_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
 
   void multiply_cusparse(const float* x, int64_t d, float* y, bool accumulate,
@@ -149,34 +166,37 @@ struct CudaSpmm::Impl {
     if (!accumulate)
       ADAQP_CUDA_CHECK(
           cudaMemsetAsync(y, 0, sizeof(float) * static_cast<size_t>(a.rows * d), stream));
-    if (nnz == 0) return;  // a product without entries: no cuSPARSE call
+    if (blocks.empty()) return;  // a product without entries: no cuSPARSE call
     cusparseConstDnMatDescr_t xd = nullptr;
     ADAQP_CUSPARSE_CALL(
         cusparseCreateConstDnMat(&xd, a.cols, d, d, x, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     DnMatPtr x_descr(xd);
-    cusparseDnMatDescr_t yd = nullptr;
-    ADAQP_CUSPARSE_CALL(cusparseCreateDnMat(&yd, a.rows, d, d, y, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-    DnMatPtr y_descr(yd);
     const float alpha = 1.0f;
     const float beta = accumulate ? 1.0f : 0.0f;
     ADAQP_CUSPARSE_CALL(cusparseSetStream(handle.get(), stream));
-    size_t bytes = 0;
-    ADAQP_CUSPARSE_CALL(cusparseSpMM_bufferSize(
-        handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-        matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
-    if (bytes > workspace_bytes) {
-      // Stream-ordered: the old workspace is freed after the products enqueued before, and no
-      // device-wide synchronisation stalls the other streams (a halo exchange in flight).
-      if (workspace != nullptr) ADAQP_CUDA_CHECK(cudaFreeAsync(workspace.release(), stream));
-      workspace_bytes = 0;
-      void* ptr = nullptr;
-      ADAQP_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
-      workspace.reset(ptr);
-      workspace_bytes = bytes;
+    for (const Block& b : blocks) {
+      cusparseDnMatDescr_t yd = nullptr;
+      ADAQP_CUSPARSE_CALL(cusparseCreateDnMat(&yd, b.rows, d, d, y + b.first_row * d, CUDA_R_32F,
+                                              CUSPARSE_ORDER_ROW));
+      DnMatPtr y_descr(yd);
+      size_t bytes = 0;
+      ADAQP_CUSPARSE_CALL(cusparseSpMM_bufferSize(
+          handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+          b.matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
+      if (bytes > workspace_bytes) {
+        // Stream-ordered: the old workspace is freed after the products enqueued before, and no
+        // device-wide synchronisation stalls the other streams (a halo exchange in flight).
+        if (workspace != nullptr) ADAQP_CUDA_CHECK(cudaFreeAsync(workspace.release(), stream));
+        workspace_bytes = 0;
+        void* ptr = nullptr;
+        ADAQP_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
+        workspace.reset(ptr);
+        workspace_bytes = bytes;
+      }
+      ADAQP_CUSPARSE_CALL(cusparseSpMM(
+          handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+          b.matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, workspace.get()));
     }
-    ADAQP_CUSPARSE_CALL(cusparseSpMM(
-        handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-        matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, workspace.get()));
   }
 
   void multiply_row_warp(const float* x, int64_t d, float* y, bool accumulate,
@@ -188,8 +208,11 @@ struct CudaSpmm::Impl {
   }
 };
 
-CudaSpmm::CudaSpmm(const CsrView& device_a, CudaSpmmAlgorithm algorithm)
+CudaSpmm::CudaSpmm(const CsrView& device_a, CudaSpmmAlgorithm algorithm, int64_t max_block_nnz)
     : impl_(std::make_unique<Impl>()) {
+  ADAQP_CHECK(max_block_nnz >= 1 && max_block_nnz <= INT32_MAX,
+              "cuSPARSE row block size " + std::to_string(max_block_nnz));
+  impl_->max_block_nnz = max_block_nnz;
   ADAQP_CHECK(
       device_a.rows >= 0 && device_a.cols >= 0,
       "matrix shape " + std::to_string(device_a.rows) + " x " + std::to_string(device_a.cols));

@@ -9,24 +9,10 @@
 #include <string>
 
 #include "adaqp/common/error.h"
+#include "row_transforms.h"
 
 namespace adaqp {
 namespace {
-
-// Removes repeated entries of every (sorted) row in place.
-void drop_duplicate_edges(Graph& g) {
-  int64_t out = 0;
-  int64_t row_begin = 0;
-  for (int64_t v = 0; v < g.num_nodes; ++v) {
-    const int64_t row_end = g.indptr[v + 1];
-    for (int64_t e = row_begin; e < row_end; ++e) {
-      if (e == row_begin || g.indices[e] != g.indices[e - 1]) g.indices[out++] = g.indices[e];
-    }
-    row_begin = row_end;
-    g.indptr[v + 1] = out;
-  }
-  g.indices.resize(out);
-}
 
 void symmetrize(Graph& g) {
   std::vector<int64_t> src, dst;
@@ -41,7 +27,7 @@ void symmetrize(Graph& g) {
     }
   }
   Graph sym = Graph::from_edges(g.num_nodes, src, dst);
-  drop_duplicate_edges(sym);
+  drop_repeated_row_entries(sym.indptr, sym.indices);
   g.indptr = std::move(sym.indptr);
   g.indices = std::move(sym.indices);
 }
@@ -52,17 +38,8 @@ void set_self_loops(Graph& g) {
   std::vector<int64_t> indices;
   indices.reserve(g.indices.size() + g.num_nodes);
   for (int64_t v = 0; v < g.num_nodes; ++v) {
-    bool placed = false;
-    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
-      const int64_t u = g.indices[e];
-      if (u == v) continue;
-      if (u > v && !placed) {
-        indices.push_back(v);
-        placed = true;
-      }
-      indices.push_back(u);
-    }
-    if (!placed) indices.push_back(v);
+    append_row_with_one_self_loop(g.indices.data() + g.indptr[v],
+                                  g.indices.data() + g.indptr[v + 1], v, indices);
     indptr[v + 1] = static_cast<int64_t>(indices.size());
   }
   g.indptr = std::move(indptr);
@@ -70,13 +47,8 @@ void set_self_loops(Graph& g) {
 }
 
 void row_normalize(Graph& g) {
-  for (int64_t v = 0; v < g.num_nodes; ++v) {
-    float* row = g.features.data() + v * g.feat_dim;
-    double sum = 0.0;
-    for (int64_t j = 0; j < g.feat_dim; ++j) sum += row[j];
-    if (sum == 0.0) continue;
-    for (int64_t j = 0; j < g.feat_dim; ++j) row[j] = static_cast<float>(row[j] / sum);
-  }
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    normalize_row(g.features.data() + v * g.feat_dim, g.feat_dim);
 }
 
 template <typename T>

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "adaqp/common/error.h"
+#include "row_transforms.h"
 
 namespace adaqp {
 
@@ -58,18 +59,8 @@ void set_slice_self_loops(GraphSlice& s) {
   std::vector<int64_t> indices;
   indices.reserve(s.indices.size() + static_cast<size_t>(s.count()));
   for (int64_t i = 0; i < s.count(); ++i) {
-    const int64_t v = s.first + i;
-    bool placed = false;
-    for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) {
-      const int64_t u = s.indices[e];
-      if (u == v) continue;
-      if (u > v && !placed) {
-        indices.push_back(v);
-        placed = true;
-      }
-      indices.push_back(u);
-    }
-    if (!placed) indices.push_back(v);
+    append_row_with_one_self_loop(s.indices.data() + s.indptr[i],
+                                  s.indices.data() + s.indptr[i + 1], s.first + i, indices);
     indptr[i + 1] = static_cast<int64_t>(indices.size());
   }
   s.indptr = std::move(indptr);
@@ -77,25 +68,8 @@ void set_slice_self_loops(GraphSlice& s) {
 }
 
 void row_normalize_slice(GraphSlice& s) {
-  for (int64_t i = 0; i < s.count(); ++i) {
-    float* row = s.features.data() + i * s.feat_dim;
-    double sum = 0.0;
-    for (int64_t j = 0; j < s.feat_dim; ++j) sum += row[j];
-    if (sum == 0.0) continue;
-    for (int64_t j = 0; j < s.feat_dim; ++j) row[j] = static_cast<float>(row[j] / sum);
-  }
-}
-
-void drop_duplicate_slice_edges(GraphSlice& s) {
-  int64_t out = 0, row_begin = 0;
-  for (int64_t i = 0; i < s.count(); ++i) {
-    const int64_t row_end = s.indptr[i + 1];
-    for (int64_t e = row_begin; e < row_end; ++e)
-      if (e == row_begin || s.indices[e] != s.indices[e - 1]) s.indices[out++] = s.indices[e];
-    row_begin = row_end;
-    s.indptr[i + 1] = out;
-  }
-  s.indices.resize(static_cast<size_t>(out));
+  for (int64_t i = 0; i < s.count(); ++i)
+    normalize_row(s.features.data() + i * s.feat_dim, s.feat_dim);
 }
 
 }  // namespace adaqp

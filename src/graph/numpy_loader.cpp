@@ -95,9 +95,9 @@ void read_labels(const std::string& path, Graph& g) {
   g.multilabels.resize(a.size());
   for (int64_t i = 0; i < a.size(); ++i) {
     const double value = a.dtype == NpyDtype::kFloat32 ? npy_element<float>(a, i) : a.payload[i];
-    if (value != 0.0 && value != 1.0)
-      throw InputError(path, index2(i / g.num_classes, i % g.num_classes),
-                       fmt::format("multi-label value {} is not 0 or 1", value));
+    const std::string problem = multilabel_problem(value);
+    if (!problem.empty())
+      throw InputError(path, index2(i / g.num_classes, i % g.num_classes), problem);
     g.multilabels[i] = static_cast<uint8_t>(value);
   }
 }

@@ -16,6 +16,7 @@
 #include "adaqp/common/error.h"
 #include "class_ids.h"
 #include "npy.h"
+#include "row_transforms.h"
 
 namespace adaqp {
 namespace {
@@ -141,11 +142,12 @@ void read_label_rows(const std::string& path, GraphSlice& s) {
       std::memcpy(&f, bytes.data() + 4 * i, 4);
       value = f;
     }
-    if (value != 0.0 && value != 1.0)
+    const std::string problem = multilabel_problem(value);
+    if (!problem.empty())
       throw InputError(path,
                        index2(s.first + static_cast<int64_t>(i) / s.num_classes,
                               static_cast<int64_t>(i) % s.num_classes),
-                       fmt::format("multi-label value {} is not 0 or 1", value));
+                       problem);
     s.multilabels[i] = static_cast<uint8_t>(value);
   }
 }
@@ -396,7 +398,7 @@ void symmetrize_slices(GraphSlice& s, Communicator& comm) {
     s.indptr[i + 1] = static_cast<int64_t>(s.indices.size());
     std::vector<int64_t>().swap(rows[i]);
   }
-  drop_duplicate_slice_edges(s);
+  drop_repeated_row_entries(s.indptr, s.indices);
 }
 
 std::string slice_fingerprint(const GraphSlice& s, Communicator& comm) {

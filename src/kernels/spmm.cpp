@@ -126,4 +126,23 @@ std::unique_ptr<SpmmPlan> make_spmm_plan(const Device& device, const CsrView& a)
 #endif
 }
 
+std::vector<int64_t> row_blocks(const int64_t* indptr, int64_t rows, int64_t max_nnz,
+                                int64_t max_rows) {
+  ADAQP_CHECK(rows >= 0 && max_nnz >= 1 && max_rows >= 1, "row block limits");
+  std::vector<int64_t> bounds{0};
+  while (bounds.back() < rows) {
+    const int64_t first = bounds.back();
+    // The last row end within max_nnz entries of the block's start, and within max_rows rows.
+    const int64_t* limit =
+        std::upper_bound(indptr + first, indptr + rows + 1, indptr[first] + max_nnz);
+    const int64_t end = std::min<int64_t>(limit - indptr - 1, first + max_rows);
+    if (end == first)
+      throw InvariantError("row " + std::to_string(first) + " has " +
+                           std::to_string(indptr[first + 1] - indptr[first]) +
+                           " entries, more than a block of " + std::to_string(max_nnz) + " holds");
+    bounds.push_back(end);
+  }
+  return bounds;
+}
+
 }  // namespace adaqp::kernels

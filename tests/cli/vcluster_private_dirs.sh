@@ -32,7 +32,7 @@ fail() {
   exit 1
 }
 
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=20000
+job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=12000
      --set dataset.synthetic.seed=7 --set partition.parts=4 --set training.epochs=3
      --set training.threads=1 --set training.device=cpu --set model.layers=2
      --set model.hidden=16 --set communication.mode=quant --set communication.scheme=uniform

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/common/error.h"
 #include "adaqp/config.h"
 #include "adaqp/kernels/spmm.h"
 
 #if ADAQP_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "adaqp/common/error.h"
 #include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/cuda_support.h"
 #include "adaqp/kernels/spmm_cuda.h"
@@ -139,6 +139,34 @@ TEST_P(SpmmCuda, EmptyMatrixWritesZerosOrKeepsY) {
   EXPECT_EQ(y.download(), std::vector<float>(start.size(), 0.0f));
 }
 
+// cuSPARSE's plan in several row blocks (row_blocks) gives the one-block result.
+TEST(SpmmCudaBlocks, CusparseInRowBlocksMatchesCpuReference) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  const CsrMatrix a = random_csr(517, 389, 13);
+  DeviceArray<int64_t> indptr(a.indptr);
+  DeviceArray<int32_t> indices(a.indices);
+  DeviceArray<float> values(a.values);
+  // Row 5 has 300 entries: blocks of 300 to 2000 entries, several rows each.
+  for (int64_t block : {300, 777, 2000}) {
+    CudaSpmm plan(CsrView{a.rows, a.cols, indptr.get(), indices.get(), values.get()},
+                  CudaSpmmAlgorithm::kCusparse, block);
+    for (bool accumulate : {false, true}) {
+      SCOPED_TRACE("block " + std::to_string(block) + ", accumulate " + std::to_string(accumulate));
+      const int64_t d = 40;
+      const std::vector<float> x = random_dense(a.cols * d, 29);
+      const std::vector<float> start =
+          accumulate ? random_dense(a.rows * d, 31) : std::vector<float>(a.rows * d, NAN);
+      std::vector<float> cpu = start;
+      spmm_cpu(a.view(), x.data(), d, cpu.data(), accumulate);
+      DeviceArray<float> x_dev(x);
+      DeviceArray<float> y_dev(start);
+      plan.multiply(x_dev.get(), d, y_dev.get(), accumulate, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_LE(worst_error_ratio(a, x, d, start, accumulate, cpu, y_dev.download()), 1.0);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Algorithms, SpmmCuda,
                          ::testing::Values(CudaSpmmAlgorithm::kCusparse,
                                            CudaSpmmAlgorithm::kRowWarp),
@@ -153,6 +181,24 @@ TEST(SpmmCuda, RequiresCudaBuild) {
 }
 
 #endif
+
+// The row blocks of the cuSPARSE plan (CPU code): consecutive, within both limits, each as long as
+// the limits allow, and an over-long row refused.
+TEST(RowBlocks, CutGreedilyWithinBothLimits) {
+  // Rows of 3, 0, 5, 2, 2, 7 and 1 entries.
+  const std::vector<int64_t> indptr = {0, 3, 3, 8, 10, 12, 19, 20};
+  const int64_t rows = 7;
+  EXPECT_EQ(row_blocks(indptr.data(), rows, 100, 100), (std::vector<int64_t>{0, 7}));
+  EXPECT_EQ(row_blocks(indptr.data(), rows, 8, 100), (std::vector<int64_t>{0, 3, 5, 7}));
+  EXPECT_EQ(row_blocks(indptr.data(), rows, 9, 2), (std::vector<int64_t>{0, 2, 4, 6, 7}));
+  EXPECT_EQ(row_blocks(indptr.data(), 0, 1, 1), (std::vector<int64_t>{0}));
+  EXPECT_THROW(row_blocks(indptr.data(), rows, 6, 100), InvariantError);
+  // A matrix of more entries than 32-bit offsets hold, cut into blocks that fit.
+  std::vector<int64_t> big = {0};
+  for (int i = 0; i < 5; ++i) big.push_back(big.back() + (int64_t{1} << 30));
+  const std::vector<int64_t> cut = row_blocks(big.data(), 5, INT32_MAX, INT32_MAX - 1);
+  EXPECT_EQ(cut, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+}
 
 }  // namespace
 }  // namespace adaqp::kernels

@@ -157,8 +157,9 @@ bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed = 
 
 // A start-up step: runs its argument on this rank, then agrees with every rank (any_rank_failed)
 // and throws on every rank if any failed (on the lowest failing rank, its own error); so what
-// follows a step starts once every rank has finished it. The CLI supplies it; collective start-up code runs its local work through it so that a failure on one
-// rank never leaves the others waiting.
+// follows a step starts once every rank has finished it. The CLI supplies it; collective start-up
+// code runs its local work through it so that a failure on one rank never leaves the others
+// waiting.
 using CollectiveStep = std::function<void(const std::function<void()>&)>;
 
 }  // namespace adaqp

@@ -46,9 +46,8 @@ struct GraphSlice {
 GraphSlice slice_of(const Graph& g, int rank, int world);
 
 // Row-local transforms, as apply_transform does them to a whole graph (GraphTransform): one
-// self-loop per node; feature rows scaled to sum 1; repeated sources of a row dropped.
+// self-loop per node; feature rows scaled to sum 1.
 void set_slice_self_loops(GraphSlice& s);
 void row_normalize_slice(GraphSlice& s);
-void drop_duplicate_slice_edges(GraphSlice& s);
 
 }  // namespace adaqp

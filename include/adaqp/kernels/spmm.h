@@ -48,6 +48,14 @@ CsrMatrix transpose_csr(const CsrView& a);
 // Returns false (values_t untouched) otherwise.
 bool transpose_values_on_pattern(const CsrView& a, std::vector<float>* values_t);
 
+// Cuts the rows of a CSR matrix (row offsets `indptr`, rows + 1 entries) into consecutive blocks
+// of at most `max_nnz` entries and `max_rows` rows each, greedily (each block as long as allowed):
+// the block boundaries, 0 first and `rows` last. How the cuSPARSE plan, whose 32-bit offsets hold
+// at most 2^31 - 1 entries, covers larger matrices. InvariantError if one row alone has more than
+// `max_nnz` entries.
+std::vector<int64_t> row_blocks(const int64_t* indptr, int64_t rows, int64_t max_nnz,
+                                int64_t max_rows);
+
 // y = a . x on a device, prepared once per matrix: spmm_cpu, or on CUDA a cuSPARSE plan
 // (spmm_cuda.h), enqueued on the legacy default stream (libtorch's compute stream). `a`'s arrays
 // live where the device computes (host memory for the CPU) and must outlive the plan; a build

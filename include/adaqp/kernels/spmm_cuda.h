@@ -1,7 +1,9 @@
 // CSR times dense products on the GPU: y = a . x (or y += a . x), the aggregation of every GNN
 // layer. Two algorithms, chosen per matrix by measurement (benchmarks/bench_spmm_cuda.cpp):
 // - kCusparse: cusparseSpMM (CSR, row-major dense, default algorithm). cuSPARSE needs equal index
-//   widths, so the plan keeps a 32-bit copy of the row offsets (nnz, rows and cols below 2^31).
+//   widths, so the plan keeps 32-bit copies of the row offsets, one per block of rows of at most
+//   2^31 - 1 entries (row_blocks, spmm.h): a part of any size, as long as it has fewer than 2^31
+//   columns.
 // - kRowWarp: an own kernel, one warp per output row; the warp loads 32 entries at a time and each
 //   lane owns a strip of columns, so every output row sums its entries in stored order (results
 //   do not depend on the launch configuration).
@@ -33,7 +35,9 @@ class CudaSpmm {
  public:
   // `device_a`: a CsrView whose indptr/indices/values are device pointers. Throws InvariantError
   // when the matrix exceeds the algorithm's index range, Error when CUDA or cuSPARSE fails.
-  CudaSpmm(const CsrView& device_a, CudaSpmmAlgorithm algorithm);
+  // `max_block_nnz` (at most 2^31 - 1): the cuSPARSE plan's largest row block; smaller only for
+  // tests, to cover the blocking on small matrices.
+  CudaSpmm(const CsrView& device_a, CudaSpmmAlgorithm algorithm, int64_t max_block_nnz = INT32_MAX);
   ~CudaSpmm();
   CudaSpmm(const CudaSpmm&) = delete;
   CudaSpmm& operator=(const CudaSpmm&) = delete;
