@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/graph_slice.h"
 #include "class_ids.h"
 #include "gz_reader.h"
 
@@ -121,17 +123,21 @@ void check_line_count(const GzLineReader& in, int64_t expected, const std::strin
                    "more lines than the " + std::to_string(expected) + " " + source + " says");
 }
 
-void read_features(const std::string& path, int64_t num_nodes, Graph& g) {
+// Rows [keep.first, keep.first + keep.count) of node-feat; every line is checked.
+void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g) {
   GzLineReader in(path);
   std::string_view line;
   int64_t dim = 0;
+  float value = 0.0f;
   while (in.next(line)) {
     if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, "num-node-list.csv.gz");
     if (in.line_number() == 1) {
       dim = static_cast<int64_t>(std::count(line.begin(), line.end(), ',')) + 1;
       const uint64_t bound = max_decompressed_bytes(path) / (2 * static_cast<uint64_t>(dim));
-      g.features.reserve(std::min<uint64_t>(num_nodes, bound) * dim);
+      g.features.reserve(std::min<uint64_t>(keep.count, bound) * dim);
     }
+    const int64_t v = in.line_number() - 1;
+    const bool kept = v >= keep.first && v < keep.first + keep.count;
     const char* p = line.data();
     const char* end = p + line.size();
     for (int64_t column = 0;; ++column) {
@@ -139,9 +145,8 @@ void read_features(const std::string& path, int64_t num_nodes, Graph& g) {
         const size_t columns = dim + std::count(p, end, ',') + 1;
         check_columns(in, columns, dim, "as on line 1");
       }
-      float value = 0.0f;
       p = parse_feature(in, p, end, column, value);
-      g.features.push_back(value);
+      if (kept) g.features.push_back(value);
       if (p == end) {
         check_columns(in, column + 1, dim, "as on line 1");
         break;
@@ -153,7 +158,8 @@ void read_features(const std::string& path, int64_t num_nodes, Graph& g) {
   g.feat_dim = dim;
 }
 
-void read_labels(const std::string& path, int64_t num_nodes, Graph& g) {
+// Labels of rows [keep.first, keep.first + keep.count); the class count from every line.
+void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g) {
   GzLineReader in(path);
   std::string_view line;
   std::vector<std::string_view> fields;
@@ -167,41 +173,46 @@ void read_labels(const std::string& path, int64_t num_nodes, Graph& g) {
       g.multilabel = columns > 1;
       g.num_classes = g.multilabel ? static_cast<int64_t>(columns) : 0;
       if (g.multilabel)
-        g.multilabels.reserve(num_nodes * columns);
+        g.multilabels.reserve(keep.count * columns);
       else
-        g.labels.reserve(num_nodes);
+        g.labels.reserve(keep.count);
     }
     check_columns(in, n, columns, "as on line 1");
+    const int64_t v = in.line_number() - 1;
+    const bool kept = v >= keep.first && v < keep.first + keep.count;
     const std::string where = "line " + std::to_string(in.line_number());
     if (g.multilabel) {
       for (size_t c = 0; c < n; ++c) {
         const int64_t value = parse_int(in, fields[c], "multi-label value");
-        if (value != 0 && value != 1)
-          throw InputError(path, where,
-                           "column " + std::to_string(c + 1) + ": multi-label value " +
-                               std::to_string(value) + " is not 0 or 1");
-        g.multilabels.push_back(static_cast<uint8_t>(value));
+        const std::string problem = multilabel_problem(static_cast<double>(value));
+        if (!problem.empty())
+          throw InputError(path, where, "column " + std::to_string(c + 1) + ": " + problem);
+        if (kept) g.multilabels.push_back(static_cast<uint8_t>(value));
       }
     } else {
       const int64_t label = parse_int(in, fields[0], "label");
       const std::string problem = class_id_problem(label, num_nodes);
       if (!problem.empty()) throw InputError(path, where, problem);
       max_label = std::max(max_label, label);
-      g.labels.push_back(label);
+      if (kept) g.labels.push_back(label);
     }
   }
   check_line_count(in, num_nodes, "num-node-list.csv.gz");
   if (!g.multilabel) g.num_classes = max_label + 1;
 }
 
-void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, Graph& g) {
+// The in-edges of rows [keep.first, keep.first + keep.count) as CSR rows (sources sorted,
+// duplicates kept: Graph::from_edges); every line is checked.
+void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, NodeRange keep,
+                GraphSlice& g) {
   GzLineReader in(path);
   std::string_view line;
   std::vector<std::string_view> fields;
-  std::vector<int64_t> src, dst;
-  const uint64_t reserve = std::min<uint64_t>(num_edges, max_decompressed_bytes(path) / 4);
-  src.reserve(reserve);
-  dst.reserve(reserve);
+  std::vector<std::pair<int64_t, int64_t>> kept;  // (target, source)
+  const uint64_t expected = keep.count == num_nodes
+                                ? num_edges
+                                : num_edges / std::max<int64_t>(1, num_nodes) * keep.count;
+  kept.reserve(std::min<uint64_t>(expected, max_decompressed_bytes(path) / 4));
   while (in.next(line)) {
     if (in.line_number() > num_edges) too_many_lines(in, num_edges, "num-edge-list.csv.gz");
     check_columns(in, split_fields(line, fields), 2, "src,dst");
@@ -214,17 +225,23 @@ void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, G
                              std::to_string(ends[k]) + " is out of range [0, " +
                              std::to_string(num_nodes) + ")");
     }
-    src.push_back(ends[0]);
-    dst.push_back(ends[1]);
+    if (ends[1] >= keep.first && ends[1] < keep.first + keep.count)
+      kept.emplace_back(ends[1], ends[0]);
   }
   check_line_count(in, num_edges, "num-edge-list.csv.gz");
-  Graph structure = Graph::from_edges(num_nodes, src, dst);
-  g.indptr = std::move(structure.indptr);
-  g.indices = std::move(structure.indices);
+  std::sort(kept.begin(), kept.end());
+  g.indptr.assign(static_cast<size_t>(keep.count) + 1, 0);
+  g.indices.resize(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    ++g.indptr[kept[i].first - keep.first + 1];
+    g.indices[i] = kept[i].second;
+  }
+  for (int64_t i = 0; i < keep.count; ++i) g.indptr[i + 1] += g.indptr[i];
 }
 
-// One split file; `owner` records which split (1, 2, 3) already holds each node.
-std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes,
+// One split file's ids inside `keep`, ascending; `owner` (one entry per kept node) records which
+// split (1, 2, 3) already holds each. Every line is checked for range.
+std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes, NodeRange keep,
                                 std::vector<char>& owner, char tag,
                                 const std::vector<std::string>& names) {
   GzLineReader in(path);
@@ -239,13 +256,15 @@ std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes,
       throw InputError(path, where,
                        "node id " + std::to_string(v) + " is out of range [0, " +
                            std::to_string(num_nodes) + ")");
-    if (owner[v] == tag)
+    if (v < keep.first || v >= keep.first + keep.count) continue;
+    char& o = owner[static_cast<size_t>(v - keep.first)];
+    if (o == tag)
       throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
-    if (owner[v] != 0)
+    if (o != 0)
       throw InputError(path, where,
-                       "node id " + std::to_string(v) + " is also in " + names[owner[v] - 1] +
+                       "node id " + std::to_string(v) + " is also in " + names[o - 1] +
                            " (splits must be disjoint)");
-    owner[v] = tag;
+    o = tag;
     ids.push_back(v);
   }
   std::sort(ids.begin(), ids.end());
@@ -283,25 +302,46 @@ std::string dataset_name(const fs::path& dir) {
 
 }  // namespace
 
-Graph load_ogb(const std::string& dir, const std::string& split) {
+GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world) {
   const fs::path root(dir);
   const fs::path raw = root / "raw";
-  Graph g;
+  GraphSlice g;
   g.name = dataset_name(root);
   const int64_t num_nodes = read_count((raw / "num-node-list.csv.gz").string());
   const int64_t num_edges = read_count((raw / "num-edge-list.csv.gz").string());
   const std::string split_name = choose_split(root, split);
+  const NodeRange keep = slice_range(num_nodes, rank, world);
   g.num_nodes = num_nodes;
-  read_features((raw / "node-feat.csv.gz").string(), num_nodes, g);
-  read_labels((raw / "node-label.csv.gz").string(), num_nodes, g);
-  read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, g);
+  g.first = keep.first;
+  read_features((raw / "node-feat.csv.gz").string(), num_nodes, keep, g);
+  read_labels((raw / "node-label.csv.gz").string(), num_nodes, keep, g);
+  read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g);
 
   const fs::path split_dir = root / "split" / split_name;
   const std::vector<std::string> names = {"train.csv.gz", "valid.csv.gz", "test.csv.gz"};
-  std::vector<char> owner(num_nodes, 0);
-  g.train = read_split((split_dir / names[0]).string(), num_nodes, owner, 1, names);
-  g.valid = read_split((split_dir / names[1]).string(), num_nodes, owner, 2, names);
-  g.test = read_split((split_dir / names[2]).string(), num_nodes, owner, 3, names);
+  std::vector<char> owner(static_cast<size_t>(keep.count), 0);
+  g.train = read_split((split_dir / names[0]).string(), num_nodes, keep, owner, 1, names);
+  g.valid = read_split((split_dir / names[1]).string(), num_nodes, keep, owner, 2, names);
+  g.test = read_split((split_dir / names[2]).string(), num_nodes, keep, owner, 3, names);
+  return g;
+}
+
+Graph load_ogb(const std::string& dir, const std::string& split) {
+  GraphSlice s = load_ogb_slice(dir, split, 0, 1);
+  Graph g;
+  g.name = std::move(s.name);
+  g.num_nodes = s.num_nodes;
+  g.indptr = std::move(s.indptr);
+  g.indices = std::move(s.indices);
+  g.feat_dim = s.feat_dim;
+  g.features = std::move(s.features);
+  g.num_classes = s.num_classes;
+  g.multilabel = s.multilabel;
+  g.labels = std::move(s.labels);
+  g.multilabels = std::move(s.multilabels);
+  g.train = std::move(s.train);
+  g.valid = std::move(s.valid);
+  g.test = std::move(s.test);
   return g;
 }
 

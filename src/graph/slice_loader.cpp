@@ -265,8 +265,8 @@ GraphSlice scatter_slices(const DatasetSpec& spec, Communicator& comm, const Col
     if (rank != 0) return;
     Graph g = load_dataset(spec);
     spdlog::info(
-        "dataset format {} has no range reader: rank 0 loaded it whole and sends every "
-        "rank its slice (convert it with adaqp generate --format numpy ... to read slices)",
+        "dataset format {} has no slice reader: rank 0 loaded it whole and sends every rank its "
+        "slice (the NumPy and OGB layouts are read in slices)",
         to_string(resolve_dataset_format(spec)));
     for (int r = 0; r < world; ++r) slices.push_back(slice_of(g, r, world));
     s.name = g.name;
@@ -346,8 +346,12 @@ GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const Collect
   DatasetFormat format = DatasetFormat::kAuto;
   step([&] { format = resolve_dataset_format(spec); });
   GraphSlice s;
-  if (format == DatasetFormat::kNumpy) {
-    s = load_numpy_slice(spec.path, comm, step);
+  if (format == DatasetFormat::kNumpy || format == DatasetFormat::kOgb) {
+    if (format == DatasetFormat::kNumpy) {
+      s = load_numpy_slice(spec.path, comm, step);
+    } else {
+      step([&] { s = load_ogb_slice(spec.path, spec.split, comm.rank(), comm.size()); });
+    }
     if (spec.transform.symmetrize) symmetrize_slices(s, comm);
     if (spec.transform.self_loops) set_slice_self_loops(s);
     if (spec.transform.row_normalize) row_normalize_slice(s);

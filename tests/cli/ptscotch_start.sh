@@ -6,7 +6,8 @@
 # - adaqp partition under mpirun writes the same directory, byte for byte (deterministic);
 # - a rerun on that partition reads it back and reproduces the losses and parameters exactly;
 # - the partition's dataset fingerprint is the serial loader's (adaqp partition with METIS);
-# - a world size unlike partition.parts and the METIS-only balance constraints are one clear error.
+# - a world size unlike partition.parts and the METIS-only balance constraints are one clear error;
+# - a dataset in the OGB layout (Cora) is read in slices as well.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
 tmp=$(mktemp -d)
@@ -73,4 +74,12 @@ run "$tmp/balance.log" 3 train "${job[@]}" --set "output.dir=$tmp/balance" \
   (($(grep -c "partition.method ptscotch balances node counts only" "$tmp/balance.log") == 1)) ||
   { cat "$tmp/balance.log"; fail "balance_train with ptscotch"; }
 [[ ! -e $tmp/balance/partition ]] || fail "a failed partitioning left $tmp/balance/partition"
+# The OGB layout (Cora) is read in slices too: every rank streams it and keeps its own nodes.
+# shellcheck source=tests/cli/lib/shared_datasets.sh
+source "$LIB/shared_datasets.sh"
+require_shared_datasets cora
+run "$tmp/cora.log" 3 train "${job[@]}" --set dataset.path="$ADAQP_SHARED_DATASETS/cora" \
+  --set "output.dir=$tmp/cora" --set training.epochs=2 || { cat "$tmp/cora.log"; fail "Cora"; }
+grep -q "loaded cora (ogb) as 3 slices" "$tmp/cora.log" && ! grep -q "no slice reader" "$tmp/cora.log" ||
+  { cat "$tmp/cora.log"; fail "Cora was not read in slices"; }
 echo "ptscotch_start: all passed"

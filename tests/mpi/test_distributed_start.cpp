@@ -25,6 +25,7 @@
 #include "adaqp/partition/distributed_parts.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/partition/ptscotch_partitioner.h"
+#include "test_util.h"
 
 namespace adaqp {
 namespace {
@@ -186,6 +187,22 @@ TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
   }
   comm->barrier();
   if (comm->rank() == 0) fs::remove_all(dir);
+}
+
+TEST(GraphSlices, OgbSliceReaderEqualsTheWholeLoader) {
+  const auto comm = world_comm();
+  for (const char* name : {"cora", "citeseer"}) {
+    ADAQP_REQUIRE_SHARED_DATASET(dir, name);
+    DatasetSpec spec;
+    spec.path = dir;
+    for (const GraphTransform t :
+         {GraphTransform{false, false, false}, GraphTransform{true, true, true}}) {
+      SCOPED_TRACE(name);
+      spec.transform = t;
+      const GraphSlice s = load_slice(spec, *comm, agreeing_step(*comm));
+      expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
+    }
+  }
 }
 
 TEST(DistributedParts, EqualBuildPartForTheSameOwners) {

@@ -453,7 +453,7 @@ TEST(MalformedInputFuzz, RandomByteFlipsGiveInputErrorOrValidGraph) {
 INSTANTIATE_TEST_SUITE_P(Ogb, MalformedInput, testing::ValuesIn(kOgbCases), print_name);
 INSTANTIATE_TEST_SUITE_P(Numpy, MalformedInput, testing::ValuesIn(kNumpyCases), print_name);
 
-// The range reader of the distributed start-up (graph/slice_loader.h) gives the loader's error at
+// The slice readers of the distributed start-up (graph/slice_loader.h) give the loaders' errors at
 // 1 to 3 ranks (as threads): that of the lowest failing rank, the one the CLI reports.
 class MalformedSlices : public testing::TestWithParam<MalformedCase> {};
 
@@ -463,12 +463,15 @@ TEST_P(MalformedSlices, GiveTheLoadersError) {
   const MalformedCase& c = GetParam();
   test::TempDir tmp;
   const std::string dir = tmp.str("data");
-  FileMap files = test::tiny_numpy_files();
+  FileMap files = c.ogb ? test::tiny_ogb_text() : test::tiny_numpy_files();
   c.edit(files);
-  test::write_files(dir, files);
+  if (c.ogb)
+    test::write_ogb(dir, files);
+  else
+    test::write_files(dir, files);
   if (c.damage) c.damage(dir);
   DatasetSpec spec;
-  spec.format = DatasetFormat::kNumpy;
+  spec.format = c.ogb ? DatasetFormat::kOgb : DatasetFormat::kNumpy;
   spec.path = dir;
   for (int world = 1; world <= 3; ++world) {
     std::vector<std::string> errors(static_cast<size_t>(world));
@@ -499,6 +502,7 @@ TEST_P(MalformedSlices, GiveTheLoadersError) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Ogb, MalformedSlices, testing::ValuesIn(kOgbCases), print_name);
 INSTANTIATE_TEST_SUITE_P(Numpy, MalformedSlices, testing::ValuesIn(kNumpyCases), print_name);
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "adaqp/config/choices.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph.h"
+#include "adaqp/graph/graph_slice.h"
 
 namespace adaqp {
 
@@ -26,6 +27,10 @@ struct DatasetSpec {
 // out of range, count disagreeing with num-*-list, overlapping splits) throws one InputError naming
 // the file, the 1-based line and the value. Graph.name is the directory's basename.
 Graph load_ogb(const std::string& dir, const std::string& split);
+// The same for rank `rank`'s slice among `world` (graph/graph_slice.h): every file is streamed and
+// checked whole, and the slice's rows, their in-edges and its split ids are kept. load_ogb is
+// the slice of rank 0 of 1.
+GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world);
 
 // NumPy layout: edge_index.npy (int32/int64 [2,E], row 0 sources), feat.npy (float32 [N,F]),
 // label.npy (int32/int64 [N] class ids, or float32/uint8/bool [N,C] multi-label 0/1),
