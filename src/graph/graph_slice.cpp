@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "adaqp/common/error.h"
 #include "row_transforms.h"
@@ -52,6 +53,23 @@ GraphSlice slice_of(const Graph& g, int rank, int world) {
   s.valid = in_range(g.valid);
   s.test = in_range(g.test);
   return s;
+}
+
+void set_slice_rows(GraphSlice& s, int64_t rows, const std::vector<int64_t>& src,
+                    const std::vector<int64_t>& dst) {
+  ADAQP_CHECK(src.size() == dst.size(), "one source per target");
+  s.indptr.assign(static_cast<size_t>(rows) + 1, 0);
+  for (int64_t v : dst) {
+    ADAQP_CHECK(v >= s.first && v < s.first + rows,
+                "target " + std::to_string(v) + " in the slice");
+    ++s.indptr[v - s.first + 1];
+  }
+  for (int64_t i = 0; i < rows; ++i) s.indptr[i + 1] += s.indptr[i];
+  std::vector<int64_t> next(s.indptr.begin(), s.indptr.end() - 1);
+  s.indices.resize(src.size());
+  for (size_t e = 0; e < src.size(); ++e) s.indices[next[dst[e] - s.first]++] = src[e];
+  for (int64_t i = 0; i < rows; ++i)
+    std::sort(s.indices.begin() + s.indptr[i], s.indices.begin() + s.indptr[i + 1]);
 }
 
 void set_slice_self_loops(GraphSlice& s) {

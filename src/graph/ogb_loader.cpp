@@ -208,11 +208,13 @@ void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, N
   GzLineReader in(path);
   std::string_view line;
   std::vector<std::string_view> fields;
-  std::vector<std::pair<int64_t, int64_t>> kept;  // (target, source)
+  std::vector<int64_t> src, dst;  // the kept edges
   const uint64_t expected = keep.count == num_nodes
                                 ? num_edges
                                 : num_edges / std::max<int64_t>(1, num_nodes) * keep.count;
-  kept.reserve(std::min<uint64_t>(expected, max_decompressed_bytes(path) / 4));
+  const uint64_t reserve = std::min<uint64_t>(expected, max_decompressed_bytes(path) / 4);
+  src.reserve(reserve);
+  dst.reserve(reserve);
   while (in.next(line)) {
     if (in.line_number() > num_edges) too_many_lines(in, num_edges, "num-edge-list.csv.gz");
     check_columns(in, split_fields(line, fields), 2, "src,dst");
@@ -225,18 +227,12 @@ void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, N
                              std::to_string(ends[k]) + " is out of range [0, " +
                              std::to_string(num_nodes) + ")");
     }
-    if (ends[1] >= keep.first && ends[1] < keep.first + keep.count)
-      kept.emplace_back(ends[1], ends[0]);
+    if (ends[1] < keep.first || ends[1] >= keep.first + keep.count) continue;
+    src.push_back(ends[0]);
+    dst.push_back(ends[1]);
   }
   check_line_count(in, num_edges, "num-edge-list.csv.gz");
-  std::sort(kept.begin(), kept.end());
-  g.indptr.assign(static_cast<size_t>(keep.count) + 1, 0);
-  g.indices.resize(kept.size());
-  for (size_t i = 0; i < kept.size(); ++i) {
-    ++g.indptr[kept[i].first - keep.first + 1];
-    g.indices[i] = kept[i].second;
-  }
-  for (int64_t i = 0; i < keep.count; ++i) g.indptr[i + 1] += g.indptr[i];
+  set_slice_rows(g, keep.count, src, dst);
 }
 
 // One split file's ids inside `keep`, ascending; `owner` (one entry per kept node) records which

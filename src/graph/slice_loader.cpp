@@ -213,18 +213,17 @@ void build_rows(GraphSlice& s, const std::vector<std::pair<int64_t, int64_t>>& e
     to.push_back(v);
     to.push_back(u);
   }
-  const std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kSliceTag);
-  std::vector<std::pair<int64_t, int64_t>> mine;  // (target, source)
-  for (const auto& block : in)
-    for (size_t i = 0; i + 1 < block.size(); i += 2) mine.emplace_back(block[i], block[i + 1]);
-  std::sort(mine.begin(), mine.end());
-  s.indptr.assign(static_cast<size_t>(s.count()) + 1, 0);
-  s.indices.resize(mine.size());
-  for (size_t i = 0; i < mine.size(); ++i) {
-    ++s.indptr[mine[i].first - s.first + 1];
-    s.indices[i] = mine[i].second;
+  std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kSliceTag);
+  std::vector<std::vector<int64_t>>().swap(out);
+  std::vector<int64_t> src, dst;
+  for (std::vector<int64_t>& block : in) {
+    for (size_t i = 0; i + 1 < block.size(); i += 2) {
+      dst.push_back(block[i]);
+      src.push_back(block[i + 1]);
+    }
+    std::vector<int64_t>().swap(block);
   }
-  for (int64_t i = 0; i < s.count(); ++i) s.indptr[i + 1] += s.indptr[i];
+  set_slice_rows(s, s.count(), src, dst);
 }
 
 GraphSlice load_numpy_slice(const std::string& dir, Communicator& comm,

@@ -45,6 +45,12 @@ struct GraphSlice {
 // Rank `rank`'s slice of a whole graph (slice_range's range).
 GraphSlice slice_of(const Graph& g, int rank, int world);
 
+// Sets the slice's rows (`rows` of them, from s.first) from in-edges src[i] -> dst[i] whose targets
+// lie in the slice: sources sorted within each row, duplicates kept (Graph::from_edges for a
+// slice). A counting sort by target, then each row sorted.
+void set_slice_rows(GraphSlice& s, int64_t rows, const std::vector<int64_t>& src,
+                    const std::vector<int64_t>& dst);
+
 // Row-local transforms, as apply_transform does them to a whole graph (GraphTransform): one
 // self-loop per node; feature rows scaled to sum 1.
 void set_slice_self_loops(GraphSlice& s);
