@@ -115,8 +115,8 @@ run_accuracy() {
       for ((seed = 0; seed < SEEDS; ++seed)); do
         local dir="$OUT/acc-$ds-$method-$seed"
         rm -rf "$dir"
-        mpirun --oversubscribe -np "$ACC_W" "$BIN" train --config "$ROOT/configs/$ds.yaml" \
-          --set "dataset.path=$DATA/$ds" --set "partition.method=$method" \
+        mpirun --oversubscribe --bind-to none -np "$ACC_W" "$BIN" train \
+          --config "$ROOT/configs/$ds.yaml" --set "dataset.path=$DATA/$ds" --set "partition.method=$method" \
           --set "partition.parts=$ACC_W" --set "partition.dir=$OUT/acc-part-$ds-$method" \
           --set "output.dir=$dir" --set "training.seed=$seed" --set training.threads=1 \
           --set training.device=cpu --set output.log_level=warn >"$dir.log" 2>&1 ||

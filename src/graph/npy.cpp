@@ -137,6 +137,17 @@ uint64_t read_le(const uint8_t* bytes, size_t n) {
   return v;
 }
 
+// Opens a regular file for reading and gives its size; InputError naming it otherwise.
+FilePtr open_regular_file(const std::string& path, uint64_t& size) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", "file not found");
+  size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  return file;
+}
+
 }  // namespace
 
 const char* npy_descr(NpyDtype dtype) {
@@ -193,12 +204,8 @@ std::string NpyArray::shape_string() const {
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", "file not found");
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  uint64_t file_size = 0;
+  const FilePtr file = open_regular_file(path, file_size);
   std::vector<uint8_t> bytes(file_size);
   if (std::fread(bytes.data(), 1, file_size, file.get()) != file_size)
     throw InputError(path, "", std::string("read failed: ") + std::strerror(errno));
@@ -288,12 +295,8 @@ NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
 }
 
 NpyHeader read_npy_header(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", "file not found");
-  const uint64_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
+  uint64_t file_size = 0;
+  const FilePtr file = open_regular_file(path, file_size);
   // The fixed preamble, then the header it announces.
   std::vector<uint8_t> bytes(std::min<uint64_t>(file_size, kMagicSize + 6));
   if (std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())

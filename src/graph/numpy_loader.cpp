@@ -14,30 +14,19 @@
 #include "adaqp/graph/dataset.h"
 #include "class_ids.h"
 #include "npy.h"
+#include "numpy_layout.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
 namespace {
 
-std::string index1(int64_t i) {
-  return "index " + std::to_string(i);
-}
-std::string index2(int64_t i, int64_t j) {
-  return "index [" + std::to_string(i) + ", " + std::to_string(j) + "]";
-}
 std::string range(int64_t n) {
   return " is out of range [0, " + std::to_string(n) + ")";
 }
 
-[[noreturn]] void bad_layout(const std::string& path, const NpyArray& a, const std::string& want) {
-  throw InputError(
-      path, "", "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
-}
-
 void read_features(const std::string& path, Graph& g) {
   const NpyArray a = read_npy(path);
-  if (a.dtype != NpyDtype::kFloat32 || a.shape.size() != 2)
-    bad_layout(path, a, "float32 (<f4) [N, F] (convert with .astype(numpy.float32))");
+  check_feature_layout(path, a);
   g.num_nodes = a.shape[0];
   g.feat_dim = a.shape[1];
   g.features.resize(a.size());
@@ -51,8 +40,7 @@ void read_features(const std::string& path, Graph& g) {
 
 void read_edges(const std::string& path, Graph& g) {
   const NpyArray a = read_npy(path);
-  if (!npy_is_int(a) || a.shape.size() != 2 || a.shape[0] != 2)
-    bad_layout(path, a, "int32 or int64 [2, E] (row 0 sources, row 1 targets)");
+  check_edge_layout(path, a);
   const int64_t num_edges = a.shape[1];
   const std::vector<int64_t> ids = npy_to_int64(a);
   for (int64_t i = 0; i < 2 * num_edges; ++i) {
@@ -71,9 +59,7 @@ void read_edges(const std::string& path, Graph& g) {
 void read_labels(const std::string& path, Graph& g) {
   const NpyArray a = read_npy(path);
   const int64_t n = g.num_nodes;
-  const bool rows_match = !a.shape.empty() && a.shape[0] == n;
-  if (npy_is_int(a) && rows_match &&
-      (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1))) {
+  if (labels_are_class_ids(path, a, n)) {
     g.labels = npy_to_int64(a);
     int64_t max_label = -1;
     for (int64_t v = 0; v < n; ++v) {
@@ -84,12 +70,6 @@ void read_labels(const std::string& path, Graph& g) {
     g.num_classes = max_label + 1;
     return;
   }
-  const bool multi_dtype =
-      a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kUInt8 || a.dtype == NpyDtype::kBool;
-  if (!multi_dtype || !rows_match || a.shape.size() != 2 || a.shape[1] < 1)
-    bad_layout(path, a,
-               "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool [" +
-                   std::to_string(n) + ", C] multi-label 0/1 values (N from feat.npy)");
   g.multilabel = true;
   g.num_classes = a.shape[1];
   g.multilabels.resize(a.size());
@@ -107,17 +87,15 @@ std::vector<int64_t> read_split(const std::string& path, int64_t n, std::vector<
                                 char tag, const std::vector<std::string>& names) {
   const NpyArray a = read_npy(path);
   std::vector<int64_t> ids;
-  if (a.dtype == NpyDtype::kBool && a.shape.size() == 1 && a.shape[0] == n) {
+  if (split_is_mask(path, a, n)) {
     for (int64_t v = 0; v < n; ++v) {
       if (a.payload[v] > 1)
         throw InputError(path, index1(v),
                          "mask byte " + std::to_string(a.payload[v]) + " is not 0 or 1");
       if (a.payload[v] == 1) ids.push_back(v);
     }
-  } else if (npy_is_int(a) && a.shape.size() == 1) {
-    ids = npy_to_int64(a);
   } else {
-    bad_layout(path, a, "int32/int64 node ids [K] or a bool mask [" + std::to_string(n) + "]");
+    ids = npy_to_int64(a);
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t v = ids[i];

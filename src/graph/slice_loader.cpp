@@ -16,6 +16,7 @@
 #include "adaqp/common/error.h"
 #include "class_ids.h"
 #include "npy.h"
+#include "numpy_layout.h"
 #include "row_transforms.h"
 
 namespace adaqp {
@@ -26,22 +27,6 @@ namespace fs = std::filesystem;
 constexpr int kSliceTag = 32758;
 // Index arrays of the splits are read in pieces of this many ids.
 constexpr int64_t kSplitPiece = int64_t{1} << 20;
-
-std::string index1(int64_t i) {
-  return "index " + std::to_string(i);
-}
-std::string index2(int64_t i, int64_t j) {
-  return "index [" + std::to_string(i) + ", " + std::to_string(j) + "]";
-}
-
-[[noreturn]] void bad_layout(const std::string& path, const NpyArray& a, const std::string& want) {
-  throw InputError(
-      path, "", "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
-}
-
-bool is_int(NpyDtype d) {
-  return d == NpyDtype::kInt32 || d == NpyDtype::kInt64;
-}
 
 std::vector<int64_t> widen(const std::vector<uint8_t>& bytes, NpyDtype d) {
   std::vector<int64_t> out(bytes.size() / (d == NpyDtype::kInt32 ? 4 : 8));
@@ -60,8 +45,7 @@ std::vector<int64_t> widen(const std::vector<uint8_t>& bytes, NpyDtype d) {
 // feat.npy: this slice's rows; sets num_nodes, feat_dim.
 void read_feature_rows(const std::string& path, GraphSlice& s, int rank, int world) {
   const NpyHeader h = read_npy_header(path);
-  if (h.array.dtype != NpyDtype::kFloat32 || h.array.shape.size() != 2)
-    bad_layout(path, h.array, "float32 (<f4) [N, F] (convert with .astype(numpy.float32))");
+  check_feature_layout(path, h.array);
   s.num_nodes = h.array.shape[0];
   s.feat_dim = h.array.shape[1];
   const NodeRange range = slice_range(s.num_nodes, rank, world);
@@ -83,8 +67,7 @@ void read_feature_rows(const std::string& path, GraphSlice& s, int rank, int wor
 std::vector<std::pair<int64_t, int64_t>> read_edge_share(const std::string& path, int64_t n,
                                                          int rank, int world) {
   const NpyHeader h = read_npy_header(path);
-  if (!is_int(h.array.dtype) || h.array.shape.size() != 2 || h.array.shape[0] != 2)
-    bad_layout(path, h.array, "int32 or int64 [2, E] (row 0 sources, row 1 targets)");
+  check_edge_layout(path, h.array);
   const int64_t e = h.array.shape[1];
   const NodeRange share = slice_range(e, rank, world);
   const std::vector<int64_t> src =
@@ -111,9 +94,7 @@ void read_label_rows(const std::string& path, GraphSlice& s) {
   const NpyHeader h = read_npy_header(path);
   const NpyArray& a = h.array;
   const int64_t n = s.num_nodes, count = s.count();
-  const bool rows_match = !a.shape.empty() && a.shape[0] == n;
-  if (is_int(a.dtype) && rows_match &&
-      (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1))) {
+  if (labels_are_class_ids(path, a, n)) {
     s.labels = widen(read_npy_range(path, h, s.first, count), a.dtype);
     int64_t max_label = -1;
     for (int64_t i = 0; i < count; ++i) {
@@ -124,12 +105,6 @@ void read_label_rows(const std::string& path, GraphSlice& s) {
     s.num_classes = max_label + 1;
     return;
   }
-  const bool multi_dtype =
-      a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kUInt8 || a.dtype == NpyDtype::kBool;
-  if (!multi_dtype || !rows_match || a.shape.size() != 2 || a.shape[1] < 1)
-    bad_layout(path, a,
-               "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool [" +
-                   std::to_string(n) + ", C] multi-label 0/1 values (N from feat.npy)");
   s.multilabel = true;
   s.num_classes = a.shape[1];
   const std::vector<uint8_t> bytes =
@@ -161,7 +136,7 @@ std::vector<int64_t> read_split_ids(const std::string& path, const GraphSlice& s
   const NpyArray& a = h.array;
   const int64_t n = s.num_nodes;
   std::vector<std::pair<int64_t, int64_t>> ids;  // (node id, index in the file)
-  if (a.dtype == NpyDtype::kBool && a.shape.size() == 1 && a.shape[0] == n) {
+  if (split_is_mask(path, a, n)) {
     const std::vector<uint8_t> mask = read_npy_range(path, h, s.first, s.count());
     for (int64_t i = 0; i < s.count(); ++i) {
       if (mask[i] > 1)
@@ -169,7 +144,7 @@ std::vector<int64_t> read_split_ids(const std::string& path, const GraphSlice& s
                          "mask byte " + std::to_string(mask[i]) + " is not 0 or 1");
       if (mask[i] == 1) ids.emplace_back(s.first + i, s.first + i);
     }
-  } else if (is_int(a.dtype) && a.shape.size() == 1) {
+  } else {
     for (int64_t at = 0; at < h.elements; at += kSplitPiece) {
       const int64_t k = std::min(kSplitPiece, h.elements - at);
       const std::vector<int64_t> piece = widen(read_npy_range(path, h, at, k), a.dtype);
@@ -182,8 +157,6 @@ std::vector<int64_t> read_split_ids(const std::string& path, const GraphSlice& s
         if (s.holds(v)) ids.emplace_back(v, at + i);
       }
     }
-  } else {
-    bad_layout(path, a, "int32/int64 node ids [K] or a bool mask [" + std::to_string(n) + "]");
   }
   std::vector<int64_t> out;
   out.reserve(ids.size());

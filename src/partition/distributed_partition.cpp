@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
+#include "adaqp/common/atomic_file.h"
 #include "adaqp/common/error.h"
 #include "adaqp/graph/graph_slice.h"
 #include "adaqp/graph/slice_loader.h"
@@ -31,17 +31,6 @@ fs::path normalized(const std::string& dir) {
   return target;
 }
 
-void write_text_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!(out << text) || !out.flush()) throw InputError(tmp.string(), "", "cannot write");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw InputError(path.string(), "", "cannot rename into place: " + ec.message());
-}
-
 // Writes this rank's part and meta.yaml into `tmp`, then moves `tmp` into place (see the header).
 void write_and_rename(const std::string& dir, const fs::path& target, const fs::path& tmp,
                       const Part& part, const PartitionMeta& meta, Communicator& comm,
@@ -53,7 +42,7 @@ void write_and_rename(const std::string& dir, const fs::path& target, const fs::
     fs::create_directories(tmp / fmt::format("part-{}", part.rank), ec);
     if (ec) throw InputError(tmp.string(), "", "cannot create directory: " + ec.message());
     write_part_file(part, partition_part_path(tmp.string(), part.rank));
-    write_text_atomically(partition_meta_path(tmp.string()), partition_meta_yaml(meta));
+    AtomicFile::write_text(partition_meta_path(tmp.string()), partition_meta_yaml(meta));
   });
   // In rank order: whoever still sees the folder moves it into place (once per filesystem).
   for (int r = 0; r < comm.size(); ++r) {

@@ -1,6 +1,5 @@
 #include "adaqp/partition/part_distribution.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "adaqp/common/atomic_file.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -28,7 +28,6 @@ namespace fs = std::filesystem;
 constexpr int kPartTag = 32759;
 // Bound on a rank's wait for its turn: rank 0 sends the parts one after another.
 constexpr double kTurnTimeoutS = 24 * 3600;
-constexpr const char* kTempInfix = ".tmp-";
 constexpr double kMiB = 1024.0 * 1024.0;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -92,56 +91,15 @@ void remove_stale_temporaries(const fs::path& folder) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
     const std::string name = e.path().filename().string();
-    const size_t at = name.find(kTempInfix);
+    const size_t at = name.find(AtomicFile::kTempInfix);
     if (at == std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + at + std::strlen(kTempInfix)));
+    const pid_t pid =
+        static_cast<pid_t>(std::atol(name.c_str() + at + std::strlen(AtomicFile::kTempInfix)));
     if (process_alive(pid) && pid != ::getpid()) continue;
     fs::remove(e.path(), ec);
     spdlog::info("removed {} (left by an interrupted transfer)", e.path().string());
   }
 }
-
-// A file written under a temporary name, synced and renamed into place by commit(); removed if
-// not committed.
-class AtomicFile {
- public:
-  explicit AtomicFile(std::string path)
-      : path_(std::move(path)), temp_(path_ + kTempInfix + std::to_string(::getpid())) {
-    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw InputError(temp_, "", std::string("cannot create: ") + std::strerror(errno));
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-  ~AtomicFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(temp_.c_str());
-  }
-  void write(const void* data, size_t bytes) {
-    const char* p = static_cast<const char*>(data);
-    while (bytes > 0) {
-      const ssize_t n = ::write(fd_, p, bytes);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw InputError(temp_, "", std::string("write failed: ") + std::strerror(errno));
-      p += n;
-      bytes -= static_cast<size_t>(n);
-    }
-  }
-  void commit() {
-    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
-      fd_ = -1;
-      throw InputError(temp_, "", std::string("sync failed: ") + std::strerror(errno));
-    }
-    fd_ = -1;
-    if (::rename(temp_.c_str(), path_.c_str()) != 0)
-      throw InputError(path_, "", std::string("cannot rename into place: ") + std::strerror(errno));
-    committed_ = true;
-  }
-
- private:
-  std::string path_, temp_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 void create_dirs(const fs::path& dir) {
   std::error_code ec;
@@ -239,10 +197,7 @@ int64_t receive_part(Communicator& comm, int rank, const std::string& path, size
 // Writes meta.yaml into the cache folder unless it is there already.
 void cache_meta(const std::string& folder, const std::string& meta_text) {
   const std::string path = partition_meta_path(folder);
-  if (file_text(path) == meta_text) return;
-  AtomicFile f(path);
-  f.write(meta_text.data(), meta_text.size());
-  f.commit();
+  if (file_text(path) != meta_text) AtomicFile::write_text(path, meta_text);
 }
 
 }  // namespace

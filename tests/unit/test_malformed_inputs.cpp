@@ -67,12 +67,8 @@ std::string many_edges() {
   return text;
 }
 
-class MalformedInput : public testing::TestWithParam<MalformedCase> {};
-
-TEST_P(MalformedInput, ThrowsOneClearInputError) {
-  const MalformedCase& c = GetParam();
-  test::TempDir tmp;
-  const std::string dir = tmp.str("data");
+// The tiny dataset of the case's layout with the case's edit and damage, in `dir`.
+void write_case(const MalformedCase& c, const std::string& dir) {
   FileMap files = c.ogb ? test::tiny_ogb_text() : test::tiny_numpy_files();
   c.edit(files);
   if (c.ogb)
@@ -80,6 +76,15 @@ TEST_P(MalformedInput, ThrowsOneClearInputError) {
   else
     test::write_files(dir, files);
   if (c.damage) c.damage(dir);
+}
+
+class MalformedInput : public testing::TestWithParam<MalformedCase> {};
+
+TEST_P(MalformedInput, ThrowsOneClearInputError) {
+  const MalformedCase& c = GetParam();
+  test::TempDir tmp;
+  const std::string dir = tmp.str("data");
+  write_case(c, dir);
   try {
     if (c.ogb)
       load_ogb(dir, "");
@@ -463,13 +468,7 @@ TEST_P(MalformedSlices, GiveTheLoadersError) {
   const MalformedCase& c = GetParam();
   test::TempDir tmp;
   const std::string dir = tmp.str("data");
-  FileMap files = c.ogb ? test::tiny_ogb_text() : test::tiny_numpy_files();
-  c.edit(files);
-  if (c.ogb)
-    test::write_ogb(dir, files);
-  else
-    test::write_files(dir, files);
-  if (c.damage) c.damage(dir);
+  write_case(c, dir);
   DatasetSpec spec;
   spec.format = c.ogb ? DatasetFormat::kOgb : DatasetFormat::kNumpy;
   spec.path = dir;

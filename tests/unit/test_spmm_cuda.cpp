@@ -85,6 +85,22 @@ double worst_error_ratio(const CsrMatrix& a, const std::vector<float>& x, int64_
   return worst;
 }
 
+// plan's y = a . x (or y += a . x) on random x and start values against spmm_cpu, within the
+// summation bound. Without accumulation y is output only: NaN there must not reach the result.
+void expect_matches_cpu(CudaSpmm& plan, const CsrMatrix& a, int64_t d, bool accumulate,
+                        uint32_t x_seed, uint32_t y_seed) {
+  const std::vector<float> x = random_dense(a.cols * d, x_seed);
+  const std::vector<float> start =
+      accumulate ? random_dense(a.rows * d, y_seed) : std::vector<float>(a.rows * d, NAN);
+  std::vector<float> cpu = start;
+  spmm_cpu(a.view(), x.data(), d, cpu.data(), accumulate);
+  DeviceArray<float> x_dev(x);
+  DeviceArray<float> y_dev(start);
+  plan.multiply(x_dev.get(), d, y_dev.get(), accumulate, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_LE(worst_error_ratio(a, x, d, start, accumulate, cpu, y_dev.download()), 1.0);
+}
+
 class SpmmCuda : public ::testing::TestWithParam<CudaSpmmAlgorithm> {
  protected:
   void SetUp() override { ADAQP_REQUIRE_CUDA_DEVICE(); }
@@ -100,18 +116,7 @@ TEST_P(SpmmCuda, MatchesCpuReference) {
   for (int64_t d : {1, 31, 64, 129, 300}) {
     for (bool accumulate : {false, true}) {
       SCOPED_TRACE("d = " + std::to_string(d) + ", accumulate = " + std::to_string(accumulate));
-      const std::vector<float> x = random_dense(a.cols * d, 23);
-      // Without accumulation y is output only: NaN there must not reach the result.
-      const std::vector<float> start =
-          accumulate ? random_dense(a.rows * d, 37) : std::vector<float>(a.rows * d, NAN);
-      std::vector<float> cpu = start;
-      spmm_cpu(a.view(), x.data(), d, cpu.data(), accumulate);
-      DeviceArray<float> x_dev(x);
-      DeviceArray<float> y_dev(start);
-      plan.multiply(x_dev.get(), d, y_dev.get(), accumulate, nullptr);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const std::vector<float> gpu = y_dev.download();
-      EXPECT_LE(worst_error_ratio(a, x, d, start, accumulate, cpu, gpu), 1.0);
+      expect_matches_cpu(plan, a, d, accumulate, 23, 37);
     }
   }
 }
@@ -152,17 +157,7 @@ TEST(SpmmCudaBlocks, CusparseInRowBlocksMatchesCpuReference) {
                   CudaSpmmAlgorithm::kCusparse, block);
     for (bool accumulate : {false, true}) {
       SCOPED_TRACE("block " + std::to_string(block) + ", accumulate " + std::to_string(accumulate));
-      const int64_t d = 40;
-      const std::vector<float> x = random_dense(a.cols * d, 29);
-      const std::vector<float> start =
-          accumulate ? random_dense(a.rows * d, 31) : std::vector<float>(a.rows * d, NAN);
-      std::vector<float> cpu = start;
-      spmm_cpu(a.view(), x.data(), d, cpu.data(), accumulate);
-      DeviceArray<float> x_dev(x);
-      DeviceArray<float> y_dev(start);
-      plan.multiply(x_dev.get(), d, y_dev.get(), accumulate, nullptr);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      EXPECT_LE(worst_error_ratio(a, x, d, start, accumulate, cpu, y_dev.download()), 1.0);
+      expect_matches_cpu(plan, a, 40, accumulate, 29, 31);
     }
   }
 }

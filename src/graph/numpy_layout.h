@@ -1,0 +1,63 @@
+// The NumPy layout's array shapes and the words of its errors, shared by the whole-graph loader
+// (numpy_loader.cpp) and the slice reader (slice_loader.cpp), so that both accept the same files
+// and report a problem alike. `a` may be a header only (NpyHeader::array: no payload).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "adaqp/common/error.h"
+#include "npy.h"
+
+namespace adaqp {
+
+inline std::string index1(int64_t i) {
+  return "index " + std::to_string(i);
+}
+inline std::string index2(int64_t i, int64_t j) {
+  return "index [" + std::to_string(i) + ", " + std::to_string(j) + "]";
+}
+
+[[noreturn]] inline void bad_layout(const std::string& path, const NpyArray& a,
+                                    const std::string& want) {
+  throw InputError(
+      path, "", "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
+}
+
+// feat.npy: float32 [N, F].
+inline void check_feature_layout(const std::string& path, const NpyArray& a) {
+  if (a.dtype != NpyDtype::kFloat32 || a.shape.size() != 2)
+    bad_layout(path, a, "float32 (<f4) [N, F] (convert with .astype(numpy.float32))");
+}
+
+// edge_index.npy: int32 or int64 [2, E].
+inline void check_edge_layout(const std::string& path, const NpyArray& a) {
+  if (!npy_is_int(a) || a.shape.size() != 2 || a.shape[0] != 2)
+    bad_layout(path, a, "int32 or int64 [2, E] (row 0 sources, row 1 targets)");
+}
+
+// label.npy of n nodes: true for class ids (int [n] or [n, 1]), false for multi-label 0/1 values
+// (float32/uint8/bool [n, C]); bad_layout otherwise.
+inline bool labels_are_class_ids(const std::string& path, const NpyArray& a, int64_t n) {
+  const bool rows_match = !a.shape.empty() && a.shape[0] == n;
+  if (npy_is_int(a) && rows_match &&
+      (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1)))
+    return true;
+  const bool multi_dtype =
+      a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kUInt8 || a.dtype == NpyDtype::kBool;
+  if (!multi_dtype || !rows_match || a.shape.size() != 2 || a.shape[1] < 1)
+    bad_layout(path, a,
+               "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool [" +
+                   std::to_string(n) + ", C] multi-label 0/1 values (N from feat.npy)");
+  return false;
+}
+
+// train/valid/test.npy of n nodes: true for a bool mask [n], false for int node ids [K];
+// bad_layout otherwise.
+inline bool split_is_mask(const std::string& path, const NpyArray& a, int64_t n) {
+  if (a.dtype == NpyDtype::kBool && a.shape.size() == 1 && a.shape[0] == n) return true;
+  if (npy_is_int(a) && a.shape.size() == 1) return false;
+  bad_layout(path, a, "int32/int64 node ids [K] or a bool mask [" + std::to_string(n) + "]");
+}
+
+}  // namespace adaqp
