@@ -2,20 +2,23 @@
 # Start-up of `adaqp train` on a large generated graph: serial METIS (rank 0 loads the whole graph
 # and partitions it; the others wait, then read their parts) against PT-Scotch (every rank reads a
 # slice of the NumPy layout, the ranks partition together and each builds its own part;
-# partition/distributed_partition.h).
+# partition/distributed_partition.h), on the whole graph and on its sample of degree SAMPLE
+# (partition.sample_degree).
 #
 #   startup:   the generated graph (NODES nodes, DEGREE in-edges per node, FEAT features) written
-#              once in the NumPy layout; for each of metis at W=1,2,4 and ptscotch at W=2,4, one
+#              once in the NumPy layout; for each of metis at W=1,2,4, ptscotch at W=2,4 and
+#              ptscotch with partition.sample_degree=SAMPLE (method "sampled") at W=2,4, one
 #              `adaqp train` of one epoch (GCN, 2 layers, hidden 16, Vanilla) under mpirun
 #              --bind-to none: per rank, the wall time of the phases before training (partition,
 #              load, startup; summary seconds_by_phase) and the peak resident memory of those
 #              phases (summary memory.peak_rss_bytes), plus the edge cut (meta.yaml).
 #   accuracy:  Cora and CiteSeer (../shared/datasets, the datasets' configs), metis against
-#              ptscotch at W=ACC_W, SEEDS seeds each: test accuracy at the best validation epoch.
+#              ptscotch and sampled at W=ACC_W, SEEDS seeds each: test accuracy at the best
+#              validation epoch.
 #
 # Usage: benchmarks/startup/run.sh [startup|accuracy|all]   (default all)
 # Environment [defaults]: ADAQP_BUILD_DIR [build], ADAQP_SHARED_DATASETS [../shared/datasets],
-# NODES [1000000], DEGREE [50], FEAT [64], ACC_W [4], SEEDS [3], THREADS [1], OUT [a temporary
+# NODES [1000000], DEGREE [50], FEAT [64], SAMPLE [16], ACC_W [4], SEEDS [3], THREADS [1], OUT [a temporary
 # directory]. Output: startup.csv and accuracy.csv in OUT and tables on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -25,6 +28,7 @@ what=${1:-all}
 NODES=${NODES:-1000000}
 DEGREE=${DEGREE:-50}
 FEAT=${FEAT:-64}
+SAMPLE=${SAMPLE:-16}
 ACC_W=${ACC_W:-4}
 SEEDS=${SEEDS:-3}
 THREADS=${THREADS:-1}
@@ -70,15 +74,18 @@ run_startup() {
   local csv="$OUT/startup.csv"
   echo "method,W,startup_s,partition_s,load_s,build_s,rank0_peak_gib,other_peak_gib,max_peak_gib,edge_cut,edges" >"$csv"
   local spec method w
-  for spec in metis:1 metis:2 metis:4 ptscotch:2 ptscotch:4; do
+  for spec in metis:1 metis:2 metis:4 ptscotch:2 ptscotch:4 sampled:2 sampled:4; do
     method=${spec%:*}
     w=${spec#*:}
+    local flags=(--set "partition.method=$method")
+    [[ $method == sampled ]] &&
+      flags=(--set partition.method=ptscotch --set "partition.sample_degree=$SAMPLE")
     local dir="$OUT/run-$method-$w"
     rm -rf "$dir"
     echo "$method at W=$w ..." >&2
     local t0=$SECONDS
     mpirun --oversubscribe --bind-to none -np "$w" "$BIN" train --set "dataset.path=$data" \
-      --set "partition.method=$method" --set "partition.parts=$w" \
+      "${flags[@]}" --set "partition.parts=$w" \
       --set "partition.dir=$dir/partition" --set "output.dir=$dir" --set training.epochs=1 \
       --set model.layers=2 --set model.hidden=16 --set communication.mode=vanilla \
       --set "training.threads=$THREADS" --set training.device=cpu \
@@ -97,12 +104,13 @@ for r in rows:
           f"{r['build_s']} | {r['rank0_peak_gib']} | {r['other_peak_gib']} | {int(r['edge_cut']):,} "
           f"({100 * int(r['edge_cut']) / int(r['edges']):.1f}%) |")
 by = {(r["method"], r["W"]): r for r in rows}
-for w in ("2", "4"):
-    m, p = by[("metis", w)], by[("ptscotch", w)]
-    print(f"W={w}: ptscotch's largest rank peak / metis's rank-0 peak = "
-          f"{float(p['max_peak_gib']) / float(m['rank0_peak_gib']):.2f}; edge cut ptscotch / metis = "
-          f"{int(p['edge_cut']) / int(m['edge_cut']):.3f}; start-up time ptscotch / metis = "
-          f"{float(p['startup_s']) / float(m['startup_s']):.2f}")
+for method in ("ptscotch", "sampled"):
+    for w in ("2", "4"):
+        m, p = by[("metis", w)], by[(method, w)]
+        print(f"W={w}: {method}'s largest rank peak / metis's rank-0 peak = "
+              f"{float(p['max_peak_gib']) / float(m['rank0_peak_gib']):.2f}; edge cut {method} / metis = "
+              f"{int(p['edge_cut']) / int(m['edge_cut']):.3f}; start-up time {method} / metis = "
+              f"{float(p['startup_s']) / float(m['startup_s']):.2f}")
 PY
 }
 
@@ -111,12 +119,15 @@ run_accuracy() {
   echo "dataset,method,seed,test_at_best_val" >"$csv"
   local ds method seed
   for ds in cora citeseer; do
-    for method in metis ptscotch; do
+    for method in metis ptscotch sampled; do
+      local flags=(--set "partition.method=$method")
+      [[ $method == sampled ]] &&
+        flags=(--set partition.method=ptscotch --set "partition.sample_degree=$SAMPLE")
       for ((seed = 0; seed < SEEDS; ++seed)); do
         local dir="$OUT/acc-$ds-$method-$seed"
         rm -rf "$dir"
         mpirun --oversubscribe --bind-to none -np "$ACC_W" "$BIN" train \
-          --config "$ROOT/configs/$ds.yaml" --set "dataset.path=$DATA/$ds" --set "partition.method=$method" \
+          --config "$ROOT/configs/$ds.yaml" --set "dataset.path=$DATA/$ds" "${flags[@]}" \
           --set "partition.parts=$ACC_W" --set "partition.dir=$OUT/acc-part-$ds-$method" \
           --set "output.dir=$dir" --set "training.seed=$seed" --set training.threads=1 \
           --set training.device=cpu --set output.log_level=warn >"$dir.log" 2>&1 ||
@@ -129,16 +140,18 @@ print(f\"$ds,$method,$seed,{s['test_acc_at_best_val']:.4f}\")" "$dir/metrics.jso
   python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-print("| dataset | metis test (mean ± sd) | ptscotch test (mean ± sd) | difference |")
-print("|---|---|---|---|")
+methods = ("metis", "ptscotch", "sampled")
+print("| dataset | metis test (mean ± sd) | ptscotch | difference | sampled | difference |")
+print("|---|---|---|---|---|---|")
 for ds in ("cora", "citeseer"):
     acc = {m: [float(r["test_at_best_val"]) for r in rows if r["dataset"] == ds and r["method"] == m]
-           for m in ("metis", "ptscotch")}
+           for m in methods}
     mean = {m: statistics.mean(v) for m, v in acc.items()}
     sd = {m: statistics.stdev(v) if len(v) > 1 else 0.0 for m, v in acc.items()}
-    print(f"| {ds} | {100 * mean['metis']:.2f} ± {100 * sd['metis']:.2f} | "
-          f"{100 * mean['ptscotch']:.2f} ± {100 * sd['ptscotch']:.2f} | "
-          f"{100 * (mean['ptscotch'] - mean['metis']):+.2f} |")
+    cells = [f"{100 * mean['metis']:.2f} ± {100 * sd['metis']:.2f}"]
+    for m in methods[1:]:
+        cells += [f"{100 * mean[m]:.2f} ± {100 * sd[m]:.2f}", f"{100 * (mean[m] - mean['metis']):+.2f}"]
+    print(f"| {ds} | " + " | ".join(cells) + " |")
 PY
 }
 

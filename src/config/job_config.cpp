@@ -211,6 +211,9 @@ const std::vector<Field>& fields() {
       field<bool>(
           "partition.balance_edges",
           [](C & c) -> auto& { return c.partition.options.balance_edges; }),
+      field<int64_t>(
+          "partition.sample_degree",
+          [](C & c) -> auto& { return c.partition.options.sample_degree; }),
       field<std::string>(
           "partition.dir", [](C & c) -> auto& { return c.partition.dir; }),
       choice_field<PartDistribution>(
@@ -424,6 +427,12 @@ void validate(const JobConfig& c, const std::string& origin) {
   }
   const PartitionOptions& p = c.partition.options;
   require(p.parts >= 1, origin, "partition.parts", std::to_string(p.parts), "must be >= 1");
+  require(p.sample_degree >= 0, origin, "partition.sample_degree", std::to_string(p.sample_degree),
+          "must be >= 0 (0 = the whole graph)");
+  require(
+      p.sample_degree == 0 || p.method == PartitionMethod::kPtscotch, origin,
+      "partition.sample_degree", std::to_string(p.sample_degree),
+      std::string("applies to partition.method ptscotch only (0 for ") + to_string(p.method) + ")");
   require(c.model.layers >= 1, origin, "model.layers", std::to_string(c.model.layers),
           "must be >= 1");
   require(c.model.hidden >= 1, origin, "model.hidden", std::to_string(c.model.hidden),

@@ -186,16 +186,16 @@ void build_rows(GraphSlice& s, const std::vector<std::pair<int64_t, int64_t>>& e
     to.push_back(v);
     to.push_back(u);
   }
-  std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kSliceTag);
+  Received<int64_t> in = all_to_all(comm, out, kSliceTag);
   std::vector<std::vector<int64_t>>().swap(out);
   std::vector<int64_t> src, dst;
-  for (std::vector<int64_t>& block : in) {
-    for (size_t i = 0; i + 1 < block.size(); i += 2) {
-      dst.push_back(block[i]);
-      src.push_back(block[i + 1]);
-    }
-    std::vector<int64_t>().swap(block);
+  src.reserve(in.data.size() / 2);
+  dst.reserve(in.data.size() / 2);
+  for (size_t i = 0; i + 1 < in.data.size(); i += 2) {
+    dst.push_back(in.data[i]);
+    src.push_back(in.data[i + 1]);
   }
+  std::vector<int64_t>().swap(in.data);
   set_slice_rows(s, s.count(), src, dst);
 }
 
@@ -266,7 +266,7 @@ GraphSlice scatter_slices(const DatasetSpec& spec, Communicator& comm, const Col
     std::vector<V> out(world);
     if (rank == 0)
       for (int r = 0; r < world; ++r) out[r] = std::move(slices[r].*member);
-    s.*member = std::move(all_to_all(comm, out, kSliceTag)[0]);
+    s.*member = std::move(all_to_all(comm, out, kSliceTag).data);
   };
   field(&GraphSlice::indptr);
   field(&GraphSlice::indices);
@@ -360,13 +360,11 @@ void symmetrize_slices(GraphSlice& s, Communicator& comm) {
       to.push_back(s.first + i);   // its source
     }
   }
-  const std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kSliceTag);
+  const std::vector<int64_t> in = all_to_all(comm, out, kSliceTag).data;
   std::vector<std::vector<int64_t>> rows(static_cast<size_t>(s.count()));
   for (int64_t i = 0; i < s.count(); ++i)
     rows[i].assign(s.indices.begin() + s.indptr[i], s.indices.begin() + s.indptr[i + 1]);
-  for (const auto& block : in)
-    for (size_t k = 0; k + 1 < block.size(); k += 2)
-      rows[block[k] - s.first].push_back(block[k + 1]);
+  for (size_t k = 0; k + 1 < in.size(); k += 2) rows[in[k] - s.first].push_back(in[k + 1]);
   s.indices.clear();
   for (int64_t i = 0; i < s.count(); ++i) {
     std::sort(rows[i].begin(), rows[i].end());

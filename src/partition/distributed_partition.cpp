@@ -96,6 +96,7 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
   m.dataset_fingerprint = slice_fingerprint(s, comm);
   m.method = to_string(opt.method);
   m.seed = opt.seed;
+  m.sample_degree = opt.sample_degree;
   m.parts = opt.parts;
   m.num_nodes = s.num_nodes;
   m.num_edges = s.num_edges();

@@ -17,62 +17,54 @@ constexpr int kPartsTag = 32756;
 // Adds a container's size (std::accumulate over a list of vectors).
 constexpr auto sum_sizes = [](size_t total, const auto& v) { return total + v.size(); };
 
-// Per source node: its owner and whole-graph degrees, as its slice's holder reports them.
-struct NodeFacts {
-  int64_t owner = 0, in_degree = 0, out_degree = 0;
-};
-
-// Out-degree of every node of this slice: each rank counts the sources of its edges and sends the
-// counts to the sources' holders.
-std::vector<int64_t> slice_out_degrees(const GraphSlice& s, Communicator& comm) {
+// The out-degree of every node of this slice and the distinct sources of its edges (sorted): each
+// rank counts the sources of its edges and sends the counts to the sources' holders.
+void slice_sources(const GraphSlice& s, Communicator& comm, std::vector<int64_t>& out_degree,
+                   std::vector<int64_t>& sources) {
   const int world = comm.size();
-  std::vector<int64_t> sources = s.indices;
+  sources = s.indices;
   std::sort(sources.begin(), sources.end());
   std::vector<std::vector<int64_t>> out(world);
+  size_t distinct = 0;
   for (size_t i = 0; i < sources.size();) {
     size_t j = i;
     while (j < sources.size() && sources[j] == sources[i]) ++j;
     auto& to = out[slice_holder(s.num_nodes, world, sources[i])];
     to.push_back(sources[i]);
     to.push_back(static_cast<int64_t>(j - i));
+    sources[distinct++] = sources[i];
     i = j;
   }
-  std::vector<int64_t> degree(static_cast<size_t>(s.count()), 0);
-  for (const auto& block : all_to_all(comm, out, kPartsTag))
-    for (size_t k = 0; k + 1 < block.size(); k += 2) degree[block[k] - s.first] += block[k + 1];
-  return degree;
+  sources.resize(distinct);
+  sources.shrink_to_fit();
+  out_degree.assign(static_cast<size_t>(s.count()), 0);
+  const std::vector<int64_t> in = all_to_all(comm, out, kPartsTag).data;
+  for (size_t k = 0; k + 1 < in.size(); k += 2) out_degree[in[k] - s.first] += in[k + 1];
 }
 
-// Facts about every distinct source of this slice's edges (sorted ids), from their holders.
-void source_facts(const GraphSlice& s, const std::vector<int32_t>& owner,
-                  const std::vector<int64_t>& out_degree, Communicator& comm,
-                  std::vector<int64_t>& ids, std::vector<NodeFacts>& facts) {
+// answer(i) for the node of every id (ascending) at the slice holding it, i its index there: one
+// round trip. Collective. Holders' ranges ascend with rank and each one answers in the order
+// asked, so the answers concatenated in rank order follow ids.
+template <typename T, typename Answer>
+std::vector<T> ask_holders(const GraphSlice& s, const std::vector<int64_t>& ids, Communicator& comm,
+                           const Answer& answer) {
   const int world = comm.size();
-  ids = s.indices;
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::vector<std::vector<int64_t>> ask(world);
   for (int64_t u : ids) ask[slice_holder(s.num_nodes, world, u)].push_back(u);
-  const std::vector<std::vector<int64_t>> asked = all_to_all(comm, ask, kPartsTag);
-  std::vector<std::vector<NodeFacts>> answer(world);
-  for (int r = 0; r < world; ++r) {
-    for (int64_t u : asked[r]) {
-      const int64_t i = u - s.first;
-      answer[r].push_back({owner[i], s.indptr[i + 1] - s.indptr[i], out_degree[i]});
-    }
-  }
-  const std::vector<std::vector<NodeFacts>> answered = all_to_all(comm, answer, kPartsTag);
-  // ids are sorted and each holder's requests were in that order: the answers, concatenated in
-  // rank order, follow ids.
-  facts.clear();
-  for (const auto& block : answered) facts.insert(facts.end(), block.begin(), block.end());
-  ADAQP_CHECK(facts.size() == ids.size(), "one answer per source");
+  const Received<int64_t> asked = all_to_all(comm, ask, kPartsTag);
+  std::vector<std::vector<T>> replies(world);
+  for (int r = 0; r < world; ++r)
+    for (size_t k = asked.offsets[r]; k < asked.offsets[r + 1]; ++k)
+      replies[r].push_back(answer(asked.data[k] - s.first));
+  std::vector<T> out = all_to_all(comm, replies, kPartsTag).data;
+  ADAQP_CHECK(out.size() == ids.size(), "one answer per id");
+  return out;
 }
 
 // What a part's owner receives about one of its nodes.
 enum NodeField { kGid, kOutDegree, kSplit, kLabel, kRowLength, kNodeFields };
 // ... and about one in-edge of it.
-enum EdgeField { kSource, kSourceOwner, kSourceIn, kSourceOut, kEdgeFields };
+enum EdgeField { kSource, kSourceOwner, kEdgeFields };
 
 int64_t position(const std::vector<int64_t>& sorted, int64_t v) {
   return std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
@@ -84,10 +76,10 @@ SlicedPart build_part_from_slices(const GraphSlice& s, const std::vector<int32_t
                                   Communicator& comm) {
   const int world = comm.size(), rank = comm.rank();
   ADAQP_CHECK(static_cast<int64_t>(slice_owner.size()) == s.count(), "one owner per slice node");
-  const std::vector<int64_t> out_degree = slice_out_degrees(s, comm);
-  std::vector<int64_t> src_ids;
-  std::vector<NodeFacts> src_facts;
-  source_facts(s, slice_owner, out_degree, comm, src_ids, src_facts);
+  std::vector<int64_t> out_degree, src_ids;
+  slice_sources(s, comm, out_degree, src_ids);
+  std::vector<int32_t> src_owner =
+      ask_holders<int32_t>(s, src_ids, comm, [&](int64_t i) { return slice_owner[i]; });
 
   // Every slice node, its in-edges and its data to its owner.
   std::vector<std::vector<int64_t>> nodes(world), edges(world);
@@ -107,9 +99,9 @@ SlicedPart build_part_from_slices(const GraphSlice& s, const std::vector<int32_t
     const int64_t row = s.indptr[i + 1] - s.indptr[i];
     nodes[q].insert(nodes[q].end(), {v, out_degree[i], split, s.multilabel ? 0 : s.labels[i], row});
     for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) {
-      const NodeFacts& f = src_facts[position(src_ids, s.indices[e])];
-      edges[q].insert(edges[q].end(), {s.indices[e], f.owner, f.in_degree, f.out_degree});
-      result.edge_cut += f.owner != q;
+      const int32_t source_owner = src_owner[position(src_ids, s.indices[e])];
+      edges[q].insert(edges[q].end(), {s.indices[e], source_owner});
+      result.edge_cut += source_owner != q;
     }
     features[q].insert(features[q].end(), s.features.begin() + i * s.feat_dim,
                        s.features.begin() + (i + 1) * s.feat_dim);
@@ -117,6 +109,8 @@ SlicedPart build_part_from_slices(const GraphSlice& s, const std::vector<int32_t
       multilabels[q].insert(multilabels[q].end(), s.multilabels.begin() + i * s.num_classes,
                             s.multilabels.begin() + (i + 1) * s.num_classes);
   }
+  std::vector<int64_t>().swap(src_ids);
+  std::vector<int32_t>().swap(src_owner);
   // Redistributed bytes, all ranks together (logged by the caller).
   result.bytes_moved = static_cast<int64_t>(
       sizeof(int64_t) * (std::accumulate(nodes.begin(), nodes.end(), size_t{0}, sum_sizes) +
@@ -127,21 +121,16 @@ SlicedPart build_part_from_slices(const GraphSlice& s, const std::vector<int32_t
   comm.allreduce_sum(reduced, 2);
   result.edge_cut = reduced[0];
   result.bytes_moved = reduced[1];
-  std::vector<int64_t> my_nodes, my_edges;
-  std::vector<float> my_features;
-  std::vector<uint8_t> my_multilabels;
-  // Blocks arrive in rank order, so nodes come in ascending global id.
-  for (auto& b : all_to_all(comm, nodes, kPartsTag))
-    my_nodes.insert(my_nodes.end(), b.begin(), b.end());
-  std::vector<std::vector<int64_t>>().swap(nodes);
-  for (auto& b : all_to_all(comm, edges, kPartsTag))
-    my_edges.insert(my_edges.end(), b.begin(), b.end());
-  std::vector<std::vector<int64_t>>().swap(edges);
-  for (auto& b : all_to_all(comm, features, kPartsTag))
-    my_features.insert(my_features.end(), b.begin(), b.end());
-  std::vector<std::vector<float>>().swap(features);
-  for (auto& b : all_to_all(comm, multilabels, kPartsTag))
-    my_multilabels.insert(my_multilabels.end(), b.begin(), b.end());
+  // Lists arrive in rank order, so nodes come in ascending global id. Each send list is freed
+  // once sent: a slice's edges are held at most twice (sent and received).
+  const std::vector<int64_t> my_nodes = all_to_all(comm, nodes, kPartsTag).data;
+  nodes = {};
+  const std::vector<int64_t> my_edges = all_to_all(comm, edges, kPartsTag).data;
+  edges = {};
+  std::vector<float> my_features = all_to_all(comm, features, kPartsTag).data;
+  features = {};
+  std::vector<uint8_t> my_multilabels = all_to_all(comm, multilabels, kPartsTag).data;
+  multilabels = {};
 
   const int64_t owned = static_cast<int64_t>(my_nodes.size()) / kNodeFields;
   std::vector<int64_t> row_start(static_cast<size_t>(owned) + 1, 0);
@@ -172,27 +161,35 @@ SlicedPart build_part_from_slices(const GraphSlice& s, const std::vector<int32_t
     local_of_sorted[order[i]] = i;
   }
 
-  // Halo: remote sources of the marginal rows, by (owner, id), with their degrees.
-  std::vector<std::array<int64_t, 4>> halo;  // owner, gid, in, out
+  // Halo: remote sources of the marginal rows, by (owner, id); their degrees from their holders.
+  std::vector<std::pair<int64_t, int64_t>> halo;  // owner, gid
   for (int64_t k : order_marginal)
     for (int64_t e = row_start[k]; e < row_start[k + 1]; ++e)
-      if (edge(e, kSourceOwner) != rank)
-        halo.push_back(
-            {edge(e, kSourceOwner), edge(e, kSource), edge(e, kSourceIn), edge(e, kSourceOut)});
+      if (edge(e, kSourceOwner) != rank) halo.emplace_back(edge(e, kSourceOwner), edge(e, kSource));
   std::sort(halo.begin(), halo.end());
   halo.erase(std::unique(halo.begin(), halo.end()), halo.end());
   ADAQP_CHECK(static_cast<int64_t>(halo.size()) <= INT32_MAX, "halo indices fit int32");
   p.halo_offsets.assign(static_cast<size_t>(world) + 1, 0);
   std::vector<std::pair<int64_t, int64_t>> halo_index;  // (gid, halo index), sorted by gid
   for (size_t h = 0; h < halo.size(); ++h) {
-    p.halo_gid.push_back(halo[h][1]);
-    p.halo_in_degree.push_back(halo[h][2]);
-    p.halo_out_degree.push_back(halo[h][3]);
-    ++p.halo_offsets[halo[h][0] + 1];
-    halo_index.emplace_back(halo[h][1], static_cast<int64_t>(h));
+    p.halo_gid.push_back(halo[h].second);
+    ++p.halo_offsets[halo[h].first + 1];
+    halo_index.emplace_back(halo[h].second, static_cast<int64_t>(h));
   }
   for (int r = 0; r < world; ++r) p.halo_offsets[r + 1] += p.halo_offsets[r];
   std::sort(halo_index.begin(), halo_index.end());
+  std::vector<int64_t> halo_sorted(halo_index.size());
+  for (size_t k = 0; k < halo_index.size(); ++k) halo_sorted[k] = halo_index[k].first;
+  const std::vector<std::array<int64_t, 2>> degrees =
+      ask_holders<std::array<int64_t, 2>>(s, halo_sorted, comm, [&](int64_t i) {
+        return std::array<int64_t, 2>{s.indptr[i + 1] - s.indptr[i], out_degree[i]};
+      });
+  p.halo_in_degree.resize(halo.size());
+  p.halo_out_degree.resize(halo.size());
+  for (size_t k = 0; k < halo_index.size(); ++k) {
+    p.halo_in_degree[halo_index[k].second] = degrees[k][0];
+    p.halo_out_degree[halo_index[k].second] = degrees[k][1];
+  }
 
   // In-edges of owned rows, split by column kind, columns ascending within a row.
   p.local_indptr.push_back(0);
@@ -225,12 +222,9 @@ SlicedPart build_part_from_slices(const GraphSlice& s, const std::vector<int32_t
   for (int r = 0; r < world; ++r)
     wanted[r].assign(p.halo_gid.begin() + p.halo_offsets[r],
                      p.halo_gid.begin() + p.halo_offsets[r + 1]);
-  const std::vector<std::vector<int64_t>> to_send = all_to_all(comm, wanted, kPartsTag);
-  p.send_offsets.assign(static_cast<size_t>(world) + 1, 0);
-  for (int r = 0; r < world; ++r) {
-    for (int64_t u : to_send[r]) p.send_idx.push_back(local_of_sorted[position(sorted_gid, u)]);
-    p.send_offsets[r + 1] = static_cast<int64_t>(p.send_idx.size());
-  }
+  const Received<int64_t> to_send = all_to_all(comm, wanted, kPartsTag);
+  p.send_offsets.assign(to_send.offsets.begin(), to_send.offsets.end());
+  for (int64_t u : to_send.data) p.send_idx.push_back(local_of_sorted[position(sorted_gid, u)]);
 
   // Node data by owned local index.
   p.feat_dim = s.feat_dim;

@@ -90,6 +90,7 @@ std::string partition_meta_yaml(const PartitionMeta& m) {
   out << YAML::Key << "dataset_fingerprint" << YAML::Value << m.dataset_fingerprint;
   out << YAML::Key << "method" << YAML::Value << m.method;
   out << YAML::Key << "seed" << YAML::Value << m.seed;
+  if (m.sample_degree != 0) out << YAML::Key << "sample_degree" << YAML::Value << m.sample_degree;
   out << YAML::Key << "parts" << YAML::Value << m.parts;
   out << YAML::Key << "num_nodes" << YAML::Value << m.num_nodes;
   out << YAML::Key << "num_edges" << YAML::Value << m.num_edges;
@@ -345,6 +346,7 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   m.dataset_fingerprint = field<std::string>(root, "dataset_fingerprint", file);
   m.method = field<std::string>(root, "method", file);
   m.seed = field<uint64_t>(root, "seed", file);
+  if (root["sample_degree"]) m.sample_degree = field<int64_t>(root, "sample_degree", file);
   m.parts = field<int>(root, "parts", file);
   m.num_nodes = field<int64_t>(root, "num_nodes", file);
   m.num_edges = field<int64_t>(root, "num_edges", file);

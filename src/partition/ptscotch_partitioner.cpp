@@ -75,10 +75,43 @@ class ScotchStrategy {
   SCOTCH_Strat s_;
 };
 
+// Rows of this slice from (local row, neighbour) entries: own in-edges (self-loops dropped) and
+// `in`'s pairs (global row, neighbour); each row sorted without repeats. A counting sort by row,
+// so the rows take 8 bytes per entry beside `in`.
+void rows_from_pairs(const GraphSlice& s, const std::vector<int64_t>& in, bool own_edges,
+                     std::vector<int64_t>& indptr, std::vector<int64_t>& indices) {
+  const int64_t n = s.count();
+  indptr.assign(static_cast<size_t>(n) + 1, 0);
+  if (own_edges)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e)
+        indptr[i + 1] += s.indices[e] != s.first + i;
+  for (size_t k = 0; k + 1 < in.size(); k += 2) ++indptr[in[k] - s.first + 1];
+  for (int64_t i = 0; i < n; ++i) indptr[i + 1] += indptr[i];
+  std::vector<int64_t> next(indptr.begin(), indptr.end() - 1);
+  indices.assign(static_cast<size_t>(indptr[n]), 0);
+  if (own_edges)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e)
+        if (s.indices[e] != s.first + i) indices[next[i]++] = s.indices[e];
+  for (size_t k = 0; k + 1 < in.size(); k += 2) indices[next[in[k] - s.first]++] = in[k + 1];
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto begin = indices.begin() + indptr[i], end = indices.begin() + indptr[i + 1];
+    std::sort(begin, end);
+    const auto last = std::unique(begin, end);
+    indptr[i] = kept;
+    kept = std::copy(begin, last, indices.begin() + kept) - indices.begin();
+  }
+  indptr[n] = kept;
+  indices.resize(static_cast<size_t>(kept));
+  indices.shrink_to_fit();
+}
+
 // This slice's rows of the symmetrised graph without self-loops (global ids, sorted, unique):
 // each edge u -> v adds u to v's row here and v to u's row at u's slice.
-void symmetric_rows(const GraphSlice& s, Communicator& comm, std::vector<SCOTCH_Num>& indptr,
-                    std::vector<SCOTCH_Num>& indices) {
+void symmetric_rows(const GraphSlice& s, Communicator& comm, std::vector<int64_t>& indptr,
+                    std::vector<int64_t>& indices) {
   const int world = comm.size();
   std::vector<std::vector<int64_t>> out(world);
   for (int64_t i = 0; i < s.count(); ++i) {
@@ -91,29 +124,64 @@ void symmetric_rows(const GraphSlice& s, Communicator& comm, std::vector<SCOTCH_
       to.push_back(v);
     }
   }
-  const std::vector<std::vector<int64_t>> in = all_to_all(comm, out, kScotchTag);
-  std::vector<std::pair<int64_t, int64_t>> pairs;  // (local row, neighbour)
-  size_t total = static_cast<size_t>(s.num_edges());
-  for (const auto& block : in) total += block.size() / 2;
-  pairs.reserve(total);
-  for (int64_t i = 0; i < s.count(); ++i)
-    for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e)
-      if (s.indices[e] != s.first + i) pairs.emplace_back(i, s.indices[e]);
-  for (const auto& block : in)
-    for (size_t k = 0; k + 1 < block.size(); k += 2)
-      pairs.emplace_back(block[k] - s.first, block[k + 1]);
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  indptr.assign(static_cast<size_t>(s.count()) + 1, 0);
-  indices.resize(pairs.size());
-  for (size_t k = 0; k < pairs.size(); ++k) {
-    ++indptr[pairs[k].first + 1];
-    indices[k] = pairs[k].second;
+  std::vector<int64_t> in = all_to_all(comm, out, kScotchTag).data;
+  out = {};
+  rows_from_pairs(s, in, true, indptr, indices);
+}
+
+// A hash of the undirected edge {u, v}, the same at both ends (splitmix64's finaliser).
+uint64_t edge_hash(int64_t u, int64_t v, uint64_t seed) {
+  uint64_t x = static_cast<uint64_t>(std::min(u, v)) * 0x9E3779B97F4A7C15ULL ^
+               static_cast<uint64_t>(std::max(u, v)) ^ seed;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// Replaces the symmetric rows by a symmetric subgraph in which every node keeps its `degree`
+// neighbours of smallest edge hash (all of them if it has no more) and every edge that either end
+// keeps: a uniform sample of each row, so a node's share of edges into each community is kept.
+void sparsify_rows(const GraphSlice& s, Communicator& comm, int64_t degree, uint64_t seed,
+                   std::vector<int64_t>& indptr, std::vector<int64_t>& indices) {
+  const int world = comm.size();
+  std::vector<std::vector<int64_t>> out(world);
+  std::vector<std::pair<uint64_t, int64_t>> row;  // (hash, neighbour)
+  for (int64_t i = 0; i < s.count(); ++i) {
+    const int64_t v = s.first + i;
+    row.clear();
+    for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e)
+      row.emplace_back(edge_hash(v, indices[e], seed), indices[e]);
+    const auto end = row.begin() + std::min<int64_t>(degree, static_cast<int64_t>(row.size()));
+    std::nth_element(row.begin(), end, row.end());
+    for (auto it = row.begin(); it != end; ++it) {
+      // Kept at both ends: v's row here (sent to itself) and the neighbour's at its slice.
+      out[comm.rank()].insert(out[comm.rank()].end(), {v, it->second});
+      auto& to = out[slice_holder(s.num_nodes, world, it->second)];
+      to.push_back(it->second);
+      to.push_back(v);
+    }
   }
-  for (int64_t i = 0; i < s.count(); ++i) indptr[i + 1] += indptr[i];
+  std::vector<int64_t>().swap(indices);
+  std::vector<int64_t> in = all_to_all(comm, out, kScotchTag).data;
+  out = {};
+  rows_from_pairs(s, in, false, indptr, indices);
 }
 
 }  // namespace
+
+SliceRows ptscotch_graph(const GraphSlice& s, Communicator& comm, const PartitionOptions& opt) {
+  SliceRows g;
+  symmetric_rows(s, comm, g.indptr, g.indices);
+  if (opt.sample_degree == 0) return g;
+  int64_t arcs[2] = {static_cast<int64_t>(g.indices.size()), 0};  // whole, sample
+  sparsify_rows(s, comm, opt.sample_degree, opt.seed, g.indptr, g.indices);
+  arcs[1] = static_cast<int64_t>(g.indices.size());
+  comm.allreduce_sum(arcs, 2);
+  if (comm.rank() == 0)
+    spdlog::info("partition: a sample of {} of the {} symmetric edges (sample_degree {})",
+                 arcs[1] / 2, arcs[0] / 2, opt.sample_degree);
+  return g;
+}
 
 std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communicator& comm,
                                      const PartitionOptions& opt) {
@@ -130,16 +198,15 @@ std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communic
     throw ConfigError(fmt::format("partition.parts = {}: more parts than the {} nodes of '{}'",
                                   opt.parts, s.num_nodes, s.name));
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<SCOTCH_Num> indptr, indices;
-  symmetric_rows(s, comm, indptr, indices);
-
   std::vector<int32_t> owner(static_cast<size_t>(s.count()));
   if (opt.parts == 1) return owner;
+  SliceRows rows_of = ptscotch_graph(s, comm, opt);
   ScotchGraph graph(mpi);
-  const SCOTCH_Num rows = s.count(), edges = static_cast<SCOTCH_Num>(indices.size());
-  check_scotch(SCOTCH_dgraphBuild(graph.get(), 0, rows, rows, indptr.data(), nullptr, nullptr,
-                                  nullptr, edges, edges, indices.data(), nullptr, nullptr),
-               "dgraphBuild");
+  const SCOTCH_Num rows = s.count(), edges = static_cast<SCOTCH_Num>(rows_of.indices.size());
+  check_scotch(
+      SCOTCH_dgraphBuild(graph.get(), 0, rows, rows, rows_of.indptr.data(), nullptr, nullptr,
+                         nullptr, edges, edges, rows_of.indices.data(), nullptr, nullptr),
+      "dgraphBuild");
   ScotchStrategy strategy;
   check_scotch(
       SCOTCH_stratDgraphMapBuild(strategy.get(), SCOTCH_STRATDEFAULT, opt.parts, opt.parts, 0.03),

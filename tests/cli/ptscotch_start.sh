@@ -7,6 +7,7 @@
 # - a rerun on that partition reads it back and reproduces the losses and parameters exactly;
 # - the partition's dataset fingerprint is the serial loader's (adaqp partition with METIS);
 # - a world size unlike partition.parts and the METIS-only balance constraints are one clear error;
+# - partition.sample_degree partitions a smaller symmetric sample (logged, recorded in meta.yaml);
 # - a dataset in the OGB layout (Cora) is read in slices as well.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
@@ -49,6 +50,15 @@ run "$tmp/partition.log" 3 partition "${job[@]}" -o "$tmp/made" ||
 for f in meta.yaml part-0/part.bin part-1/part.bin part-2/part.bin; do
   cmp "$tmp/first/partition/$f" "$tmp/made/$f" || fail "$f differs between train and partition"
 done
+
+run "$tmp/sample.log" 3 partition "${job[@]}" --set partition.sample_degree=4 -o "$tmp/sample" ||
+  { cat "$tmp/sample.log"; fail "adaqp partition with sample_degree"; }
+read -r kept whole < <(sed -n 's/.*a sample of \([0-9]*\) of the \([0-9]*\) symmetric edges (sample_degree 4).*/\1 \2/p' \
+  "$tmp/sample.log")
+[[ -n ${kept:-} ]] && ((kept >= 4000 && kept < whole * 3 / 4)) ||
+  { cat "$tmp/sample.log"; fail "sample of ${kept:-?} of ${whole:-?} edges"; }
+grep -q "^sample_degree: 4" "$tmp/sample/meta.yaml" || fail "meta.yaml: sample_degree"
+! grep -q "^sample_degree" "$tmp/made/meta.yaml" || fail "meta.yaml of the whole graph: sample_degree"
 
 run "$tmp/again.log" 3 train "${job[@]}" --set "output.dir=$tmp/again" \
   --set "partition.dir=$tmp/first/partition" || { cat "$tmp/again.log"; fail "rerun"; }

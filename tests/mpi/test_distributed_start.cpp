@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/comm/all_to_all.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
@@ -256,6 +258,69 @@ TEST(DistributedParts, WriteTheFilesTheSerialPathWrites) {
   if (comm->rank() == 0) fs::remove_all(root);
 }
 
+// Every rank's rows of the graph PT-Scotch sees, gathered: (node, neighbour) pairs, sorted.
+std::vector<std::pair<int64_t, int64_t>> gathered_arcs(const GraphSlice& s, Communicator& comm,
+                                                       const PartitionOptions& opt) {
+  const SliceRows rows = ptscotch_graph(s, comm, opt);
+  EXPECT_EQ(static_cast<int64_t>(rows.indptr.size()), s.count() + 1);
+  std::vector<int64_t> mine;
+  for (int64_t i = 0; i < s.count(); ++i)
+    for (int64_t e = rows.indptr[i]; e < rows.indptr[i + 1]; ++e)
+      mine.insert(mine.end(), {s.first + i, rows.indices[e]});
+  const std::vector<int64_t> all =
+      all_to_all(comm, std::vector<std::vector<int64_t>>(comm.size(), mine), 7).data;
+  std::vector<std::pair<int64_t, int64_t>> arcs;
+  for (size_t k = 0; k + 1 < all.size(); k += 2) arcs.emplace_back(all[k], all[k + 1]);
+  return arcs;  // rank order: ascending node, each row ascending
+}
+
+TEST(DistributedParts, PtscotchSamplesASymmetricSubgraphKeepingLowDegreeRows) {
+  const auto comm = world_comm();
+  const Graph g = test_graph(2000, 13);
+  const GraphSlice s = slice_of(g, comm->rank(), comm->size());
+  // The symmetrised graph without self-loops, from the whole graph.
+  std::vector<std::pair<int64_t, int64_t>> whole;
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e)
+      if (g.indices[e] != v) {
+        whole.emplace_back(v, g.indices[e]);
+        whole.emplace_back(g.indices[e], v);
+      }
+  std::sort(whole.begin(), whole.end());
+  whole.erase(std::unique(whole.begin(), whole.end()), whole.end());
+  std::vector<int64_t> degree(static_cast<size_t>(g.num_nodes), 0);
+  for (const auto& a : whole) ++degree[a.first];
+  PartitionOptions opt;
+  opt.method = PartitionMethod::kPtscotch;
+  opt.parts = comm->size();
+  opt.seed = 5;
+  EXPECT_EQ(gathered_arcs(s, *comm, opt), whole);
+  opt.sample_degree = *std::max_element(degree.begin(), degree.end());
+  EXPECT_EQ(gathered_arcs(s, *comm, opt), whole);
+
+  opt.sample_degree = 3;
+  const auto sample = gathered_arcs(s, *comm, opt);
+  EXPECT_TRUE(std::includes(whole.begin(), whole.end(), sample.begin(), sample.end()));
+  std::vector<int64_t> kept(static_cast<size_t>(g.num_nodes), 0);
+  for (const auto& [v, u] : sample) {
+    ++kept[v];
+    EXPECT_TRUE(std::binary_search(sample.begin(), sample.end(), std::make_pair(u, v)))
+        << "the sample holds " << v << " -> " << u << " but not its reverse";
+  }
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    ASSERT_GE(kept[v], std::min<int64_t>(3, degree[v])) << "node " << v;
+  // At most each node's 3 plus the edges others keep: well under the whole graph here.
+  EXPECT_LE(sample.size(), 6 * static_cast<size_t>(g.num_nodes));
+  EXPECT_LT(sample.size(), whole.size() * 3 / 4);
+  EXPECT_EQ(gathered_arcs(s, *comm, opt), sample);
+  const auto self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
+  opt.parts = 1;
+  EXPECT_EQ(gathered_arcs(slice_of(g, 0, 1), *self, opt), sample) << "differs from one rank's";
+  opt.parts = comm->size();
+  opt.seed = 6;
+  EXPECT_NE(gathered_arcs(s, *comm, opt), sample);
+}
+
 TEST(DistributedParts, PtscotchOwnsEveryNodeDeterministically) {
   const auto comm = world_comm();
   const int world = comm->size();
@@ -264,26 +329,31 @@ TEST(DistributedParts, PtscotchOwnsEveryNodeDeterministically) {
   PartitionOptions opt;
   opt.method = PartitionMethod::kPtscotch;
   opt.parts = world;
-  const std::vector<int32_t> a = ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt);
-  const std::vector<int32_t> b = ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt);
-  ASSERT_EQ(static_cast<int64_t>(a.size()), s.count());
-  EXPECT_EQ(a, b);
-  std::vector<int64_t> sizes(static_cast<size_t>(world), 0);
-  for (int32_t r : a) {
-    ASSERT_GE(r, 0);
-    ASSERT_LT(r, world);
-    ++sizes[r];
+  for (const int64_t sample_degree : {0, 3}) {
+    SCOPED_TRACE("sample_degree " + std::to_string(sample_degree));
+    opt.sample_degree = sample_degree;
+    const std::vector<int32_t> a = ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt);
+    const std::vector<int32_t> b = ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt);
+    ASSERT_EQ(static_cast<int64_t>(a.size()), s.count());
+    EXPECT_EQ(a, b);
+    std::vector<int64_t> sizes(static_cast<size_t>(world), 0);
+    for (int32_t r : a) {
+      ASSERT_GE(r, 0);
+      ASSERT_LT(r, world);
+      ++sizes[r];
+    }
+    comm->allreduce_sum(sizes.data(), sizes.size());
+    for (int r = 0; r < world; ++r) {
+      EXPECT_GT(sizes[r], 0);
+      EXPECT_LE(sizes[r], g.num_nodes / world * 1.05 + 1) << "part " << r;  // 3% imbalance
+    }
+    // Better than chance: a random assignment cuts about (1 - 1/W) of the edges.
+    const SlicedPart p = build_part_from_slices(s, a, *comm);
+    if (world > 1) {
+      EXPECT_LT(p.edge_cut, 0.5 * (1.0 - 1.0 / world) * g.num_edges());
+    }
   }
-  comm->allreduce_sum(sizes.data(), sizes.size());
-  for (int r = 0; r < world; ++r) {
-    EXPECT_GT(sizes[r], 0);
-    EXPECT_LE(sizes[r], g.num_nodes / world * 1.05 + 1) << "part " << r;  // 3% imbalance allowed
-  }
-  // Better than chance: a random assignment cuts about (1 - 1/W) of the edges.
-  const SlicedPart p = build_part_from_slices(s, a, *comm);
-  if (world > 1) {
-    EXPECT_LT(p.edge_cut, 0.5 * (1.0 - 1.0 / world) * g.num_edges());
-  }
+  opt.sample_degree = 0;
   opt.balance_train = true;
   EXPECT_THROW(ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt), ConfigError);
 }

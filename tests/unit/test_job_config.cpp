@@ -218,6 +218,9 @@ TEST(JobConfig, WrongTypesNameKeyAndValue) {
 TEST(JobConfig, EveryRangeIsChecked) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"partition.parts=0", "partition.parts = 0"},
+      {"partition.sample_degree=-1", "partition.sample_degree = -1: must be >= 0"},
+      {"partition.sample_degree=8",
+       "partition.sample_degree = 8: applies to partition.method ptscotch only (0 for metis)"},
       {"model.layers=0", "model.layers = 0"},
       {"model.hidden=0", "model.hidden = 0"},
       {"model.dropout=1", "model.dropout = 1"},

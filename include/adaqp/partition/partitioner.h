@@ -16,6 +16,9 @@ struct PartitionOptions {
   uint64_t seed = 0;
   bool balance_train = false;  // metis: extra constraint balancing training nodes
   bool balance_edges = false;  // metis: extra constraint balancing in-edges
+  // ptscotch: partition a sample of the graph in which each node keeps this many of its
+  // neighbours (and those that keep it); 0 = the whole graph.
+  int64_t sample_degree = 0;
 };
 
 // owner[v] in [0, parts) for every node. metis: k-way, edge-cut objective, on the symmetrised graph
