@@ -25,6 +25,25 @@ int slice_holder(int64_t num_nodes, int world, int64_t v) {
   return static_cast<int>(extra + (v - big) / base);
 }
 
+Graph whole_graph(GraphSlice s) {
+  ADAQP_CHECK(s.first == 0 && s.count() == s.num_nodes, "the slice holds every node");
+  Graph g;
+  g.name = std::move(s.name);
+  g.num_nodes = s.num_nodes;
+  g.indptr = std::move(s.indptr);
+  g.indices = std::move(s.indices);
+  g.feat_dim = s.feat_dim;
+  g.features = std::move(s.features);
+  g.num_classes = s.num_classes;
+  g.multilabel = s.multilabel;
+  g.labels = std::move(s.labels);
+  g.multilabels = std::move(s.multilabels);
+  g.train = std::move(s.train);
+  g.valid = std::move(s.valid);
+  g.test = std::move(s.test);
+  return g;
+}
+
 GraphSlice slice_of(const Graph& g, int rank, int world) {
   const NodeRange range = slice_range(g.num_nodes, rank, world);
   const int64_t lo = range.first, hi = range.first + range.count;

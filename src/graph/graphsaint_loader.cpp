@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -19,6 +20,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/graph_slice.h"
 #include "class_ids.h"
 #include "npy.h"
 
@@ -49,6 +51,86 @@ struct ZipFileClose {
   void operator()(zip_file_t* f) const { zip_fclose(f); }
 };
 
+// A .npy member of a .npz archive, read front to back (a deflated member cannot seek): its header
+// at once, then its elements in order; finish() checks that nothing follows them, which makes
+// libzip compare the member's CRC-32.
+class NpzMember {
+ public:
+  NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size)
+      : path_(std::move(path)), where_(std::move(where)), file_(file), size_(size) {
+    // The fixed preamble, then the header it announces (as read_npy_header reads a file).
+    std::vector<uint8_t> prefix(std::min<uint64_t>(size_, kPreamble));
+    read_bytes(prefix.data(), prefix.size());
+    if (prefix.size() >= kPreamble - 2 && prefix[0] == 0x93) {
+      const size_t len_bytes = prefix[6] == 1 ? 2 : 4;
+      uint64_t header_len = 0;
+      for (size_t i = 0; i < len_bytes && 8 + i < prefix.size(); ++i)
+        header_len |= static_cast<uint64_t>(prefix[8 + i]) << (8 * i);
+      const uint64_t end = std::min<uint64_t>(size_, 8 + len_bytes + header_len);
+      const size_t have = prefix.size();
+      if (end > have) {
+        prefix.resize(end);
+        read_bytes(prefix.data() + have, end - have);
+      }
+    }
+    header_ = parse_npy_header(path_ + ": " + where_, prefix.data(), prefix.size(), size_);
+    // Bytes of the prefix past the header are the first elements' (a header ends on a 64-byte
+    // boundary, so only a member shorter than the preamble reads past it).
+    pending_.assign(prefix.begin() + static_cast<std::ptrdiff_t>(header_.payload_offset),
+                    prefix.end());
+  }
+
+  const NpyArray& array() const { return header_.array; }  // dtype and shape (no payload)
+  int64_t elements() const { return header_.elements; }
+
+  // The next `count` elements (count * item_size bytes) into `out`.
+  void read(int64_t count, std::vector<uint8_t>& out) {
+    out.resize(static_cast<size_t>(count) * header_.array.item_size);
+    const size_t from_pending = std::min(out.size(), pending_.size());
+    std::copy(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending),
+              out.begin());
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending));
+    read_bytes(out.data() + from_pending, out.size() - from_pending);
+  }
+
+  // Reading past the end makes libzip compare the CRC-32 of what was decompressed.
+  void finish() {
+    uint8_t extra = 0;
+    const zip_int64_t tail = zip_fread(file_.get(), &extra, 1);
+    if (tail < 0)
+      throw InputError(path_, where_,
+                       std::string("cannot read: ") + zip_file_strerror(file_.get()));
+    if (tail > 0 || !pending_.empty())
+      throw InputError(path_, where_,
+                       "holds more than its declared " + std::to_string(size_) + " bytes");
+  }
+
+ private:
+  static constexpr uint64_t kPreamble = 12;  // magic, version and a 4-byte header length
+
+  void read_bytes(uint8_t* dst, uint64_t n) {
+    uint64_t got = 0;
+    while (got < n) {
+      const zip_int64_t k = zip_fread(file_.get(), dst + got, n - got);
+      if (k < 0)
+        throw InputError(path_, where_,
+                         std::string("cannot read: ") + zip_file_strerror(file_.get()));
+      if (k == 0)
+        throw InputError(path_, where_,
+                         "ends after " + std::to_string(done_ + got) + " of its " +
+                             std::to_string(size_) + " bytes");
+      got += static_cast<uint64_t>(k);
+    }
+    done_ += got;
+  }
+
+  std::string path_, where_;
+  std::unique_ptr<zip_file_t, ZipFileClose> file_;
+  uint64_t size_ = 0, done_ = 0;
+  NpyHeader header_;
+  std::vector<uint8_t> pending_;
+};
+
 // Read-only access to the .npy members of a .npz archive.
 class NpzReader {
  public:
@@ -71,8 +153,9 @@ class NpzReader {
       throw InputError(path_, "", std::string("is an empty zip archive (") + kCsrMembers + ")");
   }
 
-  // The member `name` ("indptr.npy") parsed as .npy; errors name the archive and the member.
-  NpyArray member(const std::string& name) const {
+  // The member `name` ("indptr.npy") opened for reading, its header parsed; errors name the
+  // archive and the member.
+  NpzMember open(const std::string& name) const {
     const std::string where = "member " + name;
     const zip_int64_t index = zip_name_locate(zip_.get(), name.c_str(), 0);
     if (index < 0) throw InputError(path_, where, std::string("missing (") + kCsrMembers + ")");
@@ -96,31 +179,19 @@ class NpzReader {
       throw InputError(path_, where,
                        "declared size " + std::to_string(st.size) + " is impossible for " +
                            std::to_string(st.comp_size) + " compressed bytes");
-    std::unique_ptr<zip_file_t, ZipFileClose> file(zip_fopen_index(zip_.get(), index, 0));
+    zip_file_t* file = zip_fopen_index(zip_.get(), index, 0);
     if (file == nullptr)
       throw InputError(path_, where, std::string("cannot open: ") + zip_strerror(zip_.get()));
-    std::vector<uint8_t> bytes(st.size);
-    zip_uint64_t done = 0;
-    while (done < st.size) {
-      const zip_int64_t n = zip_fread(file.get(), bytes.data() + done, st.size - done);
-      if (n < 0)
-        throw InputError(path_, where,
-                         std::string("cannot read: ") + zip_file_strerror(file.get()));
-      if (n == 0)
-        throw InputError(
-            path_, where,
-            "ends after " + std::to_string(done) + " of its " + std::to_string(st.size) + " bytes");
-      done += static_cast<zip_uint64_t>(n);
-    }
-    // Reading past the end makes libzip compare the CRC-32 of what was decompressed.
-    uint8_t extra = 0;
-    const zip_int64_t tail = zip_fread(file.get(), &extra, 1);
-    if (tail < 0)
-      throw InputError(path_, where, std::string("cannot read: ") + zip_file_strerror(file.get()));
-    if (tail > 0)
-      throw InputError(path_, where,
-                       "holds more than its declared " + std::to_string(st.size) + " bytes");
-    return parse_npy(path_ + ": " + where, std::move(bytes));
+    return NpzMember(path_, where, file, st.size);
+  }
+
+  // A small member read whole.
+  NpyArray member(const std::string& name) const {
+    NpzMember m = open(name);
+    NpyArray a = m.array();
+    m.read(m.elements(), a.payload);
+    m.finish();
+    return a;
   }
 
  private:
@@ -136,9 +207,29 @@ class NpzReader {
       "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
 }
 
-// Row i of the matrix lists the in-neighbours (sources) of node i, which is Graph's CSR by
-// destination: indptr and indices are taken over as they are, each row then sorted.
-void read_adjacency(const std::string& path, Graph& g) {
+// Elements of an int32 or int64 member are streamed in pieces of this many.
+constexpr int64_t kPiece = int64_t{1} << 20;
+
+// The next `count` elements of an int32 or int64 member, widened.
+std::vector<int64_t> read_ints(NpzMember& m, int64_t count, std::vector<uint8_t>& buffer) {
+  m.read(count, buffer);
+  std::vector<int64_t> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    if (m.array().dtype == NpyDtype::kInt32) {
+      int32_t v;
+      std::memcpy(&v, buffer.data() + 4 * i, 4);
+      out[i] = v;
+    } else {
+      std::memcpy(&out[i], buffer.data() + 8 * i, 8);
+    }
+  }
+  return out;
+}
+
+// Row i of the matrix lists the in-neighbours (sources) of node i, which is GraphSlice's CSR by
+// destination: the rows of `keep` are kept as they are, each then sorted. Both index members are
+// streamed and checked whole; only the kept rows are held.
+void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s) {
   const NpzReader npz(path);
   const NpyArray format = npz.member("format.npy");
   if (format.dtype != NpyDtype::kBytes || format.size() != 1)
@@ -163,79 +254,124 @@ void read_adjacency(const std::string& path, Graph& g) {
   if (shape[0] < 0 || shape[0] == std::numeric_limits<int64_t>::max())
     throw InputError(path, "member shape.npy", shape_text + " has an impossible node count");
   const int64_t n = shape[0];
+  s.num_nodes = n;
+  const NodeRange keep = slice_range(n, rank, world);
 
-  // Each member is widened to int64 at once, so that its raw array is freed before the next.
-  std::vector<int64_t> indptr;
+  NpzMember indptr = npz.open("indptr.npy");
   {
-    const NpyArray a = npz.member("indptr.npy");
+    const NpyArray& a = indptr.array();
     if (!npy_is_int(a) || a.shape.size() != 1)
       bad_member(path, "indptr.npy", a, "int32 or int64 [N + 1]");
     if (a.shape[0] != n + 1)
       throw InputError(path, "member indptr.npy",
                        "has " + std::to_string(a.shape[0]) + " entries, expected N + 1 = " +
                            std::to_string(n + 1) + " (N from shape.npy)");
-    indptr = npy_to_int64(a);
   }
-  std::vector<int64_t> indices;
-  {
-    const NpyArray a = npz.member("indices.npy");
-    if (!npy_is_int(a) || a.shape.size() != 1)
-      bad_member(path, "indices.npy", a, "int32 or int64 [nnz]");
-    indices = npy_to_int64(a);
-  }
-  const int64_t nnz = static_cast<int64_t>(indices.size());
+  NpzMember indices = npz.open("indices.npy");
+  if (!npy_is_int(indices.array()) || indices.array().shape.size() != 1)
+    bad_member(path, "indices.npy", indices.array(), "int32 or int64 [nnz]");
+  const int64_t nnz = indices.elements();
 
-  if (indptr[0] != 0)
-    throw InputError(path, "member indptr.npy index 0",
-                     "value " + std::to_string(indptr[0]) + " is not 0");
-  for (int64_t v = 0; v < n; ++v) {
-    if (indptr[v + 1] < indptr[v])
-      throw InputError(path, "member indptr.npy index " + std::to_string(v + 1),
-                       "value " + std::to_string(indptr[v + 1]) + " is below the previous " +
-                           std::to_string(indptr[v]) + " (indptr must not decrease)");
+  // A member's first bad value is reported once the member has been read to its end, so that a
+  // corrupt archive is reported as such (libzip's CRC check) rather than by a value it garbled.
+  std::string bad_where, bad_what;
+  const auto bad = [&](const std::string& where, const std::string& what) {
+    if (bad_where.empty()) {
+      bad_where = where;
+      bad_what = what;
+    }
+  };
+  const auto report = [&] {
+    if (!bad_where.empty()) throw InputError(path, bad_where, bad_what);
+  };
+
+  // indptr: checked whole; entries keep.first .. keep.first + keep.count kept.
+  std::vector<uint8_t> buffer;
+  std::vector<int64_t> row_ends;
+  int64_t previous = 0;
+  for (int64_t at = 0; at <= n; at += kPiece) {
+    const int64_t k = std::min(kPiece, n + 1 - at);
+    const std::vector<int64_t> piece = read_ints(indptr, k, buffer);
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t v = at + i, value = piece[i];
+      if (v == 0 && value != 0)
+        bad("member indptr.npy index 0", "value " + std::to_string(value) + " is not 0");
+      if (value < previous)
+        bad("member indptr.npy index " + std::to_string(v),
+            "value " + std::to_string(value) + " is below the previous " +
+                std::to_string(previous) + " (indptr must not decrease)");
+      previous = std::max(previous, value);
+      if (v >= keep.first && v <= keep.first + keep.count) row_ends.push_back(value);
+    }
   }
-  if (indptr[n] != nnz)
+  indptr.finish();
+  report();
+  if (previous != nnz)
     throw InputError(path, "member indptr.npy index " + std::to_string(n),
-                     "last value " + std::to_string(indptr[n]) + " differs from the " +
+                     "last value " + std::to_string(previous) + " differs from the " +
                          std::to_string(nnz) + " entries of indices.npy");
-  for (int64_t e = 0; e < nnz; ++e) {
-    if (indices[e] < 0 || indices[e] >= n)
-      throw InputError(path, "member indices.npy index " + std::to_string(e),
-                       "column " + std::to_string(indices[e]) + range(n) + " (N from shape.npy)");
+
+  // indices: checked whole; the kept rows' entries held.
+  const int64_t lo = row_ends.front(), hi = row_ends.back();
+  s.indices.clear();
+  s.indices.reserve(static_cast<size_t>(hi - lo));
+  for (int64_t at = 0; at < nnz; at += kPiece) {
+    const int64_t k = std::min(kPiece, nnz - at);
+    const std::vector<int64_t> piece = read_ints(indices, k, buffer);
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t e = at + i;
+      if (piece[i] < 0 || piece[i] >= n)
+        bad("member indices.npy index " + std::to_string(e),
+            "column " + std::to_string(piece[i]) + range(n) + " (N from shape.npy)");
+      if (e >= lo && e < hi) s.indices.push_back(piece[i]);
+    }
   }
-  for (int64_t v = 0; v < n; ++v)
-    std::sort(indices.begin() + indptr[v], indices.begin() + indptr[v + 1]);
-  g.num_nodes = n;
-  g.indptr = std::move(indptr);
-  g.indices = std::move(indices);
+  indices.finish();
+  report();
+  s.first = keep.first;
+  s.indptr.resize(row_ends.size());
+  for (size_t i = 0; i < row_ends.size(); ++i) s.indptr[i] = row_ends[i] - lo;
+  for (int64_t i = 0; i < s.count(); ++i)
+    std::sort(s.indices.begin() + s.indptr[i], s.indices.begin() + s.indptr[i + 1]);
 }
 
 // ---- feats.npy ----------------------------------------------------------------------------------
 
-void read_features(const std::string& path, Graph& g) {
-  const NpyArray a = read_npy(path);
+// The rows of `s`'s range, each element checked.
+void read_features(const std::string& path, GraphSlice& s) {
+  const NpyHeader h = read_npy_header(path);
+  const NpyArray& a = h.array;
   const bool float_dtype = a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kFloat64;
   if (!float_dtype || a.shape.size() != 2)
     throw InputError(path, "",
                      "has dtype " + a.descr() + " and shape " + a.shape_string() +
                          ", expected float32 or float64 [N, F]");
-  if (a.shape[0] != g.num_nodes)
+  if (a.shape[0] != s.num_nodes)
     throw InputError(path, "",
                      "has " + std::to_string(a.shape[0]) + " rows, expected N = " +
-                         std::to_string(g.num_nodes) + " (the node count of adj_full.npz)");
-  g.feat_dim = a.shape[1];
-  g.features.resize(a.size());
-  const auto where = [&g](int64_t i) {
-    return "index [" + std::to_string(i / g.feat_dim) + ", " + std::to_string(i % g.feat_dim) + "]";
+                         std::to_string(s.num_nodes) + " (the node count of adj_full.npz)");
+  s.feat_dim = a.shape[1];
+  const int64_t first = s.first * s.feat_dim, count = s.count() * s.feat_dim;
+  const std::vector<uint8_t> bytes = read_npy_range(path, h, first, count);
+  s.features.resize(static_cast<size_t>(count));
+  const auto where = [&s, first](int64_t i) {
+    return "index [" + std::to_string((first + i) / s.feat_dim) + ", " +
+           std::to_string((first + i) % s.feat_dim) + "]";
   };
-  for (int64_t i = 0; i < a.size(); ++i) {
-    const double value =
-        a.dtype == NpyDtype::kFloat32 ? npy_element<float>(a, i) : npy_element<double>(a, i);
+  for (int64_t i = 0; i < count; ++i) {
+    double value;
+    if (a.dtype == NpyDtype::kFloat32) {
+      float f;
+      std::memcpy(&f, bytes.data() + 4 * i, 4);
+      value = f;
+    } else {
+      std::memcpy(&value, bytes.data() + 8 * i, 8);
+    }
     if (!std::isfinite(value))
       throw InputError(path, where(i), fmt::format("value {} is not finite", value));
     if (std::fabs(value) > std::numeric_limits<float>::max())
       throw InputError(path, where(i), fmt::format("value {} is out of float32 range", value));
-    g.features[i] = static_cast<float>(value);
+    s.features[i] = static_cast<float>(value);
   }
 }
 
@@ -267,10 +403,11 @@ bool parse_node_key(const std::string& key, int64_t& id) {
 }
 
 // class_map.json as a SAX stream: {"<id>": <class id>, ...} or {"<id>": [0/1, ...], ...}.
+// Every entry is checked; only the labels of `s`'s range are kept.
 class ClassMapReader {
  public:
-  ClassMapReader(std::string path, Graph& g)
-      : path_(std::move(path)), g_(g), n_(g.num_nodes), seen_(n_, 0) {}
+  ClassMapReader(std::string path, GraphSlice& s)
+      : path_(std::move(path)), s_(s), n_(s.num_nodes), seen_(n_, 0) {}
 
   void finish() {
     for (int64_t v = 0; v < n_; ++v) {
@@ -281,14 +418,14 @@ class ClassMapReader {
                 std::to_string(n_ - 1) + ", N = " + std::to_string(n_) + " from adj_full.npz)");
     }
     if (kind_ == Kind::kClassIds) {
-      g_.num_classes = max_label_ + 1;
+      s_.num_classes = max_label_ + 1;
     } else if (kind_ == Kind::kLists) {
-      g_.multilabel = true;
-      g_.num_classes = width_;
-      g_.multilabels.resize(rows_.size());
+      s_.multilabel = true;
+      s_.num_classes = width_;
+      s_.multilabels.resize(rows_.size());
       for (size_t r = 0; r < row_nodes_.size(); ++r)
         std::copy(rows_.begin() + r * width_, rows_.begin() + (r + 1) * width_,
-                  g_.multilabels.begin() + row_nodes_[r] * width_);
+                  s_.multilabels.begin() + (row_nodes_[r] - s_.first) * width_);
     }
   }
 
@@ -347,7 +484,11 @@ class ClassMapReader {
       fail(where(), "the list has " + std::to_string(length) + " entries, but key '" + first_key_ +
                         "' has " + std::to_string(width_) + " (every node lists every class)");
     }
-    row_nodes_.push_back(node_);
+    if (s_.holds(node_)) {
+      row_nodes_.push_back(node_);
+    } else {
+      rows_.resize(row_begin_);
+    }
     return true;
   }
   bool parse_error(size_t byte, const std::string&, const nlohmann::detail::exception& e) {
@@ -386,11 +527,11 @@ class ClassMapReader {
     if (kind_ == Kind::kNone) {
       kind_ = Kind::kClassIds;
       first_key_ = key_;
-      g_.labels.assign(n_, 0);
+      s_.labels.assign(static_cast<size_t>(s_.count()), 0);
     }
     const std::string problem = class_id_problem(value, n_);
     if (!problem.empty()) fail(where(), problem);
-    g_.labels[node_] = value;
+    if (s_.holds(node_)) s_.labels[node_ - s_.first] = value;
     max_label_ = std::max(max_label_, value);
     return true;
   }
@@ -400,7 +541,7 @@ class ClassMapReader {
   }
 
   std::string path_;
-  Graph& g_;
+  GraphSlice& s_;
   int64_t n_;
   std::vector<char> seen_;
   int depth_ = 0;  // 0 outside the object, 1 inside it, 2 inside a 0/1 list
@@ -415,15 +556,16 @@ class ClassMapReader {
   size_t row_begin_ = 0;
 };
 
-void read_class_map(const std::string& path, Graph& g) {
+void read_class_map(const std::string& path, GraphSlice& s) {
   std::ifstream in = open_json(path);
-  ClassMapReader reader(path, g);
+  ClassMapReader reader(path, s);
   json::sax_parse(in, &reader);
   reader.finish();
 }
 
-// role.json: {"tr": [...], "va": [...], "te": [...]}, disjoint lists of node ids.
-void read_roles(const std::string& path, Graph& g) {
+// role.json: {"tr": [...], "va": [...], "te": [...]}, disjoint lists of node ids; checked whole,
+// the ids of `s`'s range kept.
+void read_roles(const std::string& path, GraphSlice& s) {
   std::ifstream in = open_json(path);
   json roles;
   // A JSON object may repeat a key and the parser keeps the last value: refuse a repeated role.
@@ -444,7 +586,7 @@ void read_roles(const std::string& path, Graph& g) {
     malformed_json(path, e.byte, e.what());
   }
   const char* names[] = {"tr", "va", "te"};
-  std::vector<int64_t>* splits[] = {&g.train, &g.valid, &g.test};
+  std::vector<int64_t>* splits[] = {&s.train, &s.valid, &s.test};
   if (!roles.is_object())
     throw InputError(path, "",
                      std::string("expected a JSON object {\"tr\": [...], \"va\": [...], \"te\": "
@@ -455,7 +597,8 @@ void read_roles(const std::string& path, Graph& g) {
                      [&item](const char* name) { return item.key() == name; }) == std::end(names))
       throw InputError(path, "key '" + item.key() + "'", "is not a role (expected tr, va, te)");
   }
-  std::vector<char> owner(g.num_nodes, 0);
+  std::vector<char> owner(static_cast<size_t>(s.num_nodes), 0);
+  bool any_training = false;
   for (int r = 0; r < 3; ++r) {
     const auto it = roles.find(names[r]);
     if (it == roles.end())
@@ -464,17 +607,16 @@ void read_roles(const std::string& path, Graph& g) {
       throw InputError(path, std::string("key '") + names[r] + "'",
                        std::string("expected a list of node ids, got ") + it->type_name());
     std::vector<int64_t>& ids = *splits[r];
-    ids.reserve(it->size());
     for (size_t i = 0; i < it->size(); ++i) {
       const json& entry = (*it)[i];
       const std::string where = std::string(names[r]) + " index " + std::to_string(i);
       if (!entry.is_number_integer())
         throw InputError(path, where, "entry " + entry.dump() + " is not a node id");
       const bool in_range =
-          entry.is_number_unsigned() && entry.get<uint64_t>() < static_cast<uint64_t>(g.num_nodes);
+          entry.is_number_unsigned() && entry.get<uint64_t>() < static_cast<uint64_t>(s.num_nodes);
       if (!in_range)
         throw InputError(path, where,
-                         "node id " + entry.dump() + range(g.num_nodes) + " (N from adj_full.npz)");
+                         "node id " + entry.dump() + range(s.num_nodes) + " (N from adj_full.npz)");
       const int64_t v = entry.get<int64_t>();
       if (owner[v] == r + 1)
         throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
@@ -483,16 +625,17 @@ void read_roles(const std::string& path, Graph& g) {
                          "node id " + std::to_string(v) + " is also in " + names[owner[v] - 1] +
                              " (roles must be disjoint)");
       owner[v] = static_cast<char>(r + 1);
-      ids.push_back(v);
+      any_training = any_training || r == 0;
+      if (s.holds(v)) ids.push_back(v);
     }
     std::sort(ids.begin(), ids.end());
   }
-  if (g.train.empty()) throw InputError(path, "key 'tr'", "the training role is empty");
+  if (!any_training) throw InputError(path, "key 'tr'", "the training role is empty");
 }
 
 }  // namespace
 
-Graph load_graphsaint(const std::string& dir) {
+GraphSlice load_graphsaint_slice(const std::string& dir, int rank, int world) {
   const fs::path root(dir);
   const auto file = [&root](const std::string& name) { return (root / name).string(); };
   std::error_code ec;
@@ -500,15 +643,19 @@ Graph load_graphsaint(const std::string& dir) {
     if (!fs::is_regular_file(file(name), ec))
       throw InputError(file(name), "", std::string("file not found (") + kLayout + ")");
   }
-  Graph g;
+  GraphSlice s;
   const fs::path normal = root.lexically_normal();
-  g.name =
+  s.name =
       normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
-  read_adjacency(file("adj_full.npz"), g);
-  read_features(file("feats.npy"), g);
-  read_class_map(file("class_map.json"), g);
-  read_roles(file("role.json"), g);
-  return g;
+  read_adjacency(file("adj_full.npz"), rank, world, s);
+  read_features(file("feats.npy"), s);
+  read_class_map(file("class_map.json"), s);
+  read_roles(file("role.json"), s);
+  return s;
+}
+
+Graph load_graphsaint(const std::string& dir) {
+  return whole_graph(load_graphsaint_slice(dir, 0, 1));
 }
 
 }  // namespace adaqp

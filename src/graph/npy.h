@@ -42,6 +42,10 @@ struct NpyHeader {
   int64_t elements = 0;
 };
 NpyHeader read_npy_header(const std::string& path);
+// The header of a .npy whose first `prefix` bytes (the whole header at least) are at `bytes` and
+// whose size is `total` (a .npz member read as a stream); errors name `origin`.
+NpyHeader parse_npy_header(const std::string& origin, const uint8_t* bytes, uint64_t prefix,
+                           uint64_t total);
 // Elements [first, first + count) of the flattened payload, read without the rest.
 std::vector<uint8_t> read_npy_range(const std::string& path, const NpyHeader& header, int64_t first,
                                     int64_t count);

@@ -323,22 +323,7 @@ GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int 
 }
 
 Graph load_ogb(const std::string& dir, const std::string& split) {
-  GraphSlice s = load_ogb_slice(dir, split, 0, 1);
-  Graph g;
-  g.name = std::move(s.name);
-  g.num_nodes = s.num_nodes;
-  g.indptr = std::move(s.indptr);
-  g.indices = std::move(s.indices);
-  g.feat_dim = s.feat_dim;
-  g.features = std::move(s.features);
-  g.num_classes = s.num_classes;
-  g.multilabel = s.multilabel;
-  g.labels = std::move(s.labels);
-  g.multilabels = std::move(s.multilabels);
-  g.train = std::move(s.train);
-  g.valid = std::move(s.valid);
-  g.test = std::move(s.test);
-  return g;
+  return whole_graph(load_ogb_slice(dir, split, 0, 1));
 }
 
 }  // namespace adaqp

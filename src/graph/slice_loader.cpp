@@ -228,7 +228,7 @@ GraphSlice load_numpy_slice(const std::string& dir, Communicator& comm,
   return s;
 }
 
-// Rank 0 loads the whole graph and sends every rank its slice.
+// Rank 0 generates the whole graph and sends every rank its slice.
 GraphSlice scatter_slices(const DatasetSpec& spec, Communicator& comm, const CollectiveStep& step) {
   const int rank = comm.rank(), world = comm.size();
   std::vector<GraphSlice> slices;
@@ -237,8 +237,8 @@ GraphSlice scatter_slices(const DatasetSpec& spec, Communicator& comm, const Col
     if (rank != 0) return;
     Graph g = load_dataset(spec);
     spdlog::info(
-        "dataset format {} has no slice reader: rank 0 loaded it whole and sends every rank its "
-        "slice (the NumPy and OGB layouts are read in slices)",
+        "dataset format {} has no slice reader: rank 0 generated the graph whole and sends every "
+        "rank its slice (the NumPy, OGB and GraphSAINT layouts are read in slices)",
         to_string(resolve_dataset_format(spec)));
     for (int r = 0; r < world; ++r) slices.push_back(slice_of(g, r, world));
     s.name = g.name;
@@ -318,11 +318,13 @@ GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const Collect
   DatasetFormat format = DatasetFormat::kAuto;
   step([&] { format = resolve_dataset_format(spec); });
   GraphSlice s;
-  if (format == DatasetFormat::kNumpy || format == DatasetFormat::kOgb) {
+  if (format != DatasetFormat::kSynthetic) {
     if (format == DatasetFormat::kNumpy) {
       s = load_numpy_slice(spec.path, comm, step);
-    } else {
+    } else if (format == DatasetFormat::kOgb) {
       step([&] { s = load_ogb_slice(spec.path, spec.split, comm.rank(), comm.size()); });
+    } else {
+      step([&] { s = load_graphsaint_slice(spec.path, comm.rank(), comm.size()); });
     }
     if (spec.transform.symmetrize) symmetrize_slices(s, comm);
     if (spec.transform.self_loops) set_slice_self_loops(s);

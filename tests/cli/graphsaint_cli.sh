@@ -3,8 +3,9 @@
 # multi-label) exactly as GraphSAINT's files are made (adj_full.npz by numpy.savez_compressed,
 # which is what scipy.sparse.save_npz calls; feats.npy in float64; class_map.json, role.json).
 # Giving only dataset.path (dataset.format defaults to auto) must detect the layout for
-# `adaqp info` and for a 2-epoch `mpirun -np 2 adaqp train`; format synthetic with a path, and a
-# broken role.json, are one clear error each.
+# `adaqp info` and for a 2-epoch `mpirun -np 2 adaqp train`; partition.method ptscotch reads the
+# directory in slices (every rank streams it) and fingerprints it as the serial loader does;
+# format synthetic with a path, and a broken role.json, are one clear error each.
 set -euo pipefail
 : "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
 PYTHON=${ADAQP_PYTHON:-python3}
@@ -92,6 +93,18 @@ epochs = [r for r in records if "epoch" in r and "loss" in r]
 assert len(epochs) == 4 and all(math.isfinite(r["loss"]) for r in epochs), epochs
 PY
   echo "ok: mpirun -np 2 adaqp train, 2 epochs on the $kind-label directory ($metric)"
+
+  timeout 300 mpirun --oversubscribe --bind-to none -np 3 "$ADAQP_BIN" partition \
+    --set "dataset.path=$tmp/$kind" --set partition.method=ptscotch --set partition.parts=3 \
+    -o "$tmp/slices-$kind" >"$tmp/slices-$kind.log" 2>&1 ||
+    { cat "$tmp/slices-$kind.log"; fail "ptscotch partition of the $kind directory"; }
+  grep -q "loaded $kind (graphsaint) as 3 slices" "$tmp/slices-$kind.log" &&
+    ! grep -q "no slice reader" "$tmp/slices-$kind.log" ||
+    { cat "$tmp/slices-$kind.log"; fail "the $kind directory was not read in slices"; }
+  serial=$(grep "^dataset_fingerprint:" "$tmp/run-$kind/partition/meta.yaml")
+  [[ -n $serial ]] && grep -qx "$serial" "$tmp/slices-$kind/meta.yaml" ||
+    fail "$kind: the slices' fingerprint differs from the serial loader's ($serial)"
+  echo "ok: ptscotch reads the $kind-label directory in 3 slices, same fingerprint"
 done
 
 # A path with format synthetic is refused, naming both keys.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/graph/graph.h"
 #include "dataset_files.h"
 
 namespace adaqp::test {
@@ -60,6 +61,38 @@ inline GraphSaintFiles tiny_graphsaint_files() {
       {"feats.npy", npy_bytes<double>("<f8", "(4, 3)", {1, 0, 2, 0.5, -1.25, 0, 3, 3, 3, 0, 0, 0})},
       {"class_map.json", R"({"3": 1, "0": 0, "2": 2, "1": 1})"},
       {"role.json", R"({"tr": [1, 0], "va": [2], "te": [3]})"},
+  };
+  return d;
+}
+
+// `g` (single-label) in the GraphSAINT layout: int64 CSR members, float32 features.
+inline GraphSaintFiles graphsaint_files_of(const Graph& g) {
+  GraphSaintFiles d;
+  const std::string n = std::to_string(g.num_nodes);
+  d.npz = {
+      {"format.npy", npy_bytes<char>("|S3", "()", {'c', 's', 'r'})},
+      {"shape.npy", npy_bytes<int64_t>("<i8", "(2,)", {g.num_nodes, g.num_nodes})},
+      {"indptr.npy",
+       npy_bytes<int64_t>("<i8", "(" + std::to_string(g.num_nodes + 1) + ",)", g.indptr)},
+      {"indices.npy",
+       npy_bytes<int64_t>("<i8", "(" + std::to_string(g.num_edges()) + ",)", g.indices)},
+      {"data.npy", npy_bytes<float>("<f4", "(" + std::to_string(g.num_edges()) + ",)",
+                                    std::vector<float>(g.indices.size(), 1.0f))},
+  };
+  std::string classes = "{", roles = "{";
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    classes += (v ? ", \"" : "\"") + std::to_string(v) + "\": " + std::to_string(g.labels[v]);
+  const auto ids = [](const std::vector<int64_t>& list) {
+    std::string text = "[";
+    for (size_t i = 0; i < list.size(); ++i) text += (i ? ", " : "") + std::to_string(list[i]);
+    return text + "]";
+  };
+  roles += "\"tr\": " + ids(g.train) + ", \"va\": " + ids(g.valid) + ", \"te\": " + ids(g.test);
+  d.files = {
+      {"feats.npy",
+       npy_bytes<float>("<f4", "(" + n + ", " + std::to_string(g.feat_dim) + ")", g.features)},
+      {"class_map.json", classes + "}"},
+      {"role.json", roles + "}"},
   };
   return d;
 }

@@ -12,6 +12,8 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/generator.h"
+#include "adaqp/graph/graph_slice.h"
 #include "dataset_files.h"
 #include "graphsaint_files.h"
 #include "test_util.h"
@@ -96,6 +98,49 @@ TEST(GraphSaintLoader, KeepsDuplicateEntriesAndEmptyRoles) {
   EXPECT_THAT(g.train, ElementsAre(0, 2, 3));
   EXPECT_TRUE(g.valid.empty());
   EXPECT_THAT(g.test, ElementsAre(1));
+}
+
+// Every rank's slice (load_graphsaint_slice) is that rank's slice of the whole graph, at 1 to 4
+// ranks: the tiny graph (deflated and stored, single- and multi-label) and a generated one.
+TEST(GraphSaintLoader, SlicesAreTheWholeGraphsSlices) {
+  std::vector<GraphSaintFiles> cases(3, test::tiny_graphsaint_files());
+  cases[1].deflate = false;
+  cases[2].files["class_map.json"] =
+      R"({"2": [0, 0, 0, 0], "0": [1, 0, 0, 1], "1": [0, 1, 1, 0], "3": [1, 1, 1, 1]})";
+  GeneratorOptions o;
+  o.num_nodes = 300;
+  o.avg_degree = 6;
+  o.heavy_tailed = true;
+  o.seed = 4;
+  cases.push_back(test::graphsaint_files_of(generate_graph(o)));
+  for (size_t c = 0; c < cases.size(); ++c) {
+    TempDir tmp;
+    const std::string dir = tmp.str("saint");
+    test::write_graphsaint(dir, cases[c]);
+    const Graph g = load_graphsaint(dir);
+    for (int world = 1; world <= 4; ++world) {
+      for (int rank = 0; rank < world; ++rank) {
+        SCOPED_TRACE("case " + std::to_string(c) + ", rank " + std::to_string(rank) + " of " +
+                     std::to_string(world));
+        const GraphSlice want = slice_of(g, rank, world);
+        const GraphSlice got = load_graphsaint_slice(dir, rank, world);
+        EXPECT_EQ(got.name, want.name);
+        EXPECT_EQ(got.num_nodes, want.num_nodes);
+        EXPECT_EQ(got.first, want.first);
+        EXPECT_EQ(got.indptr, want.indptr);
+        EXPECT_EQ(got.indices, want.indices);
+        EXPECT_EQ(got.feat_dim, want.feat_dim);
+        EXPECT_EQ(got.features, want.features);
+        EXPECT_EQ(got.num_classes, want.num_classes);
+        EXPECT_EQ(got.multilabel, want.multilabel);
+        EXPECT_EQ(got.labels, want.labels);
+        EXPECT_EQ(got.multilabels, want.multilabels);
+        EXPECT_EQ(got.train, want.train);
+        EXPECT_EQ(got.valid, want.valid);
+        EXPECT_EQ(got.test, want.test);
+      }
+    }
+  }
 }
 
 TEST(GraphSaintLoader, LoadDatasetDetectsTheLayout) {
@@ -425,6 +470,30 @@ const MalformedSaint kCases[] = {
      nullptr,
      {"role.json: byte 36: malformed JSON: ", "unexpected end of input"}},
 };
+
+// The slice reader at 2 and 3 ranks: the lowest failing rank (the one the CLI reports) gives the
+// whole loader's error; ranks whose rows are sound may load (a bad feature row is its holder's).
+TEST_P(MalformedGraphSaint, SlicesGiveTheLoadersError) {
+  const MalformedSaint& c = GetParam();
+  TempDir tmp;
+  const std::string dir = tmp.str("data");
+  GraphSaintFiles files = test::tiny_graphsaint_files();
+  if (c.edit) c.edit(files);
+  test::write_graphsaint(dir, files);
+  if (c.damage) c.damage(dir);
+  for (int world = 2; world <= 3; ++world) {
+    std::string first;
+    for (int rank = 0; rank < world && first.empty(); ++rank) {
+      try {
+        load_graphsaint_slice(dir, rank, world);
+      } catch (const InputError& e) {
+        first = e.what();
+      }
+    }
+    ASSERT_FALSE(first.empty()) << "no rank failed at " << world << " ranks";
+    for (const std::string& part : c.expected) EXPECT_THAT(first, HasSubstr(part)) << world;
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(GraphSaint, MalformedGraphSaint, testing::ValuesIn(kCases), print_name);
 

@@ -53,6 +53,11 @@ Graph load_numpy(const std::string& dir);
 // Every problem throws one InputError naming the file, the zip member, JSON key or index (or the
 // byte offset of malformed JSON) and the value.
 Graph load_graphsaint(const std::string& dir);
+// The same for rank `rank`'s slice among `world`: adj_full.npz's index members are streamed and
+// checked whole, the slice's rows of feats.npy read by range, both JSON files parsed and checked
+// whole; the slice's rows, their in-edges, labels and split ids are kept. load_graphsaint is the
+// slice of rank 0 of 1.
+GraphSlice load_graphsaint_slice(const std::string& dir, int rank, int world);
 
 // Writes g in the NumPy layout above (edge_index int64, feat float32, label.npy int64 or uint8
 // multi-label; splits as int64 index arrays), atomically: into "<dir>.tmp-<pid>", then renamed to

@@ -44,6 +44,8 @@ struct GraphSlice {
 
 // Rank `rank`'s slice of a whole graph (slice_range's range).
 GraphSlice slice_of(const Graph& g, int rank, int world);
+// The graph of the slice of rank 0 of 1 (its arrays moved).
+Graph whole_graph(GraphSlice s);
 
 // Sets the slice's rows (`rows` of them, from s.first) from in-edges src[i] -> dst[i] whose targets
 // lie in the slice: sources sorted within each row, duplicates kept (Graph::from_edges for a
