@@ -2,23 +2,23 @@
 # Start-up of `adaqp train` on a large generated graph: serial METIS (rank 0 loads the whole graph
 # and partitions it; the others wait, then read their parts) against PT-Scotch (every rank reads a
 # slice of the NumPy layout, the ranks partition together and each builds its own part;
-# partition/distributed_partition.h), on the whole graph and on its sample of degree SAMPLE
-# (partition.sample_degree).
+# partition/distributed_partition.h), on the whole graph and on its samples of each degree k in
+# SAMPLES (partition.sample_degree).
 #
 #   startup:   the generated graph (NODES nodes, DEGREE in-edges per node, FEAT features) written
 #              once in the NumPy layout; for each of metis at W=1,2,4, ptscotch at W=2,4 and
-#              ptscotch with partition.sample_degree=SAMPLE (method "sampled") at W=2,4, one
+#              ptscotch with partition.sample_degree=k (method "sampled-k") at W=2,4, one
 #              `adaqp train` of one epoch (GCN, 2 layers, hidden 16, Vanilla) under mpirun
 #              --bind-to none: per rank, the wall time of the phases before training (partition,
 #              load, startup; summary seconds_by_phase) and the peak resident memory of those
 #              phases (summary memory.peak_rss_bytes), plus the edge cut (meta.yaml).
 #   accuracy:  Cora and CiteSeer (../shared/datasets, the datasets' configs), metis against
-#              ptscotch and sampled at W=ACC_W, SEEDS seeds each: test accuracy at the best
-#              validation epoch.
+#              ptscotch and sampled-k (the first k of SAMPLES) at W=ACC_W, SEEDS seeds each:
+#              test accuracy at the best validation epoch.
 #
 # Usage: benchmarks/startup/run.sh [startup|accuracy|all]   (default all)
 # Environment [defaults]: ADAQP_BUILD_DIR [build], ADAQP_SHARED_DATASETS [../shared/datasets],
-# NODES [1000000], DEGREE [50], FEAT [64], SAMPLE [16], ACC_W [4], SEEDS [3], THREADS [1], OUT [a temporary
+# NODES [1000000], DEGREE [50], FEAT [64], SAMPLES ["16 12"], ACC_W [4], SEEDS [3], THREADS [1], OUT [a temporary
 # directory]. Output: startup.csv and accuracy.csv in OUT and tables on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -28,7 +28,16 @@ what=${1:-all}
 NODES=${NODES:-1000000}
 DEGREE=${DEGREE:-50}
 FEAT=${FEAT:-64}
-SAMPLE=${SAMPLE:-16}
+SAMPLES=${SAMPLES:-16 12}
+read -r -a samples <<<"$SAMPLES"
+
+# The --set flags of a method: metis, ptscotch or sampled-k.
+method_flags() {
+  case $1 in
+    sampled-*) echo "--set partition.method=ptscotch --set partition.sample_degree=${1#sampled-}" ;;
+    *) echo "--set partition.method=$1" ;;
+  esac
+}
 ACC_W=${ACC_W:-4}
 SEEDS=${SEEDS:-3}
 THREADS=${THREADS:-1}
@@ -74,12 +83,13 @@ run_startup() {
   local csv="$OUT/startup.csv"
   echo "method,W,startup_s,partition_s,load_s,build_s,rank0_peak_gib,other_peak_gib,max_peak_gib,edge_cut,edges" >"$csv"
   local spec method w
-  for spec in metis:1 metis:2 metis:4 ptscotch:2 ptscotch:4 sampled:2 sampled:4; do
+  local specs=(metis:1 metis:2 metis:4 ptscotch:2 ptscotch:4) k
+  for k in "${samples[@]}"; do specs+=("sampled-$k:2" "sampled-$k:4"); done
+  for spec in "${specs[@]}"; do
     method=${spec%:*}
     w=${spec#*:}
-    local flags=(--set "partition.method=$method")
-    [[ $method == sampled ]] &&
-      flags=(--set partition.method=ptscotch --set "partition.sample_degree=$SAMPLE")
+    local flags
+    read -r -a flags <<<"$(method_flags "$method")"
     local dir="$OUT/run-$method-$w"
     rm -rf "$dir"
     echo "$method at W=$w ..." >&2
@@ -104,7 +114,7 @@ for r in rows:
           f"{r['build_s']} | {r['rank0_peak_gib']} | {r['other_peak_gib']} | {int(r['edge_cut']):,} "
           f"({100 * int(r['edge_cut']) / int(r['edges']):.1f}%) |")
 by = {(r["method"], r["W"]): r for r in rows}
-for method in ("ptscotch", "sampled"):
+for method in dict.fromkeys(r["method"] for r in rows if r["method"] != "metis"):
     for w in ("2", "4"):
         m, p = by[("metis", w)], by[(method, w)]
         print(f"W={w}: {method}'s largest rank peak / metis's rank-0 peak = "
@@ -119,10 +129,9 @@ run_accuracy() {
   echo "dataset,method,seed,test_at_best_val" >"$csv"
   local ds method seed
   for ds in cora citeseer; do
-    for method in metis ptscotch sampled; do
-      local flags=(--set "partition.method=$method")
-      [[ $method == sampled ]] &&
-        flags=(--set partition.method=ptscotch --set "partition.sample_degree=$SAMPLE")
+    for method in metis ptscotch "sampled-${samples[0]}"; do
+      local flags
+      read -r -a flags <<<"$(method_flags "$method")"
       for ((seed = 0; seed < SEEDS; ++seed)); do
         local dir="$OUT/acc-$ds-$method-$seed"
         rm -rf "$dir"
@@ -140,9 +149,9 @@ print(f\"$ds,$method,$seed,{s['test_acc_at_best_val']:.4f}\")" "$dir/metrics.jso
   python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-methods = ("metis", "ptscotch", "sampled")
-print("| dataset | metis test (mean ± sd) | ptscotch | difference | sampled | difference |")
-print("|---|---|---|---|---|---|")
+methods = tuple(dict.fromkeys(r["method"] for r in rows))
+print("| dataset | metis test (mean ± sd) | " + " | ".join(f"{m} | difference" for m in methods[1:]) + " |")
+print("|---" * (2 * len(methods)) + "|")
 for ds in ("cora", "citeseer"):
     acc = {m: [float(r["test_at_best_val"]) for r in rows if r["dataset"] == ds and r["method"] == m]
            for m in methods}

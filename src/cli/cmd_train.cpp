@@ -291,6 +291,7 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
     setup_logging(rank, cfg.output.log_level);
     comm->set_timeout(cfg.communication.timeout_s);
     placement = place(rank, local, cfg);
+    if (!placement.warning.empty() && local.rank == 0) spdlog::warn("{}", placement.warning);
     dir = partition_dir(cfg);
     if (rank == 0) {
       std::error_code ec;

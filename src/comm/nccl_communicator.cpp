@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -40,6 +41,15 @@ Backoff poll_pause() {
   return Backoff(1000, std::chrono::microseconds(100), std::chrono::microseconds(100));
 }
 
+class NcclState;
+
+// Hands a pooled event back to its state's pool (NcclState::record).
+struct EventReturn {
+  NcclState* state = nullptr;
+  void operator()(cuda::Event* event) const;
+};
+using PooledEvent = std::unique_ptr<cuda::Event, EventReturn>;
+
 // The NCCL communicator, its device, stream and failure state: shared by the communicator and its
 // Works, so that a Work may outlive the communicator. Owns the ncclComm_t: finalized on
 // destruction, or aborted (after which `comm` is null and `broken` says why).
@@ -52,7 +62,8 @@ class NcclState {
         timeout_s(timeout_s),
         stream(where(rank, device)),
         clock_stream(where(rank, device)),
-        barrier_word(1, where(rank, device)) {}
+        barrier_word(1, where(rank, device)),
+        producer_ready(false, where(rank, device)) {}
 
   // Finalizes the NCCL communicator before the stream and buffer members go.
   ~NcclState() {
@@ -116,18 +127,35 @@ class NcclState {
     }
   }
 
-  // Records completion of everything enqueued so far on the communication stream.
-  std::unique_ptr<cuda::Event> record(bool timing = false) {
-    auto event = std::make_unique<cuda::Event>(timing, where(rank, device));
-    ADAQP_CUDA_CHECK_AT(cudaEventRecord(event->get(), stream.get()), where(rank, device));
+  // Records the work enqueued so far on `on` (the communication stream when null) in a timing
+  // event from the pool, to which it returns when released: an exchange records five, and
+  // creating and destroying them every time costs driver calls.
+  PooledEvent record(cudaStream_t on = nullptr) {
+    PooledEvent event(nullptr, EventReturn{this});
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      if (!pool_.empty()) {
+        event.reset(pool_.back().release());
+        pool_.pop_back();
+      }
+    }
+    if (event == nullptr) event.reset(new cuda::Event(/*timing=*/true, where(rank, device)));
+    ADAQP_CUDA_CHECK_AT(cudaEventRecord(event->get(), on != nullptr ? on : stream.get()),
+                        where(rank, device));
     return event;
   }
 
+  void give_back(cuda::Event* event) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    pool_.emplace_back(event);
+  }
+
   // Makes later work on the communication stream wait for the work enqueued on `producer` so far.
+  // One event serves every call: a stream wait takes the event's state when it is enqueued.
   void wait_for(cudaStream_t producer) {
-    cuda::Event ready(false, where(rank, device));
-    ADAQP_CUDA_CHECK_AT(cudaEventRecord(ready.get(), producer), where(rank, device));
-    ADAQP_CUDA_CHECK_AT(cudaStreamWaitEvent(stream.get(), ready.get(), 0), where(rank, device));
+    ADAQP_CUDA_CHECK_AT(cudaEventRecord(producer_ready.get(), producer), where(rank, device));
+    ADAQP_CUDA_CHECK_AT(cudaStreamWaitEvent(stream.get(), producer_ready.get(), 0),
+                        where(rank, device));
   }
 
   // Seconds from `from` to `to`, both recorded and completed.
@@ -170,10 +198,14 @@ class NcclState {
   cuda::Stream clock_stream;
   // One int on the device: the payload of barrier() (its value is irrelevant).
   cuda::DeviceBuffer<int> barrier_word;
+  cuda::Event producer_ready;
   ncclComm_t comm = nullptr;
   std::string broken;
 
  private:
+  std::mutex pool_mutex_;
+  std::vector<std::unique_ptr<cuda::Event>> pool_;
+
   // The communicator's state once it is no longer ncclInProgress, or ncclInProgress when the
   // timeout passed first.
   ncclResult_t settled_state() {
@@ -209,8 +241,12 @@ class NcclState {
 // The events of a device exchange on the communication stream, in order: its start (after the
 // producer), the packs done, the grouped transfer done, the unpacks done (completion).
 struct ExchangeEvents {
-  std::unique_ptr<cuda::Event> started, packed, transferred, done;
+  PooledEvent started, packed, transferred, done;
 };
+
+void EventReturn::operator()(cuda::Event* event) const {
+  state->give_back(event);
+}
 
 // A device exchange in flight.
 class NcclWork : public Work {
@@ -223,15 +259,17 @@ class NcclWork : public Work {
         what_(fmt::format("halo exchange (tag {})", tag)) {}
 
   ~NcclWork() override {
-    if (complete_ || state_->comm == nullptr) return;
-    try {
-      cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
-      if (state_->poll(events_.done->get(), what_)) return;
-      spdlog::warn("{} on rank {} destroyed before completion; waiting for it", what_,
-                   state_->rank);
-      state_->wait(events_.done->get(), what_);
-    } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+    if (!complete_ && state_->comm != nullptr) {
+      try {
+        cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
+        if (!state_->poll(events_.done->get(), what_)) {
+          spdlog::warn("{} on rank {} destroyed before completion; waiting for it", what_,
+                       state_->rank);
+          state_->wait(events_.done->get(), what_);
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+      }
     }
   }
 
@@ -246,12 +284,14 @@ class NcclWork : public Work {
     complete_ = true;
   }
 
+  // Also records when `stream` got here (ExchangeTiming::needed_s).
   void wait_on_stream(void* stream) override {
     state_->check_usable(what_);
     cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
-    ADAQP_CUDA_CHECK_AT(
-        cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), events_.done->get(), 0),
-        where(state_->rank, state_->device));
+    const auto consumer = static_cast<cudaStream_t>(stream);
+    needed_ = state_->record(consumer != nullptr ? consumer : cudaStreamLegacy);
+    ADAQP_CUDA_CHECK_AT(cudaStreamWaitEvent(consumer, events_.done->get(), 0),
+                        where(state_->rank, state_->device));
   }
 
   // Device times mapped onto the host's steady clock through a reference event recorded now on
@@ -259,9 +299,10 @@ class NcclWork : public Work {
   ExchangeTiming timing() override {
     wait();
     cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
-    cuda::Event ref(/*timing=*/true, where(state_->rank, state_->device));
-    ADAQP_CUDA_CHECK_AT(cudaEventRecord(ref.get(), state_->clock_stream.get()),
-                        where(state_->rank, state_->device));
+    // The consumer stream may still be short of wait_on_stream's point.
+    if (needed_ != nullptr) state_->wait(needed_->get(), what_);
+    const PooledEvent pooled_ref = state_->record(state_->clock_stream.get());
+    const cuda::Event& ref = *pooled_ref;
     state_->wait(ref.get(), what_);
     const double ref_s = steady_now_s();
     ExchangeTiming t;
@@ -271,6 +312,7 @@ class NcclWork : public Work {
                 state_->elapsed_s(*events_.transferred, *events_.done);
     const double arrived = ref_s - state_->elapsed_s(*events_.transferred, ref);
     for (bool r : receives_) t.arrival_s.push_back(r ? arrived : -1.0);
+    if (needed_ != nullptr) t.needed_s = ref_s - state_->elapsed_s(*needed_, ref);
     return t;
   }
 
@@ -278,6 +320,7 @@ class NcclWork : public Work {
   std::shared_ptr<NcclState> state_;
   ExchangeEvents events_;
   std::vector<bool> receives_;  // per rank: a block arrives from it
+  PooledEvent needed_;          // recorded on the consumer stream by wait_on_stream
   std::string what_;
   bool complete_ = false;
 };
@@ -326,7 +369,7 @@ struct NcclCommunicator::Impl {
     cuda::DeviceGuard guard(state->device, where(state->rank, state->device));
     state->wait_for(nullptr);
     op(state->stream.get());
-    auto done = state->record();
+    const PooledEvent done = state->record();
     state->wait(done->get(), name);
   }
 
@@ -439,7 +482,7 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
   cudaStream_t stream = s.stream.get();
   s.wait_for(static_cast<cudaStream_t>(options.producer_stream));
   ExchangeEvents events;
-  events.started = s.record(/*timing=*/true);
+  events.started = s.record();
   // Peers in the order rank+1, rank+2, ... as in the MPI transport.
   for (int k = 1; k < s.size; ++k) {
     const int peer = (s.rank + k) % s.size;
@@ -449,7 +492,7 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
       options.hooks.pack(peer, static_cast<int>(piece), stream);
     }
   }
-  events.packed = s.record(/*timing=*/true);
+  events.packed = s.record();
   s.nccl(ncclGroupStart(), "ncclGroupStart");
   // Inside the group a failed call is only remembered: the group is closed before the
   // communicator may be aborted, so that no queued operation outlives it.
@@ -472,7 +515,7 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
   const ncclResult_t ended = ncclGroupEnd();
   if (queued != ncclSuccess) s.nccl(queued, failed_call);
   s.nccl(ended, "ncclGroupEnd");
-  events.transferred = s.record(/*timing=*/true);
+  events.transferred = s.record();
   std::vector<bool> receives(n, false);
   for (int peer = 0; peer < s.size; ++peer) {
     if (peer == s.rank || buffers.recv_bytes[peer] == 0) continue;
@@ -483,7 +526,7 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
       options.hooks.unpack(peer, static_cast<int>(piece), stream);
     }
   }
-  events.done = s.record(/*timing=*/true);
+  events.done = s.record();
   return std::make_unique<NcclWork>(impl_->state, std::move(events), std::move(receives),
                                     options.tag);
 }

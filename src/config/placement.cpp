@@ -55,6 +55,15 @@ Placement choose_placement(DeviceChoice device, Backend backend, const Placement
       p.reason = "training.device auto: " + obstacle;
     }
   }
+  if (p.device.is_cuda() && env.distinct_host_ids && env.local_ranks > 1) {
+    p.warning = fmt::format(
+        "NCCL_HOSTID is set and differs between the {} ranks of rank {}'s host: NCCL treats them "
+        "as separate hosts and exchanges between them go over its socket transport, not NVLink "
+        "or PCIe peer access; {}",
+        env.local_ranks, env.rank,
+        env.gpu_shared ? "they share a GPU, which needs it (fine for tests, not for timings)"
+                       : "each has its own GPU here, so unset NCCL_HOSTID");
+  }
   const Backend natural = p.device.is_cuda() ? Backend::kNccl : Backend::kMpi;
   if (backend == Backend::kAuto || backend == natural) {
     p.backend = natural;

@@ -24,9 +24,27 @@ struct Tables {
   std::vector<uint8_t> send_bits, recv_bits;
   std::vector<quant::BlockCounts> send_counts, recv_counts;  // per peer
   at::Tensor send_bits_dev, send_slot_dev, recv_bits_dev, recv_slot_dev;
+  // Pinned sources of the tables' asynchronous uploads, and their completion: the host writes
+  // them again only once the last upload has run (the random scheme recompiles every epoch).
+  at::Tensor send_bits_pinned, send_slot_pinned, recv_bits_pinned, recv_slot_pinned;
+  std::unique_ptr<kernels::CudaEvent> uploaded;
   at::Tensor ranges_dev, ranges_host, status, status_host;
   PeerLayout layout;
 };
+
+// `host` on `device`, copied without blocking the host from the pinned buffer `pinned` (grown as
+// needed), on the compute stream, where the kernels that read it run.
+template <typename T>
+at::Tensor upload(const std::vector<T>& host, at::ScalarType type, at::Tensor& pinned,
+                  const Device& device) {
+  const auto n = static_cast<int64_t>(host.size());
+  if (!pinned.defined() || pinned.numel() < n) {
+    pinned =
+        at::empty({std::max<int64_t>(n, 1)}, at::TensorOptions().dtype(type).pinned_memory(true));
+  }
+  std::copy(host.begin(), host.end(), static_cast<T*>(pinned.data_ptr()));
+  return pinned.narrow(0, 0, n).to(torch_device(device), /*non_blocking=*/true);
+}
 
 class CudaBlockCodec final : public MessageCodec {
  public:
@@ -128,10 +146,13 @@ class CudaBlockCodec final : public MessageCodec {
                          &c.recv_counts[r]);
     }
     c.compiled = true;
-    c.send_bits_dev = to_device(bits.send, ctx_.device);
-    c.recv_bits_dev = to_device(bits.recv, ctx_.device);
-    c.send_slot_dev = to_device(send_slot, ctx_.device);
-    c.recv_slot_dev = to_device(recv_slot, ctx_.device);
+    if (c.uploaded == nullptr) c.uploaded = std::make_unique<kernels::CudaEvent>(false);
+    c.uploaded->synchronize();  // the pinned buffers' last upload
+    c.send_bits_dev = upload(bits.send, at::kByte, c.send_bits_pinned, ctx_.device);
+    c.recv_bits_dev = upload(bits.recv, at::kByte, c.recv_bits_pinned, ctx_.device);
+    c.send_slot_dev = upload(send_slot, at::kInt, c.send_slot_pinned, ctx_.device);
+    c.recv_slot_dev = upload(recv_slot, at::kInt, c.recv_slot_pinned, ctx_.device);
+    c.uploaded->record(nullptr);
     if (!c.ranges_dev.defined()) {
       const int64_t n = std::max<int64_t>(t.sends(), 1);
       const at::TensorOptions pinned = at::TensorOptions().pinned_memory(true);

@@ -157,9 +157,12 @@ void HaloExchanger::settle() {
     trace_.completed_s = timing.completed_s;
     trace_.finish_s = f->finish_s;
     trace_.quant_s = f->transfer.quantized() ? timing.codec_s : 0.0;
-    // On a device the host's timestamps do not say when the device worked: no hidden time there.
+    // On a device the host's timestamps do not say when the device worked: there the hidden time
+    // runs until the compute stream reached finish_* (the transport's needed_s).
     if (opt_.overlap && !device_transport_) {
       trace_.hidden_s = std::max(0.0, f->finish_s - f->entered_s);
+    } else if (opt_.overlap && timing.needed_s >= 0) {
+      trace_.hidden_s = std::max(0.0, timing.needed_s - timing.started_s);
     }
     f->codec->settle(f->transfer);
     const double comm_s = trace_.completed_s - trace_.started_s;

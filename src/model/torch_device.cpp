@@ -45,6 +45,12 @@ DeviceMemory device_memory(const Device& device) {
   return m;
 }
 
+bool computes_on_default_stream(const Device& device) {
+  if (!device.is_cuda()) return true;
+  // Stream id 0 is the default stream of every device (c10's stream ids).
+  return at::accelerator::getCurrentStream(static_cast<c10::DeviceIndex>(device.index)).id() == 0;
+}
+
 void reset_device_peak(const Device& device) {
   if (device.is_cuda())
     at::accelerator::resetPeakStats(static_cast<c10::DeviceIndex>(device.index));

@@ -174,6 +174,10 @@ Trainer::~Trainer() = default;
 
 EpochStats Trainer::train_epoch(int epoch) {
   Impl& s = *impl_;
+  // A stream guard around training would silently reorder libtorch's work against the runtime's
+  // kernels and exchanges, which all run on the default stream.
+  ADAQP_CHECK(computes_on_default_stream(s.opt.device),
+              "libtorch's current CUDA stream must be the default stream during training");
   const double t0 = steady_now_s();
   s.graph.reset_comm_stats();
   at::Tensor loss;

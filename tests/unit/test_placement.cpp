@@ -47,6 +47,15 @@ TEST(Placement, AutoTakesTheRanksOwnGpuWhenEveryRankHasOne) {
       choose_placement(DeviceChoice::kCuda, Backend::kAuto, gpus(1, 2, 4, true));
   EXPECT_EQ(shared.device.index, 0);
   EXPECT_EQ(shared.backend, Backend::kNccl);
+  EXPECT_TRUE(p.warning.empty()) << p.warning;
+  EXPECT_NE(shared.warning.find("socket transport"), std::string::npos) << shared.warning;
+  EXPECT_NE(shared.warning.find("they share a GPU"), std::string::npos) << shared.warning;
+  // Distinct host ids where every rank has its own GPU: works, over sockets; says to unset them.
+  PlacementEnvironment own = gpus(4, 3, 4, true);
+  const Placement sockets = choose_placement(DeviceChoice::kCuda, Backend::kAuto, own);
+  EXPECT_EQ(sockets.device.index, 3);
+  EXPECT_NE(sockets.warning.find("unset NCCL_HOSTID"), std::string::npos) << sockets.warning;
+  EXPECT_TRUE(choose_placement(DeviceChoice::kCpu, Backend::kAuto, own).warning.empty());
 }
 
 // Clusters that show each rank only its own GPU: every rank sees one device, numbered 0, and no

@@ -79,6 +79,9 @@ struct ExchangeTiming {
   // that sent nothing. A device transport's grouped transfer completes as a whole: every entry is
   // its end.
   std::vector<double> arrival_s;
+  // Device transports: when the stream given to the last Work::wait_on_stream reached that call
+  // (the work it ran meanwhile overlapped the exchange); -1 when unknown.
+  double needed_s = -1;
 };
 
 // An exchange in flight.

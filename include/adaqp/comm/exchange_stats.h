@@ -15,8 +15,9 @@ struct ExchangeTrace {
   double completed_s = 0;  // the last transfer completed and was unpacked
   double finish_s = 0;     // finish_* entered
   double quant_s = 0;      // quantizing and dequantizing its blocks (0 at full precision)
-  double hidden_s = 0;     // the caller's work while it was in flight: finish_s - started_s in the
-                           // overlapped modes on the CPU, else 0
+  double hidden_s = 0;     // the caller's work while it was in flight, in the overlapped modes
+                           // (else 0): CPU: finish_s - started_s; CUDA: from started_s until the
+                           // compute stream reached finish_* (ExchangeTiming::needed_s)
 };
 
 // Time and volume of the exchanges since the last reset.

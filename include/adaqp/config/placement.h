@@ -29,6 +29,9 @@ struct Placement {
   Device device;
   Backend backend = Backend::kMpi;  // kMpi or kNccl
   std::string reason;               // why, for the start-up log
+  // Not "" when the placement works but runs slowly: distinct NCCL_HOSTIDs on ranks of one host
+  // make NCCL treat them as separate hosts, so their exchanges go over its socket transport.
+  std::string warning;
 };
 
 // training.device: cpu, cuda (GPU local_rank % visible devices) or auto (cuda when the build has

@@ -24,6 +24,9 @@ struct DeviceMemory {
   int64_t used_bytes = 0;
 };
 DeviceMemory device_memory(const Device& device);
+// True when libtorch's current stream on `device` is its default stream, the one every kernel and
+// exchange of this runtime enqueues on (stream argument null); always true on the CPU.
+bool computes_on_default_stream(const Device& device);
 void reset_device_peak(const Device& device);
 
 // A 1-d tensor of the n values at `data` where `device` computes: the host array itself on the CPU
