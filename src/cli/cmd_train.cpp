@@ -128,7 +128,7 @@ void agree_on_device(Communicator& comm, Placement& p) {
   comm.allreduce_max(&on_cpu, 1);
   if (on_cpu == 0 || !p.device.is_cuda()) return;
   p = Placement{Device::cpu(), Backend::kMpi,
-                "training.device auto: another rank has no GPU of its own"};
+                "training.device auto: another rank has no GPU of its own", ""};
 }
 
 void create_dirs(const std::filesystem::path& dir) {
