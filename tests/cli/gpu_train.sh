@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole epoch on the GPU (training.device=cuda, NCCL between ranks), against the CPU path, on a
 # generated graph and on Cora (when the shared datasets are present), dropout on, same seed:
-# - W=1: the CUDA run's per-epoch losses and final parameters equal the CPU run's within 1e-4
-#   (they differ only in float summation order);
+# - W=1: the CUDA run's per-epoch losses and final parameters equal the CPU run's within
+#   DEVICE_TOL (tests/cli/lib/device_job.sh: they differ only in float summation order; the CPU
+#   test device_tolerance.sh shows the margin of that tolerance on both sides);
 # - W=2 and W=4 on the one GPU (a distinct NCCL_HOSTID per rank) reproduce CUDA W=1 the same way;
-# - overlap (AdaQP-p) reproduces vanilla exactly on the GPU;
+# - overlap (AdaQP-p) reproduces vanilla exactly on the GPU (same partition directory);
 # - the cover layout (communication.exchange=cover: partial sums by cuSPARSE on the sender)
 #   reproduces the rows layout at W=2 within 1e-4;
 # - quantized modes (uniform 4 bits; random widths) send exactly the CPU's bytes per epoch, rank
@@ -25,29 +26,30 @@ compare=("${ADAQP_PYTHON:-python3}" "$ADAQP_SOURCE_DIR/tests/cli/lib/compare_run
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# shellcheck source=tests/cli/lib/device_job.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/device_job.sh"
+
 # run NAME DEVICE W ARGS...: trains on W ranks (each its own NCCL_HOSTID, so that they may share
-# the GPU) into $tmp/NAME/DEVICE-wW; the partition of NAME and W is shared by every run.
+# the GPU) into $tmp/NAME/DEVICE-wW; every run of one dataset and W reads one partition (Cora's,
+# or the generated graph's).
 run() {
-  local name=$1 device=$2 w=$3
+  local name=$1 device=$2 w=$3 data=gen
   shift 3
+  [[ $name == cora ]] && data=cora
   local out="$tmp/$name/$device-w$w"
   # shellcheck disable=SC2016
   if ! timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np "$w" bash -c \
       'NCCL_HOSTID=adaqp-gpu-test-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN" train "$@" \
       --set "training.device=$device" --set "partition.parts=$w" \
-      --set "partition.dir=$tmp/$name-partition-w$w" --set "output.dir=$out" \
-      --set training.epochs=30 --set training.seed=11 --set model.dropout=0.5 \
-      --set output.log_level=warn >"$out.log" 2>&1; then
+      --set "partition.dir=$tmp/$data-partition-w$w" --set "output.dir=$out" \
+      "${device_training[@]}" --set output.log_level=warn >"$out.log" 2>&1; then
     cat "$out.log"
     echo "FAIL: $name on $device, $w ranks" >&2
     exit 1
   fi
 }
 
-synthetic=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
-           --set dataset.synthetic.feat_dim=48 --set dataset.synthetic.seed=5
-           --set dataset.self_loops=true --set model.layers=3 --set model.hidden=32
-           --set communication.mode=vanilla)
+synthetic=("${device_job[@]}")
 cases=(gen)
 mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/overlap" "$tmp/adaptive" \
   "$tmp/cover"
@@ -69,9 +71,10 @@ for name in "${cases[@]}"; do
     # shellcheck disable=SC2046
     run "$name" cuda "$w" $(args_of "$name")
   done
-  "${compare[@]}" losses "$tmp/$name/cpu-w1" "$tmp/$name/cuda-w1" 1e-4 --params 1e-4
+  "${compare[@]}" losses "$tmp/$name/cpu-w1" "$tmp/$name/cuda-w1" "$DEVICE_TOL" --params "$DEVICE_TOL"
   for w in 2 4; do
-    "${compare[@]}" losses "$tmp/$name/cuda-w1" "$tmp/$name/cuda-w$w" 1e-4 --params 1e-4
+    "${compare[@]}" losses "$tmp/$name/cuda-w1" "$tmp/$name/cuda-w$w" "$DEVICE_TOL" \
+      --params "$DEVICE_TOL"
   done
 done
 
@@ -110,7 +113,7 @@ for pair in cuda:cpu cpu:cuda; do
     --set training.epochs=15 >"$out-1.log" 2>&1 || { cat "$out-1.log"; exit 1; }
   timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun -np 1 "$ADAQP_BIN" train "${common[@]}" --set "training.device=$second" \
     --resume >"$out-2.log" 2>&1 || { cat "$out-2.log"; exit 1; }
-  "${compare[@]}" losses "$tmp/gen/$first-w1" "$out" 1e-4 --params 1e-4
+  "${compare[@]}" losses "$tmp/gen/$first-w1" "$out" "$DEVICE_TOL" --params "$DEVICE_TOL"
 done
 # Without Cora the generated half has passed and the Cora half is a visible skip (a failure under
 # CI=true).
