@@ -6,7 +6,8 @@
 #   the final parameters), so a correct device whose arithmetic differs more than the CPU's from
 #   itself still passes;
 # - a run that loses every halo row (adaqp_zero_halo: the halo messages zeroed on arrival) differs
-#   by more than 10 x DEVICE_TOL in both, so a broken exchange cannot pass.
+#   by more than 10 x DEVICE_TOL in both, so a broken exchange cannot pass;
+# - the epoch records' times are consistent (compare_runs.py sanity, which gpu_train.sh also runs).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
 : "${ADAQP_ZERO_HALO_BIN:?path of the negative control adaqp_zero_halo}"
@@ -29,6 +30,7 @@ tight=$(python3 -c "print($DEVICE_TOL / 100)")
 for w in 2 4; do
   run "$ADAQP_BIN" "w$w" "$w"
   "${compare[@]}" losses "$tmp/w1" "$tmp/w$w" "$tight" --first 0 --params "$tight"
+  "${compare[@]}" sanity "$tmp/w$w"
 done
 run "$ADAQP_ZERO_HALO_BIN" zero 2
 loose=$(python3 -c "print($DEVICE_TOL * 10)")

@@ -9,6 +9,11 @@ Used by the CLI tests (not a test itself):
       each rank sent exactly the same bytes per epoch and per layer in both runs (same world size).
   compare_runs.py widths RUN
       the adaptive scheme chose more than one bit-width over the run.
+  compare_runs.py sanity RUN [--device]
+      every epoch record's times are consistent (epoch time > 0; compute, communication, exposed
+      and all-reduce times >= 0; exposed and all-reduce time within the epoch); with --device, the
+      summary names a CUDA device and each rank's device allocator peak stays within 2% of its
+      second epoch's from then on (no memory growing across epochs; epochs that evaluate apart).
 """
 import json
 import sys
@@ -86,6 +91,40 @@ def cmd_widths(run):
     print(f"ok: {run}: messages at 2/4/8 bits: {seen}")
 
 
+def cmd_sanity(run, device):
+    recs = records(run)
+    epochs = [r for r in recs if "epoch" in r and "epoch_time_s" in r and "event" not in r]
+    assert epochs, f"{run}: no epoch records"
+    for r in epochs:
+        where = f"{run}: epoch {r['epoch']} rank {r['rank']}"
+        t = r["epoch_time_s"]
+        assert t > 0, f"{where}: epoch_time_s {t}"
+        for key in ("compute_time_s", "comm_time_s", "exposed_comm_time_s", "reduce_time_s"):
+            assert r[key] >= 0, f"{where}: {key} {r[key]}"
+        assert r["exposed_comm_time_s"] + r["reduce_time_s"] <= t * 1.001 + 1e-6, (
+            f"{where}: exposed {r['exposed_comm_time_s']} + all-reduce {r['reduce_time_s']} "
+            f"exceed the epoch's {t}")
+    text = f"{len(epochs)} epoch records with consistent times"
+    if device:
+        summary = [r for r in recs if r.get("event") == "summary"][0]
+        assert str(summary["device"]).startswith("cuda"), f"{run}: trained on {summary['device']}"
+        # Per rank, and apart for epochs that evaluate (their peak includes the evaluation).
+        groups = {}
+        for r in epochs:
+            key = (r["rank"], "val_acc" in r)
+            groups.setdefault(key, {})[r["epoch"]] = r["device_peak_bytes"]
+        for (rank, evaluates), peaks in groups.items():
+            later = sorted(peaks)[1:]
+            if not later:
+                continue
+            first, worst = peaks[later[0]], max(peaks[e] for e in later)
+            assert worst <= first * 1.02, (
+                f"{run}: rank {rank}'s device peak grows from {first} to {worst} bytes "
+                f"(epochs {'with' if evaluates else 'without'} evaluation)")
+        text += ", device peaks flat after epoch 2"
+    print(f"ok: {run}: {text}")
+
+
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "losses":
@@ -94,5 +133,7 @@ if __name__ == "__main__":
         cmd_bytes(sys.argv[2], sys.argv[3])
     elif what == "widths":
         cmd_widths(sys.argv[2])
+    elif what == "sanity":
+        cmd_sanity(sys.argv[2], "--device" in sys.argv[3:])
     else:
         sys.exit(f"unknown comparison {what}")
