@@ -213,17 +213,7 @@ constexpr int64_t kPiece = int64_t{1} << 20;
 // The next `count` elements of an int32 or int64 member, widened.
 std::vector<int64_t> read_ints(NpzMember& m, int64_t count, std::vector<uint8_t>& buffer) {
   m.read(count, buffer);
-  std::vector<int64_t> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    if (m.array().dtype == NpyDtype::kInt32) {
-      int32_t v;
-      std::memcpy(&v, buffer.data() + 4 * i, 4);
-      out[i] = v;
-    } else {
-      std::memcpy(&out[i], buffer.data() + 8 * i, 8);
-    }
-  }
-  return out;
+  return npy_to_int64(buffer, m.array().dtype);
 }
 
 // Row i of the matrix lists the in-neighbours (sources) of node i, which is GraphSlice's CSR by

@@ -339,9 +339,22 @@ bool npy_is_int(const NpyArray& a) {
 
 std::vector<int64_t> npy_to_int64(const NpyArray& a) {
   ADAQP_CHECK(npy_is_int(a), "dtype " + a.descr());
-  std::vector<int64_t> out(a.size());
-  for (int64_t i = 0; i < a.size(); ++i)
-    out[i] = a.dtype == NpyDtype::kInt32 ? npy_element<int32_t>(a, i) : npy_element<int64_t>(a, i);
+  return npy_to_int64(a.payload, a.dtype);
+}
+
+std::vector<int64_t> npy_to_int64(const std::vector<uint8_t>& bytes, NpyDtype d) {
+  ADAQP_CHECK(d == NpyDtype::kInt32 || d == NpyDtype::kInt64, "an int32 or int64 payload");
+  const size_t item = d == NpyDtype::kInt32 ? 4 : 8;
+  std::vector<int64_t> out(bytes.size() / item);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (d == NpyDtype::kInt32) {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      out[i] = v;
+    } else {
+      std::memcpy(&out[i], bytes.data() + 8 * i, 8);
+    }
+  }
   return out;
 }
 

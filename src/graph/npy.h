@@ -67,5 +67,8 @@ T npy_element(const NpyArray& a, int64_t i) {
 bool npy_is_int(const NpyArray& a);
 // The elements of an int32 or int64 array, widened.
 std::vector<int64_t> npy_to_int64(const NpyArray& a);
+// The same for raw payload bytes of dtype `d` (int32 or int64), e.g. a range read or a piece of a
+// streamed member.
+std::vector<int64_t> npy_to_int64(const std::vector<uint8_t>& bytes, NpyDtype d);
 
 }  // namespace adaqp

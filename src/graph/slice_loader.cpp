@@ -28,20 +28,6 @@ constexpr int kSliceTag = 32758;
 // Index arrays of the splits are read in pieces of this many ids.
 constexpr int64_t kSplitPiece = int64_t{1} << 20;
 
-std::vector<int64_t> widen(const std::vector<uint8_t>& bytes, NpyDtype d) {
-  std::vector<int64_t> out(bytes.size() / (d == NpyDtype::kInt32 ? 4 : 8));
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (d == NpyDtype::kInt32) {
-      int32_t v;
-      std::memcpy(&v, bytes.data() + 4 * i, 4);
-      out[i] = v;
-    } else {
-      std::memcpy(&out[i], bytes.data() + 8 * i, 8);
-    }
-  }
-  return out;
-}
-
 // feat.npy: this slice's rows; sets num_nodes, feat_dim.
 void read_feature_rows(const std::string& path, GraphSlice& s, int rank, int world) {
   const NpyHeader h = read_npy_header(path);
@@ -71,9 +57,9 @@ std::vector<std::pair<int64_t, int64_t>> read_edge_share(const std::string& path
   const int64_t e = h.array.shape[1];
   const NodeRange share = slice_range(e, rank, world);
   const std::vector<int64_t> src =
-      widen(read_npy_range(path, h, share.first, share.count), h.array.dtype);
+      npy_to_int64(read_npy_range(path, h, share.first, share.count), h.array.dtype);
   const std::vector<int64_t> dst =
-      widen(read_npy_range(path, h, e + share.first, share.count), h.array.dtype);
+      npy_to_int64(read_npy_range(path, h, e + share.first, share.count), h.array.dtype);
   std::vector<std::pair<int64_t, int64_t>> edges(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
     for (int row = 0; row < 2; ++row) {
@@ -95,7 +81,7 @@ void read_label_rows(const std::string& path, GraphSlice& s) {
   const NpyArray& a = h.array;
   const int64_t n = s.num_nodes, count = s.count();
   if (labels_are_class_ids(path, a, n)) {
-    s.labels = widen(read_npy_range(path, h, s.first, count), a.dtype);
+    s.labels = npy_to_int64(read_npy_range(path, h, s.first, count), a.dtype);
     int64_t max_label = -1;
     for (int64_t i = 0; i < count; ++i) {
       const std::string problem = class_id_problem(s.labels[i], n);
@@ -147,7 +133,7 @@ std::vector<int64_t> read_split_ids(const std::string& path, const GraphSlice& s
   } else {
     for (int64_t at = 0; at < h.elements; at += kSplitPiece) {
       const int64_t k = std::min(kSplitPiece, h.elements - at);
-      const std::vector<int64_t> piece = widen(read_npy_range(path, h, at, k), a.dtype);
+      const std::vector<int64_t> piece = npy_to_int64(read_npy_range(path, h, at, k), a.dtype);
       for (int64_t i = 0; i < k; ++i) {
         const int64_t v = piece[i];
         if (v < 0 || v >= n)

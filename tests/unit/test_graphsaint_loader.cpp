@@ -176,14 +176,20 @@ std::string print_name(const testing::TestParamInfo<MalformedSaint>& info) {
 
 class MalformedGraphSaint : public testing::TestWithParam<MalformedSaint> {};
 
-TEST_P(MalformedGraphSaint, ThrowsOneClearInputError) {
-  const MalformedSaint& c = GetParam();
-  TempDir tmp;
+// The tiny dataset with case c's edit and damage, written into tmp; its directory.
+std::string write_case(const MalformedSaint& c, const TempDir& tmp) {
   const std::string dir = tmp.str("data");
   GraphSaintFiles files = test::tiny_graphsaint_files();
   if (c.edit) c.edit(files);
   test::write_graphsaint(dir, files);
   if (c.damage) c.damage(dir);
+  return dir;
+}
+
+TEST_P(MalformedGraphSaint, ThrowsOneClearInputError) {
+  const MalformedSaint& c = GetParam();
+  TempDir tmp;
+  const std::string dir = write_case(c, tmp);
   try {
     load_graphsaint(dir);
     FAIL() << "no error thrown";
@@ -476,11 +482,7 @@ const MalformedSaint kCases[] = {
 TEST_P(MalformedGraphSaint, SlicesGiveTheLoadersError) {
   const MalformedSaint& c = GetParam();
   TempDir tmp;
-  const std::string dir = tmp.str("data");
-  GraphSaintFiles files = test::tiny_graphsaint_files();
-  if (c.edit) c.edit(files);
-  test::write_graphsaint(dir, files);
-  if (c.damage) c.damage(dir);
+  const std::string dir = write_case(c, tmp);
   for (int world = 2; world <= 3; ++world) {
     std::string first;
     for (int rank = 0; rank < world && first.empty(); ++rank) {
