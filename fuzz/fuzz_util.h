@@ -32,9 +32,13 @@ inline const std::filesystem::path& scratch_dir() {
         std::filesystem::temp_directory_path() / ("adaqp-fuzz-" + std::to_string(::getpid()));
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
-    std::atexit([] { std::filesystem::remove_all(scratch_dir()); });
     return d;
   }();
+  // Registered once `dir` is complete, so that the removal runs before `dir`'s destructor (exit
+  // handlers run in reverse order of registration); registered inside its initialiser, it ran
+  // after it and read the freed path (AddressSanitizer: heap-use-after-free at exit).
+  static const bool removed_at_exit = std::atexit([] { std::filesystem::remove_all(dir); }) == 0;
+  (void)removed_at_exit;
   return dir;
 }
 
