@@ -10,7 +10,8 @@
 # call of the device tool (at most 10 minutes). Every step runs even when an earlier one fails;
 # the exit status says whether all passed. A GPU step that skips a test fails: on the GPU machine
 # nothing may skip (but the NCCL tests that need 2 ranks, at 1 rank). Logs go to $OUT (default
-# /tmp/adaqp-gpu-checks).
+# /tmp/adaqp-gpu-checks). ADAQP_NCCL_TIMEOUT (default 300 s) bounds each NCCL step, so that a hang
+# leaves device time for the rest.
 set -uo pipefail
 : "${B:?the CUDA build directory}"
 groups=("$@")
@@ -54,7 +55,8 @@ if wanted nccl; then
     skips=no
     ((np > 1)) || skips=yes
     # shellcheck disable=SC2016
-    step "nccl_np$np" "$skips" timeout 300 mpirun --oversubscribe --bind-to none -np "$np" \
+    step "nccl_np$np" "$skips" timeout "${ADAQP_NCCL_TIMEOUT:-300}" \
+      mpirun --oversubscribe --bind-to none -np "$np" \
       bash -c 'NCCL_HOSTID=adaqp-check-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' \
       "$B/tests/adaqp_mpi_tests" --gtest_filter='Nccl*'
   done

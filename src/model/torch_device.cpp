@@ -1,6 +1,7 @@
 #include "adaqp/model/torch_device.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
 
 namespace adaqp {
@@ -15,6 +16,13 @@ at::Tensor host_array(const T* data, int64_t n, at::ScalarType type, const Devic
   if (n == 0) return at::empty({0}, torch_options(device, type));
   return at::from_blob(const_cast<T*>(data), {n}, at::TensorOptions().dtype(type))
       .to(torch_device(device), /*non_blocking=*/false, copy);
+}
+
+// The CUDA caching allocator sizes its per-device state when libtorch initialises CUDA, which
+// happens on the first CUDA tensor; a query before that is "Invalid device argument".
+c10::DeviceIndex initialised_cuda_index(const Device& device) {
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+  return static_cast<c10::DeviceIndex>(device.index);
 }
 
 }  // namespace
@@ -35,7 +43,7 @@ Device tensor_device(const at::Tensor& t) {
 DeviceMemory device_memory(const Device& device) {
   DeviceMemory m;
   if (!device.is_cuda()) return m;
-  const auto index = static_cast<c10::DeviceIndex>(device.index);
+  const auto index = initialised_cuda_index(device);
   m.peak_allocated_bytes =
       at::accelerator::getDeviceStats(index)
           .allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
@@ -48,12 +56,11 @@ DeviceMemory device_memory(const Device& device) {
 bool computes_on_default_stream(const Device& device) {
   if (!device.is_cuda()) return true;
   // Stream id 0 is the default stream of every device (c10's stream ids).
-  return at::accelerator::getCurrentStream(static_cast<c10::DeviceIndex>(device.index)).id() == 0;
+  return at::accelerator::getCurrentStream(initialised_cuda_index(device)).id() == 0;
 }
 
 void reset_device_peak(const Device& device) {
-  if (device.is_cuda())
-    at::accelerator::resetPeakStats(static_cast<c10::DeviceIndex>(device.index));
+  if (device.is_cuda()) at::accelerator::resetPeakStats(initialised_cuda_index(device));
 }
 
 at::Tensor where_computed(const int64_t* data, int64_t n, const Device& device) {
