@@ -5,7 +5,8 @@
 #      SpMM) and libtorch on the device;
 #   2. the NCCL communicator at 1, 2 and 4 ranks on the GPU(s) (a distinct NCCL_HOSTID per rank,
 #      so that ranks may share a GPU);
-#   3. training on the GPU against the CPU (tests/cli/gpu_train.sh).
+#   3. training on the GPU against the CPU (tests/cli/gpu_train.sh), and a rank killed during GPU
+#      training (tests/cli/kill_rank.sh on cuda).
 # Usage: gpu_checks.sh [kernels] [nccl] [train] (default: all three), so that each fits in one
 # call of the device tool (at most 10 minutes). Every step runs even when an earlier one fails;
 # the exit status says whether all passed. A GPU step that skips a test fails: on the GPU machine
@@ -69,6 +70,8 @@ if wanted train; then
   step gpu_train yes env ADAQP_BIN="$B/src/adaqp" ADAQP_SOURCE_DIR="$ROOT" \
     ADAQP_SHARED_DATASETS="$datasets" ADAQP_PYTHON="${ADAQP_PYTHON:-python3}" \
     ADAQP_RUN_TIMEOUT="${ADAQP_RUN_TIMEOUT:-120}" bash "$ROOT/tests/cli/gpu_train.sh"
+  step kill_rank_cuda no env ADAQP_BIN="$B/src/adaqp" ADAQP_KILL_RANK_DEVICE=cuda \
+    timeout 300 bash "$ROOT/tests/cli/kill_rank.sh"
 fi
 if ((${#failed[@]})); then
   echo "gpu checks: ${#failed[@]} failed: ${failed[*]}"

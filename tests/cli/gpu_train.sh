@@ -10,7 +10,13 @@
 #   reproduces the rows layout at W=2 within 1e-4;
 # - quantized modes (uniform 4 bits; random widths) send exactly the CPU's bytes per epoch, rank
 #   and layer;
+# - the cover layout with quantized messages (random widths) sends exactly the CPU's bytes too;
 # - the adaptive scheme runs on the GPU and chooses several widths;
+# - multi-label training (a GraphSAINT-layout graph, binary cross-entropy) matches the CPU at W=2
+#   within DEVICE_TOL;
+# - a diverging quantized run (learning rate 1e30) stops on every rank at epoch 2 with the codec's
+#   error naming the message (on CUDA from settle(), which reads the device codec's status word),
+#   as on the CPU;
 # - GraphSAGE with LayerNorm, and the layer-0 feature cache off, match the CPU at W=2 within
 #   DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
 # - training.device=auto takes the GPU and reproduces the CUDA run; every run's epoch records have
@@ -39,7 +45,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/device_job.sh"
 run() {
   local name=$1 device=$2 w=$3 data=gen
   shift 3
-  [[ $name == cora ]] && data=cora
+  [[ $name == cora || $name == multi ]] && data=$name
   local out="$tmp/$name/$device-w$w"
   # shellcheck disable=SC2016
   if ! timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np "$w" bash -c \
@@ -55,8 +61,8 @@ run() {
 
 synthetic=("${device_job[@]}")
 cases=(gen)
-mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/overlap" "$tmp/adaptive" \
-  "$tmp/cover" "$tmp/sage" "$tmp/nocache" "$tmp/auto"
+mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/quantcover" "$tmp/multi" \
+  "$tmp/overlap" "$tmp/adaptive" "$tmp/cover" "$tmp/sage" "$tmp/nocache" "$tmp/auto"
 cora="${ADAQP_SHARED_DATASETS:-}/cora"
 [[ -d "$cora/raw" ]] && cases+=(cora)
 args_of() {
@@ -116,8 +122,10 @@ for device in cpu cuda; do
     --set communication.scheme=uniform --set communication.bits=4
   run random "$device" 2 "${synthetic[@]}" --set communication.mode=adaqp \
     --set communication.scheme=random
+  run quantcover "$device" 2 "${synthetic[@]}" --set communication.mode=adaqp \
+    --set communication.scheme=random --set communication.exchange=cover
 done
-for name in quant random; do
+for name in quant random quantcover; do
   "${compare[@]}" bytes "$tmp/$name/cpu-w2" "$tmp/$name/cuda-w2"
   "${compare[@]}" losses "$tmp/$name/cpu-w2" "$tmp/$name/cuda-w2" 1e-3
 done
@@ -125,6 +133,37 @@ done
 run adaptive cuda 2 "${synthetic[@]}" --set communication.mode=adaqp \
   --set communication.scheme=adaptive
 "${compare[@]}" widths "$tmp/adaptive/cuda-w2"
+
+# Multi-label: the loss and F1 path on the device.
+PYTHON=${ADAQP_PYTHON:-python3}
+# shellcheck source=tests/cli/lib/graphsaint_dataset.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/graphsaint_dataset.sh"
+make_graphsaint_dataset "$tmp/data/multi" multi
+for device in cpu cuda; do
+  run multi "$device" 2 --set "dataset.path=$tmp/data/multi" --set communication.mode=vanilla
+done
+"${compare[@]}" losses "$tmp/multi/cpu-w2" "$tmp/multi/cuda-w2" "$DEVICE_TOL" --params "$DEVICE_TOL"
+
+# Divergence inside a quantized exchange: one error per rank naming the message, on both devices.
+diverged="cannot quantize the layer [0-9]+ (forward|backward) message of node [0-9]+ \(epoch 2\): "
+diverged+=".*; the training has diverged"
+for device in cpu cuda; do
+  log="$tmp/nonfinite-$device.log"
+  rc=0
+  # shellcheck disable=SC2016
+  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np 2 bash -c \
+    'NCCL_HOSTID=adaqp-gpu-test-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN" train \
+    "${synthetic[@]}" "${device_training[@]}" --set communication.mode=quant --set training.lr=1e30 \
+    --set "training.device=$device" --set partition.parts=2 \
+    --set "partition.dir=$tmp/gen-partition-w2" --set "output.dir=$tmp/nonfinite/$device" \
+    --set output.log_level=warn >"$log" 2>&1 || rc=$?
+  if ((rc == 0 || rc == 124)) || ! grep -Eq "^adaqp: error on rank [01]: $diverged$" "$log"; then
+    cat "$log"
+    echo "FAIL: a diverging quantized run on $device exited $rc without the codec's error" >&2
+    exit 1
+  fi
+  echo "ok: diverging quantized run on $device: $(grep -Em1 "$diverged" "$log")"
+done
 
 # Checkpoints across devices: 15 epochs on one device, the rest resumed on the other.
 for pair in cuda:cpu cpu:cuda; do

@@ -5,8 +5,13 @@
 # surviving rank);
 # the newest checkpoint must be intact (the resume loads it without skipping any), and resuming it
 # must reproduce an uninterrupted run bitwise (per-epoch losses and scores, final parameters).
+# ADAQP_KILL_RANK_DEVICE=cuda runs it all on the GPU (scripts/gpu_checks.sh; the ranks share it
+# with a distinct NCCL_HOSTID each); default cpu.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# Ranks may share a GPU only with distinct NCCL_HOSTIDs; without a GPU the variable is unused.
+# shellcheck disable=SC2016
+launch=(bash -c 'NCCL_HOSTID=adaqp-kill-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN")
 tmp=$(mktemp -d)
 runner=""
 trap '[[ -n "$runner" ]] && kill "$runner" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -14,14 +19,14 @@ timeout_s=5
 
 job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
      --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
-     --set training.device=cpu
+     --set "training.device=${ADAQP_KILL_RANK_DEVICE:-cpu}"
      --set dataset.synthetic.seed=3 --set partition.parts=3 --set training.seed=4
      --set training.threads=1 --set training.checkpoint_every=5
      --set "communication.timeout_s=$timeout_s" --set output.log_level=info)
 
 # The run to kill: far more epochs than it will get through. It is killed once it has written two
 # checkpoints (epochs 5 and 10; only the newest 2 are kept, so later ones replace them).
-timeout 600 mpirun --oversubscribe -np 3 "$ADAQP_BIN" train "${job[@]}" \
+timeout 600 mpirun --oversubscribe -np 3 "${launch[@]}" train "${job[@]}" \
   --set "output.dir=$tmp/killed" --set training.epochs=100000 >"$tmp/killed.log" 2>&1 &
 runner=$!
 checkpoints() { compgen -G "$tmp/killed/checkpoints/ckpt-*.bin" | wc -l; }
@@ -65,7 +70,7 @@ latest=""
 for f in "$tmp"/killed/checkpoints/ckpt-*.bin; do latest=$(basename "$f"); done  # sorted glob
 epoch=$((10#$(echo "$latest" | tr -dc '0-9')))
 end=$((epoch + 6))
-timeout 300 mpirun --oversubscribe -np 3 "$ADAQP_BIN" train "${job[@]}" \
+timeout 300 mpirun --oversubscribe -np 3 "${launch[@]}" train "${job[@]}" \
   --set "output.dir=$tmp/killed" --set "training.epochs=$end" --resume >"$tmp/resume.log" 2>&1 ||
   { cat "$tmp/resume.log"; echo "FAIL: resume" >&2; exit 1; }
 if grep -q "skipping unreadable checkpoint" "$tmp/resume.log" ||
@@ -74,7 +79,7 @@ if grep -q "skipping unreadable checkpoint" "$tmp/resume.log" ||
   echo "FAIL: the newest checkpoint $latest was not resumed intact" >&2
   exit 1
 fi
-timeout 300 mpirun --oversubscribe -np 3 "$ADAQP_BIN" train "${job[@]}" \
+timeout 300 mpirun --oversubscribe -np 3 "${launch[@]}" train "${job[@]}" \
   --set "output.dir=$tmp/ref" --set "training.epochs=$end" >"$tmp/ref.log" 2>&1 ||
   { cat "$tmp/ref.log"; echo "FAIL: reference run" >&2; exit 1; }
 

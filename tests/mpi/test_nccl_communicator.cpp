@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +24,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/cuda_support.h"
+#include "mpi/nccl_skip.h"
 #endif
 #include "mpi/mpi_skip.h"
 
@@ -37,36 +37,8 @@ constexpr double kTestTimeoutS = 60.0;
 constexpr uint8_t kCanary = 0xA5;
 constexpr size_t kCanaryBytes = 16;
 
-int world_rank() {
-  int rank = 0;
-  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
-  return rank;
-}
-
-int world_size() {
-  int size = 1;
-  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size", -1);
-  return size;
-}
-
-// Why this job cannot run the NCCL tests ("" if it can); the same answer on every rank.
-std::string skip_reason() {
-  std::string why;
-  const int devices = kernels::cuda_device_count(&why);
-  const int size = world_size();
-  std::string reason;
-  if (devices == 0) {
-    reason = "no CUDA device visible (" + why + ")";
-  } else if (devices < size && std::getenv("NCCL_HOSTID") == nullptr) {
-    reason = std::to_string(size) + " ranks share " + std::to_string(devices) +
-             " GPU(s): NCCL needs one GPU per rank, or a distinct NCCL_HOSTID per rank";
-  }
-  int local = reason.empty() ? 0 : 1, any = 0;
-  check_mpi(MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce",
-            world_rank());
-  if (any != 0 && reason.empty()) reason = "another rank cannot run the NCCL tests";
-  return reason;
-}
+using test::world_rank;
+using test::world_size;
 
 using DeviceBytes = cuda::DeviceBuffer<uint8_t>;
 
@@ -148,7 +120,7 @@ TEST(NcclCommunicatorSetup, InvalidDeviceIsConfigErrorOnEveryRank) {
 class NcclCommunicatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string reason = skip_reason();
+    const std::string reason = test::nccl_skip_reason();
     if (!reason.empty()) GTEST_SKIP() << test::kNeedsGpu << reason;
     const int devices = kernels::cuda_device_count();
     device_ = world_rank() % devices;
