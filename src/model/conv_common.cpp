@@ -1,10 +1,20 @@
 #include "conv_common.h"
 
 #include <ATen/ATen.h>
+#include <torch/nn/init.h>
+#include <torch/utils.h>
 
 #include "adaqp/model/dist_aggregate.h"
 
 namespace adaqp::conv_detail {
+
+torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain) {
+  torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));
+  const torch::NoGradGuard no_grad;
+  torch::nn::init::xavier_uniform_(linear->weight, gain);
+  if (bias) torch::nn::init::zeros_(linear->bias);
+  return linear;
+}
 
 at::Tensor features_linear(DistGraph& graph, const DropoutMask& mask,
                            const torch::nn::Linear& neighbour, const at::Tensor& root) {

@@ -10,6 +10,12 @@
 
 namespace adaqp::conv_detail {
 
+// A layer's Linear (in -> out) initialised as the reference's layers (AdaQP's DistGCNConv, DGL's
+// GraphConv and SAGEConv) and PyG's GCNConv are: weights Glorot-uniform scaled by `gain` (bound
+// gain * sqrt(6 / (in + out))), bias zero. libtorch's default draws smaller weights and non-zero
+// biases, which trains measurably slower per epoch than the systems it is compared with.
+torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain);
+
 // Layer 0: (A X * mask) W^T + b [+ (X * mask') R^T when `root` is defined], A X the graph's cached
 // aggregated features.
 at::Tensor features_linear(DistGraph& graph, const DropoutMask& mask,

@@ -20,7 +20,8 @@ class GcnConv final : public GraphConv {
  public:
   GcnConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
       : in_(in),
-        neighbour_(owner.register_module(prefix + "_neighbour", torch::nn::Linear(in, out))) {}
+        neighbour_(owner.register_module(prefix + "_neighbour",
+                                         glorot_linear(in, out, /*bias=*/true, /*gain=*/1.0))) {}
 
   const EdgeNorm& norm() const override { return kGcnNorm; }
   int64_t feature_mask_width() const override { return in_; }

@@ -1,5 +1,6 @@
 // GraphSAGE-mean: Y = A_mean H W_n + b + H W_r, a_ij = 1 / in_deg(i). In layer 0 a row's dropout
 // mask has 2 * in elements: the first in for A X, the last in for the root term's X.
+#include <cmath>
 #include <memory>
 
 #include "adaqp/model/conv.h"
@@ -14,13 +15,17 @@ const EdgeNorm kMeanNorm{"mean", [](int64_t in_deg_dst, int64_t /*out_deg_src*/)
 
 namespace {
 
+// DGL's SAGEConv (and the reference's) scale both weights by the ReLU gain, sqrt(2).
+const double kReluGain = std::sqrt(2.0);
+
 class SageConv final : public GraphConv {
  public:
   SageConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
       : in_(in),
-        neighbour_(owner.register_module(prefix + "_neighbour", torch::nn::Linear(in, out))),
-        root_(owner.register_module(
-            prefix + "_root", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)))) {}
+        neighbour_(owner.register_module(prefix + "_neighbour",
+                                         glorot_linear(in, out, /*bias=*/true, kReluGain))),
+        root_(owner.register_module(prefix + "_root",
+                                    glorot_linear(in, out, /*bias=*/false, kReluGain))) {}
 
   const EdgeNorm& norm() const override { return kMeanNorm; }
   int64_t feature_mask_width() const override { return 2 * in_; }
