@@ -35,7 +35,7 @@ step() {
   shift 2
   local t0=$SECONDS status=pass
   "$@" >"$out/$name.log" 2>&1 || status=FAIL
-  if [[ $status == pass && $skips_allowed == no ]] && grep -q '^\[  SKIPPED \]' "$out/$name.log"; then
+  if [[ $status == pass && $skips_allowed == no ]] && grep -q '\[  SKIPPED \]' "$out/$name.log"; then
     status="FAIL (tests skipped)"
   fi
   if [[ $status == pass ]]; then

@@ -14,9 +14,9 @@
 # - the adaptive scheme runs on the GPU and chooses several widths;
 # - multi-label training (a GraphSAINT-layout graph, binary cross-entropy) matches the CPU at W=2
 #   within DEVICE_TOL;
-# - a diverging quantized run (learning rate 1e30) stops on every rank at epoch 2 with the codec's
-#   error naming the message (on CUDA from settle(), which reads the device codec's status word),
-#   as on the CPU;
+# - a diverging quantized run (learning rate 1e30) stops non-zero at epoch 2 with the codec's error
+#   naming the message from the first rank that meets it (on CUDA from settle(), which reads the
+#   device codec's status word; the job is then aborted), as on the CPU;
 # - GraphSAGE with LayerNorm, and the layer-0 feature cache off, match the CPU at W=2 within
 #   DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
 # - training.device=auto takes the GPU and reproduces the CUDA run; every run's epoch records have
@@ -144,7 +144,7 @@ for device in cpu cuda; do
 done
 "${compare[@]}" losses "$tmp/multi/cpu-w2" "$tmp/multi/cuda-w2" "$DEVICE_TOL" --params "$DEVICE_TOL"
 
-# Divergence inside a quantized exchange: one error per rank naming the message, on both devices.
+# Divergence inside a quantized exchange: the codec's error naming the message, on both devices.
 diverged="cannot quantize the layer [0-9]+ (forward|backward) message of node [0-9]+ \(epoch 2\): "
 diverged+=".*; the training has diverged"
 for device in cpu cuda; do
