@@ -35,9 +35,10 @@ int64_t GnnImpl::out_width(int layer) const {
   return layer + 1 == opt_.layers ? opt_.out_dim : opt_.hidden;
 }
 
-int64_t GnnImpl::aggregation_width(int layer) const {
+LayerExchange GnnImpl::exchange(int layer) const {
   ADAQP_CHECK(layer >= 0 && layer < opt_.layers, "layer " + std::to_string(layer));
-  return layer == 0 ? opt_.in_dim : std::min(in_width(layer), out_width(layer));
+  if (layer == 0) return LayerExchange{opt_.in_dim, /*features=*/true, /*backward=*/false};
+  return LayerExchange{std::min(in_width(layer), out_width(layer)), false, true};
 }
 
 at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {

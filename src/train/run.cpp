@@ -57,8 +57,9 @@ struct PartRecord {
 static_assert(std::is_trivially_copyable<PartRecord>::value, "PartRecord is sent as bytes");
 
 // Per rank: central and marginal nodes, the share of in-edges that are local, and the bytes of
-// one full-precision exchange per layer (forward: sent rows; backward: received rows; layer 0's
-// forward exchange happens once at start-up when the features are cached). Sets the bytes all
+// one full-precision exchange per layer (forward: sent rows; backward: received rows, where the
+// layer sends gradients back; the features' forward exchange happens once at start-up when they
+// are cached). Sets the bytes all
 // ranks would send per epoch at full precision and the rows of an exchange (collective).
 void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) {
   const Part& p = trainer.part();
@@ -87,9 +88,10 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
     const PartRecord& a = all[r];
     std::vector<int64_t> fwd, bwd;
     for (int l = 0; l < trainer.num_layers(); ++l) {
-      const int64_t row_bytes = trainer.layer_input_width(l) * static_cast<int64_t>(sizeof(float));
+      const LayerExchange e = trainer.layer_exchange(l);
+      const int64_t row_bytes = e.width * static_cast<int64_t>(sizeof(float));
       fwd.push_back(a.send_rows * row_bytes);
-      bwd.push_back(l == 0 ? 0 : a.halo_rows * row_bytes);
+      bwd.push_back(e.backward ? a.halo_rows * row_bytes : 0);
     }
     const int64_t edges = a.local_edges + a.halo_edges;
     spdlog::info(

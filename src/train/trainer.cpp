@@ -301,8 +301,8 @@ ExchangeLayout Trainer::exchange_layout() const {
   return impl_->opt.exchange;
 }
 
-int64_t Trainer::layer_input_width(int layer) const {
-  return impl_->model->aggregation_width(layer);
+LayerExchange Trainer::layer_exchange(int layer) const {
+  return impl_->model->exchange(layer);
 }
 
 int Trainer::num_layers() const {
@@ -318,12 +318,10 @@ int64_t Trainer::full_precision_bytes_per_epoch() const {
   const int64_t send_rows = b.sends();
   int64_t bytes = 0;
   for (int l = 0; l < num_layers(); ++l) {
-    const int64_t row = layer_input_width(l) * static_cast<int64_t>(sizeof(float));
-    if (l > 0) {
-      bytes += (send_rows + b.recvs()) * row;
-    } else if (!impl_->opt.cache_features) {
-      bytes += send_rows * row;
-    }
+    const LayerExchange e = layer_exchange(l);
+    const int64_t row = e.width * static_cast<int64_t>(sizeof(float));
+    if (!(e.features && impl_->opt.cache_features)) bytes += send_rows * row;
+    if (e.backward) bytes += b.recvs() * row;
   }
   return bytes;
 }

@@ -22,6 +22,7 @@
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
+#include "adaqp/model/layer_exchange.h"
 
 namespace adaqp {
 
@@ -53,9 +54,9 @@ class GnnImpl : public torch::nn::Module {
   at::Tensor forward(DistGraph& graph, const ForwardMode& mode);
 
   const GnnOptions& options() const { return opt_; }
-  // Width of the rows layer l aggregates (and exchanges): in_dim for layer 0; for a later layer
-  // the narrower of its input and output widths.
-  int64_t aggregation_width(int layer) const;
+  // The halo exchanges of layer `layer` in a training epoch, from which the bytes of an epoch, the
+  // link probe's row sizes and the logs are computed.
+  LayerExchange exchange(int layer) const;
 
  private:
   GnnOptions opt_;

@@ -18,6 +18,7 @@
 #include "adaqp/common/device.h"
 #include "adaqp/config/choices.h"
 #include "adaqp/config/job_config.h"
+#include "adaqp/model/layer_exchange.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/train/link_probe.h"
 
@@ -117,15 +118,15 @@ class Trainer {
   // The rows its halo exchanges send and receive, and their layout (communication.exchange).
   const Boundary& boundary() const;
   ExchangeLayout exchange_layout() const;
-  // Width of the rows layer l aggregates and exchanges (GnnImpl::aggregation_width).
-  int64_t layer_input_width(int layer) const;
+  // The halo exchanges of layer l in a training epoch (GnnImpl::exchange).
+  LayerExchange layer_exchange(int layer) const;
   int num_layers() const;
   // True when the exchanges run on a progress thread (overlap modes, MPI thread support).
   bool progress_thread() const;
   const Device& device() const;
   // Bytes this rank would send per epoch if every exchange of a training step travelled at
-  // float32: each exchanged layer's boundary rows forward and halo rows backward (layer 0: none
-  // with the feature cache, else its boundary rows forward only).
+  // float32: every layer's boundary rows forward (but the features' with the feature cache) and,
+  // where the layer sends gradients back, its halo rows backward.
   int64_t full_precision_bytes_per_epoch() const;
   // The link cost model of the adaptive scheme; null for the other schemes.
   const LinkModel* link_model() const;
