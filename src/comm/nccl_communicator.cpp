@@ -310,6 +310,8 @@ class NcclWork : public Work {
     t.completed_s = ref_s - state_->elapsed_s(*events_.done, ref);
     t.codec_s = state_->elapsed_s(*events_.started, *events_.packed) +
                 state_->elapsed_s(*events_.transferred, *events_.done);
+    // One grouped transfer completes as a whole, so every peer's rows count as arrived at its end
+    // (a time per peer would need a group per peer, which serialises NCCL's transfers).
     const double arrived = ref_s - state_->elapsed_s(*events_.transferred, ref);
     for (bool r : receives_) t.arrival_s.push_back(r ? arrived : -1.0);
     if (needed_ != nullptr) t.needed_s = ref_s - state_->elapsed_s(*needed_, ref);
