@@ -6,8 +6,9 @@
 # if the time left allows it. Run on the GPU machine through the shared on-device script, which
 # builds the project (first call on a machine) and exports B, with the call's deadline:
 #   export ADAQP_DEADLINE=$(($(date +%s) + 570)); bash .gpu/on-device.sh bash scripts/gpu_session.sh
-# and, when `all` left the benchmarks out, a second call (at once, while the machine keeps the
-# build) with `bench`. Without ADAQP_DEADLINE the script allows itself 500 s.
+# and, when `all` left the benchmarks unfinished, a second call with `bench` at once, while the
+# machine keeps the build and the reproduction's finished runs (it resumes them). Without
+# ADAQP_DEADLINE the script allows itself 500 s.
 # Results come back through $OUT (at most 7 files; the device tool brings back 8): checks.txt (the
 # checks' summary), checks-logs.tgz (every check's log, packed however the script ends),
 # reproduce.log (the reproduction's output as it runs), reproduce.md and reproduce.tgz (its report,
@@ -37,16 +38,17 @@ if [[ $part != bench ]]; then
   checks=${PIPESTATUS[0]}
 fi
 [[ $part == checks ]] && exit "$checks"
-# The gpu profile takes about 4 minutes on an H100 machine; it is not started with less.
-if (($(left) < 270)); then
-  echo "gpu_session: $(left) s left; the benchmarks need about 270 (run: gpu_session.sh bench)" |
+# The gpu profile takes about 4 minutes on an H100 machine; its finished runs are kept, so a
+# start with less time still makes progress for the next call.
+if (($(left) < 120)); then
+  echo "gpu_session: $(left) s left; the benchmarks need more (run: gpu_session.sh bench)" |
     tee -a "$OUT/checks.txt"
   exit "$checks"
 fi
 echo "gpu_session: the gpu reproduction profile, at most $(($(left) - 30)) s"
 timeout "$(($(left) - 30))" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
-  --bin "$B/src/adaqp" --shared "$ADAQP_SHARED_DATASETS" --python python3 \
-  --out "$work/reproduce" >"$OUT/reproduce.log" 2>&1
+  --bin "$B/src/adaqp" --shared "$ADAQP_SHARED_DATASETS" --python python3 --resume \
+  --timeout 240 --out "$work/reproduce" >"$OUT/reproduce.log" 2>&1
 echo "gpu_session: reproduction exit $?" | tee -a "$OUT/reproduce.log"
 [[ -f "$work/reproduce/results.md" ]] && cp "$work/reproduce/results.md" "$OUT/reproduce.md"
 tar -czf "$OUT/reproduce.tgz" -C "$work" --exclude=reproduce/graph --exclude=reproduce/partitions \
