@@ -42,9 +42,10 @@ constexpr Table<Recompute, 2> kRecompute = {{
     {Recompute::kNone, "none"},
     {Recompute::kAggregations, "aggregations"},
 }};
-constexpr Table<ModelType, 2> kModelTypes = {{
+constexpr Table<ModelType, 3> kModelTypes = {{
     {ModelType::kGcn, "gcn"},
     {ModelType::kSage, "sage"},
+    {ModelType::kGat, "gat"},
 }};
 constexpr Table<DeviceChoice, 3> kDevices = {{
     {DeviceChoice::kAuto, "auto"},

@@ -232,6 +232,8 @@ const std::vector<Field>& fields() {
       field<bool>(
           "model.layer_norm", [](C & c) -> auto& { return c.model.layer_norm; }),
       field<int>(
+          "model.heads", [](C & c) -> auto& { return c.model.heads; }),
+      field<int>(
           "training.epochs", [](C & c) -> auto& { return c.training.epochs; }),
       field<double>(
           "training.lr", [](C & c) -> auto& { return c.training.lr; }),
@@ -439,6 +441,17 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be >= 1");
   require(c.model.dropout >= 0 && c.model.dropout < 1, origin, "model.dropout",
           print_value(c.model.dropout), "must be in [0, 1)");
+  require(c.model.heads >= 1, origin, "model.heads", std::to_string(c.model.heads), "must be >= 1");
+  require(c.model.heads == 1 || c.model.type == ModelType::kGat, origin, "model.heads",
+          std::to_string(c.model.heads),
+          std::string("applies to model.type gat only (1 for ") + to_string(c.model.type) + ")");
+  require(c.model.hidden % c.model.heads == 0, origin, "model.heads", std::to_string(c.model.heads),
+          "must divide model.hidden (" + std::to_string(c.model.hidden) +
+              "): a hidden layer's heads share its width");
+  require(c.model.type != ModelType::kGat || c.communication.exchange == ExchangeLayout::kRows,
+          origin, "communication.exchange", to_string(c.communication.exchange),
+          "must be rows with model.type gat: attention weighs every in-edge by its source row, "
+          "which a partial sum does not keep");
   const TrainingConfig& t = c.training;
   require(t.epochs >= 0, origin, "training.epochs", std::to_string(t.epochs), "must be >= 0");
   require(t.lr > 0, origin, "training.lr", print_value(t.lr), "must be > 0");
@@ -454,7 +467,9 @@ void validate(const JobConfig& c, const std::string& origin) {
           "training.recompute", to_string(t.recompute),
           std::string("saves memory only with model.type sage (model.type is ") +
               to_string(c.model.type) +
-              ": a GCN layer keeps one n x hidden tensor for backward either way)");
+              (c.model.type == ModelType::kGcn
+                   ? ": a GCN layer keeps one n x hidden tensor for backward either way)"
+                   : ": an attention layer aggregates no kept input)"));
   const CommunicationConfig& m = c.communication;
   require(quant::valid_bits(m.bits), origin, "communication.bits", std::to_string(m.bits),
           "must be " + quant::width_list());

@@ -10,13 +10,15 @@ namespace {
 struct ConvType {
   ModelType type;
   const EdgeNorm& norm;
-  bool reads_features;  // layer 0 reads X itself, not only A X
-  std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, int64_t, int64_t);
+  bool reads_features;       // layer 0 reads X itself, not only A X
+  bool aggregates_features;  // layer 0 reads A X
+  std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, int64_t, int64_t, int);
 };
 
 const ConvType kConvTypes[] = {
-    {ModelType::kGcn, conv_detail::kGcnNorm, false, conv_detail::make_gcn_conv},
-    {ModelType::kSage, conv_detail::kMeanNorm, true, conv_detail::make_sage_conv},
+    {ModelType::kGcn, conv_detail::kGcnNorm, false, true, conv_detail::make_gcn_conv},
+    {ModelType::kSage, conv_detail::kMeanNorm, true, true, conv_detail::make_sage_conv},
+    {ModelType::kGat, conv_detail::kGatNorm, true, false, conv_detail::make_gat_conv},
 };
 
 const ConvType& conv_type(ModelType type) {
@@ -29,8 +31,9 @@ const ConvType& conv_type(ModelType type) {
 }  // namespace
 
 std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
-                                     const std::string& prefix, int64_t in, int64_t out) {
-  return conv_type(type).make(owner, prefix, in, out);
+                                     const std::string& prefix, int64_t in, int64_t out,
+                                     int heads) {
+  return conv_type(type).make(owner, prefix, in, out, heads);
 }
 
 const EdgeNorm& conv_norm(ModelType type) {
@@ -39,6 +42,10 @@ const EdgeNorm& conv_norm(ModelType type) {
 
 bool conv_reads_features(ModelType type) {
   return conv_type(type).reads_features;
+}
+
+bool conv_aggregates_features(ModelType type) {
+  return conv_type(type).aggregates_features;
 }
 
 }  // namespace adaqp

@@ -1,5 +1,7 @@
 #include "conv_common.h"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
 #include <torch/utils.h>
@@ -7,6 +9,11 @@
 #include "adaqp/model/dist_aggregate.h"
 
 namespace adaqp::conv_detail {
+
+LayerExchange linear_exchange(int layer, int64_t in, int64_t out) {
+  if (layer == 0) return LayerExchange{in, /*features=*/true, /*backward=*/false};
+  return LayerExchange{std::min(in, out), /*features=*/false, /*backward=*/true};
+}
 
 torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain) {
   torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));

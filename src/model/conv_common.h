@@ -7,6 +7,7 @@
 
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
+#include "adaqp/model/layer_exchange.h"
 
 namespace adaqp::conv_detail {
 
@@ -15,6 +16,10 @@ namespace adaqp::conv_detail {
 // gain * sqrt(6 / (in + out))), bias zero. libtorch's default draws smaller weights and non-zero
 // biases, which trains measurably slower per epoch than the systems it is compared with.
 torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain);
+
+// The exchanges of these layers: layer 0 the features' rows forward (A X); a later layer the
+// narrower of its input and output rows (the order aggregate_linear picks), both ways.
+LayerExchange linear_exchange(int layer, int64_t in, int64_t out);
 
 // Layer 0: (A X * mask) W^T + b [+ (X * mask') R^T when `root` is defined], A X the graph's cached
 // aggregated features.

@@ -67,6 +67,29 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
   }
 };
 
+struct WithHaloRows : public torch::autograd::Function<WithHaloRows> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, DistGraph* graph,
+                            int64_t layer) {
+    check_rows(h, *graph, "halo exchange input");
+    const at::Tensor x = h.contiguous();
+    const at::Tensor halo =
+        graph->halo_rows(x.data_ptr<float>(), x.size(1), static_cast<int>(layer));
+    save_ref(ctx, graph, layer);
+    return at::cat({x, halo});
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const c10::intrusive_ptr<AggregationRef> ref = saved_ref(ctx);
+    DistGraph* graph = ref->graph;
+    const at::Tensor& g = grad_outputs[0];
+    const int64_t owned = graph->num_owned(), d = g.size(1);
+    at::Tensor dh = g.narrow(0, 0, owned).clone(at::MemoryFormat::Contiguous);
+    graph->add_halo_gradients(g.narrow(0, owned, g.size(0) - owned).contiguous(), d,
+                              static_cast<int>(ref->layer), dh.data_ptr<float>());
+    return {dh, at::Tensor(), at::Tensor()};
+  }
+};
+
 // y = (A h) W^T + b [+ h R^T] as one operation, split by rows: central rows (no halo
 // in-neighbours, the first num_central) are final after A_local, so their dense product runs
 // while the halo rows travel, the marginal rows' after; the root term h R^T (GraphSAGE) needs no
@@ -160,6 +183,10 @@ struct DistAggregateLinear : public torch::autograd::Function<DistAggregateLinea
 
 at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
   return DistAggregate::apply(h, &graph, static_cast<int64_t>(layer));
+}
+
+at::Tensor dist_with_halo_rows(const at::Tensor& h, DistGraph& graph, int layer) {
+  return WithHaloRows::apply(h, &graph, static_cast<int64_t>(layer));
 }
 
 at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
@@ -294,6 +295,49 @@ const at::Tensor& DistGraph::aggregate_features() {
     aggregate(features_.data_ptr<float>(), part_.feat_dim, features_product_.data_ptr<float>(), 0);
   }
   return features_product_;
+}
+
+at::Tensor DistGraph::halo_rows(const float* h, int64_t d, int layer) {
+  ADAQP_CHECK(send_ == nullptr, "halo rows need the rows layout");
+  begin_aggregate(h, d, layer);
+  exchanger_.finish_forward();
+  at::Tensor rows = halo_buf_.narrow(0, 0, boundary_.recvs() * d).view({boundary_.recvs(), d});
+  halo_buf_ = at::Tensor();
+  return rows;
+}
+
+void DistGraph::add_halo_gradients(const at::Tensor& halo_grad, int64_t d, int layer, float* dh) {
+  ADAQP_CHECK(send_ == nullptr, "halo gradients need the rows layout");
+  ADAQP_CHECK(halo_grad.is_contiguous() && halo_grad.numel() == boundary_.recvs() * d,
+              "halo gradients of " + std::to_string(halo_grad.numel()) + " floats for " +
+                  std::to_string(boundary_.recvs()) + " rows of width " + std::to_string(d));
+  if (halo_buf_.defined()) exchanger_.quiesce();  // an exchange that failed midway may use it
+  halo_buf_ = halo_grad;                          // held until the exchange has sent it
+  exchanger_.start_backward(halo_grad.data_ptr<float>(), d, ExchangeId{layer, Direction::kBackward},
+                            precision(layer, Direction::kBackward, d));
+  exchanger_.finish_backward();
+  halo_buf_ = at::Tensor();
+  exchanger_.add_received_gradients(dh);
+}
+
+const DistGraph::Edges& DistGraph::edges() {
+  if (edges_.dst.defined()) return edges_;
+  const kernels::CsrView& local = a_local_->view();
+  const kernels::CsrView& halo = a_halo_->view();
+  const int64_t owned = part_.num_owned();
+  std::vector<int64_t> dst, src;
+  dst.reserve(static_cast<size_t>(local.indptr[local.rows] + halo.indptr[halo.rows]));
+  src.reserve(dst.capacity());
+  for (const auto& [block, offset] : {std::pair{&local, int64_t{0}}, std::pair{&halo, owned}}) {
+    for (int64_t i = 0; i < block->rows; ++i) {
+      for (int64_t k = block->indptr[i]; k < block->indptr[i + 1]; ++k) {
+        dst.push_back(i);
+        src.push_back(offset + block->indices[k]);
+      }
+    }
+  }
+  edges_ = Edges{to_device(dst, opt_.device), to_device(src, opt_.device)};
+  return edges_;
 }
 
 void DistGraph::aggregate_backward(const float* g, int64_t d, float* dh, int layer) {

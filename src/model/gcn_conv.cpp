@@ -20,6 +20,7 @@ class GcnConv final : public GraphConv {
  public:
   GcnConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
       : in_(in),
+        out_(out),
         neighbour_(owner.register_module(prefix + "_neighbour",
                                          glorot_linear(in, out, /*bias=*/true, /*gain=*/1.0))) {}
 
@@ -34,15 +35,17 @@ class GcnConv final : public GraphConv {
     return aggregate_linear(graph, h, layer, recompute, neighbour_, at::Tensor());
   }
 
+  LayerExchange exchange(int layer) const override { return linear_exchange(layer, in_, out_); }
+
  private:
-  int64_t in_;
+  int64_t in_, out_;
   torch::nn::Linear neighbour_;
 };
 
 }  // namespace
 
 std::unique_ptr<GraphConv> make_gcn_conv(torch::nn::Module& owner, const std::string& prefix,
-                                         int64_t in, int64_t out) {
+                                         int64_t in, int64_t out, int /*heads*/) {
   return std::make_unique<GcnConv>(owner, prefix, in, out);
 }
 

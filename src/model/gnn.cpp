@@ -19,7 +19,8 @@ GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
     const int64_t in = l == 0 ? opt.in_dim : opt.hidden;
     const int64_t out = l + 1 == opt.layers ? opt.out_dim : opt.hidden;
     const std::string p = "layer" + std::to_string(l);
-    conv_.push_back(make_conv(opt.type, *this, p, in, out));
+    const int heads = l + 1 == opt.layers ? 1 : opt.heads;
+    conv_.push_back(make_conv(opt.type, *this, p, in, out, heads));
     if (opt.layer_norm && l + 1 < opt.layers) {
       norm_.push_back(
           register_module(p + "_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({out}))));
@@ -27,18 +28,9 @@ GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
   }
 }
 
-int64_t GnnImpl::in_width(int layer) const {
-  return layer == 0 ? opt_.in_dim : opt_.hidden;
-}
-
-int64_t GnnImpl::out_width(int layer) const {
-  return layer + 1 == opt_.layers ? opt_.out_dim : opt_.hidden;
-}
-
 LayerExchange GnnImpl::exchange(int layer) const {
   ADAQP_CHECK(layer >= 0 && layer < opt_.layers, "layer " + std::to_string(layer));
-  if (layer == 0) return LayerExchange{opt_.in_dim, /*features=*/true, /*backward=*/false};
-  return LayerExchange{std::min(in_width(layer), out_width(layer)), false, true};
+  return conv_[layer]->exchange(layer);
 }
 
 at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {

@@ -22,6 +22,7 @@ class SageConv final : public GraphConv {
  public:
   SageConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
       : in_(in),
+        out_(out),
         neighbour_(owner.register_module(prefix + "_neighbour",
                                          glorot_linear(in, out, /*bias=*/true, kReluGain))),
         root_(owner.register_module(prefix + "_root",
@@ -38,8 +39,10 @@ class SageConv final : public GraphConv {
     return aggregate_linear(graph, h, layer, recompute, neighbour_, root_->weight);
   }
 
+  LayerExchange exchange(int layer) const override { return linear_exchange(layer, in_, out_); }
+
  private:
-  int64_t in_;
+  int64_t in_, out_;
   torch::nn::Linear neighbour_;
   torch::nn::Linear root_;
 };
@@ -47,7 +50,7 @@ class SageConv final : public GraphConv {
 }  // namespace
 
 std::unique_ptr<GraphConv> make_sage_conv(torch::nn::Module& owner, const std::string& prefix,
-                                          int64_t in, int64_t out) {
+                                          int64_t in, int64_t out, int /*heads*/) {
   return std::make_unique<SageConv>(owner, prefix, in, out);
 }
 

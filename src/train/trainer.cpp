@@ -38,7 +38,7 @@ double ratio(int64_t num, int64_t den) {
 DistGraphOptions graph_options(const TrainerOptions& o) {
   DistGraphOptions g;
   g.norm = &conv_norm(o.model.type);
-  g.cache_features = o.cache_features;
+  g.cache_features = o.cache_features && conv_aggregates_features(o.model.type);
   g.keep_features = conv_reads_features(o.model.type);
   g.overlap = overlaps(o.mode);
   g.exchange = o.exchange;
@@ -70,6 +70,7 @@ GnnOptions gnn_options(const ModelConfig& m, Recompute recompute, const Part& pa
   o.out_dim = part.num_classes;
   o.dropout = m.dropout;
   o.layer_norm = m.layer_norm;
+  o.heads = m.heads;
   o.recompute_aggregations = recompute == Recompute::kAggregations;
   return o;
 }

@@ -17,8 +17,8 @@
 # - a diverging quantized run (learning rate 1e30) stops non-zero at epoch 2 with the codec's error
 #   naming the message from the first rank that meets it (on CUDA from settle(), which reads the
 #   device codec's status word; the job is then aborted), as on the CPU;
-# - GraphSAGE with LayerNorm, and the layer-0 feature cache off, match the CPU at W=2 within
-#   DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
+# - GraphSAGE with LayerNorm, GAT with 4 heads, and the layer-0 feature cache off, match the CPU at
+#   W=2 within DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
 # - training.device=auto takes the GPU and reproduces the CUDA run; every run's epoch records have
 #   consistent times, and on CUDA each rank's device allocator peak stays flat after epoch 2;
 # - checkpoints are device-independent: a CUDA run resumed on the CPU, and a CPU run resumed on
@@ -62,7 +62,7 @@ run() {
 synthetic=("${device_job[@]}")
 cases=(gen)
 mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/quantcover" "$tmp/multi" \
-  "$tmp/overlap" "$tmp/adaptive" "$tmp/cover" "$tmp/sage" "$tmp/nocache" "$tmp/auto"
+  "$tmp/overlap" "$tmp/adaptive" "$tmp/cover" "$tmp/sage" "$tmp/gat" "$tmp/nocache" "$tmp/auto"
 cora="${ADAQP_SHARED_DATASETS:-}/cora"
 [[ -d "$cora/raw" ]] && cases+=(cora)
 args_of() {
@@ -92,12 +92,14 @@ for name in "${cases[@]}"; do
   done
 done
 
-# GraphSAGE with LayerNorm, and layer 0's input rows exchanged every epoch: CPU against CUDA.
+# GraphSAGE with LayerNorm, GAT (4 heads), and layer 0's input rows exchanged every epoch: CPU
+# against CUDA.
 for device in cpu cuda; do
   run sage "$device" 2 "${synthetic[@]}" --set model.type=sage --set model.layer_norm=true
+  run gat "$device" 2 "${synthetic[@]}" --set model.type=gat --set model.heads=4
   run nocache "$device" 2 "${synthetic[@]}" --set communication.feature_cache=false
 done
-for name in sage nocache; do
+for name in sage gat nocache; do
   "${compare[@]}" losses "$tmp/$name/cpu-w2" "$tmp/$name/cuda-w2" "$DEVICE_TOL" \
     --params "$DEVICE_TOL"
   "${compare[@]}" sanity "$tmp/$name/cuda-w2" --device

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Partition invariance end to end (docs/design.md, section 8): `adaqp train` with dropout on, the same
 # seed, on W = 1, 2, 3, 4 workers gives the same per-epoch losses (1e-4 relative) and the same
-# final parameters (1e-4) as W = 1, on a generated graph (GCN and SAGE) and on Cora when the shared
-# datasets are present (required when CI=true). With communication.exchange=cover (GCN on both
-# graphs) the W-worker runs must also match the same W with the rows layout at 1e-5: only the order
-# in which a cut edge's term joins its sum differs (issue 26).
+# final parameters (1e-4) as W = 1, on a generated graph (GCN, SAGE and GAT with 2 heads) and on
+# Cora when the shared datasets are present (required when CI=true). With
+# communication.exchange=cover (GCN on both graphs) the W-worker runs must also match the same W
+# with the rows layout at 1e-5: only the order in which a cut edge's term joins its sum differs
+# (issue 26).
 # Runs differ only in float summation order. A ReLU network can amplify such a 1e-7 difference when
 # a pre-activation crosses zero in one run and not in the other; with LayerNorm on the generated
 # graph that happens after about 25 epochs (parameters then differ by about 5e-4), so the 30-epoch
@@ -80,10 +81,11 @@ synthetic=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
            --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
            --set training.device=cpu
            --set dataset.synthetic.seed=5 --set dataset.self_loops=true)
-cases=(gcn sage)
+cases=(gcn sage gat)
 for w in 1 2 3 4; do
   run gcn "$w" "${synthetic[@]}" --set model.type=gcn
   run sage "$w" "${synthetic[@]}" --set model.type=sage --set partition.method=random
+  run gat "$w" "${synthetic[@]}" --set model.type=gat --set model.heads=2
   ((w == 1)) || run gcn-cover "$w" "${synthetic[@]}" --set model.type=gcn \
     --set communication.exchange=cover
 done

@@ -250,7 +250,9 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"communication.solver=gurobi", "communication.solver = 'gurobi'"},
       {"partition.method=spectral", "partition.method = 'spectral'"},
       {"dataset.format=csv", "dataset.format = 'csv'"},
-      {"model.type=gat", "model.type = 'gat'"},
+      {"model.type=gin", "model.type = 'gin'"},
+      {"model.heads=0", "model.heads = 0: must be >= 1"},
+      {"model.heads=2", "model.heads = 2: applies to model.type gat only (1 for gcn)"},
       {"output.log_level=loud", "output.log_level = 'loud'"},
       {"output.dir=", "output.dir = ''"},
       {"dataset.synthetic.homophily=2", "dataset.synthetic.homophily = 2"},
@@ -262,6 +264,10 @@ TEST(JobConfig, EveryRangeIsChecked) {
     EXPECT_TRUE(contains(msg, "job.yaml")) << msg;
   }
   EXPECT_TRUE(contains(config_error("dataset: {format: ogb}\n"), "dataset.path"));
+  EXPECT_TRUE(contains(config_error("model: {type: gat, hidden: 64}\n", {"model.heads=5"}),
+                       "model.heads = 5: must divide model.hidden (64)"));
+  EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
+                       "communication.exchange = cover: must be rows with model.type gat"));
 }
 
 TEST(JobConfig, DatasetFormatAutoDetectsAPathAndGeneratesWithoutOne) {

@@ -41,7 +41,7 @@ enum class Recompute { kNone, kAggregations };
 enum class ComputePrecision { kFp32, kTf32 };
 
 // model.type: the layer of every layer of the model (model/layers.h): GCN or GraphSAGE-mean.
-enum class ModelType { kGcn, kSage };
+enum class ModelType { kGcn, kSage, kGat };
 
 // training.device: where the epoch runs; auto is cuda when the build has CUDA and NCCL and every
 // rank can have a GPU, else cpu (config/placement.h).

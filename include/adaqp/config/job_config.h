@@ -20,6 +20,7 @@ struct ModelConfig {
   int hidden = 64;
   double dropout = 0.5;
   bool layer_norm = false;
+  int heads = 1;  // attention heads of a gat hidden layer
 };
 
 struct TrainingConfig {

@@ -2,6 +2,7 @@
 // layer type (src/model/<type>_conv.cpp) plus a line in the registry (conv.cpp):
 //   gcn   Y = A_gcn H W + b                 (A_gcn: symmetric normalisation, GCN)
 //   sage  Y = A_mean H W_n + b + H W_r      (A_mean: mean of in-neighbours, GraphSAGE-mean)
+//   gat   Y = A_att (H W + b)                (A_att: attention over in-neighbours, per head; GAT)
 // A layer type's edge normalisation (EdgeNorm, dist_graph.h) is defined in its file and given to
 // the DistGraph the model runs on, which builds its adjacency with it (GnnImpl checks). A layer
 // registers its parameters on the model that owns it, under names prefixed by its layer
@@ -19,6 +20,7 @@
 #include "adaqp/config/choices.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
+#include "adaqp/model/layer_exchange.h"
 
 namespace adaqp {
 
@@ -36,18 +38,25 @@ class GraphConv {
   // Layer `layer` >= 1 over h (num_owned x in). Collective: exchanges h's boundary rows (or
   // those of h W when the layer narrows). `recompute`: training.recompute aggregations.
   virtual at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute) = 0;
+  // What it exchanges in a training epoch as layer `layer`.
+  virtual LayerExchange exchange(int layer) const = 0;
 };
 
-// The layer of `type` from `in` to `out` features, registering its parameters on `owner` under
-// `prefix` ("layer<l>"); parameters are drawn from libtorch's global generator.
+// The layer of `type` from `in` to `out` features (gat: in `heads` heads of out / heads features),
+// registering its parameters on `owner` under `prefix` ("layer<l>"); parameters are drawn from
+// libtorch's global generator.
 std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
-                                     const std::string& prefix, int64_t in, int64_t out);
+                                     const std::string& prefix, int64_t in, int64_t out,
+                                     int heads = 1);
 
 // The edge normalisation the layers of `type` aggregate with (what the DistGraph must be given);
 // one object per layer type.
 const EdgeNorm& conv_norm(ModelType type);
-// Whether layer 0 of `type` reads the input features X itself (GraphSAGE's root term), not only
-// A X: the DistGraph must keep them (DistGraphOptions::keep_features).
+// Whether layer 0 of `type` reads the input features X itself (GraphSAGE's root term, GAT), not
+// only A X: the DistGraph must keep them (DistGraphOptions::keep_features).
 bool conv_reads_features(ModelType type);
+// Whether layer 0 of `type` aggregates the features themselves (A X, which the feature cache
+// computes once); attention weighs the transformed rows instead.
+bool conv_aggregates_features(ModelType type);
 
 }  // namespace adaqp

@@ -26,4 +26,9 @@ at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
                                  const at::Tensor& bias, const at::Tensor& root, DistGraph& graph,
                                  int layer, bool recompute = false);
 
+// [h; h_halo]: the owned rows h (num_owned x d) followed by the received rows of the halo nodes
+// (DistGraph::halo_rows), for layers that weigh the edges themselves (attention; rows layout).
+// Backward sends the halo rows' gradients to their owners, who add them into the gradient of h.
+at::Tensor dist_with_halo_rows(const at::Tensor& h, DistGraph& graph, int layer);
+
 }  // namespace adaqp

@@ -120,6 +120,22 @@ class DistGraph {
   void begin_aggregate_backward(const float* g, int64_t d, int layer);
   void end_aggregate_backward(const float* g, int64_t d, float* dh);
 
+  // For layers that weigh the edges themselves (attention; rows layout only):
+  // The received rows of h (rows layout: the halo nodes', received rows x d) for layer `layer`:
+  // its forward exchange alone, no product. Collective.
+  at::Tensor halo_rows(const float* h, int64_t d, int layer);
+  // Sends the gradients of the received rows (received rows x d) back to their owners and adds
+  // what the peers sent into dh (num_owned x d) at the sent rows: the backward exchange alone.
+  // Collective.
+  void add_halo_gradients(const at::Tensor& halo_grad, int64_t d, int layer, float* dh);
+  // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, the
+  // sources numbered over the owned rows, then the received rows (num_owned + received row): A's
+  // pattern (A_local's entries, then A_halo's), built on first use.
+  struct Edges {
+    at::Tensor dst, src;
+  };
+  const Edges& edges();
+
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
   // but the cached features) until the next call; nullptr: full precision. `plan` must stay alive
   // and unchanged meanwhile (a BitPolicy's plan is: policy.h). QuantPlanScope below sets and
@@ -173,6 +189,7 @@ class DistGraph {
   at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
   at::Tensor halo_buf_;   // halo rows (forward) or partial gradients (backward), during an exchange
   at::Tensor sent_rows_;  // cover layout: S h, from the start of a forward exchange to its end
+  Edges edges_;
   // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
   // the buffers above.
   HaloExchanger exchanger_;

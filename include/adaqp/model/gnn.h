@@ -34,6 +34,7 @@ struct GnnOptions {
   int64_t out_dim = 0;
   double dropout = 0.5;
   bool layer_norm = false;
+  int heads = 1;  // gat: attention heads of a hidden layer (the last layer has one)
   // Layers that aggregate first keep their input and received halo rows instead of A h, and
   // recompute A h in backward (training.recompute: aggregations).
   bool recompute_aggregations = false;
@@ -54,17 +55,14 @@ class GnnImpl : public torch::nn::Module {
   at::Tensor forward(DistGraph& graph, const ForwardMode& mode);
 
   const GnnOptions& options() const { return opt_; }
-  // The halo exchanges of layer `layer` in a training epoch, from which the bytes of an epoch, the
-  // link probe's row sizes and the logs are computed.
+  // The halo exchanges of layer `layer` in a training epoch (its layer's), from which the bytes of
+  // an epoch and the logs are computed.
   LayerExchange exchange(int layer) const;
 
  private:
   GnnOptions opt_;
   std::vector<std::unique_ptr<GraphConv>> conv_;
   std::vector<torch::nn::LayerNorm> norm_;  // hidden layers, when layer_norm
-
-  int64_t in_width(int layer) const;
-  int64_t out_width(int layer) const;
 };
 TORCH_MODULE(Gnn);
 

@@ -1,0 +1,160 @@
+// GAT (Velickovic et al., 2018), per head k of `heads`: z = H W + b, e_ij = LeakyReLU_0.2(a_dst z_i
+// + a_src z_j) over the in-edges j -> i (self-loops as the dataset has them), alpha = softmax of
+// e_ij over j, y_i = sum_j alpha_ij z_j; heads concatenated. The bias sits in the linear map: the
+// weights of a destination sum to 1, so it is the usual output bias. Every layer exchanges the
+// boundary rows of z (its output width) both ways, layer 0 included: z depends on W, so there is
+// no A X to cache. Beyond a GCN layer it keeps E x heads edge tensors; the weighted sum and its
+// backward run over chunks of edges, so that no E x width tensor exists. No dropout on the
+// attention weights (the reference's GAT has it; its masks would need keys per edge).
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+#include <torch/nn/init.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "adaqp/common/error.h"
+#include "adaqp/model/conv.h"
+#include "adaqp/model/dist_aggregate.h"
+#include "conv_common.h"
+#include "convs.h"
+
+namespace adaqp::conv_detail {
+
+const EdgeNorm kGatNorm{"gat", [](int64_t in_deg_dst, int64_t /*out_deg_src*/) {
+                          return static_cast<float>(1.0 / static_cast<double>(in_deg_dst));
+                        }};
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr double kNegativeSlope = 0.2;
+// The weighted sum works on chunks of this many floats (edges x heads x features) at a time.
+constexpr int64_t kChunkFloats = int64_t{1} << 24;
+
+int64_t chunk_edges(const at::Tensor& z) {
+  return std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(z.size(1) * z.size(2), 1));
+}
+
+// y_i = sum over the edges e with dst_e = i of alpha_e z_{src_e}, per head: alpha (E x heads), z
+// (rows x heads x f), y (n x heads x f).
+struct EdgeWeightedSum : public torch::autograd::Function<EdgeWeightedSum> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& alpha, const at::Tensor& z,
+                            const at::Tensor& dst, const at::Tensor& src, int64_t n) {
+    const int64_t edges = dst.size(0), chunk = chunk_edges(z);
+    at::Tensor y = at::zeros({n, z.size(1), z.size(2)}, z.options());
+    for (int64_t b = 0; b < edges; b += chunk) {
+      const int64_t c = std::min(chunk, edges - b);
+      y.index_add_(
+          0, dst.narrow(0, b, c),
+          z.index_select(0, src.narrow(0, b, c)).mul_(alpha.narrow(0, b, c).unsqueeze(-1)));
+    }
+    ctx->save_for_backward({alpha, z, dst, src});
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &alpha = saved[0], &z = saved[1], &dst = saved[2], &src = saved[3];
+    const at::Tensor dy = grad_outputs[0].contiguous();
+    const int64_t edges = dst.size(0), chunk = chunk_edges(z);
+    at::Tensor dz = at::zeros_like(z);
+    at::Tensor dalpha = at::empty_like(alpha);
+    for (int64_t b = 0; b < edges; b += chunk) {
+      const int64_t c = std::min(chunk, edges - b);
+      const at::Tensor s = src.narrow(0, b, c);
+      at::Tensor g = dy.index_select(0, dst.narrow(0, b, c));
+      dalpha.narrow(0, b, c).copy_((g * z.index_select(0, s)).sum(-1));
+      dz.index_add_(0, s, g.mul_(alpha.narrow(0, b, c).unsqueeze(-1)));
+    }
+    return {dalpha, dz, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// Softmax of e (E x heads) over the edges of each destination (n of them).
+at::Tensor edge_softmax(const at::Tensor& e, const at::Tensor& dst, int64_t n) {
+  // Each destination's largest logit, held constant (softmax does not depend on it).
+  const at::Tensor max =
+      at::full({n, e.size(1)}, -std::numeric_limits<float>::infinity(), e.options())
+          .scatter_reduce(0, dst.unsqueeze(1).expand_as(e), e.detach(), "amax");
+  const at::Tensor ex = (e - max.index_select(0, dst)).exp();
+  const at::Tensor sum = at::zeros({n, e.size(1)}, e.options()).index_add(0, dst, ex);
+  return ex / sum.index_select(0, dst);
+}
+
+at::Tensor glorot(int64_t rows, int64_t cols) {
+  const torch::NoGradGuard no_grad;
+  at::Tensor t = at::empty({rows, cols});
+  torch::nn::init::xavier_uniform_(t);
+  return t;
+}
+
+class GatConv final : public GraphConv {
+ public:
+  GatConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out, int heads)
+      : in_(in),
+        out_(out),
+        heads_(heads),
+        linear_(owner.register_module(prefix + "_neighbour",
+                                      glorot_linear(in, out, /*bias=*/true, /*gain=*/1.0))) {
+    ADAQP_CHECK(heads >= 1 && out % heads == 0,
+                std::to_string(heads) + " heads for a layer of width " + std::to_string(out));
+    att_src_ = owner.register_parameter(prefix + "_att_src", glorot(heads, out / heads));
+    att_dst_ = owner.register_parameter(prefix + "_att_dst", glorot(heads, out / heads));
+  }
+
+  const EdgeNorm& norm() const override { return kGatNorm; }
+  int64_t feature_mask_width() const override { return in_; }
+
+  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {
+    const at::Tensor& x = graph.features();
+    return attend(graph,
+                  mask.bits.defined() ? dropout_linear(x, at::Tensor(), mask, linear_->weight,
+                                                       linear_->bias, at::Tensor())
+                                      : linear_->forward(x),
+                  0);
+  }
+
+  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer,
+                     bool /*recompute*/) override {
+    return attend(graph, linear_->forward(h), layer);
+  }
+
+  LayerExchange exchange(int /*layer*/) const override {
+    return LayerExchange{out_, /*features=*/false, /*backward=*/true};
+  }
+
+ private:
+  // The attention-weighted sums of z's rows (num_owned x out), heads concatenated.
+  at::Tensor attend(DistGraph& graph, const at::Tensor& z, int layer) {
+    const int64_t n = z.size(0), f = out_ / heads_;
+    const at::Tensor all = dist_with_halo_rows(z, graph, layer).view({-1, heads_, f});
+    const DistGraph::Edges& edges = graph.edges();
+    const at::Tensor src_score = (all * att_src_).sum(-1);
+    const at::Tensor dst_score = (all.narrow(0, 0, n) * att_dst_).sum(-1);
+    const at::Tensor e =
+        at::leaky_relu(dst_score.index_select(0, edges.dst) + src_score.index_select(0, edges.src),
+                       kNegativeSlope);
+    const at::Tensor alpha = edge_softmax(e, edges.dst, n);
+    return EdgeWeightedSum::apply(alpha, all, edges.dst, edges.src, n).view({n, out_});
+  }
+
+  int64_t in_, out_, heads_;
+  torch::nn::Linear linear_;
+  at::Tensor att_src_, att_dst_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphConv> make_gat_conv(torch::nn::Module& owner, const std::string& prefix,
+                                         int64_t in, int64_t out, int heads) {
+  return std::make_unique<GatConv>(owner, prefix, in, out, heads);
+}
+
+}  // namespace adaqp::conv_detail

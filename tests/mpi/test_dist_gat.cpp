@@ -1,0 +1,128 @@
+// Graph attention (model.type gat) on W = mpirun's world size workers against a dense
+// single-process GAT written here from its definition (Velickovic et al.): two layers in a row
+// (layer 0 over the features, 2 heads; layer 1, 1 head), every rank holding its own part of a
+// randomly partitioned graph. The owned nodes' outputs, the gradient of the second layer's input
+// and every parameter's gradient (summed over the ranks) equal the dense ones in float64, so a
+// missing halo row, a wrong edge, a wrong softmax or a gradient not sent back fails; and the bytes
+// are those of both layers' output rows exchanged both ways.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <torch/autograd.h>
+#include <torch/nn/module.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/model/conv.h"
+#include "adaqp/model/dist_graph.h"
+#include "adaqp/partition/part.h"
+#include "adaqp/partition/partitioner.h"
+#include "nn/dense_reference.h"
+
+namespace adaqp {
+namespace {
+
+using test::random_matrix;
+using test::rows_of;
+
+constexpr double kTol = 1e-5;
+
+// One dense GAT layer in float64: heads concatenated, the bias inside the linear map, attention
+// over the in-edges of `mask` (mask[i][j] != 0 for an edge j -> i).
+at::Tensor dense_gat(const at::Tensor& h, const at::Tensor& mask, const at::Tensor& weight,
+                     const at::Tensor& bias, const at::Tensor& att_src, const at::Tensor& att_dst) {
+  const int64_t n = h.size(0), heads = att_src.size(0), f = att_src.size(1);
+  const at::Tensor z = (h.mm(weight.t()) + bias).view({n, heads, f});
+  std::vector<at::Tensor> out;
+  for (int64_t k = 0; k < heads; ++k) {
+    const at::Tensor zk = z.select(1, k);
+    const at::Tensor src = zk.mv(att_src[k]), dst = zk.mv(att_dst[k]);
+    const at::Tensor e = at::leaky_relu(dst.unsqueeze(1) + src.unsqueeze(0), 0.2)
+                             .masked_fill(mask.eq(0), -std::numeric_limits<double>::infinity());
+    out.push_back(at::softmax(e, 1).mm(zk));
+  }
+  return at::cat(out, 1);
+}
+
+double max_error(const at::Tensor& got, const at::Tensor& want) {
+  return (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
+}
+
+TEST(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
+  const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const Graph g = test::small_graph(240, 12);
+  PartitionOptions popt;
+  popt.method = parse_partition_method("random");  // many cut edges
+  popt.parts = comm->size();
+  popt.seed = 4;
+  DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
+                  DistGraphOptions{&conv_norm(ModelType::kGat), /*cache_features=*/false,
+                                   /*keep_features=*/true, /*overlap=*/false, Device::cpu(),
+                                   ExchangeLayout::kRows});
+  const Part& part = graph.part();
+  if (comm->size() > 1) {
+    EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
+  }
+  // The same parameters on every rank: one seed.
+  torch::manual_seed(3);
+  torch::nn::Module owner;
+  const std::unique_ptr<GraphConv> conv0 =
+      make_conv(ModelType::kGat, owner, "layer0", g.feat_dim, 6, /*heads=*/2);
+  const std::unique_ptr<GraphConv> conv1 = make_conv(ModelType::kGat, owner, "layer1", 6, 4, 1);
+  const at::Tensor r_all = random_matrix(g.num_nodes, 4, 33);
+
+  const at::Tensor y0 = conv0->forward_features(graph, DropoutMask{});
+  const at::Tensor h1 = y0.relu();
+  h1.retain_grad();
+  const at::Tensor y1 = conv1->forward(graph, h1, 1, false);
+  (y1 * rows_of(r_all, part.owned_gid)).sum().backward();
+
+  // Dense: the same parameters, in float64, on the whole graph.
+  std::map<std::string, at::Tensor> p;
+  for (const auto& item : owner.named_parameters()) {
+    p[item.key()] = item.value().detach().to(at::kDouble).requires_grad_(true);
+  }
+  ASSERT_EQ(p.size(), 8u);
+  const auto layer = [&](int l, const char* what) {
+    return p.at("layer" + std::to_string(l) + what);
+  };
+  const at::Tensor mask = test::dense_adjacency(g, ModelType::kSage);
+  const at::Tensor x =
+      at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat)
+          .to(at::kDouble);
+  const at::Tensor d0 =
+      dense_gat(x, mask, layer(0, "_neighbour.weight"), layer(0, "_neighbour.bias"),
+                layer(0, "_att_src"), layer(0, "_att_dst"));
+  const at::Tensor dh1 = d0.relu();
+  dh1.retain_grad();
+  const at::Tensor d1 =
+      dense_gat(dh1, mask, layer(1, "_neighbour.weight"), layer(1, "_neighbour.bias"),
+                layer(1, "_att_src"), layer(1, "_att_dst"));
+  (d1 * r_all.to(at::kDouble)).sum().backward();
+
+  EXPECT_LE(max_error(y0, rows_of(d0.detach(), part.owned_gid)), kTol);
+  EXPECT_LE(max_error(y1, rows_of(d1.detach(), part.owned_gid)), kTol);
+  EXPECT_LE(max_error(h1.grad(), rows_of(dh1.grad(), part.owned_gid)), kTol);
+  // Each rank's parameter gradients cover its own nodes' outputs; their sum is the whole graph's.
+  for (const auto& item : owner.named_parameters()) {
+    at::Tensor grad = item.value().grad().contiguous().clone();
+    comm->allreduce_sum(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
+    // Sums over every node in float32: within kTol of the largest entry.
+    const at::Tensor& want = p.at(item.key()).grad();
+    EXPECT_LE(max_error(grad, want), kTol * std::max(1.0, want.abs().max().item<double>()))
+        << item.key();
+  }
+  // Both layers' output rows (6 and 4 floats) forward and their gradients back.
+  const Boundary& b = graph.boundary();
+  EXPECT_EQ(graph.comm_stats().bytes_sent,
+            (b.sends() + b.recvs()) * (6 + 4) * static_cast<int64_t>(sizeof(float)));
+}
+
+}  // namespace
+}  // namespace adaqp
