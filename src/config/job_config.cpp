@@ -445,6 +445,9 @@ void validate(const JobConfig& c, const std::string& origin) {
   require(c.model.heads == 1 || c.model.type == ModelType::kGat, origin, "model.heads",
           std::to_string(c.model.heads),
           std::string("applies to model.type gat only (1 for ") + to_string(c.model.type) + ")");
+  require(c.model.heads == 1 || c.model.layers >= 2, origin, "model.heads",
+          std::to_string(c.model.heads),
+          "applies to hidden layers, and model.layers 1 has none (the last layer has one head)");
   require(c.model.hidden % c.model.heads == 0, origin, "model.heads", std::to_string(c.model.heads),
           "must divide model.hidden (" + std::to_string(c.model.hidden) +
               "): a hidden layer's heads share its width");

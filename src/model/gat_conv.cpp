@@ -1,10 +1,9 @@
-// GAT (Velickovic et al., 2018), per head k of `heads`: z = H W + b, e_ij = LeakyReLU_0.2(a_dst z_i
-// + a_src z_j) over the in-edges j -> i (self-loops as the dataset has them), alpha = softmax of
-// e_ij over j, y_i = sum_j alpha_ij z_j; heads concatenated. The bias sits in the linear map: the
-// weights of a destination sum to 1, so it is the usual output bias. Every layer exchanges the
-// boundary rows of z (its output width) both ways, layer 0 included: z depends on W, so there is
-// no A X to cache. Beyond a GCN layer it keeps E x heads edge tensors; the weighted sum and its
-// backward run over chunks of edges, so that no E x width tensor exists. No dropout on the
+// GAT (Velickovic et al., 2018), per head k of `heads`: z = H W, e_ij = LeakyReLU_0.2(a_dst z_i +
+// a_src z_j) over the in-edges j -> i (self-loops as the dataset has them), alpha = softmax of e_ij
+// over j, y_i = sum_j alpha_ij z_j + b; heads concatenated (as PyG's GATConv). Every layer
+// exchanges the boundary rows of z (its output width) both ways, layer 0 included: z depends on W,
+// so there is no A X to cache. Beyond a GCN layer it keeps E x heads edge tensors; the weighted sum
+// and its backward run over chunks of edges, so that no E x width tensor exists. No dropout on the
 // attention weights (the reference's GAT has it; its masks would need keys per edge).
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -114,16 +113,16 @@ class GatConv final : public GraphConv {
 
   at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {
     const at::Tensor& x = graph.features();
+    if (!mask.bits.defined()) return attend(graph, x.matmul(linear_->weight.t()), 0);
+    // dropout_linear adds a bias; the layer's comes after the attention.
+    const at::Tensor no_bias = at::zeros({out_}, x.options());
     return attend(graph,
-                  mask.bits.defined() ? dropout_linear(x, at::Tensor(), mask, linear_->weight,
-                                                       linear_->bias, at::Tensor())
-                                      : linear_->forward(x),
-                  0);
+                  dropout_linear(x, at::Tensor(), mask, linear_->weight, no_bias, at::Tensor()), 0);
   }
 
   at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer,
                      bool /*recompute*/) override {
-    return attend(graph, linear_->forward(h), layer);
+    return attend(graph, h.matmul(linear_->weight.t()), layer);
   }
 
   LayerExchange exchange(int /*layer*/) const override {
@@ -131,7 +130,7 @@ class GatConv final : public GraphConv {
   }
 
  private:
-  // The attention-weighted sums of z's rows (num_owned x out), heads concatenated.
+  // The attention-weighted sums of z's rows (num_owned x out), heads concatenated, plus the bias.
   at::Tensor attend(DistGraph& graph, const at::Tensor& z, int layer) {
     const int64_t n = z.size(0), f = out_ / heads_;
     const at::Tensor all = dist_with_halo_rows(z, graph, layer).view({-1, heads_, f});
@@ -142,7 +141,8 @@ class GatConv final : public GraphConv {
         at::leaky_relu(dst_score.index_select(0, edges.dst) + src_score.index_select(0, edges.src),
                        kNegativeSlope);
     const at::Tensor alpha = edge_softmax(e, edges.dst, n);
-    return EdgeWeightedSum::apply(alpha, all, edges.dst, edges.src, n).view({n, out_});
+    return EdgeWeightedSum::apply(alpha, all, edges.dst, edges.src, n).view({n, out_}) +
+           linear_->bias;
   }
 
   int64_t in_, out_, heads_;

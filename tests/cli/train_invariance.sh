@@ -104,7 +104,12 @@ fi
 
 for name in "${cases[@]}"; do
   for w in 2 3 4; do
-    compare "$name" "$w"
+    # GAT has a second kink (LeakyReLU on the attention scores) where a 1e-7 difference can flip a
+    # side: its runs stay within 2e-4, so 1e-3 (the GPU comparisons' tolerance; a run that loses
+    # its halo rows differs by 0.25, tests/cli/device_tolerance.sh).
+    tol=1e-4
+    [[ $name == gat ]] && tol=1e-3
+    compare "$name" "$w" "$tmp/$name/w1" "$tol"
     if [[ -d "$tmp/$name-cover" ]]; then
       compare "$name-cover" "$w" "$tmp/$name/w1"
       compare "$name-cover" "$w" "$tmp/$name/w$w" 1e-5

@@ -15,14 +15,17 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
+#include "adaqp/quant/widths.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {
@@ -33,12 +36,12 @@ using test::rows_of;
 
 constexpr double kTol = 1e-5;
 
-// One dense GAT layer in float64: heads concatenated, the bias inside the linear map, attention
-// over the in-edges of `mask` (mask[i][j] != 0 for an edge j -> i).
+// One dense GAT layer in float64: z = h W^T, attention over the in-edges of `mask` (mask[i][j] != 0
+// for an edge j -> i), heads concatenated, then the bias.
 at::Tensor dense_gat(const at::Tensor& h, const at::Tensor& mask, const at::Tensor& weight,
                      const at::Tensor& bias, const at::Tensor& att_src, const at::Tensor& att_dst) {
   const int64_t n = h.size(0), heads = att_src.size(0), f = att_src.size(1);
-  const at::Tensor z = (h.mm(weight.t()) + bias).view({n, heads, f});
+  const at::Tensor z = h.mm(weight.t()).view({n, heads, f});
   std::vector<at::Tensor> out;
   for (int64_t k = 0; k < heads; ++k) {
     const at::Tensor zk = z.select(1, k);
@@ -47,24 +50,62 @@ at::Tensor dense_gat(const at::Tensor& h, const at::Tensor& mask, const at::Tens
                              .masked_fill(mask.eq(0), -std::numeric_limits<double>::infinity());
     out.push_back(at::softmax(e, 1).mm(zk));
   }
-  return at::cat(out, 1);
+  return at::cat(out, 1) + bias;
 }
 
 double max_error(const at::Tensor& got, const at::Tensor& want) {
   return (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
 }
 
-TEST(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
+// The generated graph without a third of its edges j -> i (i != j): directed, so that in-edges and
+// out-edges differ.
+Graph directed_graph() {
+  const Graph sym = test::small_graph(240, 12);
+  std::vector<int64_t> src, dst;
+  for (int64_t i = 0; i < sym.num_nodes; ++i) {
+    for (int64_t e = sym.indptr[i]; e < sym.indptr[i + 1]; ++e) {
+      const int64_t j = sym.indices[e];
+      if (i == j || (i + 2 * j) % 3 != 0) {
+        src.push_back(j);
+        dst.push_back(i);
+      }
+    }
+  }
+  Graph g = Graph::from_edges(sym.num_nodes, src, dst);
+  g.feat_dim = sym.feat_dim;
+  g.features = sym.features;
+  g.num_classes = sym.num_classes;
+  g.labels = sym.labels;
+  g.train = sym.train;
+  g.valid = sym.valid;
+  g.test = sym.test;
+  return g;
+}
+
+struct Case {
+  bool overlap;
+  int bits;  // 0: full precision; else every message at this width
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.overlap ? "overlapped" : "not overlapped") << ", "
+      << (c.bits == 0 ? std::string("full precision") : std::to_string(c.bits) + " bits");
+}
+
+class DistGat : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
+  const Case c = GetParam();
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
-  const Graph g = test::small_graph(240, 12);
+  const Graph g = directed_graph();
   PartitionOptions popt;
   popt.method = parse_partition_method("random");  // many cut edges
   popt.parts = comm->size();
   popt.seed = 4;
-  DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
-                  DistGraphOptions{&conv_norm(ModelType::kGat), /*cache_features=*/false,
-                                   /*keep_features=*/true, /*overlap=*/false, Device::cpu(),
-                                   ExchangeLayout::kRows});
+  DistGraph graph(
+      build_part(g, assign_parts(g, popt), comm->rank()), *comm,
+      DistGraphOptions{&conv_norm(ModelType::kGat), /*cache_features=*/false,
+                       /*keep_features=*/true, c.overlap, Device::cpu(), ExchangeLayout::kRows});
   const Part& part = graph.part();
   if (comm->size() > 1) {
     EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
@@ -77,6 +118,13 @@ TEST(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   const std::unique_ptr<GraphConv> conv1 = make_conv(ModelType::kGat, owner, "layer1", 6, 4, 1);
   const at::Tensor r_all = random_matrix(g.num_nodes, 4, 33);
 
+  QuantPlan plan;
+  if (c.bits != 0) {
+    SchemeOptions scheme;
+    scheme.bits = c.bits;
+    plan = scheme_plan(graph.boundary(), 2, scheme, 1);
+  }
+  const QuantPlanScope quantized(graph, c.bits != 0 ? &plan : nullptr);
   const at::Tensor y0 = conv0->forward_features(graph, DropoutMask{});
   const at::Tensor h1 = y0.relu();
   h1.retain_grad();
@@ -106,23 +154,33 @@ TEST(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
                 layer(1, "_att_src"), layer(1, "_att_dst"));
   (d1 * r_all.to(at::kDouble)).sum().backward();
 
-  EXPECT_LE(max_error(y0, rows_of(d0.detach(), part.owned_gid)), kTol);
-  EXPECT_LE(max_error(y1, rows_of(d1.detach(), part.owned_gid)), kTol);
-  EXPECT_LE(max_error(h1.grad(), rows_of(dh1.grad(), part.owned_gid)), kTol);
+  // Quantized messages move the results by up to a few steps of their rows' ranges.
+  const double tol = c.bits == 0 ? kTol : 0.05;
+  EXPECT_LE(max_error(y0, rows_of(d0.detach(), part.owned_gid)), tol);
+  EXPECT_LE(max_error(y1, rows_of(d1.detach(), part.owned_gid)), tol);
+  EXPECT_LE(max_error(h1.grad(), rows_of(dh1.grad(), part.owned_gid)), tol);
   // Each rank's parameter gradients cover its own nodes' outputs; their sum is the whole graph's.
   for (const auto& item : owner.named_parameters()) {
     at::Tensor grad = item.value().grad().contiguous().clone();
     comm->allreduce_sum(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
-    // Sums over every node in float32: within kTol of the largest entry.
+    // Sums over every node in float32: within tol of the largest entry.
     const at::Tensor& want = p.at(item.key()).grad();
-    EXPECT_LE(max_error(grad, want), kTol * std::max(1.0, want.abs().max().item<double>()))
+    EXPECT_LE(max_error(grad, want), tol * std::max(1.0, want.abs().max().item<double>()))
         << item.key();
   }
   // Both layers' output rows (6 and 4 floats) forward and their gradients back.
   const Boundary& b = graph.boundary();
-  EXPECT_EQ(graph.comm_stats().bytes_sent,
-            (b.sends() + b.recvs()) * (6 + 4) * static_cast<int64_t>(sizeof(float)));
+  int64_t bytes = 0;
+  for (const int64_t width : {6, 4}) {
+    const int64_t row = c.bits == 0 ? width * static_cast<int64_t>(sizeof(float))
+                                    : quant::message_bytes(width, c.bits);
+    bytes += (b.sends() + b.recvs()) * row;
+  }
+  EXPECT_EQ(graph.comm_stats().bytes_sent, bytes);
 }
+
+INSTANTIATE_TEST_SUITE_P(Schedules, DistGat,
+                         ::testing::Values(Case{false, 0}, Case{true, 0}, Case{true, 8}));
 
 }  // namespace
 }  // namespace adaqp

@@ -266,6 +266,8 @@ TEST(JobConfig, EveryRangeIsChecked) {
   EXPECT_TRUE(contains(config_error("dataset: {format: ogb}\n"), "dataset.path"));
   EXPECT_TRUE(contains(config_error("model: {type: gat, hidden: 64}\n", {"model.heads=5"}),
                        "model.heads = 5: must divide model.hidden (64)"));
+  EXPECT_TRUE(contains(config_error("model: {type: gat, layers: 1}\n", {"model.heads=2"}),
+                       "model.heads = 2: applies to hidden layers"));
   EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
                        "communication.exchange = cover: must be rows with model.type gat"));
 }

@@ -40,7 +40,7 @@ enum class Recompute { kNone, kAggregations };
 // The CPU computes in fp32 either way.
 enum class ComputePrecision { kFp32, kTf32 };
 
-// model.type: the layer of every layer of the model (model/layers.h): GCN or GraphSAGE-mean.
+// model.type: the layer of every layer of the model (model/conv.h): GCN, GraphSAGE-mean or GAT.
 enum class ModelType { kGcn, kSage, kGat };
 
 // training.device: where the epoch runs; auto is cuda when the build has CUDA and NCCL and every

@@ -30,7 +30,8 @@ class GraphConv {
 
   // The edge normalisation of its aggregation.
   virtual const EdgeNorm& norm() const = 0;
-  // Layer 0, over the constant aggregated features A X (and X): no gradient flows back to them.
+  // Layer 0, over the constant input features (GCN and GraphSAGE: the aggregated A X, and X;
+  // GAT: X): no gradient flows back to them.
   // `mask` (of feature_mask_width() elements per row) drops elements of its inputs; an undefined
   // mask drops none.
   virtual at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) = 0;

@@ -7,6 +7,7 @@
 // & Welling's GCN (dropout on every layer's input, before the aggregation), except that layer 0
 // drops elements of the aggregated features A X instead of X: A X depends only on the static
 // features, so its halo rows are exchanged once and cached, and no gradient flows back to it.
+// GAT's layer 0 drops elements of X itself (its rows are transformed before they travel).
 // Masks are keyed by seed, epoch, layer and global node id.
 #pragma once
 

@@ -7,10 +7,10 @@
 namespace adaqp {
 
 // The halo exchanges of one layer in a training epoch: the boundary's sent rows forward, `width`
-// floats each, and, with `backward`, the gradients of the received rows back. Layer 0 exchanges
-// the input features' rows (`features`: no gradient flows back to them, and with the feature cache
-// they travel once, at start-up); a later layer the narrower of its input and output rows, both
-// ways.
+// floats each, and, with `backward`, the gradients of the received rows back. `features`: the rows
+// are the input features themselves (layer 0 of GCN and GraphSAGE: no gradient flows back to them,
+// and with the feature cache they travel once, at start-up). Each layer type says what it
+// exchanges (conv.h).
 struct LayerExchange {
   int64_t width = 0;
   bool features = false;
