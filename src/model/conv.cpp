@@ -18,7 +18,7 @@ struct ConvType {
 const ConvType kConvTypes[] = {
     {ModelType::kGcn, conv_detail::kGcnNorm, false, true, conv_detail::make_gcn_conv},
     {ModelType::kSage, conv_detail::kMeanNorm, true, true, conv_detail::make_sage_conv},
-    {ModelType::kGat, conv_detail::kGatNorm, true, false, conv_detail::make_gat_conv},
+    {ModelType::kGat, conv_detail::kMeanNorm, true, false, conv_detail::make_gat_conv},
 };
 
 const ConvType& conv_type(ModelType type) {

@@ -11,11 +11,10 @@
 
 namespace adaqp::conv_detail {
 
-// a_ij = 1 / sqrt(out_deg(j) * in_deg(i)) (gcn_conv.cpp); 1 / in_deg(i) (sage_conv.cpp, and
-// gat_conv.cpp's stand-in for its attention where the bit-width solver weighs messages).
+// a_ij = 1 / sqrt(out_deg(j) * in_deg(i)) (gcn_conv.cpp); 1 / in_deg(i) (sage_conv.cpp; GAT's
+// stand-in for its attention where the bit-width solver weighs messages).
 extern const EdgeNorm kGcnNorm;
 extern const EdgeNorm kMeanNorm;
-extern const EdgeNorm kGatNorm;
 
 // `heads` is GAT's; the others have one (the configuration refuses more).
 std::unique_ptr<GraphConv> make_gcn_conv(torch::nn::Module& owner, const std::string& prefix,

@@ -24,10 +24,6 @@
 
 namespace adaqp::conv_detail {
 
-const EdgeNorm kGatNorm{"gat", [](int64_t in_deg_dst, int64_t /*out_deg_src*/) {
-                          return static_cast<float>(1.0 / static_cast<double>(in_deg_dst));
-                        }};
-
 namespace {
 
 using torch::autograd::AutogradContext;
@@ -108,7 +104,9 @@ class GatConv final : public GraphConv {
     att_dst_ = owner.register_parameter(prefix + "_att_dst", glorot(heads, out / heads));
   }
 
-  const EdgeNorm& norm() const override { return kGatNorm; }
+  // The adjacency's values are not used by the attention; the mean's stand in where the bit-width
+  // solver weighs messages.
+  const EdgeNorm& norm() const override { return kMeanNorm; }
   int64_t feature_mask_width() const override { return in_; }
 
   at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {

@@ -2,7 +2,7 @@
 // layer type (src/model/<type>_conv.cpp) plus a line in the registry (conv.cpp):
 //   gcn   Y = A_gcn H W + b                 (A_gcn: symmetric normalisation, GCN)
 //   sage  Y = A_mean H W_n + b + H W_r      (A_mean: mean of in-neighbours, GraphSAGE-mean)
-//   gat   Y = A_att (H W + b)                (A_att: attention over in-neighbours, per head; GAT)
+//   gat   Y = A_att H W + b                  (A_att: attention over in-neighbours, per head; GAT)
 // A layer type's edge normalisation (EdgeNorm, dist_graph.h) is defined in its file and given to
 // the DistGraph the model runs on, which builds its adjacency with it (GnnImpl checks). A layer
 // registers its parameters on the model that owns it, under names prefixed by its layer
