@@ -82,3 +82,64 @@ endif()
 foreach(_dir ${ADAQP_TORCH_RPATH})
   target_link_options(adaqp_torch INTERFACE "LINKER:-rpath,${_dir}" "LINKER:-rpath-link,${_dir}")
 endforeach()
+
+# adaqp_precompile_torch(TARGET): precompiles the libtorch headers for those of TARGET's sources that
+# include libtorch, directly or through the project's headers. They are most of a fresh build's
+# time: such a unit takes 8-17 s to compile on the 2-core machine, 3-8 s with the precompiled
+# headers; a unit without libtorch would only pay for loading them (2-3 s), so it is left out.
+# ADAQP_PRECOMPILE_TORCH=OFF turns it off.
+option(ADAQP_PRECOMPILE_TORCH "Precompile the libtorch headers" ON)
+
+# _adaqp_uses_torch(FILE VAR): whether FILE includes a libtorch header, following the quoted
+# includes that resolve under include/ or beside FILE; answers are memoised per configure.
+function(_adaqp_uses_torch file var)
+  get_property(_known GLOBAL PROPERTY "ADAQP_USES_TORCH:${file}" SET)
+  if(NOT _known)
+    # Marked "no" first, so that an include cycle ends.
+    set_property(GLOBAL PROPERTY "ADAQP_USES_TORCH:${file}" FALSE)
+    file(STRINGS "${file}" _includes REGEX "^#include [<\"]")
+    set(_uses FALSE)
+    foreach(_line ${_includes})
+      if(_line MATCHES "^#include <(torch|ATen|c10)/")
+        set(_uses TRUE)
+      elseif(_line MATCHES "^#include \"([^\"]+)\"")
+        get_filename_component(_dir "${file}" DIRECTORY)
+        foreach(_candidate "${PROJECT_SOURCE_DIR}/include/${CMAKE_MATCH_1}" "${_dir}/${CMAKE_MATCH_1}")
+          if(EXISTS "${_candidate}")
+            _adaqp_uses_torch("${_candidate}" _child)
+            if(_child)
+              set(_uses TRUE)
+            endif()
+            break()
+          endif()
+        endforeach()
+      endif()
+      if(_uses)
+        break()
+      endif()
+    endforeach()
+    set_property(GLOBAL PROPERTY "ADAQP_USES_TORCH:${file}" ${_uses})
+  endif()
+  get_property(_uses GLOBAL PROPERTY "ADAQP_USES_TORCH:${file}")
+  set(${var} ${_uses} PARENT_SCOPE)
+endfunction()
+
+function(adaqp_precompile_torch target)
+  if(NOT ADAQP_PRECOMPILE_TORCH)
+    return()
+  endif()
+  target_precompile_headers(${target} PRIVATE <ATen/ATen.h> <torch/autograd.h> <torch/nn/module.h>
+                            <torch/optim/adam.h>)
+  get_target_property(_sources ${target} SOURCES)
+  get_target_property(_source_dir ${target} SOURCE_DIR)
+  foreach(_source ${_sources})
+    get_filename_component(_path "${_source}" ABSOLUTE BASE_DIR "${_source_dir}")
+    if(_path MATCHES "\\.cpp$")
+      _adaqp_uses_torch("${_path}" _uses)
+      if(NOT _uses)
+        set_source_files_properties("${_source}" TARGET_DIRECTORY ${target} PROPERTIES
+                                    SKIP_PRECOMPILE_HEADERS ON)
+      endif()
+    endif()
+  endforeach()
+endfunction()
