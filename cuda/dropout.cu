@@ -56,6 +56,25 @@ __global__ void keep_kernel(DropoutKey key, float p, const int64_t* __restrict__
   }
 }
 
+// Thread per (edge, block of 4 heads).
+__global__ void edge_scale_kernel(DropoutKey key, float p, const int64_t* __restrict__ dst,
+                                  const int64_t* __restrict__ src, int64_t edges,
+                                  const int64_t* __restrict__ gids, int64_t heads,
+                                  float* __restrict__ scale) {
+  const int64_t blocks = (heads + 3) / 4;
+  const float kept = 1.0f / (1.0f - p);
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < edges * blocks;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = t / blocks, b = t % blocks;
+    const PhiloxWords r =
+        philox_edge_block(key.seed, key.epoch, key.layer, static_cast<uint64_t>(gids[dst[e]]),
+                          static_cast<uint64_t>(gids[src[e]]), static_cast<uint32_t>(b));
+    for (int j = 0; j < 4 && 4 * b + j < heads; ++j) {
+      scale[e * heads + 4 * b + j] = philox_uniform(word_of(r, j)) >= p ? kept : 0.0f;
+    }
+  }
+}
+
 __global__ void mask_kernel(const float* x, int64_t n, int64_t d, MaskView m, bool relu, float* out,
                             uint32_t* __restrict__ positive) {
   const int lane = threadIdx.x & 31;
@@ -93,6 +112,16 @@ void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids,
                             int64_t width, uint32_t* keep) {
   if (n == 0 || width == 0) return;
   keep_kernel<<<grid_for(n * bit_words(width)), kThreads>>>(key, p, gids, n, width, keep);
+  ADAQP_CUDA_CHECK(cudaGetLastError());
+}
+
+void edge_dropout_scale_cuda(const DropoutKey& key, float p, const int64_t* dst, const int64_t* src,
+                             int64_t edges, const int64_t* gids, int64_t heads, float* scale) {
+  const int64_t threads = edges * ((heads + 3) / 4);
+  if (threads == 0) return;
+  const int64_t blocks = (threads + kThreads - 1) / kThreads;
+  edge_scale_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads>>>(
+      key, p, dst, src, edges, gids, heads, scale);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 

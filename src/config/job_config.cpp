@@ -233,6 +233,8 @@ const std::vector<Field>& fields() {
           "model.layer_norm", [](C & c) -> auto& { return c.model.layer_norm; }),
       field<int>(
           "model.heads", [](C & c) -> auto& { return c.model.heads; }),
+      field<double>(
+          "model.attention_dropout", [](C & c) -> auto& { return c.model.attention_dropout; }),
       field<int>(
           "training.epochs", [](C & c) -> auto& { return c.training.epochs; }),
       field<double>(
@@ -451,6 +453,11 @@ void validate(const JobConfig& c, const std::string& origin) {
   require(c.model.hidden % c.model.heads == 0, origin, "model.heads", std::to_string(c.model.heads),
           "must divide model.hidden (" + std::to_string(c.model.hidden) +
               "): a hidden layer's heads share its width");
+  require(c.model.attention_dropout >= 0 && c.model.attention_dropout < 1, origin,
+          "model.attention_dropout", print_value(c.model.attention_dropout), "must be in [0, 1)");
+  require(c.model.attention_dropout == 0 || c.model.type == ModelType::kGat, origin,
+          "model.attention_dropout", print_value(c.model.attention_dropout),
+          std::string("applies to model.type gat only (0 for ") + to_string(c.model.type) + ")");
   require(c.model.type != ModelType::kGat || c.communication.exchange == ExchangeLayout::kRows,
           origin, "communication.exchange", to_string(c.communication.exchange),
           "must be rows with model.type gat: attention weighs every in-edge by its source row, "

@@ -336,7 +336,10 @@ const DistGraph::Edges& DistGraph::edges() {
       }
     }
   }
-  edges_ = Edges{to_device(dst, opt_.device), to_device(src, opt_.device)};
+  std::vector<int64_t> gids = part_.owned_gid;
+  gids.insert(gids.end(), part_.halo_gid.begin(), part_.halo_gid.end());
+  edges_ =
+      Edges{to_device(dst, opt_.device), to_device(src, opt_.device), to_device(gids, opt_.device)};
   return edges_;
 }
 

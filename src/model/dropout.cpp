@@ -129,6 +129,20 @@ DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids,
   return mask;
 }
 
+at::Tensor draw_edge_dropout(const EdgeDropout& drop, const at::Tensor& dst, const at::Tensor& src,
+                             const at::Tensor& gids, int64_t heads) {
+  ADAQP_CHECK(dst.scalar_type() == at::kLong && src.scalar_type() == at::kLong &&
+                  gids.scalar_type() == at::kLong && dst.numel() == src.numel() &&
+                  dst.is_contiguous() && src.is_contiguous() && gids.is_contiguous(),
+              "edge dropout needs contiguous int64 edge ends and global ids");
+  const int64_t edges = dst.numel();
+  at::Tensor scale = at::empty({edges, heads}, dst.options().dtype(at::kFloat));
+  kernels::edge_dropout_scale(tensor_device(dst), drop.key, drop.p, dst.data_ptr<int64_t>(),
+                              src.data_ptr<int64_t>(), edges, gids.data_ptr<int64_t>(), heads,
+                              scale.data_ptr<float>());
+  return scale;
+}
+
 at::Tensor relu_dropout_(const at::Tensor& y, const DropoutMask& mask) {
   return ReluDropout::apply(y, optional(mask.bits), static_cast<double>(mask.scale));
 }

@@ -3,8 +3,9 @@
 // over j, y_i = sum_j alpha_ij z_j + b; heads concatenated (as PyG's GATConv). Every layer
 // exchanges the boundary rows of z (its output width) both ways, layer 0 included: z depends on W,
 // so there is no A X to cache. Beyond a GCN layer it keeps E x heads edge tensors; the weighted sum
-// and its backward run over chunks of edges, so that no E x width tensor exists. No dropout on the
-// attention weights (the reference's GAT has it; its masks would need keys per edge).
+// and its backward run over chunks of edges, so that no E x width tensor exists. In training,
+// model.attention_dropout drops attention weights after the softmax (the reference's and PyG's
+// place), keyed by the edge's global ends (kernels::edge_dropout_scale).
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 #include <torch/nn/init.h>
@@ -109,18 +110,22 @@ class GatConv final : public GraphConv {
   const EdgeNorm& norm() const override { return kMeanNorm; }
   int64_t feature_mask_width() const override { return in_; }
 
-  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {
+  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+                              const EdgeDropout& edge_dropout) override {
     const at::Tensor& x = graph.features();
-    if (!mask.bits.defined()) return attend(graph, x.matmul(linear_->weight.t()), 0);
+    if (!mask.bits.defined()) {
+      return attend(graph, x.matmul(linear_->weight.t()), 0, edge_dropout);
+    }
     // dropout_linear adds a bias; the layer's comes after the attention.
     const at::Tensor no_bias = at::zeros({out_}, x.options());
     return attend(graph,
-                  dropout_linear(x, at::Tensor(), mask, linear_->weight, no_bias, at::Tensor()), 0);
+                  dropout_linear(x, at::Tensor(), mask, linear_->weight, no_bias, at::Tensor()), 0,
+                  edge_dropout);
   }
 
-  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer,
-                     bool /*recompute*/) override {
-    return attend(graph, h.matmul(linear_->weight.t()), layer);
+  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool /*recompute*/,
+                     const EdgeDropout& edge_dropout) override {
+    return attend(graph, h.matmul(linear_->weight.t()), layer, edge_dropout);
   }
 
   LayerExchange exchange(int /*layer*/) const override {
@@ -129,7 +134,8 @@ class GatConv final : public GraphConv {
 
  private:
   // The attention-weighted sums of z's rows (num_owned x out), heads concatenated, plus the bias.
-  at::Tensor attend(DistGraph& graph, const at::Tensor& z, int layer) {
+  at::Tensor attend(DistGraph& graph, const at::Tensor& z, int layer,
+                    const EdgeDropout& edge_dropout) {
     const int64_t n = z.size(0), f = out_ / heads_;
     const at::Tensor all = dist_with_halo_rows(z, graph, layer).view({-1, heads_, f});
     const DistGraph::Edges& edges = graph.edges();
@@ -138,7 +144,10 @@ class GatConv final : public GraphConv {
     const at::Tensor e =
         at::leaky_relu(dst_score.index_select(0, edges.dst) + src_score.index_select(0, edges.src),
                        kNegativeSlope);
-    const at::Tensor alpha = edge_softmax(e, edges.dst, n);
+    at::Tensor alpha = edge_softmax(e, edges.dst, n);
+    if (edge_dropout.p > 0) {
+      alpha = alpha * draw_edge_dropout(edge_dropout, edges.dst, edges.src, edges.gids, heads_);
+    }
     return EdgeWeightedSum::apply(alpha, all, edges.dst, edges.src, n).view({n, out_}) +
            linear_->bias;
   }

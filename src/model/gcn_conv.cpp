@@ -27,11 +27,13 @@ class GcnConv final : public GraphConv {
   const EdgeNorm& norm() const override { return kGcnNorm; }
   int64_t feature_mask_width() const override { return in_; }
 
-  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {
+  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+                              const EdgeDropout& /*edge_dropout*/) override {
     return features_linear(graph, mask, neighbour_, at::Tensor());
   }
 
-  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute) override {
+  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,
+                     const EdgeDropout& /*edge_dropout*/) override {
     return aggregate_linear(graph, h, layer, recompute, neighbour_, at::Tensor());
   }
 

@@ -49,11 +49,22 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
     key.layer = static_cast<uint32_t>(l);
     return draw_dropout(key, static_cast<float>(opt_.dropout), graph.owned_gids(), width);
   };
+  // Layer l's edge dropout (none without attention dropout).
+  const auto edge_dropout = [&](int l) {
+    EdgeDropout drop;
+    if (mode.training && opt_.attention_dropout > 0) {
+      drop.key = mode.key;
+      drop.key.layer = static_cast<uint32_t>(l);
+      drop.p = static_cast<float>(opt_.attention_dropout);
+    }
+    return drop;
+  };
   at::Tensor h;
   for (int l = 0; l < opt_.layers; ++l) {
     GraphConv& conv = *conv_[l];
-    at::Tensor y = l == 0 ? conv.forward_features(graph, mask(0, conv.feature_mask_width()))
-                          : conv.forward(graph, h, l, opt_.recompute_aggregations);
+    at::Tensor y =
+        l == 0 ? conv.forward_features(graph, mask(0, conv.feature_mask_width()), edge_dropout(0))
+               : conv.forward(graph, h, l, opt_.recompute_aggregations, edge_dropout(l));
     h = at::Tensor();  // this layer's input is no longer needed here
     if (l + 1 < opt_.layers) {
       if (opt_.layer_norm) y = norm_[l]->forward(y);

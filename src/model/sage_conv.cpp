@@ -31,11 +31,13 @@ class SageConv final : public GraphConv {
   const EdgeNorm& norm() const override { return kMeanNorm; }
   int64_t feature_mask_width() const override { return 2 * in_; }
 
-  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) override {
+  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+                              const EdgeDropout& /*edge_dropout*/) override {
     return features_linear(graph, mask, neighbour_, root_->weight);
   }
 
-  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute) override {
+  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,
+                     const EdgeDropout& /*edge_dropout*/) override {
     return aggregate_linear(graph, h, layer, recompute, neighbour_, root_->weight);
   }
 

@@ -71,6 +71,7 @@ GnnOptions gnn_options(const ModelConfig& m, Recompute recompute, const Part& pa
   o.dropout = m.dropout;
   o.layer_norm = m.layer_norm;
   o.heads = m.heads;
+  o.attention_dropout = m.attention_dropout;
   o.recompute_aggregations = recompute == Recompute::kAggregations;
   return o;
 }

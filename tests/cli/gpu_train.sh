@@ -92,11 +92,12 @@ for name in "${cases[@]}"; do
   done
 done
 
-# GraphSAGE with LayerNorm, GAT (4 heads), and layer 0's input rows exchanged every epoch: CPU
-# against CUDA.
+# GraphSAGE with LayerNorm, GAT (4 heads, attention dropout), and layer 0's input rows exchanged
+# every epoch: CPU against CUDA.
 for device in cpu cuda; do
   run sage "$device" 2 "${synthetic[@]}" --set model.type=sage --set model.layer_norm=true
-  run gat "$device" 2 "${synthetic[@]}" --set model.type=gat --set model.heads=4
+  run gat "$device" 2 "${synthetic[@]}" --set model.type=gat --set model.heads=4 \
+    --set model.attention_dropout=0.5
   run nocache "$device" 2 "${synthetic[@]}" --set communication.feature_cache=false
 done
 for name in sage gat nocache; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Partition invariance end to end (docs/design.md, section 8): `adaqp train` with dropout on, the same
 # seed, on W = 1, 2, 3, 4 workers gives the same per-epoch losses (1e-4 relative) and the same
-# final parameters (1e-4) as W = 1, on a generated graph (GCN, SAGE and GAT with 2 heads) and on
+# final parameters (1e-4) as W = 1, on a generated graph (GCN, SAGE and GAT with 2 heads and
+# attention dropout: its masks, keyed by global edge ends, must not depend on W) and on
 # Cora when the shared datasets are present (required when CI=true). With
 # communication.exchange=cover (GCN on both graphs) the W-worker runs must also match the same W
 # with the rows layout at 1e-5: only the order in which a cut edge's term joins its sum differs
@@ -85,7 +86,8 @@ cases=(gcn sage gat)
 for w in 1 2 3 4; do
   run gcn "$w" "${synthetic[@]}" --set model.type=gcn
   run sage "$w" "${synthetic[@]}" --set model.type=sage --set partition.method=random
-  run gat "$w" "${synthetic[@]}" --set model.type=gat --set model.heads=2
+  run gat "$w" "${synthetic[@]}" --set model.type=gat --set model.heads=2 \
+    --set model.attention_dropout=0.5
   ((w == 1)) || run gcn-cover "$w" "${synthetic[@]}" --set model.type=gcn \
     --set communication.exchange=cover
 done

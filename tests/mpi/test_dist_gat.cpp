@@ -4,7 +4,9 @@
 // randomly partitioned graph. The owned nodes' outputs, the gradient of the second layer's input
 // and every parameter's gradient (summed over the ranks) equal the dense ones in float64, so a
 // missing halo row, a wrong edge, a wrong softmax or a gradient not sent back fails; and the bytes
-// are those of both layers' output rows exchanged both ways.
+// are those of both layers' output rows exchanged both ways. With attention dropout, the dense GAT
+// draws its masks over the whole graph's edges in global numbering: equal results show that every
+// worker drew for its edges what one worker draws for them.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -23,6 +25,7 @@
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
+#include "adaqp/model/dropout.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/quant/widths.h"
@@ -37,9 +40,11 @@ using test::rows_of;
 constexpr double kTol = 1e-5;
 
 // One dense GAT layer in float64: z = h W^T, attention over the in-edges of `mask` (mask[i][j] != 0
-// for an edge j -> i), heads concatenated, then the bias.
+// for an edge j -> i), times drop[k] (n x n) in head k when given, heads concatenated, then the
+// bias.
 at::Tensor dense_gat(const at::Tensor& h, const at::Tensor& mask, const at::Tensor& weight,
-                     const at::Tensor& bias, const at::Tensor& att_src, const at::Tensor& att_dst) {
+                     const at::Tensor& bias, const at::Tensor& att_src, const at::Tensor& att_dst,
+                     const at::Tensor& drop) {
   const int64_t n = h.size(0), heads = att_src.size(0), f = att_src.size(1);
   const at::Tensor z = h.mm(weight.t()).view({n, heads, f});
   std::vector<at::Tensor> out;
@@ -48,9 +53,25 @@ at::Tensor dense_gat(const at::Tensor& h, const at::Tensor& mask, const at::Tens
     const at::Tensor src = zk.mv(att_src[k]), dst = zk.mv(att_dst[k]);
     const at::Tensor e = at::leaky_relu(dst.unsqueeze(1) + src.unsqueeze(0), 0.2)
                              .masked_fill(mask.eq(0), -std::numeric_limits<double>::infinity());
-    out.push_back(at::softmax(e, 1).mm(zk));
+    const at::Tensor alpha = at::softmax(e, 1);
+    out.push_back((drop.defined() ? alpha * drop[k] : alpha).mm(zk));
   }
   return at::cat(out, 1) + bias;
+}
+
+// The attention dropout of the whole graph's edges (those of `mask`), drawn in global numbering,
+// as dense heads x n x n float64 scales; undefined without dropout.
+at::Tensor dense_edge_dropout(const at::Tensor& mask, const EdgeDropout& drop, int64_t heads) {
+  if (drop.p == 0) return at::Tensor();
+  const at::Tensor ends = at::nonzero(mask);  // (dst, src) pairs
+  const at::Tensor dst = ends.select(1, 0).contiguous(), src = ends.select(1, 1).contiguous();
+  const at::Tensor scale =
+      draw_edge_dropout(drop, dst, src, at::arange(mask.size(0), at::kLong), heads);
+  at::Tensor dense = at::zeros({heads, mask.size(0), mask.size(1)}, at::kDouble);
+  for (int64_t k = 0; k < heads; ++k) {
+    dense[k].index_put_({dst, src}, scale.select(1, k).to(at::kDouble));
+  }
+  return dense;
 }
 
 double max_error(const at::Tensor& got, const at::Tensor& want) {
@@ -84,12 +105,14 @@ Graph directed_graph() {
 
 struct Case {
   bool overlap;
-  int bits;  // 0: full precision; else every message at this width
+  int bits;                 // 0: full precision; else every message at this width
+  float attention_dropout;  // of every layer, keyed by epoch 3 and seed 7
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << (c.overlap ? "overlapped" : "not overlapped") << ", "
-      << (c.bits == 0 ? std::string("full precision") : std::to_string(c.bits) + " bits");
+      << (c.bits == 0 ? std::string("full precision") : std::to_string(c.bits) + " bits")
+      << ", attention dropout " << c.attention_dropout;
 }
 
 class DistGat : public ::testing::TestWithParam<Case> {};
@@ -125,10 +148,13 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
     plan = scheme_plan(graph.boundary(), 2, scheme, 1);
   }
   const QuantPlanScope quantized(graph, c.bits != 0 ? &plan : nullptr);
-  const at::Tensor y0 = conv0->forward_features(graph, DropoutMask{});
+  const auto edge_dropout = [&](uint32_t layer) {
+    return EdgeDropout{DropoutKey{7, 3, layer}, c.attention_dropout};
+  };
+  const at::Tensor y0 = conv0->forward_features(graph, DropoutMask{}, edge_dropout(0));
   const at::Tensor h1 = y0.relu();
   h1.retain_grad();
-  const at::Tensor y1 = conv1->forward(graph, h1, 1, false);
+  const at::Tensor y1 = conv1->forward(graph, h1, 1, false, edge_dropout(1));
   (y1 * rows_of(r_all, part.owned_gid)).sum().backward();
 
   // Dense: the same parameters, in float64, on the whole graph.
@@ -144,14 +170,14 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   const at::Tensor x =
       at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat)
           .to(at::kDouble);
-  const at::Tensor d0 =
-      dense_gat(x, mask, layer(0, "_neighbour.weight"), layer(0, "_neighbour.bias"),
-                layer(0, "_att_src"), layer(0, "_att_dst"));
+  const at::Tensor d0 = dense_gat(
+      x, mask, layer(0, "_neighbour.weight"), layer(0, "_neighbour.bias"), layer(0, "_att_src"),
+      layer(0, "_att_dst"), dense_edge_dropout(mask, edge_dropout(0), 2));
   const at::Tensor dh1 = d0.relu();
   dh1.retain_grad();
-  const at::Tensor d1 =
-      dense_gat(dh1, mask, layer(1, "_neighbour.weight"), layer(1, "_neighbour.bias"),
-                layer(1, "_att_src"), layer(1, "_att_dst"));
+  const at::Tensor d1 = dense_gat(
+      dh1, mask, layer(1, "_neighbour.weight"), layer(1, "_neighbour.bias"), layer(1, "_att_src"),
+      layer(1, "_att_dst"), dense_edge_dropout(mask, edge_dropout(1), 1));
   (d1 * r_all.to(at::kDouble)).sum().backward();
 
   // Quantized messages move the results by up to a few steps of their rows' ranges.
@@ -180,7 +206,8 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, DistGat,
-                         ::testing::Values(Case{false, 0}, Case{true, 0}, Case{true, 8}));
+                         ::testing::Values(Case{false, 0, 0.0f}, Case{true, 0, 0.0f},
+                                           Case{true, 8, 0.0f}, Case{false, 0, 0.5f}));
 
 }  // namespace
 }  // namespace adaqp

@@ -1,10 +1,12 @@
 // Dropout kept as bits (kernels/dropout.h): the drawn bits against the definition (Philox blocks
 // computed here one by one), keyed by global id wherever a row sits, and the masked rows and their
-// gradients against a scalar reference, element for element.
+// gradients against a scalar reference, element for element; edge dropout's scales likewise,
+// keyed by an edge's global ends.
 #include "adaqp/kernels/dropout.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -111,6 +113,100 @@ TEST(DropoutKeepBits, DropRateAndKeys) {
     EXPECT_NEAR(static_cast<double>(differ) / 100000.0, 0.42, 0.02);
   }
   EXPECT_THROW(keep_bits(DropoutKey{}, 1.0f, gids, width), InvariantError);
+}
+
+// Edge dropout scales for the edges dst[e] <- src[e] over rows numbered by `gids`.
+std::vector<float> edge_scale(const DropoutKey& key, float p, const std::vector<int64_t>& dst,
+                              const std::vector<int64_t>& src, const std::vector<int64_t>& gids,
+                              int64_t heads) {
+  std::vector<float> scale(dst.size() * static_cast<size_t>(heads), -1.0f);
+  edge_dropout_scale(kCpu, key, p, dst.data(), src.data(), static_cast<int64_t>(dst.size()),
+                     gids.data(), heads, scale.data());
+  return scale;
+}
+
+// The definition: head k of the edge g_src -> g_dst is kept when the uniform of word k % 4 of
+// the edge's Philox block k / 4 is at least p.
+TEST(EdgeDropoutScale, FollowsTheDefinition) {
+  const DropoutKey key{42, 7, 1};
+  const std::vector<int64_t> gids = {0, 5, 1234567, (int64_t{1} << 39) + 3, 77};
+  std::vector<int64_t> dst, src;
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int64_t j = 0; j < 5; ++j) {
+      dst.push_back(i);
+      src.push_back(j);
+    }
+  }
+  for (float p : {0.0f, 0.3f, 0.6f}) {
+    for (int64_t heads : {1, 3, 4, 8, 9}) {
+      const std::vector<float> scale = edge_scale(key, p, dst, src, gids, heads);
+      for (size_t e = 0; e < dst.size(); ++e) {
+        for (int64_t k = 0; k < heads; ++k) {
+          const PhiloxWords w =
+              philox_edge_block(key.seed, key.epoch, key.layer, static_cast<uint64_t>(gids[dst[e]]),
+                                static_cast<uint64_t>(gids[src[e]]), static_cast<uint32_t>(k / 4));
+          const float expected = philox_uniform(w.v[k % 4]) >= p ? 1.0f / (1.0f - p) : 0.0f;
+          ASSERT_EQ(scale[e * heads + k], expected) << "p " << p << " edge " << e << " head " << k;
+        }
+      }
+    }
+  }
+}
+
+// An edge's draws depend on its global ends, neither on where its rows sit nor on its direction.
+TEST(EdgeDropoutScale, SameEndsGiveTheSameMaskWhereverTheRowsSit) {
+  const DropoutKey key{3, 2, 1};
+  const int64_t heads = 6;
+  const std::vector<int64_t> gids = {10, 20, 30, 40};
+  const std::vector<int64_t> dst = {0, 1, 2, 3, 0}, src = {1, 2, 3, 0, 2};
+  const std::vector<float> whole = edge_scale(key, 0.5f, dst, src, gids, heads);
+  // The rows in another order (as another worker numbers them), the edges reversed in order.
+  const std::vector<int64_t> moved = {40, 30, 20, 10};  // row r holds gids[3 - r]
+  std::vector<int64_t> dst2, src2;
+  for (size_t e = dst.size(); e-- > 0;) {
+    dst2.push_back(3 - dst[e]);
+    src2.push_back(3 - src[e]);
+  }
+  const std::vector<float> other = edge_scale(key, 0.5f, dst2, src2, moved, heads);
+  int64_t reversed_differ = 0;
+  const std::vector<float> reversed = edge_scale(key, 0.5f, src, dst, gids, heads);
+  for (size_t e = 0; e < dst.size(); ++e) {
+    for (int64_t k = 0; k < heads; ++k) {
+      ASSERT_EQ(other[(dst.size() - 1 - e) * heads + k], whole[e * heads + k]) << e << " " << k;
+      reversed_differ += reversed[e * heads + k] != whole[e * heads + k];
+    }
+  }
+  EXPECT_GT(reversed_differ, 0) << "j -> i and i -> j are different edges";
+}
+
+TEST(EdgeDropoutScale, DropRateKeysAndLimits) {
+  // 20,000 edges x 5 heads: the standard deviation of the kept rate is 0.0015.
+  std::vector<int64_t> dst, src, gids(400);
+  std::iota(gids.begin(), gids.end(), 5000000);
+  for (int64_t i = 0; i < 400; ++i) {
+    for (int64_t j = 0; j < 50; ++j) {
+      dst.push_back(i);
+      src.push_back((i * 7 + j * 13) % 400);
+    }
+  }
+  const int64_t heads = 5;
+  const std::vector<float> base = edge_scale(DropoutKey{5, 3, 1}, 0.6f, dst, src, gids, heads);
+  const auto kept = [](const std::vector<float>& s) {
+    return static_cast<double>(std::count_if(s.begin(), s.end(), [](float v) { return v > 0; })) /
+           static_cast<double>(s.size());
+  };
+  EXPECT_NEAR(kept(base), 0.4, 0.01);
+  EXPECT_EQ(kept(edge_scale(DropoutKey{5, 3, 1}, 0.0f, dst, src, gids, heads)), 1.0);
+  for (const DropoutKey& other : {DropoutKey{5, 4, 1}, DropoutKey{5, 3, 2}, DropoutKey{6, 3, 1}}) {
+    const std::vector<float> s = edge_scale(other, 0.6f, dst, src, gids, heads);
+    int64_t differ = 0;
+    for (size_t i = 0; i < s.size(); ++i) differ += (s[i] > 0) != (base[i] > 0);
+    // Independent masks differ in 2 * 0.6 * 0.4 = 48% of the weights.
+    EXPECT_NEAR(static_cast<double>(differ) / static_cast<double>(s.size()), 0.48, 0.02);
+  }
+  EXPECT_THROW(edge_scale(DropoutKey{}, 1.0f, dst, src, gids, heads), InvariantError);
+  EXPECT_THROW(edge_scale(DropoutKey{}, 0.5f, dst, src, gids, 1025), InvariantError);
+  EXPECT_THROW(edge_scale(DropoutKey{0, 1u << 24, 0}, 0.5f, dst, src, gids, 1), InvariantError);
 }
 
 // The scalar reference of apply_mask: f(x) * (kept ? scale : 0).

@@ -253,6 +253,8 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"model.type=gin", "model.type = 'gin'"},
       {"model.heads=0", "model.heads = 0: must be >= 1"},
       {"model.heads=2", "model.heads = 2: applies to model.type gat only (1 for gcn)"},
+      {"model.attention_dropout=0.5",
+       "model.attention_dropout = 0.5: applies to model.type gat only (0 for gcn)"},
       {"output.log_level=loud", "output.log_level = 'loud'"},
       {"output.dir=", "output.dir = ''"},
       {"dataset.synthetic.homophily=2", "dataset.synthetic.homophily = 2"},
@@ -268,6 +270,8 @@ TEST(JobConfig, EveryRangeIsChecked) {
                        "model.heads = 5: must divide model.hidden (64)"));
   EXPECT_TRUE(contains(config_error("model: {type: gat, layers: 1}\n", {"model.heads=2"}),
                        "model.heads = 2: applies to hidden layers"));
+  EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"model.attention_dropout=1"}),
+                       "model.attention_dropout = 1: must be in [0, 1)"));
   EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
                        "communication.exchange = cover: must be rows with model.type gat"));
 }

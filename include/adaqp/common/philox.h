@@ -40,6 +40,7 @@ enum class RngStream : uint32_t {
   kDropout = 2,
   kRandomBits = 3,
   kInit = 4,
+  kEdgeDropout = 5,
 };
 
 // The counter for (epoch, layer, stream, global node id, block of 4 elements). Global ids must be
@@ -57,6 +58,21 @@ ADAQP_HOST_DEVICE PhiloxWords philox_block(uint64_t seed, uint32_t epoch, uint32
                                            RngStream stream, uint64_t gid, uint32_t block) {
   return philox4x32_10(philox_counter(epoch, layer, stream, gid, block),
                        static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+// Four random words for heads 4*block .. 4*block+3 of the edge from global node `src` to global
+// node `dst` (below 2^40 both), so that an edge's draws depend on its ends, not on where it is
+// stored. Its counter never equals a node's (philox_counter): the stream sits in bits 24-31 of word
+// 2, which are zero in every node counter. Epochs below 2^24, blocks below 256.
+ADAQP_HOST_DEVICE PhiloxWords philox_edge_block(uint64_t seed, uint32_t epoch, uint32_t layer,
+                                                uint64_t dst, uint64_t src, uint32_t block) {
+  const PhiloxWords ctr{{static_cast<uint32_t>(src), static_cast<uint32_t>(dst),
+                         (static_cast<uint32_t>(src >> 32) & 0xFFu) |
+                             ((static_cast<uint32_t>(dst >> 32) & 0xFFu) << 8) |
+                             ((layer & 0xFFu) << 16) |
+                             (static_cast<uint32_t>(RngStream::kEdgeDropout) << 24),
+                         (epoch & 0xFFFFFFu) | ((block & 0xFFu) << 24)}};
+  return philox4x32_10(ctr, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
 // A float uniform in [0, 1) from the top 24 bits of a word (exact in float32).

@@ -20,7 +20,8 @@ struct ModelConfig {
   int hidden = 64;
   double dropout = 0.5;
   bool layer_norm = false;
-  int heads = 1;  // attention heads of a gat hidden layer
+  int heads = 1;                   // attention heads of a gat hidden layer
+  double attention_dropout = 0.0;  // gat: dropout of the attention weights (GAT's paper: 0.6)
 };
 
 struct TrainingConfig {

@@ -33,12 +33,15 @@ class GraphConv {
   // Layer 0, over the constant input features (GCN and GraphSAGE: the aggregated A X, and X;
   // GAT: X): no gradient flows back to them.
   // `mask` (of feature_mask_width() elements per row) drops elements of its inputs; an undefined
-  // mask drops none.
-  virtual at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask) = 0;
+  // mask drops none. `edge_dropout` drops edge weights where a layer weighs its edges (GAT's
+  // attention; the configuration refuses it for the others).
+  virtual at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+                                      const EdgeDropout& edge_dropout) = 0;
   virtual int64_t feature_mask_width() const = 0;
   // Layer `layer` >= 1 over h (num_owned x in). Collective: exchanges h's boundary rows (or
   // those of h W when the layer narrows). `recompute`: training.recompute aggregations.
-  virtual at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute) = 0;
+  virtual at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,
+                             const EdgeDropout& edge_dropout) = 0;
   // What it exchanges in a training epoch as layer `layer`.
   virtual LayerExchange exchange(int layer) const = 0;
 };

@@ -130,9 +130,10 @@ class DistGraph {
   void add_halo_gradients(const at::Tensor& halo_grad, int64_t d, int layer, float* dh);
   // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, the
   // sources numbered over the owned rows, then the received rows (num_owned + received row): A's
-  // pattern (A_local's entries, then A_halo's), built on first use.
+  // pattern (A_local's entries, then A_halo's), built on first use; and the global node id of
+  // every row the sources number.
   struct Edges {
-    at::Tensor dst, src;
+    at::Tensor dst, src, gids;
   };
   const Edges& edges();
 

@@ -25,6 +25,18 @@ struct DropoutMask {
 // drawn with dropout probability p (0 <= p < 1).
 DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids, int64_t width);
 
+// Dropout of a layer's edge weights (attention) in one forward pass: none when p is 0.
+struct EdgeDropout {
+  DropoutKey key;
+  float p = 0.0f;
+};
+
+// The scale of the edges dst[e] <- src[e] (int64 row indices, on the rows' device; gids: the
+// global node id of every row) in `heads` heads: edges x heads float32, 1 / (1 - p) where kept,
+// 0 where dropped (kernels::edge_dropout_scale: keyed by the edge's global ends). Requires p > 0.
+at::Tensor draw_edge_dropout(const EdgeDropout& drop, const at::Tensor& dst, const at::Tensor& src,
+                             const at::Tensor& gids, int64_t heads);
+
 // y = ReLU(y) * mask, in place (y: a float32 matrix nobody else saved for backward); its backward
 // reads the mask's bits and one bit per element for ReLU's sign.
 at::Tensor relu_dropout_(const at::Tensor& y, const DropoutMask& mask);

@@ -7,8 +7,9 @@
 // & Welling's GCN (dropout on every layer's input, before the aggregation), except that layer 0
 // drops elements of the aggregated features A X instead of X: A X depends only on the static
 // features, so its halo rows are exchanged once and cached, and no gradient flows back to it.
-// GAT's layer 0 drops elements of X itself (its rows are transformed before they travel).
-// Masks are keyed by seed, epoch, layer and global node id.
+// GAT's layer 0 drops elements of X itself (its rows are transformed before they travel); with
+// attention_dropout its layers also drop attention weights. Masks are keyed by seed, epoch, layer
+// and global node id (an edge's: both of its ends).
 #pragma once
 
 #include <torch/nn/module.h>
@@ -36,6 +37,7 @@ struct GnnOptions {
   double dropout = 0.5;
   bool layer_norm = false;
   int heads = 1;  // gat: attention heads of a hidden layer (the last layer has one)
+  double attention_dropout = 0.0;  // gat: dropout of the attention weights in training
   // Layers that aggregate first keep their input and received halo rows instead of A h, and
   // recompute A h in backward (training.recompute: aggregations).
   bool recompute_aggregations = false;
