@@ -224,6 +224,7 @@ RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Tra
   h.in_dim = trainer.part().feat_dim;
   h.out_dim = trainer.part().num_classes;
   h.layer_norm = cfg.model.layer_norm;
+  h.heads = cfg.model.heads;
   h.world_size = comm.size();
   h.rank = comm.rank();
   h.seed = cfg.training.seed;

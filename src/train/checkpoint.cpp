@@ -75,6 +75,8 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   h.in_dim = shape[2];
   h.out_dim = shape[3];
   h.layer_norm = shape[4] != 0;
+  h.heads =
+      in.has("header/model_heads") ? get_exact<int64_t>(in, path, "header/model_heads", 1)[0] : 0;
   const std::vector<int64_t> world = get_exact<int64_t>(in, path, "header/world", 2);
   h.world_size = static_cast<int>(world[0]);
   h.rank = static_cast<int>(world[1]);
@@ -106,6 +108,7 @@ void check_header(const std::string& path, const CheckpointHeader& f, const Chec
   require_same(path, "model input dimension (dataset features)", f.in_dim, e.in_dim);
   require_same(path, "model output dimension (dataset classes)", f.out_dim, e.out_dim);
   require_same(path, "model.layer_norm", f.layer_norm, e.layer_norm);
+  if (f.heads != 0) require_same(path, "model.heads", f.heads, e.heads);
   require_same(path, "world size (mpirun -np)", f.world_size, e.world_size);
   require_same(path, "training.seed", f.seed, e.seed);
 }
@@ -132,6 +135,7 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
   out.add("header/model_type", text_bytes(header.model_type));
   out.add("header/model_shape", std::vector<int64_t>{header.layers, header.hidden, header.in_dim,
                                                      header.out_dim, header.layer_norm ? 1 : 0});
+  out.add("header/model_heads", std::vector<int64_t>{header.heads});
   out.add("header/world", std::vector<int64_t>{header.world_size, header.rank});
   int64_t seed = 0;
   std::memcpy(&seed, &header.seed, sizeof seed);

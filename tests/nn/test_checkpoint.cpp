@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/common/array_file.h"
 #include "adaqp/common/error.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/finite_check.h"
@@ -167,6 +168,7 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
        "model output dimension (dataset classes): checkpoint has 3, this job has 2"},
       {[](CheckpointHeader& e) { e.layer_norm = true; },
        "model.layer_norm: checkpoint has false, this job has true"},
+      {[](CheckpointHeader& e) { e.heads = 4; }, "model.heads: checkpoint has 1, this job has 4"},
       {[](CheckpointHeader& e) { e.world_size = 4; },
        "world size (mpirun -np): checkpoint has 3, this job has 4"},
       {[](CheckpointHeader& e) { e.seed = 7; },
@@ -185,6 +187,49 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
   other_rank.rank = 2;  // the writer's rank is not compared
   Trained b(2);
   EXPECT_NO_THROW(load_checkpoint(path, other_rank, b.net, *b.adam));
+}
+
+// A file written before model.heads was recorded (no header/model_heads) still loads: its heads
+// are not compared (the parameters' shapes are).
+TEST(Checkpoint, FileWithoutHeadsLoadsWithoutComparingThem) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
+  save_checkpoint(path, header(), progress(1), a.net, *a.adam);
+  const ArrayFileReader in(path);
+  ArrayFileWriter out;
+  int copied = 0;
+  for (const auto& [name, dtype] : in.arrays()) {
+    if (name == "header/model_heads") continue;
+    ++copied;
+    switch (dtype) {
+      case DType::I64:
+        out.add(name, in.get<int64_t>(name));
+        break;
+      case DType::U8:
+        out.add(name, in.get<uint8_t>(name));
+        break;
+      case DType::F32:
+        out.add(name, in.get<float>(name));
+        break;
+      case DType::F64:
+        out.add(name, in.get<double>(name));
+        break;
+      case DType::I32:
+        out.add(name, in.get<int32_t>(name));
+        break;
+    }
+  }
+  ASSERT_EQ(copied + 1, static_cast<int>(in.arrays().size())) << "the file records the heads";
+  out.write(old);
+  EXPECT_EQ(read_checkpoint_info(old).header.heads, 0);
+  CheckpointHeader other_heads = header();
+  other_heads.heads = 4;
+  Trained b(2);
+  EXPECT_NO_THROW(load_checkpoint(old, other_heads, b.net, *b.adam));
+  EXPECT_EQ(a.values(), b.values());
+  EXPECT_THROW(load_checkpoint(path, other_heads, b.net, *b.adam), InputError);
 }
 
 TEST(Checkpoint, CorruptTruncatedAndForeignFilesAreClearErrors) {

@@ -46,9 +46,12 @@ constexpr int kCheckpointsKept = 2;
 struct CheckpointHeader {
   int format_version = kCheckpointFormatVersion;
   std::string dataset_fingerprint;  // the partition's dataset fingerprint
-  std::string model_type;           // gcn | sage
+  std::string model_type;           // gcn | sage | gat
   int64_t layers = 0, hidden = 0, in_dim = 0, out_dim = 0;
   bool layer_norm = false;
+  // model.heads; 0 read from a file written before heads were recorded (then not compared: the
+  // parameters' shapes still are).
+  int64_t heads = 1;
   int world_size = 0;
   int rank = 0;  // the rank that wrote the file (not compared)
   uint64_t seed = 0;
