@@ -59,7 +59,8 @@ __global__ void keep_kernel(DropoutKey key, float p, const int64_t* __restrict__
 // Thread per (edge, block of 4 heads).
 __global__ void edge_scale_kernel(DropoutKey key, float p, const int64_t* __restrict__ dst,
                                   const int64_t* __restrict__ src, int64_t edges,
-                                  const int64_t* __restrict__ gids, int64_t heads,
+                                  const int64_t* __restrict__ dst_gids,
+                                  const int64_t* __restrict__ src_gids, int64_t heads,
                                   float* __restrict__ scale) {
   const int64_t blocks = (heads + 3) / 4;
   const float kept = 1.0f / (1.0f - p);
@@ -67,8 +68,8 @@ __global__ void edge_scale_kernel(DropoutKey key, float p, const int64_t* __rest
        t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t e = t / blocks, b = t % blocks;
     const PhiloxWords r =
-        philox_edge_block(key.seed, key.epoch, key.layer, static_cast<uint64_t>(gids[dst[e]]),
-                          static_cast<uint64_t>(gids[src[e]]), static_cast<uint32_t>(b));
+        philox_edge_block(key.seed, key.epoch, key.layer, static_cast<uint64_t>(dst_gids[dst[e]]),
+                          static_cast<uint64_t>(src_gids[src[e]]), static_cast<uint32_t>(b));
     for (int j = 0; j < 4 && 4 * b + j < heads; ++j) {
       scale[e * heads + 4 * b + j] = philox_uniform(word_of(r, j)) >= p ? kept : 0.0f;
     }
@@ -116,12 +117,13 @@ void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids,
 }
 
 void edge_dropout_scale_cuda(const DropoutKey& key, float p, const int64_t* dst, const int64_t* src,
-                             int64_t edges, const int64_t* gids, int64_t heads, float* scale) {
+                             int64_t edges, const int64_t* dst_gids, const int64_t* src_gids,
+                             int64_t heads, float* scale) {
   const int64_t threads = edges * ((heads + 3) / 4);
   if (threads == 0) return;
   const int64_t blocks = (threads + kThreads - 1) / kThreads;
   edge_scale_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads>>>(
-      key, p, dst, src, edges, gids, heads, scale);
+      key, p, dst, src, edges, dst_gids, src_gids, heads, scale);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 

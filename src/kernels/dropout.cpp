@@ -119,14 +119,14 @@ void dropout_keep_bits(const Device& device, const DropoutKey& key, float p, con
 }
 
 void edge_dropout_scale(const Device& device, const DropoutKey& key, float p, const int64_t* dst,
-                        const int64_t* src, int64_t edges, const int64_t* gids, int64_t heads,
-                        float* scale) {
+                        const int64_t* src, int64_t edges, const int64_t* dst_gids,
+                        const int64_t* src_gids, int64_t heads, float* scale) {
   check_probability(p);
   ADAQP_CHECK(heads >= 1 && heads <= 1024, "edge dropout over " + std::to_string(heads) + " heads");
   ADAQP_CHECK(key.epoch < (1u << 24), "edge dropout in epoch " + std::to_string(key.epoch));
   if (device.is_cuda()) {
 #if ADAQP_WITH_CUDA
-    edge_dropout_scale_cuda(key, p, dst, src, edges, gids, heads, scale);
+    edge_dropout_scale_cuda(key, p, dst, src, edges, dst_gids, src_gids, heads, scale);
     return;
 #else
     no_cuda("edge_dropout_scale");
@@ -135,8 +135,8 @@ void edge_dropout_scale(const Device& device, const DropoutKey& key, float p, co
   const float kept = 1.0f / (1.0f - p);
 #pragma omp parallel for schedule(static) if (edges * heads > kParallelElements)
   for (int64_t e = 0; e < edges; ++e) {
-    const auto g_dst = static_cast<uint64_t>(gids[dst[e]]);
-    const auto g_src = static_cast<uint64_t>(gids[src[e]]);
+    const auto g_dst = static_cast<uint64_t>(dst_gids[dst[e]]);
+    const auto g_src = static_cast<uint64_t>(src_gids[src[e]]);
     for (int64_t k = 0; k < heads; k += 4) {
       const PhiloxWords r = philox_edge_block(key.seed, key.epoch, key.layer, g_dst, g_src,
                                               static_cast<uint32_t>(k / 4));

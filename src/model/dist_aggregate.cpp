@@ -67,25 +67,22 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
   }
 };
 
-struct WithHaloRows : public torch::autograd::Function<WithHaloRows> {
+// The received rows of an exchange begun over h (dist_halo_rows_begin); backward sends their
+// gradients to their owners, who add them into h's gradient.
+struct EndHaloRows : public torch::autograd::Function<EndHaloRows> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, DistGraph* graph,
                             int64_t layer) {
-    check_rows(h, *graph, "halo exchange input");
-    const at::Tensor x = h.contiguous();
-    const at::Tensor halo =
-        graph->halo_rows(x.data_ptr<float>(), x.size(1), static_cast<int>(layer));
     save_ref(ctx, graph, layer);
-    return at::cat({x, halo});
+    return graph->end_halo_rows(h.size(1));
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const c10::intrusive_ptr<AggregationRef> ref = saved_ref(ctx);
     DistGraph* graph = ref->graph;
-    const at::Tensor& g = grad_outputs[0];
-    const int64_t owned = graph->num_owned(), d = g.size(1);
-    at::Tensor dh = g.narrow(0, 0, owned).clone(at::MemoryFormat::Contiguous);
-    graph->add_halo_gradients(g.narrow(0, owned, g.size(0) - owned).contiguous(), d,
-                              static_cast<int>(ref->layer), dh.data_ptr<float>());
+    const at::Tensor g = grad_outputs[0].contiguous();
+    const int64_t d = g.size(1);
+    at::Tensor dh = at::zeros({graph->num_owned(), d}, g.options());
+    graph->add_halo_gradients(g, d, static_cast<int>(ref->layer), dh.data_ptr<float>());
     return {dh, at::Tensor(), at::Tensor()};
   }
 };
@@ -185,8 +182,14 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
   return DistAggregate::apply(h, &graph, static_cast<int64_t>(layer));
 }
 
-at::Tensor dist_with_halo_rows(const at::Tensor& h, DistGraph& graph, int layer) {
-  return WithHaloRows::apply(h, &graph, static_cast<int64_t>(layer));
+void dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer) {
+  check_rows(h, graph, "halo exchange input");
+  ADAQP_CHECK(h.is_contiguous(), "halo exchange input must be contiguous");
+  graph.begin_halo_rows(h.data_ptr<float>(), h.size(1), layer);
+}
+
+at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer) {
+  return EndHaloRows::apply(h, &graph, static_cast<int64_t>(layer));
 }
 
 at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,

@@ -297,9 +297,12 @@ const at::Tensor& DistGraph::aggregate_features() {
   return features_product_;
 }
 
-at::Tensor DistGraph::halo_rows(const float* h, int64_t d, int layer) {
+void DistGraph::begin_halo_rows(const float* h, int64_t d, int layer) {
   ADAQP_CHECK(send_ == nullptr, "halo rows need the rows layout");
   begin_aggregate(h, d, layer);
+}
+
+at::Tensor DistGraph::end_halo_rows(int64_t d) {
   exchanger_.finish_forward();
   at::Tensor rows = halo_buf_.narrow(0, 0, boundary_.recvs() * d).view({boundary_.recvs(), d});
   halo_buf_ = at::Tensor();
@@ -324,22 +327,26 @@ const DistGraph::Edges& DistGraph::edges() {
   if (edges_.dst.defined()) return edges_;
   const kernels::CsrView& local = a_local_->view();
   const kernels::CsrView& halo = a_halo_->view();
-  const int64_t owned = part_.num_owned();
+  const int64_t owned = part_.num_owned(), central = part_.num_central;
   std::vector<int64_t> dst, src;
   dst.reserve(static_cast<size_t>(local.indptr[local.rows] + halo.indptr[halo.rows]));
   src.reserve(dst.capacity());
-  for (const auto& [block, offset] : {std::pair{&local, int64_t{0}}, std::pair{&halo, owned}}) {
-    for (int64_t i = 0; i < block->rows; ++i) {
-      for (int64_t k = block->indptr[i]; k < block->indptr[i + 1]; ++k) {
-        dst.push_back(i);
-        src.push_back(offset + block->indices[k]);
+  // A central row has no halo in-edges: its edges are A_local's first ones.
+  ADAQP_CHECK(halo.indptr[central] == 0, "central rows with halo in-edges");
+  const auto add = [&](const kernels::CsrView& block, int64_t first_row, int64_t src_offset) {
+    for (int64_t i = first_row; i < block.rows; ++i) {
+      for (int64_t k = block.indptr[i]; k < block.indptr[i + 1]; ++k) {
+        dst.push_back(i < central ? i : i - central);
+        src.push_back(src_offset + block.indices[k]);
       }
     }
-  }
+  };
+  add(local, 0, 0);
+  add(halo, central, owned);
   std::vector<int64_t> gids = part_.owned_gid;
   gids.insert(gids.end(), part_.halo_gid.begin(), part_.halo_gid.end());
-  edges_ =
-      Edges{to_device(dst, opt_.device), to_device(src, opt_.device), to_device(gids, opt_.device)};
+  edges_ = Edges{to_device(dst, opt_.device), to_device(src, opt_.device),
+                 to_device(gids, opt_.device), local.indptr[central]};
   return edges_;
 }
 

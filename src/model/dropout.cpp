@@ -130,16 +130,21 @@ DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids,
 }
 
 at::Tensor draw_edge_dropout(const EdgeDropout& drop, const at::Tensor& dst, const at::Tensor& src,
-                             const at::Tensor& gids, int64_t heads) {
-  ADAQP_CHECK(dst.scalar_type() == at::kLong && src.scalar_type() == at::kLong &&
-                  gids.scalar_type() == at::kLong && dst.numel() == src.numel() &&
-                  dst.is_contiguous() && src.is_contiguous() && gids.is_contiguous(),
-              "edge dropout needs contiguous int64 edge ends and global ids");
+                             const at::Tensor& dst_gids, const at::Tensor& src_gids,
+                             int64_t heads) {
+  for (const at::Tensor* t : {&dst, &src, &dst_gids, &src_gids}) {
+    ADAQP_CHECK(
+        t->scalar_type() == at::kLong && t->is_contiguous(),
+        "edge dropout needs contiguous int64 edge ends and global ids, got " + t->toString());
+  }
+  ADAQP_CHECK(dst.numel() == src.numel(), "edge dropout: " + std::to_string(dst.numel()) +
+                                              " destinations, " + std::to_string(src.numel()) +
+                                              " sources");
   const int64_t edges = dst.numel();
   at::Tensor scale = at::empty({edges, heads}, dst.options().dtype(at::kFloat));
   kernels::edge_dropout_scale(tensor_device(dst), drop.key, drop.p, dst.data_ptr<int64_t>(),
-                              src.data_ptr<int64_t>(), edges, gids.data_ptr<int64_t>(), heads,
-                              scale.data_ptr<float>());
+                              src.data_ptr<int64_t>(), edges, dst_gids.data_ptr<int64_t>(),
+                              src_gids.data_ptr<int64_t>(), heads, scale.data_ptr<float>());
   return scale;
 }
 

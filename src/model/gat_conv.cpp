@@ -134,22 +134,52 @@ class GatConv final : public GraphConv {
 
  private:
   // The attention-weighted sums of z's rows (num_owned x out), heads concatenated, plus the bias.
+  // The central rows attend while z's boundary rows travel (their in-edges are all local), the
+  // marginal rows once the halo rows are in.
   at::Tensor attend(DistGraph& graph, const at::Tensor& z, int layer,
                     const EdgeDropout& edge_dropout) {
-    const int64_t n = z.size(0), f = out_ / heads_;
-    const at::Tensor all = dist_with_halo_rows(z, graph, layer).view({-1, heads_, f});
+    const int64_t n = z.size(0), f = out_ / heads_, central = graph.part().num_central;
+    const at::Tensor x = z.contiguous();
+    dist_halo_rows_begin(x, graph, layer);
     const DistGraph::Edges& edges = graph.edges();
-    const at::Tensor src_score = (all * att_src_).sum(-1);
-    const at::Tensor dst_score = (all.narrow(0, 0, n) * att_dst_).sum(-1);
+    const at::Tensor rows = x.view({n, heads_, f});
+    const at::Tensor src_score = (rows * att_src_).sum(-1);
+    const at::Tensor dst_score = (rows * att_dst_).sum(-1);
+    const EdgeRange central_edges{0, edges.central, 0, central};
+    const at::Tensor y_central =
+        attend_edges(rows, src_score, dst_score, edges, central_edges, edge_dropout);
+    const at::Tensor halo = dist_halo_rows_end(x, graph, layer).view({-1, heads_, f});
+    const EdgeRange marginal_edges{edges.central, edges.dst.size(0), central, n};
+    const at::Tensor y_marginal =
+        attend_edges(at::cat({rows, halo}), at::cat({src_score, (halo * att_src_).sum(-1)}),
+                     dst_score, edges, marginal_edges, edge_dropout);
+    return at::cat({y_central, y_marginal}).view({n, out_}) + linear_->bias;
+  }
+
+  // Edges [begin, end) of graph.edges(), whose destinations are rows [first_row, last_row).
+  struct EdgeRange {
+    int64_t begin, end, first_row, last_row;
+  };
+
+  // The weighted sums (last_row - first_row x heads x f) over the edges of `range`, whose sources
+  // index `rows` and `src_score` and destinations `dst_score`.
+  at::Tensor attend_edges(const at::Tensor& rows, const at::Tensor& src_score,
+                          const at::Tensor& dst_score, const DistGraph::Edges& edges,
+                          const EdgeRange& range, const EdgeDropout& edge_dropout) const {
+    const int64_t count = range.end - range.begin, n = range.last_row - range.first_row;
+    const at::Tensor src = edges.src.narrow(0, range.begin, count);
+    const at::Tensor dst = edges.dst.narrow(0, range.begin, count);  // from first_row
     const at::Tensor e =
-        at::leaky_relu(dst_score.index_select(0, edges.dst) + src_score.index_select(0, edges.src),
+        at::leaky_relu(dst_score.narrow(0, range.first_row, n).index_select(0, dst) +
+                           src_score.index_select(0, src),
                        kNegativeSlope);
-    at::Tensor alpha = edge_softmax(e, edges.dst, n);
+    at::Tensor alpha = edge_softmax(e, dst, n);
     if (edge_dropout.p > 0) {
-      alpha = alpha * draw_edge_dropout(edge_dropout, edges.dst, edges.src, edges.gids, heads_);
+      alpha =
+          alpha * draw_edge_dropout(edge_dropout, dst, src,
+                                    edges.gids.narrow(0, range.first_row, n), edges.gids, heads_);
     }
-    return EdgeWeightedSum::apply(alpha, all, edges.dst, edges.src, n).view({n, out_}) +
-           linear_->bias;
+    return EdgeWeightedSum::apply(alpha, rows, dst, src, n);
   }
 
   int64_t in_, out_, heads_;

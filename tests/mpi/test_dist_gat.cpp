@@ -65,8 +65,8 @@ at::Tensor dense_edge_dropout(const at::Tensor& mask, const EdgeDropout& drop, i
   if (drop.p == 0) return at::Tensor();
   const at::Tensor ends = at::nonzero(mask);  // (dst, src) pairs
   const at::Tensor dst = ends.select(1, 0).contiguous(), src = ends.select(1, 1).contiguous();
-  const at::Tensor scale =
-      draw_edge_dropout(drop, dst, src, at::arange(mask.size(0), at::kLong), heads);
+  const at::Tensor gids = at::arange(mask.size(0), at::kLong);
+  const at::Tensor scale = draw_edge_dropout(drop, dst, src, gids, gids, heads);
   at::Tensor dense = at::zeros({heads, mask.size(0), mask.size(1)}, at::kDouble);
   for (int64_t k = 0; k < heads; ++k) {
     dense[k].index_put_({dst, src}, scale.select(1, k).to(at::kDouble));

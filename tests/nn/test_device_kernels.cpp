@@ -232,21 +232,21 @@ TEST(DropoutCuda, EdgeScalesMatchTheCpu) {
   for (const int64_t edges : {int64_t{1000}, int64_t{6000000}}) {
     std::vector<int64_t> dst(static_cast<size_t>(edges)), src(dst.size());
     for (int64_t e = 0; e < edges; ++e) {
-      dst[e] = e % rows;
+      dst[e] = e % (rows - 1);  // into gids from its second entry on
       src[e] = (e * 31 + 7) % rows;
     }
     for (const int64_t heads : {1, 9}) {
       const DropoutKey key{77, 4, 1};
       std::vector<float> cpu(static_cast<size_t>(edges * heads));
       kernels::edge_dropout_scale(Device::cpu(), key, 0.6f, dst.data(), src.data(), edges,
-                                  gids.data(), heads, cpu.data());
+                                  gids.data() + 1, gids.data(), heads, cpu.data());
       const at::Tensor d_dst = on_gpu(dst, at::kLong), d_src = on_gpu(src, at::kLong),
                        d_gids = on_gpu(gids, at::kLong);
       at::Tensor out =
           at::empty({edges * heads}, at::TensorOptions().device(at::kCUDA).dtype(at::kFloat));
       kernels::edge_dropout_scale(Device::cuda(0), key, 0.6f, d_dst.data_ptr<int64_t>(),
-                                  d_src.data_ptr<int64_t>(), edges, d_gids.data_ptr<int64_t>(),
-                                  heads, out.data_ptr<float>());
+                                  d_src.data_ptr<int64_t>(), edges, d_gids.data_ptr<int64_t>() + 1,
+                                  d_gids.data_ptr<int64_t>(), heads, out.data_ptr<float>());
       ASSERT_EQ(to_host<float>(out), cpu) << edges << " edges, " << heads << " heads";
     }
   }

@@ -115,21 +115,24 @@ TEST(DropoutKeepBits, DropRateAndKeys) {
   EXPECT_THROW(keep_bits(DropoutKey{}, 1.0f, gids, width), InvariantError);
 }
 
-// Edge dropout scales for the edges dst[e] <- src[e] over rows numbered by `gids`.
+// Edge dropout scales for the edges dst[e] <- src[e] over rows numbered by `gids` (destinations
+// by `dst_gids` when given).
 std::vector<float> edge_scale(const DropoutKey& key, float p, const std::vector<int64_t>& dst,
                               const std::vector<int64_t>& src, const std::vector<int64_t>& gids,
-                              int64_t heads) {
+                              int64_t heads, const std::vector<int64_t>* dst_gids = nullptr) {
   std::vector<float> scale(dst.size() * static_cast<size_t>(heads), -1.0f);
   edge_dropout_scale(kCpu, key, p, dst.data(), src.data(), static_cast<int64_t>(dst.size()),
-                     gids.data(), heads, scale.data());
+                     (dst_gids != nullptr ? *dst_gids : gids).data(), gids.data(), heads,
+                     scale.data());
   return scale;
 }
 
 // The definition: head k of the edge g_src -> g_dst is kept when the uniform of word k % 4 of
-// the edge's Philox block k / 4 is at least p.
+// the edge's Philox block k / 4 is at least p; destinations and sources numbered apart.
 TEST(EdgeDropoutScale, FollowsTheDefinition) {
   const DropoutKey key{42, 7, 1};
   const std::vector<int64_t> gids = {0, 5, 1234567, (int64_t{1} << 39) + 3, 77};
+  const std::vector<int64_t> dst_gids = {9, 0, (int64_t{1} << 38) + 1, 5, 31};
   std::vector<int64_t> dst, src;
   for (int64_t i = 0; i < 5; ++i) {
     for (int64_t j = 0; j < 5; ++j) {
@@ -139,12 +142,12 @@ TEST(EdgeDropoutScale, FollowsTheDefinition) {
   }
   for (float p : {0.0f, 0.3f, 0.6f}) {
     for (int64_t heads : {1, 3, 4, 8, 9}) {
-      const std::vector<float> scale = edge_scale(key, p, dst, src, gids, heads);
+      const std::vector<float> scale = edge_scale(key, p, dst, src, gids, heads, &dst_gids);
       for (size_t e = 0; e < dst.size(); ++e) {
         for (int64_t k = 0; k < heads; ++k) {
-          const PhiloxWords w =
-              philox_edge_block(key.seed, key.epoch, key.layer, static_cast<uint64_t>(gids[dst[e]]),
-                                static_cast<uint64_t>(gids[src[e]]), static_cast<uint32_t>(k / 4));
+          const PhiloxWords w = philox_edge_block(
+              key.seed, key.epoch, key.layer, static_cast<uint64_t>(dst_gids[dst[e]]),
+              static_cast<uint64_t>(gids[src[e]]), static_cast<uint32_t>(k / 4));
           const float expected = philox_uniform(w.v[k % 4]) >= p ? 1.0f / (1.0f - p) : 0.0f;
           ASSERT_EQ(scale[e * heads + k], expected) << "p " << p << " edge " << e << " head " << k;
         }

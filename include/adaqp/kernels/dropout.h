@@ -59,18 +59,19 @@ void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64
                          const MaskView& mask, const uint32_t* positive, float* dx);
 
 // Dropout of edge weights (attention): scale (edges x heads, row-major) gets 1 / (1 - p) where
-// head k of edge e is kept and 0 where it is dropped. Edge e runs from row src[e] to row dst[e],
-// whose global node ids are gids[src[e]] and gids[dst[e]]; head k of the edge from global g_src to
-// g_dst is dropped when philox_uniform(word k % 4 of philox_edge_block(seed, epoch, layer, g_dst,
-// g_src, k / 4)) < p. So the mask depends on the edge's ends, not on the partition (parallel edges
+// head k of edge e is kept and 0 where it is dropped. Edge e runs from global node
+// src_gids[src[e]] to global node dst_gids[dst[e]]; head k of the edge from g_src to g_dst is
+// dropped when philox_uniform(word k % 4 of philox_edge_block(seed, epoch, layer, g_dst, g_src,
+// k / 4)) < p. So the mask depends on the edge's ends, not on the partition (parallel edges
 // between two nodes share it). Requires 0 <= p < 1, heads <= 1024, epoch < 2^24.
 void edge_dropout_scale(const Device& device, const DropoutKey& key, float p, const int64_t* dst,
-                        const int64_t* src, int64_t edges, const int64_t* gids, int64_t heads,
-                        float* scale);
+                        const int64_t* src, int64_t edges, const int64_t* dst_gids,
+                        const int64_t* src_gids, int64_t heads, float* scale);
 
 #if ADAQP_WITH_CUDA
 void edge_dropout_scale_cuda(const DropoutKey& key, float p, const int64_t* dst, const int64_t* src,
-                             int64_t edges, const int64_t* gids, int64_t heads, float* scale);
+                             int64_t edges, const int64_t* dst_gids, const int64_t* src_gids,
+                             int64_t heads, float* scale);
 void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids, int64_t n,
                             int64_t width, uint32_t* keep);
 void apply_mask_cuda(const float* x, int64_t n, int64_t d, const MaskView& mask, bool relu,

@@ -26,9 +26,12 @@ at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
                                  const at::Tensor& bias, const at::Tensor& root, DistGraph& graph,
                                  int layer, bool recompute = false);
 
-// [h; h_halo]: the owned rows h (num_owned x d) followed by the received rows of the halo nodes
-// (DistGraph::halo_rows), for layers that weigh the edges themselves (attention; rows layout).
-// Backward sends the halo rows' gradients to their owners, who add them into the gradient of h.
-at::Tensor dist_with_halo_rows(const at::Tensor& h, DistGraph& graph, int layer);
+// For layers that weigh the edges themselves (attention; rows layout): begin starts the exchange
+// of the boundary rows of h (num_owned x d, contiguous, untouched until end) for layer `layer`
+// (DistGraph::begin_halo_rows); end waits and returns the received rows of the halo nodes
+// (received rows x d). The caller can work on the central rows in between. end's backward sends
+// the received rows' gradients to their owners, who add them into the gradient of h.
+void dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer);
+at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer);
 
 }  // namespace adaqp

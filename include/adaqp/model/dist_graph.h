@@ -121,19 +121,25 @@ class DistGraph {
   void end_aggregate_backward(const float* g, int64_t d, float* dh);
 
   // For layers that weigh the edges themselves (attention; rows layout only):
-  // The received rows of h (rows layout: the halo nodes', received rows x d) for layer `layer`:
-  // its forward exchange alone, no product. Collective.
-  at::Tensor halo_rows(const float* h, int64_t d, int layer);
+  // The received rows of h (the halo nodes', received rows x d) for layer `layer`: its forward
+  // exchange alone, no product, in two steps like an aggregation's, so that the caller can work on
+  // the central rows in between (begin does the whole exchange when not overlapping). h must stay
+  // untouched until end. Collective.
+  void begin_halo_rows(const float* h, int64_t d, int layer);
+  at::Tensor end_halo_rows(int64_t d);
   // Sends the gradients of the received rows (received rows x d) back to their owners and adds
   // what the peers sent into dh (num_owned x d) at the sent rows: the backward exchange alone.
   // Collective.
   void add_halo_gradients(const at::Tensor& halo_grad, int64_t d, int layer, float* dh);
-  // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, the
-  // sources numbered over the owned rows, then the received rows (num_owned + received row): A's
-  // pattern (A_local's entries, then A_halo's), built on first use; and the global node id of
+  // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, built on
+  // first use: the first `central` edges are those into the central rows (rows [0, num_central),
+  // whose sources are all owned), the rest those into the marginal rows, their destinations
+  // numbered from the first marginal row (row - num_central); the sources are numbered over the
+  // owned rows, then the received rows (num_owned + received row). `gids`: the global node id of
   // every row the sources number.
   struct Edges {
     at::Tensor dst, src, gids;
+    int64_t central = 0;
   };
   const Edges& edges();
 

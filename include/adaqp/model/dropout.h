@@ -31,11 +31,12 @@ struct EdgeDropout {
   float p = 0.0f;
 };
 
-// The scale of the edges dst[e] <- src[e] (int64 row indices, on the rows' device; gids: the
-// global node id of every row) in `heads` heads: edges x heads float32, 1 / (1 - p) where kept,
-// 0 where dropped (kernels::edge_dropout_scale: keyed by the edge's global ends). Requires p > 0.
+// The scale of the edges dst[e] <- src[e] (int64 row indices, on the rows' device, into rows
+// whose global node ids are dst_gids and src_gids) in `heads` heads: edges x heads float32,
+// 1 / (1 - p) where kept, 0 where dropped (kernels::edge_dropout_scale: keyed by the edge's
+// global ends). Requires p > 0.
 at::Tensor draw_edge_dropout(const EdgeDropout& drop, const at::Tensor& dst, const at::Tensor& src,
-                             const at::Tensor& gids, int64_t heads);
+                             const at::Tensor& dst_gids, const at::Tensor& src_gids, int64_t heads);
 
 // y = ReLU(y) * mask, in place (y: a float32 matrix nobody else saved for backward); its backward
 // reads the mask's bits and one bit per element for ReLU's sign.
