@@ -458,6 +458,12 @@ void validate(const JobConfig& c, const std::string& origin) {
   require(c.model.attention_dropout == 0 || c.model.type == ModelType::kGat, origin,
           "model.attention_dropout", print_value(c.model.attention_dropout),
           std::string("applies to model.type gat only (0 for ") + to_string(c.model.type) + ")");
+  // The edge masks' counters hold 256 blocks of 4 heads and 2^24 epochs (common/philox.h).
+  require(c.model.attention_dropout == 0 || c.model.heads <= 1024, origin, "model.heads",
+          std::to_string(c.model.heads), "must be <= 1024 with model.attention_dropout");
+  require(c.model.attention_dropout == 0 || c.training.epochs < (1 << 24), origin,
+          "training.epochs", std::to_string(c.training.epochs),
+          "must be < 16777216 with model.attention_dropout");
   require(c.model.type != ModelType::kGat || c.communication.exchange == ExchangeLayout::kRows,
           origin, "communication.exchange", to_string(c.communication.exchange),
           "must be rows with model.type gat: attention weighs every in-edge by its source row, "

@@ -12,13 +12,14 @@ struct ConvType {
   const EdgeNorm& norm;
   bool reads_features;       // layer 0 reads X itself, not only A X
   bool aggregates_features;  // layer 0 reads A X
+  bool multiplies;           // the layers multiply by A (attention reads only its pattern)
   std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, int64_t, int64_t, int);
 };
 
 const ConvType kConvTypes[] = {
-    {ModelType::kGcn, conv_detail::kGcnNorm, false, true, conv_detail::make_gcn_conv},
-    {ModelType::kSage, conv_detail::kMeanNorm, true, true, conv_detail::make_sage_conv},
-    {ModelType::kGat, conv_detail::kMeanNorm, true, false, conv_detail::make_gat_conv},
+    {ModelType::kGcn, conv_detail::kGcnNorm, false, true, true, conv_detail::make_gcn_conv},
+    {ModelType::kSage, conv_detail::kMeanNorm, true, true, true, conv_detail::make_sage_conv},
+    {ModelType::kGat, conv_detail::kMeanNorm, true, false, false, conv_detail::make_gat_conv},
 };
 
 const ConvType& conv_type(ModelType type) {
@@ -46,6 +47,10 @@ bool conv_reads_features(ModelType type) {
 
 bool conv_aggregates_features(ModelType type) {
   return conv_type(type).aggregates_features;
+}
+
+bool conv_multiplies(ModelType type) {
+  return conv_type(type).multiplies;
 }
 
 }  // namespace adaqp

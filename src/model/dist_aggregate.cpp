@@ -73,7 +73,9 @@ struct EndHaloRows : public torch::autograd::Function<EndHaloRows> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, DistGraph* graph,
                             int64_t layer) {
     save_ref(ctx, graph, layer);
-    return graph->end_halo_rows(h.size(1));
+    at::Tensor rows = graph->end_halo_rows();
+    ADAQP_CHECK(rows.size(1) == h.size(1), "halo rows end over another input than their begin");
+    return rows;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -184,8 +186,7 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
 
 void dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer) {
   check_rows(h, graph, "halo exchange input");
-  ADAQP_CHECK(h.is_contiguous(), "halo exchange input must be contiguous");
-  graph.begin_halo_rows(h.data_ptr<float>(), h.size(1), layer);
+  graph.begin_halo_rows(h, layer);
 }
 
 at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer) {

@@ -109,11 +109,15 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
                  HaloExchangerOptions{opt.overlap, opt.device}) {
   const int64_t owned = part_.num_owned();
   ADAQP_CHECK(opt_.norm != nullptr, "DistGraphOptions::norm: the layers' edge normalisation");
+  ADAQP_CHECK(opt_.products || (!opt_.cache_features && cover_ == nullptr),
+              "a graph without products neither caches A X nor uses the cover layout");
+  // Without products A is read on the host only (its pattern, the solver's weights).
+  const Device block_device = opt_.products ? opt_.device : Device::cpu();
   local_values_ = block_values(*opt_.norm, part_.local_indptr, part_.local_indices,
                                part_.owned_in_degree, part_.owned_out_degree);
   const kernels::CsrView local{owned, owned, part_.local_indptr.data(), part_.local_indices.data(),
                                local_values_.data()};
-  a_local_ = std::make_unique<Block>(local, kernels::CsrMatrix{}, opt_.device);
+  a_local_ = std::make_unique<Block>(local, kernels::CsrMatrix{}, block_device);
   kernels::CsrView halo;
   if (cover_ == nullptr) {
     halo_values_ = block_values(*opt_.norm, part_.halo_indptr, part_.halo_indices,
@@ -132,23 +136,8 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     send_t_ =
         std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(send), opt_.device);
   }
-  a_halo_ = std::make_unique<Block>(halo, kernels::CsrMatrix{}, opt_.device);
-  // A symmetric graph's local block has a symmetric pattern: its transpose needs at most other
-  // values (none for GCN, whose normalised matrix is then symmetric).
-  std::vector<float> values_t;
-  if (!kernels::transpose_values_on_pattern(local, &values_t)) {
-    a_local_t_ =
-        std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(local), opt_.device);
-  } else if (values_t.size() != local_values_.size() ||
-             std::memcmp(values_t.data(), local_values_.data(), values_t.size() * sizeof(float)) !=
-                 0) {
-    local_t_values_ = std::move(values_t);
-    a_local_t_ = std::make_unique<Block>(
-        kernels::CsrView{owned, owned, local.indptr, local.indices, local_t_values_.data()},
-        kernels::CsrMatrix{}, opt_.device, a_local_.get());
-  }
-  a_halo_t_ =
-      std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(halo), opt_.device);
+  a_halo_ = std::make_unique<Block>(halo, kernels::CsrMatrix{}, block_device);
+  if (opt_.products) build_transposes();
   const at::Tensor host_features =
       at::from_blob(part_.features.data(), {owned, part_.feat_dim}, at::kFloat);
   features_ = where_computed(host_features, opt_.device);
@@ -173,6 +162,30 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
   if (!features_.defined() || features_.data_ptr<float>() != part_.features.data()) {
     release(part_.features);
   }
+}
+
+void DistGraph::build_transposes() {
+  const kernels::CsrView& local = a_local_->view();
+  // A symmetric graph's local block has a symmetric pattern: its transpose needs at most other
+  // values (none for GCN, whose normalised matrix is then symmetric).
+  std::vector<float> values_t;
+  if (!kernels::transpose_values_on_pattern(local, &values_t)) {
+    a_local_t_ =
+        std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(local), opt_.device);
+  } else if (values_t.size() != local_values_.size() ||
+             std::memcmp(values_t.data(), local_values_.data(), values_t.size() * sizeof(float)) !=
+                 0) {
+    local_t_values_ = std::move(values_t);
+    a_local_t_ = std::make_unique<Block>(kernels::CsrView{local.rows, local.cols, local.indptr,
+                                                          local.indices, local_t_values_.data()},
+                                         kernels::CsrMatrix{}, opt_.device, a_local_.get());
+  }
+  a_halo_t_ = std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(a_halo_->view()),
+                                      opt_.device);
+}
+
+void DistGraph::require_products(const char* what) const {
+  ADAQP_CHECK(opt_.products, std::string(what) + " on a graph built without products");
 }
 
 DistGraph::~DistGraph() = default;
@@ -263,6 +276,7 @@ void DistGraph::begin_aggregate(const float* h, int64_t d, int layer) {
 }
 
 void DistGraph::aggregate_local(const float* h, int64_t d, float* y) {
+  require_products("aggregate_local");
   local_timer_.start(nullptr);
   a_local_->multiply(h, d, y, /*accumulate=*/false);
   local_timer_.stop(nullptr);
@@ -270,6 +284,7 @@ void DistGraph::aggregate_local(const float* h, int64_t d, float* y) {
 }
 
 void DistGraph::end_aggregate(int64_t d, float* y, at::Tensor* halo_rows) {
+  require_products("end_aggregate");
   exchanger_.finish_forward();
   sent_rows_ = at::Tensor();  // sent (CUDA: the exchange is ordered before any reuse)
   halo_timer_.start(nullptr);
@@ -297,13 +312,19 @@ const at::Tensor& DistGraph::aggregate_features() {
   return features_product_;
 }
 
-void DistGraph::begin_halo_rows(const float* h, int64_t d, int layer) {
+void DistGraph::begin_halo_rows(const at::Tensor& h, int layer) {
   ADAQP_CHECK(send_ == nullptr, "halo rows need the rows layout");
-  begin_aggregate(h, d, layer);
+  ADAQP_CHECK(h.dim() == 2 && h.size(0) == part_.num_owned() && h.is_contiguous(),
+              "halo rows of a " + h.toString() + " that is not num_owned x d and contiguous");
+  begin_aggregate(h.data_ptr<float>(), h.size(1), layer);
+  halo_source_ = h;  // after begin: its halo buffer quiesced an exchange that failed midway
 }
 
-at::Tensor DistGraph::end_halo_rows(int64_t d) {
+at::Tensor DistGraph::end_halo_rows() {
+  ADAQP_CHECK(halo_source_.defined(), "end_halo_rows without begin_halo_rows");
+  const int64_t d = halo_source_.size(1);
   exchanger_.finish_forward();
+  halo_source_ = at::Tensor();  // sent (CUDA: the exchange is ordered before any reuse)
   at::Tensor rows = halo_buf_.narrow(0, 0, boundary_.recvs() * d).view({boundary_.recvs(), d});
   halo_buf_ = at::Tensor();
   return rows;
@@ -346,7 +367,7 @@ const DistGraph::Edges& DistGraph::edges() {
   std::vector<int64_t> gids = part_.owned_gid;
   gids.insert(gids.end(), part_.halo_gid.begin(), part_.halo_gid.end());
   edges_ = Edges{to_device(dst, opt_.device), to_device(src, opt_.device),
-                 to_device(gids, opt_.device), local.indptr[central]};
+                 to_device(gids, opt_.device), local.indptr[central], local.indptr[owned]};
   return edges_;
 }
 
@@ -356,6 +377,7 @@ void DistGraph::aggregate_backward(const float* g, int64_t d, float* dh, int lay
 }
 
 void DistGraph::begin_aggregate_backward(const float* g, int64_t d, int layer) {
+  require_products("begin_aggregate_backward");
   float* halo = halo_buffer(d);
   halo_timer_.start(nullptr);
   a_halo_t_->multiply(g, d, halo, /*accumulate=*/false);
@@ -366,6 +388,7 @@ void DistGraph::begin_aggregate_backward(const float* g, int64_t d, int layer) {
 }
 
 void DistGraph::end_aggregate_backward(const float* g, int64_t d, float* dh) {
+  require_products("end_aggregate_backward");
   local_timer_.start(nullptr);
   (a_local_t_ != nullptr ? *a_local_t_ : *a_local_).multiply(g, d, dh, /*accumulate=*/false);
   local_timer_.stop(nullptr);

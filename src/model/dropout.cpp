@@ -137,6 +137,9 @@ at::Tensor draw_edge_dropout(const EdgeDropout& drop, const at::Tensor& dst, con
         t->scalar_type() == at::kLong && t->is_contiguous(),
         "edge dropout needs contiguous int64 edge ends and global ids, got " + t->toString());
   }
+  ADAQP_CHECK(src.device() == dst.device() && dst_gids.device() == dst.device() &&
+                  src_gids.device() == dst.device(),
+              "edge dropout needs its edge ends and global ids on one device");
   ADAQP_CHECK(dst.numel() == src.numel(), "edge dropout: " + std::to_string(dst.numel()) +
                                               " destinations, " + std::to_string(src.numel()) +
                                               " sources");

@@ -38,38 +38,47 @@ int64_t chunk_edges(const at::Tensor& z) {
   return std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(z.size(1) * z.size(2), 1));
 }
 
-// y_i = sum over the edges e with dst_e = i of alpha_e z_{src_e}, per head: alpha (E x heads), z
-// (rows x heads x f), y (n x heads x f).
+// y_i = sum over the edges e with dst_e = i of alpha_e z_{src_e - first}, per head: alpha
+// (E x heads), z (rows x heads x f; source `first` is its row 0), y (n x heads x f).
 struct EdgeWeightedSum : public torch::autograd::Function<EdgeWeightedSum> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& alpha, const at::Tensor& z,
-                            const at::Tensor& dst, const at::Tensor& src, int64_t n) {
+                            const at::Tensor& dst, const at::Tensor& src, int64_t n,
+                            int64_t first) {
     const int64_t edges = dst.size(0), chunk = chunk_edges(z);
     at::Tensor y = at::zeros({n, z.size(1), z.size(2)}, z.options());
     for (int64_t b = 0; b < edges; b += chunk) {
       const int64_t c = std::min(chunk, edges - b);
       y.index_add_(
           0, dst.narrow(0, b, c),
-          z.index_select(0, src.narrow(0, b, c)).mul_(alpha.narrow(0, b, c).unsqueeze(-1)));
+          z.index_select(0, rows_of(src, b, c, first)).mul_(alpha.narrow(0, b, c).unsqueeze(-1)));
     }
     ctx->save_for_backward({alpha, z, dst, src});
+    ctx->saved_data["first"] = first;
     return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor &alpha = saved[0], &z = saved[1], &dst = saved[2], &src = saved[3];
+    const int64_t first = ctx->saved_data["first"].toInt();
     const at::Tensor dy = grad_outputs[0].contiguous();
     const int64_t edges = dst.size(0), chunk = chunk_edges(z);
     at::Tensor dz = at::zeros_like(z);
     at::Tensor dalpha = at::empty_like(alpha);
     for (int64_t b = 0; b < edges; b += chunk) {
       const int64_t c = std::min(chunk, edges - b);
-      const at::Tensor s = src.narrow(0, b, c);
+      const at::Tensor s = rows_of(src, b, c, first);
       at::Tensor g = dy.index_select(0, dst.narrow(0, b, c));
       dalpha.narrow(0, b, c).copy_((g * z.index_select(0, s)).sum(-1));
       dz.index_add_(0, s, g.mul_(alpha.narrow(0, b, c).unsqueeze(-1)));
     }
-    return {dalpha, dz, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dalpha, dz, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+
+  // The rows of z that sources b .. b + c - 1 name.
+  static at::Tensor rows_of(const at::Tensor& src, int64_t b, int64_t c, int64_t first) {
+    const at::Tensor s = src.narrow(0, b, c);
+    return first == 0 ? s : s - first;
   }
 };
 
@@ -135,7 +144,8 @@ class GatConv final : public GraphConv {
  private:
   // The attention-weighted sums of z's rows (num_owned x out), heads concatenated, plus the bias.
   // The central rows attend while z's boundary rows travel (their in-edges are all local), the
-  // marginal rows once the halo rows are in.
+  // marginal rows once the halo rows are in; z and the halo rows are never copied into one
+  // tensor (each is kept once for backward).
   at::Tensor attend(DistGraph& graph, const at::Tensor& z, int layer,
                     const EdgeDropout& edge_dropout) {
     const int64_t n = z.size(0), f = out_ / heads_, central = graph.part().num_central;
@@ -145,14 +155,13 @@ class GatConv final : public GraphConv {
     const at::Tensor rows = x.view({n, heads_, f});
     const at::Tensor src_score = (rows * att_src_).sum(-1);
     const at::Tensor dst_score = (rows * att_dst_).sum(-1);
-    const EdgeRange central_edges{0, edges.central, 0, central};
     const at::Tensor y_central =
-        attend_edges(rows, src_score, dst_score, edges, central_edges, edge_dropout);
+        attend_edges(rows, at::Tensor(), src_score, dst_score, edges,
+                     EdgeRange{0, edges.central, 0, central}, edge_dropout);
     const at::Tensor halo = dist_halo_rows_end(x, graph, layer).view({-1, heads_, f});
-    const EdgeRange marginal_edges{edges.central, edges.dst.size(0), central, n};
     const at::Tensor y_marginal =
-        attend_edges(at::cat({rows, halo}), at::cat({src_score, (halo * att_src_).sum(-1)}),
-                     dst_score, edges, marginal_edges, edge_dropout);
+        attend_edges(rows, halo, at::cat({src_score, (halo * att_src_).sum(-1)}), dst_score, edges,
+                     EdgeRange{edges.central, edges.dst.size(0), central, n}, edge_dropout);
     return at::cat({y_central, y_marginal}).view({n, out_}) + linear_->bias;
   }
 
@@ -162,10 +171,12 @@ class GatConv final : public GraphConv {
   };
 
   // The weighted sums (last_row - first_row x heads x f) over the edges of `range`, whose sources
-  // index `rows` and `src_score` and destinations `dst_score`.
-  at::Tensor attend_edges(const at::Tensor& rows, const at::Tensor& src_score,
-                          const at::Tensor& dst_score, const DistGraph::Edges& edges,
-                          const EdgeRange& range, const EdgeDropout& edge_dropout) const {
+  // are `rows` (the owned rows) and `halo` (the received rows; may be undefined when no edge of the
+  // range is from one), scored by src_score (over both) and dst_score.
+  at::Tensor attend_edges(const at::Tensor& rows, const at::Tensor& halo,
+                          const at::Tensor& src_score, const at::Tensor& dst_score,
+                          const DistGraph::Edges& edges, const EdgeRange& range,
+                          const EdgeDropout& edge_dropout) const {
     const int64_t count = range.end - range.begin, n = range.last_row - range.first_row;
     const at::Tensor src = edges.src.narrow(0, range.begin, count);
     const at::Tensor dst = edges.dst.narrow(0, range.begin, count);  // from first_row
@@ -179,7 +190,15 @@ class GatConv final : public GraphConv {
           alpha * draw_edge_dropout(edge_dropout, dst, src,
                                     edges.gids.narrow(0, range.first_row, n), edges.gids, heads_);
     }
-    return EdgeWeightedSum::apply(alpha, rows, dst, src, n);
+    // Edges from owned rows first, then from received ones (edges.local splits them).
+    const int64_t own = std::clamp<int64_t>(edges.local - range.begin, 0, count);
+    at::Tensor y = EdgeWeightedSum::apply(alpha.narrow(0, 0, own), rows, dst.narrow(0, 0, own),
+                                          src.narrow(0, 0, own), n, 0);
+    if (own == count) return y;
+    ADAQP_CHECK(halo.defined(), "edges from received rows without the received rows");
+    return y + EdgeWeightedSum::apply(alpha.narrow(0, own, count - own), halo,
+                                      dst.narrow(0, own, count - own),
+                                      src.narrow(0, own, count - own), n, rows.size(0));
   }
 
   int64_t in_, out_, heads_;

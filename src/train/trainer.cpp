@@ -41,6 +41,7 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
   g.cache_features = o.cache_features && conv_aggregates_features(o.model.type);
   g.keep_features = conv_reads_features(o.model.type);
   g.overlap = overlaps(o.mode);
+  g.products = conv_multiplies(o.model.type);
   g.exchange = o.exchange;
   g.device = o.device;
   return g;

@@ -128,10 +128,15 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   DistGraph graph(
       build_part(g, assign_parts(g, popt), comm->rank()), *comm,
       DistGraphOptions{&conv_norm(ModelType::kGat), /*cache_features=*/false,
-                       /*keep_features=*/true, c.overlap, Device::cpu(), ExchangeLayout::kRows});
+                       /*keep_features=*/true, c.overlap, Device::cpu(), ExchangeLayout::kRows,
+                       /*products=*/conv_multiplies(ModelType::kGat)});
   const Part& part = graph.part();
   if (comm->size() > 1) {
     EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
+    // The central rows attend apart from the marginal ones: some rank must have both.
+    int64_t both = part.num_central > 0 && part.num_marginal() > 0 ? 1 : 0;
+    comm->allreduce_sum(&both, 1);
+    EXPECT_GT(both, 0) << "no rank has both central and marginal rows";
   }
   // The same parameters on every rank: one seed.
   torch::manual_seed(3);
@@ -207,7 +212,8 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, DistGat,
                          ::testing::Values(Case{false, 0, 0.0f}, Case{true, 0, 0.0f},
-                                           Case{true, 8, 0.0f}, Case{false, 0, 0.5f}));
+                                           Case{true, 8, 0.0f}, Case{false, 0, 0.5f},
+                                           Case{true, 0, 0.5f}));
 
 }  // namespace
 }  // namespace adaqp

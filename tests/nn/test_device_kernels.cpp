@@ -222,8 +222,8 @@ TEST(DropoutCuda, SameBitsRowsAndGradientsAsTheCpu) {
   }
 }
 
-// Edge dropout scales on the GPU, bit for bit against the CPU kernel, over more threads than one
-// grid holds (65,535 x 256: 6M edges x 3 blocks of heads).
+// Edge dropout scales on the GPU, bit for bit against the CPU kernel (1 head, 2 whole blocks of 4,
+// a partial block), over more threads than one grid holds (65,535 x 256: 6M edges x 3 blocks).
 TEST(DropoutCuda, EdgeScalesMatchTheCpu) {
   ADAQP_REQUIRE_CUDA_DEVICE();
   const int64_t rows = 100003;
@@ -235,7 +235,7 @@ TEST(DropoutCuda, EdgeScalesMatchTheCpu) {
       dst[e] = e % (rows - 1);  // into gids from its second entry on
       src[e] = (e * 31 + 7) % rows;
     }
-    for (const int64_t heads : {1, 9}) {
+    for (const int64_t heads : {1, 8, 9}) {
       const DropoutKey key{77, 4, 1};
       std::vector<float> cpu(static_cast<size_t>(edges * heads));
       kernels::edge_dropout_scale(Device::cpu(), key, 0.6f, dst.data(), src.data(), edges,

@@ -156,6 +156,34 @@ TEST(EdgeDropoutScale, FollowsTheDefinition) {
   }
 }
 
+// The counter layout (common/philox.h), built here word by word, and its separation from the
+// other streams: another head block, the high bytes of either end, or a node counter with the
+// same low words draw other words.
+TEST(EdgeDropoutScale, CounterLayout) {
+  const uint64_t seed = 0x0123456789ABCDEFull, dst = (uint64_t{0x5A} << 32) | 0x11111111u,
+                 src = (uint64_t{0xC3} << 32) | 0x22222222u;
+  const uint32_t epoch = 0x00ABCDEFu, layer = 3, block = 7;
+  const PhiloxWords expected = philox4x32_10(
+      PhiloxWords{{0x22222222u, 0x11111111u, 0xC3u | (0x5Au << 8) | (3u << 16) | (5u << 24),
+                   0x00ABCDEFu | (7u << 24)}},
+      0x89ABCDEFu, 0x01234567u);
+  const PhiloxWords got = philox_edge_block(seed, epoch, layer, dst, src, block);
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(got.v[j], expected.v[j]) << "word " << j;
+  const auto differs = [&](const PhiloxWords& other) {
+    for (int j = 0; j < 4; ++j) {
+      if (other.v[j] != got.v[j]) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(differs(philox_edge_block(seed, epoch, layer, dst, src, block + 1)));
+  EXPECT_TRUE(
+      differs(philox_edge_block(seed, epoch, layer, dst ^ (uint64_t{1} << 33), src, block)));
+  EXPECT_TRUE(
+      differs(philox_edge_block(seed, epoch, layer, dst, src ^ (uint64_t{1} << 33), block)));
+  EXPECT_TRUE(differs(philox_edge_block(seed, epoch, layer, src, dst, block)));
+  EXPECT_TRUE(differs(philox_block(seed, epoch, layer, RngStream::kDropout, src, block)));
+}
+
 // An edge's draws depend on its global ends, neither on where its rows sit nor on its direction.
 TEST(EdgeDropoutScale, SameEndsGiveTheSameMaskWhereverTheRowsSit) {
   const DropoutKey key{3, 2, 1};

@@ -272,6 +272,13 @@ TEST(JobConfig, EveryRangeIsChecked) {
                        "model.heads = 2: applies to hidden layers"));
   EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"model.attention_dropout=1"}),
                        "model.attention_dropout = 1: must be in [0, 1)"));
+  EXPECT_TRUE(contains(config_error("model: {type: gat, hidden: 2048}\n",
+                                    {"model.heads=2048", "model.attention_dropout=0.5"}),
+                       "model.heads = 2048: must be <= 1024 with model.attention_dropout"));
+  EXPECT_TRUE(
+      contains(config_error("model: {type: gat}\n",
+                            {"training.epochs=16777216", "model.attention_dropout=0.5"}),
+               "training.epochs = 16777216: must be < 16777216 with model.attention_dropout"));
   EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
                        "communication.exchange = cover: must be rows with model.type gat"));
 }

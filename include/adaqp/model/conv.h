@@ -62,5 +62,8 @@ bool conv_reads_features(ModelType type);
 // Whether layer 0 of `type` aggregates the features themselves (A X, which the feature cache
 // computes once); attention weighs the transformed rows instead.
 bool conv_aggregates_features(ModelType type);
+// Whether the layers of `type` multiply by A (DistGraphOptions::products); attention reads only
+// A's pattern.
+bool conv_multiplies(ModelType type);
 
 }  // namespace adaqp

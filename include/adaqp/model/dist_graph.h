@@ -55,6 +55,10 @@ struct DistGraphOptions {
   // What carries the cut edges (partition/boundary.h): with kCover, construction is collective
   // (exchange/cover_layout.h) and each forward exchange first forms the sent rows S h.
   ExchangeLayout exchange = ExchangeLayout::kRows;
+  // The layers multiply by A (GCN, GraphSAGE). Off (attention, which reads only A's pattern:
+  // edges()): A stays in host memory, its transposes are not built, and the aggregation calls are
+  // refused; requires cache_features off and the rows layout.
+  bool products = true;
 };
 
 // Where the aggregation time went since the last reset (this rank; on CUDA, on the device).
@@ -121,25 +125,27 @@ class DistGraph {
   void end_aggregate_backward(const float* g, int64_t d, float* dh);
 
   // For layers that weigh the edges themselves (attention; rows layout only):
-  // The received rows of h (the halo nodes', received rows x d) for layer `layer`: its forward
-  // exchange alone, no product, in two steps like an aggregation's, so that the caller can work on
-  // the central rows in between (begin does the whole exchange when not overlapping). h must stay
-  // untouched until end. Collective.
-  void begin_halo_rows(const float* h, int64_t d, int layer);
-  at::Tensor end_halo_rows(int64_t d);
+  // The received rows of h (num_owned x d, contiguous; the halo nodes', received rows x d) for
+  // layer `layer`: its forward exchange alone, no product, in two steps like an aggregation's, so
+  // that the caller can work on the central rows in between (begin does the whole exchange when
+  // not overlapping). The graph holds h until end (also when the caller fails in between); h must
+  // stay untouched until then. Collective.
+  void begin_halo_rows(const at::Tensor& h, int layer);
+  at::Tensor end_halo_rows();
   // Sends the gradients of the received rows (received rows x d) back to their owners and adds
   // what the peers sent into dh (num_owned x d) at the sent rows: the backward exchange alone.
   // Collective.
   void add_halo_gradients(const at::Tensor& halo_grad, int64_t d, int layer, float* dh);
   // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, built on
-  // first use: the first `central` edges are those into the central rows (rows [0, num_central),
-  // whose sources are all owned), the rest those into the marginal rows, their destinations
-  // numbered from the first marginal row (row - num_central); the sources are numbered over the
-  // owned rows, then the received rows (num_owned + received row). `gids`: the global node id of
-  // every row the sources number.
+  // first use, in three runs: edges [0, central) into the central rows (rows [0, num_central),
+  // whose sources are all owned), [central, local) into the marginal rows from owned rows, and
+  // [local, E) into the marginal rows from received rows. The marginal rows' destinations are
+  // numbered from the first marginal row (row - num_central); the sources over the owned rows,
+  // then the received rows (num_owned + received row). `gids`: the global node id of every row
+  // the sources number.
   struct Edges {
     at::Tensor dst, src, gids;
-    int64_t central = 0;
+    int64_t central = 0, local = 0;
   };
   const Edges& edges();
 
@@ -176,6 +182,10 @@ class DistGraph {
   float* halo_buffer(int64_t d);
   // Starts the forward exchange of h's rows into `halo` (cover layout: forms S h first).
   void start_forward(const float* h, int64_t d, float* halo, int layer, const Precision& p);
+  // A_local^T and A_halo^T for the backward products.
+  void build_transposes();
+  // Refuses `what` (an aggregation call) on a graph built without products.
+  void require_products(const char* what) const;
 
   Part part_;
   Communicator& comm_;
@@ -194,6 +204,7 @@ class DistGraph {
   at::Tensor features_, owned_gids_;
   at::Tensor features_product_;  // A X
   at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
+  at::Tensor halo_source_;       // the rows a halo-rows exchange sends, from its begin to its end
   at::Tensor halo_buf_;   // halo rows (forward) or partial gradients (backward), during an exchange
   at::Tensor sent_rows_;  // cover layout: S h, from the start of a forward exchange to its end
   Edges edges_;
