@@ -67,8 +67,29 @@ struct DistAggregate : public torch::autograd::Function<DistAggregate> {
   }
 };
 
-// The received rows of an exchange begun over h (dist_halo_rows_begin); backward sends their
-// gradients to their owners, who add them into h's gradient.
+// h itself, having started the exchange of its boundary rows. Backward, which autograd runs after
+// every use of h (the central and the marginal rows' work), waits for the received rows'
+// gradients that EndHaloRows' backward started sending and adds them into h's gradient.
+struct BeginHaloRows : public torch::autograd::Function<BeginHaloRows> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, DistGraph* graph,
+                            int64_t layer) {
+    check_rows(h, *graph, "halo exchange input");
+    graph->begin_halo_rows(h, static_cast<int>(layer));
+    save_ref(ctx, graph, layer);
+    return h.view_as(h);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    DistGraph* graph = saved_ref(ctx)->graph;
+    at::Tensor dh = grad_outputs[0].clone(at::MemoryFormat::Contiguous);
+    graph->end_halo_gradients(dh.data_ptr<float>());
+    return {dh, at::Tensor(), at::Tensor()};
+  }
+};
+
+// The received rows of the exchange BeginHaloRows started over h. Backward starts sending their
+// gradients to their owners; h's share arrives in BeginHaloRows' backward, so the owned rows'
+// backward work overlaps the exchange.
 struct EndHaloRows : public torch::autograd::Function<EndHaloRows> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, DistGraph* graph,
                             int64_t layer) {
@@ -80,12 +101,8 @@ struct EndHaloRows : public torch::autograd::Function<EndHaloRows> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const c10::intrusive_ptr<AggregationRef> ref = saved_ref(ctx);
-    DistGraph* graph = ref->graph;
-    const at::Tensor g = grad_outputs[0].contiguous();
-    const int64_t d = g.size(1);
-    at::Tensor dh = at::zeros({graph->num_owned(), d}, g.options());
-    graph->add_halo_gradients(g, d, static_cast<int>(ref->layer), dh.data_ptr<float>());
-    return {dh, at::Tensor(), at::Tensor()};
+    ref->graph->begin_halo_gradients(grad_outputs[0].contiguous(), static_cast<int>(ref->layer));
+    return {at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -184,9 +201,8 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
   return DistAggregate::apply(h, &graph, static_cast<int64_t>(layer));
 }
 
-void dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer) {
-  check_rows(h, graph, "halo exchange input");
-  graph.begin_halo_rows(h, layer);
+at::Tensor dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer) {
+  return BeginHaloRows::apply(h, &graph, static_cast<int64_t>(layer));
 }
 
 at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer) {

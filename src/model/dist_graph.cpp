@@ -330,15 +330,21 @@ at::Tensor DistGraph::end_halo_rows() {
   return rows;
 }
 
-void DistGraph::add_halo_gradients(const at::Tensor& halo_grad, int64_t d, int layer, float* dh) {
+void DistGraph::begin_halo_gradients(const at::Tensor& halo_grad, int layer) {
   ADAQP_CHECK(send_ == nullptr, "halo gradients need the rows layout");
-  ADAQP_CHECK(halo_grad.is_contiguous() && halo_grad.numel() == boundary_.recvs() * d,
-              "halo gradients of " + std::to_string(halo_grad.numel()) + " floats for " +
-                  std::to_string(boundary_.recvs()) + " rows of width " + std::to_string(d));
+  ADAQP_CHECK(
+      halo_grad.dim() == 2 && halo_grad.size(0) == boundary_.recvs() && halo_grad.is_contiguous(),
+      "halo gradients " + halo_grad.toString() + " for " + std::to_string(boundary_.recvs()) +
+          " received rows, contiguous");
   if (halo_buf_.defined()) exchanger_.quiesce();  // an exchange that failed midway may use it
   halo_buf_ = halo_grad;                          // held until the exchange has sent it
-  exchanger_.start_backward(halo_grad.data_ptr<float>(), d, ExchangeId{layer, Direction::kBackward},
-                            precision(layer, Direction::kBackward, d));
+  exchanger_.start_backward(halo_grad.data_ptr<float>(), halo_grad.size(1),
+                            ExchangeId{layer, Direction::kBackward},
+                            precision(layer, Direction::kBackward, halo_grad.size(1)));
+}
+
+void DistGraph::end_halo_gradients(float* dh) {
+  ADAQP_CHECK(halo_buf_.defined(), "end_halo_gradients without begin_halo_gradients");
   exchanger_.finish_backward();
   halo_buf_ = at::Tensor();
   exchanger_.add_received_gradients(dh);

@@ -144,13 +144,13 @@ class GatConv final : public GraphConv {
  private:
   // The attention-weighted sums of z's rows (num_owned x out), heads concatenated, plus the bias.
   // The central rows attend while z's boundary rows travel (their in-edges are all local), the
-  // marginal rows once the halo rows are in; z and the halo rows are never copied into one
-  // tensor (each is kept once for backward).
+  // marginal rows once the halo rows are in; backward, the owned rows' work overlaps the return
+  // of the halo rows' gradients. z and the halo rows are never copied into one tensor (each is
+  // kept once for backward).
   at::Tensor attend(DistGraph& graph, const at::Tensor& z, int layer,
                     const EdgeDropout& edge_dropout) {
     const int64_t n = z.size(0), f = out_ / heads_, central = graph.part().num_central;
-    const at::Tensor x = z.contiguous();
-    dist_halo_rows_begin(x, graph, layer);
+    const at::Tensor x = dist_halo_rows_begin(z.contiguous(), graph, layer);
     const DistGraph::Edges& edges = graph.edges();
     const at::Tensor rows = x.view({n, heads_, f});
     const at::Tensor src_score = (rows * att_src_).sum(-1);

@@ -28,10 +28,12 @@ at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
 
 // For layers that weigh the edges themselves (attention; rows layout): begin starts the exchange
 // of the boundary rows of h (num_owned x d, contiguous, untouched until end) for layer `layer`
-// (DistGraph::begin_halo_rows); end waits and returns the received rows of the halo nodes
-// (received rows x d). The caller can work on the central rows in between. end's backward sends
-// the received rows' gradients to their owners, who add them into the gradient of h.
-void dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer);
+// (DistGraph::begin_halo_rows) and returns h for the caller's further work; end, given that
+// tensor, waits and returns the received rows of the halo nodes (received rows x d). The caller
+// can work on the central rows in between. Backward mirrors it: end's backward starts sending the
+// received rows' gradients to their owners, begin's (after every use of its output) adds what
+// arrived into h's gradient, so the owned rows' backward work overlaps that exchange.
+at::Tensor dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer);
 at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer);
 
 }  // namespace adaqp

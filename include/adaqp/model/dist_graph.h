@@ -132,10 +132,12 @@ class DistGraph {
   // stay untouched until then. Collective.
   void begin_halo_rows(const at::Tensor& h, int layer);
   at::Tensor end_halo_rows();
-  // Sends the gradients of the received rows (received rows x d) back to their owners and adds
-  // what the peers sent into dh (num_owned x d) at the sent rows: the backward exchange alone.
-  // Collective.
-  void add_halo_gradients(const at::Tensor& halo_grad, int64_t d, int layer, float* dh);
+  // Sends the gradients of the received rows (received rows x d, contiguous; held until end)
+  // back to their owners for layer `layer`, in two steps: begin starts it (does all of it when not
+  // overlapping), end waits and adds what the peers sent into dh (num_owned x d) at the sent rows;
+  // the caller can work in between. Collective.
+  void begin_halo_gradients(const at::Tensor& halo_grad, int layer);
+  void end_halo_gradients(float* dh);
   // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, built on
   // first use, in three runs: edges [0, central) into the central rows (rows [0, num_central),
   // whose sources are all owned), [central, local) into the marginal rows from owned rows, and
