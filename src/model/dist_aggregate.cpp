@@ -82,21 +82,20 @@ struct BeginHaloRows : public torch::autograd::Function<BeginHaloRows> {
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     DistGraph* graph = saved_ref(ctx)->graph;
     at::Tensor dh = grad_outputs[0].clone(at::MemoryFormat::Contiguous);
-    graph->end_halo_gradients(dh.data_ptr<float>());
+    graph->end_halo_gradients(dh);
     return {dh, at::Tensor(), at::Tensor()};
   }
 };
 
 // The received rows of the exchange BeginHaloRows started over h. Backward starts sending their
 // gradients to their owners; h's share arrives in BeginHaloRows' backward, so the owned rows'
-// backward work overlaps the exchange.
+// backward work overlaps the exchange. The autograd edge from here to h (BeginHaloRows' output,
+// never detached) is what makes autograd run this backward before BeginHaloRows'.
 struct EndHaloRows : public torch::autograd::Function<EndHaloRows> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, DistGraph* graph,
                             int64_t layer) {
     save_ref(ctx, graph, layer);
-    at::Tensor rows = graph->end_halo_rows();
-    ADAQP_CHECK(rows.size(1) == h.size(1), "halo rows end over another input than their begin");
-    return rows;
+    return graph->end_halo_rows(h);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {

@@ -271,6 +271,7 @@ void DistGraph::start_forward(const float* h, int64_t d, float* halo, int layer,
 }
 
 void DistGraph::begin_aggregate(const float* h, int64_t d, int layer) {
+  require_products("begin_aggregate");  // before the exchange starts
   float* halo = halo_buffer(d);
   start_forward(h, d, halo, layer, precision(layer, Direction::kForward, d));
 }
@@ -316,12 +317,15 @@ void DistGraph::begin_halo_rows(const at::Tensor& h, int layer) {
   ADAQP_CHECK(send_ == nullptr, "halo rows need the rows layout");
   ADAQP_CHECK(h.dim() == 2 && h.size(0) == part_.num_owned() && h.is_contiguous(),
               "halo rows of a " + h.toString() + " that is not num_owned x d and contiguous");
-  begin_aggregate(h.data_ptr<float>(), h.size(1), layer);
-  halo_source_ = h;  // after begin: its halo buffer quiesced an exchange that failed midway
+  const int64_t d = h.size(1);
+  float* halo = halo_buffer(d);  // quiesces an exchange that failed midway
+  start_forward(h.data_ptr<float>(), d, halo, layer, precision(layer, Direction::kForward, d));
+  halo_source_ = h;
 }
 
-at::Tensor DistGraph::end_halo_rows() {
-  ADAQP_CHECK(halo_source_.defined(), "end_halo_rows without begin_halo_rows");
+at::Tensor DistGraph::end_halo_rows(const at::Tensor& h) {
+  ADAQP_CHECK(halo_source_.defined() && h.is_alias_of(halo_source_),
+              "end_halo_rows over another tensor than begin_halo_rows sent, or without it");
   const int64_t d = halo_source_.size(1);
   exchanger_.finish_forward();
   halo_source_ = at::Tensor();  // sent (CUDA: the exchange is ordered before any reuse)
@@ -341,13 +345,20 @@ void DistGraph::begin_halo_gradients(const at::Tensor& halo_grad, int layer) {
   exchanger_.start_backward(halo_grad.data_ptr<float>(), halo_grad.size(1),
                             ExchangeId{layer, Direction::kBackward},
                             precision(layer, Direction::kBackward, halo_grad.size(1)));
+  if (!opt_.overlap) halo_buf_ = at::Tensor();  // sent
+  halo_gradients_width_ = halo_grad.size(1);
 }
 
-void DistGraph::end_halo_gradients(float* dh) {
-  ADAQP_CHECK(halo_buf_.defined(), "end_halo_gradients without begin_halo_gradients");
+void DistGraph::end_halo_gradients(const at::Tensor& dh) {
+  ADAQP_CHECK(halo_gradients_width_ >= 0, "end_halo_gradients without begin_halo_gradients");
+  ADAQP_CHECK(dh.dim() == 2 && dh.size(0) == part_.num_owned() &&
+                  dh.size(1) == halo_gradients_width_ && dh.is_contiguous(),
+              "halo gradients of width " + std::to_string(halo_gradients_width_) + " into " +
+                  dh.toString() + " that is not num_owned x that width, contiguous");
+  halo_gradients_width_ = -1;
   exchanger_.finish_backward();
   halo_buf_ = at::Tensor();
-  exchanger_.add_received_gradients(dh);
+  exchanger_.add_received_gradients(dh.data_ptr<float>());
 }
 
 const DistGraph::Edges& DistGraph::edges() {

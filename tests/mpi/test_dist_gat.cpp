@@ -23,6 +23,7 @@
 
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/common/error.h"
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
@@ -207,6 +208,9 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
                                     : quant::message_bytes(width, c.bits);
     bytes += (b.sends() + b.recvs()) * row;
   }
+  EXPECT_EQ(graph.comm_stats().bytes_sent, bytes);
+  // A graph built for attention has no products: an aggregation is refused before it exchanges.
+  EXPECT_THROW(graph.aggregate_features(), InvariantError);
   EXPECT_EQ(graph.comm_stats().bytes_sent, bytes);
 }
 

@@ -33,7 +33,7 @@ at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
 // can work on the central rows in between. Backward mirrors it: end's backward starts sending the
 // received rows' gradients to their owners, begin's (after every use of its output) adds what
 // arrived into h's gradient, so the owned rows' backward work overlaps that exchange.
-at::Tensor dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer);
+[[nodiscard]] at::Tensor dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer);
 at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer);
 
 }  // namespace adaqp

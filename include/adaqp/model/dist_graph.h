@@ -131,13 +131,13 @@ class DistGraph {
   // not overlapping). The graph holds h until end (also when the caller fails in between); h must
   // stay untouched until then. Collective.
   void begin_halo_rows(const at::Tensor& h, int layer);
-  at::Tensor end_halo_rows();
+  at::Tensor end_halo_rows(const at::Tensor& h);  // h: begin's tensor, or a view of it
   // Sends the gradients of the received rows (received rows x d, contiguous; held until end)
   // back to their owners for layer `layer`, in two steps: begin starts it (does all of it when not
   // overlapping), end waits and adds what the peers sent into dh (num_owned x d) at the sent rows;
   // the caller can work in between. Collective.
   void begin_halo_gradients(const at::Tensor& halo_grad, int layer);
-  void end_halo_gradients(float* dh);
+  void end_halo_gradients(const at::Tensor& dh);
   // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, built on
   // first use, in three runs: edges [0, central) into the central rows (rows [0, num_central),
   // whose sources are all owned), [central, local) into the marginal rows from owned rows, and
@@ -207,6 +207,7 @@ class DistGraph {
   at::Tensor features_product_;  // A X
   at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
   at::Tensor halo_source_;       // the rows a halo-rows exchange sends, from its begin to its end
+  int64_t halo_gradients_width_ = -1;  // of the halo gradients sent back, from begin to end
   at::Tensor halo_buf_;   // halo rows (forward) or partial gradients (backward), during an exchange
   at::Tensor sent_rows_;  // cover layout: S h, from the start of a forward exchange to its end
   Edges edges_;
