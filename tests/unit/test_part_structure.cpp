@@ -11,10 +11,10 @@
 #include <variant>
 #include <vector>
 
-#include "adaqp/common/array_file.h"
 #include "adaqp/common/error.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/partition/partition_store.h"
+#include "array_files.h"
 #include "test_util.h"
 
 namespace adaqp {
@@ -22,41 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using Array = std::variant<std::vector<int32_t>, std::vector<int64_t>, std::vector<uint8_t>,
-                           std::vector<float>, std::vector<double>>;
-using Arrays = std::map<std::string, Array>;
-
-Arrays read_all(const fs::path& file) {
-  const ArrayFileReader in(file.string());
-  Arrays out;
-  for (const auto& [name, dtype] : in.arrays()) {
-    switch (dtype) {
-      case DType::I32:
-        out[name] = in.get<int32_t>(name);
-        break;
-      case DType::I64:
-        out[name] = in.get<int64_t>(name);
-        break;
-      case DType::U8:
-        out[name] = in.get<uint8_t>(name);
-        break;
-      case DType::F32:
-        out[name] = in.get<float>(name);
-        break;
-      case DType::F64:
-        out[name] = in.get<double>(name);
-        break;
-    }
-  }
-  return out;
-}
-
-void write_all(const fs::path& file, const Arrays& arrays) {
-  ArrayFileWriter out;
-  for (const auto& [name, values] : arrays)
-    std::visit([&out, &name = name](const auto& v) { out.add(name, v); }, values);
-  out.write(file.string());
-}
+using test::Arrays;
+using test::read_all;
+using test::write_all;
 
 template <typename T>
 std::vector<T>& get(Arrays& a, const std::string& name) {
