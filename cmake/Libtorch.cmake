@@ -87,6 +87,9 @@ endforeach()
 # include libtorch, directly or through the project's headers. They are most of a fresh build's
 # time: such a unit takes 8-17 s to compile on the 2-core machine, 3-8 s with the precompiled
 # headers; a unit without libtorch would only pay for loading them (2-3 s), so it is left out.
+# The first target called for (adaqp_nn) builds the header; every later one reuses it, since each
+# build of it costs about 27 s. GCC accepts it only under the same code-model flags, so a reusing
+# executable compiles position-independent (-fPIC) like the library rather than -fPIE.
 # ADAQP_PRECOMPILE_TORCH=OFF turns it off.
 option(ADAQP_PRECOMPILE_TORCH "Precompile the libtorch headers" ON)
 
@@ -128,8 +131,19 @@ function(adaqp_precompile_torch target)
   if(NOT ADAQP_PRECOMPILE_TORCH)
     return()
   endif()
-  target_precompile_headers(${target} PRIVATE <ATen/ATen.h> <torch/autograd.h> <torch/nn/module.h>
-                            <torch/optim/adam.h>)
+  get_property(_owner GLOBAL PROPERTY ADAQP_TORCH_PCH_OWNER)
+  if(_owner)
+    target_precompile_headers(${target} REUSE_FROM ${_owner})
+    get_target_property(_type ${target} TYPE)
+    if(_type STREQUAL "EXECUTABLE")
+      set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+      target_compile_options(${target} PRIVATE -fPIC)
+    endif()
+  else()
+    set_property(GLOBAL PROPERTY ADAQP_TORCH_PCH_OWNER ${target})
+    target_precompile_headers(${target} PRIVATE <ATen/ATen.h> <torch/autograd.h> <torch/nn/module.h>
+                              <torch/optim/adam.h>)
+  endif()
   get_target_property(_sources ${target} SOURCES)
   get_target_property(_source_dir ${target} SOURCE_DIR)
   foreach(_source ${_sources})
