@@ -107,6 +107,26 @@ __global__ void mask_backward_kernel(const float* dy, int64_t n, int64_t d, Mask
   }
 }
 
+// Warp per row: the lanes take the row's columns 32 apart and each walks the row's entries (the
+// same for all lanes: broadcast loads), so x's rows are read coalesced.
+__global__ void masked_spmm_kernel(CsrView a, MaskView m, bool transposed, const float* x,
+                                   int64_t d, float* y) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t i = first_warp(); i < a.rows; i += warp_stride()) {
+    const int64_t begin = a.indptr[i], end = a.indptr[i + 1];
+    for (int64_t e = lane; e < d; e += 32) {
+      float acc = 0.0f;
+      for (int64_t k = begin; k < end; ++k) {
+        const int64_t c = a.indices[k];
+        const bool keep = transposed ? kept(m, c, i) : kept(m, i, c);
+        const float w = __fmul_rn(a.values[k], keep ? m.scale : 0.0f);
+        if (w != 0.0f) acc = __fmaf_rn(w, x[c * d + e], acc);
+      }
+      y[i * d + e] = acc;
+    }
+  }
+}
+
 }  // namespace
 
 void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids, int64_t n,
@@ -140,6 +160,13 @@ void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskV
   const int64_t blocks = (n * d + kThreads - 1) / kThreads;
   mask_backward_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads>>>(
       dy, n, d, mask, positive, dx);
+  ADAQP_CUDA_CHECK(cudaGetLastError());
+}
+
+void masked_spmm_cuda(const CsrView& a, const MaskView& mask, bool transposed, const float* x,
+                      int64_t d, float* y) {
+  if (a.rows == 0 || d == 0) return;
+  masked_spmm_kernel<<<grid_for(a.rows), kThreads>>>(a, mask, transposed, x, d, y);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -260,6 +260,8 @@ const std::vector<Field>& fields() {
       choice_field<ComputePrecision>(
           "training.precision", [](C & c) -> auto& { return c.training.precision; },
           parse_precision, to_string),
+      field<bool>(
+          "training.sparse_features", [](C & c) -> auto& { return c.training.sparse_features; }),
       choice_field<Backend>(
           "communication.backend", [](C & c) -> auto& { return c.communication.backend; },
           parse_backend, to_string),

@@ -94,6 +94,11 @@ ADAQP_VECTOR_CLONES void mask_row_backward(const float* dy, int64_t d, const Mas
 
 constexpr int64_t kParallelElements = 65536;
 
+inline bool bit_kept(const MaskView& m, int64_t row, int64_t e) {
+  const int64_t bit = m.offset + e;
+  return ((m.bits[row * m.words_per_row + bit / 32] >> (bit % 32)) & 1u) != 0;
+}
+
 }  // namespace
 
 void dropout_keep_bits(const Device& device, const DropoutKey& key, float p, const int64_t* gids,
@@ -184,6 +189,35 @@ void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64
   for (int64_t i = 0; i < n; ++i) {
     mask_row_backward(dy + i * d, d, mask, i, positive != nullptr ? positive + i * words : nullptr,
                       dx + i * d);
+  }
+}
+
+void masked_spmm(const Device& device, const CsrView& a, const MaskView& mask, bool transposed,
+                 const float* x, int64_t d, float* y) {
+  if (device.is_cuda()) {
+#if ADAQP_WITH_CUDA
+    masked_spmm_cuda(a, mask, transposed, x, d, y);
+    return;
+#else
+    no_cuda("masked_spmm");
+#endif
+  }
+  const int64_t work = (a.rows > 0 ? a.indptr[a.rows] : 0) * d;
+#pragma omp parallel for schedule(dynamic, 64) if (work > kParallelElements)
+  for (int64_t i = 0; i < a.rows; ++i) {
+    float* __restrict yi = y + i * d;
+    std::fill(yi, yi + d, 0.0f);
+    for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+      const int64_t c = a.indices[k];
+      const bool keep =
+          mask.bits == nullptr || (transposed ? bit_kept(mask, c, i) : bit_kept(mask, i, c));
+      // The masked entry as the dense path forms it (value times scale), then its product.
+      const float w = a.values[k] * (keep ? mask.scale : 0.0f);
+      if (w == 0.0f) continue;
+      const float* __restrict xc = x + c * d;
+#pragma omp simd
+      for (int64_t e = 0; e < d; ++e) yi[e] += w * xc[e];
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <torch/nn/init.h>
 #include <torch/utils.h>
 
+#include "adaqp/common/error.h"
 #include "adaqp/model/dist_aggregate.h"
 
 namespace adaqp::conv_detail {
@@ -25,6 +26,10 @@ torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain)
 
 at::Tensor features_linear(DistGraph& graph, const DropoutMask& mask,
                            const torch::nn::Linear& neighbour, const at::Tensor& root) {
+  if (const SparseFeatures* sparse = graph.sparse_features()) {
+    ADAQP_CHECK(!root.defined(), "a root term over a sparse A X (DistGraphOptions::keep_features)");
+    return sparse_dropout_linear(*sparse, mask, neighbour->weight, neighbour->bias);
+  }
   const at::Tensor& z = graph.aggregate_features();
   const at::Tensor x = root.defined() ? graph.features() : at::Tensor();
   if (mask.bits.defined()) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -156,6 +157,12 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
                       features_product_.data_ptr<float>(), /*accumulate=*/true);
     exchanger_.reset_stats();  // settles: the halo rows are no longer in use
     halo_features_ = at::Tensor();
+    if (opt_.sparse_features && !opt_.keep_features) {
+      if (std::optional<SparseFeatures> s = sparsify(features_product_, kMaxSparseFeatureDensity)) {
+        sparse_features_ = std::make_unique<SparseFeatures>(std::move(*s));
+        features_product_ = at::Tensor();
+      }
+    }
     if (!opt_.keep_features) features_ = at::Tensor();
   }
   // The host copy of the features, unless it is features_ itself (on the CPU).
@@ -306,6 +313,7 @@ void DistGraph::aggregate_again(const float* h, const at::Tensor& halo_rows, int
 }
 
 const at::Tensor& DistGraph::aggregate_features() {
+  ADAQP_CHECK(sparse_features_ == nullptr, "A X is kept sparse: read sparse_features()");
   if (!opt_.cache_features) {
     if (!features_product_.defined()) features_product_ = at::empty_like(features_);
     aggregate(features_.data_ptr<float>(), part_.feat_dim, features_product_.data_ptr<float>(), 0);

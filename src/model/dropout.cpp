@@ -107,6 +107,49 @@ struct DropoutLinear : public torch::autograd::Function<DropoutLinear> {
   }
 };
 
+// z arrives as its tensors (kept in saved_data: constant, never modified), weight and bias as
+// autograd inputs.
+struct SparseDropoutLinear : public torch::autograd::Function<SparseDropoutLinear> {
+  static at::Tensor forward(AutogradContext* ctx, const SparseFeatures& z,
+                            const std::optional<at::Tensor>& bits_arg, double scale,
+                            const at::Tensor& weight, const at::Tensor& bias) {
+    const at::Tensor bits = bits_arg.value_or(at::Tensor());
+    ADAQP_CHECK(weight.dim() == 2 && weight.size(1) == z.cols,
+                "a sparse layer input of " + std::to_string(z.cols) + " columns times a weight " +
+                    weight.toString() + " of " + std::to_string(weight.size(-1)) + " columns");
+    const at::Tensor weight_t = weight.t().contiguous();  // cols x out
+    at::Tensor y = at::empty({z.rows, weight.size(0)}, weight.options());
+    kernels::masked_spmm(tensor_device(weight), z.view(), mask_of(bits, scale).view(),
+                         /*transposed=*/false, weight_t.data_ptr<float>(), weight.size(0),
+                         y.data_ptr<float>());
+    y.add_(bias);
+    ctx->save_for_backward({bits});
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["rows"] = z.rows;
+    ctx->saved_data["cols"] = z.cols;
+    ctx->saved_data["t_indptr"] = z.t_indptr;
+    ctx->saved_data["t_indices"] = z.t_indices;
+    ctx->saved_data["t_values"] = z.t_values;
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const DropoutMask mask = mask_of(saved[0], ctx->saved_data["scale"].toDouble());
+    const at::Tensor dy = grad_outputs[0].contiguous();
+    const at::Tensor t_indptr = ctx->saved_data["t_indptr"].toTensor();
+    const at::Tensor t_indices = ctx->saved_data["t_indices"].toTensor();
+    const at::Tensor t_values = ctx->saved_data["t_values"].toTensor();
+    const kernels::CsrView z_t{ctx->saved_data["cols"].toInt(), ctx->saved_data["rows"].toInt(),
+                               t_indptr.data_ptr<int64_t>(), t_indices.data_ptr<int32_t>(),
+                               t_values.data_ptr<float>()};
+    at::Tensor d_weight_t = at::empty({z_t.rows, dy.size(1)}, dy.options());  // cols x out
+    kernels::masked_spmm(tensor_device(dy), z_t, mask.view(), /*transposed=*/true,
+                         dy.data_ptr<float>(), dy.size(1), d_weight_t.data_ptr<float>());
+    return {at::Tensor(), at::Tensor(), at::Tensor(), d_weight_t.t(), dy.sum(0)};
+  }
+};
+
 }  // namespace
 
 kernels::MaskView DropoutMask::view(int64_t offset) const {
@@ -160,6 +203,12 @@ at::Tensor dropout_linear(const at::Tensor& z, const at::Tensor& x, const Dropou
                           const at::Tensor& root) {
   return DropoutLinear::apply(z, optional(x), mask.bits, static_cast<double>(mask.scale), weight,
                               bias, optional(root));
+}
+
+at::Tensor sparse_dropout_linear(const SparseFeatures& z, const DropoutMask& mask,
+                                 const at::Tensor& weight, const at::Tensor& bias) {
+  return SparseDropoutLinear::apply(z, optional(mask.bits), static_cast<double>(mask.scale), weight,
+                                    bias);
 }
 
 }  // namespace adaqp

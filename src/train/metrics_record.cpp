@@ -300,6 +300,7 @@ std::string summary_json(const RunSummary& s) {
   j["full_precision_bytes_per_epoch"] = finite(s.full_precision_bytes_per_epoch);
   j["exchange"] = s.exchange;
   j["rows_per_exchange"] = s.rows_per_exchange;
+  j["sparse_features_ranks"] = s.sparse_features_ranks;
   if (s.adaptive) j["bit_shares"] = s.bit_shares;
   j["time_breakdown_s"] = {{"compute", finite(s.compute_s)},
                            {"exposed_comm", finite(s.exposed_comm_s)},

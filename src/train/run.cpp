@@ -19,6 +19,7 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/model/sparse_features.h"
 #include "adaqp/quant/widths.h"
 #include "adaqp/train/finite_check.h"
 #include "adaqp/train/metrics_record.h"
@@ -53,6 +54,7 @@ struct PartRecord {
   int64_t local_edges = 0, halo_edges = 0;
   int64_t send_rows = 0, halo_rows = 0;
   int64_t full_precision_bytes = 0;  // per epoch
+  double sparse_density = -1;        // of A X kept sparse; -1 when dense
 };
 static_assert(std::is_trivially_copyable<PartRecord>::value, "PartRecord is sent as bytes");
 
@@ -71,12 +73,14 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
   mine.send_rows = trainer.boundary().sends();
   mine.halo_rows = trainer.boundary().recvs();
   mine.full_precision_bytes = trainer.full_precision_bytes_per_epoch();
+  if (const SparseFeatures* s = trainer.sparse_features()) mine.sparse_density = s->density();
   std::vector<PartRecord> all(static_cast<size_t>(comm.size()));
   comm.allgather(&mine, all.data(), sizeof(PartRecord));
   summary.exchange = to_string(trainer.exchange_layout());
   for (const PartRecord& a : all) {
     summary.full_precision_bytes_per_epoch += static_cast<double>(a.full_precision_bytes);
     summary.rows_per_exchange += a.send_rows;
+    if (a.sparse_density >= 0) ++summary.sparse_features_ranks;
   }
   if (comm.rank() != 0) return;
   const char* schedule = trainer.device().is_cuda() ? "on the GPU's communication stream (NCCL)"
@@ -97,11 +101,14 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
     spdlog::info(
         "rank {}: {} central, {} marginal nodes, {:.1f}% of in-edges local; {} rows sent, {} "
         "received per exchange ({} layout); bytes per full-precision exchange by layer: fwd [{}] "
-        "bwd [{}]",
+        "bwd [{}]{}",
         r, a.central, a.marginal,
         edges > 0 ? 100.0 * static_cast<double>(a.local_edges) / static_cast<double>(edges) : 100.0,
         a.send_rows, a.halo_rows, to_string(trainer.exchange_layout()), fmt::join(fwd, ","),
-        fmt::join(bwd, ","));
+        fmt::join(bwd, ","),
+        a.sparse_density >= 0
+            ? fmt::format("; layer 0 reads A X sparse ({:.1f}% non-zero)", 100 * a.sparse_density)
+            : std::string());
   }
 }
 

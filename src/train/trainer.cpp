@@ -40,6 +40,7 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
   g.norm = &conv_norm(o.model.type);
   g.cache_features = o.cache_features && conv_aggregates_features(o.model.type);
   g.keep_features = conv_reads_features(o.model.type);
+  g.sparse_features = o.training.sparse_features;
   g.overlap = overlaps(o.mode);
   g.products = conv_multiplies(o.model.type);
   g.exchange = o.exchange;
@@ -294,6 +295,10 @@ std::vector<float> Trainer::parameter_values() const {
 
 const Part& Trainer::part() const {
   return impl_->graph.part();
+}
+
+const SparseFeatures* Trainer::sparse_features() const {
+  return impl_->graph.sparse_features();
 }
 
 const Boundary& Trainer::boundary() const {

@@ -313,6 +313,94 @@ TEST(ApplyMask, WithoutBitsKeepsEverything) {
   EXPECT_EQ(dx, out);  // ReLU's gradient of x is x where x > 0
 }
 
+// A random CSR matrix, about `density` of its entries non-zero, row `empty_row` without any.
+CsrMatrix random_csr(int64_t rows, int64_t cols, double density, int64_t empty_row, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  std::bernoulli_distribution present(density);
+  CsrMatrix a;
+  a.rows = rows;
+  a.cols = cols;
+  a.indptr.push_back(0);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t c = 0; c < cols; ++c) {
+      if (i != empty_row && present(gen)) {
+        a.indices.push_back(static_cast<int32_t>(c));
+        a.values.push_back(value(gen));
+      }
+    }
+    a.indptr.push_back(static_cast<int64_t>(a.values.size()));
+  }
+  return a;
+}
+
+// (a * mask) x, or with `transposed` (a * mask)^T x, from a's entries one by one in double; also
+// the sum of the terms' magnitudes per output element, for the tolerance.
+std::vector<double> masked_product(const CsrMatrix& a, const std::vector<uint32_t>& bits,
+                                   int64_t words, int64_t offset, float scale, bool transposed,
+                                   const std::vector<float>& x, int64_t d,
+                                   std::vector<double>* magnitude) {
+  const int64_t out_rows = transposed ? a.cols : a.rows;
+  std::vector<double> y(static_cast<size_t>(out_rows * d), 0.0);
+  magnitude->assign(y.size(), 0.0);
+  for (int64_t i = 0; i < a.rows; ++i) {
+    for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+      const int64_t c = a.indices[k];
+      if (!bit(bits, words, i, offset + c)) continue;
+      const double w = static_cast<double>(a.values[k]) * scale;
+      const int64_t out = transposed ? c : i, in = transposed ? i : c;
+      for (int64_t e = 0; e < d; ++e) {
+        y[out * d + e] += w * x[in * d + e];
+        (*magnitude)[out * d + e] += std::abs(w * x[in * d + e]);
+      }
+    }
+  }
+  return y;
+}
+
+// Layer 0 over a sparse A X: the product and its weight gradient (by the stored transpose, the
+// mask read at the transposed position), against the masked matrix's products entry by entry.
+// Rows and columns differ in number, so a mask read at swapped positions would differ.
+TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
+  const int64_t rows = 300, cols = 70, d = 19, offset = 5;
+  const CsrMatrix a = random_csr(rows, cols, 0.15, 7, 11);
+  const CsrMatrix t = transpose_csr(a.view());
+  std::vector<int64_t> gids(static_cast<size_t>(rows));
+  std::iota(gids.begin(), gids.end(), 1000);
+  for (float p : {0.0f, 0.5f}) {
+    const int64_t words = bit_words(offset + cols);
+    const std::vector<uint32_t> bits = keep_bits(DropoutKey{3, 2, 0}, p, gids, offset + cols);
+    const float scale = 1.0f / (1.0f - p);
+    const MaskView mask{bits.data(), words, offset, scale};
+    for (bool transposed : {false, true}) {
+      const CsrMatrix& m = transposed ? t : a;
+      const std::vector<float> x = random_rows(m.cols, d, 4);
+      std::vector<float> y(static_cast<size_t>(m.rows * d), 9.0f);
+      masked_spmm(kCpu, m.view(), mask, transposed, x.data(), d, y.data());
+      std::vector<double> magnitude;
+      const std::vector<double> want =
+          masked_product(a, bits, words, offset, scale, transposed, x, d, &magnitude);
+      for (size_t k = 0; k < y.size(); ++k) {
+        ASSERT_NEAR(y[k], want[k], 1e-6 * magnitude[k] + 1e-30)
+            << "p " << p << " transposed " << transposed << " element " << k;
+      }
+      if (!transposed) {
+        for (int64_t e = 0; e < d; ++e) ASSERT_EQ(y[7 * d + e], 0.0f) << "the empty row";
+      }
+    }
+  }
+}
+
+TEST(MaskedSpmm, WithoutBitsIsTheSparseProduct) {
+  const CsrMatrix a = random_csr(50, 40, 0.2, 3, 12);
+  const int64_t d = 9;
+  const std::vector<float> x = random_rows(a.cols, d, 5);
+  std::vector<float> y(static_cast<size_t>(a.rows * d)), want(y.size());
+  masked_spmm(kCpu, a.view(), MaskView{}, /*transposed=*/false, x.data(), d, y.data());
+  spmm_cpu(a.view(), x.data(), d, want.data(), /*accumulate=*/false);
+  EXPECT_EQ(y, want);
+}
+
 #if !ADAQP_WITH_CUDA
 TEST(ApplyMask, ACudaDeviceIsAnErrorWithoutCuda) {
   float x = 1.0f;

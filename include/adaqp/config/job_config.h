@@ -38,6 +38,7 @@ struct TrainingConfig {
   std::string checkpoint_dir;  // empty = <output.dir>/checkpoints
   Recompute recompute = Recompute::kNone;  // aggregations: GraphSAGE only (see choices.h)
   ComputePrecision precision = ComputePrecision::kFp32;  // tf32: CUDA only (see choices.h)
+  bool sparse_features = true;  // layer 0 over a sparse A X when mostly zero (sparse_features.h)
 };
 
 struct CommunicationConfig {

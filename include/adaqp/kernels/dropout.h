@@ -17,6 +17,7 @@
 
 #include "adaqp/common/device.h"
 #include "adaqp/config.h"
+#include "adaqp/kernels/spmm.h"
 
 namespace adaqp {
 
@@ -58,6 +59,15 @@ void apply_mask(const Device& device, const float* x, int64_t n, int64_t d, cons
 void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64_t d,
                          const MaskView& mask, const uint32_t* positive, float* dx);
 
+// y = (a * mask) x for a sparse a (a.rows x a.cols, CSR) masked elementwise: entry (i, c) counts
+// as a_ic * mask.scale when element c of mask row i is kept and as 0 when it is dropped (mask.bits
+// null: every entry kept, scale 1). With `transposed`, a is the transpose of the masked matrix:
+// its entry (i, c) reads element i of mask row c (the weight gradient of a masked sparse input).
+// x is a.cols x d, y a.rows x d (overwritten), row-major. Each row of y sums its entries in stored
+// order. Layer 0 over a sparse A X (model/sparse_features.h).
+void masked_spmm(const Device& device, const CsrView& a, const MaskView& mask, bool transposed,
+                 const float* x, int64_t d, float* y);
+
 // Dropout of edge weights (attention): scale (edges x heads, row-major) gets 1 / (1 - p) where
 // head k of edge e is kept and 0 where it is dropped. Edge e runs from global node
 // src_gids[src[e]] to global node dst_gids[dst[e]]; head k of the edge from g_src to g_dst is
@@ -76,6 +86,8 @@ void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids,
                             int64_t width, uint32_t* keep);
 void apply_mask_cuda(const float* x, int64_t n, int64_t d, const MaskView& mask, bool relu,
                      float* out, uint32_t* positive);
+void masked_spmm_cuda(const CsrView& a, const MaskView& mask, bool transposed, const float* x,
+                      int64_t d, float* y);
 void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskView& mask,
                               const uint32_t* positive, float* dx);
 #endif

@@ -25,6 +25,7 @@
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
 #include "adaqp/kernels/stream_timer.h"
+#include "adaqp/model/sparse_features.h"
 #include "adaqp/partition/part.h"
 
 namespace adaqp {
@@ -59,6 +60,10 @@ struct DistGraphOptions {
   // edges()): A stays in host memory, its transposes are not built, and the aggregation calls are
   // refused; requires cache_features off and the rows layout.
   bool products = true;
+  // Keep the cached A X as a sparse matrix (sparse_features()) when at most
+  // kMaxSparseFeatureDensity of it is non-zero; only with cache_features, and not with
+  // keep_features (a model reading X densely reads A X densely too).
+  bool sparse_features = true;
 };
 
 // Where the aggregation time went since the last reset (this rank; on CUDA, on the device).
@@ -112,8 +117,10 @@ class DistGraph {
   // completes them, and a caller can order its allocations to hold less at once.
   bool overlaps() const { return opt_.overlap; }
   // A X (num_owned x feat_dim): the start-up product with the feature cache, else exchanged and
-  // computed now (collective then).
+  // computed now (collective then). Refused when it is kept sparse (sparse_features()).
   const at::Tensor& aggregate_features();
+  // The cached A X as a sparse matrix (DistGraphOptions::sparse_features), or null when dense.
+  const SparseFeatures* sparse_features() const { return sparse_features_.get(); }
   // dh = A^T g: g and dh are num_owned x d. Collective.
   void aggregate_backward(const float* g, int64_t d, float* dh, int layer);
   // aggregate_backward in two halves, so that the caller can compute what does not depend on dh
@@ -204,9 +211,10 @@ class DistGraph {
   kernels::StreamTimer local_timer_, halo_timer_;
   AggregationStats agg_stats_;
   at::Tensor features_, owned_gids_;
-  at::Tensor features_product_;  // A X
-  at::Tensor halo_features_;     // cached halo rows of the input features (until A X is made)
-  at::Tensor halo_source_;       // the rows a halo-rows exchange sends, from its begin to its end
+  at::Tensor features_product_;                      // A X, dense
+  std::unique_ptr<SparseFeatures> sparse_features_;  // A X, sparse (then features_product_ is not)
+  at::Tensor halo_features_;  // cached halo rows of the input features (until A X is made)
+  at::Tensor halo_source_;    // the rows a halo-rows exchange sends, from its begin to its end
   int64_t halo_gradients_width_ = -1;  // of the halo gradients sent back, from begin to end
   at::Tensor halo_buf_;   // halo rows (forward) or partial gradients (backward), during an exchange
   at::Tensor sent_rows_;  // cover layout: S h, from the start of a forward exchange to its end

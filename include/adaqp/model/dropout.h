@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "adaqp/kernels/dropout.h"
+#include "adaqp/model/sparse_features.h"
 
 namespace adaqp {
 
@@ -48,5 +49,11 @@ at::Tensor relu_dropout_(const at::Tensor& y, const DropoutMask& mask);
 // only; backward masks z and x again for the weight gradients.
 at::Tensor dropout_linear(const at::Tensor& z, const at::Tensor& x, const DropoutMask& mask,
                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& root);
+
+// dropout_linear without a root term over a sparse z (layer 0's A X kept sparse):
+// (z * mask) W^T + b by kernels::masked_spmm, z's non-zeros only; backward the weight gradient by
+// z's transpose, masked the same way. Equal to dropout_linear(dense z) up to summation order.
+at::Tensor sparse_dropout_linear(const SparseFeatures& z, const DropoutMask& mask,
+                                 const at::Tensor& weight, const at::Tensor& bias);
 
 }  // namespace adaqp

@@ -31,6 +31,8 @@ class Adam;
 
 namespace adaqp {
 
+struct SparseFeatures;  // model/sparse_features.h
+
 // communication.mode (docs/design.md, section 7): vanilla (full precision, no overlap), overlap
 // (AdaQP-p), quant (AdaQP-q), adaqp (both). Training exchanges of the quantized modes use the
 // bit-width scheme `scheme` (uniform at `bits`, random over {2, 4, 8} re-drawn every epoch, or
@@ -117,6 +119,8 @@ class Trainer {
   const Part& part() const;
   // The rows its halo exchanges send and receive, and their layout (communication.exchange).
   const Boundary& boundary() const;
+  // Layer 0's A X when kept sparse (training.sparse_features), else null.
+  const SparseFeatures* sparse_features() const;
   ExchangeLayout exchange_layout() const;
   // The halo exchanges of layer l in a training epoch (GnnImpl::exchange).
   LayerExchange layer_exchange(int layer) const;
