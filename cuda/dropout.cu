@@ -107,20 +107,50 @@ __global__ void mask_backward_kernel(const float* dy, int64_t n, int64_t d, Mask
   }
 }
 
+// Warp per 32 entries: lane j finds the row of entry 32 w + j (binary search over the row
+// offsets), draws its element, and the word is one ballot.
+__global__ void sparse_keep_kernel(DropoutKey key, float p, CsrView a, int64_t nnz,
+                                   const int64_t* __restrict__ gids, uint32_t* __restrict__ keep) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t w = first_warp(); w < (nnz + 31) / 32; w += warp_stride()) {
+    const int64_t k = 32 * w + lane;
+    bool kept_here = false;
+    if (k < nnz) {
+      int64_t lo = 0, hi = a.rows;  // the row i with indptr[i] <= k < indptr[i + 1]
+      while (hi - lo > 1) {
+        const int64_t mid = (lo + hi) / 2;
+        if (a.indptr[mid] <= k) {
+          lo = mid;
+        } else {
+          hi = mid;
+        }
+      }
+      const int64_t c = a.indices[k];
+      const PhiloxWords r =
+          philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
+                       static_cast<uint64_t>(gids[lo]), static_cast<uint32_t>(c / 4));
+      kept_here = philox_uniform(word_of(r, static_cast<int>(c % 4))) >= p;
+    }
+    const unsigned bits = __ballot_sync(0xFFFFFFFFu, kept_here);
+    if (lane == 0) keep[w] = bits;
+  }
+}
+
 // Warp per row: the lanes take the row's columns 32 apart and each walks the row's entries (the
 // same for all lanes: broadcast loads), so x's rows are read coalesced.
-__global__ void masked_spmm_kernel(CsrView a, MaskView m, bool transposed, const float* x,
-                                   int64_t d, float* y) {
+__global__ void masked_spmm_kernel(CsrView a, const uint32_t* __restrict__ keep, float scale,
+                                   const int32_t* __restrict__ entries, const float* x, int64_t d,
+                                   float* y) {
   const int lane = threadIdx.x & 31;
   for (int64_t i = first_warp(); i < a.rows; i += warp_stride()) {
     const int64_t begin = a.indptr[i], end = a.indptr[i + 1];
     for (int64_t e = lane; e < d; e += 32) {
       float acc = 0.0f;
-      for (int64_t k = begin; k < end; ++k) {
-        const int64_t c = a.indices[k];
-        const bool keep = transposed ? kept(m, c, i) : kept(m, i, c);
-        const float w = __fmul_rn(a.values[k], keep ? m.scale : 0.0f);
-        if (w != 0.0f) acc = __fmaf_rn(w, x[c * d + e], acc);
+      for (int64_t j = begin; j < end; ++j) {
+        const int64_t k = entries != nullptr ? entries[j] : j;
+        const bool kept_here = keep == nullptr || ((keep[k / 32] >> (k % 32)) & 1u) != 0;
+        const float w = __fmul_rn(a.values[k], kept_here ? scale : 0.0f);
+        if (w != 0.0f) acc = __fmaf_rn(w, x[static_cast<int64_t>(a.indices[j]) * d + e], acc);
       }
       y[i * d + e] = acc;
     }
@@ -163,10 +193,17 @@ void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskV
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 
-void masked_spmm_cuda(const CsrView& a, const MaskView& mask, bool transposed, const float* x,
-                      int64_t d, float* y) {
+void sparse_keep_bits_cuda(const DropoutKey& key, float p, const CsrView& a, int64_t nnz,
+                           const int64_t* gids, uint32_t* keep) {
+  if (a.rows == 0 || nnz == 0) return;
+  sparse_keep_kernel<<<grid_for((nnz + 31) / 32), kThreads>>>(key, p, a, nnz, gids, keep);
+  ADAQP_CUDA_CHECK(cudaGetLastError());
+}
+
+void masked_spmm_cuda(const CsrView& a, const uint32_t* keep, float scale, const int32_t* entries,
+                      const float* x, int64_t d, float* y) {
   if (a.rows == 0 || d == 0) return;
-  masked_spmm_kernel<<<grid_for(a.rows), kThreads>>>(a, mask, transposed, x, d, y);
+  masked_spmm_kernel<<<grid_for(a.rows), kThreads>>>(a, keep, scale, entries, x, d, y);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -94,11 +94,6 @@ ADAQP_VECTOR_CLONES void mask_row_backward(const float* dy, int64_t d, const Mas
 
 constexpr int64_t kParallelElements = 65536;
 
-inline bool bit_kept(const MaskView& m, int64_t row, int64_t e) {
-  const int64_t bit = m.offset + e;
-  return ((m.bits[row * m.words_per_row + bit / 32] >> (bit % 32)) & 1u) != 0;
-}
-
 }  // namespace
 
 void dropout_keep_bits(const Device& device, const DropoutKey& key, float p, const int64_t* gids,
@@ -192,11 +187,55 @@ void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64
   }
 }
 
-void masked_spmm(const Device& device, const CsrView& a, const MaskView& mask, bool transposed,
-                 const float* x, int64_t d, float* y) {
+void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, const CsrView& a,
+                      int64_t nnz, const int64_t* gids, uint32_t* keep) {
+  check_probability(p);
   if (device.is_cuda()) {
 #if ADAQP_WITH_CUDA
-    masked_spmm_cuda(a, mask, transposed, x, d, y);
+    sparse_keep_bits_cuda(key, p, a, nnz, gids, keep);
+    return;
+#else
+    no_cuda("sparse_keep_bits");
+#endif
+  }
+  ADAQP_CHECK(nnz == (a.rows > 0 ? a.indptr[a.rows] : 0),
+              "sparse_keep_bits: " + std::to_string(nnz) + " entries given, the matrix has " +
+                  std::to_string(a.rows > 0 ? a.indptr[a.rows] : 0));
+  const int64_t words = bit_words(nnz);
+  // Chunks of whole words, so that no two threads write one word; each finds its first row.
+  constexpr int64_t kChunkWords = 256;
+#pragma omp parallel for schedule(static) if (nnz > kParallelElements)
+  for (int64_t w0 = 0; w0 < words; w0 += kChunkWords) {
+    const int64_t k0 = 32 * w0, k1 = std::min(nnz, 32 * (w0 + kChunkWords));
+    int64_t i = std::upper_bound(a.indptr, a.indptr + a.rows + 1, k0) - a.indptr - 1;
+    int64_t block = -1;  // the Philox block of the previous entry, when of the same row
+    PhiloxWords r{};
+    uint32_t bits = 0;
+    for (int64_t k = k0; k < k1; ++k) {
+      while (a.indptr[i + 1] <= k) {
+        ++i;
+        block = -1;
+      }
+      const int64_t c = a.indices[k];
+      if (c / 4 != block) {
+        block = c / 4;
+        r = philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
+                         static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(block));
+      }
+      bits |= static_cast<uint32_t>(philox_uniform(r.v[c % 4]) >= p) << (k % 32);
+      if (k % 32 == 31 || k + 1 == k1) {
+        keep[k / 32] = bits;
+        bits = 0;
+      }
+    }
+  }
+}
+
+void masked_spmm(const Device& device, const CsrView& a, const uint32_t* keep, float scale,
+                 const int32_t* entries, const float* x, int64_t d, float* y) {
+  if (device.is_cuda()) {
+#if ADAQP_WITH_CUDA
+    masked_spmm_cuda(a, keep, scale, entries, x, d, y);
     return;
 #else
     no_cuda("masked_spmm");
@@ -207,14 +246,13 @@ void masked_spmm(const Device& device, const CsrView& a, const MaskView& mask, b
   for (int64_t i = 0; i < a.rows; ++i) {
     float* __restrict yi = y + i * d;
     std::fill(yi, yi + d, 0.0f);
-    for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
-      const int64_t c = a.indices[k];
-      const bool keep =
-          mask.bits == nullptr || (transposed ? bit_kept(mask, c, i) : bit_kept(mask, i, c));
+    for (int64_t j = a.indptr[i]; j < a.indptr[i + 1]; ++j) {
+      const int64_t k = entries != nullptr ? entries[j] : j;
+      const bool kept = keep == nullptr || ((keep[k / 32] >> (k % 32)) & 1u) != 0;
       // The masked entry as the dense path forms it (value times scale), then its product.
-      const float w = a.values[k] * (keep ? mask.scale : 0.0f);
+      const float w = a.values[k] * (kept ? scale : 0.0f);
       if (w == 0.0f) continue;
-      const float* __restrict xc = x + c * d;
+      const float* __restrict xc = x + static_cast<int64_t>(a.indices[j]) * d;
 #pragma omp simd
       for (int64_t e = 0; e < d; ++e) yi[e] += w * xc[e];
     }

@@ -24,13 +24,16 @@ torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain)
   return linear;
 }
 
-at::Tensor features_linear(DistGraph& graph, const DropoutMask& mask,
+at::Tensor features_linear(DistGraph& graph, const FeatureDropout& dropout,
                            const torch::nn::Linear& neighbour, const at::Tensor& root) {
   if (const SparseFeatures* sparse = graph.sparse_features()) {
     ADAQP_CHECK(!root.defined(), "a root term over a sparse A X (DistGraphOptions::keep_features)");
-    return sparse_dropout_linear(*sparse, mask, neighbour->weight, neighbour->bias);
+    return sparse_dropout_linear(*sparse, draw_sparse_dropout(dropout, *sparse, graph.owned_gids()),
+                                 neighbour->weight, neighbour->bias);
   }
   const at::Tensor& z = graph.aggregate_features();
+  const int64_t d = neighbour->weight.size(1);
+  const DropoutMask mask = draw_dropout(dropout, graph.owned_gids(), root.defined() ? 2 * d : d);
   const at::Tensor x = root.defined() ? graph.features() : at::Tensor();
   if (mask.bits.defined()) {
     return dropout_linear(z, x, mask, neighbour->weight, neighbour->bias, root);

@@ -22,8 +22,9 @@ torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain)
 LayerExchange linear_exchange(int layer, int64_t in, int64_t out);
 
 // Layer 0: (A X * mask) W^T + b [+ (X * mask') R^T when `root` is defined], A X the graph's cached
-// aggregated features.
-at::Tensor features_linear(DistGraph& graph, const DropoutMask& mask,
+// aggregated features (dense, or sparse: DistGraph::sparse_features), the masks drawn from
+// `dropout` (one row of mask, mask' per node).
+at::Tensor features_linear(DistGraph& graph, const FeatureDropout& dropout,
                            const torch::nn::Linear& neighbour, const at::Tensor& root);
 
 // Layer l >= 1: A (h W^T) + b when the layer narrows (out < in), else (A h) W^T + b as one

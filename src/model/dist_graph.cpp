@@ -157,17 +157,18 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
                       features_product_.data_ptr<float>(), /*accumulate=*/true);
     exchanger_.reset_stats();  // settles: the halo rows are no longer in use
     halo_features_ = at::Tensor();
-    if (opt_.sparse_features && !opt_.keep_features) {
-      if (std::optional<SparseFeatures> s = sparsify(features_product_, kMaxSparseFeatureDensity)) {
-        sparse_features_ = std::make_unique<SparseFeatures>(std::move(*s));
-        features_product_ = at::Tensor();
-      }
-    }
     if (!opt_.keep_features) features_ = at::Tensor();
   }
   // The host copy of the features, unless it is features_ itself (on the CPU).
   if (!features_.defined() || features_.data_ptr<float>() != part_.features.data()) {
     release(part_.features);
+  }
+  // After X is freed: the dense A X and its sparse copy are then all the features held.
+  if (features_product_.defined() && opt_.sparse_features && !opt_.keep_features) {
+    if (std::optional<SparseFeatures> s = sparsify(features_product_, kMaxSparseFeatureDensity)) {
+      sparse_features_ = std::make_unique<SparseFeatures>(std::move(*s));
+      features_product_ = at::Tensor();
+    }
   }
 }
 

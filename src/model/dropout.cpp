@@ -108,7 +108,7 @@ struct DropoutLinear : public torch::autograd::Function<DropoutLinear> {
 };
 
 // z arrives as its tensors (kept in saved_data: constant, never modified), weight and bias as
-// autograd inputs.
+// autograd inputs; the mask as entry bits.
 struct SparseDropoutLinear : public torch::autograd::Function<SparseDropoutLinear> {
   static at::Tensor forward(AutogradContext* ctx, const SparseFeatures& z,
                             const std::optional<at::Tensor>& bits_arg, double scale,
@@ -117,36 +117,46 @@ struct SparseDropoutLinear : public torch::autograd::Function<SparseDropoutLinea
     ADAQP_CHECK(weight.dim() == 2 && weight.size(1) == z.cols,
                 "a sparse layer input of " + std::to_string(z.cols) + " columns times a weight " +
                     weight.toString() + " of " + std::to_string(weight.size(-1)) + " columns");
+    ADAQP_CHECK(!bits.defined() || bits.numel() == kernels::bit_words(z.nnz()),
+                "entry bits of " + std::to_string(bits.numel()) + " words for " +
+                    std::to_string(z.nnz()) + " entries");
     const at::Tensor weight_t = weight.t().contiguous();  // cols x out
     at::Tensor y = at::empty({z.rows, weight.size(0)}, weight.options());
-    kernels::masked_spmm(tensor_device(weight), z.view(), mask_of(bits, scale).view(),
-                         /*transposed=*/false, weight_t.data_ptr<float>(), weight.size(0),
-                         y.data_ptr<float>());
+    kernels::masked_spmm(tensor_device(weight), z.view(), keep_words(bits),
+                         static_cast<float>(scale), /*entries=*/nullptr, weight_t.data_ptr<float>(),
+                         weight.size(0), y.data_ptr<float>());
     y.add_(bias);
     ctx->save_for_backward({bits});
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["rows"] = z.rows;
     ctx->saved_data["cols"] = z.cols;
+    ctx->saved_data["values"] = z.values;
     ctx->saved_data["t_indptr"] = z.t_indptr;
-    ctx->saved_data["t_indices"] = z.t_indices;
-    ctx->saved_data["t_values"] = z.t_values;
+    ctx->saved_data["t_rows"] = z.t_rows;
+    ctx->saved_data["t_entries"] = z.t_entries;
     return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const variable_list saved = ctx->get_saved_variables();
-    const DropoutMask mask = mask_of(saved[0], ctx->saved_data["scale"].toDouble());
+    const at::Tensor bits = ctx->get_saved_variables()[0];
     const at::Tensor dy = grad_outputs[0].contiguous();
+    const at::Tensor values = ctx->saved_data["values"].toTensor();
     const at::Tensor t_indptr = ctx->saved_data["t_indptr"].toTensor();
-    const at::Tensor t_indices = ctx->saved_data["t_indices"].toTensor();
-    const at::Tensor t_values = ctx->saved_data["t_values"].toTensor();
+    const at::Tensor t_rows = ctx->saved_data["t_rows"].toTensor();
+    const at::Tensor t_entries = ctx->saved_data["t_entries"].toTensor();
     const kernels::CsrView z_t{ctx->saved_data["cols"].toInt(), ctx->saved_data["rows"].toInt(),
-                               t_indptr.data_ptr<int64_t>(), t_indices.data_ptr<int32_t>(),
-                               t_values.data_ptr<float>()};
+                               t_indptr.data_ptr<int64_t>(), t_rows.data_ptr<int32_t>(),
+                               values.data_ptr<float>()};
     at::Tensor d_weight_t = at::empty({z_t.rows, dy.size(1)}, dy.options());  // cols x out
-    kernels::masked_spmm(tensor_device(dy), z_t, mask.view(), /*transposed=*/true,
-                         dy.data_ptr<float>(), dy.size(1), d_weight_t.data_ptr<float>());
+    kernels::masked_spmm(tensor_device(dy), z_t, keep_words(bits),
+                         static_cast<float>(ctx->saved_data["scale"].toDouble()),
+                         t_entries.data_ptr<int32_t>(), dy.data_ptr<float>(), dy.size(1),
+                         d_weight_t.data_ptr<float>());
     return {at::Tensor(), at::Tensor(), at::Tensor(), d_weight_t.t(), dy.sum(0)};
+  }
+
+  static const uint32_t* keep_words(const at::Tensor& bits) {
+    return bits.defined() ? reinterpret_cast<const uint32_t*>(bits.data_ptr<int32_t>()) : nullptr;
   }
 };
 
@@ -169,6 +179,25 @@ DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids,
   mask.scale = 1.0f / (1.0f - p);
   kernels::dropout_keep_bits(tensor_device(gids), key, p, gids.data_ptr<int64_t>(), n, width,
                              reinterpret_cast<uint32_t*>(mask.bits.data_ptr<int32_t>()));
+  return mask;
+}
+
+DropoutMask draw_dropout(const DropoutDraw& drop, const at::Tensor& gids, int64_t width) {
+  return drop.p > 0 ? draw_dropout(drop.key, drop.p, gids, width) : DropoutMask{};
+}
+
+DropoutMask draw_sparse_dropout(const DropoutDraw& drop, const SparseFeatures& z,
+                                const at::Tensor& gids) {
+  DropoutMask mask;
+  if (drop.p == 0) return mask;
+  ADAQP_CHECK(gids.scalar_type() == at::kLong && gids.numel() == z.rows,
+              "sparse dropout over " + std::to_string(z.rows) + " rows with global ids " +
+                  gids.toString() + " of " + std::to_string(gids.numel()));
+  mask.bits = at::empty({kernels::bit_words(z.nnz())}, gids.options().dtype(at::kInt));
+  mask.scale = 1.0f / (1.0f - drop.p);
+  kernels::sparse_keep_bits(tensor_device(gids), drop.key, drop.p, z.view(), z.nnz(),
+                            gids.data_ptr<int64_t>(),
+                            reinterpret_cast<uint32_t*>(mask.bits.data_ptr<int32_t>()));
   return mask;
 }
 

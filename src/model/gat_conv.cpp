@@ -117,11 +117,10 @@ class GatConv final : public GraphConv {
   // The adjacency's values are not used by the attention; the mean's stand in where the bit-width
   // solver weighs messages.
   const EdgeNorm& norm() const override { return kMeanNorm; }
-  int64_t feature_mask_width() const override { return in_; }
-
-  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+  at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,
                               const EdgeDropout& edge_dropout) override {
     const at::Tensor& x = graph.features();
+    const DropoutMask mask = draw_dropout(dropout, graph.owned_gids(), in_);
     if (!mask.bits.defined()) {
       return attend(graph, x.matmul(linear_->weight.t()), 0, edge_dropout);
     }

@@ -25,11 +25,9 @@ class GcnConv final : public GraphConv {
                                          glorot_linear(in, out, /*bias=*/true, /*gain=*/1.0))) {}
 
   const EdgeNorm& norm() const override { return kGcnNorm; }
-  int64_t feature_mask_width() const override { return in_; }
-
-  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+  at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,
                               const EdgeDropout& /*edge_dropout*/) override {
-    return features_linear(graph, mask, neighbour_, at::Tensor());
+    return features_linear(graph, dropout, neighbour_, at::Tensor());
   }
 
   at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,

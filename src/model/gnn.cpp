@@ -41,35 +41,29 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
   ADAQP_CHECK(part.feat_dim == opt_.in_dim, "features have " + std::to_string(part.feat_dim) +
                                                 " columns, model expects " +
                                                 std::to_string(opt_.in_dim));
-  const bool drop = mode.training && opt_.dropout > 0;
-  // Layer l's dropout mask, `width` elements per row (none without dropout).
-  const auto mask = [&](int l, int64_t width) {
-    if (!drop) return DropoutMask{};
-    DropoutKey key = mode.key;
-    key.layer = static_cast<uint32_t>(l);
-    return draw_dropout(key, static_cast<float>(opt_.dropout), graph.owned_gids(), width);
-  };
-  // Layer l's edge dropout (none without attention dropout).
-  const auto edge_dropout = [&](int l) {
-    EdgeDropout drop;
-    if (mode.training && opt_.attention_dropout > 0) {
+  // Layer l's dropout of probability p, none outside training.
+  const auto draw = [&](int l, double p) {
+    DropoutDraw drop;
+    if (mode.training && p > 0) {
       drop.key = mode.key;
       drop.key.layer = static_cast<uint32_t>(l);
-      drop.p = static_cast<float>(opt_.attention_dropout);
+      drop.p = static_cast<float>(p);
     }
     return drop;
   };
+  const auto edge_dropout = [&](int l) { return draw(l, opt_.attention_dropout); };
   at::Tensor h;
   for (int l = 0; l < opt_.layers; ++l) {
     GraphConv& conv = *conv_[l];
-    at::Tensor y =
-        l == 0 ? conv.forward_features(graph, mask(0, conv.feature_mask_width()), edge_dropout(0))
-               : conv.forward(graph, h, l, opt_.recompute_aggregations, edge_dropout(l));
+    at::Tensor y = l == 0 ? conv.forward_features(graph, draw(0, opt_.dropout), edge_dropout(0))
+                          : conv.forward(graph, h, l, opt_.recompute_aggregations, edge_dropout(l));
     h = at::Tensor();  // this layer's input is no longer needed here
     if (l + 1 < opt_.layers) {
       if (opt_.layer_norm) y = norm_[l]->forward(y);
       // ReLU, then the next layer's dropout, in place (nothing saved y itself for backward).
-      y = mode.training ? relu_dropout_(y, mask(l + 1, y.size(1))) : y.relu_();
+      y = mode.training ? relu_dropout_(y, draw_dropout(draw(l + 1, opt_.dropout),
+                                                        graph.owned_gids(), y.size(1)))
+                        : y.relu_();
     }
     h = std::move(y);
   }

@@ -29,11 +29,9 @@ class SageConv final : public GraphConv {
                                     glorot_linear(in, out, /*bias=*/false, kReluGain))) {}
 
   const EdgeNorm& norm() const override { return kMeanNorm; }
-  int64_t feature_mask_width() const override { return 2 * in_; }
-
-  at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+  at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,
                               const EdgeDropout& /*edge_dropout*/) override {
-    return features_linear(graph, mask, neighbour_, root_->weight);
+    return features_linear(graph, dropout, neighbour_, root_->weight);
   }
 
   at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,

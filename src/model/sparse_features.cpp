@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -16,8 +18,8 @@ kernels::CsrView SparseFeatures::view() const {
 }
 
 kernels::CsrView SparseFeatures::transposed() const {
-  return kernels::CsrView{cols, rows, t_indptr.data_ptr<int64_t>(), t_indices.data_ptr<int32_t>(),
-                          t_values.data_ptr<float>()};
+  return kernels::CsrView{cols, rows, t_indptr.data_ptr<int64_t>(), t_rows.data_ptr<int32_t>(),
+                          values.data_ptr<float>()};
 }
 
 double SparseFeatures::density() const {
@@ -25,45 +27,80 @@ double SparseFeatures::density() const {
   return entries > 0 ? static_cast<double>(values.numel()) / entries : 0.0;
 }
 
+namespace {
+
+// A 1-d tensor holding `v` where `device` computes: v's own memory on the CPU (the tensor owns
+// it), a copy on a GPU.
+template <typename T>
+at::Tensor adopt(std::vector<T>&& v, at::ScalarType type, const Device& device) {
+  auto* owner = new std::vector<T>(std::move(v));
+  const at::Tensor host = at::from_blob(
+      owner->data(), {static_cast<int64_t>(owner->size())}, [owner](void*) { delete owner; },
+      at::TensorOptions().dtype(type));
+  return where_computed(host, device);
+}
+
+int64_t count_nonzero(const float* x, int64_t n) {
+  int64_t count = 0;
+#pragma omp parallel for reduction(+ : count) schedule(static)
+  for (int64_t k = 0; k < n; ++k) count += x[k] != 0.0f ? 1 : 0;
+  return count;
+}
+
+}  // namespace
+
 std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_density) {
   ADAQP_CHECK(dense.scalar_type() == at::kFloat && dense.dim() == 2 && dense.is_contiguous(),
               "sparsify: a contiguous float32 matrix, got " + dense.toString());
   const int64_t rows = dense.size(0), cols = dense.size(1);
-  const int64_t nnz = dense.count_nonzero().item<int64_t>();
+  const Device device = tensor_device(dense);
+  // Counted where the matrix is: a dense one is not copied off a GPU.
+  const int64_t nnz = device.is_cuda() ? dense.count_nonzero().item<int64_t>()
+                                       : count_nonzero(dense.data_ptr<float>(), dense.numel());
   if (static_cast<double>(nnz) >
-      max_density * static_cast<double>(rows) * static_cast<double>(cols)) {
+          max_density * static_cast<double>(rows) * static_cast<double>(cols) ||
+      nnz > std::numeric_limits<int32_t>::max() || rows > std::numeric_limits<int32_t>::max()) {
     return std::nullopt;
   }
   const at::Tensor host = dense.to(at::kCPU);
   const float* x = host.data_ptr<float>();
-  kernels::CsrMatrix csr;
-  csr.rows = rows;
-  csr.cols = cols;
-  csr.indptr.reserve(static_cast<size_t>(rows) + 1);
-  csr.indptr.push_back(0);
-  csr.indices.reserve(static_cast<size_t>(nnz));
-  csr.values.reserve(static_cast<size_t>(nnz));
+  std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  indices.reserve(static_cast<size_t>(nnz));
+  values.reserve(static_cast<size_t>(nnz));
+  std::vector<int64_t> t_indptr(static_cast<size_t>(cols) + 1, 0);
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t c = 0; c < cols; ++c) {
       const float v = x[i * cols + c];
       if (v != 0.0f) {
-        csr.indices.push_back(static_cast<int32_t>(c));
-        csr.values.push_back(v);
+        indices.push_back(static_cast<int32_t>(c));
+        values.push_back(v);
+        ++t_indptr[c + 1];
       }
     }
-    csr.indptr.push_back(static_cast<int64_t>(csr.values.size()));
+    indptr[i + 1] = static_cast<int64_t>(values.size());
   }
-  const kernels::CsrMatrix t = kernels::transpose_csr(csr.view());
-  const Device device = tensor_device(dense);
+  // The transpose by counting sort: rows ascend within each column.
+  for (int64_t c = 0; c < cols; ++c) t_indptr[c + 1] += t_indptr[c];
+  std::vector<int32_t> t_rows(static_cast<size_t>(nnz)), t_entries(static_cast<size_t>(nnz));
+  std::vector<int64_t> next(t_indptr.begin(), t_indptr.end() - 1);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
+      const int64_t at = next[indices[k]]++;
+      t_rows[at] = static_cast<int32_t>(i);
+      t_entries[at] = static_cast<int32_t>(k);
+    }
+  }
   SparseFeatures s;
   s.rows = rows;
   s.cols = cols;
-  s.indptr = to_device(csr.indptr, device);
-  s.indices = to_device(csr.indices, device);
-  s.values = to_device(csr.values, device);
-  s.t_indptr = to_device(t.indptr, device);
-  s.t_indices = to_device(t.indices, device);
-  s.t_values = to_device(t.values, device);
+  s.indptr = adopt(std::move(indptr), at::kLong, device);
+  s.indices = adopt(std::move(indices), at::kInt, device);
+  s.values = adopt(std::move(values), at::kFloat, device);
+  s.t_indptr = adopt(std::move(t_indptr), at::kLong, device);
+  s.t_rows = adopt(std::move(t_rows), at::kInt, device);
+  s.t_entries = adopt(std::move(t_entries), at::kInt, device);
   return s;
 }
 

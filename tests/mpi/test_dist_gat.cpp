@@ -157,7 +157,7 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   const auto edge_dropout = [&](uint32_t layer) {
     return EdgeDropout{DropoutKey{7, 3, layer}, c.attention_dropout};
   };
-  const at::Tensor y0 = conv0->forward_features(graph, DropoutMask{}, edge_dropout(0));
+  const at::Tensor y0 = conv0->forward_features(graph, FeatureDropout{}, edge_dropout(0));
   const at::Tensor h1 = y0.relu();
   h1.retain_grad();
   const at::Tensor y1 = conv1->forward(graph, h1, 1, false, edge_dropout(1));

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -17,6 +19,8 @@
 #include "adaqp/kernels/dropout.h"
 #include "adaqp/kernels/gather.h"
 #include "adaqp/kernels/spmm.h"
+#include "adaqp/model/dropout.h"
+#include "adaqp/model/sparse_features.h"
 #include "adaqp/quant/block_codec.h"
 #if ADAQP_WITH_CUDA
 #include "adaqp/kernels/cuda_device.h"
@@ -271,59 +275,53 @@ TEST(DropoutCuda, BitsBeyondOneGridMatchTheCpu) {
   ASSERT_EQ(std::memcmp(gpu.data(), cpu.data(), cpu.size() * 4), 0);
 }
 
-// Layer 0 over a sparse A X (model/sparse_features.h): the product and its weight gradient on the
-// GPU against the CPU kernel, with a mask at an offset and without one, over more rows than one
-// grid's warps hold. The GPU sums with fused multiply-adds: equal within 1e-5 of the row's terms.
-TEST(DropoutCuda, MaskedSpmmMatchesTheCpu) {
+// Layer 0 over a sparse A X (model/sparse_features.h) on the GPU against the CPU: the matrix made
+// sparse there (the same arrays), its entry bits bit for bit, and the product and weight gradient
+// with and without a mask. The GPU sums with fused multiply-adds: equal within 1e-5 of the
+// magnitude.
+TEST(DropoutCuda, SparseLayerInputMatchesTheCpu) {
   ADAQP_REQUIRE_CUDA_DEVICE();
-  const int64_t rows = 600000, cols = 300, d = 40, offset = 3;
-  std::mt19937 gen(8);
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  kernels::CsrMatrix a;
-  a.rows = rows;
-  a.cols = cols;
-  a.indptr.push_back(0);
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int k = 0; k < static_cast<int>(i % 7); ++k) {
-      a.indices.push_back(static_cast<int32_t>((i * 31 + k * 43) % cols));
-      a.values.push_back(value(gen));
-    }
-    a.indptr.push_back(static_cast<int64_t>(a.values.size()));
+  const int64_t rows = 200000, cols = 96, d = 40;
+  at::manual_seed(3);
+  const at::Tensor z = at::randn({rows, cols}) * (at::rand({rows, cols}) < 0.05).to(at::kFloat);
+  const std::optional<SparseFeatures> cpu = sparsify(z, 0.25), gpu = sparsify(z.cuda(), 0.25);
+  ASSERT_TRUE(cpu.has_value() && gpu.has_value());
+  for (const char* name : {"indptr", "indices", "values", "t_indptr", "t_rows", "t_entries"}) {
+    const auto field = [&](const SparseFeatures& s) {
+      const std::string n = name;
+      return n == "indptr"     ? s.indptr
+             : n == "indices"  ? s.indices
+             : n == "values"   ? s.values
+             : n == "t_indptr" ? s.t_indptr
+             : n == "t_rows"   ? s.t_rows
+                               : s.t_entries;
+    };
+    ASSERT_TRUE(at::equal(field(*cpu), field(*gpu).cpu())) << name;
   }
-  const kernels::CsrMatrix t = kernels::transpose_csr(a.view());
-  std::vector<int64_t> gids(static_cast<size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i) gids[i] = 5 * i + 2;
-  const int64_t words = kernels::bit_words(offset + cols);
-  std::vector<uint32_t> bits(static_cast<size_t>(rows * words));
-  kernels::dropout_keep_bits(Device::cpu(), DropoutKey{4, 3, 0}, 0.5f, gids.data(), rows,
-                             offset + cols, bits.data());
-  const at::Tensor d_bits = on_gpu(bits, at::kInt);
+  const at::Tensor gids = at::arange(rows, at::kLong) * 3 + 1;
+  const FeatureDropout drop{DropoutKey{4, 3, 0}, 0.5f};
+  const DropoutMask cpu_mask = draw_sparse_dropout(drop, *cpu, gids);
+  const DropoutMask gpu_mask = draw_sparse_dropout(drop, *gpu, gids.cuda());
+  ASSERT_TRUE(at::equal(cpu_mask.bits, gpu_mask.bits.cpu()));
   for (bool masked : {false, true}) {
-    const kernels::MaskView mask =
-        masked ? kernels::MaskView{bits.data(), words, offset, 2.0f} : kernels::MaskView{};
-    const kernels::MaskView d_mask =
-        masked ? kernels::MaskView{reinterpret_cast<const uint32_t*>(d_bits.data_ptr<int32_t>()),
-                                   words, offset, 2.0f}
-               : kernels::MaskView{};
+    const auto keep = [&](const DropoutMask& m) {
+      return masked ? reinterpret_cast<const uint32_t*>(m.bits.data_ptr<int32_t>()) : nullptr;
+    };
+    const float scale = masked ? cpu_mask.scale : 1.0f;
     for (bool transposed : {false, true}) {
-      const kernels::CsrMatrix& m = transposed ? t : a;
-      const std::vector<float> x = random_rows(m.cols, d, 9);
-      std::vector<float> cpu(static_cast<size_t>(m.rows * d));
-      kernels::masked_spmm(Device::cpu(), m.view(), mask, transposed, x.data(), d, cpu.data());
-      const at::Tensor d_indptr = on_gpu(m.indptr, at::kLong),
-                       d_indices = on_gpu(m.indices, at::kInt),
-                       d_values = on_gpu(m.values, at::kFloat), d_x = on_gpu(x, at::kFloat);
-      at::Tensor d_y = at::empty({m.rows * d}, at::TensorOptions().device(at::kCUDA));
-      kernels::masked_spmm(
-          Device::cuda(0),
-          kernels::CsrView{m.rows, m.cols, d_indptr.data_ptr<int64_t>(),
-                           d_indices.data_ptr<int32_t>(), d_values.data_ptr<float>()},
-          d_mask, transposed, d_x.data_ptr<float>(), d, d_y.data_ptr<float>());
-      const std::vector<float> gpu = to_host<float>(d_y);
-      for (size_t k = 0; k < cpu.size(); ++k) {
-        ASSERT_NEAR(gpu[k], cpu[k], 1e-5f * (1.0f + std::abs(cpu[k])))
-            << "masked " << masked << " transposed " << transposed << " element " << k;
-      }
+      const kernels::CsrView a = transposed ? cpu->transposed() : cpu->view();
+      const kernels::CsrView da = transposed ? gpu->transposed() : gpu->view();
+      const at::Tensor x = at::randn({a.cols, d});
+      at::Tensor y = at::empty({a.rows, d}), dy = at::empty({a.rows, d}, at::kCUDA);
+      const at::Tensor dx = x.cuda();
+      kernels::masked_spmm(Device::cpu(), a, keep(cpu_mask), scale,
+                           transposed ? cpu->t_entries.data_ptr<int32_t>() : nullptr,
+                           x.data_ptr<float>(), d, y.data_ptr<float>());
+      kernels::masked_spmm(Device::cuda(0), da, keep(gpu_mask), scale,
+                           transposed ? gpu->t_entries.data_ptr<int32_t>() : nullptr,
+                           dx.data_ptr<float>(), d, dy.data_ptr<float>());
+      const float worst = ((dy.cpu() - y).abs() / (1 + y.abs())).max().item<float>();
+      EXPECT_LE(worst, 1e-5f) << "masked " << masked << " transposed " << transposed;
     }
   }
 }

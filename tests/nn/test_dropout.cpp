@@ -98,35 +98,36 @@ TEST(DropoutLinear, SameValuesAndGradientsAsLinearLayersOverMaskedRows) {
   }
 }
 
-// Layer 0 over A X kept sparse: the same values and gradients as over the dense A X, up to
-// summation order (float sums of up to 40 terms of magnitude ~4 here: 1e-5 absolute), with and
-// without a mask; and z's zeros are skipped, never read.
+// Layer 0 over A X kept sparse: the same values and gradients as over the dense A X with the
+// dense mask of the same draw, up to summation order (float sums of up to 40 terms of magnitude ~4
+// here: 1e-5 absolute), with and without dropout. So the mask drawn at the entries is the dense
+// one there, and z's zeros are never read.
 TEST(SparseDropoutLinear, SameValuesAndGradientsAsOverTheDenseInput) {
   const int64_t n = 300, d = 40, out_dim = 17;
   torch::manual_seed(6);
   const at::Tensor z = at::randn({n, d}) * (at::rand({n, d}) < 0.08).to(at::kFloat);
   const std::optional<SparseFeatures> sparse = sparsify(z, kMaxSparseFeatureDensity);
   ASSERT_TRUE(sparse.has_value()) << "density " << (z != 0).to(at::kFloat).mean().item<float>();
-  EXPECT_EQ(sparse->values.numel(), (z != 0).sum().item<int64_t>());
-  for (bool dropout : {false, true}) {
+  EXPECT_EQ(sparse->nnz(), (z != 0).sum().item<int64_t>());
+  for (float p : {0.0f, 0.5f}) {
+    const FeatureDropout drop{DropoutKey{9, 1, 0}, p};
     const at::Tensor w = at::randn({out_dim, d}).requires_grad_(true);
     const at::Tensor b = at::randn({out_dim}).requires_grad_(true);
-    const DropoutMask m =
-        dropout ? draw_dropout(DropoutKey{9, 1, 0}, 0.5f, gids_of(n), d) : DropoutMask{};
+    const DropoutMask dense_mask = draw_dropout(drop, gids_of(n), d);
     const at::Tensor r = at::randn({n, out_dim});
-    const at::Tensor ref = dropout ? dropout_linear(z, at::Tensor(), m, w, b, at::Tensor())
-                                   : torch::nn::functional::linear(z, w, b);
+    const at::Tensor ref = p > 0 ? dropout_linear(z, at::Tensor(), dense_mask, w, b, at::Tensor())
+                                 : torch::nn::functional::linear(z, w, b);
     (ref * r).sum().backward();
     const at::Tensor gw = w.grad().clone(), gb = b.grad().clone();
-    for (const at::Tensor& p : {w, b}) p.mutable_grad() = at::Tensor();
+    for (const at::Tensor& t : {w, b}) t.mutable_grad() = at::Tensor();
 
-    const at::Tensor y = sparse_dropout_linear(*sparse, m, w, b);
+    const at::Tensor y =
+        sparse_dropout_linear(*sparse, draw_sparse_dropout(drop, *sparse, gids_of(n)), w, b);
     EXPECT_TRUE(at::allclose(y, ref, 0, 1e-5))
-        << "values, dropout " << dropout << ": max difference "
-        << (y - ref).abs().max().item<float>();
+        << "values, p " << p << ": max difference " << (y - ref).abs().max().item<float>();
     (y * r).sum().backward();
     EXPECT_TRUE(at::allclose(w.grad(), gw, 0, 1e-5))
-        << "weight gradient, dropout " << dropout << ": max difference "
+        << "weight gradient, p " << p << ": max difference "
         << (w.grad() - gw).abs().max().item<float>();
     expect_identical(b.grad(), gb, "bias gradient");
   }
@@ -134,18 +135,21 @@ TEST(SparseDropoutLinear, SameValuesAndGradientsAsOverTheDenseInput) {
 
 TEST(Sparsify, KeepsEveryNonZeroAndOnlyBelowTheDensity) {
   at::Tensor z = at::zeros({10, 10});
+  z.index_put_({0, 9}, 4.0f);
   z.index_put_({3, 4}, 2.5f);
   z.index_put_({3, 0}, -1.0f);
   z.index_put_({9, 9}, 7.0f);
-  const std::optional<SparseFeatures> s = sparsify(z, 0.03);
+  const std::optional<SparseFeatures> s = sparsify(z, 0.04);
   ASSERT_TRUE(s.has_value());
-  EXPECT_DOUBLE_EQ(s->density(), 0.03);
-  EXPECT_EQ(s->indptr.sizes(), at::IntArrayRef({11}));
-  EXPECT_TRUE(at::equal(s->indices, at::tensor({0, 4, 9}, at::kInt)));
-  EXPECT_TRUE(at::equal(s->values, at::tensor({-1.0f, 2.5f, 7.0f})));
-  EXPECT_TRUE(at::equal(s->t_indices, at::tensor({3, 3, 9}, at::kInt)));  // columns 0, 4, 9
-  EXPECT_TRUE(at::equal(s->t_values, at::tensor({-1.0f, 2.5f, 7.0f})));
-  EXPECT_FALSE(sparsify(z, 0.02).has_value());
+  EXPECT_DOUBLE_EQ(s->density(), 0.04);
+  EXPECT_TRUE(at::equal(s->indptr, at::tensor({0, 1, 1, 1, 3, 3, 3, 3, 3, 3, 4}, at::kLong)));
+  EXPECT_TRUE(at::equal(s->indices, at::tensor({9, 0, 4, 9}, at::kInt)));
+  EXPECT_TRUE(at::equal(s->values, at::tensor({4.0f, -1.0f, 2.5f, 7.0f})));
+  // Columns 0, 4, 9: (3, 0) is entry 1, (3, 4) entry 2, (0, 9) entry 0 and (9, 9) entry 3.
+  EXPECT_TRUE(at::equal(s->t_indptr, at::tensor({0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 4}, at::kLong)));
+  EXPECT_TRUE(at::equal(s->t_rows, at::tensor({3, 3, 0, 9}, at::kInt)));
+  EXPECT_TRUE(at::equal(s->t_entries, at::tensor({1, 2, 0, 3}, at::kInt)));
+  EXPECT_FALSE(sparsify(z, 0.03).has_value());
 }
 
 }  // namespace

@@ -334,19 +334,67 @@ CsrMatrix random_csr(int64_t rows, int64_t cols, double density, int64_t empty_r
   return a;
 }
 
-// (a * mask) x, or with `transposed` (a * mask)^T x, from a's entries one by one in double; also
-// the sum of the terms' magnitudes per output element, for the tolerance.
-std::vector<double> masked_product(const CsrMatrix& a, const std::vector<uint32_t>& bits,
-                                   int64_t words, int64_t offset, float scale, bool transposed,
-                                   const std::vector<float>& x, int64_t d,
-                                   std::vector<double>* magnitude) {
+// The entry bits of a sparse matrix follow the dense definition at each entry, for chunks of
+// words that start mid-row, empty rows and a last partial word (whose unused bits stay clear).
+TEST(SparseKeepBits, FollowTheDefinitionAtEveryEntry) {
+  const CsrMatrix a = random_csr(2000, 300, 0.2, 17, 13);  // ~120,000 entries: several chunks
+  std::vector<int64_t> gids(static_cast<size_t>(a.rows));
+  for (int64_t i = 0; i < a.rows; ++i) gids[i] = 7 * i + (int64_t{1} << 35);
+  const auto nnz = static_cast<int64_t>(a.values.size());
+  ASSERT_NE(nnz % 32, 0);
+  for (float p : {0.0f, 0.3f, 0.5f}) {
+    const DropoutKey key{8, 3, 0};
+    std::vector<uint32_t> keep(static_cast<size_t>(bit_words(nnz)), 0xDEADBEEFu);
+    sparse_keep_bits(kCpu, key, p, a.view(), nnz, gids.data(), keep.data());
+    int64_t kept = 0;
+    for (int64_t i = 0; i < a.rows; ++i) {
+      for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+        const bool want = kept_by_definition(key, p, gids[i], a.indices[k]);
+        ASSERT_EQ(bit(keep, 0, 0, k), want) << "p " << p << " entry " << k << " row " << i;
+        kept += want ? 1 : 0;
+      }
+    }
+    EXPECT_EQ(keep.back() >> (nnz % 32), 0u) << "bits past the last entry";
+    EXPECT_NEAR(static_cast<double>(kept) / static_cast<double>(nnz), 1.0 - p, 0.01);
+  }
+}
+
+// The transpose of a as a walk over a's entries: (indptr, rows) and each entry's position in a.
+struct TransposedWalk {
+  std::vector<int64_t> indptr;
+  std::vector<int32_t> rows, entries;
+};
+
+TransposedWalk transposed_walk(const CsrMatrix& a) {
+  TransposedWalk t;
+  t.indptr.assign(static_cast<size_t>(a.cols) + 1, 0);
+  for (int32_t c : a.indices) ++t.indptr[static_cast<size_t>(c) + 1];
+  for (int64_t c = 0; c < a.cols; ++c) t.indptr[c + 1] += t.indptr[c];
+  t.rows.resize(a.indices.size());
+  t.entries.resize(a.indices.size());
+  std::vector<int64_t> next(t.indptr.begin(), t.indptr.end() - 1);
+  for (int64_t i = 0; i < a.rows; ++i) {
+    for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+      const int64_t at = next[a.indices[k]]++;
+      t.rows[at] = static_cast<int32_t>(i);
+      t.entries[at] = static_cast<int32_t>(k);
+    }
+  }
+  return t;
+}
+
+// (a * mask) x, or with `transposed` (a * mask)^T x, from a's entries one by one in double (entry
+// k kept when bit k is set); also the sum of the terms' magnitudes per output element.
+std::vector<double> masked_product(const CsrMatrix& a, const std::vector<uint32_t>& keep,
+                                   float scale, bool transposed, const std::vector<float>& x,
+                                   int64_t d, std::vector<double>* magnitude) {
   const int64_t out_rows = transposed ? a.cols : a.rows;
   std::vector<double> y(static_cast<size_t>(out_rows * d), 0.0);
   magnitude->assign(y.size(), 0.0);
   for (int64_t i = 0; i < a.rows; ++i) {
     for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+      if (!bit(keep, 0, 0, k)) continue;
       const int64_t c = a.indices[k];
-      if (!bit(bits, words, i, offset + c)) continue;
       const double w = static_cast<double>(a.values[k]) * scale;
       const int64_t out = transposed ? c : i, in = transposed ? i : c;
       for (int64_t e = 0; e < d; ++e) {
@@ -358,28 +406,29 @@ std::vector<double> masked_product(const CsrMatrix& a, const std::vector<uint32_
   return y;
 }
 
-// Layer 0 over a sparse A X: the product and its weight gradient (by the stored transpose, the
-// mask read at the transposed position), against the masked matrix's products entry by entry.
-// Rows and columns differ in number, so a mask read at swapped positions would differ.
+// Layer 0 over a sparse A X: the product and its weight gradient (the transposed walk, which reads
+// values and bits through `entries`), against the masked matrix's products entry by entry.
 TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
-  const int64_t rows = 300, cols = 70, d = 19, offset = 5;
+  const int64_t rows = 300, cols = 70, d = 19;
   const CsrMatrix a = random_csr(rows, cols, 0.15, 7, 11);
-  const CsrMatrix t = transpose_csr(a.view());
+  const TransposedWalk t = transposed_walk(a);
+  const auto nnz = static_cast<int64_t>(a.values.size());
   std::vector<int64_t> gids(static_cast<size_t>(rows));
   std::iota(gids.begin(), gids.end(), 1000);
   for (float p : {0.0f, 0.5f}) {
-    const int64_t words = bit_words(offset + cols);
-    const std::vector<uint32_t> bits = keep_bits(DropoutKey{3, 2, 0}, p, gids, offset + cols);
+    std::vector<uint32_t> keep(static_cast<size_t>(bit_words(nnz)));
+    sparse_keep_bits(kCpu, DropoutKey{3, 2, 0}, p, a.view(), nnz, gids.data(), keep.data());
     const float scale = 1.0f / (1.0f - p);
-    const MaskView mask{bits.data(), words, offset, scale};
     for (bool transposed : {false, true}) {
-      const CsrMatrix& m = transposed ? t : a;
+      const CsrView m = transposed
+                            ? CsrView{cols, rows, t.indptr.data(), t.rows.data(), a.values.data()}
+                            : a.view();
       const std::vector<float> x = random_rows(m.cols, d, 4);
       std::vector<float> y(static_cast<size_t>(m.rows * d), 9.0f);
-      masked_spmm(kCpu, m.view(), mask, transposed, x.data(), d, y.data());
+      masked_spmm(kCpu, m, keep.data(), scale, transposed ? t.entries.data() : nullptr, x.data(), d,
+                  y.data());
       std::vector<double> magnitude;
-      const std::vector<double> want =
-          masked_product(a, bits, words, offset, scale, transposed, x, d, &magnitude);
+      const std::vector<double> want = masked_product(a, keep, scale, transposed, x, d, &magnitude);
       for (size_t k = 0; k < y.size(); ++k) {
         ASSERT_NEAR(y[k], want[k], 1e-6 * magnitude[k] + 1e-30)
             << "p " << p << " transposed " << transposed << " element " << k;
@@ -396,7 +445,7 @@ TEST(MaskedSpmm, WithoutBitsIsTheSparseProduct) {
   const int64_t d = 9;
   const std::vector<float> x = random_rows(a.cols, d, 5);
   std::vector<float> y(static_cast<size_t>(a.rows * d)), want(y.size());
-  masked_spmm(kCpu, a.view(), MaskView{}, /*transposed=*/false, x.data(), d, y.data());
+  masked_spmm(kCpu, a.view(), nullptr, 1.0f, nullptr, x.data(), d, y.data());
   spmm_cpu(a.view(), x.data(), d, want.data(), /*accumulate=*/false);
   EXPECT_EQ(y, want);
 }

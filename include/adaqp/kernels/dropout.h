@@ -59,14 +59,22 @@ void apply_mask(const Device& device, const float* x, int64_t n, int64_t d, cons
 void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64_t d,
                          const MaskView& mask, const uint32_t* positive, float* dx);
 
-// y = (a * mask) x for a sparse a (a.rows x a.cols, CSR) masked elementwise: entry (i, c) counts
-// as a_ic * mask.scale when element c of mask row i is kept and as 0 when it is dropped (mask.bits
-// null: every entry kept, scale 1). With `transposed`, a is the transpose of the masked matrix:
-// its entry (i, c) reads element i of mask row c (the weight gradient of a masked sparse input).
-// x is a.cols x d, y a.rows x d (overwritten), row-major. Each row of y sums its entries in stored
-// order. Layer 0 over a sparse A X (model/sparse_features.h).
-void masked_spmm(const Device& device, const CsrView& a, const MaskView& mask, bool transposed,
-                 const float* x, int64_t d, float* y);
+// Dropout of a sparse matrix's entries, drawn at its entries only: keep (bit_words(nnz) words)
+// gets bit k set when entry k of `a` (CSR order; row i, column c) is kept, that is when element c
+// of node gids[i] is kept by the definition above: the mask dropout_keep_bits would draw for the
+// dense matrix, at the non-zeros. nnz: a's entries (a.indptr[a.rows], given so that a GPU need not
+// read it back). Requires 0 <= p < 1.
+void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, const CsrView& a,
+                      int64_t nnz, const int64_t* gids, uint32_t* keep);
+
+// y = (a * mask) x over a sparse a's entries (a.rows x a.cols, CSR): entry k counts as
+// a.values[k] * scale when bit k of `keep` is set and as 0 when not (keep null: every entry kept;
+// pass scale 1). With `entries`, a walks the entries of another matrix B in another order (B's
+// transpose): row i's j-th entry (column a.indices[j]) is B's entry entries[j], whose value
+// a.values and whose bit `keep` hold. x is a.cols x d, y a.rows x d (overwritten), row-major. Each
+// row of y sums its entries in stored order. Layer 0 over a sparse A X (model/sparse_features.h).
+void masked_spmm(const Device& device, const CsrView& a, const uint32_t* keep, float scale,
+                 const int32_t* entries, const float* x, int64_t d, float* y);
 
 // Dropout of edge weights (attention): scale (edges x heads, row-major) gets 1 / (1 - p) where
 // head k of edge e is kept and 0 where it is dropped. Edge e runs from global node
@@ -86,8 +94,10 @@ void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids,
                             int64_t width, uint32_t* keep);
 void apply_mask_cuda(const float* x, int64_t n, int64_t d, const MaskView& mask, bool relu,
                      float* out, uint32_t* positive);
-void masked_spmm_cuda(const CsrView& a, const MaskView& mask, bool transposed, const float* x,
-                      int64_t d, float* y);
+void sparse_keep_bits_cuda(const DropoutKey& key, float p, const CsrView& a, int64_t nnz,
+                           const int64_t* gids, uint32_t* keep);
+void masked_spmm_cuda(const CsrView& a, const uint32_t* keep, float scale, const int32_t* entries,
+                      const float* x, int64_t d, float* y);
 void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskView& mask,
                               const uint32_t* positive, float* dx);
 #endif

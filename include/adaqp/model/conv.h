@@ -32,12 +32,12 @@ class GraphConv {
   virtual const EdgeNorm& norm() const = 0;
   // Layer 0, over the constant input features (GCN and GraphSAGE: the aggregated A X, and X;
   // GAT: X): no gradient flows back to them.
-  // `mask` (of feature_mask_width() elements per row) drops elements of its inputs; an undefined
-  // mask drops none. `edge_dropout` drops edge weights where a layer weighs its edges (GAT's
-  // attention; the configuration refuses it for the others).
-  virtual at::Tensor forward_features(DistGraph& graph, const DropoutMask& mask,
+  // `dropout` drops elements of its inputs (the layer draws the mask it needs: kernels/dropout.h
+  // keys it by global node id and element, wherever the rows sit). `edge_dropout` drops edge
+  // weights where a layer weighs its edges (GAT's attention; the configuration refuses it for the
+  // others).
+  virtual at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,
                                       const EdgeDropout& edge_dropout) = 0;
-  virtual int64_t feature_mask_width() const = 0;
   // Layer `layer` >= 1 over h (num_owned x in). Collective: exchanges h's boundary rows (or
   // those of h W when the layer narrows). `recompute`: training.recompute aggregations.
   virtual at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,

@@ -26,11 +26,24 @@ struct DropoutMask {
 // drawn with dropout probability p (0 <= p < 1).
 DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids, int64_t width);
 
-// Dropout of a layer's edge weights (attention) in one forward pass: none when p is 0.
-struct EdgeDropout {
+// A dropout to draw in one forward pass: none when p is 0. Layer 0 draws its inputs' own
+// (FeatureDropout: as wide as they are, or at A X's non-zeros only when it is kept sparse); a
+// layer that weighs its edges drops edge weights (EdgeDropout: attention).
+struct DropoutDraw {
   DropoutKey key;
   float p = 0.0f;
 };
+using FeatureDropout = DropoutDraw;
+using EdgeDropout = DropoutDraw;
+
+// The mask of `drop` over rows with global ids `gids` of `width` elements (draw_dropout), or none
+// when drop.p is 0.
+DropoutMask draw_dropout(const DropoutDraw& drop, const at::Tensor& gids, int64_t width);
+
+// The mask of `drop` at the entries of z (rows with global ids `gids`): entry bits
+// (kernels::sparse_keep_bits, the elements draw_dropout would keep), or none when drop.p is 0.
+DropoutMask draw_sparse_dropout(const DropoutDraw& drop, const SparseFeatures& z,
+                                const at::Tensor& gids);
 
 // The scale of the edges dst[e] <- src[e] (int64 row indices, on the rows' device, into rows
 // whose global node ids are dst_gids and src_gids) in `heads` heads: edges x heads float32,
@@ -50,9 +63,10 @@ at::Tensor relu_dropout_(const at::Tensor& y, const DropoutMask& mask);
 at::Tensor dropout_linear(const at::Tensor& z, const at::Tensor& x, const DropoutMask& mask,
                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& root);
 
-// dropout_linear without a root term over a sparse z (layer 0's A X kept sparse):
-// (z * mask) W^T + b by kernels::masked_spmm, z's non-zeros only; backward the weight gradient by
-// z's transpose, masked the same way. Equal to dropout_linear(dense z) up to summation order.
+// dropout_linear without a root term over a sparse z (layer 0's A X kept sparse), with a mask from
+// draw_sparse_dropout: (z * mask) W^T + b by kernels::masked_spmm, z's non-zeros only; backward
+// the weight gradient by z's transpose, masked the same way. Equal to dropout_linear over the
+// dense z with draw_dropout's mask of the same draw, up to summation order.
 at::Tensor sparse_dropout_linear(const SparseFeatures& z, const DropoutMask& mask,
                                  const at::Tensor& weight, const at::Tensor& bias);
 

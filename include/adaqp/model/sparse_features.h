@@ -1,7 +1,8 @@
 // Layer 0's input kept sparse. Bag-of-words features (Cora, CiteSeer, Coauthor Physics) leave most
 // of the cached A X zero (Cora 95%, CiteSeer 98%), so layer 0's dense product and its weight
-// gradient spend most of an epoch multiplying zeros; as CSR they touch only the non-zeros
-// (kernels::masked_spmm, the dropout mask read at each entry) and A X takes that much less memory.
+// gradient spend most of an epoch multiplying zeros and drawing dropout for them; as CSR they touch
+// only the non-zeros (kernels::masked_spmm, the mask drawn at the entries: sparse_keep_bits) and
+// A X takes that much less memory.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -13,24 +14,30 @@
 
 namespace adaqp {
 
-// Above this fraction of non-zero entries A X stays dense: the sparse products then lose to the
-// dense ones (benchmarks/results/README.md, "Sparse layer-0 input").
-constexpr double kMaxSparseFeatureDensity = 0.1;
+// Above this fraction of non-zero entries A X stays dense. At it a training step's sparse layer 0
+// (mask drawn at the non-zeros, forward, weight gradient) is still 1.2x faster than the dense one
+// (they break even near 25%: benchmarks/bench_sparse_features.cpp) and the CSR with its transpose
+// (16 bytes a non-zero) holds 80% of the dense matrix (4 bytes an entry).
+// benchmarks/results/README.md, "Sparse layer-0 input".
+constexpr double kMaxSparseFeatureDensity = 0.2;
 
-// A constant matrix (rows x cols) as CSR and its transpose (cols x rows), where the device
-// computes.
+// A constant matrix (rows x cols) as CSR, and its transpose as a walk over the same entries
+// (kernels::masked_spmm's `entries`): the transpose's row c lists the entries of column c, in
+// ascending row order, by their positions in the CSR. Where the device computes.
 struct SparseFeatures {
   int64_t rows = 0, cols = 0;
-  at::Tensor indptr, indices, values;        // int64, int32, float32
-  at::Tensor t_indptr, t_indices, t_values;  // the transpose's
+  at::Tensor indptr, indices, values;      // int64, int32, float32
+  at::Tensor t_indptr, t_rows, t_entries;  // int64, int32 (the entries' rows), int32
 
+  int64_t nnz() const { return values.numel(); }
   kernels::CsrView view() const;
+  // The transpose's pattern over the CSR's values: read its entries through t_entries.
   kernels::CsrView transposed() const;
   double density() const;
 };
 
 // `dense` (a contiguous float32 matrix, on any device) as SparseFeatures on its device when at most
-// `max_density` of its entries are non-zero; otherwise nullopt.
+// `max_density` of its entries are non-zero (and fewer than 2^31); otherwise nullopt.
 std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_density);
 
 }  // namespace adaqp
