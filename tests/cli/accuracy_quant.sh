@@ -27,7 +27,7 @@
 # exchange carries the d = 1433 input features. Adaptive runs must adapt: every epoch's bytes are
 # what its width histogram costs, some epoch uses at least two widths, and the run sends fewer bytes
 # than every message at 8 bits would. Skips visibly when the shared datasets are missing (fails
-# when CI=true). One compute thread per worker; about 4 s per Cora run and 9 s per CiteSeer run.
+# when CI=true). One compute thread per worker; about 3 s per run (sparse A X: Cora, CiteSeer).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
 : "${ADAQP_ZERO_HALO_BIN:?path of the negative control adaqp_zero_halo}"
