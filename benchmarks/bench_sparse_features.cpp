@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
                               at::Tensor());
       });
       const double sparse_s = fastest(o.repeats, w, b, r, [&] {
-        return sparse_dropout_linear(*sparse, draw_sparse_dropout(drop, *sparse, gids), w, b);
+        return sparse_dropout_linear(*sparse, draw_sparse_dropout(drop, *sparse, gids, 0), w, b);
       });
       std::cout << fmt::format("{:.2f},{:.2f},{:.2f},{:.2f}\n", density, 1e3 * dense_s,
                                1e3 * sparse_s, dense_s / sparse_s);

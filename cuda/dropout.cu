@@ -110,7 +110,8 @@ __global__ void mask_backward_kernel(const float* dy, int64_t n, int64_t d, Mask
 // Warp per 32 entries: lane j finds the row of entry 32 w + j (binary search over the row
 // offsets), draws its element, and the word is one ballot.
 __global__ void sparse_keep_kernel(DropoutKey key, float p, CsrView a, int64_t nnz,
-                                   const int64_t* __restrict__ gids, uint32_t* __restrict__ keep) {
+                                   const int64_t* __restrict__ gids, int64_t offset,
+                                   uint32_t* __restrict__ keep) {
   const int lane = threadIdx.x & 31;
   for (int64_t w = first_warp(); w < (nnz + 31) / 32; w += warp_stride()) {
     const int64_t k = 32 * w + lane;
@@ -125,7 +126,7 @@ __global__ void sparse_keep_kernel(DropoutKey key, float p, CsrView a, int64_t n
           hi = mid;
         }
       }
-      const int64_t c = a.indices[k];
+      const int64_t c = offset + a.indices[k];  // the element of the node's mask row
       const PhiloxWords r =
           philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
                        static_cast<uint64_t>(gids[lo]), static_cast<uint32_t>(c / 4));
@@ -194,9 +195,9 @@ void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskV
 }
 
 void sparse_keep_bits_cuda(const DropoutKey& key, float p, const CsrView& a, int64_t nnz,
-                           const int64_t* gids, uint32_t* keep) {
+                           const int64_t* gids, int64_t offset, uint32_t* keep) {
   if (a.rows == 0 || nnz == 0) return;
-  sparse_keep_kernel<<<grid_for((nnz + 31) / 32), kThreads>>>(key, p, a, nnz, gids, keep);
+  sparse_keep_kernel<<<grid_for((nnz + 31) / 32), kThreads>>>(key, p, a, nnz, gids, offset, keep);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -188,11 +188,11 @@ void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64
 }
 
 void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, const CsrView& a,
-                      int64_t nnz, const int64_t* gids, uint32_t* keep) {
+                      int64_t nnz, const int64_t* gids, int64_t offset, uint32_t* keep) {
   check_probability(p);
   if (device.is_cuda()) {
 #if ADAQP_WITH_CUDA
-    sparse_keep_bits_cuda(key, p, a, nnz, gids, keep);
+    sparse_keep_bits_cuda(key, p, a, nnz, gids, offset, keep);
     return;
 #else
     no_cuda("sparse_keep_bits");
@@ -216,7 +216,7 @@ void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, cons
         ++i;
         block = -1;
       }
-      const int64_t c = a.indices[k];
+      const int64_t c = offset + a.indices[k];  // the element of the node's mask row
       if (c / 4 != block) {
         block = c / 4;
         r = philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,

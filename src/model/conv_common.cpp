@@ -26,13 +26,19 @@ torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain)
 
 at::Tensor features_linear(DistGraph& graph, const FeatureDropout& dropout,
                            const torch::nn::Linear& neighbour, const at::Tensor& root) {
-  if (const SparseFeatures* sparse = graph.sparse_features()) {
-    ADAQP_CHECK(!root.defined(), "a root term over a sparse A X (DistGraphOptions::keep_features)");
-    return sparse_dropout_linear(*sparse, draw_sparse_dropout(dropout, *sparse, graph.owned_gids()),
-                                 neighbour->weight, neighbour->bias);
+  const int64_t d = neighbour->weight.size(1);
+  if (const SparseFeatures* az = graph.sparse_aggregated_features()) {
+    const at::Tensor& gids = graph.owned_gids();
+    at::Tensor y = sparse_dropout_linear(*az, draw_sparse_dropout(dropout, *az, gids, 0),
+                                         neighbour->weight, neighbour->bias);
+    if (!root.defined()) return y;
+    // The root term's mask is elements d .. 2d - 1 of a node's mask row, as below.
+    const SparseFeatures* x = graph.sparse_features();
+    ADAQP_CHECK(x != nullptr, "a root term over X, which the graph did not keep");
+    return y +
+           sparse_dropout_linear(*x, draw_sparse_dropout(dropout, *x, gids, d), root, at::Tensor());
   }
   const at::Tensor& z = graph.aggregate_features();
-  const int64_t d = neighbour->weight.size(1);
   const DropoutMask mask = draw_dropout(dropout, graph.owned_gids(), root.defined() ? 2 * d : d);
   const at::Tensor x = root.defined() ? graph.features() : at::Tensor();
   if (mask.bits.defined()) {

@@ -163,12 +163,28 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
   if (!features_.defined() || features_.data_ptr<float>() != part_.features.data()) {
     release(part_.features);
   }
-  // After X is freed: the dense A X and its sparse copy are then all the features held.
-  if (features_product_.defined() && opt_.sparse_features && !opt_.keep_features) {
-    if (std::optional<SparseFeatures> s = sparsify(features_product_, kMaxSparseFeatureDensity)) {
-      sparse_features_ = std::make_unique<SparseFeatures>(std::move(*s));
-      features_product_ = at::Tensor();
-    }
+  if (opt_.sparse_features) make_sparse_inputs();
+}
+
+void DistGraph::make_sparse_inputs() {
+  if (opt_.products && !opt_.cache_features) return;  // X travels every epoch
+  std::optional<SparseFeatures> ax, x;
+  if (features_product_.defined()) {
+    ax = sparsify(features_product_, kMaxSparseFeatureDensity);
+    if (!ax) return;
+  }
+  if (features_.defined()) {
+    x = sparsify(features_, kMaxSparseFeatureDensity);
+    if (!x) return;
+  }
+  if (ax) {
+    sparse_aggregated_features_ = std::make_unique<SparseFeatures>(std::move(*ax));
+    features_product_ = at::Tensor();
+  }
+  if (x) {
+    sparse_features_ = std::make_unique<SparseFeatures>(std::move(*x));
+    features_ = at::Tensor();
+    release(part_.features);  // X's host copy (features_ itself on the CPU)
   }
 }
 
@@ -314,7 +330,8 @@ void DistGraph::aggregate_again(const float* h, const at::Tensor& halo_rows, int
 }
 
 const at::Tensor& DistGraph::aggregate_features() {
-  ADAQP_CHECK(sparse_features_ == nullptr, "A X is kept sparse: read sparse_features()");
+  ADAQP_CHECK(sparse_aggregated_features_ == nullptr,
+              "A X is kept sparse: read sparse_aggregated_features()");
   if (!opt_.cache_features) {
     if (!features_product_.defined()) features_product_ = at::empty_like(features_);
     aggregate(features_.data_ptr<float>(), part_.feat_dim, features_product_.data_ptr<float>(), 0);

@@ -112,11 +112,15 @@ struct DropoutLinear : public torch::autograd::Function<DropoutLinear> {
 struct SparseDropoutLinear : public torch::autograd::Function<SparseDropoutLinear> {
   static at::Tensor forward(AutogradContext* ctx, const SparseFeatures& z,
                             const std::optional<at::Tensor>& bits_arg, double scale,
-                            const at::Tensor& weight, const at::Tensor& bias) {
+                            const at::Tensor& weight, const std::optional<at::Tensor>& bias_arg) {
     const at::Tensor bits = bits_arg.value_or(at::Tensor());
+    const at::Tensor bias = bias_arg.value_or(at::Tensor());
     ADAQP_CHECK(weight.dim() == 2 && weight.size(1) == z.cols,
                 "a sparse layer input of " + std::to_string(z.cols) + " columns times a weight " +
                     weight.toString() + " of " + std::to_string(weight.size(-1)) + " columns");
+    ADAQP_CHECK(!bias.defined() || bias.numel() == weight.size(0),
+                "a sparse layer's bias of " + std::to_string(bias.numel()) + " values for " +
+                    std::to_string(weight.size(0)) + " outputs");
     ADAQP_CHECK(!bits.defined() || bits.numel() == kernels::bit_words(z.nnz()),
                 "entry bits of " + std::to_string(bits.numel()) + " words for " +
                     std::to_string(z.nnz()) + " entries");
@@ -125,8 +129,9 @@ struct SparseDropoutLinear : public torch::autograd::Function<SparseDropoutLinea
     kernels::masked_spmm(tensor_device(weight), z.view(), keep_words(bits),
                          static_cast<float>(scale), /*entries=*/nullptr, weight_t.data_ptr<float>(),
                          weight.size(0), y.data_ptr<float>());
-    y.add_(bias);
+    if (bias.defined()) y.add_(bias);
     ctx->save_for_backward({bits});
+    ctx->saved_data["bias"] = bias.defined();
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["rows"] = z.rows;
     ctx->saved_data["cols"] = z.cols;
@@ -152,7 +157,8 @@ struct SparseDropoutLinear : public torch::autograd::Function<SparseDropoutLinea
                          static_cast<float>(ctx->saved_data["scale"].toDouble()),
                          t_entries.data_ptr<int32_t>(), dy.data_ptr<float>(), dy.size(1),
                          d_weight_t.data_ptr<float>());
-    return {at::Tensor(), at::Tensor(), at::Tensor(), d_weight_t.t(), dy.sum(0)};
+    const at::Tensor d_bias = ctx->saved_data["bias"].toBool() ? dy.sum(0) : at::Tensor();
+    return {at::Tensor(), at::Tensor(), at::Tensor(), d_weight_t.t(), d_bias};
   }
 
   static const uint32_t* keep_words(const at::Tensor& bits) {
@@ -187,7 +193,7 @@ DropoutMask draw_dropout(const DropoutDraw& drop, const at::Tensor& gids, int64_
 }
 
 DropoutMask draw_sparse_dropout(const DropoutDraw& drop, const SparseFeatures& z,
-                                const at::Tensor& gids) {
+                                const at::Tensor& gids, int64_t offset) {
   DropoutMask mask;
   if (drop.p == 0) return mask;
   ADAQP_CHECK(gids.scalar_type() == at::kLong && gids.numel() == z.rows,
@@ -196,7 +202,7 @@ DropoutMask draw_sparse_dropout(const DropoutDraw& drop, const SparseFeatures& z
   mask.bits = at::empty({kernels::bit_words(z.nnz())}, gids.options().dtype(at::kInt));
   mask.scale = 1.0f / (1.0f - drop.p);
   kernels::sparse_keep_bits(tensor_device(gids), drop.key, drop.p, z.view(), z.nnz(),
-                            gids.data_ptr<int64_t>(),
+                            gids.data_ptr<int64_t>(), offset,
                             reinterpret_cast<uint32_t*>(mask.bits.data_ptr<int32_t>()));
   return mask;
 }
@@ -237,7 +243,7 @@ at::Tensor dropout_linear(const at::Tensor& z, const at::Tensor& x, const Dropou
 at::Tensor sparse_dropout_linear(const SparseFeatures& z, const DropoutMask& mask,
                                  const at::Tensor& weight, const at::Tensor& bias) {
   return SparseDropoutLinear::apply(z, optional(mask.bits), static_cast<double>(mask.scale), weight,
-                                    bias);
+                                    optional(bias));
 }
 
 }  // namespace adaqp

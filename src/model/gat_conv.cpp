@@ -119,6 +119,11 @@ class GatConv final : public GraphConv {
   const EdgeNorm& norm() const override { return kMeanNorm; }
   at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,
                               const EdgeDropout& edge_dropout) override {
+    if (const SparseFeatures* xs = graph.sparse_features()) {
+      const DropoutMask mask = draw_sparse_dropout(dropout, *xs, graph.owned_gids(), 0);
+      return attend(graph, sparse_dropout_linear(*xs, mask, linear_->weight, at::Tensor()), 0,
+                    edge_dropout);
+    }
     const at::Tensor& x = graph.features();
     const DropoutMask mask = draw_dropout(dropout, graph.owned_gids(), in_);
     if (!mask.bits.defined()) {

@@ -54,7 +54,7 @@ struct PartRecord {
   int64_t local_edges = 0, halo_edges = 0;
   int64_t send_rows = 0, halo_rows = 0;
   int64_t full_precision_bytes = 0;  // per epoch
-  double sparse_density = -1;        // of A X kept sparse; -1 when dense
+  double sparse_density = -1;        // of layer 0's input kept sparse (A X, or X); -1 when dense
 };
 static_assert(std::is_trivially_copyable<PartRecord>::value, "PartRecord is sent as bytes");
 
@@ -73,7 +73,7 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
   mine.send_rows = trainer.boundary().sends();
   mine.halo_rows = trainer.boundary().recvs();
   mine.full_precision_bytes = trainer.full_precision_bytes_per_epoch();
-  if (const SparseFeatures* s = trainer.sparse_features()) mine.sparse_density = s->density();
+  if (const SparseFeatures* s = trainer.sparse_layer_input()) mine.sparse_density = s->density();
   std::vector<PartRecord> all(static_cast<size_t>(comm.size()));
   comm.allgather(&mine, all.data(), sizeof(PartRecord));
   summary.exchange = to_string(trainer.exchange_layout());
@@ -106,9 +106,9 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
         edges > 0 ? 100.0 * static_cast<double>(a.local_edges) / static_cast<double>(edges) : 100.0,
         a.send_rows, a.halo_rows, to_string(trainer.exchange_layout()), fmt::join(fwd, ","),
         fmt::join(bwd, ","),
-        a.sparse_density >= 0
-            ? fmt::format("; layer 0 reads A X sparse ({:.1f}% non-zero)", 100 * a.sparse_density)
-            : std::string());
+        a.sparse_density >= 0 ? fmt::format("; layer 0 reads its input sparse ({:.1f}% non-zero)",
+                                            100 * a.sparse_density)
+                              : std::string());
   }
 }
 

@@ -297,8 +297,10 @@ const Part& Trainer::part() const {
   return impl_->graph.part();
 }
 
-const SparseFeatures* Trainer::sparse_features() const {
-  return impl_->graph.sparse_features();
+const SparseFeatures* Trainer::sparse_layer_input() const {
+  const DistGraph& g = impl_->graph;
+  return g.sparse_aggregated_features() != nullptr ? g.sparse_aggregated_features()
+                                                   : g.sparse_features();
 }
 
 const Boundary& Trainer::boundary() const {

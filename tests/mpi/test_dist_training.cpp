@@ -29,11 +29,27 @@ struct Case {
   ModelType type;
   bool layer_norm;
   bool multilabel;
+  // Bag-of-words-like input: the distributed run reads A X (and GraphSAGE's root term X) sparse
+  // (model/sparse_features.h), the single worker dense, so the comparison covers the sparse layer
+  // 0 through the trainer.
+  bool sparse_input = false;
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << to_string(c.type) << (c.layer_norm ? " with LayerNorm" : "")
-      << (c.multilabel ? ", multi-label" : "");
+      << (c.multilabel ? ", multi-label" : "") << (c.sparse_input ? ", sparse input" : "");
+}
+
+// Replaces the features by 64 columns with about 2% non-zero (A X: about 15%, under
+// kMaxSparseFeatureDensity).
+void make_sparse_features(Graph& g) {
+  std::mt19937_64 rng(23);
+  std::normal_distribution<float> value(0.0f, 1.0f);
+  g.feat_dim = 64;
+  g.features.assign(static_cast<size_t>(g.num_nodes * g.feat_dim), 0.0f);
+  for (float& x : g.features) {
+    if (rng() % 50 == 0) x = value(rng);
+  }
 }
 
 // Turns the generated single-label graph into a multi-label one: each node keeps its class and
@@ -71,13 +87,17 @@ TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
   const std::unique_ptr<Communicator> self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
   Graph g = test::small_graph(220, 6);
   if (c.multilabel) make_multilabel(g);
+  if (c.sparse_input) make_sparse_features(g);
   PartitionOptions popt;
   popt.parts = world->size();
   const std::vector<int32_t> owner = assign_parts(g, popt);
 
   Trainer dist(build_part(g, owner, world->rank()), *world, trainer_options(c));
-  Trainer single(build_part(g, std::vector<int32_t>(owner.size(), 0), 0), *self,
-                 trainer_options(c));
+  TrainerOptions dense = trainer_options(c);
+  dense.training.sparse_features = false;
+  Trainer single(build_part(g, std::vector<int32_t>(owner.size(), 0), 0), *self, dense);
+  EXPECT_EQ(dist.sparse_layer_input() != nullptr, c.sparse_input);
+  EXPECT_EQ(single.sparse_layer_input(), nullptr);
   ASSERT_EQ(dist.num_parameters(), single.num_parameters());
   const size_t n = static_cast<size_t>(dist.num_parameters());
 
@@ -166,11 +186,14 @@ TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
 INSTANTIATE_TEST_SUITE_P(Models, DistTraining,
                          ::testing::Values(Case{ModelType::kGcn, true, false},
                                            Case{ModelType::kSage, false, false},
-                                           Case{ModelType::kGcn, false, true}),
+                                           Case{ModelType::kGcn, false, true},
+                                           Case{ModelType::kGcn, false, false, true},
+                                           Case{ModelType::kSage, false, false, true}),
                          [](const auto& info) {
                            return std::string(to_string(info.param.type)) +
                                   (info.param.layer_norm ? "_ln" : "") +
-                                  (info.param.multilabel ? "_multilabel" : "");
+                                  (info.param.multilabel ? "_multilabel" : "") +
+                                  (info.param.sparse_input ? "_sparse_input" : "");
                          });
 
 }  // namespace

@@ -122,7 +122,7 @@ TEST(SparseDropoutLinear, SameValuesAndGradientsAsOverTheDenseInput) {
     for (const at::Tensor& t : {w, b}) t.mutable_grad() = at::Tensor();
 
     const at::Tensor y =
-        sparse_dropout_linear(*sparse, draw_sparse_dropout(drop, *sparse, gids_of(n)), w, b);
+        sparse_dropout_linear(*sparse, draw_sparse_dropout(drop, *sparse, gids_of(n), 0), w, b);
     EXPECT_TRUE(at::allclose(y, ref, 0, 1e-5))
         << "values, p " << p << ": max difference " << (y - ref).abs().max().item<float>();
     (y * r).sum().backward();
@@ -131,6 +131,28 @@ TEST(SparseDropoutLinear, SameValuesAndGradientsAsOverTheDenseInput) {
         << (w.grad() - gw).abs().max().item<float>();
     expect_identical(b.grad(), gb, "bias gradient");
   }
+}
+
+// A root term (GraphSAGE's X R^T, no bias): the mask is the second half of a node's mask row.
+TEST(SparseDropoutLinear, RootTermReadsTheSecondHalfOfTheMaskAndHasNoBias) {
+  const int64_t n = 200, d = 30, out_dim = 9;
+  torch::manual_seed(7);
+  const at::Tensor x = at::randn({n, d}) * (at::rand({n, d}) < 0.1).to(at::kFloat);
+  const std::optional<SparseFeatures> sparse = sparsify(x, kMaxSparseFeatureDensity);
+  ASSERT_TRUE(sparse.has_value());
+  const FeatureDropout drop{DropoutKey{2, 5, 0}, 0.4f};
+  const at::Tensor r = at::randn({out_dim, d}).requires_grad_(true);
+  const at::Tensor mask = float_mask(draw_dropout(drop, gids_of(n), 2 * d), n, 2 * d);
+  const at::Tensor ref = torch::nn::functional::linear(mask.narrow(1, d, d) * x, r);
+  const at::Tensor weights = at::randn({n, out_dim});
+  (ref * weights).sum().backward();
+  const at::Tensor gr = r.grad().clone();
+  r.mutable_grad() = at::Tensor();
+  const at::Tensor y = sparse_dropout_linear(
+      *sparse, draw_sparse_dropout(drop, *sparse, gids_of(n), d), r, at::Tensor());
+  EXPECT_TRUE(at::allclose(y, ref, 0, 1e-5)) << (y - ref).abs().max().item<float>();
+  (y * weights).sum().backward();
+  EXPECT_TRUE(at::allclose(r.grad(), gr, 0, 1e-5)) << (r.grad() - gr).abs().max().item<float>();
 }
 
 TEST(Sparsify, KeepsEveryNonZeroAndOnlyBelowTheDensity) {

@@ -13,6 +13,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -334,23 +335,25 @@ CsrMatrix random_csr(int64_t rows, int64_t cols, double density, int64_t empty_r
   return a;
 }
 
-// The entry bits of a sparse matrix follow the dense definition at each entry, for chunks of
-// words that start mid-row, empty rows and a last partial word (whose unused bits stay clear).
+// The entry bits of a sparse matrix follow the dense definition at each entry (column c being
+// element offset + c), for chunks of words that start mid-row, empty rows and a last partial word
+// (whose unused bits stay clear).
 TEST(SparseKeepBits, FollowTheDefinitionAtEveryEntry) {
   const CsrMatrix a = random_csr(2000, 300, 0.2, 17, 13);  // ~120,000 entries: several chunks
   std::vector<int64_t> gids(static_cast<size_t>(a.rows));
   for (int64_t i = 0; i < a.rows; ++i) gids[i] = 7 * i + (int64_t{1} << 35);
   const auto nnz = static_cast<int64_t>(a.values.size());
   ASSERT_NE(nnz % 32, 0);
-  for (float p : {0.0f, 0.3f, 0.5f}) {
+  for (const auto& [p, offset] : {std::pair{0.0f, 0}, std::pair{0.3f, 0}, std::pair{0.5f, 5}}) {
     const DropoutKey key{8, 3, 0};
     std::vector<uint32_t> keep(static_cast<size_t>(bit_words(nnz)), 0xDEADBEEFu);
-    sparse_keep_bits(kCpu, key, p, a.view(), nnz, gids.data(), keep.data());
+    sparse_keep_bits(kCpu, key, p, a.view(), nnz, gids.data(), offset, keep.data());
     int64_t kept = 0;
     for (int64_t i = 0; i < a.rows; ++i) {
       for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
-        const bool want = kept_by_definition(key, p, gids[i], a.indices[k]);
-        ASSERT_EQ(bit(keep, 0, 0, k), want) << "p " << p << " entry " << k << " row " << i;
+        const bool want = kept_by_definition(key, p, gids[i], offset + a.indices[k]);
+        ASSERT_EQ(bit(keep, 0, 0, k), want)
+            << "p " << p << " offset " << offset << " entry " << k << " row " << i;
         kept += want ? 1 : 0;
       }
     }
@@ -417,7 +420,7 @@ TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
   std::iota(gids.begin(), gids.end(), 1000);
   for (float p : {0.0f, 0.5f}) {
     std::vector<uint32_t> keep(static_cast<size_t>(bit_words(nnz)));
-    sparse_keep_bits(kCpu, DropoutKey{3, 2, 0}, p, a.view(), nnz, gids.data(), keep.data());
+    sparse_keep_bits(kCpu, DropoutKey{3, 2, 0}, p, a.view(), nnz, gids.data(), 0, keep.data());
     const float scale = 1.0f / (1.0f - p);
     for (bool transposed : {false, true}) {
       const CsrView m = transposed

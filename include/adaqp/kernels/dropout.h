@@ -60,12 +60,12 @@ void apply_mask_backward(const Device& device, const float* dy, int64_t n, int64
                          const MaskView& mask, const uint32_t* positive, float* dx);
 
 // Dropout of a sparse matrix's entries, drawn at its entries only: keep (bit_words(nnz) words)
-// gets bit k set when entry k of `a` (CSR order; row i, column c) is kept, that is when element c
-// of node gids[i] is kept by the definition above: the mask dropout_keep_bits would draw for the
-// dense matrix, at the non-zeros. nnz: a's entries (a.indptr[a.rows], given so that a GPU need not
-// read it back). Requires 0 <= p < 1.
+// gets bit k set when entry k of `a` (CSR order; row i, column c) is kept, that is when element
+// offset + c of node gids[i] is kept by the definition above: the mask dropout_keep_bits would
+// draw for the dense rows (elements offset .. offset + a.cols - 1 of them), at the non-zeros. nnz:
+// a's entries (a.indptr[a.rows], given so that a GPU need not read it back). Requires 0 <= p < 1.
 void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, const CsrView& a,
-                      int64_t nnz, const int64_t* gids, uint32_t* keep);
+                      int64_t nnz, const int64_t* gids, int64_t offset, uint32_t* keep);
 
 // y = (a * mask) x over a sparse a's entries (a.rows x a.cols, CSR): entry k counts as
 // a.values[k] * scale when bit k of `keep` is set and as 0 when not (keep null: every entry kept;
@@ -95,7 +95,7 @@ void dropout_keep_bits_cuda(const DropoutKey& key, float p, const int64_t* gids,
 void apply_mask_cuda(const float* x, int64_t n, int64_t d, const MaskView& mask, bool relu,
                      float* out, uint32_t* positive);
 void sparse_keep_bits_cuda(const DropoutKey& key, float p, const CsrView& a, int64_t nnz,
-                           const int64_t* gids, uint32_t* keep);
+                           const int64_t* gids, int64_t offset, uint32_t* keep);
 void masked_spmm_cuda(const CsrView& a, const uint32_t* keep, float scale, const int32_t* entries,
                       const float* x, int64_t d, float* y);
 void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskView& mask,

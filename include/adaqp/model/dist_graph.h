@@ -60,9 +60,10 @@ struct DistGraphOptions {
   // edges()): A stays in host memory, its transposes are not built, and the aggregation calls are
   // refused; requires cache_features off and the rows layout.
   bool products = true;
-  // Keep the cached A X as a sparse matrix (sparse_features()) when at most
-  // kMaxSparseFeatureDensity of it is non-zero; only with cache_features, and not with
-  // keep_features (a model reading X densely reads A X densely too).
+  // Keep layer 0's constant inputs as sparse matrices when at most kMaxSparseFeatureDensity of
+  // each is non-zero: the cached A X (sparse_aggregated_features()) and, where the layers read it,
+  // X (sparse_features()); both or neither. Not without the feature cache when there are products
+  // (X then travels every epoch, dense).
   bool sparse_features = true;
 };
 
@@ -92,9 +93,12 @@ class DistGraph {
   int64_t num_owned() const { return part_.num_owned(); }
 
   // The input features X (num_owned x feat_dim; undefined once freed, see
-  // DistGraphOptions::keep_features) and the owned nodes' global ids (the dropout keys), on the
-  // device. On a GPU the part's host copy of X is freed; on the CPU X is that copy.
+  // DistGraphOptions::keep_features, or when kept sparse) and the owned nodes' global ids (the
+  // dropout keys), on the device. On a GPU the part's host copy of X is freed; on the CPU X is
+  // that copy.
   const at::Tensor& features() const { return features_; }
+  // X as a sparse matrix (DistGraphOptions::sparse_features, where the layers read X), or null.
+  const SparseFeatures* sparse_features() const { return sparse_features_.get(); }
   const at::Tensor& owned_gids() const { return owned_gids_; }
 
   // y = A h: h and y are num_owned x d. Collective: every rank calls it for the same layer.
@@ -117,10 +121,12 @@ class DistGraph {
   // completes them, and a caller can order its allocations to hold less at once.
   bool overlaps() const { return opt_.overlap; }
   // A X (num_owned x feat_dim): the start-up product with the feature cache, else exchanged and
-  // computed now (collective then). Refused when it is kept sparse (sparse_features()).
+  // computed now (collective then). Refused when it is kept sparse.
   const at::Tensor& aggregate_features();
-  // The cached A X as a sparse matrix (DistGraphOptions::sparse_features), or null when dense.
-  const SparseFeatures* sparse_features() const { return sparse_features_.get(); }
+  // The cached A X as a sparse matrix (DistGraphOptions::sparse_features), or null.
+  const SparseFeatures* sparse_aggregated_features() const {
+    return sparse_aggregated_features_.get();
+  }
   // dh = A^T g: g and dh are num_owned x d. Collective.
   void aggregate_backward(const float* g, int64_t d, float* dh, int layer);
   // aggregate_backward in two halves, so that the caller can compute what does not depend on dh
@@ -193,6 +199,8 @@ class DistGraph {
   void start_forward(const float* h, int64_t d, float* halo, int layer, const Precision& p);
   // A_local^T and A_halo^T for the backward products.
   void build_transposes();
+  // DistGraphOptions::sparse_features: X and A X as sparse matrices, freeing the dense ones.
+  void make_sparse_inputs();
   // Refuses `what` (an aggregation call) on a graph built without products.
   void require_products(const char* what) const;
 
@@ -211,8 +219,9 @@ class DistGraph {
   kernels::StreamTimer local_timer_, halo_timer_;
   AggregationStats agg_stats_;
   at::Tensor features_, owned_gids_;
-  at::Tensor features_product_;                      // A X, dense
-  std::unique_ptr<SparseFeatures> sparse_features_;  // A X, sparse (then features_product_ is not)
+  at::Tensor features_product_;  // A X, dense
+  // X and A X kept sparse (then features_ and features_product_ are undefined).
+  std::unique_ptr<SparseFeatures> sparse_features_, sparse_aggregated_features_;
   at::Tensor halo_features_;  // cached halo rows of the input features (until A X is made)
   at::Tensor halo_source_;    // the rows a halo-rows exchange sends, from its begin to its end
   int64_t halo_gradients_width_ = -1;  // of the halo gradients sent back, from begin to end

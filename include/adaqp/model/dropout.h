@@ -40,10 +40,11 @@ using EdgeDropout = DropoutDraw;
 // when drop.p is 0.
 DropoutMask draw_dropout(const DropoutDraw& drop, const at::Tensor& gids, int64_t width);
 
-// The mask of `drop` at the entries of z (rows with global ids `gids`): entry bits
-// (kernels::sparse_keep_bits, the elements draw_dropout would keep), or none when drop.p is 0.
+// The mask of `drop` at the entries of z (rows with global ids `gids`), z's column c being element
+// offset + c of a node's mask row: entry bits (kernels::sparse_keep_bits, the elements
+// draw_dropout would keep), or none when drop.p is 0.
 DropoutMask draw_sparse_dropout(const DropoutDraw& drop, const SparseFeatures& z,
-                                const at::Tensor& gids);
+                                const at::Tensor& gids, int64_t offset);
 
 // The scale of the edges dst[e] <- src[e] (int64 row indices, on the rows' device, into rows
 // whose global node ids are dst_gids and src_gids) in `heads` heads: edges x heads float32,
@@ -63,10 +64,10 @@ at::Tensor relu_dropout_(const at::Tensor& y, const DropoutMask& mask);
 at::Tensor dropout_linear(const at::Tensor& z, const at::Tensor& x, const DropoutMask& mask,
                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& root);
 
-// dropout_linear without a root term over a sparse z (layer 0's A X kept sparse), with a mask from
-// draw_sparse_dropout: (z * mask) W^T + b by kernels::masked_spmm, z's non-zeros only; backward
-// the weight gradient by z's transpose, masked the same way. Equal to dropout_linear over the
-// dense z with draw_dropout's mask of the same draw, up to summation order.
+// A Linear over a sparse constant input (layer 0's A X or X kept sparse) with a mask from
+// draw_sparse_dropout: (z * mask) W^T [+ b when bias is defined] by kernels::masked_spmm, z's
+// non-zeros only; backward the weight gradient by z's transpose, masked the same way. Equal to the
+// Linear over the dense z masked by draw_dropout's mask of the same draw, up to summation order.
 at::Tensor sparse_dropout_linear(const SparseFeatures& z, const DropoutMask& mask,
                                  const at::Tensor& weight, const at::Tensor& bias);
 

@@ -61,7 +61,7 @@ struct RunSummary {
   // ranks together (a backward exchange sends as many).
   std::string exchange;
   int64_t rows_per_exchange = 0;
-  // The ranks whose layer 0 reads A X kept sparse (training.sparse_features;
+  // The ranks whose layer 0 reads its input (A X, or X) kept sparse (training.sparse_features;
   // model/sparse_features.h).
   int sparse_features_ranks = 0;
   // Adaptive scheme: the share of messages sent at 2, 4 and 8 bits (all ranks, all epochs run).

@@ -119,8 +119,9 @@ class Trainer {
   const Part& part() const;
   // The rows its halo exchanges send and receive, and their layout (communication.exchange).
   const Boundary& boundary() const;
-  // Layer 0's A X when kept sparse (training.sparse_features), else null.
-  const SparseFeatures* sparse_features() const;
+  // Layer 0's input when kept sparse (training.sparse_features): A X for the layers that cache it,
+  // else X; null when dense.
+  const SparseFeatures* sparse_layer_input() const;
   ExchangeLayout exchange_layout() const;
   // The halo exchanges of layer l in a training epoch (GnnImpl::exchange).
   LayerExchange layer_exchange(int layer) const;
