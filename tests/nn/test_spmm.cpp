@@ -7,28 +7,12 @@
 #include <vector>
 
 #include "adaqp/kernels/spmm.h"
+#include "random_csr.h"
 
 namespace adaqp::kernels {
 namespace {
 
-// A random sparse matrix with a few empty rows and columns (density `p`).
-CsrMatrix random_csr(int64_t rows, int64_t cols, double p, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  CsrMatrix a;
-  a.rows = rows;
-  a.cols = cols;
-  a.indptr.push_back(0);
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      if (i % 7 == 3 || j % 5 == 2 || u(rng) >= p) continue;
-      a.indices.push_back(static_cast<int32_t>(j));
-      a.values.push_back(static_cast<float>(u(rng) * 2.0 - 1.0));
-    }
-    a.indptr.push_back(static_cast<int64_t>(a.indices.size()));
-  }
-  return a;
-}
+using test::random_csr;
 
 std::vector<double> dense(const CsrView& a) {
   std::vector<double> m(static_cast<size_t>(a.rows * a.cols), 0.0);

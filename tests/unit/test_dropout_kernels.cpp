@@ -18,6 +18,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/common/philox.h"
+#include "random_csr.h"
 
 namespace adaqp::kernels {
 namespace {
@@ -314,32 +315,13 @@ TEST(ApplyMask, WithoutBitsKeepsEverything) {
   EXPECT_EQ(dx, out);  // ReLU's gradient of x is x where x > 0
 }
 
-// A random CSR matrix, about `density` of its entries non-zero, row `empty_row` without any.
-CsrMatrix random_csr(int64_t rows, int64_t cols, double density, int64_t empty_row, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  std::bernoulli_distribution present(density);
-  CsrMatrix a;
-  a.rows = rows;
-  a.cols = cols;
-  a.indptr.push_back(0);
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t c = 0; c < cols; ++c) {
-      if (i != empty_row && present(gen)) {
-        a.indices.push_back(static_cast<int32_t>(c));
-        a.values.push_back(value(gen));
-      }
-    }
-    a.indptr.push_back(static_cast<int64_t>(a.values.size()));
-  }
-  return a;
-}
+using test::random_csr;
 
 // The entry bits of a sparse matrix follow the dense definition at each entry (column c being
 // element offset + c), for chunks of words that start mid-row, empty rows and a last partial word
 // (whose unused bits stay clear).
 TEST(SparseKeepBits, FollowTheDefinitionAtEveryEntry) {
-  const CsrMatrix a = random_csr(2000, 300, 0.2, 17, 13);  // ~120,000 entries: several chunks
+  const CsrMatrix a = random_csr(2000, 300, 0.3, 13);  // ~120,000 entries: several chunks
   std::vector<int64_t> gids(static_cast<size_t>(a.rows));
   for (int64_t i = 0; i < a.rows; ++i) gids[i] = 7 * i + (int64_t{1} << 35);
   const auto nnz = static_cast<int64_t>(a.values.size());
@@ -413,7 +395,7 @@ std::vector<double> masked_product(const CsrMatrix& a, const std::vector<uint32_
 // values and bits through `entries`), against the masked matrix's products entry by entry.
 TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
   const int64_t rows = 300, cols = 70, d = 19;
-  const CsrMatrix a = random_csr(rows, cols, 0.15, 7, 11);
+  const CsrMatrix a = random_csr(rows, cols, 0.2, 11);
   const TransposedWalk t = transposed_walk(a);
   const auto nnz = static_cast<int64_t>(a.values.size());
   std::vector<int64_t> gids(static_cast<size_t>(rows));
@@ -437,14 +419,14 @@ TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
             << "p " << p << " transposed " << transposed << " element " << k;
       }
       if (!transposed) {
-        for (int64_t e = 0; e < d; ++e) ASSERT_EQ(y[7 * d + e], 0.0f) << "the empty row";
+        for (int64_t e = 0; e < d; ++e) ASSERT_EQ(y[3 * d + e], 0.0f) << "an empty row";
       }
     }
   }
 }
 
 TEST(MaskedSpmm, WithoutBitsIsTheSparseProduct) {
-  const CsrMatrix a = random_csr(50, 40, 0.2, 3, 12);
+  const CsrMatrix a = random_csr(50, 40, 0.3, 12);
   const int64_t d = 9;
   const std::vector<float> x = random_rows(a.cols, d, 5);
   std::vector<float> y(static_cast<size_t>(a.rows * d)), want(y.size());
