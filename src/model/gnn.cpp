@@ -51,11 +51,12 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
     }
     return drop;
   };
-  const auto edge_dropout = [&](int l) { return draw(l, opt_.attention_dropout); };
+  const auto edge_dropout = [&](int l) { return EdgeDropout{draw(l, opt_.attention_dropout)}; };
   at::Tensor h;
   for (int l = 0; l < opt_.layers; ++l) {
     GraphConv& conv = *conv_[l];
-    at::Tensor y = l == 0 ? conv.forward_features(graph, draw(0, opt_.dropout), edge_dropout(0))
+    at::Tensor y = l == 0 ? conv.forward_features(graph, FeatureDropout{draw(0, opt_.dropout)},
+                                                  edge_dropout(0))
                           : conv.forward(graph, h, l, opt_.recompute_aggregations, edge_dropout(l));
     h = at::Tensor();  // this layer's input is no longer needed here
     if (l + 1 < opt_.layers) {

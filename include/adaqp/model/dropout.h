@@ -29,12 +29,13 @@ DropoutMask draw_dropout(const DropoutKey& key, float p, const at::Tensor& gids,
 // A dropout to draw in one forward pass: none when p is 0. Layer 0 draws its inputs' own
 // (FeatureDropout: as wide as they are, or at A X's non-zeros only when it is kept sparse); a
 // layer that weighs its edges drops edge weights (EdgeDropout: attention).
+// Two types, so that a call cannot swap them.
 struct DropoutDraw {
   DropoutKey key;
   float p = 0.0f;
 };
-using FeatureDropout = DropoutDraw;
-using EdgeDropout = DropoutDraw;
+struct FeatureDropout : DropoutDraw {};
+struct EdgeDropout : DropoutDraw {};
 
 // The mask of `drop` over rows with global ids `gids` of `width` elements (draw_dropout), or none
 // when drop.p is 0.
