@@ -38,11 +38,41 @@ torch_installed() {
   [ -x "$VENV/bin/python" ] &&
     "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('torch').split('+')[0] != '$TORCH_VERSION')" 2>/dev/null
 }
-if ! torch_installed; then
-  log "installing PyTorch $TORCH_VERSION into $VENV (about 2.6 GB to download, 4.7 GB installed, with its CUDA runtime wheels)"
+# Installs the wheels pip resolves for torch and numpy one download at a time (the small ones
+# together, torch last so that its presence means a finished install): one pip call would keep all
+# 2.6 GB of downloads beside the 4.7 GB it unpacks, a 7.3 GB peak that filled a CI disk; this way the
+# peak stays near the installed size. Temporary files go beside the venv, not to a small /tmp.
+install_torch() {
+  local need_mb=5500 free_mb tmp
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" numpy
+  free_mb=$(df -Pm "$VENV" | awk 'NR == 2 { print $4 }')
+  if ((free_mb < need_mb)); then
+    log "error: installing PyTorch into $VENV needs about $need_mb MB free there, $free_mb MB are free; free some space or set ADAQP_VENV to a disk with room"
+    exit 1
+  fi
+  log "installing PyTorch $TORCH_VERSION into $VENV (about 2.6 GB to download, 4.7 GB installed, with its CUDA runtime wheels; $free_mb MB free)"
+  tmp=$(mktemp -d "$VENV/.install.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  "$VENV/bin/python" -m pip install -q --no-cache-dir --upgrade pip
+  TMPDIR=$tmp "$VENV/bin/python" -m pip install -q --no-cache-dir --dry-run --ignore-installed \
+    --report "$tmp/plan.json" "torch==$TORCH_VERSION" numpy
+  "$VENV/bin/python" - "$tmp/plan.json" >"$tmp/plan.txt" <<'PLAN'
+import json, sys
+pins = [f"{p['metadata']['name']}=={p['metadata']['version']}" for p in json.load(open(sys.argv[1]))["install"]]
+big = sorted((p for p in pins if p.lower().startswith(("nvidia", "triton", "torch="))), key=lambda p: p.startswith("torch="))
+print(" ".join(p for p in pins if p not in big))
+print("\n".join(big))
+PLAN
+  local reqs
+  while read -r -a reqs; do
+    ((${#reqs[@]})) || continue
+    TMPDIR=$tmp "$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps "${reqs[@]}"
+  done <"$tmp/plan.txt"
+  rm -rf "$tmp"
+  trap - EXIT
+}
+if ! torch_installed; then
+  install_torch
 else
   log "PyTorch $TORCH_VERSION: present in $VENV"
 fi
