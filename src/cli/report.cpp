@@ -94,8 +94,11 @@ std::string dataset_json(const Graph& g) {
 
 std::string partition_text(const std::string& dir, const PartitionMeta& m) {
   std::string out;
-  out += fmt::format("partition    {} ({} of '{}', {} parts, seed {})\n", dir, m.method,
-                     m.dataset_name, m.parts, m.seed);
+  out += fmt::format("partition    {} ({} of '{}', {} parts, seed {}{})\n", dir, m.method,
+                     m.dataset_name, m.parts, m.seed,
+                     m.sample_degree == 0
+                         ? std::string()
+                         : fmt::format(", on a sample of degree {}", m.sample_degree));
   out += fmt::format("edge cut     {} of {} edges ({:.2f}%)\n", m.edge_cut, m.num_edges,
                      percent(m.edge_cut, m.num_edges));
   out += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>10} {:>9}\n", "part",
@@ -142,11 +145,12 @@ std::string partition_json(const std::string& dir, const PartitionMeta& m) {
     bytes.push_back(fmt::format("\"{}\": {}", h, exchange_bytes(rows, h)));
   return fmt::format(
       "{{\"dir\": {}, \"dataset\": {}, \"fingerprint\": {}, \"method\": {}, \"seed\": {}, "
-      "\"parts\": {}, \"num_nodes\": {}, \"num_edges\": {}, \"edge_cut\": {}, "
+      "\"sample_degree\": {}, \"parts\": {}, \"num_nodes\": {}, \"num_edges\": {}, \"edge_cut\": "
+      "{}, "
       "\"edge_cut_percent\": {}, \"per_part\": [{}], \"exchange_rows\": {}, "
       "\"exchange_bytes_by_hidden\": {{{}}}}}",
       json_string(dir), json_string(m.dataset_name), json_string(m.dataset_fingerprint),
-      json_string(m.method), m.seed, m.parts, m.num_nodes, m.num_edges, m.edge_cut,
+      json_string(m.method), m.seed, m.sample_degree, m.parts, m.num_nodes, m.num_edges, m.edge_cut,
       percent(m.edge_cut, m.num_edges), fmt::join(parts, ", "), rows, fmt::join(bytes, ", "));
 }
 

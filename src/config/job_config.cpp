@@ -435,10 +435,11 @@ void validate(const JobConfig& c, const std::string& origin) {
   require(p.parts >= 1, origin, "partition.parts", std::to_string(p.parts), "must be >= 1");
   require(p.sample_degree >= 0, origin, "partition.sample_degree", std::to_string(p.sample_degree),
           "must be >= 0 (0 = the whole graph)");
-  require(
-      p.sample_degree == 0 || p.method == PartitionMethod::kPtscotch, origin,
-      "partition.sample_degree", std::to_string(p.sample_degree),
-      std::string("applies to partition.method ptscotch only (0 for ") + to_string(p.method) + ")");
+  require(p.sample_degree == 0 || p.method == PartitionMethod::kMetis ||
+              p.method == PartitionMethod::kPtscotch,
+          origin, "partition.sample_degree", std::to_string(p.sample_degree),
+          std::string("applies to partition.method metis and ptscotch only (0 for ") +
+              to_string(p.method) + ")");
   require(c.model.layers >= 1, origin, "model.layers", std::to_string(c.model.layers),
           "must be >= 1");
   require(c.model.hidden >= 1, origin, "model.hidden", std::to_string(c.model.hidden),

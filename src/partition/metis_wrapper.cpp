@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 #include <metis.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <limits>
 
 #include "adaqp/common/error.h"
+#include "adaqp/partition/edge_sample.h"
 
 namespace adaqp {
 namespace {
@@ -70,10 +72,21 @@ void symmetric_adjacency(const Graph& g, std::vector<idx_t>& xadj, std::vector<i
   adjncy.shrink_to_fit();
 }
 
+// The graph METIS partitions: the symmetric adjacency, or its sample (partition/edge_sample.h).
+void metis_graph(const Graph& g, int64_t sample_degree, uint64_t seed, std::vector<idx_t>& xadj,
+                 std::vector<idx_t>& adjncy) {
+  symmetric_adjacency(g, xadj, adjncy);
+  if (sample_degree == 0) return;
+  const auto whole = static_cast<int64_t>(adjncy.size());
+  sample_symmetric_rows(xadj, adjncy, sample_degree, seed);
+  spdlog::info("partition: a sample of {} of the {} symmetric edges (sample_degree {})",
+               adjncy.size() / 2, whole / 2, sample_degree);
+}
+
 }  // namespace
 
 std::vector<int32_t> metis_part_kway(const Graph& g, int ncon, const std::vector<int64_t>& vwgt,
-                                     int parts, uint64_t seed) {
+                                     int parts, uint64_t seed, int64_t sample_degree) {
   ADAQP_CHECK(parts >= 1 && ncon >= 1, "parts >= 1 and ncon >= 1");
   ADAQP_CHECK(static_cast<int64_t>(vwgt.size()) == g.num_nodes * ncon, "vwgt size");
   if (parts == 1) return std::vector<int32_t>(g.num_nodes, 0);
@@ -85,7 +98,7 @@ std::vector<int32_t> metis_part_kway(const Graph& g, int ncon, const std::vector
   }
 
   std::vector<idx_t> xadj, adjncy;
-  symmetric_adjacency(g, xadj, adjncy);
+  metis_graph(g, sample_degree, seed, xadj, adjncy);
   std::vector<idx_t> weights(vwgt.begin(), vwgt.end());
   idx_t nvtxs = static_cast<idx_t>(g.num_nodes), nc = ncon, nparts = parts, objval = 0;
   std::vector<idx_t> part(g.num_nodes);

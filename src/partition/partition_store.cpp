@@ -280,6 +280,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.dataset_fingerprint = fingerprint(g);
   meta.method = to_string(opt.method);
   meta.seed = opt.seed;
+  meta.sample_degree = opt.sample_degree;
   meta.parts = opt.parts;
   meta.num_nodes = g.num_nodes;
   meta.num_edges = g.num_edges();

@@ -63,7 +63,7 @@ std::vector<int32_t> assign_parts(const Graph& g, const PartitionOptions& opt) {
     case PartitionMethod::kMetis: {
       int ncon = 1;
       const std::vector<int64_t> w = metis_weights(g, opt, ncon);
-      owner = metis_part_kway(g, ncon, w, opt.parts, opt.seed);
+      owner = metis_part_kway(g, ncon, w, opt.parts, opt.seed, opt.sample_degree);
       break;
     }
     case PartitionMethod::kRandom:

@@ -9,6 +9,7 @@
 
 #include "adaqp/comm/all_to_all.h"
 #include "adaqp/common/error.h"
+#include "adaqp/partition/edge_sample.h"
 
 // ptscotch.h needs stdio.h, stdint.h and mpi.h first.
 #include <ptscotch.h>
@@ -129,35 +130,21 @@ void symmetric_rows(const GraphSlice& s, Communicator& comm, std::vector<int64_t
   rows_from_pairs(s, in, true, indptr, indices);
 }
 
-// A hash of the undirected edge {u, v}, the same at both ends (splitmix64's finaliser).
-uint64_t edge_hash(int64_t u, int64_t v, uint64_t seed) {
-  uint64_t x = static_cast<uint64_t>(std::min(u, v)) * 0x9E3779B97F4A7C15ULL ^
-               static_cast<uint64_t>(std::max(u, v)) ^ seed;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-// Replaces the symmetric rows by a symmetric subgraph in which every node keeps its `degree`
-// neighbours of smallest edge hash (all of them if it has no more) and every edge that either end
-// keeps: a uniform sample of each row, so a node's share of edges into each community is kept.
+// Replaces this slice's symmetric rows by their rows of the sample (partition/edge_sample.h): the
+// reverse of every kept edge goes to the slice holding its other end.
 void sparsify_rows(const GraphSlice& s, Communicator& comm, int64_t degree, uint64_t seed,
                    std::vector<int64_t>& indptr, std::vector<int64_t>& indices) {
   const int world = comm.size();
   std::vector<std::vector<int64_t>> out(world);
-  std::vector<std::pair<uint64_t, int64_t>> row;  // (hash, neighbour)
+  RowSampler sampler(degree, seed);
   for (int64_t i = 0; i < s.count(); ++i) {
     const int64_t v = s.first + i;
-    row.clear();
-    for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e)
-      row.emplace_back(edge_hash(v, indices[e], seed), indices[e]);
-    const auto end = row.begin() + std::min<int64_t>(degree, static_cast<int64_t>(row.size()));
-    std::nth_element(row.begin(), end, row.end());
-    for (auto it = row.begin(); it != end; ++it) {
+    for (const int64_t u :
+         sampler.keep(v, indices.data() + indptr[i], indices.data() + indptr[i + 1])) {
       // Kept at both ends: v's row here (sent to itself) and the neighbour's at its slice.
-      out[comm.rank()].insert(out[comm.rank()].end(), {v, it->second});
-      auto& to = out[slice_holder(s.num_nodes, world, it->second)];
-      to.push_back(it->second);
+      out[comm.rank()].insert(out[comm.rank()].end(), {v, u});
+      auto& to = out[slice_holder(s.num_nodes, world, u)];
+      to.push_back(u);
       to.push_back(v);
     }
   }

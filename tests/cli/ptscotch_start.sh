@@ -7,7 +7,8 @@
 # - a rerun on that partition reads it back and reproduces the losses and parameters exactly;
 # - the partition's dataset fingerprint is the serial loader's (adaqp partition with METIS);
 # - a world size unlike partition.parts and the METIS-only balance constraints are one clear error;
-# - partition.sample_degree partitions a smaller symmetric sample (logged, recorded in meta.yaml);
+# - partition.sample_degree partitions a smaller symmetric sample (logged, recorded in meta.yaml,
+#   shown by adaqp info), the same one with METIS on one process;
 # - a dataset in the OGB layout (Cora) is read in slices as well.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
@@ -72,6 +73,14 @@ python3 "$LIB/compare_runs.py" losses "$tmp/first" "$tmp/again" 0 --params 0 ||
 serial=$(grep "^dataset_fingerprint:" "$tmp/metis/meta.yaml")
 [[ -n $serial ]] && grep -qx "$serial" "$tmp/first/partition/meta.yaml" ||
   fail "dataset fingerprint differs from the serial loader's ($serial)"
+# METIS on one process partitions the same sample (partition/edge_sample.h).
+"$ADAQP_BIN" partition "${job[@]}" --set partition.method=metis --set partition.sample_degree=4 \
+  -o "$tmp/metis-sample" >"$tmp/metis-sample.log" 2>&1 || fail "serial METIS partition of a sample"
+grep -q "a sample of $kept of the $whole symmetric edges (sample_degree 4)" "$tmp/metis-sample.log" ||
+  { cat "$tmp/metis-sample.log"; fail "METIS's sample is not PT-Scotch's ($kept of $whole edges)"; }
+grep -q "^sample_degree: 4" "$tmp/metis-sample/meta.yaml" || fail "METIS meta.yaml: sample_degree"
+"$ADAQP_BIN" info --partition "$tmp/metis-sample" | grep -q "on a sample of degree 4" ||
+  fail "adaqp info does not name the sample"
 
 rc=0
 run "$tmp/world.log" 2 train "${job[@]}" --set "output.dir=$tmp/world" || rc=$?

@@ -25,6 +25,7 @@
 #include "adaqp/graph/slice_loader.h"
 #include "adaqp/partition/distributed_partition.h"
 #include "adaqp/partition/distributed_parts.h"
+#include "adaqp/partition/edge_sample.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/partition/ptscotch_partitioner.h"
 #include "test_util.h"
@@ -300,6 +301,18 @@ TEST(DistributedParts, PtscotchSamplesASymmetricSubgraphKeepingLowDegreeRows) {
 
   opt.sample_degree = 3;
   const auto sample = gathered_arcs(s, *comm, opt);
+  // METIS's sample of the whole graph in one process is the same graph.
+  std::vector<int64_t> indptr(static_cast<size_t>(g.num_nodes) + 1, 0), indices;
+  for (const auto& [v, u] : whole) {
+    ++indptr[v + 1];
+    indices.push_back(u);
+  }
+  for (int64_t v = 0; v < g.num_nodes; ++v) indptr[v + 1] += indptr[v];
+  sample_symmetric_rows(indptr, indices, opt.sample_degree, opt.seed);
+  std::vector<std::pair<int64_t, int64_t>> single;
+  for (int64_t v = 0; v < g.num_nodes; ++v)
+    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) single.emplace_back(v, indices[e]);
+  EXPECT_EQ(single, sample) << "METIS's sample differs from PT-Scotch's";
   EXPECT_TRUE(std::includes(whole.begin(), whole.end(), sample.begin(), sample.end()));
   std::vector<int64_t> kept(static_cast<size_t>(g.num_nodes), 0);
   for (const auto& [v, u] : sample) {

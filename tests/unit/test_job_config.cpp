@@ -219,8 +219,6 @@ TEST(JobConfig, EveryRangeIsChecked) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"partition.parts=0", "partition.parts = 0"},
       {"partition.sample_degree=-1", "partition.sample_degree = -1: must be >= 0"},
-      {"partition.sample_degree=8",
-       "partition.sample_degree = 8: applies to partition.method ptscotch only (0 for metis)"},
       {"model.layers=0", "model.layers = 0"},
       {"model.hidden=0", "model.hidden = 0"},
       {"model.dropout=1", "model.dropout = 1"},
@@ -266,6 +264,10 @@ TEST(JobConfig, EveryRangeIsChecked) {
     EXPECT_TRUE(contains(msg, "job.yaml")) << msg;
   }
   EXPECT_TRUE(contains(config_error("dataset: {format: ogb}\n"), "dataset.path"));
+  EXPECT_TRUE(contains(
+      config_error("partition: {method: random}\n", {"partition.sample_degree=8"}),
+      "partition.sample_degree = 8: applies to partition.method metis and ptscotch only (0 for "
+      "random)"));
   EXPECT_TRUE(contains(config_error("model: {type: gat, hidden: 64}\n", {"model.heads=5"}),
                        "model.heads = 5: must divide model.hidden (64)"));
   EXPECT_TRUE(contains(config_error("model: {type: gat, layers: 1}\n", {"model.heads=2"}),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -220,6 +221,37 @@ TEST(Partition, MetisCutsCoraFarBelowRandom) {
   RecordProperty("random_edge_cut", std::to_string(random));
   EXPECT_GT(metis, 0);
   EXPECT_LT(metis, random / 2);
+}
+
+// partition.sample_degree with METIS: the whole graph when no row exceeds the degree, and on a
+// dense graph's sample a cut close to the whole graph's, far below random.
+TEST(Partition, MetisOnASampleCutsCloseToTheWholeGraph) {
+  GeneratorOptions o;
+  o.num_nodes = 3000;
+  o.num_classes = 6;
+  o.avg_degree = 40;
+  o.seed = 4;
+  const Graph g = generate_graph(o);
+  PartitionOptions opt;
+  opt.parts = 4;
+  opt.seed = 2;
+  const std::vector<int32_t> whole = assign_parts(g, opt);
+  int64_t max_degree = 0;
+  for (int64_t v = 0; v < g.num_nodes; ++v) max_degree = std::max(max_degree, 2 * g.in_degree(v));
+  opt.sample_degree = max_degree;
+  EXPECT_EQ(assign_parts(g, opt), whole) << "a sample keeping every row is the whole graph";
+  opt.sample_degree = 6;
+  const std::vector<int32_t> sample = assign_parts(g, opt);
+  ASSERT_EQ(sample, assign_parts(g, opt)) << "not deterministic";
+  check_parts(g, sample, opt.parts);
+  opt.method = PartitionMethod::kRandom;
+  opt.sample_degree = 0;
+  const int64_t cut_whole = edge_cut(g, whole), cut_sample = edge_cut(g, sample),
+                cut_random = edge_cut(g, assign_parts(g, opt));
+  std::cout << "edge cut at W=4: whole " << cut_whole << ", sample of degree 6 " << cut_sample
+            << ", random " << cut_random << " of " << g.num_edges() << " edges\n";
+  EXPECT_LT(cut_sample, cut_whole * 11 / 10);
+  EXPECT_LT(cut_sample, cut_random / 2);
 }
 
 TEST(Partition, ContiguousAndRandomAreBalancedAndEdgeCutCountsCrossingEdges) {
