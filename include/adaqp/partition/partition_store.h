@@ -24,7 +24,7 @@ struct PartitionMeta {
   std::string dataset_fingerprint;
   std::string method;
   uint64_t seed = 0;
-  int64_t sample_degree = 0;  // ptscotch's partition.sample_degree (written when not 0)
+  int64_t sample_degree = 0;  // partition.sample_degree (written when not 0)
   int parts = 0;
   int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
   bool multilabel = false;
