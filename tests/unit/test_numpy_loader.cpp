@@ -1,10 +1,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <fstream>
+#include <limits>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/generator.h"
 #include "dataset_files.h"
 #include "test_util.h"
 
@@ -78,6 +83,49 @@ TEST(NumpyLoader, ReadsMultiLabelInEveryDtype) {
     EXPECT_EQ(g.multilabels, bits);
     EXPECT_TRUE(g.labels.empty());
   }
+}
+
+// feat.npy and edge_index.npy are read in blocks of 2^22 elements: arrays of several blocks come
+// back exactly, and an error in the last block names its element.
+TEST(NumpyLoader, ArraysOfSeveralBlocksRoundTripAndErrorsNameTheirElement) {
+  GeneratorOptions o;
+  o.num_nodes = 100000;
+  o.avg_degree = 44;  // 4.4M edges: two blocks per row of edge_index
+  o.feat_dim = 48;    // 4.8M values: two blocks
+  o.num_classes = 4;
+  const Graph g = generate_graph(o);
+  ASSERT_GT(g.num_edges(), int64_t{1} << 22);
+  ASSERT_GT(static_cast<int64_t>(g.features.size()), int64_t{1} << 22);
+  TempDir tmp;
+  save_numpy(g, tmp.str("big"));
+  const Graph back = load_numpy(tmp.str("big"));
+  EXPECT_EQ(back.indptr, g.indptr);
+  EXPECT_EQ(back.indices, g.indices);
+  EXPECT_EQ(back.features, g.features);
+
+  // The last element of each file: edge_index's last target, feat's last value.
+  const auto patch_last = [&](const std::string& name, const void* value, size_t size) {
+    std::fstream f(tmp.str("big/" + name), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-static_cast<std::streamoff>(size), std::ios::end);
+    f.write(static_cast<const char*>(value), static_cast<std::streamsize>(size));
+  };
+  const auto error_of_loading = [&] {
+    try {
+      load_numpy(tmp.str("big"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const int64_t bad_id = o.num_nodes;
+  patch_last("edge_index.npy", &bad_id, sizeof bad_id);
+  EXPECT_THAT(error_of_loading(),
+              HasSubstr(fmt::format("edge_index.npy: index [1, {}]: node id 100000 is out of range",
+                                    g.num_edges() - 1)));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  patch_last("feat.npy", &nan, sizeof nan);
+  EXPECT_THAT(error_of_loading(),
+              HasSubstr("feat.npy: index [99999, 47]: value nan is not finite"));
 }
 
 TEST(NumpySave, RoundTripsSingleAndMultiLabelGraphs) {
