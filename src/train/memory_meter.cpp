@@ -1,6 +1,7 @@
 #include "adaqp/train/memory_meter.h"
 
 #include "adaqp/common/memory.h"
+#include "adaqp/model/host_tensor_bytes.h"
 #include "adaqp/model/torch_device.h"
 
 namespace adaqp {
@@ -19,14 +20,20 @@ const char* phase_name(Phase phase) {
   return "?";
 }
 
+MemoryMeter::MemoryMeter(const Device& device) : device_(device) {
+  count_host_tensor_bytes();
+}
+
 void MemoryMeter::start() {
   resets_ = reset_peak_rss() && resets_;
+  reset_host_tensor_peak();
   reset_device_peak(device_);
 }
 
 MemoryPeak MemoryMeter::peak() const {
   MemoryPeak p;
   p.rss_bytes = peak_rss_bytes();
+  p.host_tensor_bytes = host_tensor_peak_bytes();
   const DeviceMemory d = device_memory(device_);
   p.device_bytes = d.peak_allocated_bytes;
   p.device_used_bytes = d.used_bytes;

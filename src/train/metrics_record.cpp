@@ -307,18 +307,21 @@ std::string summary_json(const RunSummary& s) {
                            {"reduce", finite(s.reduce_s)},
                            {"assign", finite(s.assign_s)},
                            {"quant", finite(s.quant_s)}};
-  Json phases = Json::array(), rss = Json::array(), device = Json::array(), used = Json::array();
+  Json phases = Json::array(), rss = Json::array(), tensors = Json::array(), device = Json::array(),
+       used = Json::array();
   bool cuda = false;
   for (int k = 0; k < kPhases; ++k) phases.push_back(phase_name(static_cast<Phase>(k)));
   for (const PhasePeaks& rank : s.memory) {
-    Json r = Json::array(), d = Json::array(), u = Json::array();
+    Json r = Json::array(), t = Json::array(), d = Json::array(), u = Json::array();
     for (const MemoryPeak& m : rank) {
       r.push_back(m.rss_bytes);
+      t.push_back(m.host_tensor_bytes);
       d.push_back(m.device_bytes);
       u.push_back(m.device_used_bytes);
       cuda = cuda || m.device_used_bytes > 0;
     }
     rss.push_back(r);
+    tensors.push_back(t);
     device.push_back(d);
     used.push_back(u);
   }
@@ -326,6 +329,7 @@ std::string summary_json(const RunSummary& s) {
   memory["phases"] = phases;
   memory["per_phase_peaks"] = s.memory_resets;
   memory["peak_rss_bytes"] = rss;
+  memory["host_tensor_peak_bytes"] = tensors;
   if (cuda) {
     memory["device_peak_bytes"] = device;
     memory["device_used_bytes"] = used;

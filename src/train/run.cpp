@@ -335,6 +335,8 @@ RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& 
     rec.stats.peak_rss_bytes = epoch_peak.rss_bytes;
     rec.stats.device_peak_bytes = epoch_peak.device_bytes;
     training_peak.rss_bytes = std::max(training_peak.rss_bytes, epoch_peak.rss_bytes);
+    training_peak.host_tensor_bytes =
+        std::max(training_peak.host_tensor_bytes, epoch_peak.host_tensor_bytes);
     training_peak.device_bytes = std::max(training_peak.device_bytes, epoch_peak.device_bytes);
     training_peak.device_used_bytes = epoch_peak.device_used_bytes;
     // Every rank's record of the epoch in one collective.

@@ -6,8 +6,10 @@
 # followed it. After the last epoch a rank holds less than during it (at exit, libraries' pages are
 # faulted in for their destructors: about 110 MiB above the ~400 MiB a small job starts with, so the
 # checked job's epochs hold about 1 GiB), and the two must agree within 3%. And the reported peak
-# grows with the job: by at least half of the activations the larger job adds. The wall time by
-# phase (seconds_by_phase) fits in the process's elapsed time by GNU time.
+# grows with the job: by at least half of the activations the larger job adds. The host tensor
+# bytes (memory.host_tensor_peak_bytes) lie below the resident peak in every phase and, in training,
+# hold at least the activations the model keeps. The wall time by phase (seconds_by_phase) fits in
+# the process's elapsed time by GNU time.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
 py=${ADAQP_PYTHON:-python3}
@@ -66,6 +68,17 @@ for name in ("small", "large"):
         if name == "large":
             assert abs(gnu - last) <= 0.03 * gnu, f"rank {rank}: {last} reported, {gnu} by the kernel"
     training[name] = max(p[3] for p in peaks)
+    # Host tensors: a part of the resident set in every phase (a count that missed frees would
+    # pass it within an epoch), and in training at least the three n x hidden activations of the
+    # two ranks' owned nodes together, which the model keeps for backward (a count that missed
+    # allocations would fall short).
+    tensors = mem["host_tensor_peak_bytes"]
+    for rank in (0, 1):
+        assert all(0 <= t < r for t, r in zip(tensors[rank], peaks[rank])), (tensors, peaks)
+    nodes, hidden = {"small": (10000, 64), "large": (100000, 512)}[name]
+    held = sum(t[3] for t in tensors)
+    print(f"{name}: host tensors at the training peak {held / 1e6:.1f} MB, both ranks")
+    assert held >= 3 * nodes * hidden * 4, held
 # At least three n x hidden activations live at once: 3 * (100,000 * 512 - 10,000 * 64) floats more
 # per rank in the large job.
 assert training["large"] - training["small"] > 0.5 * 3 * (100000 * 512 - 10000 * 64) * 4, training

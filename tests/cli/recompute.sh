@@ -2,8 +2,11 @@
 # training.recompute: aggregations (GraphSAGE): backward makes A h again from h and the halo rows
 # instead of keeping it. The same products in the same order, so at W=2 (quantized random widths,
 # and the overlapped schedule) every epoch's loss and the final parameters are bitwise those of
-# the run that keeps A h; at W=1 (no halo rows to keep) the training peak falls by most of one
-# n x hidden activation (102 MB here); and the option is refused for GCN, naming both keys.
+# the run that keeps A h; at W=1 (no halo rows to keep) the training peak of host tensor bytes
+# (memory.host_tensor_peak_bytes) falls by one n x hidden activation (102.4 MB here) within 1%;
+# and the option is refused for GCN, naming both keys. The resident peak is printed, not bounded:
+# it also holds the BLAS library's buffers, which differ between CPUs (on one CI machine the
+# resident saving was 48 MiB where this machine saves 90 MiB).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
 py=${ADAQP_PYTHON:-python3}
@@ -44,13 +47,15 @@ for r in none aggregations; do
 done
 "$py" - "$tmp/w1-none" "$tmp/w1-aggregations" <<'PY'
 import json, sys
-def training_peak(d):
+def training_peak(d, key):
     s = json.loads(open(f"{d}/metrics.jsonl").read().splitlines()[-1])["memory"]
-    return s["peak_rss_bytes"][0][s["phases"].index("training")]
-keep, again = (training_peak(d) for d in sys.argv[1:])
+    return s[key][0][s["phases"].index("training")]
+keep, again = (training_peak(d, "host_tensor_peak_bytes") for d in sys.argv[1:])
+rss_keep, rss_again = (training_peak(d, "peak_rss_bytes") for d in sys.argv[1:])
 activation = 100000 * 256 * 4
-print(f"W=1 training peak: {keep / 2**20:.0f} MiB keeping A h, {again / 2**20:.0f} MiB recomputing it")
-assert keep - again > 0.5 * activation, (keep, again)
+print(f"W=1 training peak of host tensors: {keep / 1e6:.1f} MB keeping A h, {again / 1e6:.1f} MB "
+      f"recomputing it (resident: {rss_keep / 2**20:.0f} and {rss_again / 2**20:.0f} MiB)")
+assert abs((keep - again) - activation) < 0.01 * activation, (keep, again)
 PY
 
 if "$ADAQP_BIN" train --set model.type=gcn --set training.recompute=aggregations \

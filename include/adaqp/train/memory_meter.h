@@ -1,7 +1,8 @@
 // Peak memory of one rank, by phase of `adaqp train` (like time, memory decides whether a job can
-// run at all): the resident set (VmHWM, common/memory.h) and, on CUDA, the peak of libtorch's
-// device allocator (bytes allocated to tensors) and the device memory in use at the phase's end as
-// the driver reports it (contexts and the allocator's cache included).
+// run at all): the resident set (VmHWM, common/memory.h), the bytes in host tensors
+// (model/host_tensor_bytes.h) and, on CUDA, the peak of libtorch's device allocator (bytes
+// allocated to tensors) and the device memory in use at the phase's end as the driver reports it
+// (contexts and the allocator's cache included).
 #pragma once
 
 #include <array>
@@ -21,6 +22,7 @@ const char* phase_name(Phase phase);
 
 struct MemoryPeak {
   int64_t rss_bytes = 0;
+  int64_t host_tensor_bytes = 0;  // 0 unless count_host_tensor_bytes() was called
   int64_t device_bytes = 0;       // CUDA: libtorch allocator's peak
   int64_t device_used_bytes = 0;  // CUDA: total - free at the end
 };
@@ -30,10 +32,11 @@ using PhasePeaks = std::array<MemoryPeak, kPhases>;
 // Every phase's wall time in seconds, in Phase order.
 using PhaseSeconds = std::array<double, kPhases>;
 
-// Measures one interval at a time: start() resets the peaks, peak() reads them.
+// Measures one interval at a time: start() resets the peaks, peak() reads them. The first meter
+// of a process starts counting host tensors (count_host_tensor_bytes).
 class MemoryMeter {
  public:
-  explicit MemoryMeter(const Device& device = Device::cpu()) : device_(device) {}
+  explicit MemoryMeter(const Device& device = Device::cpu());
   void set_device(const Device& device) { device_ = device; }
   void start();
   MemoryPeak peak() const;

@@ -1,0 +1,21 @@
+// Bytes libtorch holds in host (CPU) tensors: the CPU twin of the CUDA allocator's statistics.
+// The resident set (common/memory.h) also counts code, the allocator's free lists and the
+// BLAS library's own buffers, which differ between CPUs; these bytes depend only on the tensors a
+// run allocates, so they show what a change to the model or the trainer saves.
+#pragma once
+
+#include <cstdint>
+
+namespace adaqp {
+
+// Makes libtorch's CPU allocator count what it allocates from now on (once per process; later
+// calls do nothing). Tensors allocated before are not counted, also when they are freed.
+void count_host_tensor_bytes();
+
+// Bytes in counted host tensors now, and their peak since the last reset; 0 before counting.
+int64_t host_tensor_bytes();
+int64_t host_tensor_peak_bytes();
+// Makes the peak the bytes held now.
+void reset_host_tensor_peak();
+
+}  // namespace adaqp
