@@ -34,6 +34,11 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// True when `part` occurs in `s`.
+inline bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
 // Directory of a shared dataset ("" if the shared folder is absent).
 inline std::string shared_dataset(const std::string& name) {
   const char* root = std::getenv("ADAQP_SHARED_DATASETS");

@@ -38,10 +38,6 @@ constexpr char kCsrMembers[] =
 // A deflate stream cannot expand by more than this factor (zlib's theoretical limit is 1032:1).
 constexpr uint64_t kMaxDeflateRatio = 1032;
 
-std::string range(int64_t n) {
-  return " is out of range [0, " + std::to_string(n) + ")";
-}
-
 // ---- adj_full.npz -------------------------------------------------------------------------------
 
 struct ZipDiscard {
@@ -312,7 +308,7 @@ void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s)
       const int64_t e = at + i;
       if (piece[i] < 0 || piece[i] >= n)
         bad("member indices.npy index " + std::to_string(e),
-            "column " + std::to_string(piece[i]) + range(n) + " (N from shape.npy)");
+            "column " + std::to_string(piece[i]) + out_of_range(n) + " (N from shape.npy)");
       if (e >= lo && e < hi) s.indices.push_back(piece[i]);
     }
   }
@@ -434,7 +430,7 @@ class ClassMapReader {
     if (!parse_node_key(key, id))
       fail("key '" + key + "'", "is not a node id (a decimal integer such as \"17\")");
     if (id >= n_)
-      fail("key '" + key + "'", "node id " + key + range(n_) + " (N from adj_full.npz)");
+      fail("key '" + key + "'", "node id " + key + out_of_range(n_) + " (N from adj_full.npz)");
     if (seen_[id]) fail("key '" + key + "'", "appears twice");
     seen_[id] = 1;
     key_ = key;
@@ -605,8 +601,9 @@ void read_roles(const std::string& path, GraphSlice& s) {
       const bool in_range =
           entry.is_number_unsigned() && entry.get<uint64_t>() < static_cast<uint64_t>(s.num_nodes);
       if (!in_range)
-        throw InputError(path, where,
-                         "node id " + entry.dump() + range(s.num_nodes) + " (N from adj_full.npz)");
+        throw InputError(
+            path, where,
+            "node id " + entry.dump() + out_of_range(s.num_nodes) + " (N from adj_full.npz)");
       const int64_t v = entry.get<int64_t>();
       if (owner[v] == r + 1)
         throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");

@@ -71,4 +71,9 @@ std::vector<int64_t> npy_to_int64(const NpyArray& a);
 // streamed member.
 std::vector<int64_t> npy_to_int64(const std::vector<uint8_t>& bytes, NpyDtype d);
 
+// The end of the message for an id read from an array that is not in [0, n).
+inline std::string out_of_range(int64_t n) {
+  return " is out of range [0, " + std::to_string(n) + ")";
+}
+
 }  // namespace adaqp

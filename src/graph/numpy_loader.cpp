@@ -20,10 +20,6 @@ namespace adaqp {
 namespace fs = std::filesystem;
 namespace {
 
-std::string range(int64_t n) {
-  return " is out of range [0, " + std::to_string(n) + ")";
-}
-
 // Large arrays are read in blocks of this many elements: a whole-file read would hold the file's
 // bytes beside what they become (and, for edge_index, its widened copy and both rows: 4.5 times
 // the CSR at the peak).
@@ -65,9 +61,9 @@ void read_edges(const std::string& path, Graph& g) {
     for_blocks(row, [&](int64_t first, const std::vector<int64_t>& ids) {
       for (size_t i = 0; i < ids.size(); ++i) {
         if (ids[i] < 0 || ids[i] >= g.num_nodes)
-          throw InputError(
-              path, index2(row, first + static_cast<int64_t>(i)),
-              "node id " + std::to_string(ids[i]) + range(g.num_nodes) + " (N from feat.npy)");
+          throw InputError(path, index2(row, first + static_cast<int64_t>(i)),
+                           "node id " + std::to_string(ids[i]) + out_of_range(g.num_nodes) +
+                               " (N from feat.npy)");
         if (row == 1) ++g.indptr[ids[i] + 1];
       }
     });
@@ -128,7 +124,8 @@ std::vector<int64_t> read_split(const std::string& path, int64_t n, std::vector<
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t v = ids[i];
     const std::string where = index1(a.dtype == NpyDtype::kBool ? v : static_cast<int64_t>(i));
-    if (v < 0 || v >= n) throw InputError(path, where, "node id " + std::to_string(v) + range(n));
+    if (v < 0 || v >= n)
+      throw InputError(path, where, "node id " + std::to_string(v) + out_of_range(n));
     if (owner[v] == tag)
       throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
     if (owner[v] != 0)

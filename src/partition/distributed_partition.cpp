@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <vector>
 
 #include "adaqp/common/atomic_file.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/graph/graph_slice.h"
 #include "adaqp/graph/slice_loader.h"
@@ -20,10 +20,6 @@ namespace adaqp {
 namespace {
 
 namespace fs = std::filesystem;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 fs::path normalized(const std::string& dir) {
   fs::path target = fs::path(dir).lexically_normal();
@@ -81,10 +77,10 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
                                                  const std::vector<int32_t>& owner,
                                                  const PartitionOptions& opt, Communicator& comm) {
   DistributedPartition out;
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   SlicedPart built = build_part_from_slices(s, owner, comm);
   if (comm.rank() == 0) {
-    const double mib = built.bytes_moved / 1048576.0, secs = seconds_since(t0);
+    const double mib = built.bytes_moved / 1048576.0, secs = steady_now_s() - t0;
     spdlog::info(
         "partition: redistributed {:.1f} MiB of nodes, edges and node data and built the "
         "parts in {:.2f} s ({:.1f} MiB/s)",
@@ -114,7 +110,7 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
 DistributedPartition partition_distributed(const DatasetSpec& spec, const PartitionOptions& opt,
                                            const std::string& dir, MPI_Comm mpi, Communicator& comm,
                                            const CollectiveStep& step) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   DistributedPartition out;
   {
     const GraphSlice s = load_slice(spec, comm, step);
@@ -129,7 +125,7 @@ DistributedPartition partition_distributed(const DatasetSpec& spec, const Partit
   write_distributed_partition(dir, out.part, out.meta, comm, step);
   if (comm.rank() == 0) {
     spdlog::info("partition: ptscotch start-up (load, partition, build, write) in {:.3f} s",
-                 seconds_since(t0));
+                 steady_now_s() - t0);
   }
   return out;
 }

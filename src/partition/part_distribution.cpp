@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "adaqp/common/atomic_file.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -29,10 +29,6 @@ constexpr int kPartTag = 32759;
 // Bound on a rank's wait for its turn: rank 0 sends the parts one after another.
 constexpr double kTurnTimeoutS = 24 * 3600;
 constexpr double kMiB = 1024.0 * 1024.0;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 uint32_t crc_update(uint32_t crc, const void* data, size_t bytes) {
   return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), bytes));
@@ -129,7 +125,7 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
   std::vector<char> buf(std::min<size_t>(chunk, static_cast<size_t>(size)));
   uint32_t crc = crc_update(0, nullptr, 0);
   bool read_ok = true;
-  auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   double last_log = 0;
   for (int64_t done = 0; done < header[0];) {
     const size_t n = static_cast<size_t>(std::min<int64_t>(buf.size(), header[0] - done));
@@ -138,7 +134,7 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
     crc = crc_update(crc, buf.data(), n);
     send_to(comm, peer, buf.data(), n);
     done += static_cast<int64_t>(n);
-    if (const double t = seconds_since(t0); t - last_log >= 5.0 && done < header[0]) {
+    if (const double t = steady_now_s() - t0; t - last_log >= 5.0 && done < header[0]) {
       last_log = t;
       spdlog::info("partition: sending part {}: {:.0f} of {:.0f} MiB ({:.1f} MiB/s)", peer,
                    done / kMiB, header[0] / kMiB, done / kMiB / t);
@@ -277,7 +273,7 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
   }
   if (needing == 0) return got;
 
-  auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   step([&] {
     if (rank == 0) {
       // Every needing rank waits for its turn: serve them all even after one failed.
@@ -285,9 +281,9 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
       for (int r = 1; r < world; ++r) {
         if (need[static_cast<size_t>(r)] == 0) continue;
         try {
-          auto tp = std::chrono::steady_clock::now();
+          const double tp = steady_now_s();
           const int64_t bytes = send_part(comm, r, partition_part_path(dir, r), opt.chunk_bytes);
-          const double s = seconds_since(tp);
+          const double s = steady_now_s() - tp;
           spdlog::info("partition: sent part {} ({:.2f} MiB) in {:.2f} s ({:.1f} MiB/s)", r,
                        bytes / kMiB, s, bytes / kMiB / std::max(s, 1e-9));
           got.bytes_sent += bytes;
@@ -303,7 +299,7 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
       got.bytes_received = receive_part(comm, rank, cached_part, opt.chunk_bytes);
     }
   });
-  got.transfer_s = seconds_since(t0);
+  got.transfer_s = steady_now_s() - t0;
   if (rank == 0) {
     spdlog::info("partition: sent {} parts, {:.2f} MiB in {:.2f} s ({:.1f} MiB/s)", got.parts_sent,
                  got.bytes_sent / kMiB, got.transfer_s,

@@ -5,12 +5,12 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "adaqp/common/array_file.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -27,10 +27,6 @@ std::string meta_path(const std::string& dir) {
 }
 std::string part_path(const std::string& dir, int r) {
   return (fs::path(dir) / fmt::format("part-{}", r) / "part.bin").string();
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -273,7 +269,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   TempDirGuard guard(tmp);
   fs::create_directories(tmp);
 
-  auto t0 = std::chrono::steady_clock::now();
+  double t0 = steady_now_s();
   const std::vector<int32_t> owner = assign_parts(g, opt);
   PartitionMeta meta;
   meta.dataset_name = g.name;
@@ -289,9 +285,10 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.multilabel = g.multilabel;
   meta.edge_cut = edge_cut(g, owner);
   spdlog::info("partition: {} into {} parts in {:.3f} s, edge cut {} of {} edges",
-               to_string(opt.method), opt.parts, seconds_since(t0), meta.edge_cut, meta.num_edges);
+               to_string(opt.method), opt.parts, steady_now_s() - t0, meta.edge_cut,
+               meta.num_edges);
 
-  t0 = std::chrono::steady_clock::now();
+  t0 = steady_now_s();
   for (int r = 0; r < opt.parts; ++r) {
     const Part p = build_part(g, owner, r);
     meta.counts.push_back(count_part(p));
@@ -299,7 +296,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
     write_part_file(p, part_path(tmp.string(), r));
   }
   write_text(meta_path(tmp.string()), partition_meta_yaml(meta));
-  spdlog::info("partition: built and wrote {} parts in {:.3f} s", opt.parts, seconds_since(t0));
+  spdlog::info("partition: built and wrote {} parts in {:.3f} s", opt.parts, steady_now_s() - t0);
 
   fs::rename(tmp, target, ec);
   if (ec)

@@ -4,10 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 #include "adaqp/comm/all_to_all.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/partition/edge_sample.h"
 
@@ -184,7 +184,7 @@ std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communic
   if (opt.parts > s.num_nodes)
     throw ConfigError(fmt::format("partition.parts = {}: more parts than the {} nodes of '{}'",
                                   opt.parts, s.num_nodes, s.name));
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   std::vector<int32_t> owner(static_cast<size_t>(s.count()));
   if (opt.parts == 1) return owner;
   SliceRows rows_of = ptscotch_graph(s, comm, opt);
@@ -217,9 +217,7 @@ std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communic
   if (comm.rank() == 0) {
     const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
     spdlog::info("partition: ptscotch into {} parts on {} ranks in {:.3f} s (part sizes {}..{})",
-                 opt.parts, comm.size(),
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), *lo,
-                 *hi);
+                 opt.parts, comm.size(), steady_now_s() - t0, *lo, *hi);
   }
   return owner;
 }

@@ -24,6 +24,7 @@
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/train/trainer.h"
+#include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {
@@ -31,16 +32,6 @@ namespace {
 
 constexpr int64_t kWidth = 6;  // ceil(6 b / 8) is not a multiple of b
 constexpr int kLayer = 1;
-
-std::unique_ptr<Communicator> world_comm() {
-  return make_mpi_communicator(MPI_COMM_WORLD, 60.0);
-}
-
-Part my_part(const Graph& g, const Communicator& comm) {
-  PartitionOptions popt;
-  popt.parts = comm.size();
-  return build_part(g, assign_parts(g, popt), comm.rank());
-}
 
 // Per-sender costs that differ by rank, so the budget search has something to balance.
 std::vector<assign::LinkCost> link_costs(int world) {
@@ -118,11 +109,11 @@ int64_t wire_bytes(const std::vector<uint8_t>& bits) {
 class AdaptiveExchange : public ::testing::TestWithParam<assign::Solver> {};
 
 TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 31);
   DistGraphOptions gopt;
   gopt.norm = &conv_norm(ModelType::kGcn);
-  DistGraph graph(my_part(g, *comm), *comm, gopt);
+  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
   const Part& part = graph.part();
   AdaptiveOptions aopt;
   aopt.solver = GetParam();
@@ -222,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(Solvers, AdaptiveExchange,
                                                                                   : "exact");
                          });
 
-constexpr int kEpochs = 4;
+constexpr int kAdaptiveEpochs = 4;
 
 TrainerOptions options(const std::string& scheme, int bits, double lambda) {
   TrainerOptions opt;
@@ -238,22 +229,22 @@ TrainerOptions options(const std::string& scheme, int bits, double lambda) {
   return opt;
 }
 
-struct TrainedRun {
+struct AdaptiveRun {
   std::vector<EpochStats> epochs;
   std::vector<float> params;
 };
 
-TrainedRun train(const Graph& g, Communicator& comm, TrainerOptions opt) {
+AdaptiveRun train_adaptive(const Graph& g, Communicator& comm, TrainerOptions opt) {
   if (opt.scheme == BitScheme::kAdaptive) opt.link_costs = link_costs(comm.size());
-  Trainer t(my_part(g, comm), comm, opt);
-  TrainedRun run;
-  for (int e = 1; e <= kEpochs; ++e) run.epochs.push_back(t.train_epoch(e));
+  Trainer t(test::my_part(g, comm), comm, opt);
+  AdaptiveRun run;
+  for (int e = 1; e <= kAdaptiveEpochs; ++e) run.epochs.push_back(t.train_epoch(e));
   run.params = t.parameter_values();
   return run;
 }
 
-void expect_identical(const TrainedRun& a, const TrainedRun& b, const std::string& what) {
-  for (int e = 0; e < kEpochs; ++e) {
+void expect_identical_runs(const AdaptiveRun& a, const AdaptiveRun& b, const std::string& what) {
+  for (int e = 0; e < kAdaptiveEpochs; ++e) {
     EXPECT_EQ(a.epochs[e].loss, b.epochs[e].loss) << what << ", epoch " << e + 1;
     EXPECT_EQ(a.epochs[e].bytes_forward, b.epochs[e].bytes_forward) << what << ", epoch " << e + 1;
     EXPECT_EQ(a.epochs[e].bytes_backward, b.epochs[e].bytes_backward) << what;
@@ -262,26 +253,26 @@ void expect_identical(const TrainedRun& a, const TrainedRun& b, const std::strin
 }
 
 TEST(AdaptiveTraining, LambdaOneSendsEverythingAtEightBits) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 32);
   // Widths of 8 everywhere and the same noise keys: bit-identical to the uniform 8-bit scheme.
-  const TrainedRun adaptive = train(g, *comm, options("adaptive", 8, 1.0));
-  expect_identical(adaptive, train(g, *comm, options("uniform", 8, 0.5)), "lambda 1");
+  const AdaptiveRun adaptive = train_adaptive(g, *comm, options("adaptive", 8, 1.0));
+  expect_identical_runs(adaptive, train_adaptive(g, *comm, options("uniform", 8, 0.5)), "lambda 1");
   for (const EpochStats& st : adaptive.epochs) {
     for (const auto& h : st.assign.hist_backward) EXPECT_EQ(h[0] + h[1], 0);
   }
 }
 
 TEST(AdaptiveTraining, LambdaZeroSendsEverythingAtTwoBitsOnceTraced) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 33);
-  const TrainedRun adaptive = train(g, *comm, options("adaptive", 8, 0.0));
-  const TrainedRun two = train(g, *comm, options("uniform", 2, 0.5));
-  const TrainedRun eight = train(g, *comm, options("uniform", 8, 0.5));
+  const AdaptiveRun adaptive = train_adaptive(g, *comm, options("adaptive", 8, 0.0));
+  const AdaptiveRun two = train_adaptive(g, *comm, options("uniform", 2, 0.5));
+  const AdaptiveRun eight = train_adaptive(g, *comm, options("uniform", 8, 0.5));
   // Epoch 1 has no trace yet: the largest width.
   EXPECT_EQ(adaptive.epochs[0].bytes_forward, eight.epochs[0].bytes_forward);
   EXPECT_EQ(adaptive.epochs[0].bytes_backward, eight.epochs[0].bytes_backward);
-  for (int e = 1; e < kEpochs; ++e) {
+  for (int e = 1; e < kAdaptiveEpochs; ++e) {
     EXPECT_EQ(adaptive.epochs[e].bytes_forward, two.epochs[e].bytes_forward) << "epoch " << e + 1;
     EXPECT_EQ(adaptive.epochs[e].bytes_backward, two.epochs[e].bytes_backward);
     for (const auto& h : adaptive.epochs[e].assign.hist_forward) EXPECT_EQ(h[1] + h[2], 0);
@@ -289,14 +280,14 @@ TEST(AdaptiveTraining, LambdaZeroSendsEverythingAtTwoBitsOnceTraced) {
 }
 
 TEST(AdaptiveTraining, SameSeedGivesIdenticalRunsAndThePeriodIsKept) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 34);
   TrainerOptions opt = options("adaptive", 8, 0.5);
   opt.adaptive.period = 2;
-  const TrainedRun a = train(g, *comm, opt);
-  expect_identical(a, train(g, *comm, opt), "same seed");
+  const AdaptiveRun a = train_adaptive(g, *comm, opt);
+  expect_identical_runs(a, train_adaptive(g, *comm, opt), "same seed");
   std::vector<int64_t> per_width(3, 0);
-  for (int e = 0; e < kEpochs; ++e) {
+  for (int e = 0; e < kAdaptiveEpochs; ++e) {
     EXPECT_EQ(a.epochs[e].assign.solved, e == 1 || e == 3) << "epoch " << e + 1;
     for (const auto& h : a.epochs[e].assign.hist_backward) {
       for (int b = 0; b < 3; ++b) per_width[b] += h[b];

@@ -26,34 +26,28 @@ using test::dense_adjacency;
 using test::random_matrix;
 using test::rows_of;
 
-constexpr double kTol = 1e-5;
-
-struct Case {
+struct AggregateCase {
   ModelType type;
   std::string method;  // partitioning
   bool cache_features;
   ExchangeLayout exchange;
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const AggregateCase& c, std::ostream* os) {
   *os << to_string(c.type) << " on a " << c.method << " partition, "
       << (c.cache_features ? "cached" : "exchanged") << " features, " << to_string(c.exchange)
       << " layout";
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+std::string aggregate_case_name(const ::testing::TestParamInfo<AggregateCase>& info) {
   return std::string(to_string(info.param.type)) + "_" + info.param.method +
          (info.param.cache_features ? "_cached_" : "_exchanged_") + to_string(info.param.exchange);
 }
 
-double max_error(const at::Tensor& got, const at::Tensor& want) {
-  return (got.to(at::kDouble) - want).abs().max().item<double>();
-}
-
-class DistAggregateMulti : public ::testing::TestWithParam<Case> {};
+class DistAggregateMulti : public ::testing::TestWithParam<AggregateCase> {};
 
 TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
-  const Case c = GetParam();
+  const AggregateCase c = GetParam();
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
   const Graph g = test::small_graph(240, 9);
   PartitionOptions popt;
@@ -81,14 +75,16 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   (y2 * rows_of(r_all, part.owned_gid)).sum().backward();
 
   const at::Tensor h64 = h_all.to(at::kDouble), r64 = r_all.to(at::kDouble);
-  EXPECT_LE(max_error(y1, rows_of(a.mm(h64), part.owned_gid)), kTol);
-  EXPECT_LE(max_error(y2, rows_of(a.mm(a.mm(h64)), part.owned_gid)), kTol);
-  EXPECT_LE(max_error(h.grad(), rows_of(a.t().mm(a.t().mm(r64)), part.owned_gid)), kTol);
+  EXPECT_LE(test::max_error(y1, rows_of(a.mm(h64), part.owned_gid)), test::kDenseTol);
+  EXPECT_LE(test::max_error(y2, rows_of(a.mm(a.mm(h64)), part.owned_gid)), test::kDenseTol);
+  EXPECT_LE(test::max_error(h.grad(), rows_of(a.t().mm(a.t().mm(r64)), part.owned_gid)),
+            test::kDenseTol);
 
   const at::Tensor ax = graph.aggregate_features();
   const at::Tensor x_all =
       at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat);
-  EXPECT_LE(max_error(ax, rows_of(a.mm(x_all.to(at::kDouble)), part.owned_gid)), kTol);
+  EXPECT_LE(test::max_error(ax, rows_of(a.mm(x_all.to(at::kDouble)), part.owned_gid)),
+            test::kDenseTol);
 
   // Bytes sent: forward rows to every peer, then their gradients back, d floats each, twice.
   const Boundary& b = graph.boundary();
@@ -100,15 +96,15 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
 
 INSTANTIATE_TEST_SUITE_P(
     Partitions, DistAggregateMulti,
-    ::testing::Values(Case{ModelType::kGcn, "metis", true, ExchangeLayout::kRows},
-                      Case{ModelType::kGcn, "random", false, ExchangeLayout::kRows},
-                      Case{ModelType::kSage, "random", true, ExchangeLayout::kRows},
-                      Case{ModelType::kSage, "contiguous", false, ExchangeLayout::kRows},
-                      Case{ModelType::kGcn, "metis", true, ExchangeLayout::kCover},
-                      Case{ModelType::kGcn, "random", false, ExchangeLayout::kCover},
-                      Case{ModelType::kSage, "random", false, ExchangeLayout::kCover},
-                      Case{ModelType::kSage, "contiguous", true, ExchangeLayout::kCover}),
-    case_name);
+    ::testing::Values(AggregateCase{ModelType::kGcn, "metis", true, ExchangeLayout::kRows},
+                      AggregateCase{ModelType::kGcn, "random", false, ExchangeLayout::kRows},
+                      AggregateCase{ModelType::kSage, "random", true, ExchangeLayout::kRows},
+                      AggregateCase{ModelType::kSage, "contiguous", false, ExchangeLayout::kRows},
+                      AggregateCase{ModelType::kGcn, "metis", true, ExchangeLayout::kCover},
+                      AggregateCase{ModelType::kGcn, "random", false, ExchangeLayout::kCover},
+                      AggregateCase{ModelType::kSage, "random", false, ExchangeLayout::kCover},
+                      AggregateCase{ModelType::kSage, "contiguous", true, ExchangeLayout::kCover}),
+    aggregate_case_name);
 
 }  // namespace
 }  // namespace adaqp

@@ -28,6 +28,7 @@
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/train/trainer.h"
 #include "mpi/mpi_skip.h"
+#include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {
@@ -35,16 +36,6 @@ namespace {
 
 constexpr int kEpochs = 3;
 constexpr int kHidden = 10;  // ceil(10 b / 8) is not a multiple of b: packing is visible
-
-std::unique_ptr<Communicator> world_comm() {
-  return make_mpi_communicator(MPI_COMM_WORLD, 60.0);
-}
-
-Part my_part(const Graph& g, const Communicator& comm) {
-  PartitionOptions popt;
-  popt.parts = comm.size();
-  return build_part(g, assign_parts(g, popt), comm.rank());
-}
 
 TrainerOptions options(const std::string& mode, const std::string& scheme, int bits, bool cache,
                        ExchangeLayout exchange = ExchangeLayout::kRows) {
@@ -72,7 +63,7 @@ struct TrainedRun {
 };
 
 TrainedRun train(const Graph& g, Communicator& comm, const TrainerOptions& opt) {
-  Trainer t(my_part(g, comm), comm, opt);
+  Trainer t(test::my_part(g, comm), comm, opt);
   TrainedRun run;
   run.sends = t.boundary().sends();
   run.recvs = t.boundary().recvs();
@@ -92,7 +83,7 @@ void expect_identical(const TrainedRun& a, const TrainedRun& b, const std::strin
 }
 
 TEST(ExchangeModes, OverlapReproducesVanilla) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 21);
   for (bool cache : {true, false}) {
     const TrainedRun vanilla = train(g, *comm, options("vanilla", "uniform", 8, cache));
@@ -106,7 +97,7 @@ TEST(ExchangeModes, OverlapReproducesVanilla) {
 }
 
 TEST(ExchangeModes, QuantizedRunsAreIdenticalWithAndWithoutOverlap) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 22);
   for (const char* scheme : {"uniform", "random"}) {
     for (bool cache : {true, false}) {
@@ -124,9 +115,9 @@ TEST(ExchangeModes, QuantizedRunsAreIdenticalWithAndWithoutOverlap) {
 }
 
 TEST(ExchangeModes, FeatureCacheChangesOnlyTheBytes) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 23);
-  const Part part = my_part(g, *comm);
+  const Part part = test::my_part(g, *comm);
   const TrainedRun cached = train(g, *comm, options("vanilla", "uniform", 8, true));
   const TrainedRun exchanged = train(g, *comm, options("vanilla", "uniform", 8, false));
   expect_identical(cached, exchanged, "feature cache");
@@ -143,9 +134,9 @@ TEST(ExchangeModes, FeatureCacheChangesOnlyTheBytes) {
 }
 
 TEST(ExchangeModes, QuantizedBytesArePackedCodesPlusMetadata) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 24);
-  const Part part = my_part(g, *comm);
+  const Part part = test::my_part(g, *comm);
   const auto boundary = static_cast<int64_t>(part.send_idx.size());
   const int64_t halo = part.num_halo();
   for (int bits : {2, 4, 8}) {
@@ -173,9 +164,9 @@ TEST(ExchangeModes, QuantizedBytesArePackedCodesPlusMetadata) {
 // the rows layout would (a minimum cover is no larger than the pair's sources), and over the
 // ranks fewer.
 TEST(ExchangeLayouts, CoverReproducesRowsWithFewerRows) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 26);
-  const Part part = my_part(g, *comm);
+  const Part part = test::my_part(g, *comm);
   for (const char* mode : {"vanilla", "overlap"}) {
     for (bool cache : {true, false}) {
       const std::string what = std::string(mode) + (cache ? ", cached" : ", exchanged");
@@ -220,7 +211,7 @@ Graph with_duplicate_edges(Graph g) {
 }
 
 TEST(ExchangeLayouts, CoverCarriesDuplicateEdgesAsRowsDo) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = with_duplicate_edges(test::small_graph(240, 28));
   g.validate("multigraph");
   const TrainedRun rows = train(g, *comm, options("vanilla", "uniform", 8, true));
@@ -235,9 +226,9 @@ TEST(ExchangeLayouts, CoverCarriesDuplicateEdgesAsRowsDo) {
 // Quantized messages in the cover layout: bytes are the wire format of the boundary's rows, and the
 // adaptive scheme plans over them (bytes within its all-8-bit cost).
 TEST(ExchangeLayouts, QuantizedCoverSendsTheWireFormatOfItsRows) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 27);
-  const Part part = my_part(g, *comm);
+  const Part part = test::my_part(g, *comm);
   for (int bits : {2, 8}) {
     const TrainedRun run =
         train(g, *comm, options("adaqp", "uniform", bits, true, ExchangeLayout::kCover));
@@ -265,9 +256,9 @@ double step_bound(const at::Tensor& row, int bits) {
 }
 
 TEST(ExchangeModes, RandomSchemeEndsAgreeOnEveryWidth) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(300, 25);
-  const Part part = my_part(g, *comm);
+  const Part part = test::my_part(g, *comm);
   const Boundary boundary = row_boundary(part);
   HaloExchanger ex(boundary, &part.send_idx, *comm, HaloExchangerOptions{true, Device::cpu()});
   SchemeOptions so;
@@ -322,13 +313,13 @@ TEST(ExchangeModes, RandomSchemeEndsAgreeOnEveryWidth) {
 }
 
 TEST(ExchangeModes, AdaptiveSchemeRejectsBadOptionsClearly) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test::small_graph(100, 26);
   for (const char* mode : {"adaqp", "quant"}) {
     TrainerOptions opt = options(mode, "adaptive", 8, true);
     opt.adaptive.lambda = 1.5;
     try {
-      Trainer t(my_part(g, *comm), *comm, opt);
+      Trainer t(test::my_part(g, *comm), *comm, opt);
       FAIL() << "mode " << mode << " with lambda 1.5 was accepted";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("communication.lambda: 1.5 must be in [0, 1]"),
@@ -342,14 +333,14 @@ TEST(ExchangeModes, AdaptiveSchemeRejectsBadOptionsClearly) {
 // aggregation finishes its A_local product before the exchange completes (the exchange waits for
 // rank 0), while vanilla completes the exchange before starting the product.
 TEST(ExchangeOverlap, LocalAggregationRunsWhileASlowPeerDelaysTheExchange) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
   const Graph g = test::small_graph(400, 27);
   for (bool overlap : {true, false}) {
     DistGraphOptions opt;
     opt.norm = &conv_norm(ModelType::kGcn);
     opt.overlap = overlap;
-    DistGraph graph(my_part(g, *comm), *comm, opt);
+    DistGraph graph(test::my_part(g, *comm), *comm, opt);
     if (overlap && !graph.exchanger().progress_thread()) {
       GTEST_SKIP() << "MPI provides no thread support for a progress thread";
     }
@@ -375,10 +366,10 @@ TEST(ExchangeOverlap, LocalAggregationRunsWhileASlowPeerDelaysTheExchange) {
 // Large messages (rendezvous protocol: they move only while some thread is inside MPI) complete
 // while every rank's caller is busy without calling MPI: the progress thread moves them.
 TEST(ExchangeOverlap, ProgressThreadCompletesLargeMessagesDuringComputation) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
   const Graph g = test::small_graph(400, 28);
-  const Part part = my_part(g, *comm);
+  const Part part = test::my_part(g, *comm);
   const Boundary boundary = row_boundary(part);
   HaloExchanger ex(boundary, &part.send_idx, *comm, HaloExchangerOptions{true, Device::cpu()});
   if (!ex.progress_thread()) GTEST_SKIP() << "MPI provides no thread support for a progress thread";

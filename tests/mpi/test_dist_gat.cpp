@@ -38,8 +38,6 @@ namespace {
 using test::random_matrix;
 using test::rows_of;
 
-constexpr double kTol = 1e-5;
-
 // One dense GAT layer in float64: z = h W^T, attention over the in-edges of `mask` (mask[i][j] != 0
 // for an edge j -> i), times drop[k] (n x n) in head k when given, heads concatenated, then the
 // bias.
@@ -75,10 +73,6 @@ at::Tensor dense_edge_dropout(const at::Tensor& mask, const EdgeDropout& drop, i
   return dense;
 }
 
-double max_error(const at::Tensor& got, const at::Tensor& want) {
-  return (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
-}
-
 // The generated graph without a third of its edges j -> i (i != j): directed, so that in-edges and
 // out-edges differ.
 Graph directed_graph() {
@@ -104,22 +98,22 @@ Graph directed_graph() {
   return g;
 }
 
-struct Case {
+struct GatCase {
   bool overlap;
   int bits;                 // 0: full precision; else every message at this width
   float attention_dropout;  // of every layer, keyed by epoch 3 and seed 7
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const GatCase& c, std::ostream* os) {
   *os << (c.overlap ? "overlapped" : "not overlapped") << ", "
       << (c.bits == 0 ? std::string("full precision") : std::to_string(c.bits) + " bits")
       << ", attention dropout " << c.attention_dropout;
 }
 
-class DistGat : public ::testing::TestWithParam<Case> {};
+class DistGat : public ::testing::TestWithParam<GatCase> {};
 
 TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
-  const Case c = GetParam();
+  const GatCase c = GetParam();
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
   const Graph g = directed_graph();
   PartitionOptions popt;
@@ -187,17 +181,17 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   (d1 * r_all.to(at::kDouble)).sum().backward();
 
   // Quantized messages move the results by up to a few steps of their rows' ranges.
-  const double tol = c.bits == 0 ? kTol : 0.05;
-  EXPECT_LE(max_error(y0, rows_of(d0.detach(), part.owned_gid)), tol);
-  EXPECT_LE(max_error(y1, rows_of(d1.detach(), part.owned_gid)), tol);
-  EXPECT_LE(max_error(h1.grad(), rows_of(dh1.grad(), part.owned_gid)), tol);
+  const double tol = c.bits == 0 ? test::kDenseTol : 0.05;
+  EXPECT_LE(test::max_error(y0, rows_of(d0.detach(), part.owned_gid)), tol);
+  EXPECT_LE(test::max_error(y1, rows_of(d1.detach(), part.owned_gid)), tol);
+  EXPECT_LE(test::max_error(h1.grad(), rows_of(dh1.grad(), part.owned_gid)), tol);
   // Each rank's parameter gradients cover its own nodes' outputs; their sum is the whole graph's.
   for (const auto& item : owner.named_parameters()) {
     at::Tensor grad = item.value().grad().contiguous().clone();
     comm->allreduce_sum(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
     // Sums over every node in float32: within tol of the largest entry.
     const at::Tensor& want = p.at(item.key()).grad();
-    EXPECT_LE(max_error(grad, want), tol * std::max(1.0, want.abs().max().item<double>()))
+    EXPECT_LE(test::max_error(grad, want), tol * std::max(1.0, want.abs().max().item<double>()))
         << item.key();
   }
   // Both layers' output rows (6 and 4 floats) forward and their gradients back.
@@ -215,9 +209,9 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, DistGat,
-                         ::testing::Values(Case{false, 0, 0.0f}, Case{true, 0, 0.0f},
-                                           Case{true, 8, 0.0f}, Case{false, 0, 0.5f},
-                                           Case{true, 0, 0.5f}));
+                         ::testing::Values(GatCase{false, 0, 0.0f}, GatCase{true, 0, 0.0f},
+                                           GatCase{true, 8, 0.0f}, GatCase{false, 0, 0.5f},
+                                           GatCase{true, 0, 0.5f}));
 
 }  // namespace
 }  // namespace adaqp

@@ -25,7 +25,7 @@
 namespace adaqp {
 namespace {
 
-struct Case {
+struct TrainingCase {
   ModelType type;
   bool layer_norm;
   bool multilabel;
@@ -35,7 +35,7 @@ struct Case {
   bool sparse_input = false;
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const TrainingCase& c, std::ostream* os) {
   *os << to_string(c.type) << (c.layer_norm ? " with LayerNorm" : "")
       << (c.multilabel ? ", multi-label" : "") << (c.sparse_input ? ", sparse input" : "");
 }
@@ -66,7 +66,7 @@ void make_multilabel(Graph& g) {
   g.labels.clear();
 }
 
-TrainerOptions trainer_options(const Case& c) {
+TrainerOptions trainer_options(const TrainingCase& c) {
   TrainerOptions opt;
   opt.model.type = c.type;
   opt.model.layers = 3;
@@ -79,10 +79,10 @@ TrainerOptions trainer_options(const Case& c) {
   return opt;
 }
 
-class DistTraining : public ::testing::TestWithParam<Case> {};
+class DistTraining : public ::testing::TestWithParam<TrainingCase> {};
 
 TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
-  const Case c = GetParam();
+  const TrainingCase c = GetParam();
   const std::unique_ptr<Communicator> world = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
   const std::unique_ptr<Communicator> self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
   Graph g = test::small_graph(220, 6);
@@ -141,7 +141,7 @@ TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
   const Graph g = test::small_graph(150, 8);
   PartitionOptions popt;
   popt.parts = world->size();
-  const Case c{ModelType::kSage, true, false};
+  const TrainingCase c{ModelType::kSage, true, false};
   Trainer t(build_part(g, assign_parts(g, popt), world->rank()), *world, trainer_options(c));
   Trainer single(build_part(g, std::vector<int32_t>(static_cast<size_t>(g.num_nodes), 0), 0), *self,
                  trainer_options(c));
@@ -184,11 +184,11 @@ TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DistTraining,
-                         ::testing::Values(Case{ModelType::kGcn, true, false},
-                                           Case{ModelType::kSage, false, false},
-                                           Case{ModelType::kGcn, false, true},
-                                           Case{ModelType::kGcn, false, false, true},
-                                           Case{ModelType::kSage, false, false, true}),
+                         ::testing::Values(TrainingCase{ModelType::kGcn, true, false},
+                                           TrainingCase{ModelType::kSage, false, false},
+                                           TrainingCase{ModelType::kGcn, false, true},
+                                           TrainingCase{ModelType::kGcn, false, false, true},
+                                           TrainingCase{ModelType::kSage, false, false, true}),
                          [](const auto& info) {
                            return std::string(to_string(info.param.type)) +
                                   (info.param.layer_norm ? "_ln" : "") +

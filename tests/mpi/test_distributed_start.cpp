@@ -28,16 +28,13 @@
 #include "adaqp/partition/edge_sample.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/partition/ptscotch_partitioner.h"
+#include "mpi/mpi_world.h"
 #include "test_util.h"
 
 namespace adaqp {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::unique_ptr<Communicator> world_comm() {
-  return make_mpi_communicator(MPI_COMM_WORLD, 60.0);
-}
 
 // A collective step (comm/communicator.h): runs f, then agrees with every rank; throws on every
 // rank if any failed.
@@ -145,7 +142,7 @@ TEST(GraphSlices, RangesCoverTheNodesInRankOrder) {
 }
 
 TEST(GraphSlices, FingerprintAndSymmetrisationEqualTheWholeGraphs) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   Graph g = test_graph(700, 3);
   GraphSlice s = slice_of(g, comm->rank(), comm->size());
   EXPECT_EQ(slice_fingerprint(s, *comm), fingerprint(g));
@@ -170,7 +167,7 @@ TEST(GraphSlices, FingerprintAndSymmetrisationEqualTheWholeGraphs) {
 }
 
 TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   // One directory all ranks see (the test runs on one host), named by rank 0's pid.
   int64_t pid = ::getpid();
   comm->broadcast(&pid, sizeof pid, 0);
@@ -193,7 +190,7 @@ TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
 }
 
 TEST(GraphSlices, OgbSliceReaderEqualsTheWholeLoader) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   for (const char* name : {"cora", "citeseer"}) {
     ADAQP_REQUIRE_SHARED_DATASET(dir, name);
     DatasetSpec spec;
@@ -209,7 +206,7 @@ TEST(GraphSlices, OgbSliceReaderEqualsTheWholeLoader) {
 }
 
 TEST(DistributedParts, EqualBuildPartForTheSameOwners) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const int world = comm->size();
   const Graph g = test_graph(800, 11);
   for (const PartitionMethod m : {PartitionMethod::kMetis, PartitionMethod::kRandom}) {
@@ -234,7 +231,7 @@ std::string file_bytes(const std::string& path) {
 
 // The same assignment through both paths gives the same partition files, byte for byte.
 TEST(DistributedParts, WriteTheFilesTheSerialPathWrites) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const int world = comm->size();
   int64_t pid = ::getpid();
   comm->broadcast(&pid, sizeof pid, 0);
@@ -276,7 +273,7 @@ std::vector<std::pair<int64_t, int64_t>> gathered_arcs(const GraphSlice& s, Comm
 }
 
 TEST(DistributedParts, PtscotchSamplesASymmetricSubgraphKeepingLowDegreeRows) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const Graph g = test_graph(2000, 13);
   const GraphSlice s = slice_of(g, comm->rank(), comm->size());
   // The symmetrised graph without self-loops, from the whole graph.
@@ -335,7 +332,7 @@ TEST(DistributedParts, PtscotchSamplesASymmetricSubgraphKeepingLowDegreeRows) {
 }
 
 TEST(DistributedParts, PtscotchOwnsEveryNodeDeterministically) {
-  const auto comm = world_comm();
+  const auto comm = test::world_comm();
   const int world = comm->size();
   const Graph g = test_graph(2000, 13);
   const GraphSlice s = slice_of(g, comm->rank(), world);

@@ -18,14 +18,16 @@
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/common/error.h"
+#include "mpi/exchange_pattern.h"
 #include "mpi/mpi_skip.h"
 
 namespace adaqp {
 namespace {
 
-constexpr double kTestTimeoutS = 60.0;
-constexpr uint8_t kCanary = 0xA5;
-constexpr size_t kCanaryBytes = 16;
+using test::kCanary;
+using test::kCanaryBytes;
+using test::kTestTimeoutS;
+using test::pattern;
 
 std::unique_ptr<MpiCommunicator> world(double timeout_s = kTestTimeoutS,
                                        size_t max_chunk_bytes = size_t{1} << 30) {
@@ -33,11 +35,6 @@ std::unique_ptr<MpiCommunicator> world(double timeout_s = kTestTimeoutS,
   options.timeout_s = timeout_s;
   options.max_chunk_bytes = max_chunk_bytes;
   return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, options);
-}
-
-// Byte i of what `sender` sends to `receiver` in the exchange labelled `salt`.
-uint8_t pattern(int sender, int receiver, size_t i, int salt) {
-  return static_cast<uint8_t>(sender * 131 + receiver * 31 + salt * 17 + i * 7 + i / 251);
 }
 
 using SizeFn = size_t (*)(int sender, int receiver);

@@ -26,6 +26,7 @@
 #include "adaqp/kernels/cuda_support.h"
 #include "mpi/nccl_skip.h"
 #endif
+#include "mpi/exchange_pattern.h"
 #include "mpi/mpi_skip.h"
 
 namespace adaqp {
@@ -33,19 +34,15 @@ namespace {
 
 #if ADAQP_WITH_NCCL
 
-constexpr double kTestTimeoutS = 60.0;
-constexpr uint8_t kCanary = 0xA5;
-constexpr size_t kCanaryBytes = 16;
+using test::kCanary;
+using test::kCanaryBytes;
+using test::kTestTimeoutS;
+using test::pattern;
 
 using test::world_rank;
 using test::world_size;
 
 using DeviceBytes = cuda::DeviceBuffer<uint8_t>;
-
-// Byte i of what `sender` sends to `receiver` in the exchange labelled `salt`.
-uint8_t pattern(int sender, int receiver, size_t i, int salt) {
-  return static_cast<uint8_t>(sender * 131 + receiver * 31 + salt * 17 + i * 7 + i / 251);
-}
 
 // Zero-byte peers in both directions and one transfer (1 -> 0) of several megabytes.
 size_t exchange_size(int sender, int receiver) {

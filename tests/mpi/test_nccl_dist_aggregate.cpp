@@ -45,25 +45,24 @@ using test::random_matrix;
 using test::rows_of;
 
 constexpr double kTimeoutS = 60.0;
-constexpr double kTol = 1e-5;
 constexpr int64_t kWidth = 5;
 constexpr int kLayers = 3;  // the plan's; the aggregations below are layers 1 and 2
 
-struct Case {
+struct NcclAggregateCase {
   ModelType type;
   ExchangeLayout exchange;
   bool overlap;
   bool cache_features;
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const NcclAggregateCase& c, std::ostream* os) {
   *os << to_string(c.type) << ", " << to_string(c.exchange) << " layout, "
       << (c.overlap ? "overlapped" : "not overlapped") << ", "
       << (c.cache_features ? "cached" : "exchanged") << " features";
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
+std::string nccl_case_name(const ::testing::TestParamInfo<NcclAggregateCase>& info) {
+  const NcclAggregateCase& c = info.param;
   return std::string(to_string(c.type)) + "_" + to_string(c.exchange) +
          (c.overlap ? "_overlap" : "_serial") + (c.cache_features ? "_cached" : "_exchanged");
 }
@@ -81,8 +80,8 @@ Graph test_graph() {
 
 // y1 = A h, y2 = A y1 and the gradient of <y2, r> on `device`, every exchange quantized by the
 // `scheme`'s plan for epoch 3 when given.
-Aggregated aggregate_twice(const Graph& g, Communicator& comm, const Case& c, const Device& device,
-                           const std::optional<SchemeOptions>& scheme) {
+Aggregated aggregate_twice(const Graph& g, Communicator& comm, const NcclAggregateCase& c,
+                           const Device& device, const std::optional<SchemeOptions>& scheme) {
   PartitionOptions popt;
   popt.method = parse_partition_method("random");  // many cut edges
   popt.parts = comm.size();
@@ -109,17 +108,13 @@ Aggregated aggregate_twice(const Graph& g, Communicator& comm, const Case& c, co
   return out;
 }
 
-double max_error(const at::Tensor& got, const at::Tensor& want) {
-  return (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
-}
-
 // The share of entries of got within tol of want's.
 double share_within(const at::Tensor& got, const at::Tensor& want, double tol) {
   const at::Tensor close = (got.to(at::kDouble) - want.to(at::kDouble)).abs().le(tol);
   return close.to(at::kDouble).mean().item<double>();
 }
 
-class NcclDistAggregate : public ::testing::TestWithParam<Case> {
+class NcclDistAggregate : public ::testing::TestWithParam<NcclAggregateCase> {
  protected:
   void SetUp() override {
     const std::string reason = test::nccl_skip_reason();
@@ -133,7 +128,7 @@ class NcclDistAggregate : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(NcclDistAggregate, OwnedRowsMatchDenseForwardAndBackward) {
-  const Case c = GetParam();
+  const NcclAggregateCase c = GetParam();
   const Graph g = test_graph();
   const Aggregated got = aggregate_twice(g, *nccl_, c, device_, std::nullopt);
   if (nccl_->size() > 1) {
@@ -149,10 +144,12 @@ TEST_P(NcclDistAggregate, OwnedRowsMatchDenseForwardAndBackward) {
   const at::Tensor r = random_matrix(g.num_nodes, kWidth, 32).to(at::kDouble);
   const at::Tensor x =
       at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat);
-  EXPECT_LE(max_error(got.y1, rows_of(a.mm(h), part.owned_gid)), kTol);
-  EXPECT_LE(max_error(got.y2, rows_of(a.mm(a.mm(h)), part.owned_gid)), kTol);
-  EXPECT_LE(max_error(got.grad, rows_of(a.t().mm(a.t().mm(r)), part.owned_gid)), kTol);
-  EXPECT_LE(max_error(got.ax, rows_of(a.mm(x.to(at::kDouble)), part.owned_gid)), kTol);
+  EXPECT_LE(test::max_error(got.y1, rows_of(a.mm(h), part.owned_gid)), test::kDenseTol);
+  EXPECT_LE(test::max_error(got.y2, rows_of(a.mm(a.mm(h)), part.owned_gid)), test::kDenseTol);
+  EXPECT_LE(test::max_error(got.grad, rows_of(a.t().mm(a.t().mm(r)), part.owned_gid)),
+            test::kDenseTol);
+  EXPECT_LE(test::max_error(got.ax, rows_of(a.mm(x.to(at::kDouble)), part.owned_gid)),
+            test::kDenseTol);
   // Forward rows to every peer, then their gradients back, kWidth floats each, for both layers;
   // the features' rows once unless cached.
   const int64_t per_layer = (got.sends + got.recvs) * kWidth * static_cast<int64_t>(sizeof(float));
@@ -162,7 +159,7 @@ TEST_P(NcclDistAggregate, OwnedRowsMatchDenseForwardAndBackward) {
 }
 
 TEST_P(NcclDistAggregate, QuantizedExchangesGiveTheCpuExchangersValuesAndBytes) {
-  const Case c = GetParam();
+  const NcclAggregateCase c = GetParam();
   const Graph g = test_graph();
   SchemeOptions scheme;
   scheme.scheme = BitScheme::kRandom;
@@ -176,29 +173,29 @@ TEST_P(NcclDistAggregate, QuantizedExchangesGiveTheCpuExchangersValuesAndBytes) 
   // the CPU; stochastic rounding turns such a difference into another code now and then (about
   // 1e-5 of the elements at 8 bits, one step each), so for those all but a few entries agree.
   if (c.exchange == ExchangeLayout::kRows) {
-    EXPECT_LE(max_error(gpu.y1, cpu.y1), kTol);
+    EXPECT_LE(test::max_error(gpu.y1, cpu.y1), test::kDenseTol);
   }
   for (const auto& [got, want, what] :
        {std::tuple{&gpu.y1, &cpu.y1, "A h"}, std::tuple{&gpu.y2, &cpu.y2, "A A h"},
         std::tuple{&gpu.grad, &cpu.grad, "the input gradient"}}) {
-    EXPECT_GE(share_within(*got, *want, kTol), 0.99) << what;
+    EXPECT_GE(share_within(*got, *want, test::kDenseTol), 0.99) << what;
   }
   EXPECT_EQ(gpu.bytes_sent, cpu.bytes_sent);
   if (nccl_->size() > 1) {
     // Quantization did change the rows: the comparison is not one of two exact products.
     const Aggregated exact = aggregate_twice(g, *mpi, c, Device::cpu(), std::nullopt);
-    EXPECT_GT(max_error(cpu.y2, exact.y2), 100 * kTol);
+    EXPECT_GT(test::max_error(cpu.y2, exact.y2), 100 * test::kDenseTol);
     EXPECT_LT(cpu.bytes_sent, exact.bytes_sent);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     NcclLayouts, NcclDistAggregate,
-    ::testing::Values(Case{ModelType::kGcn, ExchangeLayout::kRows, false, true},
-                      Case{ModelType::kGcn, ExchangeLayout::kCover, true, false},
-                      Case{ModelType::kSage, ExchangeLayout::kRows, true, false},
-                      Case{ModelType::kSage, ExchangeLayout::kCover, false, true}),
-    case_name);
+    ::testing::Values(NcclAggregateCase{ModelType::kGcn, ExchangeLayout::kRows, false, true},
+                      NcclAggregateCase{ModelType::kGcn, ExchangeLayout::kCover, true, false},
+                      NcclAggregateCase{ModelType::kSage, ExchangeLayout::kRows, true, false},
+                      NcclAggregateCase{ModelType::kSage, ExchangeLayout::kCover, false, true}),
+    nccl_case_name);
 
 #else
 

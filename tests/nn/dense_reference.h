@@ -15,6 +15,14 @@
 
 namespace adaqp::test {
 
+// Float32 results against the float64 references: within this absolute error.
+constexpr double kDenseTol = 1e-5;
+
+// The largest absolute difference of two tensors, in float64.
+inline double max_error(const at::Tensor& got, const at::Tensor& want) {
+  return (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
+}
+
 // A[i][j] = a_ij for every edge j -> i (float64), with the weights of the layers of `type` from the
 // whole graph's degrees, written here independently of the runtime: GCN 1 / sqrt(out_deg(j)
 // in_deg(i)), GraphSAGE-mean 1 / in_deg(i).

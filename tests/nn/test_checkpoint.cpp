@@ -97,10 +97,6 @@ std::string input_error(F&& f) {
   return "";
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -180,7 +176,7 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
     c.change(expected);
     Trained b(2);
     const std::string msg = input_error([&] { load_checkpoint(path, expected, b.net, *b.adam); });
-    EXPECT_TRUE(contains(msg, path + ": " + c.expected)) << msg;
+    EXPECT_TRUE(test::contains(msg, path + ": " + c.expected)) << msg;
     EXPECT_EQ(b.values(), before) << "a refused checkpoint must change nothing";
   }
   CheckpointHeader other_rank = h;
@@ -227,24 +223,25 @@ TEST(Checkpoint, CorruptTruncatedAndForeignFilesAreClearErrors) {
   std::string flipped = good;
   flipped[good.size() - 3] = static_cast<char>(flipped[good.size() - 3] ^ 0x40);
   write_file(path, flipped);
-  EXPECT_TRUE(contains(load(), "checksum")) << load();
+  EXPECT_TRUE(test::contains(load(), "checksum")) << load();
 
   write_file(path, good.substr(0, good.size() / 2));
   std::string msg = load();
-  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_TRUE(test::contains(msg, path)) << msg;
   EXPECT_FALSE(msg.empty());
 
   write_file(path, "not a checkpoint at all");
   msg = load();
-  EXPECT_TRUE(contains(msg, path)) << msg;
+  EXPECT_TRUE(test::contains(msg, path)) << msg;
 
   std::filesystem::remove(path);
-  EXPECT_TRUE(contains(load(), path));
+  EXPECT_TRUE(test::contains(load(), path));
 
   CheckpointHeader future = header();
   future.format_version = kCheckpointFormatVersion + 1;
   save_checkpoint(path, future, progress(1), a.net, *a.adam);
-  EXPECT_TRUE(contains(load(), "format version 2 is not supported (this build reads version 1)"))
+  EXPECT_TRUE(
+      test::contains(load(), "format version 2 is not supported (this build reads version 1)"))
       << load();
 }
 
@@ -258,7 +255,7 @@ TEST(Checkpoint, ParameterOfAnotherShapeIsNamed) {
   const std::string msg =
       input_error([&] { load_checkpoint(path, header(), wider.net, *wider.adam); });
   EXPECT_TRUE(
-      contains(msg, "shape/first.weight: checkpoint has shape [5, 4], the model has [6, 4]"))
+      test::contains(msg, "shape/first.weight: checkpoint has shape [5, 4], the model has [6, 4]"))
       << msg;
 }
 
@@ -302,7 +299,7 @@ TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   };
   EXPECT_EQ(error(std::nan("")),
             "training diverged at epoch 3: the loss is nan; lower training.lr");
-  EXPECT_TRUE(contains(error(INFINITY), "the loss is inf"));
+  EXPECT_TRUE(test::contains(error(INFINITY), "the loss is inf"));
 
   {
     at::NoGradGuard no_grad;

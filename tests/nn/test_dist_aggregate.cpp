@@ -27,8 +27,6 @@ using test::dense_adjacency;
 using test::random_matrix;
 using test::rows_of;
 
-constexpr double kTol = 1e-5;
-
 // The whole graph as the single part of a one-worker run, plus the dense adjacency in the part's
 // local numbering.
 struct SingleWorker {
@@ -47,7 +45,7 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
   const double err = (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
   const double scale = std::max(1.0, want.abs().max().item<double>());
-  EXPECT_LE(err, kTol * scale) << what << ": max abs error " << err;
+  EXPECT_LE(err, test::kDenseTol * scale) << what << ": max abs error " << err;
 }
 
 class DistAggregateSingle : public ::testing::TestWithParam<ModelType> {};

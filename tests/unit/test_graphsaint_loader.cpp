@@ -170,7 +170,7 @@ void PrintTo(const MalformedSaint& c, std::ostream* os) {
   *os << c.name;
 }
 
-std::string print_name(const testing::TestParamInfo<MalformedSaint>& info) {
+std::string saint_case_name(const testing::TestParamInfo<MalformedSaint>& info) {
   return info.param.name;
 }
 
@@ -497,7 +497,8 @@ TEST_P(MalformedGraphSaint, SlicesGiveTheLoadersError) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(GraphSaint, MalformedGraphSaint, testing::ValuesIn(kCases), print_name);
+INSTANTIATE_TEST_SUITE_P(GraphSaint, MalformedGraphSaint, testing::ValuesIn(kCases),
+                         saint_case_name);
 
 // Random byte damage to any file or archive never crashes the loader: each trial either throws an
 // InputError naming the damaged file or loads a graph that validates. Fixed seed.

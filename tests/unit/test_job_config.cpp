@@ -28,10 +28,6 @@ std::string config_error(const std::string& text, const std::vector<std::string>
   return "";
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
 TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
   const JobConfig c = load_job_config("");
   EXPECT_STREQ(to_string(c.dataset.format), "auto");  // no path: the generated graph
@@ -177,42 +173,46 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
       msg = e.what();
     }
     for (const std::string& part : expected) {
-      EXPECT_TRUE(contains(msg, part)) << overrides.back() << " gave: '" << msg << "'";
+      EXPECT_TRUE(test::contains(msg, part)) << overrides.back() << " gave: '" << msg << "'";
     }
   }
 }
 
 TEST(JobConfig, UnknownKeysAreNamedWithTheKnownOnes) {
   const std::string msg = config_error("communication:\n  bitz: 4\n");
-  EXPECT_TRUE(contains(msg,
-                       "job.yaml: unknown key 'communication.bitz' (known keys: "
-                       "communication.backend, communication.mode, communication.bits"))
+  EXPECT_TRUE(test::contains(msg,
+                             "job.yaml: unknown key 'communication.bitz' (known keys: "
+                             "communication.backend, communication.mode, communication.bits"))
       << msg;
-  EXPECT_TRUE(contains(config_error("modle: {}\n"), "unknown key 'modle' (known keys: dataset.*"));
-  EXPECT_TRUE(contains(config_error("dataset: {synthetic: {nodes: 5}}\n"),
-                       "unknown key 'dataset.synthetic.nodes' (known keys: "
-                       "dataset.synthetic.num_nodes"));
-  EXPECT_TRUE(contains(config_error("model: 3\n"), "key 'model' must be a mapping"));
+  EXPECT_TRUE(
+      test::contains(config_error("modle: {}\n"), "unknown key 'modle' (known keys: dataset.*"));
+  EXPECT_TRUE(test::contains(config_error("dataset: {synthetic: {nodes: 5}}\n"),
+                             "unknown key 'dataset.synthetic.nodes' (known keys: "
+                             "dataset.synthetic.num_nodes"));
+  EXPECT_TRUE(test::contains(config_error("model: 3\n"), "key 'model' must be a mapping"));
 }
 
 TEST(JobConfig, WrongTypesNameKeyAndValue) {
-  EXPECT_TRUE(contains(config_error("model: {layers: two}\n"),
-                       "key 'model.layers' expects an integer, got 'two'"));
+  EXPECT_TRUE(test::contains(config_error("model: {layers: two}\n"),
+                             "key 'model.layers' expects an integer, got 'two'"));
   EXPECT_TRUE(
-      contains(config_error("model: {hidden: 1.5}\n"), "'model.hidden' expects an integer"));
-  EXPECT_TRUE(contains(config_error("training: {lr: fast}\n"),
-                       "key 'training.lr' expects a finite number, got 'fast'"));
-  EXPECT_TRUE(contains(config_error("model: {layer_norm: 1}\n"),
-                       "key 'model.layer_norm' expects true or false, got '1'"));
-  EXPECT_TRUE(contains(config_error("training: {seed: -1}\n"),
-                       "'training.seed' expects a non-negative integer, got '-1'"));
-  EXPECT_TRUE(contains(config_error("model: {type: [gcn]}\n"), "'model.type' expects a string"));
-  EXPECT_TRUE(contains(config_error("communication: {bit_set: 8}\n"),
-                       "key 'communication.bit_set' expects a list of integers, e.g. [2, 4, 8], "
-                       "got '8'"));
-  EXPECT_TRUE(contains(config_error("communication: {bit_set: [2, x]}\n"),
-                       "key 'communication.bit_set' expects an integer, got 'x'"));
-  EXPECT_TRUE(contains(config_error("partition: {parts: 99999999999}\n"), "'partition.parts'"));
+      test::contains(config_error("model: {hidden: 1.5}\n"), "'model.hidden' expects an integer"));
+  EXPECT_TRUE(test::contains(config_error("training: {lr: fast}\n"),
+                             "key 'training.lr' expects a finite number, got 'fast'"));
+  EXPECT_TRUE(test::contains(config_error("model: {layer_norm: 1}\n"),
+                             "key 'model.layer_norm' expects true or false, got '1'"));
+  EXPECT_TRUE(test::contains(config_error("training: {seed: -1}\n"),
+                             "'training.seed' expects a non-negative integer, got '-1'"));
+  EXPECT_TRUE(
+      test::contains(config_error("model: {type: [gcn]}\n"), "'model.type' expects a string"));
+  EXPECT_TRUE(
+      test::contains(config_error("communication: {bit_set: 8}\n"),
+                     "key 'communication.bit_set' expects a list of integers, e.g. [2, 4, 8], "
+                     "got '8'"));
+  EXPECT_TRUE(test::contains(config_error("communication: {bit_set: [2, x]}\n"),
+                             "key 'communication.bit_set' expects an integer, got 'x'"));
+  EXPECT_TRUE(
+      test::contains(config_error("partition: {parts: 99999999999}\n"), "'partition.parts'"));
 }
 
 TEST(JobConfig, EveryRangeIsChecked) {
@@ -260,29 +260,29 @@ TEST(JobConfig, EveryRangeIsChecked) {
   };
   for (const auto& [override_text, expected] : cases) {
     const std::string msg = config_error("", {override_text});
-    EXPECT_TRUE(contains(msg, expected)) << override_text << " gave: '" << msg << "'";
-    EXPECT_TRUE(contains(msg, "job.yaml")) << msg;
+    EXPECT_TRUE(test::contains(msg, expected)) << override_text << " gave: '" << msg << "'";
+    EXPECT_TRUE(test::contains(msg, "job.yaml")) << msg;
   }
-  EXPECT_TRUE(contains(config_error("dataset: {format: ogb}\n"), "dataset.path"));
-  EXPECT_TRUE(contains(
+  EXPECT_TRUE(test::contains(config_error("dataset: {format: ogb}\n"), "dataset.path"));
+  EXPECT_TRUE(test::contains(
       config_error("partition: {method: random}\n", {"partition.sample_degree=8"}),
       "partition.sample_degree = 8: applies to partition.method metis and ptscotch only (0 for "
       "random)"));
-  EXPECT_TRUE(contains(config_error("model: {type: gat, hidden: 64}\n", {"model.heads=5"}),
-                       "model.heads = 5: must divide model.hidden (64)"));
-  EXPECT_TRUE(contains(config_error("model: {type: gat, layers: 1}\n", {"model.heads=2"}),
-                       "model.heads = 2: applies to hidden layers"));
-  EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"model.attention_dropout=1"}),
-                       "model.attention_dropout = 1: must be in [0, 1)"));
-  EXPECT_TRUE(contains(config_error("model: {type: gat, hidden: 2048}\n",
-                                    {"model.heads=2048", "model.attention_dropout=0.5"}),
-                       "model.heads = 2048: must be <= 1024 with model.attention_dropout"));
-  EXPECT_TRUE(
-      contains(config_error("model: {type: gat}\n",
-                            {"training.epochs=16777216", "model.attention_dropout=0.5"}),
-               "training.epochs = 16777216: must be < 16777216 with model.attention_dropout"));
-  EXPECT_TRUE(contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
-                       "communication.exchange = cover: must be rows with model.type gat"));
+  EXPECT_TRUE(test::contains(config_error("model: {type: gat, hidden: 64}\n", {"model.heads=5"}),
+                             "model.heads = 5: must divide model.hidden (64)"));
+  EXPECT_TRUE(test::contains(config_error("model: {type: gat, layers: 1}\n", {"model.heads=2"}),
+                             "model.heads = 2: applies to hidden layers"));
+  EXPECT_TRUE(test::contains(config_error("model: {type: gat}\n", {"model.attention_dropout=1"}),
+                             "model.attention_dropout = 1: must be in [0, 1)"));
+  EXPECT_TRUE(test::contains(config_error("model: {type: gat, hidden: 2048}\n",
+                                          {"model.heads=2048", "model.attention_dropout=0.5"}),
+                             "model.heads = 2048: must be <= 1024 with model.attention_dropout"));
+  EXPECT_TRUE(test::contains(
+      config_error("model: {type: gat}\n",
+                   {"training.epochs=16777216", "model.attention_dropout=0.5"}),
+      "training.epochs = 16777216: must be < 16777216 with model.attention_dropout"));
+  EXPECT_TRUE(test::contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
+                             "communication.exchange = cover: must be rows with model.type gat"));
 }
 
 TEST(JobConfig, DatasetFormatAutoDetectsAPathAndGeneratesWithoutOne) {
@@ -310,14 +310,16 @@ TEST(JobConfig, DatasetFormatAutoDetectsAPathAndGeneratesWithoutOne) {
 
 TEST(JobConfig, DatasetPathWithSyntheticOrFormatWithoutPathIsAnError) {
   const std::string both = config_error("dataset: {format: synthetic, path: data/x}\n");
-  EXPECT_TRUE(contains(both,
-                       "job.yaml: dataset.path = 'data/x': given with dataset.format = "
-                       "synthetic, which reads no files"))
+  EXPECT_TRUE(test::contains(both,
+                             "job.yaml: dataset.path = 'data/x': given with dataset.format = "
+                             "synthetic, which reads no files"))
       << both;
   const std::string set = config_error("", {"dataset.format=synthetic", "dataset.path=data/y"});
-  EXPECT_TRUE(contains(set, "dataset.path = 'data/y'") && contains(set, "dataset.format")) << set;
+  EXPECT_TRUE(test::contains(set, "dataset.path = 'data/y'") &&
+              test::contains(set, "dataset.format"))
+      << set;
   const std::string missing = config_error("dataset: {format: graphsaint}\n");
-  EXPECT_TRUE(contains(missing, "dataset.path = '': required by dataset.format = graphsaint"))
+  EXPECT_TRUE(test::contains(missing, "dataset.path = '': required by dataset.format = graphsaint"))
       << missing;
 }
 
@@ -336,12 +338,12 @@ TEST(JobConfig, OverridesApplyAfterTheFile) {
 }
 
 TEST(JobConfig, MalformedOverridesAreErrors) {
-  EXPECT_TRUE(contains(config_error("", {"model.hidden"}), "expected section.key=value"));
-  EXPECT_TRUE(contains(config_error("", {"=3"}), "expected section.key=value"));
-  EXPECT_TRUE(contains(config_error("", {"model.hiden=3"}),
-                       "--set: unknown key 'model.hiden' (known keys: model.type"));
-  EXPECT_TRUE(contains(config_error("", {"model=3"}), "unknown key 'model'"));
-  EXPECT_TRUE(contains(config_error("", {"model.hidden=x"}), "--set: key 'model.hidden'"));
+  EXPECT_TRUE(test::contains(config_error("", {"model.hidden"}), "expected section.key=value"));
+  EXPECT_TRUE(test::contains(config_error("", {"=3"}), "expected section.key=value"));
+  EXPECT_TRUE(test::contains(config_error("", {"model.hiden=3"}),
+                             "--set: unknown key 'model.hiden' (known keys: model.type"));
+  EXPECT_TRUE(test::contains(config_error("", {"model=3"}), "unknown key 'model'"));
+  EXPECT_TRUE(test::contains(config_error("", {"model.hidden=x"}), "--set: key 'model.hidden'"));
 }
 
 TEST(JobConfig, MissingOrInvalidFileIsNamed) {
@@ -350,10 +352,10 @@ TEST(JobConfig, MissingOrInvalidFileIsNamed) {
     load_job_config(dir.str("absent.yaml"));
     FAIL() << "missing file accepted";
   } catch (const ConfigError& e) {
-    EXPECT_TRUE(contains(e.what(), dir.str("absent.yaml"))) << e.what();
+    EXPECT_TRUE(test::contains(e.what(), dir.str("absent.yaml"))) << e.what();
   }
-  EXPECT_TRUE(contains(config_error("model: {hidden: [1,\n"), "not valid YAML"));
-  EXPECT_TRUE(contains(config_error("- 1\n- 2\n"), "expected a mapping"));
+  EXPECT_TRUE(test::contains(config_error("model: {hidden: [1,\n"), "not valid YAML"));
+  EXPECT_TRUE(test::contains(config_error("- 1\n- 2\n"), "expected a mapping"));
   EXPECT_EQ(config_error(""), "");  // an empty file is the default job
 }
 
@@ -377,8 +379,8 @@ TEST(JobConfig, ToYamlRoundTrips) {
   EXPECT_EQ(back.communication.timeout_s, 0.1);
   EXPECT_EQ(back.communication.bit_set, (std::vector<int>{4, 8}));
   EXPECT_EQ(back.communication.lambda, 0.3);
-  EXPECT_TRUE(contains(text, "bit_set: [4, 8]")) << text;
-  EXPECT_TRUE(contains(text, "synthetic:\n    num_nodes: 10000")) << text;
+  EXPECT_TRUE(test::contains(text, "bit_set: [4, 8]")) << text;
+  EXPECT_TRUE(test::contains(text, "synthetic:\n    num_nodes: 10000")) << text;
 }
 
 }  // namespace

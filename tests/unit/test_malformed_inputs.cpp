@@ -41,7 +41,7 @@ void PrintTo(const MalformedCase& c, std::ostream* os) {
   *os << c.name;
 }
 
-std::string print_name(const testing::TestParamInfo<MalformedCase>& info) {
+std::string malformed_case_name(const testing::TestParamInfo<MalformedCase>& info) {
   return info.param.name;
 }
 
@@ -455,8 +455,9 @@ TEST(MalformedInputFuzz, RandomByteFlipsGiveInputErrorOrValidGraph) {
   EXPECT_GT(errors, 60);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ogb, MalformedInput, testing::ValuesIn(kOgbCases), print_name);
-INSTANTIATE_TEST_SUITE_P(Numpy, MalformedInput, testing::ValuesIn(kNumpyCases), print_name);
+INSTANTIATE_TEST_SUITE_P(Ogb, MalformedInput, testing::ValuesIn(kOgbCases), malformed_case_name);
+INSTANTIATE_TEST_SUITE_P(Numpy, MalformedInput, testing::ValuesIn(kNumpyCases),
+                         malformed_case_name);
 
 // The slice readers of the distributed start-up (graph/slice_loader.h) give the loaders' errors at
 // 1 to 3 ranks (as threads): that of the lowest failing rank, the one the CLI reports.
@@ -501,8 +502,9 @@ TEST_P(MalformedSlices, GiveTheLoadersError) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ogb, MalformedSlices, testing::ValuesIn(kOgbCases), print_name);
-INSTANTIATE_TEST_SUITE_P(Numpy, MalformedSlices, testing::ValuesIn(kNumpyCases), print_name);
+INSTANTIATE_TEST_SUITE_P(Ogb, MalformedSlices, testing::ValuesIn(kOgbCases), malformed_case_name);
+INSTANTIATE_TEST_SUITE_P(Numpy, MalformedSlices, testing::ValuesIn(kNumpyCases),
+                         malformed_case_name);
 
 }  // namespace
 }  // namespace adaqp

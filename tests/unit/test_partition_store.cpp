@@ -40,10 +40,6 @@ std::string input_error(F&& f) {
   return "";
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
 void expect_same_part(const Part& a, const Part& b) {
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.num_parts, b.num_parts);
@@ -148,9 +144,9 @@ TEST(PartitionStore, RefusesAnExistingDirectoryAndLeavesItAlone) {
   const std::string dir = tmp.str("part");
   fs::create_directories(dir);
   std::ofstream(fs::path(dir) / "keep.txt") << "mine";
-  EXPECT_TRUE(
-      contains(input_error([&] { write_partition(dir, sample_graph(), three_parts("metis")); }),
-               "already exists"));
+  EXPECT_TRUE(test::contains(
+      input_error([&] { write_partition(dir, sample_graph(), three_parts("metis")); }),
+      "already exists"));
   EXPECT_EQ(bytes_of(fs::path(dir) / "keep.txt"), (std::vector<char>{'m', 'i', 'n', 'e'}));
   int entries = 0;
   for (const auto& e : fs::directory_iterator(tmp.path())) entries += e.path() != dir;
@@ -179,12 +175,13 @@ TEST(PartitionStore, MismatchesAreInputErrors) {
   const Graph g = sample_graph();
   const std::string dir = tmp.str("part");
   write_partition(dir, g, three_parts("random"));
-  EXPECT_TRUE(contains(input_error([&] { load_part(dir, 0, 2); }),
-                       "partition " + dir + " has 3 parts but the job runs 2 workers"));
+  EXPECT_TRUE(test::contains(input_error([&] { load_part(dir, 0, 2); }),
+                             "partition " + dir + " has 3 parts but the job runs 2 workers"));
   const std::string fp = input_error([&] { load_part(dir, 0, 3, "0123abcd"); });
-  EXPECT_TRUE(contains(fp, "fingerprint")) << fp;
-  EXPECT_TRUE(contains(fp, "0123abcd")) << fp;
-  EXPECT_TRUE(contains(input_error([&] { read_partition_meta(tmp.str("nothing")); }), "meta.yaml"));
+  EXPECT_TRUE(test::contains(fp, "fingerprint")) << fp;
+  EXPECT_TRUE(test::contains(fp, "0123abcd")) << fp;
+  EXPECT_TRUE(
+      test::contains(input_error([&] { read_partition_meta(tmp.str("nothing")); }), "meta.yaml"));
 }
 
 TEST(PartitionStore, CorruptedOrTruncatedPartIsDetected) {
@@ -197,10 +194,10 @@ TEST(PartitionStore, CorruptedOrTruncatedPartIsDetected) {
   corrupted[corrupted.size() / 2] ^= 0x01;
   std::ofstream(file, std::ios::binary | std::ios::trunc).write(corrupted.data(), corrupted.size());
   const std::string crc = input_error([&] { load_part(dir, 1, 3); });
-  EXPECT_TRUE(contains(crc, "checksum mismatch")) << crc;
-  EXPECT_TRUE(contains(crc, file.string())) << crc;
+  EXPECT_TRUE(test::contains(crc, "checksum mismatch")) << crc;
+  EXPECT_TRUE(test::contains(crc, file.string())) << crc;
   std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size() - 7);
-  EXPECT_TRUE(contains(input_error([&] { load_part(dir, 1, 3); }), "truncated"));
+  EXPECT_TRUE(test::contains(input_error([&] { load_part(dir, 1, 3); }), "truncated"));
   EXPECT_NO_THROW(load_part(dir, 0, 3));
 }
 
@@ -217,8 +214,8 @@ TEST(PartitionStore, BadMetaFieldIsNamed) {
     std::ofstream(fs::path(dir) / "meta.yaml", std::ios::trunc) << text;
   }
   const std::string msg = input_error([&] { read_partition_meta(dir); });
-  EXPECT_TRUE(contains(msg, "format_version")) << msg;
-  EXPECT_TRUE(contains(msg, "9")) << msg;
+  EXPECT_TRUE(test::contains(msg, "format_version")) << msg;
+  EXPECT_TRUE(test::contains(msg, "9")) << msg;
 }
 
 }  // namespace
