@@ -239,15 +239,19 @@ std::string describe(const RunSummary& s) {
     std::string phases;
     bool cuda = false;
     for (int k = 0; k < kPhases; ++k) {
-      int64_t rss = 0, device = 0;
+      int64_t rss = 0, tensors = 0, device = 0;
       for (const PhasePeaks& rank : s.memory) {
         rss = std::max(rss, rank[k].rss_bytes);
+        tensors = std::max(tensors, rank[k].host_tensor_bytes);
         device = std::max(device, rank[k].device_bytes);
         cuda = cuda || rank[k].device_used_bytes > 0;
       }
       phases +=
           fmt::format("{}{} {:.2f} GiB", k > 0 ? " | " : "", phase_name(static_cast<Phase>(k)),
                       static_cast<double>(rss) / (1 << 30));
+      if (static_cast<Phase>(k) == Phase::kTraining && tensors > 0)
+        phases +=
+            fmt::format(" (host tensors {:.2f} GiB)", static_cast<double>(tensors) / (1 << 30));
       if (cuda)
         phases += fmt::format(" (device {:.2f} GiB)", static_cast<double>(device) / (1 << 30));
     }
