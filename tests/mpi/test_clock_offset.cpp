@@ -8,12 +8,13 @@
 #include "adaqp/comm/clock_offset.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/common/clock.h"
+#include "mpi/mpi_world.h"
 
 namespace adaqp {
 namespace {
 
 TEST(ClockOffset, RankZeroIsTheReferenceAndOneHostsRanksAgree) {
-  const std::unique_ptr<Communicator> comm_ptr = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const std::unique_ptr<Communicator> comm_ptr = test::world_comm();
   Communicator& comm = *comm_ptr;
   const double begin_s = steady_now_s();
   const double offset = estimate_clock_offset(comm, 8);

@@ -17,6 +17,7 @@
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
+#include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {
@@ -48,7 +49,7 @@ class DistAggregateMulti : public ::testing::TestWithParam<AggregateCase> {};
 
 TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   const AggregateCase c = GetParam();
-  const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const std::unique_ptr<Communicator> comm = test::world_comm();
   const Graph g = test::small_graph(240, 9);
   PartitionOptions popt;
   popt.method = parse_partition_method(c.method);

@@ -30,6 +30,7 @@
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/quant/widths.h"
+#include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {
@@ -114,7 +115,7 @@ class DistGat : public ::testing::TestWithParam<GatCase> {};
 
 TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   const GatCase c = GetParam();
-  const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const std::unique_ptr<Communicator> comm = test::world_comm();
   const Graph g = directed_graph();
   PartitionOptions popt;
   popt.method = parse_partition_method("random");  // many cut edges

@@ -20,6 +20,7 @@
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/train/trainer.h"
+#include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {
@@ -83,7 +84,7 @@ class DistTraining : public ::testing::TestWithParam<TrainingCase> {};
 
 TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
   const TrainingCase c = GetParam();
-  const std::unique_ptr<Communicator> world = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const std::unique_ptr<Communicator> world = test::world_comm();
   const std::unique_ptr<Communicator> self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
   Graph g = test::small_graph(220, 6);
   if (c.multilabel) make_multilabel(g);
@@ -136,7 +137,7 @@ TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
 // single-worker training of the same model (an average, or a rank left out, fails here directly,
 // not only through the parameters it leads to).
 TEST(DistTrainingGradients, AreViewsOfOneFlatBufferHoldingTheSum) {
-  const std::unique_ptr<Communicator> world = make_mpi_communicator(MPI_COMM_WORLD, 60.0);
+  const std::unique_ptr<Communicator> world = test::world_comm();
   const std::unique_ptr<Communicator> self = make_mpi_communicator(MPI_COMM_SELF, 60.0);
   const Graph g = test::small_graph(150, 8);
   PartitionOptions popt;

@@ -43,7 +43,7 @@ struct SingleWorker {
 
 void expect_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  const double err = (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
+  const double err = test::max_error(got, want);
   const double scale = std::max(1.0, want.abs().max().item<double>());
   EXPECT_LE(err, test::kDenseTol * scale) << what << ": max abs error " << err;
 }
