@@ -38,7 +38,7 @@ if [[ $part != bench ]]; then
   checks=${PIPESTATUS[0]}
 fi
 [[ $part == checks ]] && exit "$checks"
-# The gpu profile takes about 4 minutes on an H100 machine; its finished runs are kept, so a
+# The gpu profile takes about 6 minutes on an H200 machine; its finished runs are kept, so a
 # start with less time still makes progress for the next call.
 if (($(left) < 120)); then
   echo "gpu_session: $(left) s left; the benchmarks need more (run: gpu_session.sh bench)" |

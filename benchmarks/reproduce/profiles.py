@@ -1,7 +1,8 @@
 """Sizes of the reproduction runs: `smoke` (about a minute, what the test runs), `quick` (about
 ten minutes) and `full` (about forty minutes on a 2-core machine) on the CPU over the virtual
-cluster; `gpu` (one GPU, NCCL between ranks, plus PyG; about 4 minutes on an H100 machine, so that
-it fits one device call beside the GPU checks) and `gpu-smoke` (its flow on a small graph)."""
+cluster; `gpu` (one GPU, NCCL between ranks, plus PyG; about 6 minutes on an H200 machine, so that
+it fits a GPU session's two device calls beside the GPU checks) and `gpu-smoke` (its flow on a
+small graph)."""
 
 from dataclasses import dataclass, field
 from typing import List
@@ -50,6 +51,7 @@ class Profile:
     acc_seeds: int
     acc_epochs: int  # per accuracy run on the generated graph (real datasets: their config's)
     acc_datasets: List[str] = field(default_factory=list)  # "generated" and/or real datasets
+    acc_schemes: bool = True  # also the fixed-width and random schemes (GCN), not only the modes
     # Where the runs train and how ranks talk: "cpu" over the rate-limited virtual cluster (link
     # "vcluster", calibrated bandwidth), or "cuda": every rank on the one GPU (a distinct
     # NCCL_HOSTID each), NCCL over sockets (link "nccl", no calibration).
@@ -125,6 +127,7 @@ PROFILES = {
         acc_seeds=2,
         acc_epochs=200,
         acc_datasets=["cora"],
+        acc_schemes=False,  # the modes answer whether the GPU trains as well; schemes: CPU profiles
         device="cuda",
         link="nccl",
         num_classes=47,

@@ -206,12 +206,14 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
         lines.append("| %s | %s | %s | %+.2f |" % (
             d, m, " | ".join(acc_cell(d, m, v) for v in MODES),
             acc_mean(d, m, "adaqp") - acc_mean(d, m, "vanilla")))
-    lines += ["", "Bit-width schemes (GCN, mode adaqp: quantized and overlapped):", "",
-              "| dataset | Vanilla | " + " | ".join(SCHEMES) + " |", "|" + "---|" *
-              (2 + len(SCHEMES))]
-    for d in sorted({d for d, m in pairs if m == "gcn"}):
-        lines.append("| %s | %s | %s |" % (d, acc_cell(d, "gcn", "vanilla"),
-                                           " | ".join(acc_cell(d, "gcn", s) for s in SCHEMES)))
+    if any(x["variant"] in SCHEMES and x["variant"] != "adaptive" for x in summary):
+        lines += ["", "Bit-width schemes (GCN, mode adaqp: quantized and overlapped):", "",
+                  "| dataset | Vanilla | " + " | ".join(SCHEMES) + " |", "|" + "---|" *
+                  (2 + len(SCHEMES))]
+        for d in sorted({d for d, m in pairs if m == "gcn"}):
+            lines.append("| %s | %s | %s |" % (
+                d, acc_cell(d, "gcn", "vanilla"),
+                " | ".join(acc_cell(d, "gcn", s) for s in SCHEMES)))
 
     lines += ["", "## Bit-width histograms (adaptive; share of messages at 2 / 4 / 8 bits)", "",
               "| dataset | model | W | Mbit/s | mode | layer | direction | messages | 2 | 4 | 8 |",

@@ -140,11 +140,14 @@ def throughput_rows(dataset, model, w, bw, info, by_mode):
 
 
 def accuracy(jobs, prof, datasets):
-    """Per-seed test accuracy of every mode (all models) and scheme (GCN), and the GCN curves."""
+    """Per-seed test accuracy of every mode (all models) and, where the profile asks, scheme (GCN),
+    and the GCN curves."""
     rows, curves = [], {}
     w = prof.acc_workers
     variants = [(model, mode, sets) for model in prof.models for mode, sets in MODES.items()]
-    variants += [("gcn", scheme, sets) for scheme, sets in SCHEMES.items() if scheme != "adaptive"]
+    if prof.acc_schemes:
+        variants += [("gcn", scheme, sets) for scheme, sets in SCHEMES.items()
+                     if scheme != "adaptive"]
     for dataset in datasets:
         jobs.partition(dataset, w)
         for model, variant, sets in variants:
