@@ -20,6 +20,15 @@ def _mpi_env():
     return env
 
 
+def _stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def _run(cmd, log_path, timeout_s, cwd):
     """Runs cmd with its output in log_path. RunError with the log's tail on failure or timeout
     (the command is then stopped: SIGTERM, which the virtual cluster answers by removing what it
@@ -30,13 +39,11 @@ def _run(cmd, log_path, timeout_s, cwd):
         try:
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            _stop(proc)
             rc = "timeout after %d s" % timeout_s
+        except BaseException:
+            _stop(proc)  # the reproduction itself is being stopped: its own session's run too
+            raise
     if rc != 0:
         tail = Path(log_path).read_text(errors="replace").splitlines()[-15:]
         raise RunError("%s failed (%s); log %s:\n  %s" % (" ".join(cmd[:6]) + " ...", rc, log_path,

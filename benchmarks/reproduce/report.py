@@ -108,7 +108,11 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
                  "plain mpirun on the CPU over shared memory (a gpu profile's flow, --device cpu)",
                  ", of the faster of %d runs per mode taken in turn" % meta["repeats"]
                  if meta.get("repeats", 1) > 1 else "",
-                 meta["acc_workers"], meta["acc_seeds"]), ""]
+                 meta["acc_workers"], meta["acc_seeds"])]
+    if meta.get("stopped"):
+        lines.append("- **Unfinished**: stopped by %s; the tables hold the runs finished before "
+                     "(`--resume` goes on from them)." % meta["stopped"])
+    lines.append("")
     if meta["calibration"]:
         lines += ["## Bandwidth", "",
                   "Calibrated so that Vanilla (GCN, generated graph) communicates about the target "
@@ -190,9 +194,13 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
              (dataset, model, variant)]
         return "%.2f ± %.2f" % (s[0]["mean"], s[0]["std"]) if s else "-"
 
-    def acc_mean(dataset, model, variant):
-        return next(x["mean"] for x in summary
-                    if (x["dataset"], x["model"], x["variant"]) == (dataset, model, variant))
+    def acc_gap(dataset, model):
+        """AdaQP's mean less Vanilla's; "-" until both ran (a stopped reproduction)."""
+        means = {x["variant"]: x["mean"] for x in summary
+                 if (x["dataset"], x["model"]) == (dataset, model)}
+        if "adaqp" not in means or "vanilla" not in means:
+            return "-"
+        return "%+.2f" % (means["adaqp"] - means["vanilla"])
 
     pairs = []
     for x in summary:
@@ -203,9 +211,8 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
               "| dataset | model | " + " | ".join(MODE_TITLES[m] for m in MODES) +
               " | AdaQP - Vanilla |", "|" + "---|" * (3 + len(MODES))]
     for d, m in pairs:
-        lines.append("| %s | %s | %s | %+.2f |" % (
-            d, m, " | ".join(acc_cell(d, m, v) for v in MODES),
-            acc_mean(d, m, "adaqp") - acc_mean(d, m, "vanilla")))
+        lines.append("| %s | %s | %s | %s |" % (
+            d, m, " | ".join(acc_cell(d, m, v) for v in MODES), acc_gap(d, m)))
     if any(x["variant"] in SCHEMES and x["variant"] != "adaptive" for x in summary):
         lines += ["", "Bit-width schemes (GCN, mode adaqp: quantized and overlapped):", "",
                   "| dataset | Vanilla | " + " | ".join(SCHEMES) + " |", "|" + "---|" *

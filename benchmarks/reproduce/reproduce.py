@@ -16,6 +16,7 @@ import datetime
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -77,8 +78,16 @@ def present(prof, shared, names):
     return out
 
 
-def throughput(jobs, prof, datasets, bandwidths):
-    rows, infos = [], {}
+class Stopped(Exception):
+    """SIGTERM (a time limit's `timeout`) or Ctrl-C: the report is written from the runs done."""
+
+
+def stop(signum, frame):
+    raise Stopped(signal.Signals(signum).name)
+
+
+def throughput(jobs, prof, datasets, bandwidths, rows, infos):
+    """Appends each (dataset, W, bandwidth, model) group's rows to `rows` once all its modes ran."""
     for dataset in ["generated"] + datasets:
         for w in prof.workers:
             infos[(dataset, w)] = info = jobs.partition(dataset, w)
@@ -100,7 +109,6 @@ def throughput(jobs, prof, datasets, bandwidths):
                                     stats["epoch_time_s"] < by_mode[mode][1]["epoch_time_s"]:
                                 by_mode[mode] = (run, stats)
                     rows += throughput_rows(dataset, model, w, bw, info, by_mode)
-    return rows, infos
 
 
 def throughput_rows(dataset, model, w, bw, info, by_mode):
@@ -139,10 +147,9 @@ def throughput_rows(dataset, model, w, bw, info, by_mode):
     return rows
 
 
-def accuracy(jobs, prof, datasets):
-    """Per-seed test accuracy of every mode (all models) and, where the profile asks, scheme (GCN),
-    and the GCN curves."""
-    rows, curves = [], {}
+def accuracy(jobs, prof, datasets, rows, curves):
+    """Appends the per-seed test accuracy of every mode (all models) and, where the profile asks,
+    scheme (GCN) to `rows`, and the GCN curves to `curves`, run by run."""
     w = prof.acc_workers
     variants = [(model, mode, sets) for model in prof.models for mode, sets in MODES.items()]
     if prof.acc_schemes:
@@ -165,7 +172,6 @@ def accuracy(jobs, prof, datasets):
                 if model == "gcn" and variant == "adaqp":  # the adaptive scheme's row
                     rows.append({"dataset": dataset, "model": model, "variant": "adaptive",
                                  "seed": seed, "test_acc": best})
-    return rows, curves
 
 
 def machine():
@@ -219,39 +225,49 @@ def main():
     if prof.pyg:
         log("the generated graph as files: %s" % jobs.write_generated())
     calibration, calibrated, bandwidths = [], {}, {}
-    if prof.link == "vcluster":
-        log("phase 1/3: bandwidth at which Vanilla communicates %.0f%% of its epoch" %
-            (100 * prof.target_comm_share))
-        for w in prof.workers:
-            jobs.partition("generated", w)
-            bw, history = calibrate(jobs, prof, w)
-            calibration += history
-            calibrated[w] = bw
-            bandwidths[w] = sorted({max(1, round(bw * f)) for f in prof.bandwidth_factors})
-            log("W=%d: bandwidths %s Mbit/s" % (w, bandwidths[w]))
-    else:
-        log("phase 1/3: no calibration: the ranks share one GPU and talk over NCCL's sockets")
-        calibrated = {w: 0 for w in prof.workers}
-        bandwidths = {w: [0] for w in prof.workers}
-    log("phase 2/3: throughput (%s)" % ("virtual cluster" if prof.link == "vcluster" else
-                                        "NCCL on one GPU"))
-    tp_rows, infos = throughput(jobs, prof, datasets, bandwidths)
-    pyg_rows = []
-    if prof.pyg:
-        log("phase 2b: adaqp against PyTorch Geometric, W=1, same graph and device")
-        pyg_rows = pyg.compare(jobs, prof, args.python or pyg.default_python(root), log)
-    log("phase 3/3: accuracy over %d seeds" % prof.acc_seeds)
-    acc_rows, curves = accuracy(jobs, prof, acc_datasets)
+    tp_rows, infos, pyg_rows, acc_rows, curves = [], {}, [], [], {}
+    stopped = None
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        if prof.link == "vcluster":
+            log("phase 1/3: bandwidth at which Vanilla communicates %.0f%% of its epoch" %
+                (100 * prof.target_comm_share))
+            for w in prof.workers:
+                jobs.partition("generated", w)
+                bw, history = calibrate(jobs, prof, w)
+                calibration += history
+                calibrated[w] = bw
+                bandwidths[w] = sorted({max(1, round(bw * f)) for f in prof.bandwidth_factors})
+                log("W=%d: bandwidths %s Mbit/s" % (w, bandwidths[w]))
+        else:
+            log("phase 1/3: no calibration: the ranks share one GPU and talk over NCCL's sockets")
+            calibrated = {w: 0 for w in prof.workers}
+            bandwidths = {w: [0] for w in prof.workers}
+        log("phase 2/3: throughput (%s)" % ("virtual cluster" if prof.link == "vcluster" else
+                                            "NCCL on one GPU"))
+        throughput(jobs, prof, datasets, bandwidths, tp_rows, infos)
+        if prof.pyg:
+            log("phase 2b: adaqp against PyTorch Geometric, W=1, same graph and device")
+            pyg_rows = pyg.compare(jobs, prof, args.python or pyg.default_python(root), log)
+        log("phase 3/3: accuracy over %d seeds" % prof.acc_seeds)
+        accuracy(jobs, prof, acc_datasets, acc_rows, curves)
+    except Stopped as e:
+        stopped = "%s after %d runs" % (e, jobs.runs_done)
+        log("stopped by %s: the report holds the runs finished before" % stopped)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     meta = {
         "profile": prof.name, "date": datetime.date.today().isoformat(), "machine": machine(),
         "command": "benchmarks/reproduce.sh --profile %s" % prof.name,
         "commit": commit,
         "wall_s": time.monotonic() - started, "runs": jobs.runs_done,
-        "calibration": calibration, "calibrated_mbit": calibrated, "bandwidths": bandwidths, "profile_settings": repr(prof),
+        "calibration": calibration, "calibrated_mbit": calibrated, "bandwidths": bandwidths,
+        "profile_settings": repr(prof),
         "acc_workers": prof.acc_workers, "acc_seeds": prof.acc_seeds, "repeats": prof.repeats,
         "bandwidth_factors": prof.bandwidth_factors, "device": prof.device, "link": prof.link,
-        "gpu": gpu_name() if prof.device == "cuda" else None}
+        "gpu": gpu_name() if prof.device == "cuda" else None, "stopped": stopped}
     tables = report.write(out, meta, tp_rows, acc_rows, curves, pyg_rows)
     report.write_markdown(out, tables["markdown"], plots.draw(out, tables))
     bad = [r for r in tp_rows if not r["bytes_match"]]
@@ -259,9 +275,10 @@ def main():
         log("bytes mismatch: %s %s W=%d %s: measured %.0f, predicted %.0f" % (
             r["dataset"], r["model"], r["workers"], r["mode"], r["bytes_per_epoch"],
             r["bytes_predicted"]))
-    log("done in %.1f min (%d runs): %s" % ((time.monotonic() - started) / 60, jobs.runs_done,
-                                           out / "results.md"))
-    return 1 if bad else 0
+    log("%s in %.1f min (%d runs): %s" % ("stopped" if stopped else "done",
+                                         (time.monotonic() - started) / 60, jobs.runs_done,
+                                         out / "results.md"))
+    return 1 if bad or stopped else 0
 
 
 if __name__ == "__main__":
@@ -270,6 +287,3 @@ if __name__ == "__main__":
     except RunError as e:
         log("error: %s" % e)
         sys.exit(1)
-    except KeyboardInterrupt:
-        log("interrupted")
-        sys.exit(130)

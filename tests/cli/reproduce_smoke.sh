@@ -5,7 +5,9 @@
 #   predicted from the partition (adaqp info) and the message widths;
 # - the CSV files hold one row per mode and bandwidth (throughput) and per variant and seed
 #   (accuracy), Vanilla's speed-up is 1, results.md has every table, the plots are PNG images;
-# - none of the virtual clusters it started left a namespace behind.
+# - none of the virtual clusters it started left a namespace behind;
+# - stopped by SIGTERM (a time limit) once its throughput phase began, it stops its run, exits
+#   non-zero and still writes results.md, marked unfinished, and no process or namespace remains.
 # Skips (exit 77) where network namespaces cannot be created, except when CI=true and running as
 # root, where it must run.
 set -euo pipefail
@@ -78,3 +80,26 @@ for p in $prefixes; do
   if ip netns list | grep -q "^$p-"; then fail "namespaces of $p left behind"; fi
 done
 echo "ok: $(wc -w <<<"$prefixes") virtual clusters, nothing left behind"
+
+stopped=$tmp/stopped
+python3 "$ADAQP_SOURCE_DIR/benchmarks/reproduce/reproduce.py" --profile smoke --bin "$ADAQP_BIN" \
+  --shared "$tmp/no-datasets" --out "$stopped" --timeout 300 >"$tmp/stopped.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  grep -q "phase 2/3" "$tmp/stopped.log" && break
+  sleep 0.2
+done
+grep -q "phase 2/3" "$tmp/stopped.log" || fail "the second reproduction never reached phase 2"
+sleep 1
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+((status != 0)) || fail "a stopped reproduction exited 0"
+grep -q '^- \*\*Unfinished\*\*: stopped by SIGTERM' "$stopped/results.md" ||
+  fail "results.md of the stopped reproduction is not marked unfinished"
+if pgrep -f "$stopped/" >/dev/null; then fail "a run of the stopped reproduction still runs"; fi
+prefixes=$(sed -n 's/^\[vcluster\] prefix \(adaqp-[0-9]*\),.*/\1/p' "$stopped"/runs/*.log | sort -u)
+for p in $prefixes; do
+  if ip netns list | grep -q "^$p-"; then fail "namespaces of $p left behind after the stop"; fi
+done
+echo "ok: stopped in its throughput phase: exit $status, results.md marked unfinished, nothing left"
