@@ -4,6 +4,7 @@
 // within their width's error bound), the lambda endpoints give uniform widths, and runs are
 // reproducible.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -13,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "adaqp/assign/adaptive_policy.h"
@@ -212,6 +214,52 @@ INSTANTIATE_TEST_SUITE_P(Solvers, AdaptiveExchange,
                            return std::string(info.param == assign::Solver::kFast ? "fast"
                                                                                   : "exact");
                          });
+
+// The solve's independent problems (here layer kLayer forward and backward) run on the compute
+// threads: the widths must be those of one thread, message by message, at both ends.
+TEST(AdaptiveExchangeThreads, WidthsDoNotDependOnTheComputeThreads) {
+  const auto comm = test::world_comm();
+  const Graph g = test::small_graph(4000, 35);  // solves long enough for the threads to overlap
+  DistGraphOptions gopt;
+  gopt.norm = &conv_norm(ModelType::kGcn);
+  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const Part& part = graph.part();
+  // Two identical policies on the reproducible time model (no measured codec time).
+  std::vector<std::unique_ptr<AdaptivePolicy>> policies;
+  for (int i = 0; i < 2; ++i) {
+    policies.push_back(std::make_unique<AdaptivePolicy>(
+        graph.boundary(), graph.a_halo(), *comm,
+        assign::per_sender_time_model(link_costs(comm->size())), /*layers=*/2, AdaptiveOptions{},
+        /*seed=*/5, /*measured_times=*/false));
+  }
+  // One epoch at the first plan's widths traces the rows' ranges.
+  const QuantPlan first = policies[0]->plan(1, graph.message_traces());
+  policies[1]->plan(1, graph.message_traces());
+  const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
+  std::vector<float> y(h.size()), dh(h.size());
+  graph.set_quant_plan(&first);
+  graph.aggregate(h.data(), kWidth, y.data(), kLayer);
+  graph.aggregate_backward(grad.data(), kWidth, dh.data(), kLayer);
+  graph.set_quant_plan(nullptr);
+
+  const int threads = at::get_num_threads();
+  set_compute_threads(1);
+  const QuantPlan one = policies[0]->plan(2, graph.message_traces());
+  set_compute_threads(4);
+  const QuantPlan four = policies[1]->plan(2, graph.message_traces());
+  set_compute_threads(threads);
+  for (const auto& [what, a, b] : {std::tuple{"forward", &one.forward, &four.forward},
+                                   std::tuple{"backward", &one.backward, &four.backward}}) {
+    EXPECT_EQ((*a)[kLayer].send, (*b)[kLayer].send) << what << " widths sent";
+    EXPECT_EQ((*a)[kLayer].recv, (*b)[kLayer].recv) << what << " widths received";
+  }
+  if (comm->size() > 1) {
+    const auto sent = widths_seen(*comm, graph.boundary(), one, true);
+    std::map<int64_t, int64_t> per_width;
+    for (const auto& [key, bits] : sent) ++per_width[bits];
+    EXPECT_GE(per_width.size(), 2u) << "the solver gave every message the same width";
+  }
+}
 
 constexpr int kAdaptiveEpochs = 4;
 
