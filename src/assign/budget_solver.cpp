@@ -9,16 +9,6 @@
 #include "groups.h"
 
 namespace adaqp::assign {
-
-// A group that gains from upgrades, as the sort and the merge read it (16 bytes: the sort moves
-// them through cache, the merge reads them in order). Outside the anonymous namespace: the
-// solver's buffers hold it, and a unity build would otherwise warn that they have internal types.
-struct Candidate {
-  uint64_t key;  // descending_key(weight per message)
-  int32_t item;
-  int32_t count;
-};
-
 namespace {
 
 // Option indices on the lower convex hull of (bytes, variance factor), ascending bytes. Of options
@@ -41,6 +31,14 @@ std::vector<uint8_t> lower_hull(const BitOptions& o) {
   }
   return hull;
 }
+
+// A group that gains from upgrades, as the sort and the merge read it (16 bytes: the sort moves
+// them through cache, the merge reads them in order).
+struct Candidate {
+  uint64_t key;  // descending_key(weight per message)
+  int32_t item;
+  int32_t count;
+};
 
 // Stable sort of [first, last) by key, ascending. An LSD radix sort in 11-bit digits on the top 33
 // bits only (sign, exponent and 20 bits of mantissa of a double's key: three passes instead of

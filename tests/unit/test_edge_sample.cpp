@@ -46,7 +46,9 @@ Arcs from_rows(const std::vector<T>& indptr, const std::vector<T>& indices) {
   Arcs arcs;
   for (size_t v = 0; v + 1 < indptr.size(); ++v) {
     for (T e = indptr[v]; e < indptr[v + 1]; ++e) {
-      if (e > indptr[v]) EXPECT_LT(indices[e - 1], indices[e]) << "row " << v << " not sorted";
+      if (e > indptr[v]) {
+        EXPECT_LT(indices[e - 1], indices[e]) << "row " << v << " not sorted";
+      }
       arcs.emplace(static_cast<int64_t>(v), indices[e]);
     }
   }
