@@ -215,8 +215,8 @@ INSTANTIATE_TEST_SUITE_P(Solvers, AdaptiveExchange,
                                                                                   : "exact");
                          });
 
-// The solve's independent problems (here layer kLayer forward and backward) run on the compute
-// threads: the widths must be those of one thread, message by message, at both ends.
+// The solve's independent problems (here layers 1 and 2, forward and backward: four) run on the
+// compute threads: the widths must be those of one thread, message by message, at both ends.
 TEST(AdaptiveExchangeThreads, WidthsDoNotDependOnTheComputeThreads) {
   const auto comm = test::world_comm();
   const Graph g = test::small_graph(4000, 35);  // solves long enough for the threads to overlap
@@ -225,21 +225,24 @@ TEST(AdaptiveExchangeThreads, WidthsDoNotDependOnTheComputeThreads) {
   DistGraph graph(test::my_part(g, *comm), *comm, gopt);
   const Part& part = graph.part();
   // Two identical policies on the reproducible time model (no measured codec time).
+  constexpr int kLayers = 3;
   std::vector<std::unique_ptr<AdaptivePolicy>> policies;
   for (int i = 0; i < 2; ++i) {
     policies.push_back(std::make_unique<AdaptivePolicy>(
         graph.boundary(), graph.a_halo(), *comm,
-        assign::per_sender_time_model(link_costs(comm->size())), /*layers=*/2, AdaptiveOptions{},
+        assign::per_sender_time_model(link_costs(comm->size())), kLayers, AdaptiveOptions{},
         /*seed=*/5, /*measured_times=*/false));
   }
   // One epoch at the first plan's widths traces the rows' ranges.
   const QuantPlan first = policies[0]->plan(1, graph.message_traces());
   policies[1]->plan(1, graph.message_traces());
-  const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
-  std::vector<float> y(h.size()), dh(h.size());
   graph.set_quant_plan(&first);
-  graph.aggregate(h.data(), kWidth, y.data(), kLayer);
-  graph.aggregate_backward(grad.data(), kWidth, dh.data(), kLayer);
+  for (int layer = 1; layer < kLayers; ++layer) {
+    const std::vector<float> h = owned_rows(part, layer), grad = owned_rows(part, 3 + layer);
+    std::vector<float> y(h.size()), dh(h.size());
+    graph.aggregate(h.data(), kWidth, y.data(), layer);
+    graph.aggregate_backward(grad.data(), kWidth, dh.data(), layer);
+  }
   graph.set_quant_plan(nullptr);
 
   const int threads = at::get_num_threads();
@@ -250,10 +253,19 @@ TEST(AdaptiveExchangeThreads, WidthsDoNotDependOnTheComputeThreads) {
   set_compute_threads(threads);
   for (const auto& [what, a, b] : {std::tuple{"forward", &one.forward, &four.forward},
                                    std::tuple{"backward", &one.backward, &four.backward}}) {
-    EXPECT_EQ((*a)[kLayer].send, (*b)[kLayer].send) << what << " widths sent";
-    EXPECT_EQ((*a)[kLayer].recv, (*b)[kLayer].recv) << what << " widths received";
+    for (int layer = 1; layer < kLayers; ++layer) {
+      EXPECT_EQ((*a)[layer].send, (*b)[layer].send) << what << " widths sent, layer " << layer;
+      EXPECT_EQ((*a)[layer].recv, (*b)[layer].recv) << what << " widths received, layer " << layer;
+    }
   }
   if (comm->size() > 1) {
+    for (int layer = 1; layer < kLayers; ++layer) {  // both layers solved, not left at 8 bits
+      int64_t narrower =
+          std::count_if(one.forward[layer].send.begin(), one.forward[layer].send.end(),
+                        [](uint8_t b) { return b < 8; });
+      comm->allreduce_sum(&narrower, 1);
+      EXPECT_GT(narrower, 0) << "layer " << layer;
+    }
     const auto sent = widths_seen(*comm, graph.boundary(), one, true);
     std::map<int64_t, int64_t> per_width;
     for (const auto& [key, bits] : sent) ++per_width[bits];
