@@ -1,61 +1,123 @@
 #!/usr/bin/env bash
-# A GPU session's work (15 minutes of device time in all), in the device tool's calls of at most
-# 10 minutes: `checks` runs every group of scripts/gpu_checks.sh; `bench` the `gpu` reproduction
-# profile (the four modes at W=2 and 4 on the one GPU, PyG beside them, Cora accuracy), then TF32
-# against FP32 on Cora (benchmarks/precision/run.sh); `all` (the default) both, each started only
-# if the time left allows it. Run on the GPU machine through the shared on-device script, which
-# builds the project (first call on a machine) and exports B, with the call's deadline:
-#   export ADAQP_DEADLINE=$(($(date +%s) + 570)); bash .gpu/on-device.sh bash scripts/gpu_session.sh
-# and, when `all` left the benchmarks unfinished, a second call with `bench` at once, while the
-# machine keeps the build and the reproduction's finished runs (it resumes them). Without
-# ADAQP_DEADLINE the script allows itself 500 s.
-# Results come back through $OUT (at most 7 files; the device tool brings back 8): checks.txt (the
-# checks' summary), checks-logs.tgz (every check's log, packed however the script ends),
-# reproduce.log (the reproduction's output as it runs), reproduce.md and reproduce.tgz (its report,
-# CSV files, plots and runs, without the graph, partitions and parameter files), precision.txt.
-# Exit status: the checks' (0 when they did not run).
+# A GPU session's work (15 minutes of device time in all) in steps; each step writes its results
+# to $OUT as it goes and keeps its work in /tmp/adaqp-gpu-session, so that a step cut by the
+# call's deadline loses nothing already measured and a next call on the warm machine goes on:
+#   checks   every group of scripts/gpu_checks.sh (about 2.5 minutes on an H200), and beside it,
+#            accuracy only (their epoch times share the GPU with the checks): the gpu reproduction
+#            profile's accuracy phase (Cora, the four modes, W=2, 2 seeds) and TF32 against FP32
+#            (benchmarks/precision/run.sh: Cora and Coauthor Physics, 3 seeds); meanwhile the
+#            ogbn-products-shaped graph for `pyg` and `scale` is generated.
+#   pyg      benchmarks/pyg_compare at ogbn-products' shape (2,449,029 nodes, degree 50, 100
+#            features, 47 classes), W=1, both like-for-like pairs, 3 alternated rounds; MODELS
+#            (default gcn) and ROUNDS override.
+#   scale    benchmarks/scale with DEVICE=cuda on the same graph: GCN and GraphSAGE at W=1 and 2.
+#   profile  the gpu reproduction profile's throughput (the four modes at W=2 and 4).
+# Run on the GPU machine through the shared on-device script (it builds on a machine's first call
+# and exports B), with the call's deadline; a step starts only while it leaves the step a minute:
+#   export ADAQP_DEADLINE=$(($(date +%s) + 570)); bash .gpu/on-device.sh bash scripts/gpu_session.sh checks pyg
+# Results in $OUT (the device tool brings back 8 files): per step STEP.txt (its log and summary)
+# and STEP.tgz (its raw results and provenance.json: commit, GPU, driver, versions, command;
+# graphs, partitions and parameters left out); `checks` also accuracy.txt/.tgz and
+# precision.txt/.tgz. Exit status: non-zero when a check failed or a step did not finish.
 set -uo pipefail
 : "${B:?the CUDA build directory}" "${OUT:?the folder that comes back from the device machine}"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-part=${1:-all}
-[[ $part == all || $part == checks || $part == bench ]] ||
-  { echo "usage: gpu_session.sh [all|checks|bench]" >&2; exit 2; }
+(($#)) || { echo "usage: gpu_session.sh checks|pyg|scale|profile ..." >&2; exit 2; }
+for s in "$@"; do
+  [[ $s =~ ^(checks|pyg|scale|profile)$ ]] || { echo "gpu_session: unknown step '$s'" >&2; exit 2; }
+done
 deadline=${ADAQP_DEADLINE:-$(($(date +%s) + 500))}
 left() { echo $((deadline - $(date +%s))); }
 work=/tmp/adaqp-gpu-session
 mkdir -p "$work"
 export ADAQP_SHARED_DATASETS=${ADAQP_SHARED_DATASETS:-$ROOT/.gpu/datasets}
-checks=0
-if [[ $part != bench ]]; then
+export ADAQP_BIN=$B/src/adaqp ADAQP_PYTHON=python3 DEVICE=cuda
+# ogbn-products' shape, shared by the pyg and scale steps.
+export NODES=2449029 AVG_DEGREE=50 FEAT=100 CLASSES=47
+graph_name=graph-n$NODES-d$AVG_DEGREE-f$FEAT-c$CLASSES
+status=0
+
+# pack NAME DIR: DIR's results into $OUT/NAME.tgz, without graphs, partitions and parameters.
+pack() {
+  tar -czf "$OUT/$1.tgz" -C "$(dirname "$2")" --exclude=graph --exclude='graph-*' \
+    --exclude='*.bin' --exclude='partition*' "$(basename "$2")" 2>/dev/null
+}
+
+# products_graph: generates the ogbn-products-shaped graph and its one-part partition, once.
+products_graph() {
+  ROUNDS=0 bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" >"$work/graph.log" 2>&1
+}
+
+step_checks() {
+  local bg
+  (
+    timeout "$(($(left) - 30))" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
+      --phases accuracy --bin "$ADAQP_BIN" --shared "$ADAQP_SHARED_DATASETS" --resume \
+      --timeout 120 --out "$work/accuracy" >"$OUT/accuracy.txt" 2>&1
+    echo "gpu_session: accuracy exit $?" >>"$OUT/accuracy.txt"
+    [[ -f "$work/accuracy/results.md" ]] && cat "$work/accuracy/results.md" >>"$OUT/accuracy.txt"
+    pack accuracy "$work/accuracy"
+    timeout "$(($(left) - 30))" env DATASETS="cora coauthor-physics" SEEDS=3 \
+      bash "$ROOT/benchmarks/precision/run.sh" "$work/precision" >"$OUT/precision.txt" 2>&1
+    echo "gpu_session: precision exit $?" >>"$OUT/precision.txt"
+    pack precision "$work/precision"
+  ) &
+  bg=$!
+  products_graph &
+  local graph=$!
   rm -rf "$work/checks"
   mkdir -p "$work/checks"
-  trap 'tar -czf "$OUT/checks-logs.tgz" -C "$work" checks' EXIT
-  # A hung step must leave time for the rest: each NCCL step and training run is bounded, and the
-  # checks together by the deadline less a minute.
+  # A hung step must leave time for the rest: each NCCL step and training run is bounded.
   OUT="$work/checks" ADAQP_NCCL_TIMEOUT=${ADAQP_NCCL_TIMEOUT:-90} \
     ADAQP_RUN_TIMEOUT=${ADAQP_RUN_TIMEOUT:-90} timeout "$(($(left) - 60))" \
     bash "$ROOT/scripts/gpu_checks.sh" kernels nccl train 2>&1 | tee "$OUT/checks.txt"
-  checks=${PIPESTATUS[0]}
-fi
-[[ $part == checks ]] && exit "$checks"
-# The gpu profile takes about 6 minutes on an H200 machine; its finished runs are kept, so a
-# start with less time still makes progress for the next call.
-if (($(left) < 120)); then
-  echo "gpu_session: $(left) s left; the benchmarks need more (run: gpu_session.sh bench)" |
-    tee -a "$OUT/checks.txt"
-  exit "$checks"
-fi
-echo "gpu_session: the gpu reproduction profile, at most $(($(left) - 30)) s"
-timeout "$(($(left) - 30))" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
-  --bin "$B/src/adaqp" --shared "$ADAQP_SHARED_DATASETS" --python python3 --resume \
-  --timeout 240 --out "$work/reproduce" >"$OUT/reproduce.log" 2>&1
-echo "gpu_session: reproduction exit $?" | tee -a "$OUT/reproduce.log"
-[[ -f "$work/reproduce/results.md" ]] && cp "$work/reproduce/results.md" "$OUT/reproduce.md"
-tar -czf "$OUT/reproduce.tgz" -C "$work" --exclude=reproduce/graph --exclude=reproduce/partitions \
-  --exclude="*.bin" reproduce
-if (($(left) >= 70)); then
-  timeout "$(($(left) - 10))" env ADAQP_BIN="$B/src/adaqp" DATASETS=cora SEEDS=3 \
-    bash "$ROOT/benchmarks/precision/run.sh" "$work/precision" >"$OUT/precision.txt" 2>&1
-  echo "gpu_session: precision exit $?" >>"$OUT/precision.txt"
-fi
-exit "$checks"
+  ((PIPESTATUS[0] == 0)) || status=1
+  python3 "$ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- scripts/gpu_checks.sh \
+    kernels nccl train >"$work/checks/provenance.json"
+  pack checks "$work/checks"
+  wait "$bg" "$graph"
+}
+
+step_pyg() {
+  [[ -d "$work/pyg/$graph_name-p1" ]] || products_graph
+  timeout "$(($(left) - 20))" env MODELS="${MODELS:-gcn}" ROUNDS="${ROUNDS:-3}" WARMUP=2 \
+    EPOCHS=5 THREADS=16 bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" >"$OUT/pyg.txt" 2>&1 ||
+    status=1
+  # A cut run still leaves its finished rounds: summarise them.
+  [[ -f "$work/pyg/summary.md" ]] ||
+    python3 "$ROOT/benchmarks/pyg_compare/summarise.py" "$work/pyg/runs.jsonl" "$work/pyg" \
+      >>"$OUT/pyg.txt" 2>&1
+  pack pyg "$work/pyg"
+}
+
+step_scale() {
+  mkdir -p "$work/scale"
+  # The same graph and one-part partition as the pyg step.
+  for d in "$graph_name" "$graph_name-p1"; do
+    [[ -e "$work/scale/$d" || ! -d "$work/pyg/$d" ]] || ln -s "$work/pyg/$d" "$work/scale/$d"
+  done
+  timeout "$(($(left) - 20))" env EPOCHS=3 THREADS=16 PYG_NODES=0 \
+    bash "$ROOT/benchmarks/scale/run.sh" "$work/scale" >"$OUT/scale.txt" 2>&1 || status=1
+  python3 "$ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- benchmarks/scale/run.sh \
+    >"$work/scale/provenance.json"
+  pack scale "$work/scale"
+}
+
+step_profile() {
+  timeout "$(($(left) - 20))" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
+    --phases throughput --bin "$ADAQP_BIN" --shared "$ADAQP_SHARED_DATASETS" --resume \
+    --timeout 240 --out "$work/profile" >"$OUT/profile.txt" 2>&1 || status=1
+  cat "$work/profile/results.md" >>"$OUT/profile.txt" 2>/dev/null
+  pack profile "$work/profile"
+}
+
+for s in "$@"; do
+  if (($(left) < 60)); then
+    echo "gpu_session: $(left) s left, too little for '$s'"
+    status=1
+    continue
+  fi
+  echo "gpu_session: $s ($(left) s left)"
+  "step_$s"
+done
+exit "$status"

@@ -22,10 +22,14 @@ out=${1:-$(mktemp -d)}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "dataset,precision,seed,test_acc_at_best_val,mean_epoch_time_s" >"$out/runs.csv"
+"${ADAQP_PYTHON:-python3}" "$ROOT/benchmarks/provenance.py" --bin "$BIN" -- "$0" "$@" \
+  >"$out/provenance.json"
+# Seeds outside, precisions inside: the two precisions alternate, so that a drift of the machine
+# over the run falls on both alike.
 for ds in "${datasets[@]}"; do
   [[ -d "$DATA/$ds" ]] || { echo "precision: dataset $ds missing in $DATA" >&2; exit 1; }
-  for p in "${precisions[@]}"; do
-    for ((s = 1; s <= seeds; s++)); do
+  for ((s = 1; s <= seeds; s++)); do
+    for p in "${precisions[@]}"; do
       run="$out/$ds-$p-s$s"
       echo "precision: $ds $p seed $s" >&2
       mpirun --bind-to none -np 1 "$BIN" train --config "$ROOT/configs/$ds.yaml" \

@@ -1,64 +1,69 @@
 #!/usr/bin/env bash
-# Full-graph GCN training: `adaqp train` on W=1 and W=2 workers against PyTorch Geometric
-# (pyg_gcn.py: a GCNConv stack), in one run, on one generated graph (default 200k nodes, 4M
-# directed edges, 128 features, 16 classes), 3 layers, hidden 256, dropout 0.5, Adam lr 0.01,
-# weight decay 5e-4, on the CPU or on one GPU (DEVICE=cuda).
-# Each system runs WARMUP + EPOCHS training epochs; the epoch time is the median of the last
-# EPOCHS (adaqp: per epoch the slowest rank's forward + backward + all-reduce + Adam step, from
-# metrics.jsonl; PyG: the same steps timed in Python, synchronised with the GPU on cuda). Peak
-# memory: the peak resident set size of each process (GNU time for adaqp's ranks, getrusage in
-# pyg_gcn.py), graph loading included; on cuda also the peak GPU memory in use while the system
-# ran (nvidia-smi sampled every 100 ms, minus what was in use before it started; CUDA contexts
-# included, all ranks together).
-# Threads: THREADS (default 2) for adaqp W=1 and for PyG; THREADS/2 per worker for W=2. Ranks are
-# not bound to cores (--bind-to none), so each gets the threads it is given.
-# On the CPU PyG runs twice: with edge_index (its default scatter path) and with a torch.sparse CSR
-# adjacency. On cuda, W=2 shares the one GPU (a distinct NCCL_HOSTID per rank, NCCL over sockets).
-# Prints one JSON line per measurement and a table with each system's ratio to adaqp W=1; installs
-# torch_geometric into the Python environment when it is missing (pure Python).
+# adaqp against PyTorch Geometric, like for like, in one run on one generated graph (default 200k
+# nodes, 4M directed edges, 128 features, 16 classes), 3 layers, hidden 256, dropout 0.5, Adam lr
+# 0.01, weight decay 5e-4, W=1, on the CPU or on one GPU (DEVICE=cuda). Per model (MODELS: GCN,
+# GraphSAGE-mean) two pairs (PAIRS), each the same model on both sides (pyg_train.py says what
+# still differs):
+#   cached  adaqp's default (A·X computed once, dropout after it)  vs PyG with the same layer 0
+#   conv    adaqp, communication.feature_cache=false              vs PyG's stock GCNConv/SAGEConv
+# ROUNDS rounds (default 3; 0 only generates and partitions the graph); in each, every pair runs both systems, in alternating order from round
+# to round. A run's figure is the median epoch over its EPOCHS measured epochs after WARMUP (adaqp:
+# the slowest rank's forward + backward + all-reduce + Adam step from metrics.jsonl; PyG: the same
+# steps timed in Python, synchronised with the GPU on cuda); a system's figure is the median of its
+# rounds, with their minimum and maximum. Peak memory: each process's peak resident set (GNU time
+# for adaqp, getrusage in pyg_train.py), loading included; on cuda also the peak GPU memory in use
+# while the system ran (nvidia-smi every 100 ms, minus the idle baseline, CUDA context included).
+# WORKERS beyond 1 add adaqp's default at W ranks (on cuda sharing the one GPU over NCCL sockets).
+# Threads: THREADS (default 2) for W=1 and PyG; THREADS/W per rank otherwise; ranks unbound.
 #
 # Usage: benchmarks/pyg_compare/run.sh [WORK_DIR]   (default runs/pyg_compare[-cuda])
-# Environment: ADAQP_BIN (default build/src/adaqp), ADAQP_PYTHON (default .venv/bin/python),
-#   DEVICE (cpu or cuda), NODES, AVG_DEGREE, FEAT (128), CLASSES (16), WARMUP, EPOCHS, THREADS,
-#   PYG_ADJ (default "csr edge_index" on the CPU, "csr" on cuda), WORKERS (default "1 2").
+# Environment: ADAQP_BIN (build/src/adaqp), ADAQP_PYTHON (.venv/bin/python), DEVICE (cpu|cuda),
+#   NODES, AVG_DEGREE, FEAT (128), CLASSES (16), WARMUP (3), EPOCHS (10), ROUNDS (3), THREADS,
+#   MODELS ("gcn sage"), PAIRS ("cached conv"), PYG_ADJ (csr|edge_index, default csr), WORKERS (1).
+# Writes, as it goes: provenance.json, runs.jsonl (one line per run), every run's folder or JSON;
+# at the end summary.json and summary.md (the table, also printed). Installs torch_geometric into
+# the Python environment when it is missing (pure Python).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${ADAQP_BIN:-$root/build/src/adaqp}
 py=${ADAQP_PYTHON:-$root/.venv/bin/python}
 device=${DEVICE:-cpu}
-suffix=$([[ $device == cuda ]] && echo "-cuda" || true)
-work=${1:-$root/runs/pyg_compare$suffix}
+work=${1:-$root/runs/pyg_compare$([[ $device == cuda ]] && echo "-cuda" || true)}
 nodes=${NODES:-200000}
 degree=${AVG_DEGREE:-20}
 feat=${FEAT:-128}
 classes=${CLASSES:-16}
 warmup=${WARMUP:-3}
 epochs=${EPOCHS:-10}
+rounds=${ROUNDS:-3}
 threads=${THREADS:-2}
-read -r -a workers <<<"${WORKERS:-1 2}"
-default_adj=$([[ $device == cuda ]] && echo "csr" || echo "csr edge_index")
-read -r -a pyg_adj <<<"${PYG_ADJ:-$default_adj}"
+adj=${PYG_ADJ:-csr}
+read -r -a models <<<"${MODELS:-gcn sage}"
+read -r -a pairs <<<"${PAIRS:-cached conv}"
+read -r -a workers <<<"${WORKERS:-1}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+log() { printf '[pyg_compare %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 if ! "$py" -c 'import torch_geometric' 2>/dev/null; then
   "$py" -m pip install --no-input 'torch_geometric==2.7.0'
 fi
 mkdir -p "$work"
+"$py" "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
 graph="$work/graph-n$nodes-d$degree-f$feat-c$classes"
 if [[ ! -d "$graph" ]]; then
+  log "generating $nodes nodes, average in-degree $degree, $feat features, $classes classes"
   "$bin" generate --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$nodes" \
     --set "dataset.synthetic.avg_degree=$degree" --set "dataset.synthetic.feat_dim=$feat" \
-    --set "dataset.synthetic.num_classes=$classes" --out "$graph"
+    --set "dataset.synthetic.num_classes=$classes" --out "$graph" >/dev/null
 fi
 job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_loops=true
-     --set dataset.row_normalize=false --set model.type=gcn --set model.layers=3
+     --set dataset.row_normalize=false --set model.layers=3
      --set model.hidden=256 --set model.dropout=0.5 --set training.lr=0.01
      --set training.weight_decay=5e-4 --set "training.epochs=$((warmup + epochs))"
      --set "training.eval_every=$((warmup + epochs))" --set "training.device=$device"
-     --set communication.mode=vanilla
-     --set output.log_level=warn)
-results="$work/results.jsonl"
-: >"$results"
+     --set communication.mode=vanilla --set output.log_level=warn)
+runs="$work/runs.jsonl"
+: >"$runs"
 
 # gpu_sampling FILE / gpu_peak FILE: the GPU memory in use, sampled while a system runs.
 gpu_sampling() {
@@ -74,27 +79,33 @@ gpu_peak() {
   awk 'NR == 1 {base = $1} {if ($1 > peak) peak = $1} END {print peak - base}' "$1"
 }
 
-# adaqp W THREADS: partitions once, then trains with each rank under GNU time.
+# adaqp ROUND MODEL PAIR W: one training run, a line in runs.jsonl.
 adaqp() {
-  local w=$1 t=$2 run="$work/adaqp-w$1"
-  local part="$graph-p$w"
-  [[ -d "$part" ]] || "$bin" partition "${job[@]}" --set "partition.parts=$w" --out "$part" >/dev/null
+  local round=$1 model=$2 pair=$3 w=$4
+  local t=$((threads / w > 0 ? threads / w : 1)) part="$graph-p$4"
+  local run="$work/r$round-$model-$pair-adaqp-w$w" cache=true
+  [[ $pair == conv ]] && cache=false
   rm -rf "$run"
   mkdir -p "$run"
+  log "round $round: $model $pair adaqp W=$w"
   gpu_sampling "$run/gpu-mem.log"
   # shellcheck disable=SC2016
   OMP_NUM_THREADS=$t mpirun --oversubscribe --bind-to none -np "$w" bash -c \
     'export NCCL_HOSTID=adaqp-bench-$OMPI_COMM_WORLD_RANK
      [[ -x /usr/bin/time ]] || exec "$@"
      exec /usr/bin/time -f "%M" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' \
-    "$run" "$bin" train "${job[@]}" --set "partition.parts=$w" --set "partition.dir=$part" \
-    --set "training.threads=$t" --set "output.dir=$run"
+    "$run" "$bin" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w" \
+    --set "partition.dir=$part" --set "communication.feature_cache=$cache" \
+    --set "training.threads=$t" --set "output.dir=$run" >"$run/log" 2>&1 ||
+    { tail -n 20 "$run/log" >&2; exit 1; }
   local gpu
   gpu=$(gpu_peak "$run/gpu-mem.log")
-  "$py" - "$run" "$w" "$t" "$warmup" "$nodes" "$device" "$gpu" >>"$results" <<'PY'
+  "$py" - "$run" "$round" "$model" "$pair" "$w" "$t" "$warmup" "$nodes" "$device" "$gpu" \
+    >>"$runs" <<'PY'
 import glob, json, statistics, sys
-run, w, t, warmup, nodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-device, gpu = sys.argv[6], json.loads(sys.argv[7])
+run, rnd, model, pair = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+w, t, warmup, nodes = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
+device, gpu = sys.argv[9], json.loads(sys.argv[10])
 slowest, loss = {}, None
 for line in open(f"{run}/metrics.jsonl"):
     r = json.loads(line)
@@ -102,59 +113,59 @@ for line in open(f"{run}/metrics.jsonl"):
         continue
     slowest[r["epoch"]] = max(slowest.get(r["epoch"], 0.0), r["epoch_time_s"])
     loss = r["loss"]
-measured = [slowest[e] for e in sorted(slowest) if e > warmup]
+times = [slowest[e] for e in sorted(slowest)]
+measured = times[warmup:]
 rss = [int(open(f).read().split()[-1]) / 1024 for f in sorted(glob.glob(f"{run}/rss.*"))]
-row = {"system": "adaqp", "device": device, "workers": w, "threads": t, "nodes": nodes,
-       "epochs_measured": len(measured), "median_epoch_s": statistics.median(measured),
+row = {"round": rnd, "pair": pair, "system": "adaqp", "model": model, "device": device,
+       "workers": w, "threads": t, "nodes": nodes, "epochs_measured": len(measured),
+       "epoch_times_s": times, "median_epoch_s": statistics.median(measured),
        "min_epoch_s": min(measured), "peak_rss_mib": max(rss) if rss else None,
-       "peak_rss_mib_per_rank": rss, "final_loss": loss}
+       "peak_rss_mib_per_rank": rss, "final_loss": loss, "run_dir": run}
 if gpu is not None:
     row["peak_gpu_mib"] = gpu
 print(json.dumps(row))
 PY
 }
 
+# pyg ROUND MODEL PAIR: one PyG run, a line in runs.jsonl.
 pyg() {
-  local log="$work/pyg-$1"
+  local round=$1 model=$2 pair=$3
+  local log="$work/r$round-$model-$pair-pyg"
+  log "round $round: $model $pair pyg"
   gpu_sampling "$log-gpu-mem.log"
-  "$py" -W ignore "$root/benchmarks/pyg_compare/pyg_gcn.py" --data "$graph" --layers 3 \
-    --hidden 256 --dropout 0.5 --lr 0.01 --weight-decay 5e-4 --warmup "$warmup" \
-    --epochs "$epochs" --threads "$threads" --adj "$1" --device "$device" >"$log.json"
+  "$py" -W ignore "$root/benchmarks/pyg_compare/pyg_train.py" --data "$graph" --model "$model" \
+    --layer0 "$pair" --layers 3 --hidden 256 --dropout 0.5 --lr 0.01 --weight-decay 5e-4 \
+    --warmup "$warmup" --epochs "$epochs" --threads "$threads" --adj "$adj" \
+    --device "$device" >"$log.json" 2>"$log.err" || { tail -n 20 "$log.err" >&2; exit 1; }
   local gpu
   gpu=$(gpu_peak "$log-gpu-mem.log")
-  "$py" - "$log.json" "$gpu" >>"$results" <<'PY'
+  "$py" - "$log.json" "$gpu" "$round" "$pair" >>"$runs" <<'PY'
 import json, sys
-row = json.loads(open(sys.argv[1]).read())
+row = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 gpu = json.loads(sys.argv[2])
+row = {"round": int(sys.argv[3]), "pair": sys.argv[4], **row}
 if gpu is not None:
     row["peak_gpu_mib"] = gpu
 print(json.dumps(row))
 PY
 }
 
-for w in "${workers[@]}"; do
-  if ((w == 1)); then
-    adaqp 1 "$threads"
-    for adj in "${pyg_adj[@]}"; do pyg "$adj"; done
-  else
-    adaqp "$w" "$((threads / w > 0 ? threads / w : 1))"
-  fi
+for w in 1 "${workers[@]}"; do
+  part="$graph-p$w"
+  [[ -d "$part" ]] || "$bin" partition "${job[@]}" --set "partition.parts=$w" --out "$part" >/dev/null
+done
+for ((r = 1; r <= rounds; r++)); do
+  for model in "${models[@]}"; do
+    for pair in "${pairs[@]}"; do
+      if ((r % 2)); then adaqp "$r" "$model" "$pair" 1; pyg "$r" "$model" "$pair"
+      else pyg "$r" "$model" "$pair"; adaqp "$r" "$model" "$pair" 1; fi
+    done
+    for w in "${workers[@]}"; do
+      if ((w > 1)); then adaqp "$r" "$model" cached "$w"; fi
+    done
+  done
 done
 
-"$py" - "$results" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-for r in rows:
-    print(json.dumps(r))
-base = next(r for r in rows if r["system"] == "adaqp" and r["workers"] == 1)
-gpu = "peak_gpu_mib" in base
-print(f"{'system':<16} {'device':>6} {'W':>2} {'threads/rank':>12} {'epoch s (median)':>16} "
-      f"{'vs adaqp W=1':>12} {'peak RSS MiB/rank':>17}" + (f" {'peak GPU MiB':>12}" if gpu else ""))
-for r in rows:
-    line = (f"{r['system']:<16} {r['device']:>6} {r['workers']:>2} {r['threads']:>12} "
-            f"{r['median_epoch_s']:>16.3f} {r['median_epoch_s'] / base['median_epoch_s']:>11.2f}x "
-            f"{r['peak_rss_mib'] or float('nan'):>17.0f}")
-    if gpu:
-        line += f" {r.get('peak_gpu_mib', float('nan')):>12.0f}"
-    print(line)
-PY
+if ((rounds > 0)); then
+  "$py" "$root/benchmarks/pyg_compare/summarise.py" "$runs" "$work"
+fi

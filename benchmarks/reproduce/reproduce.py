@@ -206,9 +206,16 @@ def main():
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per run")
     ap.add_argument("--device", choices=["cpu", "cuda"],
                     help="override the profile's device (e.g. run a gpu profile's flow on the CPU)")
+    ap.add_argument("--phases", default="throughput,pyg,accuracy",
+                    help="which phases to run, comma-separated (default: all three), e.g. "
+                    "accuracy alone while a timed benchmark does not run beside it")
     ap.add_argument("--python", help="Python with torch_geometric for the PyG rows (default: "
                     ".venv/bin/python, else this interpreter)")
     args = ap.parse_args()
+    phases = set(args.phases.split(","))
+    if not phases or phases - {"throughput", "pyg", "accuracy"}:
+        ap.error("--phases takes throughput, pyg and accuracy, comma-separated; got %r" %
+                 args.phases)
     prof = PROFILES[args.profile]
     if args.device:
         prof.device = args.device
@@ -232,9 +239,11 @@ def main():
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
-        if prof.pyg:
+        if prof.pyg and phases & {"throughput", "pyg"}:
             log("the generated graph as files: %s" % jobs.write_generated())
-        if prof.link == "vcluster":
+        if "throughput" not in phases:
+            log("phases 1-2: not asked for")
+        elif prof.link == "vcluster":
             log("phase 1/3: bandwidth at which Vanilla communicates %.0f%% of its epoch" %
                 (100 * prof.target_comm_share))
             for w in prof.workers:
@@ -248,14 +257,16 @@ def main():
             log("phase 1/3: no calibration: the ranks share one GPU and talk over NCCL's sockets")
             calibrated = {w: 0 for w in prof.workers}
             bandwidths = {w: [0] for w in prof.workers}
-        log("phase 2/3: throughput (%s)" % ("virtual cluster" if prof.link == "vcluster" else
-                                            "NCCL on one GPU"))
-        throughput(jobs, prof, datasets, bandwidths, tp_rows, infos)
-        if prof.pyg:
+        if "throughput" in phases:
+            log("phase 2/3: throughput (%s)" % ("virtual cluster" if prof.link == "vcluster" else
+                                                "NCCL on one GPU"))
+            throughput(jobs, prof, datasets, bandwidths, tp_rows, infos)
+        if prof.pyg and "pyg" in phases:
             log("phase 2b: adaqp against PyTorch Geometric, W=1, same graph and device")
             pyg_rows = pyg.compare(jobs, prof, args.python or pyg.default_python(root), log)
-        log("phase 3/3: accuracy over %d seeds" % prof.acc_seeds)
-        accuracy(jobs, prof, acc_datasets, acc_rows, curves)
+        if "accuracy" in phases:
+            log("phase 3/3: accuracy over %d seeds" % prof.acc_seeds)
+            accuracy(jobs, prof, acc_datasets, acc_rows, curves)
     except Stopped as e:
         stopped = "%s after %d runs" % (e, jobs.runs_done)
         log("stopped by %s: the report holds the runs finished before" % stopped)
