@@ -43,7 +43,8 @@ def steady_stats(run_dir, warmup):
         parts["bytes"].append(sum(r["bytes_sent"] for r in recs))
         if "bits_hist" in recs[0]:
             if bits is None:
-                bits = {d: [[0, 0, 0] for _ in recs[0]["bits_hist"][d]] for d in ("fwd", "bwd")}
+                bits = {d: [[0] * len(WIDTHS) for _ in recs[0]["bits_hist"][d]]
+                        for d in ("fwd", "bwd")}
             for r in recs:
                 for d in ("fwd", "bwd"):
                     for layer, hist in enumerate(r["bits_hist"][d]):
@@ -63,9 +64,18 @@ def accuracy(run_dir):
     return summary["test_acc_at_best_val"], curve
 
 
+# The widths of metrics.jsonl's bits_hist: 2, 4 and 8 bits, and full precision.
+WIDTHS = (2, 4, 8, 32)
+
+
 def packed_row_bytes(width, bits):
     """Bytes of one quantized row on the wire: packed codes plus float32 min and step."""
     return (width * bits + 7) // 8 + 8
+
+
+def message_bytes(width, bits):
+    """Bytes of one message at `bits` (32: a float32 row, no metadata)."""
+    return 4 * width if bits == 32 else packed_row_bytes(width, bits)
 
 
 def exchange_widths(info, layers, hidden):
@@ -88,7 +98,7 @@ def predicted_bytes(info, layers, hidden, bits=None, hist=None, epochs=1):
         for d in ("fwd", "bwd"):
             for layer, w in enumerate(widths, start=1):
                 n = hist[d][layer]
-                total += sum(c * packed_row_bytes(w, b) for c, b in zip(n, (2, 4, 8)))
+                total += sum(c * message_bytes(w, b) for c, b in zip(n, WIDTHS))
         return total / epochs
     if bits is None:
         return sum(2 * rows * 4 * w for w in widths)

@@ -67,15 +67,15 @@ def bit_histograms(out, bits, calibrated):
             b["bandwidth_mbit"] == calibrated[b["workers"]]]
     if not rows:
         return []
-    data = "\n".join('"%s %s W%d L%d %s" %g %g %g' % (
+    data = "\n".join('"%s %s W%d L%d %s" %g %g %g %g' % (
         b["dataset"], b["model"], b["workers"], b["layer"], b["direction"], b["share_2"],
-        b["share_4"], b["share_8"]) for b in rows)
+        b["share_4"], b["share_8"], b["share_32"]) for b in rows)
     script = ("set title 'Adaptive bit-widths (AdaQP, calibrated bandwidth): share of messages'\n"
               "set style data histograms\nset style histogram rowstacked\n"
               "set style fill solid 0.8 border -1\nset boxwidth 0.7\nset yrange [0:1]\n"
               "set xtics rotate by -40\nset key outside right\n"
               "plot DATA using 2:xtic(1) title '2 bits', '' using 3 title '4 bits', '' using 4 "
-              "title '8 bits'\n")
+              "title '8 bits', '' using 5 title 'full precision'\n")
     return [_gnuplot(out, "bit_widths", script, data)]
 
 

@@ -79,7 +79,7 @@ def bits_rows(tp_rows):
                              "bandwidth_mbit": r["bandwidth_mbit"], "mode": r["mode"],
                              "layer": layer, "direction": d, "messages": total,
                              "share_2": hist[0] / total, "share_4": hist[1] / total,
-                             "share_8": hist[2] / total})
+                             "share_8": hist[2] / total, "share_32": hist[3] / total})
     return rows
 
 
@@ -222,15 +222,16 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
                 d, acc_cell(d, "gcn", "vanilla"),
                 " | ".join(acc_cell(d, "gcn", s) for s in SCHEMES)))
 
-    lines += ["", "## Bit-width histograms (adaptive; share of messages at 2 / 4 / 8 bits)", "",
-              "| dataset | model | W | Mbit/s | mode | layer | direction | messages | 2 | 4 | 8 |",
-              "|" + "---|" * 11]
+    lines += ["", "## Bit-width histograms (adaptive; share of messages at 2 / 4 / 8 bits and at "
+              "full precision)", "",
+              "| dataset | model | W | Mbit/s | mode | layer | direction | messages | 2 | 4 | 8 | "
+              "full |", "|" + "---|" * 12]
     for b in bits:
-        lines.append("| %s | %s | %d | %s | %s | %d | %s | %d | %.2f | %.2f | %.2f |" % (
+        lines.append("| %s | %s | %d | %s | %s | %d | %s | %d | %.2f | %.2f | %.2f | %.2f |" % (
             b["dataset"], b["model"], b["workers"], link(b["bandwidth_mbit"]),
             MODE_TITLES[b["mode"]],
             b["layer"], b["direction"], b["messages"], b["share_2"], b["share_4"],
-            b["share_8"]))
+            b["share_8"], b["share_32"]))
     return lines
 
 
@@ -254,7 +255,8 @@ def write(out, meta, tp_rows, acc_rows, curves, pyg_rows=()):
     _csv(out / "accuracy_curves.csv", ["dataset", "mode", "epoch", "time_s", "test_acc"],
          curves_out)
     _csv(out / "bits.csv", ["dataset", "model", "workers", "bandwidth_mbit", "mode", "layer",
-                            "direction", "messages", "share_2", "share_4", "share_8"], bits)
+                            "direction", "messages", "share_2", "share_4", "share_8", "share_32"],
+         bits)
     _csv(out / "calibration.csv", ["workers", "bandwidth_mbit", "comm_share"], meta["calibration"])
     if pyg_rows:
         _csv(out / "pyg.csv", ["system", "device", "workers", "nodes", "median_epoch_s",

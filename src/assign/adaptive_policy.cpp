@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <string>
@@ -27,6 +28,9 @@ constexpr int kBitsTag = 32761;
 // Budgets evaluated, evenly over [tmin, tmax] (resolution (tmax - tmin) / 256), in one collective.
 constexpr int kCandidates = 257;
 constexpr Direction kDirs[2] = {Direction::kForward, Direction::kBackward};
+// Epochs an exchange stays at full precision before one epoch re-measures it
+// (AdaptivePolicy::plan).
+constexpr int kRefreshEpochs = 50;
 
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
@@ -95,6 +99,10 @@ void validate(const AdaptiveOptions& opt) {
   if (opt.period < 1) {
     throw ConfigError(fmt::format("communication.assign_period: {} must be >= 1", opt.period));
   }
+  if (!(opt.resolve_drift >= 0 && opt.resolve_drift <= 1e6)) {
+    throw ConfigError(
+        fmt::format("communication.resolve_drift: {} must be in [0, 1e6]", opt.resolve_drift));
+  }
 }
 
 AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView& a_halo,
@@ -111,7 +119,10 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
   validate(opt_);
   std::sort(opt_.bit_set.begin(), opt_.bit_set.end());
   codec_s_.assign(2 * static_cast<size_t>(layers_) * comm.size(), 0.0);
+  range_sq_.assign(2 * static_cast<size_t>(layers_) * comm.size(), 0.0);
   hidden_s_.assign(2 * static_cast<size_t>(layers_), 0.0);
+  solved_inputs_.resize(2 * static_cast<size_t>(layers_));
+  full_since_.assign(2 * static_cast<size_t>(layers_), -1);
   ADAQP_CHECK(time_.world_size == comm.size(),
               fmt::format("time model for {} ranks on {}", time_.world_size, comm.size()));
   // Column sums of the squared halo coefficients go to the owners of the columns.
@@ -154,6 +165,18 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
 const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_traces) {
   const double t0 = steady_now_s();
   stats_.solved = false;
+  const Boundary& part = boundary_;
+  const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
+  if (current_.forward.empty()) {
+    for (Direction dir : kDirs) {
+      std::vector<MessageBits>& bits = plan_bits(current_, dir);
+      bits.resize(layers_);
+      for (MessageBits& b : bits) {
+        b.recv.assign(recv_offsets(part, dir).back(), largest);
+        b.send.assign(send_offsets(part, dir).back(), largest);
+      }
+    }
+  }
   std::vector<const MessageTrace*> traces;  // by direction, then layer
   bool traced = false;
   for (Direction dir : kDirs) {
@@ -162,46 +185,147 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       traced = traced || traces.back() != nullptr;
     }
   }
-  const bool due = traced && (!solved_once_ || epoch - last_solve_ >= opt_.period);
-  const Boundary& part = boundary_;
-  if (current_.forward.empty() || due) {
-    const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
-    QuantPlan next;
+  // With measured times, the first epoch's codec time is a cold start's: wait for a second.
+  const bool warm = !measured_times_ || traced_epochs_ >= 2;
+  const bool due = traced && warm && (!solved_once_ || epoch - last_solve_ >= opt_.period);
+  std::vector<bool> refreshed(2 * static_cast<size_t>(layers_), false);
+  for (Direction dir : kDirs) {
+    std::vector<MessageBits>& bits = plan_bits(current_, dir);
+    for (int l = 0; l < layers_; ++l) {
+      const size_t at = static_cast<int>(dir) * layers_ + l;
+      if (full_since_[at] < 0 || epoch - full_since_[at] < kRefreshEpochs) continue;
+      bits[l].full_precision = false;  // one epoch at the largest width, traced
+      std::fill(bits[l].send.begin(), bits[l].send.end(), largest);
+      std::fill(bits[l].recv.begin(), bits[l].recv.end(), largest);
+      full_since_[at] = -1;
+      solved_inputs_[at].valid = false;
+      refreshed[at] = true;
+    }
+  }
+  if (due) {
+    const bool seconds = opt_.objective == assign::Objective::kSeconds;
     std::vector<Direction> dirs;  // of each problem
     std::vector<int> layers;
+    std::vector<size_t> at_of;
+    std::vector<double> full_s, narrow_s;
     std::vector<MessageBits*> solved;
     for (Direction dir : kDirs) {
-      std::vector<MessageBits>& bits = plan_bits(next, dir);
-      bits.resize(layers_);
+      std::vector<MessageBits>& bits = plan_bits(current_, dir);
       for (int l = 0; l < layers_; ++l) {
-        bits[l].recv.assign(recv_offsets(part, dir).back(), largest);
-        bits[l].send.assign(send_offsets(part, dir).back(), largest);
-        if (!due || traces[static_cast<int>(dir) * layers_ + l] == nullptr) continue;
+        const size_t at = static_cast<int>(dir) * layers_ + l;
+        const MessageTrace* trace = traces[at];
+        if (trace == nullptr || refreshed[at]) continue;
+        const double full = full_precision_time(at, dir, trace->width);
+        const double narrow = uniform_time(at, dir, trace->width, opt_.bit_set.front());
+        if (seconds && (opt_.lambda >= 1 || full <= narrow)) {
+          bits[l].full_precision = true;  // no time to save: no solve, no trace
+          if (full_since_[at] < 0) full_since_[at] = epoch;
+          solved_inputs_[at].valid = false;  // once time can be saved, solve afresh
+          continue;
+        }
+        if (drift(at, full, narrow) < opt_.resolve_drift) continue;
         dirs.push_back(dir);
         layers.push_back(l);
+        at_of.push_back(at);
+        full_s.push_back(full);
+        narrow_s.push_back(narrow);
         solved.push_back(&bits[l]);
       }
     }
-    if (due) {
+    if (!solved.empty()) {
       problems_.resize(solved.size());
       for_each_problem(problems_.size(), [&](size_t i) {
-        fill_problem(layers[i], dirs[i], *traces[static_cast<int>(dirs[i]) * layers_ + layers[i]],
-                     problems_[i]);
+        fill_problem(layers[i], dirs[i], *traces[at_of[i]], problems_[i]);
       });
-      std::vector<std::vector<uint8_t>> widths = solve(problems_, dirs);
-      for (size_t i = 0; i < solved.size(); ++i) solved[i]->send = std::move(widths[i]);
-      distribute(solved, dirs);
-      solved_once_ = true;
-      last_solve_ = epoch;
+      std::vector<Solution> solutions = solve(problems_, dirs, full_s);
+      std::vector<MessageBits*> quantized;
+      std::vector<Direction> quantized_dirs;
+      for (size_t i = 0; i < solved.size(); ++i) {
+        solved[i]->full_precision = solutions[i].full_precision;
+        int& since = full_since_[at_of[i]];
+        since = solutions[i].full_precision ? (since < 0 ? epoch : since) : -1;
+        if (solutions[i].full_precision) continue;
+        solved[i]->send = std::move(solutions[i].widths);
+        quantized.push_back(solved[i]);
+        quantized_dirs.push_back(dirs[i]);
+      }
+      distribute(quantized, quantized_dirs);
+      for (size_t i = 0; i < solved.size(); ++i) {
+        SolvedInputs& in = solved_inputs_[at_of[i]];
+        in.valid = true;
+        in.full_s = full_s[i];
+        in.narrow_s = narrow_s[i];
+        in.range_sq.resize(part.num_parts);
+        for (int r = 0; r < part.num_parts; ++r) {
+          in.range_sq[r] = range_sq_[r * 2 * static_cast<size_t>(layers_) + at_of[i]];
+        }
+      }
       stats_.solved = true;
     }
-    current_ = std::move(next);
+    solved_once_ = true;
+    last_solve_ = epoch;
   }
   current_.seed = seed_;
   current_.epoch = static_cast<uint32_t>(epoch);
   current_.trace_ranges = true;
   stats_.assign_time_s = steady_now_s() - t0;
   return current_;
+}
+
+double AdaptivePolicy::full_precision_time(size_t at, Direction dir, int64_t d) const {
+  const int world = comm_.size();
+  double t = hidden_s_[at];
+  for (int r = 0; world > 1 && r < world; ++r) {
+    const int64_t count = sender_messages_[static_cast<int>(dir)][r];
+    if (count == 0) continue;
+    t = std::max(t, time_.channel_time(time_.channel(r, (r + 1) % world),
+                                       count * quant::full_precision_bytes(d)));
+  }
+  return t;
+}
+
+double AdaptivePolicy::uniform_time(size_t at, Direction dir, int64_t d, int bits) const {
+  const int world = comm_.size();
+  const size_t exchanges = 2 * static_cast<size_t>(layers_);
+  double t = hidden_s_[at];
+  for (int r = 0; world > 1 && r < world; ++r) {
+    const int64_t count = sender_messages_[static_cast<int>(dir)][r];
+    if (count == 0) continue;
+    t = std::max(t, codec_s_[r * exchanges + at] +
+                        time_.channel_time(time_.channel(r, (r + 1) % world),
+                                           count * quant::message_bytes(d, bits)));
+  }
+  return t;
+}
+
+double AdaptivePolicy::drift(size_t at, double full_s, double narrow_s) const {
+  const SolvedInputs& in = solved_inputs_[at];
+  if (!in.valid) return std::numeric_limits<double>::infinity();
+  auto change = [](double now, double then) {
+    if (now == then) return 0.0;
+    return then > 0 && std::isfinite(now) ? std::abs(now - then) / then
+                                          : std::numeric_limits<double>::infinity();
+  };
+  double d = std::max(change(full_s, in.full_s), change(narrow_s, in.narrow_s));
+  const size_t exchanges = 2 * static_cast<size_t>(layers_);
+  for (size_t r = 0; r < in.range_sq.size(); ++r) {
+    d = std::max(d, change(range_sq_[r * exchanges + at], in.range_sq[r]));
+  }
+  return d;
+}
+
+bool AdaptivePolicy::full_precision_wins(const assign::ObjectiveBounds& bounds, double tau,
+                                         double v, double full_s) const {
+  // The normalised objective is (1 - lambda) / (tmax - tmin) * (T + mu V) plus a constant, with
+  // mu = lambda / (1 - lambda) * (tmax - tmin) / (vmax - vmin): the same trade of noise against
+  // time, in seconds, where full precision (no variance) can be weighed against it. Without a
+  // time range (every width as fast) there is no such trade: full precision must cost no time.
+  if (bounds.tmax > bounds.tmin && bounds.vmax > bounds.vmin) {
+    const double mu =
+        opt_.lambda / (1 - opt_.lambda) * (bounds.tmax - bounds.tmin) / (bounds.vmax - bounds.vmin);
+    return full_s <= tau + mu * v;
+  }
+  return full_s <= tau;
 }
 
 void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& trace,
@@ -238,25 +362,30 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
   }
 }
 
-std::vector<std::vector<uint8_t>> AdaptivePolicy::solve(
-    const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs) {
+std::vector<AdaptivePolicy::Solution> AdaptivePolicy::solve(
+    const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs,
+    const std::vector<double>& full_s) {
   if (const int b = assign::endpoint_width(opt_.lambda, opt_.bit_set)) {
-    std::vector<std::vector<uint8_t>> widths;
+    // Objective seconds reaches here only at lambda = 0 where full precision is slower.
+    std::vector<Solution> solutions;
     for (const assign::AssignProblem& p : problems) {
-      widths.emplace_back(p.messages.size(), static_cast<uint8_t>(b));
+      solutions.push_back({std::vector<uint8_t>(p.messages.size(), static_cast<uint8_t>(b))});
     }
-    return widths;
+    return solutions;
   }
   if (opt_.solver == assign::Solver::kExact) {
-    std::vector<std::vector<uint8_t>> widths;
-    for (const assign::AssignProblem& p : problems) widths.push_back(solve_exact(p));
-    return widths;
+    std::vector<Solution> solutions;
+    for (size_t i = 0; i < problems.size(); ++i) {
+      solutions.push_back(solve_exact(problems[i], full_s[i]));
+    }
+    return solutions;
   }
-  return solve_fast(problems, dirs);
+  return solve_fast(problems, dirs, full_s);
 }
 
-std::vector<std::vector<uint8_t>> AdaptivePolicy::solve_fast(
-    const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs) {
+std::vector<AdaptivePolicy::Solution> AdaptivePolicy::solve_fast(
+    const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs,
+    const std::vector<double>& full_s) {
   const int world = comm_.size();
   const size_t n = problems.size();
   constexpr size_t kStride = 2 + kCandidates;  // per problem: vmin, vmax, prefix variances
@@ -290,7 +419,7 @@ std::vector<std::vector<uint8_t>> AdaptivePolicy::solve_fast(
   });
   comm_.allgather(local.data(), all.data(), local.size() * sizeof(double));
   // Every rank sums the same gathered values in rank order and takes the first best budget.
-  std::vector<std::vector<uint8_t>> widths(n);
+  std::vector<Solution> solutions(n);
   for_each_problem(n, [&](size_t i) {
     assign::ObjectiveBounds bounds;
     bounds.tmin = taus[i * kCandidates];
@@ -312,12 +441,19 @@ std::vector<std::vector<uint8_t>> AdaptivePolicy::solve_fast(
         best = c;
       }
     }
-    widths[i] = solvers_[i].assign(taus[i * kCandidates + best]);
+    const double tau = taus[i * kCandidates + best];
+    if (opt_.objective == assign::Objective::kSeconds &&
+        full_precision_wins(bounds, tau, variance[best], full_s[i])) {
+      solutions[i].full_precision = true;
+      return;
+    }
+    solutions[i].widths = solvers_[i].assign(tau);
   });
-  return widths;
+  return solutions;
 }
 
-std::vector<uint8_t> AdaptivePolicy::solve_exact(const assign::AssignProblem& problem) {
+AdaptivePolicy::Solution AdaptivePolicy::solve_exact(const assign::AssignProblem& problem,
+                                                     double full_s) {
   const int world = comm_.size();
   const auto n = static_cast<int64_t>(problem.messages.size());
   std::vector<int64_t> counts(world);
@@ -336,7 +472,8 @@ std::vector<uint8_t> AdaptivePolicy::solve_exact(const assign::AssignProblem& pr
     if (r < comm_.rank()) offset += counts[r];
     total += counts[r];
   }
-  std::vector<uint8_t> bits(static_cast<size_t>(total));
+  // Every message's width, then one byte: 1 when full precision wins (objective seconds).
+  std::vector<uint8_t> bits(static_cast<size_t>(total) + 1, 0);
   if (comm_.rank() == 0) {
     assign::AssignProblem global = problem;
     global.messages.clear();
@@ -349,14 +486,25 @@ std::vector<uint8_t> AdaptivePolicy::solve_exact(const assign::AssignProblem& pr
     ao.solver = assign::Solver::kExact;
     ao.lambda = opt_.lambda;
     ao.group_size = opt_.group_size;
-    bits = assign::solve_assignment(global, ao).bits;
+    const assign::Assignment a = assign::solve_assignment(global, ao);
+    std::copy(a.bits.begin(), a.bits.end(), bits.begin());
+    bits.back() =
+        opt_.objective == assign::Objective::kSeconds &&
+        full_precision_wins(assign::objective_bounds(global),
+                            std::max(a.eval.time, global.hidden_s), a.eval.variance, full_s);
   }
   comm_.broadcast(bits.data(), bits.size(), 0);
-  return std::vector<uint8_t>(bits.begin() + offset, bits.begin() + offset + n);
+  Solution solution;
+  solution.full_precision = bits.back() != 0;
+  if (!solution.full_precision) {
+    solution.widths.assign(bits.begin() + offset, bits.begin() + offset + n);
+  }
+  return solution;
 }
 
 void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
                                 const std::vector<Direction>& dirs) {
+  if (solved.empty()) return;  // every rank knows it: the decisions are common
   const Boundary& part = boundary_;
   const int world = part.num_parts;
   // Per peer, the widths of the solved exchanges in order, 2 bits each.
@@ -412,9 +560,11 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
   // Per exchange (direction, then layer), gathered from every rank: its modelled time, its start
   // on rank 0's clock (lowest() where it did not take part), its codec time (this epoch's if it
-  // took part, else the last one) and when it needed the exchange's data on rank 0's clock (its
-  // start plus its hidden time; max() where it did not take part).
-  std::vector<double> mine(4 * exchanges, 0.0), all(4 * exchanges * world);
+  // was quantized, else the last one), when it needed the exchange's data on rank 0's clock (its
+  // start plus its hidden time; max() where it did not take part) and the sum of squared ranges
+  // of its last trace.
+  constexpr size_t kBlocks = 5;
+  std::vector<double> mine(kBlocks * exchanges, 0.0), all(kBlocks * exchanges * world);
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
   stats_.hist_forward.assign(layers_, {});
@@ -431,26 +581,39 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
       mine[3 * exchanges + at] = std::numeric_limits<double>::max();
       const MessageTrace* trace = message_traces.find(l, dir);
       if (trace == nullptr) continue;  // not exchanged
+      double range_sq = 0;
+      for (float r : trace->ranges) range_sq += static_cast<double>(r) * r;
+      mine[4 * exchanges + at] = range_sq;
+      const bool full = bits[l].full_precision;
       if (static_cast<size_t>(l) < done.size() && done[l].completed_s > 0) {
         traces[at] = &done[l];
         mine[exchanges + at] = done[l].started_s + clock_offset_s_;
         if (measured_times_) {
-          mine[2 * exchanges + at] = done[l].quant_s;
+          if (!full) mine[2 * exchanges + at] = done[l].quant_s;
           mine[3 * exchanges + at] = done[l].started_s + done[l].hidden_s + clock_offset_s_;
         }
       }
       int64_t bytes = 0;
-      for (uint8_t b : bits[l].send) {
-        ++hist[l][quant::width_index(b)];
-        bytes += quant::message_bytes(trace->width, b);
+      if (full) {
+        hist[l][quant::kNumWidths] += static_cast<int64_t>(bits[l].send.size());
+        bytes =
+            static_cast<int64_t>(bits[l].send.size()) * quant::full_precision_bytes(trace->width);
+      } else {
+        for (uint8_t b : bits[l].send) {
+          ++hist[l][quant::width_index(b)];
+          bytes += quant::message_bytes(trace->width, b);
+        }
       }
       if (world > 1) {
         const int32_t channel = time_.channel(part.rank, (part.rank + 1) % world);
-        mine[at] = time_.channel_time(channel, bytes) + own_codec[at];
+        mine[at] = time_.channel_time(channel, bytes) + (full ? 0.0 : own_codec[at]);
       }
     }
   }
   comm_.allgather(mine.data(), all.data(), mine.size() * sizeof(double));
+  if (std::any_of(traces.begin(), traces.end(), [](const ExchangeTrace* t) { return t; })) {
+    ++traced_epochs_;
+  }
   std::vector<double> predicted(exchanges, 0.0), measured(exchanges, 0.0);
   for (size_t at = 0; at < exchanges; ++at) {
     double last_start = std::numeric_limits<double>::lowest();
@@ -461,6 +624,7 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
       last_start = std::max(last_start, v[exchanges + at]);
       codec_s_[r * exchanges + at] = v[2 * exchanges + at];
       first_need = std::min(first_need, v[3 * exchanges + at]);
+      range_sq_[r * exchanges + at] = v[4 * exchanges + at];
     }
     // Hidden: from the moment the last rank started until the first needed the data (the model
     // times an exchange from its last start too).

@@ -19,6 +19,16 @@ const char* to_string(Solver solver) {
   return solver == Solver::kExact ? "exact" : "fast";
 }
 
+Objective parse_objective(const std::string& name) {
+  if (name == "seconds") return Objective::kSeconds;
+  if (name == "normalized") return Objective::kNormalized;
+  throw ConfigError("must be one of seconds, normalized");
+}
+
+const char* to_string(Objective objective) {
+  return objective == Objective::kNormalized ? "normalized" : "seconds";
+}
+
 void validate(const AssignOptions& options) {
   if (!(options.lambda >= 0 && options.lambda <= 1)) {
     throw ConfigError("assign: lambda must be in [0, 1], got " + std::to_string(options.lambda));

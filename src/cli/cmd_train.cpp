@@ -168,6 +168,8 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device = Devi
   topt.adaptive.lambda = cfg.communication.lambda;
   topt.adaptive.group_size = cfg.communication.group_size;
   topt.adaptive.period = cfg.communication.assign_period;
+  topt.adaptive.objective = cfg.communication.objective;
+  topt.adaptive.resolve_drift = cfg.communication.resolve_drift;
   topt.adaptive.solver = cfg.communication.solver;
   return topt;
 }

@@ -293,6 +293,12 @@ const std::vector<Field>& fields() {
       choice_field<assign::Solver>(
           "communication.solver", [](C & c) -> auto& { return c.communication.solver; },
           assign::parse_solver, assign::to_string),
+      choice_field<assign::Objective>(
+          "communication.objective", [](C & c) -> auto& { return c.communication.objective; },
+          assign::parse_objective, assign::to_string),
+      field<double>(
+          "communication.resolve_drift",
+          [](C & c) -> auto& { return c.communication.resolve_drift; }),
       field<std::string>(
           "output.dir", [](C & c) -> auto& { return c.output.dir; }),
       choice_field<LogLevel>(
@@ -413,6 +419,10 @@ void require_effective(const JobConfig& c, const std::string& origin) {
           "communication.assign_period", std::to_string(m.assign_period), solver_only);
   require(m.solver == defaults.solver || adaptive, origin, "communication.solver",
           assign::to_string(m.solver), solver_only);
+  require(m.objective == defaults.objective || adaptive, origin, "communication.objective",
+          assign::to_string(m.objective), solver_only);
+  require(m.resolve_drift == defaults.resolve_drift || adaptive, origin,
+          "communication.resolve_drift", print_value(m.resolve_drift), solver_only);
 }
 
 void validate(const JobConfig& c, const std::string& origin) {
@@ -507,6 +517,8 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be >= 1");
   require(m.assign_period >= 1, origin, "communication.assign_period",
           std::to_string(m.assign_period), "must be >= 1");
+  require(m.resolve_drift >= 0 && m.resolve_drift <= 1e6, origin, "communication.resolve_drift",
+          print_value(m.resolve_drift), "must be in [0, 1e6]");
   require(!c.output.dir.empty(), origin, "output.dir", "''", "must not be empty");
   require(c.output.progress_every >= 0, origin, "output.progress_every",
           std::to_string(c.output.progress_every), "must be >= 0 (0 = automatic)");

@@ -92,6 +92,7 @@ void HaloExchanger::prepare(const QuantPlan& plan) {
   for (int dir = 0; dir < 2; ++dir) {
     const std::vector<MessageBits>& by_layer = dir == 0 ? plan.forward : plan.backward;
     for (size_t l = 0; l < by_layer.size(); ++l) {
+      if (by_layer[l].full_precision) continue;
       Precision p;
       p.bits = &by_layer[l];
       quantized_->prepare(

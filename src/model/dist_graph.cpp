@@ -253,7 +253,7 @@ Precision DistGraph::precision(int layer, Direction dir, int64_t d) {
   if (plan_ == nullptr) return p;
   const std::vector<MessageBits>& bits =
       dir == Direction::kForward ? plan_->forward : plan_->backward;
-  if (static_cast<size_t>(layer) >= bits.size()) return p;
+  if (static_cast<size_t>(layer) >= bits.size() || bits[layer].full_precision) return p;
   p.bits = &bits[layer];
   p.key.seed = plan_->seed;
   p.key.epoch = plan_->epoch;

@@ -40,7 +40,7 @@ enum class Kind {
   kBool,      // one flag
   kRealPair,  // per layer, forward and backward: 2 x layers doubles
   kIntPair,   // per layer, forward and backward: 2 x layers integers
-  kHistPair   // per layer and width, forward and backward: 2 x layers x kNumWidths counts
+  kHistPair   // per layer and reported width, forward and backward: 2 x layers x kNumReportedWidths
 };
 
 // When a field appears in metrics.jsonl.
@@ -87,7 +87,7 @@ std::vector<T> typed(const std::vector<double>& v) {
   return out;
 }
 
-using Hist = std::vector<std::array<int64_t, quant::kNumWidths>>;
+using Hist = std::vector<std::array<int64_t, quant::kNumReportedWidths>>;
 
 std::vector<double> flat(const Hist& h) {
   std::vector<double> v;
@@ -96,9 +96,9 @@ std::vector<double> flat(const Hist& h) {
 }
 
 Hist unflat(const std::vector<double>& v) {
-  Hist h(v.size() / quant::kNumWidths);
+  Hist h(v.size() / quant::kNumReportedWidths);
   for (size_t k = 0; k < v.size(); ++k) {
-    h[k / quant::kNumWidths][k % quant::kNumWidths] = static_cast<int64_t>(v[k]);
+    h[k / quant::kNumReportedWidths][k % quant::kNumReportedWidths] = static_cast<int64_t>(v[k]);
   }
   return h;
 }
@@ -177,7 +177,7 @@ bool is_pair(Kind k) {
 
 // Doubles of one direction of a pair field for a model of n layers.
 size_t pair_values(Kind k, size_t n) {
-  return k == Kind::kHistPair ? n * quant::kNumWidths : n;
+  return k == Kind::kHistPair ? n * quant::kNumReportedWidths : n;
 }
 
 bool emitted(const Field& f, const EpochRecord& r, const Values& v) {
@@ -199,9 +199,10 @@ bool emitted(const Field& f, const EpochRecord& r, const Values& v) {
 Json array(const std::vector<double>& v, Kind kind) {
   Json a = Json::array();
   if (kind == Kind::kHistPair) {
-    for (size_t k = 0; k < v.size(); k += quant::kNumWidths) {
+    for (size_t k = 0; k < v.size(); k += quant::kNumReportedWidths) {
       Json layer = Json::array();
-      for (int w = 0; w < quant::kNumWidths; ++w) layer.push_back(static_cast<int64_t>(v[k + w]));
+      for (int w = 0; w < quant::kNumReportedWidths; ++w)
+        layer.push_back(static_cast<int64_t>(v[k + w]));
       a.push_back(layer);
     }
     return a;

@@ -49,7 +49,7 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
 }
 
 // Probe sizes from the job's rows: the narrowest exchanged row at the smallest width to the widest
-// at the largest.
+// at full precision (objective seconds weighs it) or at the largest width.
 LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
   const int64_t narrow = std::min<int64_t>(o.model.hidden, part.num_classes);
   const int64_t wide =
@@ -58,8 +58,11 @@ LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
   LinkProbeOptions p;
   p.device = o.device;
   p.min_row_bytes = quant::message_bytes(narrow, *std::min_element(bits.begin(), bits.end()));
-  p.max_row_bytes = std::max(
-      quant::message_bytes(wide, *std::max_element(bits.begin(), bits.end())), 2 * p.min_row_bytes);
+  const int64_t widest =
+      o.adaptive.objective == assign::Objective::kSeconds
+          ? quant::full_precision_bytes(wide)
+          : quant::message_bytes(wide, *std::max_element(bits.begin(), bits.end()));
+  p.max_row_bytes = std::max(widest, 2 * p.min_row_bytes);
   return p;
 }
 

@@ -134,7 +134,7 @@ for name in quant random quantcover; do
 done
 
 run adaptive cuda 2 "${synthetic[@]}" --set communication.mode=adaqp \
-  --set communication.scheme=adaptive
+  --set communication.scheme=adaptive --set communication.objective=normalized
 "${compare[@]}" widths "$tmp/adaptive/cuda-w2"
 
 # Multi-label: the loss and F1 path on the device.
@@ -156,7 +156,8 @@ for device in cpu cuda; do
   # shellcheck disable=SC2016
   timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np 2 bash -c \
     'NCCL_HOSTID=adaqp-gpu-test-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN" train \
-    "${synthetic[@]}" "${device_training[@]}" --set communication.mode=quant --set training.lr=1e30 \
+    "${synthetic[@]}" "${device_training[@]}" --set communication.mode=quant \
+    --set communication.scheme=uniform --set training.lr=1e30 \
     --set "training.device=$device" --set partition.parts=2 \
     --set "partition.dir=$tmp/gen-partition-w2" --set "output.dir=$tmp/nonfinite/$device" \
     --set output.log_level=warn >"$log" 2>&1 || rc=$?

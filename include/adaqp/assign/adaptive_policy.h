@@ -37,6 +37,15 @@
 // solver plans with this model and the epoch's prediction is the largest over the senders
 // (AssignStats::predicted_*).
 //
+// Objective (AdaptiveOptions::objective, docs/design.md section 6): seconds (the default) also
+// weighs full precision for a whole exchange (no codec, no trace: the overlap mode's path), with
+// its own modelled time (4 d bytes a message, no codec time), first without a solve (it wins if it
+// is no slower than every message at the narrowest width), then against the solution (it wins if
+// its time is at most the solution's time plus its variance priced at the normalised objective's
+// rate). Every input of both tests is common to all ranks, so they all take the same decision;
+// the codec time of an exchange now at full precision is the one measured when it was last
+// quantized. normalized: the paper's objective over the codec widths alone.
+//
 // Weights (assign/variance_weight.h): forward message j (row v to peer q) has
 // w_j = (sum over q's rows i of a_iv^2) * d * range_j^2 / 6; q knows a_iv for its halo column v
 // (1 for a partial sum, whose coefficients the sender applied: its weight is its own range's)
@@ -67,7 +76,9 @@ struct AdaptiveOptions {
   double lambda = 0.5;  // communication.lambda: weight of the variance term
   int group_size = 1;   // communication.group_size: messages sharing one width
   int period = 1;       // communication.assign_period: epochs between solves
-  assign::Solver solver = assign::Solver::kFast;  // communication.solver
+  assign::Solver solver = assign::Solver::kFast;              // communication.solver
+  assign::Objective objective = assign::Objective::kSeconds;  // communication.objective
+  double resolve_drift = 0.1;  // communication.resolve_drift: see AdaptivePolicy::plan
 };
 
 // ConfigError naming the communication.* key and its value.
@@ -87,9 +98,19 @@ class AdaptivePolicy : public BitPolicy {
                  assign::TimeModel time, int layers, const AdaptiveOptions& opt, uint64_t seed,
                  bool measured_times, const kernels::CsrView* send_matrix = nullptr);
 
-  // Every message at the largest allowed width until an epoch has been traced; then the solver's
-  // widths, re-solved from the last traced epoch every `period` epochs. Every plan traces its
-  // exchanges. Collective.
+  // Every message at the largest allowed width until an epoch has been traced (two with measured
+  // times: the first epoch's codec time is a cold start's). Then, every `period` epochs, each
+  // exchange is planned again from the last traced epoch:
+  // - objective seconds: at full precision where that takes no longer than the narrowest width
+  //   (codec included; no solve, no trace); lambda = 1 puts every exchange there;
+  // - otherwise the solver's widths (objective seconds: or full precision, where the solution's
+  //   objective in seconds is no better), re-solved only if the exchange's inputs drifted by at
+  //   least resolve_drift since its last solve: any rank's sum of squared ranges of its traced
+  //   messages, the modelled time at full precision or at the narrowest width (relative changes).
+  // An exchange at full precision for kRefreshEpochs epochs travels one epoch at the largest width
+  // again (traced), so that its codec time and ranges are measured afresh before it is decided
+  // again. Every plan traces its quantized exchanges. Collective; every rank takes the same
+  // decisions.
   const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
   // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges
   // (DistGraph::comm_stats). The histogram, prediction and measurement cover the exchanges that
@@ -101,13 +122,32 @@ class AdaptivePolicy : public BitPolicy {
   // memory).
   void fill_problem(int layer, Direction dir, const MessageTrace& trace,
                     assign::AssignProblem& problem) const;
-  // This rank's widths for each problem (its own outgoing messages).
-  // `dirs`: the direction of each problem.
-  std::vector<std::vector<uint8_t>> solve(const std::vector<assign::AssignProblem>& problems,
-                                          const std::vector<Direction>& dirs);
-  std::vector<std::vector<uint8_t>> solve_fast(const std::vector<assign::AssignProblem>& problems,
-                                               const std::vector<Direction>& dirs);
-  std::vector<uint8_t> solve_exact(const assign::AssignProblem& problem);
+  // One problem's outcome: this rank's widths (its own outgoing messages), or full precision for
+  // the whole exchange (objective seconds: identical on every rank).
+  struct Solution {
+    std::vector<uint8_t> widths;
+    bool full_precision = false;
+  };
+  // `dirs`: the direction of each problem; `full_s`: its modelled time at full precision.
+  std::vector<Solution> solve(const std::vector<assign::AssignProblem>& problems,
+                              const std::vector<Direction>& dirs,
+                              const std::vector<double>& full_s);
+  std::vector<Solution> solve_fast(const std::vector<assign::AssignProblem>& problems,
+                                   const std::vector<Direction>& dirs,
+                                   const std::vector<double>& full_s);
+  Solution solve_exact(const assign::AssignProblem& problem, double full_s);
+  // Objective seconds: whether full precision (time full_s, no variance) beats a solution of
+  // exchange time tau and variance v under `bounds` (the codec widths' bounds over all ranks).
+  bool full_precision_wins(const assign::ObjectiveBounds& bounds, double tau, double v,
+                           double full_s) const;
+  // Modelled time of exchange `at` (direction dir, rows of d values, every rank's messages) at
+  // full precision, and with every message at `bits` (each sender's codec time included); at
+  // least the exchange's hidden time.
+  double full_precision_time(size_t at, Direction dir, int64_t d) const;
+  double uniform_time(size_t at, Direction dir, int64_t d, int bits) const;
+  // The largest relative change of exchange `at`'s inputs since its last solve (infinite if it
+  // was never solved).
+  double drift(size_t at, double full_s, double narrow_s) const;
   // Fills the recv widths of every solved exchange (of direction dirs[i]) from the peers' send
   // widths; exchanges not solved keep the largest width at both ends (every rank traces the same
   // exchanges, so the peers agree on what is sent).
@@ -134,6 +174,20 @@ class AdaptivePolicy : public BitPolicy {
   // measured_times.
   std::vector<double> hidden_s_;
   std::vector<int64_t> sender_messages_[2];  // by direction: every rank's outgoing messages
+  // range_sq_[r * 2 * layers + exchange]: rank r's sum of squared ranges over the messages of its
+  // last trace of that exchange, gathered with every epoch's statistics.
+  std::vector<double> range_sq_;
+  // Per exchange, the inputs of its last solve (drift()): range_sq_ of every rank, and the times
+  // at full precision and at the narrowest width.
+  struct SolvedInputs {
+    bool valid = false;
+    std::vector<double> range_sq;
+    double full_s = 0, narrow_s = 0;
+  };
+  std::vector<SolvedInputs> solved_inputs_;
+  // Per exchange: the epoch it went to full precision, -1 while quantized.
+  std::vector<int> full_since_;
+  int traced_epochs_ = 0;  // epochs finished with at least one traced exchange
   // The last solve's problems and solvers, kept so that the next one reuses their memory.
   std::vector<assign::AssignProblem> problems_;
   std::vector<assign::BudgetSolver> solvers_;

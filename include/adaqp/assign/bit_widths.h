@@ -22,10 +22,13 @@ const char* direction_name(Direction dir);
 // One layer and direction. Message order (Boundary):
 //   forward:  sends the boundary's sent rows (peer by peer), receives its received rows;
 //   backward: sends gradients of the received rows, receives gradients of the sent rows.
-// Every entry is 2, 4 or 8.
+// Every entry is 2, 4 or 8. With full_precision (the adaptive scheme's choice for the whole
+// exchange, docs/design.md, section 6) the exchange travels at full precision instead, through the
+// full-precision path: no codec, no trace; send and recv are then not read.
 struct MessageBits {
   std::vector<uint8_t> send;
   std::vector<uint8_t> recv;
+  bool full_precision = false;
 };
 
 // The bit-widths of one training epoch's exchanges, and the key of its quantization noise.

@@ -30,8 +30,9 @@ struct AssignStats {
   // the model predicts. (A rank's own wall time from its own start, which also holds its wait for
   // late peers, stays in EpochStats::comm_forward_s / comm_backward_s.)
   std::vector<double> measured_forward_s, measured_backward_s;
-  // This rank's sent messages per layer at 2, 4 and 8 bits.
-  std::vector<std::array<int64_t, quant::kNumWidths>> hist_forward, hist_backward;
+  // This rank's sent messages per layer at 2, 4 and 8 bits and at full precision
+  // (quant::reported_width).
+  std::vector<std::array<int64_t, quant::kNumReportedWidths>> hist_forward, hist_backward;
 };
 
 class BitPolicy {

@@ -16,6 +16,16 @@ enum class Solver { kFast, kExact };
 Solver parse_solver(const std::string& name);
 const char* to_string(Solver solver);
 
+// What the adaptive scheme minimises per exchange (docs/design.md, section 6). kSeconds: the
+// exposed exchange time plus the variance priced in seconds at the normalised objective's rate,
+// with full precision (no codec) among the choices, so an exchange is quantized only where that
+// saves exposed time. kNormalized: the paper's normalised objective over the codec widths alone.
+enum class Objective { kSeconds, kNormalized };
+
+// "seconds" | "normalized"; ConfigError "must be one of seconds, normalized" otherwise.
+Objective parse_objective(const std::string& name);
+const char* to_string(Objective objective);
+
 struct AssignOptions {
   Solver solver = Solver::kFast;
   double lambda = 0.5;  // weight of the variance term, in [0, 1]

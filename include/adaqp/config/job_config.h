@@ -51,12 +51,15 @@ struct CommunicationConfig {
   double timeout_s = 300;                           // bound on every blocking wait
   // Scheme adaptive (docs/design.md, section 6): the allowed widths, the weight of the variance
   // term in the objective, how many consecutive messages of one link share a width, the epochs
-  // between solves, and the solver (fast | exact).
+  // between solves, the solver (fast | exact), the objective (seconds | normalized) and the drift
+  // of an exchange's inputs since its last solve below which a due solve is skipped.
   std::vector<int> bit_set = quant::all_widths();
   double lambda = 0.5;
   int group_size = 1;
   int assign_period = 1;
   assign::Solver solver = assign::Solver::kFast;
+  assign::Objective objective = assign::Objective::kSeconds;
+  double resolve_drift = 0.1;
 };
 
 struct OutputConfig {

@@ -40,6 +40,22 @@ inline std::vector<int> all_widths() {
   return widths;
 }
 
+// A message the adaptive scheme sends at full precision (docs/design.md, section 6) travels as
+// float32 values through the full-precision path, no codec and no metadata; it is reported at this
+// width beside the codec widths, which it is not one of.
+constexpr int kFullPrecisionBits = 32;
+
+// Widths a message count is reported at: the codec widths, narrowest first, then full precision.
+constexpr int kNumReportedWidths = kNumWidths + 1;
+constexpr int reported_width(int k) {
+  return k < kNumWidths ? bit_width(k) : kFullPrecisionBits;
+}
+
+// The wire size of one message of d values at full precision.
+constexpr int64_t full_precision_bytes(int64_t d) {
+  return d * static_cast<int64_t>(sizeof(float));
+}
+
 // Per-message metadata: float32 (m, s).
 constexpr int64_t kMetaBytesPerRow = 8;
 

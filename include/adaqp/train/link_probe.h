@@ -37,7 +37,7 @@ struct LinkProbeOptions {
   int repeats = 7;  // passes over the sizes at most; >= 3 (a median per size)
   // The probe takes as many passes as fit in about this (priced by a warm-up at the smallest size
   // and 8 times it); if 3 do not fit, its largest size shrinks until they do.
-  double budget_s = 3.0;
+  double budget_s = 1.0;
   // Where the probe's buffers live: the job's device (device memory for a device transport).
   Device device;
 };

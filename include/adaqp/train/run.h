@@ -64,9 +64,10 @@ struct RunSummary {
   // The ranks whose layer 0 reads its input (A X, or X) kept sparse (training.sparse_features;
   // model/sparse_features.h).
   int sparse_features_ranks = 0;
-  // Adaptive scheme: the share of messages sent at 2, 4 and 8 bits (all ranks, all epochs run).
+  // Adaptive scheme: the share of messages sent at 2, 4 and 8 bits and at full precision (all
+  // ranks, all epochs run).
   bool adaptive = false;
-  std::array<double, quant::kNumWidths> bit_shares{};
+  std::array<double, quant::kNumReportedWidths> bit_shares{};
   // Where the slowest rank's epoch went, mean over the epochs run (seconds): computation, waiting
   // for exchanges, loss and gradient all-reduce, bit-width assignment; and quantization on any
   // thread or stream (part of the others).

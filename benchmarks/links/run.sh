@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Does AdaQP ever lose to Vanilla? The four modes over a sweep of link rates, on the quick
+# profile's generated graph (50k nodes, 20 in-edges each, 128 features, 8 classes; 3 layers,
+# hidden 128), one rank per host of the virtual cluster (scripts/vcluster.sh) at each rate of
+# RATES, and plain mpirun over shared memory for `shm`. Modes: vanilla, adaqp-q and adaqp (the
+# default objective, seconds), adaqp-p, and adaqp-paper (mode adaqp with the paper's objective,
+# communication.objective=normalized, solved every epoch: the adaptive scheme before full precision
+# was a choice).
+# ROUNDS rounds (default 3); each runs every (rate, model, W, mode) once, the modes in reverse
+# order on even rounds. A run's figure is the mean of the slowest rank's epoch over the epochs
+# after WARMUP; a mode's is the median of its rounds, with their minimum and maximum; AdaQP /
+# Vanilla is the ratio of those medians.
+#
+# Usage: benchmarks/links/run.sh [WORK_DIR]   (default runs/links; needs root for the namespaces)
+# Environment: ADAQP_BIN (build/src/adaqp), RATES ("300mbit 1200mbit 4800mbit 10gbit shm": the
+#   quick profile's calibrated rate at W=2, 4x and 16x it, 10 Gbit/s, shared memory), MODELS
+#   ("gcn sage"), WORKERS (2), MODES, ROUNDS (3), EPOCHS (10), WARMUP (2), NODES (50000).
+# Writes, as it goes: provenance.json, runs.jsonl (one line per run) and each run's folder; at the
+# end summary.json, summary.md (the table, also printed) and adaqp_vs_vanilla.png.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${ADAQP_BIN:-$root/build/src/adaqp}
+work=${1:-$root/runs/links}
+read -r -a rates <<<"${RATES:-300mbit 1200mbit 4800mbit 10gbit shm}"
+read -r -a models <<<"${MODELS:-gcn sage}"
+read -r -a workers <<<"${WORKERS:-2}"
+read -r -a modes <<<"${MODES:-vanilla adaqp-q adaqp-p adaqp adaqp-paper}"
+rounds=${ROUNDS:-3}
+epochs=${EPOCHS:-10}
+warmup=${WARMUP:-2}
+nodes=${NODES:-50000}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+log() { printf '[links %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+mode_sets() {
+  case $1 in
+    vanilla) echo communication.mode=vanilla ;;
+    adaqp-q) echo communication.mode=quant ;;
+    adaqp-p) echo communication.mode=overlap ;;
+    adaqp) echo communication.mode=adaqp ;;
+    adaqp-paper)
+      echo communication.mode=adaqp communication.objective=normalized communication.resolve_drift=0
+      ;;
+    *) echo "links: unknown mode '$1'" >&2; exit 2 ;;
+  esac
+}
+for m in "${modes[@]}"; do mode_sets "$m" >/dev/null; done
+[[ " ${modes[*]} " == *" vanilla "* ]] || { echo "links: MODES must include vanilla" >&2; exit 2; }
+
+mkdir -p "$work"
+python3 "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
+graph="$work/graph-n$nodes"
+if [[ ! -d "$graph" ]]; then
+  log "generating $nodes nodes"
+  "$bin" generate --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$nodes" \
+    --set dataset.synthetic.avg_degree=20 --set dataset.synthetic.feat_dim=128 \
+    --set dataset.synthetic.num_classes=8 --set dataset.synthetic.seed=1 --out "$graph" >/dev/null
+fi
+job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_loops=true
+     --set model.layers=3 --set model.hidden=128 --set "training.epochs=$epochs"
+     --set "training.eval_every=$epochs" --set training.threads=1 --set training.device=cpu
+     --set output.log_level=warn)
+for w in "${workers[@]}"; do
+  [[ -d "$graph-p$w" ]] ||
+    "$bin" partition "${job[@]}" --set "partition.parts=$w" --out "$graph-p$w" >/dev/null
+done
+runs="$work/runs.jsonl"
+: >"$runs"
+
+# one ROUND RATE MODEL W MODE: a training run and its line in runs.jsonl.
+one() {
+  local round=$1 rate=$2 model=$3 w=$4 mode=$5
+  local run="$work/r$round-$rate-$model-w$w-$mode" sets=()
+  for s in $(mode_sets "$mode"); do sets+=(--set "$s"); done
+  rm -rf "$run"
+  local cmd=("$bin" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w"
+             --set "partition.dir=$graph-p$w" --set "output.dir=$run" "${sets[@]}")
+  log "round $round: $rate $model W=$w $mode"
+  if [[ $rate == shm ]]; then
+    mpirun --oversubscribe --bind-to none -np "$w" "${cmd[@]}" >"$run.log" 2>&1
+  else
+    "$root/scripts/vcluster.sh" --hosts "$w" --bandwidth "$rate" --timeout 900 -- "${cmd[@]}" \
+      >"$run.log" 2>&1
+  fi || { tail -n 20 "$run.log" >&2; exit 1; }
+  python3 - "$run" "$round" "$rate" "$model" "$w" "$mode" "$warmup" >>"$runs" <<'PY'
+import json, statistics, sys
+run, rnd, rate, model, w, mode, warmup = sys.argv[1:8]
+recs = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
+slowest, sent, quant, assign, full = {}, {}, {}, {}, {}
+for r in recs:
+    if r.get("event") or "epoch_time_s" not in r:
+        continue
+    e = r["epoch"]
+    slowest[e] = max(slowest.get(e, 0.0), r["epoch_time_s"])
+    sent[e] = sent.get(e, 0) + r["bytes_sent"]
+    quant[e] = max(quant.get(e, 0.0), r["quant_time_s"])
+    assign[e] = max(assign.get(e, 0.0), r.get("assign_time_s", 0.0))
+    hist = r.get("bits_hist")
+    if hist:
+        n = [sum(layer[k] for d in ("fwd", "bwd") for layer in hist[d]) for k in range(4)]
+        full[e] = full.get(e, [0, 0, 0, 0])
+        full[e] = [a + b for a, b in zip(full[e], n)]
+measured = [e for e in sorted(slowest) if e > int(warmup)]
+row = {"round": int(rnd), "rate": rate, "model": model, "workers": int(w), "mode": mode,
+       "epoch_times_s": [slowest[e] for e in sorted(slowest)],
+       "epoch_s": statistics.fmean(slowest[e] for e in measured),
+       "bytes_per_epoch": statistics.fmean(sent[e] for e in measured),
+       "quant_s": statistics.fmean(quant[e] for e in measured),
+       "assign_s": statistics.fmean(assign[e] for e in measured),
+       "run_dir": run}
+if full:
+    total = [sum(full[e][k] for e in measured) for k in range(4)]
+    row["width_shares"] = {b: n / max(1, sum(total)) for b, n in zip(("2", "4", "8", "32"), total)}
+print(json.dumps(row))
+PY
+}
+
+for ((r = 1; r <= rounds; r++)); do
+  order=("${modes[@]}")
+  if ((r % 2 == 0)); then
+    order=()
+    for ((i = ${#modes[@]} - 1; i >= 0; i--)); do order+=("${modes[i]}"); done
+  fi
+  for rate in "${rates[@]}"; do
+    for model in "${models[@]}"; do
+      for w in "${workers[@]}"; do
+        for mode in "${order[@]}"; do one "$r" "$rate" "$model" "$w" "$mode"; done
+      done
+    done
+  done
+done
+
+python3 "$root/benchmarks/links/summarise.py" "$runs" "$work"

@@ -1,0 +1,117 @@
+"""Summarises benchmarks/links' runs.jsonl: per (rate, model, W, mode) the median epoch of the
+rounds with their minimum and maximum, and each mode's median over Vanilla's; writes summary.json
+and summary.md beside the runs, prints the table, and plots AdaQP / Vanilla against the link rate
+(adaqp_vs_vanilla.png, gnuplot, when it is installed).
+
+Usage: summarise.py RUNS_JSONL OUT_DIR
+"""
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p", "adaqp": "AdaQP",
+          "adaqp-paper": "AdaQP (paper's objective)"}
+
+
+def rate_mbit(rate):
+    """Link rate in Mbit/s (shared memory: None)."""
+    if rate == "shm":
+        return None
+    for unit, scale in (("gbit", 1000.0), ("mbit", 1.0), ("kbit", 1e-3)):
+        if rate.endswith(unit):
+            return float(rate[:-len(unit)]) * scale
+    raise ValueError("rate %r" % rate)
+
+
+def rate_order(rate):
+    m = rate_mbit(rate)
+    return float("inf") if m is None else m
+
+
+def main():
+    runs = [json.loads(line) for line in open(sys.argv[1])]
+    out = Path(sys.argv[2])
+    groups = defaultdict(list)
+    for r in runs:
+        groups[(r["rate"], r["model"], r["workers"], r["mode"])].append(r)
+    rows = []
+    for (rate, model, w, mode), rs in groups.items():
+        t = [r["epoch_s"] for r in rs]
+        rows.append({"rate": rate, "model": model, "workers": w, "mode": mode, "rounds": len(rs),
+                     "median_epoch_s": statistics.median(t), "min_epoch_s": min(t),
+                     "max_epoch_s": max(t),
+                     "bytes_per_epoch": statistics.median(r["bytes_per_epoch"] for r in rs),
+                     "quant_s": statistics.median(r["quant_s"] for r in rs),
+                     "assign_s": statistics.median(r["assign_s"] for r in rs),
+                     "full_share": statistics.median(r.get("width_shares", {}).get("32", 0)
+                                                     for r in rs)})
+    base = {(r["rate"], r["model"], r["workers"]): r for r in rows if r["mode"] == "vanilla"}
+    for r in rows:
+        v = base.get((r["rate"], r["model"], r["workers"]))
+        r["vs_vanilla"] = r["median_epoch_s"] / v["median_epoch_s"] if v else None
+    modes = [m for m in TITLES if any(r["mode"] == m for r in rows)]
+    head = ["link", "model", "W"] + ["%s s (min-max)" % TITLES[m] for m in modes] + \
+        ["%s / Vanilla" % TITLES[m] for m in modes if m != "vanilla"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    keys = sorted({(r["rate"], r["model"], r["workers"]) for r in rows},
+                  key=lambda k: (k[1], k[2], rate_order(k[0])))
+    by = {(r["rate"], r["model"], r["workers"], r["mode"]): r for r in rows}
+    for rate, model, w in keys:
+        cells = [rate if rate != "shm" else "shared memory", model, str(w)]
+        for m in modes:
+            r = by.get((rate, model, w, m))
+            cells.append("%.3f (%.3f-%.3f)" % (r["median_epoch_s"], r["min_epoch_s"],
+                                              r["max_epoch_s"]) if r else "")
+        for m in modes:
+            if m == "vanilla":
+                continue
+            r = by.get((rate, model, w, m))
+            cells.append("%.2f" % r["vs_vanilla"] if r and r["vs_vanilla"] else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    (out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    plot(out, rows, keys)
+
+
+def plot(out, rows, keys):
+    if shutil.which("gnuplot") is None:
+        return
+    series = sorted({(k[1], k[2]) for k in keys})
+    rated = sorted({k[0] for k in keys if k[0] != "shm"}, key=rate_order)
+    # Shared memory is drawn one decade right of the fastest shaped rate.
+    xs = {rate: rate_mbit(rate) for rate in rated}
+    if any(k[0] == "shm" for k in keys):
+        xs["shm"] = 10 * max(xs.values()) if xs else 1e4
+    blocks, titles = [], []
+    for model, w in series:
+        for mode in ("adaqp", "adaqp-paper"):
+            pts = [(xs[r["rate"]], r["vs_vanilla"]) for r in rows
+                   if r["model"] == model and r["workers"] == w and r["mode"] == mode
+                   and r["vs_vanilla"]]
+            if not pts:
+                continue
+            blocks.append("\n".join("%g %g" % p for p in sorted(pts)))
+            titles.append("%s W=%d %s" % (model, w, TITLES[mode]))
+    if not blocks:
+        return
+    data = out / "adaqp_vs_vanilla.dat"
+    data.write_text("\n\n\n".join(blocks) + "\n")
+    tics = ", ".join('"%s" %g' % ("shm" if r == "shm" else r, x) for r, x in xs.items())
+    script = ("set terminal pngcairo size 900,560\nset output '%s'\nset logscale x\n"
+              "set xtics (%s)\nset xlabel 'link rate (Mbit/s; shm: shared memory)'\n"
+              "set ylabel 'epoch time / Vanilla'\nset key outside right\nset grid\n"
+              "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
+              "plot %s\n" % (
+                  out / "adaqp_vs_vanilla.png", tics,
+                  ", ".join("'%s' index %d with linespoints title '%s'" % (data, i, t)
+                            for i, t in enumerate(titles))))
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+if __name__ == "__main__":
+    main()
