@@ -101,14 +101,14 @@ def plot(out, rows, keys):
         return
     data = out / "adaqp_vs_vanilla.dat"
     data.write_text("\n\n\n".join(blocks) + "\n")
-    tics = ", ".join('"%s" %g' % ("shm" if r == "shm" else r, x) for r, x in xs.items())
+    tics = ", ".join('"%s" %g' % ("shm" if r == "shm" else "%g" % x, x) for r, x in xs.items())
     script = ("set terminal pngcairo size 900,560\nset output '%s'\nset logscale x\n"
               "set xtics (%s)\nset xlabel 'link rate (Mbit/s; shm: shared memory)'\n"
-              "set ylabel 'epoch time / Vanilla'\nset key outside right\nset grid\n"
+              "set ylabel 'epoch time / Vanilla'\nset key top left\nset grid\n"
               "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
               "plot %s\n" % (
                   out / "adaqp_vs_vanilla.png", tics,
-                  ", ".join("'%s' index %d with linespoints title '%s'" % (data, i, t)
+                  ", ".join("'%s' index %d with linespoints title \"%s\"" % (data, i, t)
                             for i, t in enumerate(titles))))
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
