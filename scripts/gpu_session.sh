@@ -11,7 +11,11 @@
 #            features, 47 classes), W=1, both like-for-like pairs, 3 alternated rounds; MODELS
 #            (default gcn) and ROUNDS override.
 #   scale    benchmarks/scale with DEVICE=cuda on the same graph: GCN and GraphSAGE at W=1 and 2.
-#   profile  the gpu reproduction profile's throughput (the four modes at W=2 and 4).
+#   profile  the gpu reproduction profile's throughput (the four modes at W=2 and 4, the paper's
+#            objective).
+#   links    benchmarks/links on the one GPU (its ranks over NCCL sockets) on the gpu profile's
+#            graph: Vanilla, AdaQP (objective seconds) and AdaQP with the paper's objective at W=2
+#            and 4, 3 alternated rounds (about 6 minutes); MODES and ROUNDS override.
 # Run on the GPU machine through the shared on-device script (it builds on a machine's first call
 # and exports B), with the call's deadline; a step starts only while it leaves the step a minute:
 #   export ADAQP_DEADLINE=$(($(date +%s) + 570)); bash .gpu/on-device.sh bash scripts/gpu_session.sh checks pyg
@@ -22,9 +26,10 @@
 set -uo pipefail
 : "${B:?the CUDA build directory}" "${OUT:?the folder that comes back from the device machine}"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-(($#)) || { echo "usage: gpu_session.sh checks|pyg|scale|profile ..." >&2; exit 2; }
+(($#)) || { echo "usage: gpu_session.sh checks|pyg|scale|profile|links ..." >&2; exit 2; }
 for s in "$@"; do
-  [[ $s =~ ^(checks|pyg|scale|profile)$ ]] || { echo "gpu_session: unknown step '$s'" >&2; exit 2; }
+  [[ $s =~ ^(checks|pyg|scale|profile|links)$ ]] ||
+    { echo "gpu_session: unknown step '$s'" >&2; exit 2; }
 done
 deadline=${ADAQP_DEADLINE:-$(($(date +%s) + 500))}
 left() { echo $((deadline - $(date +%s))); }
@@ -109,6 +114,18 @@ step_profile() {
     --timeout 240 --out "$work/profile" >"$OUT/profile.txt" 2>&1 || status=1
   cat "$work/profile/results.md" >>"$OUT/profile.txt" 2>/dev/null
   pack profile "$work/profile"
+}
+
+step_links() {
+  timeout "$(($(left) - 20))" env RATES=gpu NODES=1000000 AVG_DEGREE=50 FEAT=100 CLASSES=47 \
+    HIDDEN=256 WORKERS="2 4" MODELS=gcn MODES="${MODES:-vanilla adaqp adaqp-paper}" \
+    ROUNDS="${ROUNDS:-3}" EPOCHS=7 WARMUP=2 bash "$ROOT/benchmarks/links/run.sh" "$work/links" \
+    >"$OUT/links.txt" 2>&1 || status=1
+  # A cut run still leaves its finished rounds: summarise them.
+  [[ -f "$work/links/summary.md" ]] ||
+    python3 "$ROOT/benchmarks/links/summarise.py" "$work/links/runs.jsonl" "$work/links" \
+      >>"$OUT/links.txt" 2>&1
+  pack links "$work/links"
 }
 
 for s in "$@"; do

@@ -2,7 +2,8 @@
 # Does AdaQP ever lose to Vanilla? The four modes over a sweep of link rates, on the quick
 # profile's generated graph (50k nodes, 20 in-edges each, 128 features, 8 classes; 3 layers,
 # hidden 128), one rank per host of the virtual cluster (scripts/vcluster.sh) at each rate of
-# RATES, and plain mpirun over shared memory for `shm`. Modes: vanilla, adaqp-q and adaqp (the
+# RATES, plain mpirun over shared memory for `shm`, and for `gpu` every rank on the one GPU
+# (training.device=cuda, a distinct NCCL_HOSTID each: NCCL over sockets, about 5-10 Gbit/s). Modes: vanilla, adaqp-q and adaqp (the
 # default objective, seconds), adaqp-p, and adaqp-paper (mode adaqp with the paper's objective,
 # communication.objective=normalized, solved every epoch: the adaptive scheme before full precision
 # was a choice).
@@ -14,7 +15,9 @@
 # Usage: benchmarks/links/run.sh [WORK_DIR]   (default runs/links; needs root for the namespaces)
 # Environment: ADAQP_BIN (build/src/adaqp), RATES ("300mbit 1200mbit 4800mbit 10gbit shm": the
 #   quick profile's calibrated rate at W=2, 4x and 16x it, 10 Gbit/s, shared memory), MODELS
-#   ("gcn sage"), WORKERS (2), MODES, ROUNDS (3), EPOCHS (10), WARMUP (2), NODES (50000).
+#   ("gcn sage"), WORKERS (2), MODES, ROUNDS (3), EPOCHS (10), WARMUP (2), and the graph: NODES
+#   (50000), AVG_DEGREE (20), FEAT (128), CLASSES (8), HIDDEN (128). On a GPU, the gpu profile's:
+#   RATES=gpu NODES=1000000 AVG_DEGREE=50 FEAT=100 CLASSES=47 HIDDEN=256 WORKERS="2 4".
 # Writes, as it goes: provenance.json, runs.jsonl (one line per run) and each run's folder; at the
 # end summary.json, summary.md (the table, also printed) and adaqp_vs_vanilla.png.
 set -euo pipefail
@@ -29,6 +32,10 @@ rounds=${ROUNDS:-3}
 epochs=${EPOCHS:-10}
 warmup=${WARMUP:-2}
 nodes=${NODES:-50000}
+degree=${AVG_DEGREE:-20}
+feat=${FEAT:-128}
+classes=${CLASSES:-8}
+hidden=${HIDDEN:-128}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 log() { printf '[links %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -49,17 +56,17 @@ for m in "${modes[@]}"; do mode_sets "$m" >/dev/null; done
 
 mkdir -p "$work"
 python3 "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
-graph="$work/graph-n$nodes"
+graph="$work/graph-n$nodes-d$degree-f$feat-c$classes"
 if [[ ! -d "$graph" ]]; then
   log "generating $nodes nodes"
   "$bin" generate --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$nodes" \
-    --set dataset.synthetic.avg_degree=20 --set dataset.synthetic.feat_dim=128 \
-    --set dataset.synthetic.num_classes=8 --set dataset.synthetic.seed=1 --out "$graph" >/dev/null
+    --set "dataset.synthetic.avg_degree=$degree" --set "dataset.synthetic.feat_dim=$feat" \
+    --set "dataset.synthetic.num_classes=$classes" --set dataset.synthetic.seed=1 \
+    --out "$graph" >/dev/null
 fi
 job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_loops=true
-     --set model.layers=3 --set model.hidden=128 --set "training.epochs=$epochs"
-     --set "training.eval_every=$epochs" --set training.threads=1 --set training.device=cpu
-     --set output.log_level=warn)
+     --set model.layers=3 --set "model.hidden=$hidden" --set "training.epochs=$epochs"
+     --set "training.eval_every=$epochs" --set output.log_level=warn)
 for w in "${workers[@]}"; do
   [[ -d "$graph-p$w" ]] ||
     "$bin" partition "${job[@]}" --set "partition.parts=$w" --out "$graph-p$w" >/dev/null
@@ -76,11 +83,17 @@ one() {
   local cmd=("$bin" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w"
              --set "partition.dir=$graph-p$w" --set "output.dir=$run" "${sets[@]}")
   log "round $round: $rate $model W=$w $mode"
-  if [[ $rate == shm ]]; then
-    mpirun --oversubscribe --bind-to none -np "$w" "${cmd[@]}" >"$run.log" 2>&1
+  if [[ $rate == gpu ]]; then
+    # shellcheck disable=SC2016
+    mpirun --oversubscribe --bind-to none -np "$w" bash -c \
+      'NCCL_HOSTID=adaqp-links-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "${cmd[@]}" \
+      --set training.device=cuda --set training.threads=0 >"$run.log" 2>&1
+  elif [[ $rate == shm ]]; then
+    mpirun --oversubscribe --bind-to none -np "$w" "${cmd[@]}" --set training.device=cpu \
+      --set training.threads=1 >"$run.log" 2>&1
   else
     "$root/scripts/vcluster.sh" --hosts "$w" --bandwidth "$rate" --timeout 900 -- "${cmd[@]}" \
-      >"$run.log" 2>&1
+      --set training.device=cpu --set training.threads=1 >"$run.log" 2>&1
   fi || { tail -n 20 "$run.log" >&2; exit 1; }
   python3 - "$run" "$round" "$rate" "$model" "$w" "$mode" "$warmup" >>"$runs" <<'PY'
 import json, statistics, sys

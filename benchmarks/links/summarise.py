@@ -18,8 +18,8 @@ TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p", "ada
 
 
 def rate_mbit(rate):
-    """Link rate in Mbit/s (shared memory: None)."""
-    if rate == "shm":
+    """Link rate in Mbit/s (shared memory and the GPU's NCCL sockets: None)."""
+    if rate in ("shm", "gpu"):
         return None
     for unit, scale in (("gbit", 1000.0), ("mbit", 1.0), ("kbit", 1e-3)):
         if rate.endswith(unit):
@@ -61,7 +61,8 @@ def main():
                   key=lambda k: (k[1], k[2], rate_order(k[0])))
     by = {(r["rate"], r["model"], r["workers"], r["mode"]): r for r in rows}
     for rate, model, w in keys:
-        cells = [rate if rate != "shm" else "shared memory", model, str(w)]
+        cells = [{"shm": "shared memory", "gpu": "one GPU, NCCL sockets"}.get(rate, rate), model,
+                 str(w)]
         for m in modes:
             r = by.get((rate, model, w, m))
             cells.append("%.3f (%.3f-%.3f)" % (r["median_epoch_s"], r["min_epoch_s"],
@@ -82,11 +83,11 @@ def plot(out, rows, keys):
     if shutil.which("gnuplot") is None:
         return
     series = sorted({(k[1], k[2]) for k in keys})
-    rated = sorted({k[0] for k in keys if k[0] != "shm"}, key=rate_order)
+    rated = sorted({k[0] for k in keys if rate_mbit(k[0]) is not None}, key=rate_order)
     # Shared memory is drawn one decade right of the fastest shaped rate.
     xs = {rate: rate_mbit(rate) for rate in rated}
-    if any(k[0] == "shm" for k in keys):
-        xs["shm"] = 10 * max(xs.values()) if xs else 1e4
+    for i, special in enumerate(r for r in ("shm", "gpu") if any(k[0] == r for k in keys)):
+        xs[special] = 10 ** (i + 1) * max(xs.values()) if xs else 10 ** (i + 1)
     blocks, titles = [], []
     for model, w in series:
         for mode in ("adaqp", "adaqp-paper"):
@@ -101,7 +102,8 @@ def plot(out, rows, keys):
         return
     data = out / "adaqp_vs_vanilla.dat"
     data.write_text("\n\n\n".join(blocks) + "\n")
-    tics = ", ".join('"%s" %g' % ("shm" if r == "shm" else "%g" % x, x) for r, x in xs.items())
+    tics = ", ".join('"%s" %g' % (r if rate_mbit(r) is None else "%g" % x, x)
+                     for r, x in xs.items())
     script = ("set terminal pngcairo size 900,560\nset output '%s'\nset logscale x\n"
               "set xtics (%s)\nset xlabel 'link rate (Mbit/s; shm: shared memory)'\n"
               "set ylabel 'epoch time / Vanilla'\nset key top left\nset grid\n"
