@@ -3,10 +3,10 @@
 # 10 epochs) on the virtual cluster (scripts/vcluster.sh) at 50 Mbit/s and at 1 Gbit/s. The link
 # probe must see the rates: each sender's fitted slope within a factor 2 of 8 bits / RATE at
 # 50 Mbit/s, and at least 5 times the 1 Gbit/s slope (with a 64 KiB shaper burst it fitted 1.4
-# ns/byte at 50 Mbit/s). The bytes after epoch 1 (the first epoch is all 8 bits) are printed: the
-# slow link's run sent 0.87-0.98 of the fast one's here; the solver weighs time relative to the
-# all-8-bit exchange, so the rate moves the widths only through the time overlap hides, and the
-# test asserts only that the slow run sends no more than 5% above the fast one.
+# ns/byte at 50 Mbit/s). The bytes after epoch 1 (the first epochs are all 8 bits) are printed: the
+# slow link's run sent 0.68 of the fast one's here (2026-11-28), where the objective in seconds sends
+# some exchanges at full precision; with the paper's objective (relative to the all-8-bit exchange)
+# it was 0.87-0.98. The test asserts that the slow run sends no more than 5% above the fast one.
 # Needs root (network namespaces): a visible skip without it, a failure under CI=true as root.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
