@@ -103,8 +103,6 @@ step_scale() {
   done
   timeout "$(($(left) - 20))" env EPOCHS=3 THREADS=16 PYG_NODES=0 \
     bash "$ROOT/benchmarks/scale/run.sh" "$work/scale" >"$OUT/scale.txt" 2>&1 || status=1
-  python3 "$ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- benchmarks/scale/run.sh \
-    >"$work/scale/provenance.json"
   pack scale "$work/scale"
 }
 

@@ -13,18 +13,18 @@ directories and logs are kept under runs/. Run through benchmarks/reproduce.sh."
 
 import argparse
 import datetime
-import os
-import platform
+import json
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import metrics  # noqa: E402
+import provenance  # noqa: E402
 import plots  # noqa: E402
 import pyg  # noqa: E402
 import report  # noqa: E402
@@ -178,23 +178,6 @@ def accuracy(jobs, prof, datasets, rows, curves):
                                  "seed": seed, "test_acc": best})
 
 
-def machine():
-    cpu = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    mem = Path("/proc/meminfo").read_text().split()[1]
-    return "%s, %d cores, %.0f GiB, %s %s" % (cpu, os.cpu_count(), int(mem) / 2**20,
-                                             platform.system(), platform.release())
-
-
-def gpu_name():
-    out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    return out or "unknown GPU"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
@@ -273,8 +256,13 @@ def main():
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
+    where = provenance.collect(" ".join([sys.argv[0]] + sys.argv[1:]), str(args.bin))
+    (out / "provenance.json").write_text(json.dumps(where, indent=1) + "\n")
+    gpus = ", ".join("%s, %s, driver %s" % (g["name"], g["memory"], g["driver"])
+                     for g in where["gpus"])
     meta = {
-        "profile": prof.name, "date": datetime.date.today().isoformat(), "machine": machine(),
+        "profile": prof.name, "date": datetime.date.today().isoformat(),
+        "machine": where["machine"],
         "command": "benchmarks/reproduce.sh --profile %s" % prof.name,
         "commit": commit,
         "wall_s": time.monotonic() - started, "runs": jobs.runs_done,
@@ -282,7 +270,7 @@ def main():
         "profile_settings": repr(prof),
         "acc_workers": prof.acc_workers, "acc_seeds": prof.acc_seeds, "repeats": prof.repeats,
         "bandwidth_factors": prof.bandwidth_factors, "device": prof.device, "link": prof.link,
-        "gpu": gpu_name() if prof.device == "cuda" else None, "stopped": stopped}
+        "gpu": (gpus or "unknown GPU") if prof.device == "cuda" else None, "stopped": stopped}
     tables = report.write(out, meta, tp_rows, acc_rows, curves, pyg_rows)
     report.write_markdown(out, tables["markdown"], plots.draw(out, tables))
     bad = [r for r in tp_rows if not r["bytes_match"]]

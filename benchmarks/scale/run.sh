@@ -15,7 +15,7 @@
 #   DEVICE (cpu or cuda), NODES (2449029), AVG_DEGREE (50), FEAT (100), CLASSES (47), EPOCHS (3),
 #   MODELS ("gcn sage"), WORKERS ("1 2"), THREADS (2: per rank at W=1, THREADS/W per rank
 #   otherwise), PYG_NODES (1000000; 0 skips the PyG comparison).
-# Writes WORK_DIR/results.jsonl (one JSON line per run) and WORK_DIR/results.md (the table).
+# Writes WORK_DIR/provenance.json, results.jsonl (one JSON line per run) and results.md (the table).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${ADAQP_BIN:-$root/build/src/adaqp}
@@ -34,6 +34,7 @@ read -r -a workers <<<"${WORKERS:-1 2}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [[ -x /usr/bin/time ]] || { echo "benchmarks/scale: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
 mkdir -p "$work"
+"$py" "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
 log() { printf '[scale %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 graph="$work/graph-n$nodes-d$degree-f$feat-c$classes"
