@@ -102,10 +102,24 @@ std::map<std::vector<int64_t>, int64_t> widths_seen(Communicator& comm, const Bo
   return seen;
 }
 
+// How many distinct widths the messages of `sent` (widths_seen) travel at.
+size_t distinct_widths(const std::map<std::vector<int64_t>, int64_t>& sent) {
+  std::map<int64_t, int64_t> per_width;
+  for (const auto& [key, bits] : sent) ++per_width[bits];
+  return per_width.size();
+}
+
 int64_t wire_bytes(const std::vector<uint8_t>& bits) {
   int64_t bytes = 0;
   for (uint8_t b : bits) bytes += quant::packed_row_bytes(kWidth, b) + 8;
   return bytes;
+}
+
+// This rank's part of the test graph `g`, with GCN's edge weights.
+std::unique_ptr<DistGraph> gcn_graph(const Graph& g, Communicator& comm) {
+  DistGraphOptions gopt;
+  gopt.norm = &conv_norm(ModelType::kGcn);
+  return std::make_unique<DistGraph>(test::my_part(g, comm), comm, gopt);
 }
 
 class AdaptiveExchange : public ::testing::TestWithParam<assign::Solver> {};
@@ -113,9 +127,8 @@ class AdaptiveExchange : public ::testing::TestWithParam<assign::Solver> {};
 TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 31);
-  DistGraphOptions gopt;
-  gopt.norm = &conv_norm(ModelType::kGcn);
-  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
   const Part& part = graph.part();
   AdaptiveOptions aopt;
   aopt.solver = GetParam();
@@ -185,10 +198,8 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   const auto sent = widths_seen(*comm, graph.boundary(), plan, true);
   const auto received = widths_seen(*comm, graph.boundary(), plan, false);
   EXPECT_EQ(sent, received);
-  std::map<int64_t, int64_t> per_width;
-  for (const auto& [key, bits] : sent) ++per_width[bits];
   if (comm->size() > 1) {
-    EXPECT_GE(per_width.size(), 2u) << "the solver gave every message the same width";
+    EXPECT_GE(distinct_widths(sent), 2u) << "the solver gave every message the same width";
   }
 
   // The bytes on the wire are exactly the packed blocks of the chosen widths.
@@ -215,21 +226,21 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
   }
 }
 
+std::string solver_name(const ::testing::TestParamInfo<assign::Solver>& info) {
+  return assign::to_string(info.param);
+}
+
 INSTANTIATE_TEST_SUITE_P(Solvers, AdaptiveExchange,
                          ::testing::Values(assign::Solver::kFast, assign::Solver::kExact),
-                         [](const ::testing::TestParamInfo<assign::Solver>& info) {
-                           return std::string(info.param == assign::Solver::kFast ? "fast"
-                                                                                  : "exact");
-                         });
+                         solver_name);
 
 // The solve's independent problems (here layers 1 and 2, forward and backward: four) run on the
 // compute threads: the widths must be those of one thread, message by message, at both ends.
 TEST(AdaptiveExchangeThreads, WidthsDoNotDependOnTheComputeThreads) {
   const auto comm = test::world_comm();
   const Graph g = test::small_graph(4000, 35);  // solves long enough for the threads to overlap
-  DistGraphOptions gopt;
-  gopt.norm = &conv_norm(ModelType::kGcn);
-  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
   const Part& part = graph.part();
   // Two identical policies on the reproducible time model (no measured codec time).
   constexpr int kLayers = 3;
@@ -273,10 +284,8 @@ TEST(AdaptiveExchangeThreads, WidthsDoNotDependOnTheComputeThreads) {
       comm->allreduce_sum(&narrower, 1);
       EXPECT_GT(narrower, 0) << "layer " << layer;
     }
-    const auto sent = widths_seen(*comm, graph.boundary(), one, true);
-    std::map<int64_t, int64_t> per_width;
-    for (const auto& [key, bits] : sent) ++per_width[bits];
-    EXPECT_GE(per_width.size(), 2u) << "the solver gave every message the same width";
+    EXPECT_GE(distinct_widths(widths_seen(*comm, graph.boundary(), one, true)), 2u)
+        << "the solver gave every message the same width";
   }
 }
 
@@ -401,9 +410,8 @@ PlannedEpoch run_epoch(AdaptivePolicy& policy, DistGraph& graph, int epoch,
 TEST(AdaptiveSeconds, AFastLinkSendsEveryExchangeAtFullPrecision) {
   const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 36);
-  DistGraphOptions gopt;
-  gopt.norm = &conv_norm(ModelType::kGcn);
-  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
   const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
   AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
                         assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
@@ -439,9 +447,8 @@ class SlowLink : public ::testing::TestWithParam<assign::Solver> {};
 TEST_P(SlowLink, ObjectiveSecondsPlansTheNormalizedWidths) {
   const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 37);
-  DistGraphOptions gopt;
-  gopt.norm = &conv_norm(ModelType::kGcn);
-  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
   std::vector<std::unique_ptr<AdaptivePolicy>> policies;
   for (assign::Objective objective :
        {assign::Objective::kSeconds, assign::Objective::kNormalized}) {
@@ -467,19 +474,14 @@ TEST_P(SlowLink, ObjectiveSecondsPlansTheNormalizedWidths) {
     EXPECT_EQ((*a)[kLayer].recv, (*b)[kLayer].recv) << what << " widths received";
   }
   if (comm->size() > 1) {
-    const auto sent = widths_seen(*comm, graph.boundary(), seconds, true);
-    std::map<int64_t, int64_t> per_width;
-    for (const auto& [key, bits] : sent) ++per_width[bits];
-    EXPECT_GE(per_width.size(), 2u) << "the solver gave every message the same width";
+    EXPECT_GE(distinct_widths(widths_seen(*comm, graph.boundary(), seconds, true)), 2u)
+        << "the solver gave every message the same width";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, SlowLink,
                          ::testing::Values(assign::Solver::kFast, assign::Solver::kExact),
-                         [](const ::testing::TestParamInfo<assign::Solver>& info) {
-                           return std::string(info.param == assign::Solver::kFast ? "fast"
-                                                                                  : "exact");
-                         });
+                         solver_name);
 
 // resolve_drift: a due solve of an exchange whose ranges have not moved is skipped and its widths
 // kept; rows three times as wide (nine times the squared ranges) trigger it. Skipped or not, the
@@ -487,9 +489,8 @@ INSTANTIATE_TEST_SUITE_P(Solvers, SlowLink,
 TEST(AdaptiveDrift, UnchangedRangesSkipTheSolveAndBothEndsStillAgree) {
   const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 38);
-  DistGraphOptions gopt;
-  gopt.norm = &conv_norm(ModelType::kGcn);
-  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
   AdaptiveOptions aopt;
   aopt.resolve_drift = 0.5;
   aopt.objective = assign::Objective::kNormalized;  // also alone (W = 1: no messages)
