@@ -207,7 +207,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
     std::vector<Direction> dirs;  // of each problem
     std::vector<int> layers;
     std::vector<size_t> at_of;
-    std::vector<double> full_s, narrow_s;
+    std::vector<double> full_s;
     std::vector<MessageBits*> solved;
     for (Direction dir : kDirs) {
       std::vector<MessageBits>& bits = plan_bits(current_, dir);
@@ -223,12 +223,11 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
           solved_inputs_[at].valid = false;  // once time can be saved, solve afresh
           continue;
         }
-        if (drift(at, full, narrow) < opt_.resolve_drift) continue;
+        if (drift(at) < opt_.resolve_drift) continue;
         dirs.push_back(dir);
         layers.push_back(l);
         at_of.push_back(at);
         full_s.push_back(full);
-        narrow_s.push_back(narrow);
         solved.push_back(&bits[l]);
       }
     }
@@ -253,8 +252,6 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       for (size_t i = 0; i < solved.size(); ++i) {
         SolvedInputs& in = solved_inputs_[at_of[i]];
         in.valid = true;
-        in.full_s = full_s[i];
-        in.narrow_s = narrow_s[i];
         in.range_sq.resize(part.num_parts);
         for (int r = 0; r < part.num_parts; ++r) {
           in.range_sq[r] = range_sq_[r * 2 * static_cast<size_t>(layers_) + at_of[i]];
@@ -298,18 +295,16 @@ double AdaptivePolicy::uniform_time(size_t at, Direction dir, int64_t d, int bit
   return t;
 }
 
-double AdaptivePolicy::drift(size_t at, double full_s, double narrow_s) const {
+double AdaptivePolicy::drift(size_t at) const {
   const SolvedInputs& in = solved_inputs_[at];
   if (!in.valid) return std::numeric_limits<double>::infinity();
-  auto change = [](double now, double then) {
-    if (now == then) return 0.0;
-    return then > 0 && std::isfinite(now) ? std::abs(now - then) / then
-                                          : std::numeric_limits<double>::infinity();
-  };
-  double d = std::max(change(full_s, in.full_s), change(narrow_s, in.narrow_s));
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
+  double d = 0;
   for (size_t r = 0; r < in.range_sq.size(); ++r) {
-    d = std::max(d, change(range_sq_[r * exchanges + at], in.range_sq[r]));
+    const double now = range_sq_[r * exchanges + at], then = in.range_sq[r];
+    if (now == then) continue;
+    d = std::max(d, then > 0 && std::isfinite(now) ? std::abs(now - then) / then
+                                                   : std::numeric_limits<double>::infinity());
   }
   return d;
 }

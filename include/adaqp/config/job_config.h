@@ -59,7 +59,7 @@ struct CommunicationConfig {
   int assign_period = 1;
   assign::Solver solver = assign::Solver::kFast;
   assign::Objective objective = assign::Objective::kSeconds;
-  double resolve_drift = 0.1;
+  double resolve_drift = 0.5;
 };
 
 struct OutputConfig {
