@@ -205,12 +205,19 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
       std::max(kMinRepeats, static_cast<int>(std::min<double>(opt.repeats, std::floor(fit))));
   // Sizes alternate between the forward and the backward pattern; a size keeps its pattern in
   // every pass, so that its repeats send the same bytes (one median per sender and size).
+  // The pricing extrapolates from small probes, which a shaped link's burst lets through fast:
+  // after the first kMinRepeats passes, the probe stops as soon as one more pass, timed like the
+  // last, would end past the budget (every rank reads the same maximum, so all stop together).
   for (int pass = 0; pass < repeats; ++pass) {
+    const double pass_start = steady_now_s();
     for (size_t i = 0; i < sizes.size(); ++i) {
       const int k = static_cast<int>(i % 2);
       const std::vector<double> a = probe_once(comm, patterns[k], sizes[i], clock_offset, buffers);
       record(comm, a, sender_rows[k], sizes[i], run);
     }
+    double spent[2] = {steady_now_s() - t_start, steady_now_s() - pass_start};
+    comm.allreduce_max(spent, 2);
+    if (pass + 1 >= kMinRepeats && spent[0] + spent[1] > opt.budget_s) break;
   }
 
   LinkModel model;

@@ -36,7 +36,8 @@ struct LinkProbeOptions {
   int sizes = 8;
   int repeats = 7;  // passes over the sizes at most; >= 3 (a median per size)
   // The probe takes as many passes as fit in about this (priced by a warm-up at the smallest size
-  // and 8 times it); if 3 do not fit, its largest size shrinks until they do.
+  // and 8 times it; after 3 passes it stops once the next would end past it); if 3 do not fit,
+  // its largest size shrinks until they do.
   double budget_s = 1.0;
   // Where the probe's buffers live: the job's device (device memory for a device transport).
   Device device;
