@@ -142,14 +142,17 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   if (!(out << text) || !out.flush()) throw InputError(path.string(), "", "cannot write");
 }
 
-// Rank 0 loads the dataset and partitions it into the job's partition directory.
-void create_partition(const JobConfig& cfg, const std::string& dir) {
-  spdlog::info("partition {} does not exist: partitioning the dataset into {} parts", dir,
+// Rank 0 loads the dataset and partitions it into the job's partition directory (`replace`:
+// the directory exists and is replaced, --repartition).
+void create_partition(const JobConfig& cfg, const std::string& dir, bool replace) {
+  spdlog::info("partition {}{}: partitioning the dataset into {} parts", dir,
+               replace ? " replaced (--repartition)" : " does not exist",
                cfg.partition.options.parts);
   const Graph g = load_dataset(cfg.dataset);
   const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
   if (!parent.empty()) create_dirs(parent);
-  const PartitionMeta meta = write_partition(dir, g, cfg.partition.options);
+  const PartitionMeta meta = replace ? replace_partition(dir, g, cfg.partition.options)
+                                     : write_partition(dir, g, cfg.partition.options);
   spdlog::info("wrote partition {}: {} nodes, {} edges, edge cut {}", dir, meta.num_nodes,
                meta.num_edges, meta.edge_cut);
 }
@@ -279,7 +282,8 @@ void train(Communicator& comm, const JobConfig& cfg, Trainer& trainer, const Run
   }
 }
 
-void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_transport) {
+void run_train(const JobOptions& job, bool resume, bool repartition,
+               const TransportWrapper& wrap_transport) {
   MpiSession mpi(nullptr, nullptr);
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
   const int rank = comm->rank(), world = comm->size();
@@ -287,7 +291,7 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
 
   JobConfig cfg;
   std::string dir;
-  bool must_partition = false;
+  bool must_partition = false, replace = false;
   Placement placement;
   run_step(*comm, [&] {
     cfg = job.load();
@@ -298,8 +302,19 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
     dir = partition_dir(cfg);
     if (rank == 0) {
       std::error_code ec;
-      must_partition = !std::filesystem::exists(dir, ec);
+      const bool exists = std::filesystem::exists(dir, ec);
       if (ec) throw InputError(dir, "", "cannot access: " + ec.message());
+      replace = exists && repartition;
+      must_partition = !exists || replace;
+      if (replace && cfg.partition.options.method == PartitionMethod::kPtscotch) {
+        throw ConfigError(fmt::format(
+            "--repartition with partition.method = ptscotch: every rank writes its own part, so "
+            "{} cannot be swapped in one step; remove it, or choose another partition.dir",
+            dir));
+      }
+      // An existing partition must be the one the job asks for (never a silent reuse).
+      if (exists && !replace)
+        require_partition_matches(read_partition_meta(dir), cfg.partition.options, dir);
       if (must_partition && cfg.partition.options.parts != world) {
         throw ConfigError(fmt::format(
             "partition.parts is {} but mpirun started {} workers (partition {} does not exist "
@@ -315,6 +330,7 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
 
   // Rank 0's view of the file system decides, so all ranks take the same steps.
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
+  comm->broadcast(&replace, sizeof(replace), 0);
   agree_on_device(*comm, placement);
   if (rank == 0 && cfg.training.precision == ComputePrecision::kTf32 && !placement.device.is_cuda())
     spdlog::warn("training.precision = tf32 has no effect: the job trains on the CPU ({})",
@@ -340,7 +356,7 @@ void run_train(const JobOptions& job, bool resume, const TransportWrapper& wrap_
                                    collective_step(*comm));
     } else {
       run_step(*comm, [&] {
-        if (rank == 0) create_partition(cfg, dir);
+        if (rank == 0) create_partition(cfg, dir, replace);
       });
     }
     comm->set_timeout(cfg.communication.timeout_s);
@@ -422,7 +438,14 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
                 "continue from the newest intact checkpoint in the checkpoint directory "
                 "(training.checkpoint_dir); the job must match its dataset, model, seed and "
                 "worker count");
-  cmd->callback([job, resume, wrap_transport] { run_train(*job, *resume, wrap_transport); });
+  auto repartition = std::make_shared<bool>(false);
+  cmd->add_flag("--repartition", *repartition,
+                "partition the dataset again into partition.dir even if it exists (its partition "
+                "is replaced in one step once the new one is written); without it an existing "
+                "partition.dir made with other partition.* keys is an error");
+  cmd->callback([job, resume, repartition, wrap_transport] {
+    run_train(*job, *resume, *repartition, wrap_transport);
+  });
 }
 
 }  // namespace adaqp::cli

@@ -1,10 +1,14 @@
 #include "adaqp/partition/partition_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -87,6 +91,8 @@ std::string partition_meta_yaml(const PartitionMeta& m) {
   out << YAML::Key << "method" << YAML::Value << m.method;
   out << YAML::Key << "seed" << YAML::Value << m.seed;
   if (m.sample_degree != 0) out << YAML::Key << "sample_degree" << YAML::Value << m.sample_degree;
+  if (m.balance_train) out << YAML::Key << "balance_train" << YAML::Value << true;
+  if (m.balance_edges) out << YAML::Key << "balance_edges" << YAML::Value << true;
   out << YAML::Key << "parts" << YAML::Value << m.parts;
   out << YAML::Key << "num_nodes" << YAML::Value << m.num_nodes;
   out << YAML::Key << "num_edges" << YAML::Value << m.num_edges;
@@ -277,6 +283,8 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.method = to_string(opt.method);
   meta.seed = opt.seed;
   meta.sample_degree = opt.sample_degree;
+  meta.balance_train = opt.balance_train;
+  meta.balance_edges = opt.balance_edges;
   meta.parts = opt.parts;
   meta.num_nodes = g.num_nodes;
   meta.num_edges = g.num_edges();
@@ -303,6 +311,53 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
     throw InputError(dir, "", "cannot move the finished partition into place: " + ec.message());
   guard.commit();
   return meta;
+}
+
+PartitionMeta replace_partition(const std::string& dir, const Graph& g,
+                                const PartitionOptions& opt) {
+  fs::path target = fs::path(dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  if (!fs::is_directory(target)) throw InputError(dir, "", "not a directory: nothing to replace");
+  const fs::path fresh = target.string() + ".new-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(fresh, ec);
+  PartitionMeta meta = write_partition(fresh.string(), g, opt);
+  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
+    const int err = errno;
+    fs::remove_all(fresh, ec);
+    throw InputError(dir, "",
+                     fmt::format("cannot swap in the new partition: {}", std::strerror(err)));
+  }
+  fs::remove_all(fresh, ec);  // the old partition, now under the temporary name
+  if (ec)
+    spdlog::warn("partition: could not remove the old partition {}: {}", fresh.string(),
+                 ec.message());
+  return meta;
+}
+
+void require_partition_matches(const PartitionMeta& meta, const PartitionOptions& opt,
+                               const std::string& dir) {
+  auto refuse = [&](const std::string& key, const std::string& made, const std::string& asked) {
+    throw ConfigError(fmt::format(
+        "partition {} was made with partition.{} = {}, the job asks for {}: choose another "
+        "partition.dir, or pass --repartition to adaqp train to replace it",
+        dir, key, made, asked));
+  };
+  const std::string method = to_string(opt.method);
+  if (meta.method != method) refuse("method", meta.method, method);
+  if (meta.parts != opt.parts)
+    refuse("parts", std::to_string(meta.parts), std::to_string(opt.parts));
+  const bool metis = opt.method == PartitionMethod::kMetis;
+  const bool sampled = metis || opt.method == PartitionMethod::kPtscotch;
+  if (opt.method != PartitionMethod::kContiguous && meta.seed != opt.seed)
+    refuse("seed", std::to_string(meta.seed), std::to_string(opt.seed));
+  if (sampled && meta.sample_degree != opt.sample_degree)
+    refuse("sample_degree", std::to_string(meta.sample_degree), std::to_string(opt.sample_degree));
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  if (metis && meta.balance_train != opt.balance_train)
+    refuse("balance_train", flag(meta.balance_train), flag(opt.balance_train));
+  if (metis && meta.balance_edges != opt.balance_edges)
+    refuse("balance_edges", flag(meta.balance_edges), flag(opt.balance_edges));
 }
 
 std::string partition_meta_path(const std::string& dir) {
@@ -345,6 +400,8 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   m.method = field<std::string>(root, "method", file);
   m.seed = field<uint64_t>(root, "seed", file);
   if (root["sample_degree"]) m.sample_degree = field<int64_t>(root, "sample_degree", file);
+  if (root["balance_train"]) m.balance_train = field<bool>(root, "balance_train", file);
+  if (root["balance_edges"]) m.balance_edges = field<bool>(root, "balance_edges", file);
   m.parts = field<int>(root, "parts", file);
   m.num_nodes = field<int64_t>(root, "num_nodes", file);
   m.num_edges = field<int64_t>(root, "num_edges", file);

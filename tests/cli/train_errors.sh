@@ -83,8 +83,33 @@ expect_failure parts_mismatch 3 "partition.parts is 2 but mpirun started 3 worke
   "${small[@]}" --set "output.dir=$tmp/fresh"
 timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" \
   --set "output.dir=$tmp/two" >"$tmp/two.log" 2>&1 || { cat "$tmp/two.log"; exit 1; }
-expect_failure world_mismatch 3 "partition $tmp/two/partition has 2 parts but mpirun started 3 workers" \
+expect_failure world_mismatch 3 \
+  "partition $tmp/two/partition was made with partition.parts = 2, the job asks for 3" \
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.parts=3
 expect_failure world_mismatch_one 1 "has 2 parts but mpirun started 1 workers" \
   "${small[@]}" --set "output.dir=$tmp/two"
+
+# An existing partition made with other partition.* keys is never reused silently.
+way_out="choose another partition.dir, or pass --repartition to adaqp train to replace it"
+expect_failure partition_method 2 \
+  "partition $tmp/two/partition was made with partition.method = metis, the job asks for random: $way_out" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set partition.method=random
+expect_failure partition_seed 2 "partition.seed = 0, the job asks for 5" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set partition.seed=5
+expect_failure partition_balance 2 "partition.balance_train = false, the job asks for true" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set partition.balance_train=true
+expect_failure partition_sample 2 "partition.sample_degree = 0, the job asks for 4" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set partition.sample_degree=4
+expect_failure repartition_ptscotch 2 "--repartition with partition.method = ptscotch" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set partition.method=ptscotch --repartition
+# --repartition replaces it: the job trains on a random partition, which meta.yaml then records,
+# and no temporary directory is left beside it.
+timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" --set "output.dir=$tmp/two" \
+  --set partition.method=random --repartition >"$tmp/repartition.log" 2>&1 ||
+  { cat "$tmp/repartition.log"; echo "FAIL: --repartition" >&2; exit 1; }
+grep -q "^method: random$" "$tmp/two/partition/meta.yaml" ||
+  { cat "$tmp/two/partition/meta.yaml"; echo "FAIL: --repartition left the old partition" >&2; exit 1; }
+leftover=$(find "$tmp/two" -maxdepth 1 -name 'partition.*')
+[[ -z $leftover ]] || { echo "FAIL: --repartition left $leftover" >&2; exit 1; }
+echo "ok: --repartition replaced $tmp/two/partition (method random)"
 echo "train_errors: all passed"

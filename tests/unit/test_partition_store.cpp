@@ -184,6 +184,80 @@ TEST(PartitionStore, MismatchesAreInputErrors) {
       test::contains(input_error([&] { read_partition_meta(tmp.str("nothing")); }), "meta.yaml"));
 }
 
+template <typename F>
+std::string config_error(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Only the keys a method reads must match: contiguous ignores the seed, random the balance and
+// sample keys; every other difference is refused, naming the key and both values.
+TEST(PartitionStore, AnExistingPartitionMustMatchTheKeysItsMethodReads) {
+  test::TempDir tmp;
+  const Graph g = sample_graph();
+  for (const char* method : {"contiguous", "random", "metis"}) {
+    const std::string dir = tmp.str(method);
+    write_partition(dir, g, three_parts(method));
+    const PartitionMeta meta = read_partition_meta(dir);
+    EXPECT_NO_THROW(require_partition_matches(meta, three_parts(method), dir)) << method;
+    PartitionOptions other = three_parts(method);
+    other.seed = 9;
+    const std::string seed = config_error([&] { require_partition_matches(meta, other, dir); });
+    EXPECT_EQ(seed.empty(), std::string(method) == "contiguous") << method << ": " << seed;
+    other = three_parts(method);
+    other.balance_train = true;
+    other.sample_degree = 4;
+    const std::string metis_keys =
+        config_error([&] { require_partition_matches(meta, other, dir); });
+    EXPECT_EQ(metis_keys.empty(), std::string(method) != "metis") << method << ": " << metis_keys;
+  }
+  PartitionOptions parts = three_parts("random");
+  parts.parts = 4;
+  const std::string msg = config_error(
+      [&] { require_partition_matches(read_partition_meta(tmp.str("random")), parts, "P"); });
+  EXPECT_TRUE(test::contains(msg,
+                             "partition P was made with partition.parts = 3, the job asks "
+                             "for 4: choose another partition.dir, or pass --repartition"))
+      << msg;
+  const std::string method = config_error([&] {
+    require_partition_matches(read_partition_meta(tmp.str("metis")), three_parts("random"), "P");
+  });
+  EXPECT_TRUE(test::contains(method, "partition.method = metis, the job asks for random"))
+      << method;
+}
+
+// --repartition's replacement: the new partition takes the directory's place whole, nothing is
+// left beside it; a replacement that fails leaves the old partition as it was.
+TEST(PartitionStore, ReplaceSwapsInTheNewPartitionOrLeavesTheOld) {
+  test::TempDir tmp;
+  const Graph g = sample_graph();
+  const std::string dir = tmp.str("part");
+  write_partition(dir, g, three_parts("metis"));
+  const std::vector<char> old_meta = bytes_of(fs::path(dir) / "meta.yaml");
+  PartitionOptions bad = three_parts("random");
+  bad.parts = 100000;  // more parts than nodes
+  EXPECT_THROW(replace_partition(dir, g, bad), ConfigError);
+  EXPECT_EQ(bytes_of(fs::path(dir) / "meta.yaml"), old_meta);
+  const PartitionMeta meta = replace_partition(dir, g, three_parts("random"));
+  EXPECT_EQ(meta.method, "random");
+  EXPECT_EQ(read_partition_meta(dir).method, "random");
+  expect_same_part(load_part(dir, 1, 3), [&] {
+    test::TempDir fresh;
+    write_partition(fresh.str("p"), g, three_parts("random"));
+    return load_part(fresh.str("p"), 1, 3);
+  }());
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path())) entries += e.path() != dir;
+  EXPECT_EQ(entries, 0) << "a temporary directory was left behind";
+  EXPECT_TRUE(test::contains(
+      input_error([&] { replace_partition(tmp.str("none"), g, three_parts("random")); }),
+      "nothing to replace"));
+}
+
 TEST(PartitionStore, CorruptedOrTruncatedPartIsDetected) {
   test::TempDir tmp;
   const std::string dir = tmp.str("part");

@@ -25,6 +25,8 @@ struct PartitionMeta {
   std::string method;
   uint64_t seed = 0;
   int64_t sample_degree = 0;  // partition.sample_degree (written when not 0)
+  // partition.balance_train / balance_edges (written when true; absent in older directories)
+  bool balance_train = false, balance_edges = false;
   int parts = 0;
   int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
   bool multilabel = false;
@@ -41,6 +43,21 @@ void write_part_file(const Part& p, const std::string& path);
 
 // Partitions g with opt and writes the directory `dir`. Refuses (InputError) if `dir` exists.
 PartitionMeta write_partition(const std::string& dir, const Graph& g, const PartitionOptions& opt);
+
+// Partitions g with opt into a new directory beside `dir` (an existing partition directory), then
+// exchanges the two in one rename (renameat2 RENAME_EXCHANGE: a reader sees the old partition or
+// the new one, never a mix) and removes the old one. InputError naming `dir` on failure, which
+// leaves `dir` as it was.
+PartitionMeta replace_partition(const std::string& dir, const Graph& g,
+                                const PartitionOptions& opt);
+
+// ConfigError unless the partition in `dir` (meta.yaml: `meta`) was made with the options the job
+// asks for: partition.method, partition.parts and the keys that method reads (seed: random,
+// metis, ptscotch; sample_degree: metis, ptscotch; balance_train, balance_edges: metis). The
+// message names the key, both values and the directory, and the ways out (another
+// partition.dir, or `adaqp train --repartition`).
+void require_partition_matches(const PartitionMeta& meta, const PartitionOptions& opt,
+                               const std::string& dir);
 
 // Reads and checks meta.yaml (InputError naming the file and field on any problem).
 PartitionMeta read_partition_meta(const std::string& dir);
