@@ -35,6 +35,17 @@ class TempDir {
 };
 
 // True when `part` occurs in `s`.
+// The message of the E that f throws ("" if it throws none).
+template <typename E, typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
 inline bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }

@@ -334,24 +334,14 @@ TEST(Partition, MetisBalanceConstraintsBalanceTrainingNodesAndEdges) {
   }
 }
 
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Partition, BadOptionsAreConfigErrors) {
   const Graph g = symmetric_graph();
   PartitionOptions opt;
   opt.parts = 0;
-  EXPECT_NE(error_of<ConfigError>([&] { assign_parts(g, opt); }).find("partition.parts = 0"),
+  EXPECT_NE(test::error_of<ConfigError>([&] { assign_parts(g, opt); }).find("partition.parts = 0"),
             std::string::npos);
   opt.parts = 701;
-  EXPECT_NE(error_of<ConfigError>([&] { assign_parts(g, opt); }).find("more parts than"),
+  EXPECT_NE(test::error_of<ConfigError>([&] { assign_parts(g, opt); }).find("more parts than"),
             std::string::npos);
 }
 

@@ -32,12 +32,7 @@ std::vector<char> bytes_of(const fs::path& p) {
 
 template <typename F>
 std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of<InputError>(f);
 }
 
 void expect_same_part(const Part& a, const Part& b) {
@@ -186,12 +181,7 @@ TEST(PartitionStore, MismatchesAreInputErrors) {
 
 template <typename F>
 std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of<ConfigError>(f);
 }
 
 // Only the keys a method reads must match: contiguous ignores the seed, random the balance and
