@@ -395,6 +395,16 @@ void require_effective(const JobConfig& c, const std::string& origin) {
       c.training.precision == ComputePrecision::kFp32 || c.training.device != DeviceChoice::kCpu,
       origin, "training.precision", to_string(c.training.precision),
       "has no effect with training.device = cpu: TF32 is a mode of the GPU's tensor cores");
+  const PartitionOptions& p = c.partition.options;
+  const std::string balance_rule = fmt::format(
+      "has no effect with partition.method = {}: only metis balances it", to_string(p.method));
+  require(!p.balance_train || p.method == PartitionMethod::kMetis, origin,
+          "partition.balance_train", "true", balance_rule);
+  require(!p.balance_edges || p.method == PartitionMethod::kMetis, origin,
+          "partition.balance_edges", "true", balance_rule);
+  require(c.training.recompute == Recompute::kNone || c.model.layers > 1, origin,
+          "training.recompute", to_string(c.training.recompute),
+          "has no effect with model.layers = 1: layer 0 keeps no aggregation to recompute");
   const CommunicationConfig& m = c.communication;
   const CommunicationConfig defaults;
   const std::string where = fmt::format(
@@ -587,6 +597,20 @@ std::string to_yaml(const JobConfig& cfg) {
   for (size_t i = 0; i < open.size(); ++i) out << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+void require_recompute_effect(const JobConfig& cfg, int64_t num_classes) {
+  const ModelConfig& m = cfg.model;
+  if (cfg.training.recompute == Recompute::kNone || m.type != ModelType::kSage) return;
+  // A layer after the first recomputes its aggregation when it aggregates first, i.e. does not
+  // narrow its rows (out >= in): the hidden layers of a model of 3 or more layers, and the last
+  // one when there are at least as many classes as hidden units.
+  if (m.layers >= 3 || num_classes >= m.hidden) return;
+  throw ConfigError(fmt::format(
+      "training.recompute = {} has no effect with model.type = sage, model.layers = {} and "
+      "model.hidden = {} on a dataset of {} classes: only a layer after the first that does not "
+      "narrow its rows (out >= in) recomputes its aggregation; set training.recompute = none",
+      to_string(cfg.training.recompute), m.layers, m.hidden, num_classes));
 }
 
 std::string partition_dir(const JobConfig& cfg) {

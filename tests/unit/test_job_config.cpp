@@ -82,7 +82,7 @@ dataset:
   path: data/x
   row_normalize: true
   synthetic: {num_nodes: 500, heavy_tailed: true, seed: 9}
-partition: {method: random, parts: 3, seed: 4, balance_train: true, dir: parts/x}
+partition: {method: metis, parts: 3, seed: 4, balance_train: true, dir: parts/x}
 model: {type: sage, layers: 3, hidden: 256, dropout: 0.25, layer_norm: true}
 training: {epochs: 5, lr: 0.005, weight_decay: 0, seed: 3, eval_every: 2, threads: 4,
            checkpoint_every: 10, checkpoint_dir: ckpt/x, recompute: aggregations}
@@ -99,7 +99,7 @@ output: {dir: out/x, log_level: debug}
   EXPECT_EQ(c.dataset.synthetic.num_nodes, 500);
   EXPECT_TRUE(c.dataset.synthetic.heavy_tailed);
   EXPECT_EQ(c.dataset.synthetic.seed, 9u);
-  EXPECT_STREQ(to_string(c.partition.options.method), "random");
+  EXPECT_STREQ(to_string(c.partition.options.method), "metis");
   EXPECT_EQ(c.partition.options.parts, 3);
   EXPECT_EQ(c.partition.options.seed, 4u);
   EXPECT_TRUE(c.partition.options.balance_train);
@@ -164,6 +164,18 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
        {"communication.solver = exact"}},
       {{"training.device=cpu", "training.precision=tf32"},
        {"training.precision = tf32: has no effect with training.device = cpu"}},
+      {{"communication.scheme=uniform", "communication.objective=normalized"},
+       {"communication.objective = normalized"}},
+      {{"communication.mode=overlap", "communication.resolve_drift=0"},
+       {"communication.resolve_drift = 0"}},
+      {{"partition.method=random", "partition.balance_train=true"},
+       {"partition.balance_train = true: has no effect with partition.method = random"}},
+      {{"partition.method=contiguous", "partition.balance_edges=true"},
+       {"partition.balance_edges = true: has no effect with partition.method = contiguous"}},
+      {{"partition.method=ptscotch", "partition.balance_train=true"},
+       {"partition.balance_train = true: has no effect with partition.method = ptscotch"}},
+      {{"model.type=sage", "model.layers=1", "training.recompute=aggregations"},
+       {"training.recompute = aggregations: has no effect with model.layers = 1"}},
   };
   for (const auto& [overrides, expected] : cases) {
     std::string msg;
@@ -176,6 +188,24 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
       EXPECT_TRUE(test::contains(msg, part)) << overrides.back() << " gave: '" << msg << "'";
     }
   }
+}
+
+// training.recompute recomputes the aggregation of a GraphSAGE layer after the first that does
+// not narrow its rows: a 2-layer model has one only when the classes are at least the hidden units.
+TEST(JobConfig, RecomputeWithoutALayerToRecomputeIsRefusedOnceTheClassesAreKnown) {
+  const JobConfig two = load_job_config("", {"model.type=sage", "model.layers=2", "model.hidden=16",
+                                             "training.recompute=aggregations"});
+  const std::string msg = test::error_of<ConfigError>([&] { require_recompute_effect(two, 7); });
+  EXPECT_TRUE(test::contains(msg,
+                             "training.recompute = aggregations has no effect with "
+                             "model.type = sage, model.layers = 2 and model.hidden = 16 "
+                             "on a dataset of 7 classes"))
+      << msg;
+  EXPECT_NO_THROW(require_recompute_effect(two, 16));
+  const JobConfig three =
+      load_job_config("", {"model.type=sage", "model.layers=3", "training.recompute=aggregations"});
+  EXPECT_NO_THROW(require_recompute_effect(three, 2));
+  EXPECT_NO_THROW(require_recompute_effect(load_job_config("", {}), 2));
 }
 
 TEST(JobConfig, UnknownKeysAreNamedWithTheKnownOnes) {

@@ -112,6 +112,11 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
 // text gives back the same config.
 std::string to_yaml(const JobConfig& cfg);
 
+// The rule that needs the dataset's class count, checked once the partition is known:
+// training.recompute with a GraphSAGE model none of whose layers after the first aggregates
+// first has no effect, a ConfigError naming the keys and values.
+void require_recompute_effect(const JobConfig& cfg, int64_t num_classes);
+
 // The partition directory a job uses (partition.dir, or <output.dir>/partition).
 std::string partition_dir(const JobConfig& cfg);
 
