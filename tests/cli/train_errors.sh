@@ -89,6 +89,13 @@ expect_failure world_mismatch 3 \
 expect_failure world_mismatch_one 1 "has 2 parts but mpirun started 1 workers" \
   "${small[@]}" --set "output.dir=$tmp/two"
 
+# A key with no effect on this dataset (known once the partition is): recompute without a layer
+# that aggregates first (2 GraphSAGE layers, more hidden units than the generated graph's classes).
+expect_failure recompute_no_effect 2 \
+  "training.recompute = aggregations has no effect with model.type = sage, model.layers = 2" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set model.type=sage --set model.layers=2 \
+  --set model.hidden=64 --set training.recompute=aggregations
+
 # An existing partition made with other partition.* keys is never reused silently.
 way_out="choose another partition.dir, or pass --repartition to adaqp train to replace it"
 expect_failure partition_method 2 \
