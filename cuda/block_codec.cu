@@ -15,8 +15,10 @@
 namespace adaqp::quant {
 namespace {
 
-// One warp per row; lane l handles the 4-element blocks l, l + 32, ... A block of 4 codes of B bits
-// is exactly B/2 whole bytes of the packed row, so no two lanes write the same byte.
+// One warp per row. Quantizing, lane l handles the 8-element blocks l, l + 32, ... (one Philox
+// block each, quant_math.h): 8 codes of B bits are exactly B whole bytes of the packed row.
+// Dequantizing, it handles 4-element blocks: B/2 whole bytes. Either way no two lanes write the
+// same byte.
 constexpr int kWarp = 32;
 constexpr int kRowsPerBlock = 8;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
@@ -35,7 +37,7 @@ __device__ bool quantize_row(const float* __restrict__ x, int64_t d, uint64_t gi
                              float* __restrict__ meta, float* __restrict__ range) {
   const int lane = threadIdx.x;
   const int64_t row_bytes = packed_row_bytes(d, B);
-  const int64_t blocks = (d + 3) / 4;
+  const int64_t blocks = (d + kQuantElementsPerBlock - 1) / kQuantElementsPerBlock;
   int32_t key_lo = INT_MAX, key_hi = INT_MIN;
   unsigned special = 0;
   for (int64_t e = lane; e < d; e += kWarp) {
@@ -59,15 +61,21 @@ __device__ bool quantize_row(const float* __restrict__ x, int64_t d, uint64_t gi
     if (range != nullptr) *range = p.range;
   }
   for (int64_t blk = lane; blk < blocks; blk += kWarp) {
-    uint32_t codes = 0;  // code j of the block at bits j*B
+    uint64_t codes = 0;  // code j of the block at bits j*B
     if (p.s > 0.0f) {
       const PhiloxWords w =
           philox_block(key.seed, key.epoch, key.layer, key.stream, gid, static_cast<uint32_t>(blk));
-      for (int j = 0; j < 4 && 4 * blk + j < d; ++j)
-        codes |= quant_code(x[4 * blk + j], p.m, p.s, w.v[j]) << (j * B);
+#pragma unroll
+      for (int j = 0; j < kQuantElementsPerBlock; ++j) {
+        const int64_t e = kQuantElementsPerBlock * blk + j;
+        if (e < d) {
+          const uint32_t q = quant_code(x[e], p.m, p.s, quant_random_bits(w.v[j / 2], e));
+          codes |= static_cast<uint64_t>(q) << (j * B);
+        }
+      }
     }
-    const int64_t first = blk * B / 2;
-    for (int k = 0; k < B / 2 && first + k < row_bytes; ++k)
+    const int64_t first = blk * B;
+    for (int k = 0; k < B && first + k < row_bytes; ++k)
       out[first + k] = static_cast<uint8_t>(codes >> (8 * k));
   }
   return true;

@@ -30,7 +30,8 @@ inline uint32_t mask_word(const MaskView& m, int64_t row, int64_t w) {
 
 ADAQP_VECTOR_CLONES void keep_row(const DropoutKey& key, float p, uint64_t gid, int64_t width,
                                   uint32_t* words, uint32_t* keep) {
-  philox_row_words(key.seed, key.epoch, key.layer, RngStream::kDropout, gid, width, words);
+  philox_row_words(key.seed, key.epoch, key.layer, RngStream::kDropout, gid, (width + 3) / 4,
+                   words);
   for (int64_t w = 0; w < bit_words(width); ++w) {
     const int64_t count = std::min<int64_t>(32, width - 32 * w);
     const uint32_t* u = words + 32 * w;
@@ -110,7 +111,7 @@ void dropout_keep_bits(const Device& device, const DropoutKey& key, float p, con
   const int64_t words = bit_words(width);
 #pragma omp parallel if (n * width > kParallelElements)
   {
-    std::vector<uint32_t> u(static_cast<size_t>(philox_row_words_size(width)));
+    std::vector<uint32_t> u(static_cast<size_t>(philox_row_words_size((width + 3) / 4)));
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < n; ++i) {
       keep_row(key, p, static_cast<uint64_t>(gids[i]), width, u.data(), keep + i * words);

@@ -18,10 +18,19 @@ using detail::dispatch_bits;
 // Below this many elements a call runs on the calling thread only.
 constexpr int64_t kParallelElements = 1 << 16;
 
-// Per-thread buffers for one row: its random words and its codes.
+// Philox blocks whose words round a row of d elements.
+constexpr int64_t random_blocks(int64_t d) {
+  return (d + kQuantElementsPerBlock - 1) / kQuantElementsPerBlock;
+}
+
+// Per-thread buffers for one row: its random words, their 16-bit halves and its codes.
 struct RowScratch {
-  explicit RowScratch(int64_t d) : words(static_cast<size_t>(philox_row_words_size(d))), codes(d) {}
+  explicit RowScratch(int64_t d)
+      : words(static_cast<size_t>(philox_row_words_size(random_blocks(d)))),
+        halves(2 * words.size()),
+        codes(d) {}
   std::vector<uint32_t> words;
+  std::vector<uint16_t> halves;
   std::vector<uint8_t> codes;
 };
 
@@ -49,9 +58,14 @@ ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float
 // same results: integer arithmetic and single IEEE float operations, never contracted
 // (-ffp-contract=off).
 ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t d, float m, float s, uint64_t gid,
-                                          const QuantKey& key, uint32_t* words, uint8_t* codes) {
-  philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, d, words);
-  for (int64_t e = 0; e < d; ++e) codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, words[e]));
+                                          const QuantKey& key, uint32_t* words, uint16_t* halves,
+                                          uint8_t* codes) {
+  philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, random_blocks(d), words);
+  // Element e's bits (quant_random_bits) are half e of the words read as 16-bit halves, low first.
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "halves are read low half first");
+  std::memcpy(halves, words, sizeof(uint16_t) * static_cast<size_t>(d));
+  for (int64_t e = 0; e < d; ++e)
+    codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, halves[e]));
 }
 
 // The metadata of a row as bytes: a block's pieces start anywhere, so no float alignment.
@@ -79,7 +93,7 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
   if (p.s == 0.0f) {
     std::fill(codes, codes + d, uint8_t{0});
   } else {
-    stochastic_codes(x, d, p.m, p.s, gid, key, scratch.words.data(), codes);
+    stochastic_codes(x, d, p.m, p.s, gid, key, scratch.words.data(), scratch.halves.data(), codes);
   }
   detail::pack_row<B>(codes, d, out);
   return true;

@@ -23,6 +23,14 @@ inline double max_error(const at::Tensor& got, const at::Tensor& want) {
   return (got.to(at::kDouble) - want.to(at::kDouble)).abs().max().item<double>();
 }
 
+// ||got - want|| / ||want|| (Frobenius, float64); 0 when both are zero.
+inline double relative_error(const at::Tensor& got, const at::Tensor& want) {
+  const at::Tensor w = want.to(at::kDouble);
+  const double norm = w.norm().item<double>();
+  const double diff = (got.to(at::kDouble) - w).norm().item<double>();
+  return norm == 0.0 ? diff : diff / norm;
+}
+
 // A[i][j] = a_ij for every edge j -> i (float64), with the weights of the layers of `type` from the
 // whole graph's degrees, written here independently of the runtime: GCN 1 / sqrt(out_deg(j)
 // in_deg(i)), GraphSAGE-mean 1 / in_deg(i).

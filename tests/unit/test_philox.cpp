@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
+
+#include "adaqp/common/philox_rows.h"
 
 namespace adaqp {
 namespace {
@@ -54,6 +57,38 @@ TEST(Philox, UniformCoversZeroToOneExclusive) {
   EXPECT_EQ(philox_uniform(0xFFu), 0.0f);  // only the top 24 bits count
   EXPECT_EQ(philox_uniform(0x80000000u), 0.5f);
   EXPECT_EQ(philox_uniform(0xFFFFFFFFu), 1.0f - 1.0f / 16777216.0f);
+}
+
+TEST(Philox, Uniform16UsesTheLowHalfOnly) {
+  EXPECT_EQ(philox_uniform16(0u), 0.0f);
+  EXPECT_EQ(philox_uniform16(0xFFFF0000u), 0.0f);
+  EXPECT_EQ(philox_uniform16(0x8000u), 0.5f);
+  EXPECT_EQ(philox_uniform16(0xFFFFu), 1.0f - 1.0f / 65536.0f);
+}
+
+// The row generator (AVX-512 where the CPU has it, as on the CI machine) gives philox_block's words
+// for every block, across batch boundaries, for nodes with high id bits, and writes whole batches
+// only (the words past the last batch keep their sentinel).
+TEST(Philox, RowWordsAreTheBlocksWords) {
+  const uint64_t seed = 0xfedcba9876543210ull;
+  for (const uint64_t gid : {uint64_t{0}, uint64_t{12345}, (uint64_t{1} << 40) - 1}) {
+    for (const int64_t blocks : {1, 31, 32, 33, 64, 100}) {
+      const int64_t size = philox_row_words_size(blocks);
+      ASSERT_EQ(size % (4 * kPhiloxBatch), 0);
+      ASSERT_GE(size, 4 * blocks);
+      std::vector<uint32_t> words(static_cast<size_t>(size + 4), 0xA5A5A5A5u);
+      philox_row_words(seed, 11, 2, RngStream::kQuantBackward, gid, blocks, words.data());
+      for (int64_t b = 0; b < blocks; ++b) {
+        const PhiloxWords want =
+            philox_block(seed, 11, 2, RngStream::kQuantBackward, gid, static_cast<uint32_t>(b));
+        for (int k = 0; k < 4; ++k)
+          ASSERT_EQ(words[static_cast<size_t>(4 * b + k)], want.v[k])
+              << "gid " << gid << " block " << b << " word " << k;
+      }
+      for (int64_t i = size; i < size + 4; ++i)
+        EXPECT_EQ(words[static_cast<size_t>(i)], 0xA5A5A5A5u);
+    }
+  }
 }
 
 }  // namespace

@@ -99,7 +99,8 @@ TEST(QuantPacking, RoundTripsEveryWidthAndLength) {
 }
 
 // Codes and metadata are exactly the documented formula: m = min, s from quant_row_params, and
-// code e from word e % 4 of philox_block(..., gid, e / 4). Rows come through the send list.
+// code e from 16 bits of word (e / 2) % 4 of philox_block(..., gid, e / 8): the low half for even
+// e, the high half for odd e. Rows come through the send list.
 TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
   const QuantKey key{0x5eed5eed12345678ull, 17, 2, RngStream::kQuantBackward};
   for (int bits : kBitWidths) {
@@ -129,8 +130,10 @@ TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
         for (int64_t e = 0; e < d; ++e) {
           const PhiloxWords w =
               philox_block(key.seed, key.epoch, key.layer, key.stream,
-                           static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(e / 4));
-          const uint32_t want = p.s == 0.0f ? 0u : quant_code(x[e], p.m, p.s, w.v[e % 4]);
+                           static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(e / 8));
+          const uint32_t word = w.v[(e / 2) % 4];
+          const uint32_t random_bits = e % 2 == 0 ? word & 0xFFFFu : word >> 16;
+          const uint32_t want = p.s == 0.0f ? 0u : quant_code(x[e], p.m, p.s, random_bits);
           ASSERT_EQ(codes[e], want) << "b=" << bits << " d=" << d << " row " << i << " e=" << e;
           ASSERT_LE(codes[e], quant_levels(bits));
         }

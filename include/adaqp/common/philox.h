@@ -18,17 +18,20 @@ struct PhiloxWords {
   uint32_t v[4];
 };
 
+// The round multipliers and the Weyl key increments of Philox4x32.
+constexpr uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
+constexpr uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
+constexpr int kPhiloxRounds = 10;
+
 ADAQP_HOST_DEVICE PhiloxWords philox4x32_10(PhiloxWords ctr, uint32_t k0, uint32_t k1) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = static_cast<uint64_t>(kM0) * ctr.v[0];
-    const uint64_t p1 = static_cast<uint64_t>(kM1) * ctr.v[2];
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    const uint64_t p0 = static_cast<uint64_t>(kPhiloxM0) * ctr.v[0];
+    const uint64_t p1 = static_cast<uint64_t>(kPhiloxM1) * ctr.v[2];
     const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
     const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
     ctr = PhiloxWords{{hi1 ^ ctr.v[1] ^ k0, lo1, hi0 ^ ctr.v[3] ^ k1, lo0}};
-    k0 += kW0;
-    k1 += kW1;
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
   }
   return ctr;
 }
@@ -78,6 +81,12 @@ ADAQP_HOST_DEVICE PhiloxWords philox_edge_block(uint64_t seed, uint32_t epoch, u
 // A float uniform in [0, 1) from the top 24 bits of a word (exact in float32).
 ADAQP_HOST_DEVICE float philox_uniform(uint32_t word) {
   return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
+}
+
+// A float uniform in [0, 1) from the low 16 bits of `half` (exact in float32): the quantizer's
+// rounding, where a 2^-16 grid keeps the bias far below the noise and one block serves 8 elements.
+ADAQP_HOST_DEVICE float philox_uniform16(uint32_t half) {
+  return static_cast<float>(half & 0xFFFFu) * (1.0f / 65536.0f);
 }
 
 }  // namespace adaqp

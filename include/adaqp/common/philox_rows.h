@@ -1,7 +1,8 @@
-// The Philox words of a whole row (CPU only), kPhiloxBatch blocks at a time: the blocks of a batch
-// are computed into one array per word (structure of arrays), which gcc vectorises across blocks
-// (its 10 rounds unrolled), and then interleaved into element order. Used by the quantizer's
-// stochastic rounding and by the dropout masks.
+// The Philox words of the first blocks of one node's stream (CPU only), for the loops that draw
+// random values element by element: the quantizer's rounding and the dropout masks. Computed
+// kPhiloxBatch blocks at a time: with AVX-512 as two interleaved vectors of 16 blocks (each round's
+// multiplies wait on the previous round, so two independent chains keep the unit busy), else block
+// by block in a loop gcc vectorises. Both give philox_block's words exactly.
 #pragma once
 
 #include <cstdint>
@@ -10,37 +11,16 @@
 
 namespace adaqp {
 
-constexpr uint32_t kPhiloxBatch = 16;
+constexpr int64_t kPhiloxBatch = 32;
 
-// Words needed by a row of d elements: whole batches, so that every batch is stored in full.
-constexpr int64_t philox_row_words_size(int64_t d) {
-  const int64_t batch_words = 4 * static_cast<int64_t>(kPhiloxBatch);
-  return (d + batch_words - 1) / batch_words * batch_words;
+// Words written for `blocks` blocks: whole batches, so that every batch is stored in full.
+constexpr int64_t philox_row_words_size(int64_t blocks) {
+  return (blocks + kPhiloxBatch - 1) / kPhiloxBatch * kPhiloxBatch * 4;
 }
 
-// words[4*b + j] = word j of philox_block(seed, epoch, layer, stream, gid, b) for every block b
-// of a row of d elements; `words` holds philox_row_words_size(d) entries.
-inline void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream stream,
-                             uint64_t gid, int64_t d, uint32_t* words) {
-  const int64_t batches = philox_row_words_size(d) / (4 * kPhiloxBatch);
-  for (int64_t batch = 0; batch < batches; ++batch) {
-    uint32_t w0[kPhiloxBatch], w1[kPhiloxBatch], w2[kPhiloxBatch], w3[kPhiloxBatch];
-    for (uint32_t j = 0; j < kPhiloxBatch; ++j) {
-      const PhiloxWords w = philox_block(seed, epoch, layer, stream, gid,
-                                         static_cast<uint32_t>(batch) * kPhiloxBatch + j);
-      w0[j] = w.v[0];
-      w1[j] = w.v[1];
-      w2[j] = w.v[2];
-      w3[j] = w.v[3];
-    }
-    uint32_t* out = words + batch * 4 * kPhiloxBatch;
-    for (uint32_t j = 0; j < kPhiloxBatch; ++j) {
-      out[4 * j] = w0[j];
-      out[4 * j + 1] = w1[j];
-      out[4 * j + 2] = w2[j];
-      out[4 * j + 3] = w3[j];
-    }
-  }
-}
+// words[4*b + j] = word j of philox_block(seed, epoch, layer, stream, gid, b) for every block
+// b < blocks; `words` holds philox_row_words_size(blocks) entries.
+void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream stream, uint64_t gid,
+                      int64_t blocks, uint32_t* words);
 
 }  // namespace adaqp

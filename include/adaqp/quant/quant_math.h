@@ -80,15 +80,24 @@ ADAQP_HOST_DEVICE RowParams quant_row_params(float lo, float hi, int bits) {
   return p;
 }
 
+// Elements whose rounding draws on one Philox block: 16 of its 128 bits each.
+constexpr int kQuantElementsPerBlock = 8;
+
+// The 16 random bits of element e, from word w = word (e / 2) % 4 of its block (e / 8): the low
+// half of w for even e, the high half for odd e.
+ADAQP_HOST_DEVICE uint32_t quant_random_bits(uint32_t w, int64_t e) {
+  return (w >> (16 * (e & 1))) & 0xFFFFu;
+}
+
 // Code of x in a row with metadata (m, s), s > 0, x in [m, M]: with t = (x - m) / s in [0, L],
-// q = floor(t) + [u < t - floor(t)] where u = philox_uniform(word) in [0, 1) on a 2^-24 grid. So
-// E[q] = t up to 2^-24 (exact when t >= 1/2), q is in [0, L] without clamping, and this equals
-// floor(t + u) of docs/design.md (section 5) without the rounding of the sum.
-ADAQP_HOST_DEVICE uint32_t quant_code(float x, float m, float s, uint32_t word) {
+// q = floor(t) + [u < t - floor(t)] where u = philox_uniform16(random_bits) in [0, 1) on a 2^-16
+// grid. So t <= E[q] < t + 2^-16 (a bias below 2^-16 of a step), q is in [0, L] without clamping,
+// and this equals floor(t + u) of docs/design.md (section 5) without the rounding of the sum.
+ADAQP_HOST_DEVICE uint32_t quant_code(float x, float m, float s, uint32_t random_bits) {
   const float t = qdiv(qsub(x, m), s);
   const int32_t whole = static_cast<int32_t>(t);  // floor, as t >= 0
   const float frac = qsub(t, static_cast<float>(whole));
-  return static_cast<uint32_t>(whole) + (philox_uniform(word) < frac ? 1u : 0u);
+  return static_cast<uint32_t>(whole) + (philox_uniform16(random_bits) < frac ? 1u : 0u);
 }
 
 // Dequantized value m + s*q (exactly m for a constant row, where s = 0).

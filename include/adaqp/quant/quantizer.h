@@ -15,10 +15,11 @@
 // finite range works (1e30 spreads included) and the estimator stays unbiased (no code is ever
 // clamped). The cost is 4 bytes per row more than bfloat16: 6% of a 2-bit row of d = 256.
 //
-// Randomness: element e of the row of global node g uses word e % 4 of
-// philox_block(seed, epoch, layer, stream, g, e / 4). Codes are therefore a pure function of the
-// input values and the key: independent of thread count, row order, partitioning and device; the
-// CUDA block codec (block_codec.h) gives bit-identical packed bytes and metadata.
+// Randomness: element e of the row of global node g uses the 16 bits quant_random_bits(w, e) of
+// word w = (e / 2) % 4 of philox_block(seed, epoch, layer, stream, g, e / 8). Codes are therefore a
+// pure function of the input values and the key: independent of thread count, row order,
+// partitioning and device; the CUDA block codec (block_codec.h) gives bit-identical packed bytes
+// and metadata.
 //
 // A row with a NaN or infinite value, or whose range or largest dequantized value overflows
 // float32, cannot be quantized: NonFiniteError names the layer, direction, node and element.
