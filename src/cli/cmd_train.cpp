@@ -5,8 +5,8 @@
 // mismatched partition gives one clear message and no hang. After start-up, an error on one rank
 // is reported by that rank and ends the whole job (MPI_Abort): the others could not continue.
 // With training.checkpoint_every, rank 0 writes checkpoints (train/checkpoint.h); --resume
-// continues from the newest intact one and reproduces the uninterrupted run (same seed and worker
-// count).
+// continues from the newest intact one, on any number of workers, and reproduces the uninterrupted
+// run (exactly on the same number of workers).
 #include <fmt/format.h>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
@@ -243,6 +243,7 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
                          RunOptions& ropt) {
   const std::string& dir = ropt.checkpoint_dir;
   int epoch = 0;
+  int written_on = 0;  // workers of the job that wrote the checkpoint (rank 0 only)
   run_step(comm, [&] {
     if (comm.rank() != 0) return;
     if (!resume) {
@@ -257,7 +258,9 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     }
     const std::string path = latest_checkpoint(dir);
     if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
-    epoch = read_checkpoint_info(path).progress.epoch;
+    const CheckpointInfo info = read_checkpoint_info(path);
+    epoch = info.progress.epoch;
+    written_on = info.header.world_size;
   });
   if (!resume) return;
   comm.broadcast(&epoch, sizeof epoch, 0);
@@ -270,7 +273,14 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
           "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train",
           path, ropt.start.epoch, cfg.training.epochs));
     }
-    if (comm.rank() == 0) spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);
+    if (comm.rank() != 0) return;
+    spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);
+    if (written_on != comm.size()) {
+      spdlog::info(
+          "the checkpoint was written on {} workers and training continues on {}: parameters and "
+          "optimizer state carry over; the adaptive scheme probes and traces afresh",
+          written_on, comm.size());
+    }
   });
 }
 
@@ -437,8 +447,8 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
   auto resume = std::make_shared<bool>(false);
   cmd->add_flag("--resume", *resume,
                 "continue from the newest intact checkpoint in the checkpoint directory "
-                "(training.checkpoint_dir); the job must match its dataset, model, seed and "
-                "worker count");
+                "(training.checkpoint_dir), on any number of workers; the job must match its "
+                "dataset, model and seed");
   auto repartition = std::make_shared<bool>(false);
   cmd->add_flag("--repartition", *repartition,
                 "partition the dataset again into partition.dir even if it exists (its partition "

@@ -109,7 +109,6 @@ void check_header(const std::string& path, const CheckpointHeader& f, const Chec
   require_same(path, "model output dimension (dataset classes)", f.out_dim, e.out_dim);
   require_same(path, "model.layer_norm", f.layer_norm, e.layer_norm);
   if (f.heads != 0) require_same(path, "model.heads", f.heads, e.heads);
-  require_same(path, "world size (mpirun -np)", f.world_size, e.world_size);
   require_same(path, "training.seed", f.seed, e.seed);
 }
 

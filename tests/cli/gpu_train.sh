@@ -21,8 +21,8 @@
 #   W=2 within DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
 # - training.device=auto takes the GPU and reproduces the CUDA run; every run's epoch records have
 #   consistent times, and on CUDA each rank's device allocator peak stays flat after epoch 2;
-# - checkpoints are device-independent: a CUDA run resumed on the CPU, and a CPU run resumed on
-#   CUDA, reproduce the uninterrupted run.
+# - checkpoints are device-independent: a CUDA run resumed on the CPU on 2 workers, and a CPU run
+#   resumed on CUDA, reproduce the uninterrupted run.
 # Skipped (exit 77) without a visible GPU.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
@@ -169,17 +169,27 @@ for device in cpu cuda; do
   echo "ok: diverging quantized run on $device: $(grep -Em1 "$diverged" "$log")"
 done
 
-# Checkpoints across devices: 15 epochs on one device, the rest resumed on the other.
-for pair in cuda:cpu cpu:cuda; do
-  first=${pair%%:*} second=${pair##*:}
+# Checkpoints across devices: 15 epochs on one device and one worker, the rest resumed on the
+# other device; from CUDA onto 2 CPU workers (another worker count, docs/running.md).
+for pair in cuda:cpu:2 cpu:cuda:1; do
+  IFS=: read -r first second w2 <<<"$pair"
   out="$tmp/resume-$first-$second"
-  common=("${synthetic[@]}" --set partition.parts=1 --set "partition.dir=$tmp/gen-partition-w1"
-          --set "output.dir=$out" --set training.epochs=30 --set training.seed=11
-          --set model.dropout=0.5 --set training.checkpoint_every=15 --set output.log_level=warn)
-  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun -np 1 "$ADAQP_BIN" train "${common[@]}" --set "training.device=$first" \
-    --set training.epochs=15 >"$out-1.log" 2>&1 || { cat "$out-1.log"; exit 1; }
-  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun -np 1 "$ADAQP_BIN" train "${common[@]}" --set "training.device=$second" \
-    --resume >"$out-2.log" 2>&1 || { cat "$out-2.log"; exit 1; }
+  common=("${synthetic[@]}" --set "output.dir=$out" --set training.epochs=30 --set training.seed=11
+          --set model.dropout=0.5 --set training.checkpoint_every=15 --set output.log_level=info)
+  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun -np 1 "$ADAQP_BIN" train "${common[@]}" \
+    --set partition.parts=1 --set "partition.dir=$tmp/gen-partition-w1" \
+    --set "training.device=$first" --set training.epochs=15 >"$out-1.log" 2>&1 ||
+    { cat "$out-1.log"; exit 1; }
+  # shellcheck disable=SC2016
+  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np "$w2" bash -c \
+    'NCCL_HOSTID=adaqp-gpu-test-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN" train \
+    "${common[@]}" --set "partition.parts=$w2" --set "partition.dir=$tmp/gen-partition-w$w2" \
+    --set "training.device=$second" --resume >"$out-2.log" 2>&1 || { cat "$out-2.log"; exit 1; }
+  if ((w2 != 1)) && ! grep -q "written on 1 workers and training continues on $w2" "$out-2.log"; then
+    cat "$out-2.log"
+    echo "FAIL: the $first -> $second resume did not continue on $w2 workers" >&2
+    exit 1
+  fi
   "${compare[@]}" losses "$tmp/gen/$first-w1" "$out" "$DEVICE_TOL" --params "$DEVICE_TOL"
 done
 # Without Cora the generated half has passed and the Cora half is a visible skip (a failure under

@@ -1,16 +1,20 @@
 // Training checkpoints: everything a run needs to continue so that the resumed run reproduces the
-// uninterrupted one exactly (same seed, same world size W).
+// uninterrupted one (same seed): exactly on the same number of workers W, and on any other number
+// W' as closely as training on W' reproduces training on W (float summation order only; docs/
+// design.md, section 8).
 //
 // One file per checkpoint, written by rank 0 alone: after the gradient all-reduce every rank holds
-// identical parameters and Adam state, so one copy is enough. On resume every rank reads that file
-// itself (the output directory is shared between ranks, as the partition directory already is).
+// identical parameters and Adam state, so one copy is enough, and it belongs to no partition: a job
+// on W' workers (on another partition of the same dataset) loads it as it is. On resume every rank
+// reads that file itself (the output directory is shared between ranks, as the partition directory
+// already is).
 // A checkpoint is <dir>/ckpt-<epoch, 6 digits>.bin, an array file (common/array_file.h): a CRC-32
 // per array, written to a temporary file, fsync'ed and renamed, so a crash mid-write never leaves
 // a half file and any corruption or truncation is detected on reading. Arrays:
 //   header/format_version     int64 {kCheckpointFormatVersion}
 //   header/dataset_fingerprint, header/model_type   uint8 (text)
 //   header/model_shape        int64 {layers, hidden, in_dim, out_dim, layer_norm}
-//   header/world              int64 {world size W, writer rank}
+//   header/world              int64 {world size W, writer rank} (recorded, not compared)
 //   header/seed               int64 (training.seed, bit-cast)
 //   progress/epoch            int64 {epochs completed}
 //   progress/best             float64 {have_best, best validation score, test score at it}
@@ -19,8 +23,9 @@
 //   with amsgrad): torch::optim::Adam's state of the parameter, absent before its first step.
 // Random numbers carry no state to save: dropout masks (and quantization noise) are counter-based
 // Philox draws keyed by (seed, epoch, layer, global node id, ...), so seed and epoch resume them.
-// Not stored because they do not exist yet: the bit-width assignment and the fitted link model of
-// adaptive quantization; they will come with a new format version.
+// Not stored: the bit-width assignment and the fitted link model of adaptive quantization, which
+// belong to one partition and one set of links; a resumed job probes its links and traces its
+// messages afresh, as a new job does (the first epochs at 8 bits, then solved widths).
 #pragma once
 
 #include <cstdint>
@@ -52,8 +57,8 @@ struct CheckpointHeader {
   // model.heads; 0 read from a file written before heads were recorded (then not compared: the
   // parameters' shapes still are).
   int64_t heads = 1;
-  int world_size = 0;
-  int rank = 0;  // the rank that wrote the file (not compared)
+  int world_size = 0;  // workers of the job that wrote the file (not compared)
+  int rank = 0;        // the rank that wrote the file (not compared)
   uint64_t seed = 0;
 };
 
@@ -82,10 +87,11 @@ struct CheckpointInfo {
 };
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
-// Checks `path` against `expected` (every header field but the writer rank; InputError
-// "<file>: <field>: checkpoint has X, this job has Y"), then restores the parameters and the Adam
-// state into `model` and `optimizer`, whose parameters must be the model's. A missing parameter or
-// one of another shape is an InputError naming it; on any error nothing has been changed.
+// Checks `path` against `expected` (every header field but the world size and the writer rank;
+// InputError "<file>: <field>: checkpoint has X, this job has Y"), then restores the parameters
+// and the Adam state into `model` and `optimizer`, whose parameters must be the model's. A missing
+// parameter or one of another shape is an InputError naming it; on any error nothing has been
+// changed.
 CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
                                    torch::nn::Module& model, torch::optim::Adam& optimizer);
 

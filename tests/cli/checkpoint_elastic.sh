@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Elastic resume (docs/running.md, "On another number of workers"): a checkpoint written on W
+# workers continues on any W'. Vanilla training (dropout on) checkpointed at epoch 6 of 12 on 4
+# workers and resumed on 2 and on 1, and checkpointed on 1 and resumed on 3, gives every epoch's
+# loss within 1e-5 (relative) and the final parameters within 1e-5 of the uninterrupted run, on a
+# generated graph and on Cora (required when CI=true). The 4 -> 2 resume on the generated graph
+# keeps the default partition directory: refused without --repartition (the partition is for 4),
+# replaced with it. Negative control: the same resume from a checkpoint stripped of its Adam state
+# must fail the comparison. Adaptive quantization (mode adaqp) resumed from 4 workers on 2 ends
+# within 0.5 points of test accuracy of the uninterrupted run.
+set -euo pipefail
+# shellcheck source=tests/cli/lib/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
+: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# run NAME W ARGS...: `adaqp train` on W workers into $tmp/NAME (log appended to $tmp/NAME.log).
+run() {
+  local name=$1 w=$2
+  shift 2
+  if ! timeout 300 mpirun --oversubscribe --bind-to none -np "$w" "$ADAQP_BIN" train "$@" \
+      --set "partition.parts=$w" --set "output.dir=$tmp/$name" --set training.seed=11 \
+      --set training.threads=1 --set training.checkpoint_every=6 --set output.log_level=info \
+      >>"$tmp/$name.log" 2>&1; then
+    cat "$tmp/$name.log"
+    echo "FAIL: $name on $w workers" >&2
+    exit 1
+  fi
+}
+
+# resume CUT NAME W ARGS...: copies run CUT (its checkpoints, metrics and partition) to NAME and
+# resumes it on W workers to epoch 12.
+resume() {
+  local cut=$1 name=$2 w=$3
+  shift 3
+  cp -r "$tmp/$cut" "$tmp/$name"
+  run "$name" "$w" "$@" --set training.epochs=12 --resume
+  grep -q "the checkpoint was written on .* workers and training continues on $w" \
+    "$tmp/$name.log" || { cat "$tmp/$name.log"; echo "FAIL: $name: no elastic resume" >&2; exit 1; }
+}
+
+# compare REF RUN: every epoch's loss (relative) and every final parameter within 1e-5.
+compare() {
+  python3 - "$tmp/$1" "$tmp/$2" <<'PY'
+import json, sys
+from array import array
+
+ref_dir, run_dir = sys.argv[1:]
+
+def losses(d):
+    out = {}
+    with open(d + "/metrics.jsonl") as f:
+        for line in f:
+            r = json.loads(line)
+            if "event" not in r:
+                out.setdefault(r["epoch"], set()).add(r["loss"])
+    for e, ls in out.items():
+        assert len(ls) == 1, f"{d}: ranks disagree on the loss of epoch {e}: {ls}"
+    return {e: ls.pop() for e, ls in out.items()}
+
+def params(d):
+    a = array("f")
+    with open(d + "/params.bin", "rb") as f:
+        a.frombytes(f.read())
+    return a
+
+lr, lw = losses(ref_dir), losses(run_dir)
+assert sorted(lr) == list(range(1, 13)) and sorted(lw) == sorted(lr), (sorted(lr), sorted(lw))
+worst = max(abs(lw[e] - lr[e]) / abs(lr[e]) for e in lr)
+pr, pw = params(ref_dir), params(run_dir)
+assert len(pr) == len(pw) > 0, (len(pr), len(pw))
+worst_p = max(abs(a - b) for a, b in zip(pr, pw))
+name = run_dir.rsplit("/", 1)[1]
+print(f"{name}: max loss rel diff {worst:.2e}, max param diff {worst_p:.2e} over {len(pr)} "
+      f"parameters")
+assert worst <= 1e-5, f"{name}: loss differs by {worst:.3g} (relative) from {ref_dir}"
+assert worst_p <= 1e-5, f"{name}: parameters differ by {worst_p:.3g} from {ref_dir}"
+PY
+}
+
+# strip_adam FILE: rewrites the checkpoint (common/array_file.h) without its adam/* arrays.
+strip_adam() {
+  python3 - "$1" <<'PY'
+import struct, sys
+
+path = sys.argv[1]
+data = open(path, "rb").read()
+assert data[:8] == b"ADQPARR1", "not an array file"
+(count,) = struct.unpack_from("<I", data, 8)
+pos, kept = 12, []
+for _ in range(count):
+    (name_len,) = struct.unpack_from("<I", data, pos)
+    name = data[pos + 4:pos + 4 + name_len].decode()
+    dtype, n, _crc = struct.unpack_from("<BQI", data, pos + 4 + name_len)
+    size = {1: 4, 2: 8, 3: 1, 4: 4, 5: 8}[dtype]
+    end = pos + 4 + name_len + 13 + n * size
+    if not name.startswith("adam/"):
+        kept.append(data[pos:end])
+    pos = end
+assert pos == len(data) and len(kept) < count, (pos, len(data), len(kept), count)
+open(path, "wb").write(b"ADQPARR1" + struct.pack("<I", len(kept)) + b"".join(kept))
+PY
+}
+
+# elastic NAME ARGS...: the vanilla cases on one graph.
+elastic() {
+  local name=$1
+  shift
+  local job=("$@" --set communication.mode=vanilla --set training.device=cpu)
+  run "$name-ref4" 4 "${job[@]}" --set training.epochs=12
+  run "$name-cut4" 4 "${job[@]}" --set training.epochs=6
+  resume "$name-cut4" "$name-4to1" 1 "${job[@]}" --set "partition.dir=$tmp/$name-part1"
+  compare "$name-ref4" "$name-4to1"
+  run "$name-ref1" 1 "${job[@]}" --set training.epochs=12
+  run "$name-cut1" 1 "${job[@]}" --set training.epochs=6
+  resume "$name-cut1" "$name-1to3" 3 "${job[@]}" --set "partition.dir=$tmp/$name-part3"
+  compare "$name-ref1" "$name-1to3"
+}
+
+generated=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
+           --set dataset.synthetic.seed=5 --set model.type=gcn --set model.layers=2
+           --set model.hidden=16 --set model.dropout=0.5)
+elastic gen "${generated[@]}"
+
+# 4 -> 2 in the run's own directory: its partition (for 4) is refused, then replaced.
+vanilla=("${generated[@]}" --set communication.mode=vanilla --set training.device=cpu)
+cp -r "$tmp/gen-cut4" "$tmp/gen-4to2"
+rc=0
+timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${vanilla[@]}" \
+  --set partition.parts=2 --set "output.dir=$tmp/gen-4to2" --set training.seed=11 \
+  --set training.checkpoint_every=6 --set training.epochs=12 --resume \
+  >"$tmp/refused.log" 2>&1 || rc=$?
+if ((rc == 0 || rc == 124)) ||
+    ! grep -q "was made with partition.parts = 4, the job asks for 2.*--repartition" \
+      "$tmp/refused.log"; then
+  cat "$tmp/refused.log"
+  echo "FAIL: resuming on 2 workers over the partition for 4 was not refused (exit $rc)" >&2
+  exit 1
+fi
+rm -rf "$tmp/gen-4to2"
+resume gen-cut4 gen-4to2 2 "${vanilla[@]}" --repartition
+compare gen-ref4 gen-4to2
+
+# Negative control: without the optimizer state the resumed run leaves the reference.
+cp -r "$tmp/gen-cut4" "$tmp/gen-no-adam"
+strip_adam "$tmp/gen-no-adam/checkpoints/ckpt-000006.bin"
+rm -rf "$tmp/gen-no-adam-run"
+resume gen-no-adam gen-no-adam-run 2 "${vanilla[@]}" --repartition
+if compare gen-ref4 gen-no-adam-run; then
+  echo "FAIL: a resume without the optimizer state passed the comparison" >&2
+  exit 1
+fi
+echo "ok: the negative control (no optimizer state) fails the comparison"
+
+# Adaptive quantization: resumed on 2 workers, within 0.5 points of the uninterrupted run.
+adaqp=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=20000
+       --set dataset.synthetic.seed=5 --set model.type=gcn --set model.layers=2
+       --set model.hidden=32 --set communication.mode=adaqp --set training.device=cpu)
+run adaqp-ref4 4 "${adaqp[@]}" --set training.epochs=12
+run adaqp-cut4 4 "${adaqp[@]}" --set training.epochs=6
+resume adaqp-cut4 adaqp-4to2 2 "${adaqp[@]}" --set "partition.dir=$tmp/adaqp-part2"
+python3 - "$tmp/adaqp-ref4" "$tmp/adaqp-4to2" <<'PY'
+import json, sys
+
+def final(d):
+    summary = [json.loads(l) for l in open(d + "/metrics.jsonl") if '"summary"' in l]
+    assert len(summary) == 1, d
+    return summary[0]["final_test_acc"], summary[0]["world_size"]
+
+(ref, w_ref), (run, w_run) = final(sys.argv[1]), final(sys.argv[2])
+print(f"adaqp: final test accuracy {ref:.4f} uninterrupted on {w_ref}, {run:.4f} resumed on {w_run}")
+assert (w_ref, w_run) == (4, 2), (w_ref, w_run)
+assert abs(run - ref) <= 0.005, f"resumed adaqp run ends {abs(run - ref) * 100:.2f} points away"
+PY
+
+cora="${ADAQP_SHARED_DATASETS:-}/cora"
+[[ -d "$cora/raw" ]] || skip_or_fail "shared dataset cora missing at '$cora': its half did not run"
+elastic cora --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora"
+echo "checkpoint_elastic: all passed"
