@@ -562,7 +562,22 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
   }
   for (const std::string& o : overrides) apply_override(cfg, o, origin);
   validate(cfg, origin);
+  cfg.partition.options.dataset_keys = dataset_identity(cfg);
   return cfg;
+}
+
+std::vector<std::pair<std::string, std::string>> dataset_identity(const JobConfig& cfg) {
+  const bool generated = cfg.dataset.path.empty();
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const Field& f : fields()) {
+    if (f.key.rfind("dataset.", 0) != 0 || !f.print) continue;
+    if (!generated && f.key.rfind("dataset.synthetic.", 0) == 0) continue;
+    std::string value = f.print(cfg);
+    if (f.key == "dataset.path" && !generated)
+      value = std::filesystem::absolute(cfg.dataset.path).lexically_normal().string();
+    keys.emplace_back(f.key, value);
+  }
+  return keys;
 }
 
 std::string to_yaml(const JobConfig& cfg) {

@@ -93,6 +93,7 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
   m.method = to_string(opt.method);
   m.seed = opt.seed;
   m.sample_degree = opt.sample_degree;
+  m.dataset_keys = opt.dataset_keys;
   m.parts = opt.parts;
   m.num_nodes = s.num_nodes;
   m.num_edges = s.num_edges();

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdio>
@@ -82,6 +83,18 @@ void write_part_file(const Part& p, const std::string& path) {
   w.write(path);
 }
 
+namespace {
+
+// meta.yaml's `dataset` map names the keys without their section.
+constexpr const char* kDatasetPrefix = "dataset.";
+
+std::string without_dataset_prefix(const std::string& key) {
+  const std::string prefix = kDatasetPrefix;
+  return key.rfind(prefix, 0) == 0 ? key.substr(prefix.size()) : key;
+}
+
+}  // namespace
+
 std::string partition_meta_yaml(const PartitionMeta& m) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -93,6 +106,12 @@ std::string partition_meta_yaml(const PartitionMeta& m) {
   if (m.sample_degree != 0) out << YAML::Key << "sample_degree" << YAML::Value << m.sample_degree;
   if (m.balance_train) out << YAML::Key << "balance_train" << YAML::Value << true;
   if (m.balance_edges) out << YAML::Key << "balance_edges" << YAML::Value << true;
+  if (!m.dataset_keys.empty()) {
+    out << YAML::Key << "dataset" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, value] : m.dataset_keys)
+      out << YAML::Key << without_dataset_prefix(key) << YAML::Value << value;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "parts" << YAML::Value << m.parts;
   out << YAML::Key << "num_nodes" << YAML::Value << m.num_nodes;
   out << YAML::Key << "num_edges" << YAML::Value << m.num_edges;
@@ -285,6 +304,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.sample_degree = opt.sample_degree;
   meta.balance_train = opt.balance_train;
   meta.balance_edges = opt.balance_edges;
+  meta.dataset_keys = opt.dataset_keys;
   meta.parts = opt.parts;
   meta.num_nodes = g.num_nodes;
   meta.num_edges = g.num_edges();
@@ -337,12 +357,25 @@ PartitionMeta replace_partition(const std::string& dir, const Graph& g,
 
 void require_partition_matches(const PartitionMeta& meta, const PartitionOptions& opt,
                                const std::string& dir) {
-  auto refuse = [&](const std::string& key, const std::string& made, const std::string& asked) {
-    throw ConfigError(fmt::format(
-        "partition {} was made with partition.{} = {}, the job asks for {}: choose another "
-        "partition.dir, or pass --repartition to adaqp train to replace it",
-        dir, key, made, asked));
+  auto refuse_key = [&](const std::string& key, const std::string& made, const std::string& asked) {
+    throw ConfigError(
+        fmt::format("partition {} was made with {} = {}, the job asks for {}: choose another "
+                    "partition.dir, or pass --repartition to adaqp train to replace it",
+                    dir, key, made, asked));
   };
+  auto refuse = [&](const std::string& key, const std::string& made, const std::string& asked) {
+    refuse_key("partition." + key, made, asked);
+  };
+  // The data first: a partition of another graph is the worst mix-up. Directories written before
+  // the dataset keys were recorded have none to compare.
+  if (!meta.dataset_keys.empty()) {
+    for (const auto& [key, asked] : opt.dataset_keys) {
+      const auto made = std::find_if(meta.dataset_keys.begin(), meta.dataset_keys.end(),
+                                     [&](const auto& kv) { return kv.first == key; });
+      const std::string made_value = made == meta.dataset_keys.end() ? "(unset)" : made->second;
+      if (made_value != asked) refuse_key(key, "'" + made_value + "'", "'" + asked + "'");
+    }
+  }
   const std::string method = to_string(opt.method);
   if (meta.method != method) refuse("method", meta.method, method);
   if (meta.parts != opt.parts)
@@ -402,6 +435,15 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   if (root["sample_degree"]) m.sample_degree = field<int64_t>(root, "sample_degree", file);
   if (root["balance_train"]) m.balance_train = field<bool>(root, "balance_train", file);
   if (root["balance_edges"]) m.balance_edges = field<bool>(root, "balance_edges", file);
+  if (const YAML::Node keys = root["dataset"]) {
+    if (!keys.IsMap()) throw InputError(file, "dataset", "must be a mapping of dataset keys");
+    for (const auto& kv : keys) {
+      if (!kv.first.IsScalar()) throw InputError(file, "dataset", "keys must be names");
+      const std::string key = kv.first.Scalar();
+      m.dataset_keys.emplace_back(kDatasetPrefix + key,
+                                  field<std::string>(keys, key, file, "dataset"));
+    }
+  }
   m.parts = field<int>(root, "parts", file);
   m.num_nodes = field<int64_t>(root, "num_nodes", file);
   m.num_edges = field<int64_t>(root, "num_edges", file);

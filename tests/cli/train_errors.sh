@@ -107,6 +107,9 @@ expect_failure partition_balance 2 "partition.balance_train = false, the job ask
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.balance_train=true
 expect_failure partition_sample 2 "partition.sample_degree = 0, the job asks for 4" \
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.sample_degree=4
+expect_failure partition_dataset 2 \
+  "was made with dataset.synthetic.num_nodes = '400', the job asks for '500': $way_out" \
+  "${small[@]}" --set "output.dir=$tmp/two" --set dataset.synthetic.num_nodes=500
 expect_failure repartition_ptscotch 2 "--repartition with partition.method = ptscotch" \
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.method=ptscotch --repartition
 # --repartition replaces it: the job trains on a random partition, which meta.yaml then records,

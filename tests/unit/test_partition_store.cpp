@@ -220,6 +220,34 @@ TEST(PartitionStore, AnExistingPartitionMustMatchTheKeysItsMethodReads) {
       << method;
 }
 
+// The dataset keys a partition was made from are recorded in meta.yaml and must match the job's; a
+// directory without them (written before they were recorded) is not compared.
+TEST(PartitionStore, AnExistingPartitionMustBeOfTheSameDataset) {
+  test::TempDir tmp;
+  const Graph g = sample_graph();
+  PartitionOptions made = three_parts("random");
+  made.dataset_keys = {{"dataset.format", "ogb"}, {"dataset.path", "/data/cora"}};
+  write_partition(tmp.str("p"), g, made);
+  const PartitionMeta meta = read_partition_meta(tmp.str("p"));
+  EXPECT_EQ(meta.dataset_keys, made.dataset_keys);
+  EXPECT_TRUE(test::contains(read_partition_meta_text(tmp.str("p")), "path: /data/cora"));
+  EXPECT_NO_THROW(require_partition_matches(meta, made, "P"));
+  PartitionOptions other = made;
+  other.dataset_keys[1].second = "/data/citeseer";
+  const std::string msg = config_error([&] { require_partition_matches(meta, other, "P"); });
+  EXPECT_TRUE(test::contains(msg,
+                             "partition P was made with dataset.path = '/data/cora', the job "
+                             "asks for '/data/citeseer': choose another partition.dir"))
+      << msg;
+  other = made;
+  other.dataset_keys.emplace_back("dataset.split", "public");
+  EXPECT_TRUE(test::contains(config_error([&] { require_partition_matches(meta, other, "P"); }),
+                             "dataset.split = '(unset)', the job asks for 'public'"));
+  PartitionMeta older = meta;
+  older.dataset_keys.clear();
+  EXPECT_NO_THROW(require_partition_matches(older, other, "P"));
+}
+
 // --repartition's replacement: the new partition takes the directory's place whole, nothing is
 // left beside it; a replacement that fails leaves the old partition as it was.
 TEST(PartitionStore, ReplaceSwapsInTheNewPartitionOrLeavesTheOld) {

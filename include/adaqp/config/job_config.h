@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/assign/solve.h"
@@ -111,6 +112,11 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
 // The effective configuration as YAML (every key, defaults included); load_job_config of this
 // text gives back the same config.
 std::string to_yaml(const JobConfig& cfg);
+
+// The data a job reads, as its dataset.* keys and values (dataset.path made absolute; the
+// generator's keys only for a generated graph): what a partition directory records of the graph
+// it was made from (PartitionOptions::dataset_keys, which load_job_config fills).
+std::vector<std::pair<std::string, std::string>> dataset_identity(const JobConfig& cfg);
 
 // The rule that needs the dataset's class count, checked once the partition is known:
 // training.recompute with a GraphSAGE model none of whose layers after the first aggregates

@@ -27,6 +27,9 @@ struct PartitionMeta {
   int64_t sample_degree = 0;  // partition.sample_degree (written when not 0)
   // partition.balance_train / balance_edges (written when true; absent in older directories)
   bool balance_train = false, balance_edges = false;
+  // The dataset.* keys of the job that made it (PartitionOptions::dataset_keys; absent in older
+  // directories, then not compared).
+  std::vector<std::pair<std::string, std::string>> dataset_keys;
   int parts = 0;
   int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
   bool multilabel = false;
@@ -52,10 +55,10 @@ PartitionMeta replace_partition(const std::string& dir, const Graph& g,
                                 const PartitionOptions& opt);
 
 // ConfigError unless the partition in `dir` (meta.yaml: `meta`) was made with the options the job
-// asks for: partition.method, partition.parts and the keys that method reads (seed: random,
-// metis, ptscotch; sample_degree: metis, ptscotch; balance_train, balance_edges: metis). The
-// message names the key, both values and the directory, and the ways out (another
-// partition.dir, or `adaqp train --repartition`).
+// asks for: the same dataset keys (when meta.yaml records them), partition.method,
+// partition.parts and the keys that method reads (seed: random, metis, ptscotch; sample_degree:
+// metis, ptscotch; balance_train, balance_edges: metis). The message names the key, both values
+// and the directory, and the ways out (another partition.dir, or `adaqp train --repartition`).
 void require_partition_matches(const PartitionMeta& meta, const PartitionOptions& opt,
                                const std::string& dir);
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/config/choices.h"
@@ -19,6 +20,9 @@ struct PartitionOptions {
   // metis and ptscotch: partition a sample of the graph in which each node keeps this many of its
   // neighbours (and those that keep it; partition/edge_sample.h); 0 = the whole graph.
   int64_t sample_degree = 0;
+  // The dataset.* keys the graph was loaded with (config/job_config.h, dataset_identity): not read
+  // by the partitioners, recorded in the partition directory and compared when it is reused.
+  std::vector<std::pair<std::string, std::string>> dataset_keys;
 };
 
 // owner[v] in [0, parts) for every node. metis: k-way, edge-cut objective, on the symmetrised graph
