@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -31,6 +32,12 @@ constexpr Direction kDirs[2] = {Direction::kForward, Direction::kBackward};
 // Epochs an exchange stays at full precision before one epoch re-measures it
 // (AdaptivePolicy::plan).
 constexpr int kRefreshEpochs = 50;
+// The measured check of full precision (AdaptivePolicy::plan): epochs timed after the first (cold:
+// its full-precision buffers are new; over shared memory it ran 20-50% slower than the next ones),
+// and by how much the faster of them may exceed the quantized epoch before full precision is given
+// up.
+constexpr size_t kFullCheckEpochs = 2;
+constexpr double kFullCheckMargin = 0.05;
 
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
@@ -193,7 +200,10 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
     std::vector<MessageBits>& bits = plan_bits(current_, dir);
     for (int l = 0; l < layers_; ++l) {
       const size_t at = static_cast<int>(dir) * layers_ + l;
-      if (full_since_[at] < 0 || epoch - full_since_[at] < kRefreshEpochs) continue;
+      // Measured slower: every exchange at full precision is traced once more, then solved.
+      if (full_since_[at] < 0 ||
+          (epoch - full_since_[at] < kRefreshEpochs && !full_measured_slower_))
+        continue;
       bits[l].full_precision = false;  // one epoch at the largest width, traced
       std::fill(bits[l].send.begin(), bits[l].send.end(), largest);
       std::fill(bits[l].recv.begin(), bits[l].recv.end(), largest);
@@ -215,9 +225,10 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
         const size_t at = static_cast<int>(dir) * layers_ + l;
         const MessageTrace* trace = traces[at];
         if (trace == nullptr || refreshed[at]) continue;
-        const double full = full_precision_time(at, dir, trace->width);
+        const double full = full_measured_slower_ ? std::numeric_limits<double>::infinity()
+                                                  : full_precision_time(at, dir, trace->width);
         const double narrow = uniform_time(at, dir, trace->width, opt_.bit_set.front());
-        if (seconds && (opt_.lambda >= 1 || full <= narrow)) {
+        if (seconds && !full_measured_slower_ && (opt_.lambda >= 1 || full <= narrow)) {
           bits[l].full_precision = true;  // no time to save: no solve, no trace
           if (full_since_[at] < 0) full_since_[at] = epoch;
           solved_inputs_[at].valid = false;  // once time can be saved, solve afresh
@@ -267,6 +278,40 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   current_.trace_ranges = true;
   stats_.assign_time_s = steady_now_s() - t0;
   return current_;
+}
+
+void AdaptivePolicy::check_full_precision(double epoch_s, bool traced) {
+  if (!measured_times_ || opt_.objective != assign::Objective::kSeconds || full_checked_ ||
+      comm_.size() == 1 || epoch_s <= 0) {
+    return;
+  }
+  bool any_full = false;
+  for (Direction dir : kDirs) {
+    for (const MessageBits& b : plan_bits(current_, dir)) any_full = any_full || b.full_precision;
+  }
+  if (!any_full) {
+    if (traced && traced_epochs_ >= 2) quantized_epoch_s_ = epoch_s;  // warm
+    full_epochs_s_.clear();
+    return;
+  }
+  if (quantized_epoch_s_ <= 0) return;
+  full_epochs_s_.push_back(epoch_s);
+  if (full_epochs_s_.size() < 1 + kFullCheckEpochs) return;
+  full_checked_ = true;
+  const double best = *std::min_element(full_epochs_s_.begin() + 1, full_epochs_s_.end());
+  full_measured_slower_ = best > quantized_epoch_s_ * (1 + kFullCheckMargin);
+  if (boundary_.rank != 0) return;
+  if (full_measured_slower_) {
+    spdlog::info(
+        "adaptive: epochs with exchanges at full precision took {:.4f} s, {:.0f}% more than a "
+        "quantized one ({:.4f} s): every exchange is quantized from now on",
+        best, 100 * (best / quantized_epoch_s_ - 1), quantized_epoch_s_);
+  } else {
+    spdlog::debug(
+        "adaptive: epochs with exchanges at full precision took {:.4f} s, a quantized "
+        "one {:.4f} s: full precision stays where the model puts it",
+        best, quantized_epoch_s_);
+  }
 }
 
 double AdaptivePolicy::full_precision_time(size_t at, Direction dir, int64_t d) const {
@@ -558,8 +603,12 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   // was quantized, else the last one), when it needed the exchange's data on rank 0's clock (its
   // start plus its hidden time; max() where it did not take part) and the sum of squared ranges
   // of its last trace.
+  // The last entry: this rank's epoch so far (since the previous finish_epoch; 0 the first time).
   constexpr size_t kBlocks = 5;
-  std::vector<double> mine(kBlocks * exchanges, 0.0), all(kBlocks * exchanges * world);
+  std::vector<double> mine(kBlocks * exchanges + 1, 0.0), all((kBlocks * exchanges + 1) * world);
+  const double now = steady_now_s();
+  mine.back() = last_finish_s_ < 0 ? 0.0 : now - last_finish_s_;
+  last_finish_s_ = now;
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
   stats_.hist_forward.assign(layers_, {});
@@ -630,6 +679,10 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
       measured[at] = std::max(0.0, traces[at]->completed_s + clock_offset_s_ - last_start);
     }
   }
+  double epoch_s = 0;
+  for (int r = 0; r < world; ++r) epoch_s = std::max(epoch_s, all[(r + 1) * mine.size() - 1]);
+  check_full_precision(
+      epoch_s, std::any_of(traces.begin(), traces.end(), [](const ExchangeTrace* t) { return t; }));
   stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());
   stats_.measured_forward_s.assign(measured.begin(), measured.begin() + layers_);

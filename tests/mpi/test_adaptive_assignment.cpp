@@ -9,11 +9,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -390,9 +392,12 @@ struct PlannedEpoch {
 };
 
 PlannedEpoch run_epoch(AdaptivePolicy& policy, DistGraph& graph, int epoch,
-                       const std::vector<float>& h, const std::vector<float>& grad) {
+                       const std::vector<float>& h, const std::vector<float>& grad,
+                       double extra_s = 0) {
   PlannedEpoch out;
   out.plan = policy.plan(epoch, graph.message_traces());
+  // An epoch made slower on purpose (the measured check of full precision times whole epochs).
+  if (extra_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(extra_s));
   std::vector<float> y(h.size()), dh(grad.size());
   graph.set_quant_plan(&out.plan);
   graph.reset_comm_stats();
@@ -435,6 +440,46 @@ TEST(AdaptiveSeconds, AFastLinkSendsEveryExchangeAtFullPrecision) {
     } else {
       EXPECT_EQ(e.comm.bytes_forward[kLayer], wire_bytes(e.plan.forward[kLayer].send));
       EXPECT_GT(e.comm.quant_time_s, 0.0);
+    }
+  }
+}
+
+// The measured check: where the epochs with exchanges at full precision (4 and 5 here, after the
+// cold epoch 3) take longer than the last quantized one (epoch 2) by more than the margin, full
+// precision is given up
+// for the run: one epoch at the largest width, traced, then solved widths, never full precision
+// again. Where they are no slower, full precision stays. 0.3 s of sleep stands in for the slower
+// epochs, far beyond the epochs' own jitter.
+TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
+  const auto comm = test::world_comm();
+  if (comm->size() == 1) GTEST_SKIP() << "nothing is exchanged on one rank";
+  const Graph g = test::small_graph(240, 36);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
+  const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
+  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  for (const bool full_slower : {true, false}) {
+    AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
+                          assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
+                          /*seed=*/5, /*measured_times=*/true);
+    for (int epoch = 1; epoch <= 9; ++epoch) {
+      const bool slow = full_slower ? epoch == 4 || epoch == 5 : epoch == 2;
+      const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, slow ? 0.3 : 0.0);
+      const bool full = e.plan.forward[kLayer].full_precision;
+      EXPECT_EQ(e.plan.backward[kLayer].full_precision, full) << "epoch " << epoch;
+      // Epochs 1-2 traced at the largest width; the model then picks full precision.
+      bool want_full = epoch >= 3 && epoch <= 5;
+      if (!full_slower) want_full = epoch > 2;
+      EXPECT_EQ(full, want_full) << (full_slower ? "slower" : "faster") << ", epoch " << epoch;
+      if (full_slower && epoch == 6) {
+        // Traced once more at the largest width before the solve.
+        EXPECT_TRUE(std::all_of(e.plan.forward[kLayer].send.begin(),
+                                e.plan.forward[kLayer].send.end(),
+                                [](uint8_t b) { return b == quant::all_widths().back(); }));
+      }
+      if (full_slower && epoch == 7) {
+        EXPECT_TRUE(e.stats.solved) << "solved after the traced epoch";
+      }
     }
   }
 }

@@ -110,8 +110,15 @@ class AdaptivePolicy : public BitPolicy {
   //   every solve and the full-precision test, but trigger no solve.
   // An exchange at full precision for kRefreshEpochs epochs travels one epoch at the largest width
   // again (traced), so that its codec time and ranges are measured afresh before it is decided
-  // again. Every plan traces its quantized exchanges. Collective; every rank takes the same
-  // decisions.
+  // again. Measured check (objective seconds with measured times): the model prices transfers by
+  // the idle link probe and counts hidden transfers as free, which it is not where the network
+  // stack shares the cores with the compute (a fast TCP link took 2-3 times its modelled time
+  // under load, and slowed the compute, on the virtual cluster). So kFullCheckEpochs epochs with an
+  // exchange at full precision, after the first (cold), are timed against the last warm epoch with
+  // every exchange quantized (at the largest width, traced: the dearer way to quantize); if the
+  // faster of them is slower by more than kFullCheckMargin, no exchange goes to full precision
+  // again in this run. Every plan traces its quantized exchanges. Collective; every rank takes the
+  // same decisions.
   const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
   // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges
   // (DistGraph::comm_stats). The histogram, prediction and measurement cover the exchanges that
@@ -141,6 +148,9 @@ class AdaptivePolicy : public BitPolicy {
   // exchange time tau and variance v under `bounds` (the codec widths' bounds over all ranks).
   bool full_precision_wins(const assign::ObjectiveBounds& bounds, double tau, double v,
                            double full_s) const;
+  // The measured check of full precision (plan()), after an epoch of duration epoch_s (slowest
+  // rank) that traced an exchange or not; identical on every rank.
+  void check_full_precision(double epoch_s, bool traced);
   // Modelled time of exchange `at` (direction dir, rows of d values, every rank's messages) at
   // full precision, and with every message at `bits` (each sender's codec time included); at
   // least the exchange's hidden time.
@@ -187,6 +197,14 @@ class AdaptivePolicy : public BitPolicy {
   // Per exchange: the epoch it went to full precision, -1 while quantized.
   std::vector<int> full_since_;
   int traced_epochs_ = 0;  // epochs finished with at least one traced exchange
+  // The measured check of full precision (plan()): the epochs' durations (slowest rank, between
+  // finish_epoch calls), that of the latest warm epoch with every exchange quantized, those of the
+  // first epochs with an exchange at full precision, and the outcome.
+  double last_finish_s_ = -1;
+  double quantized_epoch_s_ = 0;
+  std::vector<double> full_epochs_s_;
+  bool full_checked_ = false;
+  bool full_measured_slower_ = false;
   // The last solve's problems and solvers, kept so that the next one reuses their memory.
   std::vector<assign::AssignProblem> problems_;
   std::vector<assign::BudgetSolver> solvers_;
