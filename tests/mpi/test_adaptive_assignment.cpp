@@ -28,6 +28,7 @@
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/train/trainer.h"
+#include "mpi/mpi_skip.h"
 #include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"
 
@@ -452,7 +453,7 @@ TEST(AdaptiveSeconds, AFastLinkSendsEveryExchangeAtFullPrecision) {
 // epochs, far beyond the epochs' own jitter.
 TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
   const auto comm = test::world_comm();
-  if (comm->size() == 1) GTEST_SKIP() << "nothing is exchanged on one rank";
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
   const Graph g = test::small_graph(240, 36);
   const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
   DistGraph& graph = *owned;
