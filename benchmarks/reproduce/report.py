@@ -106,7 +106,8 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
                  "one rank per host of the virtual cluster (scripts/vcluster.sh)"
                  if meta.get("link", "vcluster") == "vcluster" else
                  "plain mpirun on the CPU over shared memory (a gpu profile's flow, --device cpu)",
-                 ", of the faster of %d runs per mode taken in turn" % meta["repeats"]
+                 ", of the median of %d runs per mode taken in turn (each row's "
+                 "epoch_times_s in results.json holds them all)" % meta["repeats"]
                  if meta.get("repeats", 1) > 1 else "",
                  meta["acc_workers"], meta["acc_seeds"])]
     if meta.get("stopped"):
@@ -170,6 +171,7 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
                                      verdict))
 
     lines += ["", "## Time breakdown (seconds per epoch, slowest rank)", "",
+              "epoch: the median run's (min-max over the runs); "
               "compute + exposed communication (with (de)quantization on the compute thread) + "
               "reduce + assignment = epoch; `comm` is every exchange start to end, hidden or not; "
               "`quant` is (de)quantization on any thread. Bytes: all ranks, per epoch; predicted "
@@ -178,11 +180,18 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
               "rows layout) and with `communication.exchange: cover` on the same partition.", "",
               "| dataset | model | W | Mbit/s | mode | epoch | compute | exposed | reduce | assign "
               "| comm | quant | MB/epoch | = predicted | rows | cover rows |", "|" + "---|" * 16]
+    def epoch_cell(r):
+        """The median run's epoch, with the spread over the runs when there were several."""
+        times = r.get("epoch_times_s", [])
+        if len(times) < 2:
+            return "%.3f" % r["epoch_time_s"]
+        return "%.3f (%.3f-%.3f)" % (r["epoch_time_s"], min(times), max(times))
+
     for r in tp_rows:
-        lines.append("| %s | %s | %d | %s | %s | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %.3f |"
+        lines.append("| %s | %s | %d | %s | %s | %s | %.3f | %.3f | %.3f | %.4f | %.3f | %.3f |"
                      " %.2f | %s | %d | %d (%.2f) |" % (
                          r["dataset"], r["model"], r["workers"], link(r["bandwidth_mbit"]),
-                         MODE_TITLES[r["mode"]], r["epoch_time_s"], r["compute_s"],
+                         MODE_TITLES[r["mode"]], epoch_cell(r), r["compute_s"],
                          r["exposed_comm_s"], r["reduce_s"], r["assign_s"], r["comm_s"],
                          r["quant_s"], r["bytes_per_epoch"] / 1e6,
                          "yes" if r["bytes_match"] else "NO (%.2f)" % (r["bytes_predicted"] / 1e6),

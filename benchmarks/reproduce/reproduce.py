@@ -97,8 +97,8 @@ def throughput(jobs, prof, datasets, bandwidths, rows, infos):
             infos[(dataset, w)] = info = jobs.partition(dataset, w)
             for bw in bandwidths[w]:
                 for model in prof.models:
-                    # The modes run in turn, prof.repeats rounds; a mode's figure is its fastest
-                    # run (noise on a shared machine only ever adds time).
+                    # The modes run in turn, prof.repeats rounds; a mode's figure is its median
+                    # run, reported with the others' spread.
                     by_mode = {}
                     for rep in range(prof.repeats):
                         for mode, sets in MODES.items():
@@ -109,13 +109,20 @@ def throughput(jobs, prof, datasets, bandwidths, rows, infos):
                                 sets + ["training.epochs=%d" % prof.epochs,
                                         "training.eval_every=%d" % prof.epochs], bw or None)
                             stats = metrics.steady_stats(run, prof.warmup)
-                            if mode not in by_mode or \
-                                    stats["epoch_time_s"] < by_mode[mode][1]["epoch_time_s"]:
-                                by_mode[mode] = (run, stats)
+                            by_mode.setdefault(mode, []).append((run, stats))
                     rows += throughput_rows(dataset, model, w, bw, info, by_mode)
 
 
+def median_run(runs):
+    """The (run, stats) of median epoch time among `runs` (the lower one of an even count)."""
+    ordered = sorted(runs, key=lambda r: r[1]["epoch_time_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def throughput_rows(dataset, model, w, bw, info, by_mode):
+    """One row per mode from its runs (each (run, stats)): the median run's figures, the spread."""
+    times = {mode: [s["epoch_time_s"] for _, s in runs] for mode, runs in by_mode.items()}
+    by_mode = {mode: median_run(runs) for mode, runs in by_mode.items()}
     vanilla = by_mode["vanilla"][1]
     share = vanilla["exposed_comm_s"] / vanilla["epoch_time_s"]
     bound = 1 / (1 - share)
@@ -136,6 +143,8 @@ def throughput_rows(dataset, model, w, bw, info, by_mode):
         rows.append({
             "dataset": dataset, "model": model, "workers": w, "bandwidth_mbit": bw, "mode": mode,
             "epochs_per_s": 1 / s["epoch_time_s"], "epoch_time_s": s["epoch_time_s"],
+            "epoch_time_min_s": min(times[mode]), "epoch_time_max_s": max(times[mode]),
+            "epoch_times_s": times[mode],
             "speedup": speedup, "vanilla_comm_share": share, "bound": bound,
             "fraction_of_bound": speedup / bound,
             "compute_s": s["compute_s"], "exposed_comm_s": s["exposed_comm_s"],
