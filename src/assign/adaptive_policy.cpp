@@ -683,6 +683,7 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   for (int r = 0; r < world; ++r) epoch_s = std::max(epoch_s, all[(r + 1) * mine.size() - 1]);
   check_full_precision(
       epoch_s, std::any_of(traces.begin(), traces.end(), [](const ExchangeTrace* t) { return t; }));
+  stats_.full_precision_given_up = full_measured_slower_;
   stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());
   stats_.measured_forward_s.assign(measured.begin(), measured.begin() + layers_);

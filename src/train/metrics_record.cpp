@@ -149,6 +149,8 @@ const Field kFields[] = {
     ADAQP_SCALAR("device_peak_bytes", Kind::kInt, Emit::kPositive, r.stats.device_peak_bytes),
     ADAQP_SCALAR("assign_time_s", Kind::kReal, Emit::kAdaptive, r.stats.assign.assign_time_s),
     ADAQP_SCALAR("assign_solved", Kind::kBool, Emit::kAdaptive, r.stats.assign.solved),
+    ADAQP_SCALAR("assign_full_precision_given_up", Kind::kBool, Emit::kAdaptive,
+                 r.stats.assign.full_precision_given_up),
     // Derived (written, never read back): the modelled time of the epoch's exchanges.
     Field{"predicted_comm_time_s", Kind::kReal, Emit::kAdaptive,
           [](const EpochRecord& r) {

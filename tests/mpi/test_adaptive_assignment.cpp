@@ -472,6 +472,8 @@ TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
       bool want_full = epoch >= 3 && epoch <= 5;
       if (!full_slower) want_full = epoch > 2;
       EXPECT_EQ(full, want_full) << (full_slower ? "slower" : "faster") << ", epoch " << epoch;
+      // Reported from the epoch whose end found it (the last one timed, 5) on.
+      EXPECT_EQ(e.stats.full_precision_given_up, full_slower && epoch >= 5) << "epoch " << epoch;
       if (full_slower && epoch == 6) {
         // Traced once more at the largest width before the solve.
         EXPECT_TRUE(std::all_of(e.plan.forward[kLayer].send.begin(),

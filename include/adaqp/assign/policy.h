@@ -18,7 +18,10 @@ namespace adaqp {
 
 // What the plan of one epoch cost and predicts (this rank's view).
 struct AssignStats {
-  bool solved = false;       // widths were (re)computed for this epoch
+  bool solved = false;  // widths were (re)computed for this epoch
+  // The measured check of full precision (adaptive_policy.h) found it slower than quantizing: no
+  // exchange goes to full precision for the rest of the run (identical on every rank).
+  bool full_precision_given_up = false;
   double assign_time_s = 0;  // solving and distributing the widths, this epoch
   // Modelled time of each layer's exchange under the current widths (identical on every rank;
   // 0 where no exchange was traced).
