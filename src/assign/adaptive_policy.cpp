@@ -171,6 +171,7 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
 
 const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_traces) {
   const double t0 = steady_now_s();
+  plan_start_s_ = t0;
   stats_.solved = false;
   const Boundary& part = boundary_;
   const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
@@ -603,12 +604,12 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   // was quantized, else the last one), when it needed the exchange's data on rank 0's clock (its
   // start plus its hidden time; max() where it did not take part) and the sum of squared ranges
   // of its last trace.
-  // The last entry: this rank's epoch so far (since the previous finish_epoch; 0 the first time).
+  // Then two entries: this rank's training epoch (from the start of plan(): evaluation, metrics
+  // and checkpoints between epochs are not the exchanges' doing) and whether it traced an exchange.
   constexpr size_t kBlocks = 5;
-  std::vector<double> mine(kBlocks * exchanges + 1, 0.0), all((kBlocks * exchanges + 1) * world);
-  const double now = steady_now_s();
-  mine.back() = last_finish_s_ < 0 ? 0.0 : now - last_finish_s_;
-  last_finish_s_ = now;
+  const size_t per_rank = kBlocks * exchanges + 2;
+  std::vector<double> mine(per_rank, 0.0), all(per_rank * world);
+  mine[per_rank - 2] = plan_start_s_ < 0 ? 0.0 : steady_now_s() - plan_start_s_;
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
   stats_.hist_forward.assign(layers_, {});
@@ -654,10 +655,11 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
       }
     }
   }
+  const bool traced_here =
+      std::any_of(traces.begin(), traces.end(), [](const ExchangeTrace* t) { return t; });
+  mine[per_rank - 1] = traced_here ? 1.0 : 0.0;
   comm_.allgather(mine.data(), all.data(), mine.size() * sizeof(double));
-  if (std::any_of(traces.begin(), traces.end(), [](const ExchangeTrace* t) { return t; })) {
-    ++traced_epochs_;
-  }
+  if (traced_here) ++traced_epochs_;
   std::vector<double> predicted(exchanges, 0.0), measured(exchanges, 0.0);
   for (size_t at = 0; at < exchanges; ++at) {
     double last_start = std::numeric_limits<double>::lowest();
@@ -680,9 +682,12 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
     }
   }
   double epoch_s = 0;
-  for (int r = 0; r < world; ++r) epoch_s = std::max(epoch_s, all[(r + 1) * mine.size() - 1]);
-  check_full_precision(
-      epoch_s, std::any_of(traces.begin(), traces.end(), [](const ExchangeTrace* t) { return t; }));
+  bool traced_anywhere = false;
+  for (int r = 0; r < world; ++r) {
+    epoch_s = std::max(epoch_s, all[r * per_rank + per_rank - 2]);
+    traced_anywhere = traced_anywhere || all[r * per_rank + per_rank - 1] != 0.0;
+  }
+  check_full_precision(epoch_s, traced_anywhere);
   stats_.full_precision_given_up = full_measured_slower_;
   stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());

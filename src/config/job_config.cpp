@@ -572,9 +572,15 @@ std::vector<std::pair<std::string, std::string>> dataset_identity(const JobConfi
   for (const Field& f : fields()) {
     if (f.key.rfind("dataset.", 0) != 0 || !f.print) continue;
     if (!generated && f.key.rfind("dataset.synthetic.", 0) == 0) continue;
+    // The data, not how it is named: a path's layout fixes its format (auto finds that one, any
+    // other fails to load), and no path means the generator.
+    if (f.key == "dataset.format") continue;
     std::string value = f.print(cfg);
-    if (f.key == "dataset.path" && !generated)
-      value = std::filesystem::absolute(cfg.dataset.path).lexically_normal().string();
+    if (f.key == "dataset.path" && !generated) {
+      std::filesystem::path p = std::filesystem::absolute(cfg.dataset.path).lexically_normal();
+      if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "data/cora/"
+      value = p.string();
+    }
     keys.emplace_back(f.key, value);
   }
   return keys;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -411,6 +412,28 @@ TEST(JobConfig, ToYamlRoundTrips) {
   EXPECT_EQ(back.communication.lambda, 0.3);
   EXPECT_TRUE(test::contains(text, "bit_set: [4, 8]")) << text;
   EXPECT_TRUE(test::contains(text, "synthetic:\n    num_nodes: 10000")) << text;
+}
+
+// What a partition directory records of the data: the same data however it is named (a trailing
+// separator, format auto or explicit), the generator's keys only for a generated graph.
+TEST(JobConfig, DatasetIdentityNamesTheDataNotItsSpelling) {
+  const auto identity = [](const std::vector<std::string>& overrides) {
+    return dataset_identity(load_job_config("", overrides));
+  };
+  const auto cora = identity({"dataset.path=data/cora", "dataset.format=auto"});
+  EXPECT_EQ(identity({"dataset.path=data/cora/", "dataset.format=ogb"}), cora);
+  EXPECT_EQ(cora, load_job_config("", {"dataset.path=data/cora"}).partition.options.dataset_keys);
+  const auto has = [](const std::vector<std::pair<std::string, std::string>>& keys,
+                      const std::string& key) {
+    return std::any_of(keys.begin(), keys.end(), [&](const auto& kv) { return kv.first == key; });
+  };
+  EXPECT_FALSE(has(cora, "dataset.format"));
+  EXPECT_FALSE(has(cora, "dataset.synthetic.num_nodes"));
+  EXPECT_NE(identity({"dataset.path=data/citeseer"}), cora);
+  const auto generated = identity({});
+  EXPECT_TRUE(has(generated, "dataset.synthetic.num_nodes"));
+  EXPECT_EQ(identity({"dataset.format=synthetic"}), generated);
+  EXPECT_NE(identity({"dataset.synthetic.num_nodes=500"}), generated);
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ class AdaptivePolicy : public BitPolicy {
   bool full_precision_wins(const assign::ObjectiveBounds& bounds, double tau, double v,
                            double full_s) const;
   // The measured check of full precision (plan()), after an epoch of duration epoch_s (slowest
-  // rank) that traced an exchange or not; identical on every rank.
+  // rank) that traced an exchange on some rank or not; identical on every rank.
   void check_full_precision(double epoch_s, bool traced);
   // Modelled time of exchange `at` (direction dir, rows of d values, every rank's messages) at
   // full precision, and with every message at `bits` (each sender's codec time included); at
@@ -197,10 +197,10 @@ class AdaptivePolicy : public BitPolicy {
   // Per exchange: the epoch it went to full precision, -1 while quantized.
   std::vector<int> full_since_;
   int traced_epochs_ = 0;  // epochs finished with at least one traced exchange
-  // The measured check of full precision (plan()): the epochs' durations (slowest rank, between
-  // finish_epoch calls), that of the latest warm epoch with every exchange quantized, those of the
-  // first epochs with an exchange at full precision, and the outcome.
-  double last_finish_s_ = -1;
+  // The measured check of full precision (plan()): when the epoch's plan() began, the duration
+  // (slowest rank, plan() to finish_epoch) of the latest warm epoch with every exchange quantized,
+  // those of the first epochs with an exchange at full precision, and the outcome.
+  double plan_start_s_ = -1;
   double quantized_epoch_s_ = 0;
   std::vector<double> full_epochs_s_;
   bool full_checked_ = false;

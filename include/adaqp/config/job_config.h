@@ -113,9 +113,10 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
 // text gives back the same config.
 std::string to_yaml(const JobConfig& cfg);
 
-// The data a job reads, as its dataset.* keys and values (dataset.path made absolute; the
-// generator's keys only for a generated graph): what a partition directory records of the graph
-// it was made from (PartitionOptions::dataset_keys, which load_job_config fills).
+// The data a job reads, as its dataset.* keys and values (dataset.path made absolute, without a
+// trailing separator; the generator's keys only for a generated graph; not dataset.format, which
+// the data fixes): what a partition directory records of the graph it was made from
+// (PartitionOptions::dataset_keys, which load_job_config fills).
 std::vector<std::pair<std::string, std::string>> dataset_identity(const JobConfig& cfg);
 
 // The rule that needs the dataset's class count, checked once the partition is known:
