@@ -34,7 +34,6 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// True when `part` occurs in `s`.
 // The message of the E that f throws ("" if it throws none).
 template <typename E, typename F>
 std::string error_of(F&& f) {
@@ -46,6 +45,7 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// True when `part` occurs in `s`.
 inline bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }

@@ -87,16 +87,6 @@ CheckpointProgress progress(int epoch) {
   return p;
 }
 
-template <typename F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -173,7 +163,8 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
     CheckpointHeader expected = h;
     c.change(expected);
     Trained b(2);
-    const std::string msg = input_error([&] { load_checkpoint(path, expected, b.net, *b.adam); });
+    const std::string msg =
+        test::error_of<InputError>([&] { load_checkpoint(path, expected, b.net, *b.adam); });
     EXPECT_TRUE(test::contains(msg, path + ": " + c.expected)) << msg;
     EXPECT_EQ(b.values(), before) << "a refused checkpoint must change nothing";
   }
@@ -217,7 +208,8 @@ TEST(Checkpoint, CorruptTruncatedAndForeignFilesAreClearErrors) {
   const std::vector<float> before = Trained(2).values();
   auto load = [&] {
     Trained b(2);
-    const std::string msg = input_error([&] { load_checkpoint(path, header(), b.net, *b.adam); });
+    const std::string msg =
+        test::error_of<InputError>([&] { load_checkpoint(path, header(), b.net, *b.adam); });
     EXPECT_EQ(b.values(), before);
     return msg;
   };
@@ -255,7 +247,7 @@ TEST(Checkpoint, ParameterOfAnotherShapeIsNamed) {
   save_checkpoint(path, header(), progress(1), a.net, *a.adam);
   Trained wider(2, 6);  // same header claims, different module
   const std::string msg =
-      input_error([&] { load_checkpoint(path, header(), wider.net, *wider.adam); });
+      test::error_of<InputError>([&] { load_checkpoint(path, header(), wider.net, *wider.adam); });
   EXPECT_TRUE(
       test::contains(msg, "shape/first.weight: checkpoint has shape [5, 4], the model has [6, 4]"))
       << msg;

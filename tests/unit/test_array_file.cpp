@@ -35,17 +35,6 @@ std::string write_sample(const test::TempDir& dir) {
   return path;
 }
 
-// Thrown message of f (empty if it does not throw InputError).
-template <typename F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(ArrayFile, RoundTripsEveryDtype) {
   test::TempDir dir;
   const ArrayFileReader r(write_sample(dir));
@@ -73,9 +62,10 @@ TEST(ArrayFile, LeavesNoTemporaryFile) {
 TEST(ArrayFile, MissingArrayAndWrongDtypeNameTheArray) {
   test::TempDir dir;
   const ArrayFileReader r(write_sample(dir));
-  EXPECT_NE(input_error([&] { r.get<int32_t>("nope"); }).find("array 'nope': missing"),
-            std::string::npos);
-  EXPECT_NE(input_error([&] {
+  EXPECT_NE(
+      test::error_of<InputError>([&] { r.get<int32_t>("nope"); }).find("array 'nope': missing"),
+      std::string::npos);
+  EXPECT_NE(test::error_of<InputError>([&] {
               r.get<int64_t>("ints");
             }).find("array 'ints': has dtype int32, expected int64"),
             std::string::npos);
@@ -87,7 +77,8 @@ TEST(ArrayFile, BadMagicIsRejected) {
   auto bytes = read_bytes(path);
   bytes[0] = 'X';
   write_bytes(path, bytes);
-  EXPECT_NE(input_error([&] { ArrayFileReader r(path); }).find("bad magic"), std::string::npos);
+  EXPECT_NE(test::error_of<InputError>([&] { ArrayFileReader r(path); }).find("bad magic"),
+            std::string::npos);
 }
 
 TEST(ArrayFile, EveryTruncationIsRejected) {
@@ -96,7 +87,7 @@ TEST(ArrayFile, EveryTruncationIsRejected) {
   const auto bytes = read_bytes(path);
   for (size_t len = 0; len < bytes.size(); ++len) {
     write_bytes(path, std::vector<char>(bytes.begin(), bytes.begin() + len));
-    const std::string msg = input_error([&] { ArrayFileReader r(path); });
+    const std::string msg = test::error_of<InputError>([&] { ArrayFileReader r(path); });
     EXPECT_FALSE(msg.empty()) << "truncated at " << len << " bytes was accepted";
   }
 }
@@ -107,7 +98,7 @@ TEST(ArrayFile, CorruptedPayloadFailsTheChecksum) {
   auto bytes = read_bytes(path);
   bytes[bytes.size() - 1] ^= 0x10;  // last payload byte (of "longs", the last array by name)
   write_bytes(path, bytes);
-  const std::string msg = input_error([&] { ArrayFileReader r(path); });
+  const std::string msg = test::error_of<InputError>([&] { ArrayFileReader r(path); });
   EXPECT_NE(msg.find("array 'longs': checksum mismatch"), std::string::npos) << msg;
   EXPECT_NE(msg.find(path), std::string::npos) << msg;
 }
@@ -118,12 +109,15 @@ TEST(ArrayFile, TrailingBytesAreRejected) {
   auto bytes = read_bytes(path);
   bytes.push_back(0);
   write_bytes(path, bytes);
-  EXPECT_NE(input_error([&] { ArrayFileReader r(path); }).find("trailing"), std::string::npos);
+  EXPECT_NE(test::error_of<InputError>([&] { ArrayFileReader r(path); }).find("trailing"),
+            std::string::npos);
 }
 
 TEST(ArrayFile, MissingFileIsAnInputError) {
   test::TempDir dir;
-  EXPECT_NE(input_error([&] { ArrayFileReader r(dir.str("none.bin")); }).find("cannot open"),
+  EXPECT_NE(test::error_of<InputError>([&] {
+              ArrayFileReader r(dir.str("none.bin"));
+            }).find("cannot open"),
             std::string::npos);
 }
 
