@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Old (ce2f6c2) and new (HEAD) adaqp alternated, 3 rounds: 200k-node generated graph, GCN 3x256,
-# W=2 over shared memory, mode quant, uniform 4 bits (every message through the codec); both built with ADAQP_WITH_CUDA=OFF, 8 epochs, one thread a rank.
+# W=2 over shared memory, mode quant, uniform 4 bits (every message through the codec), 8 epochs,
+# one thread a rank. The two binaries, built alike (no CUDA), in worktrees:
+#   git worktree add /tmp/old ce2f6c2; git worktree add /tmp/newb 4d2931c; for each DIR:
+#   cmake -S DIR -B DIR/build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+#     -DADAQP_PYTHON=$PWD/.venv/bin/python -DADAQP_WITH_CUDA=OFF && cmake --build DIR/build -t adaqp
 set -euo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=${1:-runs/before-after}
