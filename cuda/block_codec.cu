@@ -1,6 +1,6 @@
 // The CUDA twin of the CPU block codec (src/quant/block_codec.cpp over src/quant/quantizer.cpp):
-// one warp quantizes or dequantizes one row of a peer's block, placing itself by its slot
-// (quant/block_codec.h), bit-identical to the CPU codec.
+// one warp quantizes or dequantizes (or, at full precision, copies) one row of a peer's block,
+// placing itself by its slot (quant/block_codec.h), bit-identical to the CPU codec.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -98,8 +98,36 @@ __device__ void dequantize_row(const uint8_t* __restrict__ in, float m, float s,
   }
 }
 
-// Calls f(std::integral_constant<int, B>) for the row's width B (a width of widths.h; the block
-// was laid out by block_slots, which refuses any other).
+// Copies a full-precision row x into `out` (the block's full-precision rows start where the
+// block does, so `out` is float-aligned) and writes *range when not null. False (on every lane)
+// when the row holds a NaN or an infinity; nothing is written then.
+__device__ bool copy_row(const float* __restrict__ x, int64_t d, float* __restrict__ out,
+                         float* __restrict__ range) {
+  int32_t key_lo = INT_MAX, key_hi = INT_MIN;
+  unsigned special = 0;
+  for (int64_t e = threadIdx.x; e < d; e += kWarp) {
+    const int32_t bits = __float_as_int(x[e]);
+    const int32_t k = ordered_bits(bits);
+    key_lo = min(key_lo, k);
+    key_hi = max(key_hi, k);
+    special |= (bits & 0x7F800000) == 0x7F800000 ? 1u : 0u;
+  }
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    key_lo = min(key_lo, __shfl_xor_sync(kFullMask, key_lo, offset));
+    key_hi = max(key_hi, __shfl_xor_sync(kFullMask, key_hi, offset));
+    special |= __shfl_xor_sync(kFullMask, special, offset);
+  }
+  if (special != 0) return false;
+  for (int64_t e = threadIdx.x; e < d; e += kWarp) out[e] = x[e];
+  if (threadIdx.x == 0 && range != nullptr) {
+    *range = full_precision_range(__int_as_float(ordered_bits(key_lo)),
+                                  __int_as_float(ordered_bits(key_hi)));
+  }
+  return true;
+}
+
+// Calls f(std::integral_constant<int, B>) for the row's codec width B (a width of widths.h; the
+// block was laid out by block_slots, which refuses any other).
 template <typename F>
 __device__ auto dispatch_width(int bits, F&& f) {
   if (bits == 2) return f(std::integral_constant<int, 2>{});
@@ -126,9 +154,12 @@ __global__ void encode_block_kernel(const uint8_t* __restrict__ bits,
     const auto gid = static_cast<uint64_t>(gids[i]);
     auto* meta = reinterpret_cast<float*>(out + at.meta);
     float* range = ranges != nullptr ? ranges + i : nullptr;
-    const bool ok = dispatch_width(b, [&](auto w) {
-      return quantize_row<decltype(w)::value>(x, d, gid, key, out + at.code, meta, range);
-    });
+    const bool ok =
+        b == kFullPrecisionBits
+            ? copy_row(x, d, reinterpret_cast<float*>(out + at.code), range)
+            : dispatch_width(b, [&](auto w) {
+                return quantize_row<decltype(w)::value>(x, d, gid, key, out + at.code, meta, range);
+              });
     if (!ok && threadIdx.x == 0) atomicMin(status, static_cast<unsigned long long>(gid));
   }
 }
@@ -140,6 +171,11 @@ __global__ void decode_block_kernel(const uint8_t* __restrict__ bits,
   ADAQP_FOR_EACH_ROW(i, n) {
     const int b = bits[i];
     const RowPlace at = row_place(b, slot[i], counts, d);
+    if (b == kFullPrecisionBits) {
+      const auto* x = reinterpret_cast<const float*>(in + at.code);
+      for (int64_t e = threadIdx.x; e < d; e += kWarp) dst[i * d + e] = x[e];
+      continue;
+    }
     const auto* meta = reinterpret_cast<const float*>(in + at.meta);
     dispatch_width(b, [&](auto w) {
       dequantize_row<decltype(w)::value>(in + at.code, meta[0], meta[1], d, dst + i * d);
@@ -153,7 +189,7 @@ void check_args(int64_t d, int64_t n) {
 
 int64_t block_rows(const BlockCounts& c) {
   int64_t n = 0;
-  for (int k = 0; k < kNumWidths; ++k) n += c.rows[k];
+  for (int k = 0; k < kNumMessageWidths; ++k) n += c.rows[k];
   return n;
 }
 

@@ -154,6 +154,29 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
   }
 }
 
+void copy_full_precision_rows(const float* src, int64_t d, const int64_t* row_index,
+                              const int64_t* gids, int64_t n, const QuantKey& key, uint8_t* out,
+                              float* ranges) {
+  ADAQP_CHECK(d > 0 && n >= 0, "row width " + std::to_string(d) + ", rows " + std::to_string(n));
+  const size_t row_bytes = sizeof(float) * static_cast<size_t>(d);
+  int64_t first_bad = n;
+#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const float* x = src + (row_index == nullptr ? i : row_index[i]) * d;
+    float lo = 0.0f, hi = 0.0f;
+    if (!row_min_max(x, d, lo, hi)) {
+#pragma omp critical(adaqp_copy_first_bad)
+      first_bad = std::min(first_bad, i);
+    }
+    std::memcpy(out + row_bytes * i, x, row_bytes);
+    if (ranges != nullptr) ranges[i] = full_precision_range(lo, hi);
+  }
+  if (first_bad < n) {
+    const int64_t row = row_index == nullptr ? first_bad : row_index[first_bad];
+    throw NonFiniteError(key, gids[first_bad], describe_unquantizable_row(src + row * d, d));
+  }
+}
+
 void dequantize_rows(const uint8_t* packed, const uint8_t* meta, int64_t n, int64_t d, int bits,
                      float* dst) {
   check_shape(d, n, bits);

@@ -161,7 +161,7 @@ struct Totals {
   double slowest_s = 0;  // sum over epochs of the slowest rank's epoch time
   double bytes = 0;
   double compute_s = 0, exposed_s = 0, reduce_s = 0, assign_s = 0, quant_s = 0;
-  std::array<double, quant::kNumReportedWidths> widths{};
+  std::array<double, quant::kNumMessageWidths> widths{};
 
   // The epoch's records of every rank: the slowest rank's time split, everyone's bytes.
   void add(const std::vector<EpochRecord>& all) {
@@ -171,8 +171,7 @@ struct Totals {
       bytes += static_cast<double>(r.stats.bytes_sent);
       for (const auto* hist : {&r.stats.assign.hist_forward, &r.stats.assign.hist_backward}) {
         for (const auto& h : *hist) {
-          for (int b = 0; b < quant::kNumReportedWidths; ++b)
-            widths[b] += static_cast<double>(h[b]);
+          for (int b = 0; b < quant::kNumMessageWidths; ++b) widths[b] += static_cast<double>(h[b]);
         }
       }
     }
@@ -201,7 +200,7 @@ void summarize(const Totals& t, bool adaptive, RunSummary& s) {
   s.quant_s = t.quant_s / n;
   s.adaptive = adaptive;
   const double messages = std::accumulate(t.widths.begin(), t.widths.end(), 0.0);
-  for (int b = 0; b < quant::kNumReportedWidths; ++b) {
+  for (int b = 0; b < quant::kNumMessageWidths; ++b) {
     s.bit_shares[b] = messages > 0 ? t.widths[b] / messages : 0;
   }
 }
@@ -227,8 +226,8 @@ std::string describe(const RunSummary& s) {
     if (s.adaptive) {
       std::vector<int> widths;
       std::vector<std::string> shares;
-      for (int b = 0; b < quant::kNumReportedWidths; ++b) {
-        widths.push_back(quant::reported_width(b));
+      for (int b = 0; b < quant::kNumMessageWidths; ++b) {
+        widths.push_back(quant::message_width(b));
         shares.push_back(fmt::format("{:.0f}%", 100 * s.bit_shares[b]));
       }
       text += fmt::format("; adaptive widths {} bits: {} of messages", fmt::join(widths, "/"),

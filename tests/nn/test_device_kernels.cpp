@@ -5,10 +5,12 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <string>
@@ -30,10 +32,14 @@
 namespace adaqp {
 namespace {
 
+// Every message width: 2, 4, 8 bits and full precision.
 std::vector<uint8_t> random_widths(int64_t n, uint32_t seed) {
   std::mt19937 gen(seed);
   std::vector<uint8_t> bits(static_cast<size_t>(n));
-  for (uint8_t& b : bits) b = static_cast<uint8_t>(2 << (gen() % 3));
+  for (uint8_t& b : bits) {
+    b = static_cast<uint8_t>(
+        quant::message_width(static_cast<int>(gen() % quant::kNumMessageWidths)));
+  }
   return bits;
 }
 
@@ -58,18 +64,87 @@ TEST(BlockCodec, RowSlotsPlaceEveryRowWhereTheGroupLayoutDoes) {
         for (size_t j = 0; j < g.rows.size(); ++j) {
           const int64_t k = g.rows[j];
           const quant::RowPlace at = quant::row_place(g.bits, slot[k], counts, d);
-          ASSERT_EQ(at.meta, g.meta_offset + static_cast<int64_t>(j) * 8) << "row " << k;
-          ASSERT_EQ(at.code,
-                    g.code_offset + static_cast<int64_t>(j) * quant::packed_row_bytes(d, g.bits))
-              << "row " << k;
+          const bool full = g.bits == quant::kFullPrecisionBits;
+          if (!full) {
+            ASSERT_EQ(at.meta, g.meta_offset + static_cast<int64_t>(j) * 8) << "row " << k;
+          }
+          const int64_t stride =
+              full ? quant::full_precision_bytes(d) : quant::packed_row_bytes(d, g.bits);
+          ASSERT_EQ(at.code, g.code_offset + static_cast<int64_t>(j) * stride) << "row " << k;
         }
       }
     }
   }
-  const uint8_t bad[2] = {4, 3};
-  int32_t slot[2];
-  quant::BlockCounts counts;
-  EXPECT_THROW(quant::block_slots(bad, 2, slot, &counts), InvariantError);
+  for (const uint8_t wrong : {3, 16, 0}) {
+    const uint8_t bad[2] = {32, wrong};
+    int32_t slot[2];
+    quant::BlockCounts counts;
+    EXPECT_THROW(quant::block_slots(bad, 2, slot, &counts), InvariantError) << int{wrong};
+    EXPECT_THROW(quant::BlockLayout(bad, 2, 5), InvariantError) << int{wrong};
+  }
+}
+
+// Full-precision rows in a block beside quantized ones: they come first, as their float32 bytes,
+// and come back bit for bit; the block is exactly the sum of its messages' sizes; every row's range
+// is traced.
+TEST(BlockCodec, FullPrecisionRowsTravelExactlyBesideQuantizedOnes) {
+  const quant::QuantKey key{5, 1, 0, RngStream::kQuantBackward};
+  for (int64_t d : {1, 3, 64}) {
+    const int64_t n = 200;
+    const std::vector<float> src = random_rows(n, d, static_cast<uint32_t>(d));
+    std::vector<int64_t> gids(static_cast<size_t>(n));
+    std::iota(gids.begin(), gids.end(), int64_t{10});
+    const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(d + 1));
+    const quant::BlockLayout layout(bits.data(), n, d);
+    int64_t expected = 0, full_rows = 0;
+    for (uint8_t b : bits) {
+      expected += quant::message_bytes(d, b);
+      full_rows += b == quant::kFullPrecisionBits ? 1 : 0;
+    }
+    ASSERT_GT(full_rows, 0);
+    ASSERT_LT(full_rows, n);
+    ASSERT_EQ(layout.bytes(), expected);
+    std::vector<uint8_t> block(static_cast<size_t>(layout.bytes()));
+    std::vector<float> ranges(static_cast<size_t>(n), -1.0f);
+    quant::encode_block(layout, src.data(), d, nullptr, gids.data(), key, block.data(),
+                        ranges.data());
+    std::vector<float> out(static_cast<size_t>(n * d), -7.0f);
+    quant::decode_block(layout, block.data(), d, out.data());
+    int64_t seen = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const float* x = src.data() + k * d;
+      const auto [lo, hi] = std::minmax_element(x, x + d);
+      EXPECT_EQ(ranges[k], *hi - *lo) << "row " << k;
+      if (bits[k] != quant::kFullPrecisionBits) {
+        for (int64_t e = 0; e < d; ++e) {
+          ASSERT_LE(std::abs(out[k * d + e] - x[e]), (*hi - *lo) / 3 * 1.0001f) << "row " << k;
+        }
+        continue;
+      }
+      ASSERT_EQ(std::memcmp(out.data() + k * d, x, sizeof(float) * d), 0) << "row " << k;
+      ASSERT_EQ(std::memcmp(block.data() + seen * d * sizeof(float), x, sizeof(float) * d), 0)
+          << "full-precision row " << k << " is not the block's " << seen << "th row";
+      ++seen;
+    }
+  }
+}
+
+TEST(BlockCodec, NonFiniteFullPrecisionRowIsAnError) {
+  const int64_t n = 6, d = 4;
+  std::vector<float> src = random_rows(n, d, 9);
+  src[4 * d + 1] = std::numeric_limits<float>::infinity();
+  const std::vector<int64_t> gids = {0, 1, 2, 3, 44, 5};
+  const std::vector<uint8_t> bits = {8, 32, 2, 32, 32, 4};
+  const quant::BlockLayout layout(bits.data(), n, d);
+  std::vector<uint8_t> block(static_cast<size_t>(layout.bytes()));
+  try {
+    quant::encode_block(layout, src.data(), d, nullptr, gids.data(), quant::QuantKey{},
+                        block.data(), nullptr);
+    FAIL() << "no error for an infinite value";
+  } catch (const quant::NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 44"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("element 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ScatterAddRows, AddsEachRowIntoItsTargetOnce) {
@@ -161,7 +236,9 @@ TEST(BlockCodecCuda, UnquantizableRowIsReportedByGlobalId) {
   src[17 * d] = std::numeric_limits<float>::infinity();
   std::vector<int64_t> gids(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) gids[k] = 1000 - k;  // row 17 has the lower id
-  const std::vector<uint8_t> bits(static_cast<size_t>(n), 4);
+  // Row 17 (the lower id) travels at full precision, row 13 quantized: both are checked.
+  std::vector<uint8_t> bits(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) bits[k] = k % 3 == 2 ? quant::kFullPrecisionBits : 4;
   std::vector<int32_t> slot(static_cast<size_t>(n));
   quant::BlockCounts counts;
   quant::block_slots(bits.data(), n, slot.data(), &counts);

@@ -57,6 +57,13 @@ ADAQP_HOST_DEVICE int32_t ordered_bits(int32_t bits) {
   return bits ^ ((bits >> 31) & 0x7FFFFFFF);
 }
 
+// The traced range of a full-precision row from its minimum and maximum (both finite): fl(M - m)
+// as a quantized row's, clamped to FLT_MAX (its values travel as they are, whatever their spread).
+ADAQP_HOST_DEVICE float full_precision_range(float lo, float hi) {
+  const float range = qsub(hi, qadd(lo, 0.0f));
+  return range <= FLT_MAX ? range : FLT_MAX;
+}
+
 // Metadata of one row, from its minimum and maximum (both finite).
 struct RowParams {
   float m;      // the row minimum, -0 turned into +0 (so that m + 0*q is m, bit for bit)

@@ -84,6 +84,12 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
                    int64_t n, int bits, const QuantKey& key, uint8_t* packed, uint8_t* meta,
                    float* ranges);
 
+// The full-precision twin of quantize_rows: row i's d values, float32, to out + 4 d i (bytes, no
+// alignment required), ranges as there; the same NonFiniteError for a NaN or infinite value.
+void copy_full_precision_rows(const float* src, int64_t d, const int64_t* row_index,
+                              const int64_t* gids, int64_t n, const QuantKey& key, uint8_t* out,
+                              float* ranges);
+
 // dst[i, :] = dequantized row i, for n contiguous rows (a received halo block).
 void dequantize_rows(const uint8_t* packed, const uint8_t* meta, int64_t n, int64_t d, int bits,
                      float* dst);

@@ -40,23 +40,30 @@ inline std::vector<int> all_widths() {
   return widths;
 }
 
-// A message the adaptive scheme sends at full precision (docs/design.md, section 6) travels as
-// float32 values through the full-precision path, no codec and no metadata; it is reported at this
-// width beside the codec widths, which it is not one of.
+// A message may also travel at full precision: its d values as float32, no metadata, no rounding
+// (the adaptive scheme's choice where a link is fast enough, docs/design.md, section 6). In a
+// block it is one more width beside the codec widths, which it is not one of.
 constexpr int kFullPrecisionBits = 32;
 
-// Widths a message count is reported at: the codec widths, narrowest first, then full precision.
-constexpr int kNumReportedWidths = kNumWidths + 1;
-constexpr int reported_width(int k) {
+// The widths a message can travel at: the codec widths, narrowest first, then full precision.
+constexpr int kNumMessageWidths = kNumWidths + 1;
+ADAQP_HOST_DEVICE constexpr int message_width(int k) {
   return k < kNumWidths ? bit_width(k) : kFullPrecisionBits;
+}
+// The position of `bits` among the message widths, -1 for any other value.
+ADAQP_HOST_DEVICE constexpr int message_width_index(int bits) {
+  return bits == kFullPrecisionBits ? kNumWidths : width_index(bits);
+}
+constexpr bool valid_message_bits(int bits) {
+  return message_width_index(bits) >= 0;
 }
 
 // The wire size of one message of d values at full precision.
-constexpr int64_t full_precision_bytes(int64_t d) {
+ADAQP_HOST_DEVICE constexpr int64_t full_precision_bytes(int64_t d) {
   return d * static_cast<int64_t>(sizeof(float));
 }
 
-// Per-message metadata: float32 (m, s).
+// Per-message metadata of a quantized message: float32 (m, s).
 constexpr int64_t kMetaBytesPerRow = 8;
 
 // Bytes of one row's packed codes: ceil(d * bits / 8).
@@ -64,9 +71,11 @@ ADAQP_HOST_DEVICE constexpr int64_t packed_row_bytes(int64_t d, int bits) {
   return (d * bits + 7) / 8;
 }
 
-// THE wire size of one quantized message of d values at `bits`: its metadata and its codes.
+// THE wire size of one message of d values at a message width: metadata and codes when
+// quantized, the raw values at full precision.
 ADAQP_HOST_DEVICE constexpr int64_t message_bytes(int64_t d, int bits) {
-  return kMetaBytesPerRow + packed_row_bytes(d, bits);
+  return bits == kFullPrecisionBits ? full_precision_bytes(d)
+                                    : kMetaBytesPerRow + packed_row_bytes(d, bits);
 }
 
 // "2, 4 or 8" (from the table), and "<bits> is not 2, 4 or 8", for the error of whoever met the

@@ -67,7 +67,7 @@ struct RunSummary {
   // Adaptive scheme: the share of messages sent at 2, 4 and 8 bits and at full precision (all
   // ranks, all epochs run).
   bool adaptive = false;
-  std::array<double, quant::kNumReportedWidths> bit_shares{};
+  std::array<double, quant::kNumMessageWidths> bit_shares{};
   // Where the slowest rank's epoch went, mean over the epochs run (seconds): computation, waiting
   // for exchanges, loss and gradient all-reduce, bit-width assignment; and quantization on any
   // thread or stream (part of the others).
