@@ -1,9 +1,11 @@
-// Point-to-point link between MPI ranks 0 and 1: the latency of a small ping-pong and the
-// streaming bandwidth at several message sizes, each phase bounded in time. Rank 1 checks every
-// byte it receives (a sequence stamp and a fixed pattern), so each speed line carries whether the
-// data arrived intact. Ranks beyond 1 take no part. scripts/vcluster.sh --probe runs it across the
-// shaped links of a virtual cluster.
-// Usage: mpirun -np 2 bench_link [--seconds S] [--sizes BYTES,BYTES,...]
+// Point-to-point link between MPI rank 0 and a peer rank R (--peer, default 1): the latency of a
+// small ping-pong and the streaming bandwidth at several message sizes, each phase bounded in time.
+// The peer checks every byte it receives (a sequence stamp and a fixed pattern), so each speed line
+// carries whether the data arrived intact. With several peers, rank 0 measures its link to each in
+// turn, and every line names its peer; other ranks take no part. scripts/vcluster.sh --probe runs
+// it across the shaped links of a virtual cluster (and, with several ranks per host, also between
+// two ranks of one host).
+// Usage: mpirun -np N bench_link [--seconds S] [--sizes BYTES,BYTES,...] [--peer R,R,...]
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -37,13 +39,14 @@ constexpr int64_t kStampBytes = 8;
 struct Options {
   double seconds = 1.0;  // per phase
   std::vector<int64_t> sizes = {1 << 10, 1 << 16, 1 << 20, 1 << 22};
+  std::vector<int> peers = {1};
 };
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Options parse_options(int argc, char** argv) {
+Options parse_options(int argc, char** argv, int size) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -64,6 +67,18 @@ Options parse_options(int argc, char** argv) {
         opt.sizes.push_back(bytes);
       }
       if (opt.sizes.empty()) throw adaqp::ConfigError("bench_link: --sizes is empty");
+    } else if (arg == "--peer") {
+      opt.peers.clear();
+      std::stringstream list(value);
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        const int peer = std::stoi(item);
+        if (peer < 1 || peer >= size)
+          throw adaqp::ConfigError(
+              fmt::format("bench_link: --peer entry must be in [1, {}], got {}", size - 1, item));
+        opt.peers.push_back(peer);
+      }
+      if (opt.peers.empty()) throw adaqp::ConfigError("bench_link: --peer is empty");
     } else {
       throw adaqp::ConfigError("bench_link: unknown option " + arg);
     }
@@ -90,8 +105,8 @@ bool intact(const std::vector<unsigned char>& message, const std::vector<unsigne
                                    expected.size() - kStampBytes) == 0;
 }
 
-// Rank 0 pings, rank 1 pongs, until the time is up; rank 0 prints the half round-trip times.
-void pingpong(int rank, double seconds) {
+// Rank 0 pings, `peer` pongs, until the time is up; rank 0 prints the half round-trip times.
+void pingpong(int rank, int peer, double seconds) {
   const int64_t bytes = kStampBytes;
   const std::vector<unsigned char> expected = pattern(bytes);
   std::vector<unsigned char> message = expected;
@@ -102,26 +117,27 @@ void pingpong(int rank, double seconds) {
     for (int64_t seq = 0; seq < kMaxPingPongs && seconds_since(start) < seconds; ++seq) {
       stamp(message, seq);
       const auto t0 = Clock::now();
-      adaqp::check_mpi(MPI_Send(message.data(), bytes, MPI_BYTE, 1, kTagData, MPI_COMM_WORLD),
-                       "MPI_Send", rank, 1);
-      adaqp::check_mpi(
-          MPI_Recv(message.data(), bytes, MPI_BYTE, 1, kTagData, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-          "MPI_Recv", rank, 1);
+      adaqp::check_mpi(MPI_Send(message.data(), bytes, MPI_BYTE, peer, kTagData, MPI_COMM_WORLD),
+                       "MPI_Send", rank, peer);
+      adaqp::check_mpi(MPI_Recv(message.data(), bytes, MPI_BYTE, peer, kTagData, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE),
+                       "MPI_Recv", rank, peer);
       rtts.push_back(seconds_since(t0));
       if (!intact(message, expected, seq)) ++bad;
     }
-    adaqp::check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, 1, kTagStop, MPI_COMM_WORLD), "MPI_Send", rank,
-                     1);
+    adaqp::check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, peer, kTagStop, MPI_COMM_WORLD), "MPI_Send",
+                     rank, peer);
     std::sort(rtts.begin(), rtts.end());
     const double us = 1e6 / 2.0;
     std::cout << fmt::format(
-                     "{{\"benchmark\":\"link\",\"test\":\"pingpong\",\"bytes\":{},"
+                     "{{\"benchmark\":\"link\",\"test\":\"pingpong\",\"peer\":{},\"bytes\":{},"
                      "\"iterations\":{},\"half_rtt_us_min\":{:.1f},\"half_rtt_us_median\":{:.1f},"
                      "\"verified\":{}}}",
-                     bytes, rtts.size(), rtts.front() * us, rtts[rtts.size() / 2] * us, bad == 0)
+                     peer, bytes, rtts.size(), rtts.front() * us, rtts[rtts.size() / 2] * us,
+                     bad == 0)
               << "\n";
-    std::cout << fmt::format("pingpong {} B: half round trip {:.1f} us median ({} iterations)",
-                             bytes, rtts[rtts.size() / 2] * us, rtts.size())
+    std::cout << fmt::format("pingpong 0-{} {} B: half round trip {:.1f} us median ({} iterations)",
+                             peer, bytes, rtts[rtts.size() / 2] * us, rtts.size())
               << "\n";
   } else {
     for (int64_t seq = 0;; ++seq) {
@@ -136,10 +152,10 @@ void pingpong(int rank, double seconds) {
   }
 }
 
-// Rank 0 streams messages of `bytes` to rank 1 (kWindow in flight) until the time is up, then a
-// stop message; rank 1 answers with the number of corrupt messages once it has them all.
+// Rank 0 streams messages of `bytes` to `peer` (kWindow in flight) until the time is up, then a
+// stop message; the peer answers with the number of corrupt messages once it has them all.
 // Returns the number of messages sent (rank 0) and sets `bad` from the answer.
-int64_t stream(int rank, int64_t bytes, double seconds, int64_t& bad) {
+int64_t stream(int rank, int peer, int64_t bytes, double seconds, int64_t& bad) {
   const std::vector<unsigned char> expected = pattern(bytes);
   bad = 0;
   if (rank == 0) {
@@ -149,18 +165,19 @@ int64_t stream(int rank, int64_t bytes, double seconds, int64_t& bad) {
     int64_t sent = 0;
     for (; sent < kMaxMessages && seconds_since(start) < seconds; ++sent) {
       const int slot = static_cast<int>(sent % kWindow);
-      adaqp::check_mpi(MPI_Wait(&requests[slot], MPI_STATUS_IGNORE), "MPI_Wait", rank, 1);
+      adaqp::check_mpi(MPI_Wait(&requests[slot], MPI_STATUS_IGNORE), "MPI_Wait", rank, peer);
       stamp(slots[slot], sent);
-      adaqp::check_mpi(MPI_Isend(slots[slot].data(), static_cast<int>(bytes), MPI_BYTE, 1, kTagData,
-                                 MPI_COMM_WORLD, &requests[slot]),
-                       "MPI_Isend", rank, 1);
+      adaqp::check_mpi(MPI_Isend(slots[slot].data(), static_cast<int>(bytes), MPI_BYTE, peer,
+                                 kTagData, MPI_COMM_WORLD, &requests[slot]),
+                       "MPI_Isend", rank, peer);
     }
     adaqp::check_mpi(MPI_Waitall(kWindow, requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
-                     rank, 1);
-    adaqp::check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, 1, kTagStop, MPI_COMM_WORLD), "MPI_Send", rank,
-                     1);
-    adaqp::check_mpi(MPI_Recv(&bad, 1, MPI_INT64_T, 1, kTagAck, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                     "MPI_Recv", rank, 1);
+                     rank, peer);
+    adaqp::check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, peer, kTagStop, MPI_COMM_WORLD), "MPI_Send",
+                     rank, peer);
+    adaqp::check_mpi(
+        MPI_Recv(&bad, 1, MPI_INT64_T, peer, kTagAck, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        "MPI_Recv", rank, peer);
     return sent;
   }
   std::vector<unsigned char> message(static_cast<size_t>(bytes));
@@ -177,24 +194,26 @@ int64_t stream(int rank, int64_t bytes, double seconds, int64_t& bad) {
   return received;
 }
 
-void run(int rank, const Options& opt) {
-  if (rank > 1) return;
-  pingpong(rank, std::min(opt.seconds, 0.5));
+// The link between rank 0 and `peer`; other ranks return at once.
+void measure(int rank, int peer, const Options& opt) {
+  if (rank != 0 && rank != peer) return;
+  pingpong(rank, peer, std::min(opt.seconds, 0.5));
   for (const int64_t bytes : opt.sizes) {
     int64_t bad = 0;
-    stream(rank, bytes, opt.seconds / 10.0, bad);  // warm-up: connection set up, TCP window open
+    stream(rank, peer, bytes, opt.seconds / 10.0, bad);  // warm-up: connection set up, window open
     const auto start = Clock::now();
-    const int64_t messages = stream(rank, bytes, opt.seconds, bad);
+    const int64_t messages = stream(rank, peer, bytes, opt.seconds, bad);
     const double elapsed = seconds_since(start);
     if (rank != 0) continue;
     const double mbit = static_cast<double>(messages * bytes) * 8.0 / elapsed / 1e6;
     std::cout << fmt::format(
-                     "{{\"benchmark\":\"link\",\"test\":\"stream\",\"bytes\":{},\"messages\":{},"
-                     "\"seconds\":{:.4f},\"mbit_per_s\":{:.2f},\"verified\":{}}}",
-                     bytes, messages, elapsed, mbit, bad == 0)
+                     "{{\"benchmark\":\"link\",\"test\":\"stream\",\"peer\":{},\"bytes\":{},"
+                     "\"messages\":{},\"seconds\":{:.4f},\"mbit_per_s\":{:.2f},\"verified\":{}}}",
+                     peer, bytes, messages, elapsed, mbit, bad == 0)
               << "\n";
-    std::cout << fmt::format("stream {} B x {}: {:.2f} Mbit/s over {:.3f} s{}", bytes, messages,
-                             mbit, elapsed, bad == 0 ? "" : fmt::format(" ({} CORRUPT)", bad))
+    std::cout << fmt::format("stream 0-{} {} B x {}: {:.2f} Mbit/s over {:.3f} s{}", peer, bytes,
+                             messages, mbit, elapsed,
+                             bad == 0 ? "" : fmt::format(" ({} CORRUPT)", bad))
               << "\n";
   }
 }
@@ -209,7 +228,8 @@ int main(int argc, char** argv) {
     adaqp::check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size", rank);
     if (size < 2)
       throw adaqp::ConfigError("bench_link needs at least 2 ranks, got " + std::to_string(size));
-    run(rank, parse_options(argc, argv));
+    const Options opt = parse_options(argc, argv, size);
+    for (const int peer : opt.peers) measure(rank, peer, opt);
     adaqp::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", rank);
     return 0;
   } catch (const std::exception& e) {

@@ -2,10 +2,10 @@
 # A rate-limited virtual cluster on one machine, so that multi-worker runs pay for communication
 # the way a real cluster does.
 #
-#   scripts/vcluster.sh --hosts W --bandwidth RATE [--latency DELAY] [--timeout SECONDS]
-#                       [--private-dir PATH [--private-store DIR]] -- CMD...
-#   scripts/vcluster.sh [--hosts W] --bandwidth RATE [--latency DELAY] --probe [--probe-bin PATH]
-#                       [-- BENCH_LINK_ARGS...]
+#   scripts/vcluster.sh --hosts W [--ranks-per-host K] --bandwidth RATE [--latency DELAY]
+#                       [--timeout SECONDS] [--private-dir PATH [--private-store DIR]] -- CMD...
+#   scripts/vcluster.sh [--hosts W] [--ranks-per-host K] --bandwidth RATE [--latency DELAY] --probe
+#                       [--probe-bin PATH] [-- BENCH_LINK_ARGS...]
 #
 # Topology. Host i (i = 0..W-1) is the network namespace adaqp-<pid>-h<i> with one interface, vc0,
 # address 10.A.B.(i+1)/24 (A.B from this script's pid). vc0 is one end of a veth pair whose other
@@ -21,20 +21,29 @@
 # scheme sent more bytes than on a 1 Gbit/s link. So every host has a full-duplex link of RATE in
 # each direction, and W-1 senders to one host share its downlink. With DELAY > 0 a netem qdisc under
 # the uplink class adds DELAY, so a message between two hosts takes DELAY one way (2 DELAY round
-# trip) beyond its transmission time.
+# trip) beyond its transmission time. Nothing inside a host is shaped (with --ranks-per-host K > 1,
+# the traffic between its ranks).
 # netem needs a kernel with sch_netem.
 #
-# CMD runs once per host under `mpirun -np W` (one rank per host, mpirun inside host 0), with MPI
-# restricted to TCP over vc0 (pml ob1, btl tcp,self; no shared memory, no UCX), so all traffic
-# between ranks crosses the shaped links. The hosts share the machine's cores, so idle ranks yield
-# the CPU (mpi_yield_when_idle) instead of busy-polling. --probe runs benchmarks/bench_link between
-# hosts 0 and 1 and compares the measured bandwidth with RATE (a JSON line on stdout).
+# CMD runs K times per host (--ranks-per-host, default 1) under `mpirun -np W*K` (mpirun inside
+# host 0): ranks iK..iK+K-1 on host i (a hostfile of K slots per host, mapped by slot), all in the
+# host's namespace. MPI is restricted to TCP over vc0 (pml ob1, btl tcp,self; no UCX), so all
+# traffic between hosts crosses the shaped links. With K > 1, the ranks of one host also talk over
+# shared memory (btl vader), which is not shaped: the fast links inside a host (its GPUs' NVLink or
+# PCIe) beside the slow network between hosts. OpenMPI counts each host's daemon as a node of its
+# own, so vader joins only ranks of one host, and each host keeps vader's backing files in its own
+# session directory (the hosts share the machine's host name, which names those files). The hosts
+# share the machine's cores, so idle ranks yield the CPU (mpi_yield_when_idle) instead of
+# busy-polling. --probe runs benchmarks/bench_link between hosts 0 and 1 (ranks 0 and K) and
+# compares the measured bandwidth with RATE (JSON lines on stdout, a summary last); with K > 1 it
+# also measures ranks 0 and 1, two ranks of host 0 (the summary's intra_host_* fields).
 #
 # Private directories. With --private-dir PATH (an existing absolute directory), each host sees a
 # folder of its own at PATH (a bind mount in a mount namespace of the host's processes): what host
 # i writes there lands in DIR/h<i> (--private-store; default: a folder of the state directory,
 # removed on exit; a given DIR is kept, so that a later run finds what an earlier one left), and
-# no other host sees it: a cluster without a shared filesystem below PATH.
+# no other host sees it: a cluster without a shared filesystem below PATH. The ranks of one host
+# share its folder.
 #
 # RATE: a number with bit, kbit, mbit or gbit (SI units, as tc). DELAY: a number with us, ms or s
 # (default 0). --timeout bounds the MPI run (default 600 s). Everything created is removed on exit,
@@ -49,6 +58,7 @@ PREFIX="adaqp-$$"
 SWITCH_NS="$PREFIX-sw"
 HOST_IF="vc0"
 MAX_HOSTS=250
+MAX_RANKS=1024
 
 log() { echo "[vcluster] $*" >&2; }
 die() {
@@ -61,6 +71,7 @@ usage() {
 }
 
 hosts=""
+ranks_per_host=1
 bandwidth=""
 latency="0ms"
 timeout_s=600
@@ -72,12 +83,14 @@ private_store=""
 need_value() { (($2 >= 2)) || die "$1 needs a value"; }
 while (($#)); do
   case $1 in
-    --hosts | --bandwidth | --latency | --timeout | --probe-bin | --private-dir | --private-store)
+    --hosts | --ranks-per-host | --bandwidth | --latency | --timeout | --probe-bin | \
+      --private-dir | --private-store)
       need_value "$1" $#
       case $1 in
         --private-dir) private_dir=$2 ;;
         --private-store) private_store=$2 ;;
         --hosts) hosts=$2 ;;
+        --ranks-per-host) ranks_per_host=$2 ;;
         --bandwidth) bandwidth=$2 ;;
         --latency) latency=$2 ;;
         --timeout) timeout_s=$2 ;;
@@ -127,13 +140,22 @@ delay_us() {
   awk -v v="${BASH_REMATCH[1]}" -v s="$scale" 'BEGIN { printf "%.0f", v * s }'
 }
 
+if [[ ! $ranks_per_host =~ ^[1-9][0-9]{0,8}$ ]] || ((ranks_per_host > MAX_RANKS)); then
+  die "--ranks-per-host must be an integer in [1, $MAX_RANKS], got '$ranks_per_host'"
+fi
+# The probe's peers: rank K on host 1 (the shaped link) and, with K > 1, rank 1 on host 0.
+inter_peer=$ranks_per_host
+intra_peer=""
+((ranks_per_host == 1)) || intra_peer=1
 if ((probe)); then
   hosts=${hosts:-2}
-  cmd=("$probe_bin" "${cmd[@]}")
+  cmd=("$probe_bin" --peer "$inter_peer${intra_peer:+,$intra_peer}" "${cmd[@]}")
 fi
 if [[ ! $hosts =~ ^[0-9]+$ ]] || ((hosts < 1 || hosts > MAX_HOSTS)); then
   die "--hosts must be an integer in [1, $MAX_HOSTS], got '$hosts'"
 fi
+((hosts * ranks_per_host <= MAX_RANKS)) ||
+  die "--hosts x --ranks-per-host must be at most $MAX_RANKS ranks, got $hosts x $ranks_per_host"
 ((!probe || hosts >= 2)) || die "--probe needs --hosts of at least 2"
 [[ -n $bandwidth ]] || die "--bandwidth is required (e.g. 100mbit)"
 rate=$(rate_bits "$bandwidth")
@@ -264,9 +286,10 @@ for ((i = 0; i < hosts; ++i)); do
   ip -n "$SWITCH_NS" link set "h$i" master br0 up
   shape "$ns" "$HOST_IF" 1
   shape "$SWITCH_NS" "h$i" 0
-  echo "$ns slots=1" >>"$hostfile"
+  echo "$ns slots=$ranks_per_host" >>"$hostfile"
 done
-log "$hosts hosts on $subnet.0/24, each link $bandwidth each way, one-way delay $latency"
+log "$hosts hosts of $ranks_per_host ranks on $subnet.0/24, each link $bandwidth each way," \
+  "one-way delay $latency"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Read by the agent (scripts/vcluster/agent.sh) for every host's daemon.
@@ -279,15 +302,18 @@ if [[ -n $private_dir ]]; then
 fi
 # The agent gives each host's daemon a session directory of its own below this one.
 export ADAQP_VCLUSTER_STATE="$tmpdir"
-# shellcheck disable=SC2054  # "tcp,self" is one argument
+# Shared memory only between the ranks of one host: with one rank per host there is none to use.
+btl=tcp,self
+((ranks_per_host == 1)) || btl=vader,tcp,self
 # orte_leave_session_attached: the daemons stay children of the agent, so a daemon that dies is an
 # error of mpirun at once (daemonized, it left mpirun waiting for ever). rtc_hwloc_vmhole none:
 # the daemons do not map the topology into shared memory at a guessed address, which now and then
 # landed on their stack (a segfault in hwloc_shmem_topology_write, about 1 launch in 25 here).
-mpi_args=(-np "$hosts" --hostfile "$hostfile" --map-by node --oversubscribe --bind-to none
+mpi_args=(-np $((hosts * ranks_per_host)) --hostfile "$hostfile" --map-by slot --oversubscribe
+  --bind-to none
   --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1
   --mca orte_leave_session_attached 1 --mca rtc_hwloc_vmhole none
-  --mca pml ob1 --mca btl tcp,self --mca osc ^ucx --mca mpi_yield_when_idle 1
+  --mca pml ob1 --mca btl "$btl" --mca osc ^ucx --mca mpi_yield_when_idle 1
   --mca btl_tcp_if_include "$HOST_IF" --mca oob_tcp_if_include "$HOST_IF")
 # The command's output: this script's stdout, or a file the probe reads afterwards.
 out="$tmpdir/probe.out"
@@ -309,19 +335,34 @@ fi
 if ((probe)); then
   cat "$out"
   if ((rc == 0)); then
-    measured=$(grep -o '"mbit_per_s":[0-9.]*' "$out" | cut -d: -f2 | sort -g | tail -n 1)
-    rtt=$(grep -o '"half_rtt_us_median":[0-9.]*' "$out" | cut -d: -f2 | head -n 1)
+    # The largest FIELD of the lines on rank 0's link to PEER (latency: one line, one value).
+    probe_max() {
+      grep "\"peer\":$1," "$out" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2 | sort -g | tail -n 1
+    }
+    measured=$(probe_max "$inter_peer" mbit_per_s)
+    rtt=$(probe_max "$inter_peer" half_rtt_us_median)
     verified=true
     grep -q '"verified":false' "$out" && verified=false
     [[ -n $measured && -n $rtt ]] || die "probe printed no measurement"
     summary=$(awk -v c="$rate" -v m="$measured" -v r="$rtt" -v v="$verified" -v h="$hosts" \
       'BEGIN { printf "{\"benchmark\":\"vcluster_probe\",\"hosts\":%d," \
         "\"configured_mbit_per_s\":%.2f,\"measured_mbit_per_s\":%.2f,\"ratio\":%.4f," \
-        "\"half_rtt_us_median\":%.1f,\"verified\":%s}", h, c / 1e6, m, m * 1e6 / c, r, v }')
-    echo "$summary"
+        "\"half_rtt_us_median\":%.1f,\"verified\":%s", h, c / 1e6, m, m * 1e6 / c, r, v }')
+    intra=""
+    if [[ -n $intra_peer ]]; then
+      intra_measured=$(probe_max "$intra_peer" mbit_per_s)
+      intra_rtt=$(probe_max "$intra_peer" half_rtt_us_median)
+      [[ -n $intra_measured && -n $intra_rtt ]] || die "probe printed no intra-host measurement"
+      summary+=$(awk -v k="$ranks_per_host" -v m="$intra_measured" -v r="$intra_rtt" \
+        'BEGIN { printf ",\"ranks_per_host\":%d,\"intra_host_mbit_per_s\":%.2f," \
+          "\"intra_host_half_rtt_us_median\":%.1f", k, m, r }')
+      intra="; inside a host $intra_measured Mbit/s, half round trip $intra_rtt us"
+    fi
+    echo "$summary}"
     [[ $verified == true ]] || rc=1
     log "probe: measured $measured Mbit/s vs configured $(awk -v c="$rate" \
-      'BEGIN { printf "%.2f", c / 1e6 }') Mbit/s; half round trip ${rtt} us; data intact: $verified"
+      'BEGIN { printf "%.2f", c / 1e6 }') Mbit/s; half round trip ${rtt} us$intra;" \
+      "data intact: $verified"
   fi
 fi
 exit "$rc"

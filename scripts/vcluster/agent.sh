@@ -18,6 +18,10 @@ fi
 # in 40 under load). A separate base per host is what separate machines would have.
 session="${ADAQP_VCLUSTER_STATE:?set by vcluster.sh}/session-$host"
 mkdir -p "$session"
+# The same goes for the shared-memory files of the ranks of one host (btl vader, --ranks-per-host):
+# named after host name, job and local rank, in /dev/shm the two hosts' local rank 0 would map one
+# file (a segfault in vader's receive path); in the host's own directory each host has its own.
 # With --private-dir, the daemon (and the ranks it starts) in the host's own mount namespace.
 exec ip netns exec "$host" "$(dirname "${BASH_SOURCE[0]}")/private.sh" "$host" \
-  env OMPI_MCA_orte_tmpdir_base="$session" /bin/sh -c "$*"
+  env OMPI_MCA_orte_tmpdir_base="$session" OMPI_MCA_btl_vader_backing_directory="$session" \
+  /bin/sh -c "$*"
