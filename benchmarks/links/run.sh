@@ -7,6 +7,10 @@
 # default objective, seconds), adaqp-p, and adaqp-paper (mode adaqp with the paper's objective,
 # communication.objective=normalized, solved every epoch: the adaptive scheme before full precision
 # was a choice).
+# With RANKS_PER_HOST=K (default 1), each host of the virtual cluster runs K ranks (scripts/vcluster.sh
+# --ranks-per-host: shared memory inside a host, the shaped link between hosts; W must be a multiple
+# of K): links of two speeds. With BASELINE_BIN (an adaqp binary built from another commit, e.g. the
+# one before a change), mode adaqp-baseline runs mode adaqp with that binary, in the same rounds.
 # ROUNDS rounds (default 3); each runs every (rate, model, W, mode) once, the modes in reverse
 # order on even rounds. A run's figure is the mean of the slowest rank's epoch over the epochs
 # after WARMUP; a mode's is the median of its rounds, with their minimum and maximum; AdaQP /
@@ -29,6 +33,8 @@ read -r -a models <<<"${MODELS:-gcn sage}"
 read -r -a workers <<<"${WORKERS:-2}"
 read -r -a modes <<<"${MODES:-vanilla adaqp-q adaqp-p adaqp adaqp-paper}"
 rounds=${ROUNDS:-3}
+per_host=${RANKS_PER_HOST:-1}
+baseline=${BASELINE_BIN:-}
 epochs=${EPOCHS:-10}
 warmup=${WARMUP:-2}
 nodes=${NODES:-50000}
@@ -44,7 +50,7 @@ mode_sets() {
     vanilla) echo communication.mode=vanilla ;;
     adaqp-q) echo communication.mode=quant ;;
     adaqp-p) echo communication.mode=overlap ;;
-    adaqp) echo communication.mode=adaqp ;;
+    adaqp | adaqp-baseline) echo communication.mode=adaqp ;;
     adaqp-paper)
       echo communication.mode=adaqp communication.objective=normalized communication.resolve_drift=0
       ;;
@@ -53,9 +59,19 @@ mode_sets() {
 }
 for m in "${modes[@]}"; do mode_sets "$m" >/dev/null; done
 [[ " ${modes[*]} " == *" vanilla "* ]] || { echo "links: MODES must include vanilla" >&2; exit 2; }
+if [[ " ${modes[*]} " == *" adaqp-baseline "* && ! -x $baseline ]]; then
+  echo "links: mode adaqp-baseline needs BASELINE_BIN, an adaqp binary" >&2
+  exit 2
+fi
+for w in "${workers[@]}"; do
+  ((w % per_host == 0)) || { echo "links: W=$w is not a multiple of RANKS_PER_HOST=$per_host" >&2; exit 2; }
+done
 
 mkdir -p "$work"
 python3 "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
+if [[ -n $baseline ]]; then
+  python3 "$root/benchmarks/provenance.py" --bin "$baseline" -- "$0" "$@" >"$work/provenance-baseline.json"
+fi
 graph="$work/graph-n$nodes-d$degree-f$feat-c$classes"
 if [[ ! -d "$graph" ]]; then
   log "generating $nodes nodes"
@@ -80,7 +96,9 @@ one() {
   local run="$work/r$round-$rate-$model-w$w-$mode" sets=()
   for s in $(mode_sets "$mode"); do sets+=(--set "$s"); done
   rm -rf "$run"
-  local cmd=("$bin" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w"
+  local exe=$bin
+  [[ $mode == adaqp-baseline ]] && exe=$baseline
+  local cmd=("$exe" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w"
              --set "partition.dir=$graph-p$w" --set "output.dir=$run" "${sets[@]}")
   log "round $round: $rate $model W=$w $mode"
   if [[ $rate == gpu ]]; then
@@ -92,14 +110,15 @@ one() {
     mpirun --oversubscribe --bind-to none -np "$w" "${cmd[@]}" --set training.device=cpu \
       --set training.threads=1 >"$run.log" 2>&1
   else
-    "$root/scripts/vcluster.sh" --hosts "$w" --bandwidth "$rate" --timeout 900 -- "${cmd[@]}" \
+    "$root/scripts/vcluster.sh" --hosts "$((w / per_host))" --ranks-per-host "$per_host" \
+      --bandwidth "$rate" --timeout 900 -- "${cmd[@]}" \
       --set training.device=cpu --set training.threads=1 >"$run.log" 2>&1
   fi || { tail -n 20 "$run.log" >&2; exit 1; }
-  python3 - "$run" "$round" "$rate" "$model" "$w" "$mode" "$warmup" >>"$runs" <<'PY'
+  python3 - "$run" "$round" "$rate" "$model" "$w" "$mode" "$warmup" "$per_host" >>"$runs" <<'PY'
 import json, statistics, sys
-run, rnd, rate, model, w, mode, warmup = sys.argv[1:8]
+run, rnd, rate, model, w, mode, warmup, per_host = sys.argv[1:9]
 recs = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
-slowest, sent, quant, assign, full = {}, {}, {}, {}, {}
+slowest, sent, quant, assign, full, same, same_full = {}, {}, {}, {}, {}, {}, {}
 for r in recs:
     if r.get("event") or "epoch_time_s" not in r:
         continue
@@ -108,6 +127,8 @@ for r in recs:
     sent[e] = sent.get(e, 0) + r["bytes_sent"]
     quant[e] = max(quant.get(e, 0.0), r["quant_time_s"])
     assign[e] = max(assign.get(e, 0.0), r.get("assign_time_s", 0.0))
+    same[e] = same.get(e, 0) + r.get("bytes_same_host", 0)
+    same_full[e] = same_full.get(e, 0) + r.get("bytes_same_host_full_precision", 0)
     hist = r.get("bits_hist")
     if hist:
         n = [sum(layer[k] for d in ("fwd", "bwd") for layer in hist[d]) for k in range(4)]
@@ -115,11 +136,14 @@ for r in recs:
         full[e] = [a + b for a, b in zip(full[e], n)]
 measured = [e for e in sorted(slowest) if e > int(warmup)]
 row = {"round": int(rnd), "rate": rate, "model": model, "workers": int(w), "mode": mode,
+       "ranks_per_host": int(per_host),
        "epoch_times_s": [slowest[e] for e in sorted(slowest)],
        "epoch_s": statistics.fmean(slowest[e] for e in measured),
        "bytes_per_epoch": statistics.fmean(sent[e] for e in measured),
        "quant_s": statistics.fmean(quant[e] for e in measured),
        "assign_s": statistics.fmean(assign[e] for e in measured),
+       "same_host_bytes_per_epoch": statistics.fmean(same[e] for e in measured),
+       "same_host_full_precision_bytes_per_epoch": statistics.fmean(same_full[e] for e in measured),
        "run_dir": run}
 if full:
     total = [sum(full[e][k] for e in measured) for k in range(4)]

@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p", "adaqp": "AdaQP",
-          "adaqp-paper": "AdaQP (paper's objective)"}
+          "adaqp-baseline": "AdaQP (baseline build)", "adaqp-paper": "AdaQP (paper's objective)"}
 
 
 def rate_mbit(rate):
@@ -48,7 +48,11 @@ def main():
                      "quant_s": statistics.median(r["quant_s"] for r in rs),
                      "assign_s": statistics.median(r["assign_s"] for r in rs),
                      "full_share": statistics.median(r.get("width_shares", {}).get("32", 0)
-                                                     for r in rs)})
+                                                     for r in rs),
+                     "same_host_bytes": statistics.median(r.get("same_host_bytes_per_epoch", 0)
+                                                          for r in rs),
+                     "same_host_full_precision_bytes": statistics.median(
+                         r.get("same_host_full_precision_bytes_per_epoch", 0) for r in rs)})
     base = {(r["rate"], r["model"], r["workers"]): r for r in rows if r["mode"] == "vanilla"}
     for r in rows:
         v = base.get((r["rate"], r["model"], r["workers"]))
@@ -73,6 +77,18 @@ def main():
             r = by.get((rate, model, w, m))
             cells.append("%.2f" % r["vs_vanilla"] if r and r["vs_vanilla"] else "")
         lines.append("| " + " | ".join(cells) + " |")
+    # Links of two speeds (RANKS_PER_HOST > 1): what crossed a host's shared memory, and how much
+    # of it at full precision.
+    hosted = [r for r in rows if r["same_host_bytes"] > 0]
+    if hosted:
+        lines += ["", "| link | model | W | mode | MB sent per epoch | to the own host | of it at "
+                  "full precision |", "|---|---|---|---|---|---|---|"]
+        for r in sorted(hosted, key=lambda r: (r["model"], r["workers"], rate_order(r["rate"]),
+                                               r["mode"])):
+            lines.append("| %s | %s | %d | %s | %.1f | %.1f | %.0f%% |" % (
+                r["rate"], r["model"], r["workers"], TITLES[r["mode"]],
+                r["bytes_per_epoch"] / 1e6, r["same_host_bytes"] / 1e6,
+                100 * r["same_host_full_precision_bytes"] / r["same_host_bytes"]))
     (out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

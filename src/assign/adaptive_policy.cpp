@@ -29,6 +29,8 @@ constexpr int kBitsTag = 32761;
 // Budgets evaluated, evenly over [tmin, tmax] (resolution (tmax - tmin) / 256), in one collective.
 constexpr int kCandidates = 257;
 constexpr Direction kDirs[2] = {Direction::kForward, Direction::kBackward};
+// The widths exchange (AdaptivePolicy::distribute) sends a message width in 2 bits.
+static_assert(quant::kNumMessageWidths == 4, "a message width code is 2 bits");
 // Epochs an exchange stays at full precision before one epoch re-measures it
 // (AdaptivePolicy::plan).
 constexpr int kRefreshEpochs = 50;
@@ -80,6 +82,42 @@ void for_each_problem(size_t n, const F& f) {
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+}
+
+// The slowest channel of an exchange in which sender s sends pairs[s * world + r] messages of
+// row_bytes bytes to each r, under `time`, plus extra_s[s] on each of s's channels (null: 0).
+double slowest_channel(const assign::TimeModel& time, const std::vector<int64_t>& pairs,
+                       int64_t row_bytes, const double* extra_s) {
+  const int world = time.world_size;
+  std::vector<int64_t> bytes(time.channels.size());
+  double t = 0;
+  for (int s = 0; s < world; ++s) {
+    std::fill(bytes.begin(), bytes.end(), 0);
+    for (int r = 0; r < world; ++r) {
+      if (r != s)
+        bytes[time.channel(s, r)] += pairs[static_cast<size_t>(s) * world + r] * row_bytes;
+    }
+    for (size_t c = 0; c < bytes.size(); ++c) {
+      if (bytes[c] == 0) continue;
+      t = std::max(t, (extra_s != nullptr ? extra_s[s] : 0.0) +
+                          time.channel_time(static_cast<int32_t>(c), bytes[c]));
+    }
+  }
+  return t;
+}
+
+// Whether some sender's messages travel on two channels of different cost classes (link classes:
+// assign::per_sender_class_time_model).
+bool has_link_classes(const assign::TimeModel& time) {
+  for (int s = 0; s < time.world_size; ++s) {
+    int32_t first = -1;
+    for (int r = 0; r < time.world_size; ++r) {
+      if (r == s) continue;
+      if (first >= 0 && time.channel(s, r) != first) return true;
+      first = time.channel(s, r);
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -161,11 +199,14 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
     backward_coeff_sq_ = send_along(comm_, p, Direction::kForward, row, kBackwardCoeffTag);
   }
   for (Direction dir : kDirs) {
-    std::vector<int64_t>& counts = sender_messages_[static_cast<int>(dir)];
-    counts.resize(p.num_parts);
-    const int64_t mine = send_offsets(p, dir).back();
-    comm_.allgather(&mine, counts.data(), sizeof(int64_t));
+    std::vector<int64_t>& counts = pair_messages_[static_cast<int>(dir)];
+    counts.resize(static_cast<size_t>(p.num_parts) * p.num_parts);
+    std::vector<int64_t> mine(p.num_parts);
+    const std::vector<int64_t>& out = send_offsets(p, dir);
+    for (int r = 0; r < p.num_parts; ++r) mine[r] = out[r + 1] - out[r];
+    comm_.allgather(mine.data(), counts.data(), mine.size() * sizeof(int64_t));
   }
+  per_link_full_ = opt_.objective == assign::Objective::kSeconds && has_link_classes(time_);
   clock_offset_s_ = estimate_clock_offset(comm_);
 }
 
@@ -226,8 +267,9 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
         const size_t at = static_cast<int>(dir) * layers_ + l;
         const MessageTrace* trace = traces[at];
         if (trace == nullptr || refreshed[at]) continue;
-        const double full = full_measured_slower_ ? std::numeric_limits<double>::infinity()
-                                                  : full_precision_time(at, dir, trace->width);
+        const double full = full_measured_slower_
+                                ? std::numeric_limits<double>::infinity()
+                                : uniform_time(at, dir, trace->width, quant::kFullPrecisionBits);
         const double narrow = uniform_time(at, dir, trace->width, opt_.bit_set.front());
         if (seconds && !full_measured_slower_ && (opt_.lambda >= 1 || full <= narrow)) {
           bits[l].full_precision = true;  // no time to save: no solve, no trace
@@ -315,30 +357,15 @@ void AdaptivePolicy::check_full_precision(double epoch_s, bool traced) {
   }
 }
 
-double AdaptivePolicy::full_precision_time(size_t at, Direction dir, int64_t d) const {
-  const int world = comm_.size();
-  double t = hidden_s_[at];
-  for (int r = 0; world > 1 && r < world; ++r) {
-    const int64_t count = sender_messages_[static_cast<int>(dir)][r];
-    if (count == 0) continue;
-    t = std::max(t, time_.channel_time(time_.channel(r, (r + 1) % world),
-                                       count * quant::full_precision_bytes(d)));
-  }
-  return t;
-}
-
 double AdaptivePolicy::uniform_time(size_t at, Direction dir, int64_t d, int bits) const {
-  const int world = comm_.size();
+  if (comm_.size() == 1) return hidden_s_[at];
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
-  double t = hidden_s_[at];
-  for (int r = 0; world > 1 && r < world; ++r) {
-    const int64_t count = sender_messages_[static_cast<int>(dir)][r];
-    if (count == 0) continue;
-    t = std::max(t, codec_s_[r * exchanges + at] +
-                        time_.channel_time(time_.channel(r, (r + 1) % world),
-                                           count * quant::message_bytes(d, bits)));
+  std::vector<double> codec(comm_.size(), 0.0);
+  for (int r = 0; bits != quant::kFullPrecisionBits && r < comm_.size(); ++r) {
+    codec[r] = codec_s_[r * exchanges + at];
   }
-  return t;
+  return std::max(hidden_s_[at], slowest_channel(time_, pair_messages_[static_cast<int>(dir)],
+                                                 quant::message_bytes(d, bits), codec.data()));
 }
 
 double AdaptivePolicy::drift(size_t at) const {
@@ -378,12 +405,18 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
                           direction_name(dir), trace.ranges.size(), offsets.back()));
   problem.row_width = trace.width;
   problem.bits = opt_.bit_set;
+  if (per_link_full_) problem.bits.push_back(quant::kFullPrecisionBits);
   problem.time = time_;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
   problem.hidden_s = hidden_s_[static_cast<int>(dir) * layers_ + layer];
-  if (part.num_parts > 1) {
-    for (int r = 0; r < part.num_parts; ++r) {
-      problem.time.channels[time_.channel(r, (r + 1) % part.num_parts)].alpha +=
+  // Each sender's codec time on each of its channels: packing and unpacking run on the thread
+  // that drives all of them.
+  std::vector<bool> charged(time_.channels.size(), false);
+  for (int r = 0; r < part.num_parts; ++r) {
+    for (int q = 0; q < part.num_parts; ++q) {
+      if (q == r || charged[time_.channel(r, q)]) continue;
+      charged[time_.channel(r, q)] = true;
+      problem.time.channels[time_.channel(r, q)].alpha +=
           codec_s_[r * exchanges + static_cast<int>(dir) * layers_ + layer];
     }
   }
@@ -437,14 +470,14 @@ std::vector<AdaptivePolicy::Solution> AdaptivePolicy::solve_fast(
     solvers_[i].build(p, opt_.group_size);
     // The time bounds of all senders, from what every rank knows alike: their message counts and
     // the model (with every rank's codec time).
-    const auto [lo_bits, hi_bits] = std::minmax_element(p.bits.begin(), p.bits.end());
+    // Full precision, where allowed (links of two classes), is taken where it fits in a budget
+    // set by the codec widths (the whole exchange at full precision is weighed on its own).
+    const auto [lo_bits, hi_bits] = assign::codec_width_range(p.bits);
+    const std::vector<int64_t>& pairs = pair_messages_[static_cast<int>(dirs[i])];
     double tmin = 0, tmax = 0;
-    for (int r = 0; r < world; ++r) {
-      const int64_t count = sender_messages_[static_cast<int>(dirs[i])][r];
-      if (count == 0 || world == 1) continue;
-      const int32_t c = p.time.channel(r, (r + 1) % world);
-      tmin = std::max(tmin, p.time.channel_time(c, count * assign::row_bytes(p, *lo_bits)));
-      tmax = std::max(tmax, p.time.channel_time(c, count * assign::row_bytes(p, *hi_bits)));
+    if (world > 1) {
+      tmin = slowest_channel(p.time, pairs, assign::row_bytes(p, lo_bits), nullptr);
+      tmax = slowest_channel(p.time, pairs, assign::row_bytes(p, hi_bits), nullptr);
     }
     // Budgets below the hidden time save nothing (problem.h).
     tmin = std::max(tmin, p.hidden_s);
@@ -566,7 +599,8 @@ void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
       const std::vector<int64_t>& so = send_offsets(part, dirs[i]);
       const std::vector<uint8_t>& send = solved[i]->send;
       for (int64_t k = so[r]; k < so[r + 1]; ++k, ++pos) {
-        packed[pos >> 2] |= static_cast<uint8_t>(quant::width_index(send[k]) << (2 * (pos & 3)));
+        const auto code = static_cast<uint8_t>(quant::message_width_index(send[k]));
+        packed[pos >> 2] |= static_cast<uint8_t>(code << (2 * (pos & 3)));
       }
     }
     b.send[r] = out[r].data();
@@ -583,12 +617,9 @@ void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
       const std::vector<int64_t>& ro = recv_offsets(part, dirs[i]);
       std::vector<uint8_t>& recv = solved[i]->recv;
       for (int64_t k = ro[r]; k < ro[r + 1]; ++k, ++pos) {
-        const int code = (packed[pos >> 2] >> (2 * (pos & 3))) & 3;
-        if (code >= quant::kNumWidths) {
-          throw CommError(fmt::format("bit-width vector from rank {} on rank {}: code {} at {}", r,
-                                      part.rank, code, pos));
-        }
-        recv[k] = static_cast<uint8_t>(quant::bit_width(code));
+        // Every 2-bit code names a message width (static_assert below).
+        recv[k] =
+            static_cast<uint8_t>(quant::message_width((packed[pos >> 2] >> (2 * (pos & 3))) & 3));
       }
     }
   }
@@ -612,6 +643,8 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   mine[per_rank - 2] = plan_start_s_ < 0 ? 0.0 : steady_now_s() - plan_start_s_;
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
+  std::vector<int64_t> channel_bytes(time_.channels.size());
+  stats_.same_host_bytes = stats_.same_host_full_precision_bytes = 0;
   stats_.hist_forward.assign(layers_, {});
   stats_.hist_backward.assign(layers_, {});
   for (Direction dir : kDirs) {
@@ -638,20 +671,33 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
           mine[3 * exchanges + at] = done[l].started_s + done[l].hidden_s + clock_offset_s_;
         }
       }
-      int64_t bytes = 0;
-      if (full) {
-        hist[l][quant::kNumWidths] += static_cast<int64_t>(bits[l].send.size());
-        bytes =
-            static_cast<int64_t>(bits[l].send.size()) * quant::full_precision_bytes(trace->width);
-      } else {
-        for (uint8_t b : bits[l].send) {
-          ++hist[l][quant::width_index(b)];
+      // This rank's modelled time: its slowest channel under the epoch's widths.
+      std::fill(channel_bytes.begin(), channel_bytes.end(), 0);
+      const std::vector<int64_t>& out = send_offsets(part, dir);
+      for (int r = 0; r < world; ++r) {
+        if (r == part.rank) continue;
+        int64_t& bytes = channel_bytes[time_.channel(part.rank, r)];
+        for (int64_t k = out[r]; k < out[r + 1]; ++k) {
+          const int b = full ? quant::kFullPrecisionBits : bits[l].send[k];
+          const int w = quant::message_width_index(b);
+          ADAQP_CHECK(w >= 0, fmt::format("layer {} {} message {}: width {}", l,
+                                          direction_name(dir), k, b));
+          ++hist[l][w];
           bytes += quant::message_bytes(trace->width, b);
+          if (!time_.class_of_channel.empty() &&
+              time_.class_of_channel[time_.channel(part.rank, r)] == assign::kSameHost) {
+            stats_.same_host_bytes += quant::message_bytes(trace->width, b);
+            if (b == quant::kFullPrecisionBits) {
+              stats_.same_host_full_precision_bytes += quant::message_bytes(trace->width, b);
+            }
+          }
         }
       }
-      if (world > 1) {
-        const int32_t channel = time_.channel(part.rank, (part.rank + 1) % world);
-        mine[at] = time_.channel_time(channel, bytes) + (full ? 0.0 : own_codec[at]);
+      for (size_t c = 0; c < channel_bytes.size(); ++c) {
+        if (channel_bytes[c] == 0) continue;
+        mine[at] =
+            std::max(mine[at], time_.channel_time(static_cast<int32_t>(c), channel_bytes[c]) +
+                                   (full ? 0.0 : own_codec[at]));
       }
     }
   }

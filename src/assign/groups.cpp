@@ -52,10 +52,16 @@ void group_messages(const AssignProblem& problem, int group_size, Groups& g) {
 }
 
 BitOptions bit_options(const AssignProblem& problem) {
+  // By ascending bytes, then descending variance (full precision's bytes need not exceed 8 bits'
+  // for a tiny row width).
+  std::vector<int> bits = problem.bits;
+  std::sort(bits.begin(), bits.end(), [&](int a, int b) {
+    const int64_t ba = row_bytes(problem, a), bb = row_bytes(problem, b);
+    return ba != bb ? ba < bb : variance_factor(a) > variance_factor(b);
+  });
   BitOptions o;
-  o.bits = problem.bits;
-  std::sort(o.bits.begin(), o.bits.end());
-  for (int b : o.bits) {
+  for (int b : bits) {
+    o.bits.push_back(b);
     o.bytes.push_back(row_bytes(problem, b));
     o.factor.push_back(variance_factor(b));
   }

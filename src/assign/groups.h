@@ -25,7 +25,8 @@ struct Groups {
 // link may be smaller), written over `out` (whose memory is reused).
 void group_messages(const AssignProblem& problem, int group_size, Groups& out);
 
-// The allowed bit-widths in ascending order with their row bytes and variance factors.
+// The allowed bit-widths by ascending row bytes (ties: descending variance factor), with their row
+// bytes and variance factors.
 struct BitOptions {
   std::vector<int> bits;
   std::vector<int64_t> bytes;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "adaqp/common/error.h"
 #include "adaqp/quant/widths.h"
@@ -28,6 +29,7 @@ int64_t row_bytes(const AssignProblem& problem, int bits) {
 }
 
 double variance_factor(int bits) {
+  if (bits == quant::kFullPrecisionBits) return 0.0;
   const double levels = static_cast<double>((1 << bits) - 1);
   return 1.0 / (levels * levels);
 }
@@ -39,13 +41,17 @@ void validate(const AssignProblem& problem) {
   if (problem.bits.empty()) throw ConfigError("assign: bits: the allowed bit set is empty");
   for (size_t i = 0; i < problem.bits.size(); ++i) {
     const int b = problem.bits[i];
-    if (!quant::valid_bits(b)) {
+    if (!quant::valid_message_bits(b)) {
       throw ConfigError("assign: bits[" + std::to_string(i) + "] = " + std::to_string(b) +
-                        " (allowed: " + quant::width_list() + ")");
+                        " (allowed: " + quant::width_list() + ", and " +
+                        std::to_string(quant::kFullPrecisionBits) + " for full precision)");
     }
     if (std::count(problem.bits.begin(), problem.bits.end(), b) > 1) {
       throw ConfigError("assign: bits: " + std::to_string(b) + " listed twice");
     }
+  }
+  if (std::none_of(problem.bits.begin(), problem.bits.end(), quant::valid_bits)) {
+    throw ConfigError("assign: bits: no codec width (" + quant::width_list() + ")");
   }
   if (!std::isfinite(problem.hidden_s) || problem.hidden_s < 0) {
     throw ConfigError("assign: hidden_s must be finite and >= 0, got " +
@@ -91,8 +97,18 @@ void validate(const AssignProblem& problem) {
   }
 }
 
+std::pair<int, int> codec_width_range(const std::vector<int>& bits) {
+  int lo = 0, hi = 0;
+  for (int b : bits) {
+    if (!quant::valid_bits(b)) continue;
+    lo = lo == 0 ? b : std::min(lo, b);
+    hi = std::max(hi, b);
+  }
+  return {lo, hi};
+}
+
 ObjectiveBounds objective_bounds(const AssignProblem& problem) {
-  const auto [lo, hi] = std::minmax_element(problem.bits.begin(), problem.bits.end());
+  const auto [lo, hi] = codec_width_range(problem.bits);
   std::vector<int64_t> count(problem.time.channels.size(), 0);
   double weight = 0;
   // Counted by runs of one link (messages usually come link by link), so that consecutive
@@ -111,10 +127,10 @@ ObjectiveBounds objective_bounds(const AssignProblem& problem) {
   }
   if (run_channel >= 0) count[run_channel] += run;
   ObjectiveBounds b;
-  b.vmax = weight * variance_factor(*lo);
-  b.vmin = weight * variance_factor(*hi);
-  b.tmin = std::max(uniform_time(problem, count, *lo), problem.hidden_s);
-  b.tmax = std::max(uniform_time(problem, count, *hi), problem.hidden_s);
+  b.vmax = weight * variance_factor(lo);
+  b.vmin = weight * variance_factor(hi);
+  b.tmin = std::max(uniform_time(problem, count, lo), problem.hidden_s);
+  b.tmax = std::max(uniform_time(problem, count, hi), problem.hidden_s);
   return b;
 }
 
@@ -126,9 +142,9 @@ Evaluation evaluate(const AssignProblem& problem, const std::vector<uint8_t>& bi
   ADAQP_CHECK(bits.size() == problem.messages.size(),
               std::to_string(bits.size()) + " bit-widths for " +
                   std::to_string(problem.messages.size()) + " messages");
-  // Per bit-width (index 0..8): its row bytes and variance factor, 0 where not allowed.
-  std::array<int64_t, 9> row{};
-  std::array<double, 9> factor{};
+  // Per bit-width (index 0..32): its row bytes and variance factor, 0 where not allowed.
+  std::array<int64_t, quant::kFullPrecisionBits + 1> row{};
+  std::array<double, quant::kFullPrecisionBits + 1> factor{};
   for (int b : problem.bits) {
     row[b] = row_bytes(problem, b);
     factor[b] = variance_factor(b);

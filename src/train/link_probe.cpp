@@ -5,11 +5,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <thread>
 
 #include "adaqp/comm/clock_offset.h"
+#include "adaqp/comm/host_of.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/model/torch_device.h"
@@ -21,6 +24,13 @@ namespace {
 constexpr int kProbeTag = 32762;
 constexpr int kMinRepeats = 3;  // passes for a median per size (assign::fit_link)
 
+// "sender 3", or with link classes "sender 3 to other hosts".
+std::string channel_name(int channel, int classes) {
+  if (classes == 1) return fmt::format("sender {}", channel);
+  return fmt::format("sender {} to {}", channel / classes,
+                     channel % classes == assign::kSameHost ? "its host" : "other hosts");
+}
+
 // Rows this rank sends to / receives from each peer in one exchange pattern: forward (boundary rows
 // out, halo rows in) or backward (the reverse).
 struct Pattern {
@@ -28,13 +38,15 @@ struct Pattern {
   int64_t total_send_rows = 0;
 };
 
-Pattern pattern(const Boundary& part, bool forward) {
+// Only the peers r with keep[r] take part (empty: all).
+Pattern pattern(const Boundary& part, bool forward, const std::vector<bool>& keep) {
   const std::vector<int64_t>& send = forward ? part.send_offsets : part.recv_offsets;
   const std::vector<int64_t>& recv = forward ? part.recv_offsets : part.send_offsets;
   Pattern p;
   for (int r = 0; r < part.num_parts; ++r) {
-    p.send_rows.push_back(send[r + 1] - send[r]);
-    p.recv_rows.push_back(recv[r + 1] - recv[r]);
+    const bool in = keep.empty() || keep[r];
+    p.send_rows.push_back(in ? send[r + 1] - send[r] : 0);
+    p.recv_rows.push_back(in ? recv[r + 1] - recv[r] : 0);
     p.total_send_rows += p.send_rows.back();
   }
   return p;
@@ -101,75 +113,79 @@ std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row
 
 // The probe passes: sizes per row, alternating the forward and backward patterns.
 struct ProbeRun {
-  std::vector<std::vector<assign::TimingSample>> samples;  // per sender
+  std::vector<std::vector<assign::TimingSample>> samples;  // per group of senders
   int64_t min_bytes = 0, max_bytes = 0;
 };
 
-// A sender's sample: from the moment the last rank started the probe (the start of the exchange as
-// the runtime measures it, assign/adaptive_policy.h) until its block had arrived at every receiver.
+// A group's sample (group_of[s]: sender s's group, < world): from the moment the last rank started
+// the probe (the start of the exchange as the runtime measures it, assign/adaptive_policy.h) until
+// every block of its senders had arrived at every receiver, against the bytes they sent.
 void record(Communicator& comm, const std::vector<double>& arrival,
-            const std::vector<int64_t>& sender_rows, int64_t row_bytes, ProbeRun& run) {
+            const std::vector<int64_t>& sender_rows, int64_t row_bytes,
+            const std::vector<int>& group_of, ProbeRun& run) {
   const int world = comm.size();
   const size_t stride = static_cast<size_t>(world) + 1;
   std::vector<double> all(stride * world);
   comm.allgather(arrival.data(), all.data(), stride * sizeof(double));
   double last_start = all[world];
   for (int q = 1; q < world; ++q) last_start = std::max(last_start, all[q * stride + world]);
+  std::vector<int64_t> bytes(world, 0);
+  std::vector<double> done(world, last_start);
   for (int s = 0; s < world; ++s) {
-    const int64_t bytes = sender_rows[s] * row_bytes;
-    if (bytes == 0) continue;
-    double done = last_start;
-    for (int q = 0; q < world; ++q) {
+    const int g = group_of[s];
+    bytes[g] += sender_rows[s] * row_bytes;
+    for (int q = 0; sender_rows[s] > 0 && q < world; ++q) {
       const double a = all[q * stride + s];
-      if (a >= 0) done = std::max(done, all[q * stride + world] + a);
+      if (a >= 0) done[g] = std::max(done[g], all[q * stride + world] + a);
     }
-    run.samples[s].push_back({bytes, done - last_start});
-    run.min_bytes = run.min_bytes == 0 ? bytes : std::min(run.min_bytes, bytes);
-    run.max_bytes = std::max(run.max_bytes, bytes);
+  }
+  for (int g = 0; g < world; ++g) {
+    if (bytes[g] == 0) continue;
+    run.samples[g].push_back({bytes[g], done[g] - last_start});
+    run.min_bytes = run.min_bytes == 0 ? bytes[g] : std::min(run.min_bytes, bytes[g]);
+    run.max_bytes = std::max(run.max_bytes, bytes[g]);
   }
 }
 
-// Slopes that are not positive get the largest positive slope of the others.
-std::vector<assign::LinkCost> plan_costs(const std::vector<assign::LinkFit>& fits, bool log) {
-  double fallback = 0;
-  for (const assign::LinkFit& f : fits) fallback = std::max(fallback, f.beta);
-  if (fallback <= 0) fallback = 1e-9;
+// Slopes that are not positive get the largest positive slope of the other channels of their
+// class (channel c is of class c % classes).
+std::vector<assign::LinkCost> plan_costs(const std::vector<assign::LinkFit>& fits, int classes,
+                                         bool log) {
+  std::vector<double> fallback(classes, 0.0);
+  for (size_t c = 0; c < fits.size(); ++c) {
+    fallback[c % classes] = std::max(fallback[c % classes], fits[c].beta);
+  }
   std::vector<assign::LinkCost> costs;
-  for (size_t s = 0; s < fits.size(); ++s) {
-    assign::LinkCost c;
-    c.alpha = std::max(fits[s].alpha, 0.0);
-    c.beta = fits[s].beta;
-    if (!(c.beta > 0)) {
-      // A sender without samples sends nothing in any exchange: its cost never matters.
-      if (log && fits[s].samples > 0)
-        spdlog::warn(
-            "link model: sender {} fitted slope {} s/byte over {} samples; planning with {}", s,
-            fits[s].beta, fits[s].samples, fallback);
-      c.beta = fallback;
+  for (size_t c = 0; c < fits.size(); ++c) {
+    assign::LinkCost cost;
+    cost.alpha = std::max(fits[c].alpha, 0.0);
+    cost.beta = fits[c].beta;
+    if (!(cost.beta > 0)) {
+      const double planned = fallback[c % classes] > 0 ? fallback[c % classes] : 1e-9;
+      // A channel without samples carries nothing in any exchange: its cost never matters.
+      if (log && fits[c].samples > 0)
+        spdlog::warn("link model: {} fitted slope {} s/byte over {} samples; planning with {}",
+                     channel_name(static_cast<int>(c), classes), fits[c].beta, fits[c].samples,
+                     planned);
+      cost.beta = planned;
     }
-    costs.push_back(c);
+    costs.push_back(cost);
   }
   return costs;
 }
 
-}  // namespace
-
-LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkProbeOptions& opt) {
-  ADAQP_CHECK(opt.min_row_bytes >= 1 && opt.max_row_bytes > opt.min_row_bytes &&
-                  opt.repeats >= kMinRepeats && opt.sizes >= 2,
-              fmt::format("probe row sizes {}..{}, {} sizes, {} repeats", opt.min_row_bytes,
-                          opt.max_row_bytes, opt.sizes, opt.repeats));
+// The probe passes over one pair of patterns (forward, backward) within budget_s.
+ProbeRun probe_patterns(Communicator& comm, const Pattern (&patterns)[2],
+                        const std::vector<int>& group_of, const LinkProbeOptions& opt,
+                        double budget_s, double clock_offset, ProbeBuffers& buffers) {
   const int world = comm.size();
   const double t_start = steady_now_s();
-  const Pattern patterns[2] = {pattern(part, true), pattern(part, false)};
   std::vector<int64_t> sender_rows[2] = {std::vector<int64_t>(world), std::vector<int64_t>(world)};
   for (int k = 0; k < 2; ++k) {
     comm.allgather(&patterns[k].total_send_rows, sender_rows[k].data(), sizeof(int64_t));
   }
-  ProbeBuffers buffers{opt.device, {}, {}};
   ProbeRun run;
   run.samples.resize(world);
-  const double clock_offset = estimate_clock_offset(comm);
 
   // Warm-up (connections, buffers) at the smallest size and at 8 times it, which also prices a
   // pass: a probe's time is about linear in its size.
@@ -196,11 +212,11 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
   // passes fit in the budget; then as many passes as fit, at most opt.repeats.
   int64_t max_row_bytes = opt.max_row_bytes;
   std::vector<int64_t> sizes = assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
-  while (max_row_bytes > 2 * opt.min_row_bytes && kMinRepeats * pass_s(sizes) > opt.budget_s) {
+  while (max_row_bytes > 2 * opt.min_row_bytes && kMinRepeats * pass_s(sizes) > budget_s) {
     max_row_bytes = std::max(2 * opt.min_row_bytes, max_row_bytes * 4 / 5);
     sizes = assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
   }
-  const double fit = opt.budget_s / std::max(pass_s(sizes), 1e-9);
+  const double fit = budget_s / std::max(pass_s(sizes), 1e-9);
   const int repeats =
       std::max(kMinRepeats, static_cast<int>(std::min<double>(opt.repeats, std::floor(fit))));
   // Sizes alternate between the forward and the backward pattern; a size keeps its pattern in
@@ -213,36 +229,91 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
     for (size_t i = 0; i < sizes.size(); ++i) {
       const int k = static_cast<int>(i % 2);
       const std::vector<double> a = probe_once(comm, patterns[k], sizes[i], clock_offset, buffers);
-      record(comm, a, sender_rows[k], sizes[i], run);
+      record(comm, a, sender_rows[k], sizes[i], group_of, run);
     }
     double spent[2] = {steady_now_s() - t_start, steady_now_s() - pass_start};
     comm.allreduce_max(spent, 2);
-    if (pass + 1 >= kMinRepeats && spent[0] + spent[1] > opt.budget_s) break;
+    if (pass + 1 >= kMinRepeats && spent[0] + spent[1] > budget_s) break;
   }
+  return run;
+}
+
+}  // namespace
+
+LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkProbeOptions& opt) {
+  ADAQP_CHECK(opt.min_row_bytes >= 1 && opt.max_row_bytes > opt.min_row_bytes &&
+                  opt.repeats >= kMinRepeats && opt.sizes >= 2,
+              fmt::format("probe row sizes {}..{}, {} sizes, {} repeats", opt.min_row_bytes,
+                          opt.max_row_bytes, opt.sizes, opt.repeats));
+  const int world = comm.size();
+  const double t_start = steady_now_s();
+  const std::vector<int> host_of = host_of_ranks(comm);
+  // Rows every rank sends to peers of each class; a class that carries nothing is not probed.
+  std::array<int64_t, assign::kLinkClasses> mine{}, used{};
+  for (int r = 0; r < world; ++r) {
+    if (r == part.rank) continue;
+    const int k = assign::link_class(host_of, part.rank, r);
+    mine[k] += part.send_offsets[r + 1] - part.send_offsets[r] + part.recv_offsets[r + 1] -
+               part.recv_offsets[r];
+  }
+  std::vector<int64_t> all(assign::kLinkClasses * static_cast<size_t>(world));
+  comm.allgather(mine.data(), all.data(), sizeof(mine));
+  for (size_t i = 0; i < all.size(); ++i) used[i % assign::kLinkClasses] += all[i];
+  const int classes = used[assign::kSameHost] > 0 && used[assign::kOtherHost] > 0 ? 2 : 1;
+  ProbeBuffers buffers{opt.device, {}, {}};
+  const double clock_offset = estimate_clock_offset(comm);
 
   LinkModel model;
-  for (int s = 0; s < world; ++s) {
-    model.fits.push_back(run.samples[s].empty()
-                             ? assign::LinkFit{}
-                             : assign::fit_link(run.samples[s], fmt::format("sender {}", s)));
+  model.classes = classes;
+  model.fits.assign(static_cast<size_t>(classes) * world, assign::LinkFit{});
+  int64_t probes = 0;
+  std::vector<int> identity(world);
+  std::iota(identity.begin(), identity.end(), 0);
+  for (int k = 0; k < classes; ++k) {
+    // One class: every peer, as in training. Two: each class's peers alone, half the budget each.
+    std::vector<bool> keep;
+    for (int r = 0; classes > 1 && r < world; ++r) {
+      keep.push_back(r != part.rank && assign::link_class(host_of, part.rank, r) == k);
+    }
+    const Pattern patterns[2] = {pattern(part, true, keep), pattern(part, false, keep)};
+    // The ranks of a host share its network link: their traffic to other hosts is fitted as the
+    // host's (all their bytes, until the last of them arrived), and each rank plans with the host's
+    // line at the host's slope times its ranks that send there (a fair share of the link).
+    const bool by_host = classes > 1 && k == assign::kOtherHost;
+    const ProbeRun run = probe_patterns(comm, patterns, by_host ? host_of : identity, opt,
+                                        opt.budget_s / classes, clock_offset, buffers);
+    std::vector<int> sharing(world, 0);
+    for (int s = 0; s < world; ++s) {
+      if (all[assign::kLinkClasses * s + k] > 0) ++sharing[by_host ? host_of[s] : s];
+    }
+    for (int s = 0; s < world; ++s) {
+      const int g = by_host ? host_of[s] : s;
+      if (run.samples[g].empty()) continue;
+      const int c = classes * s + k;
+      model.fits[c] = assign::fit_link(run.samples[g], channel_name(c, classes));
+      model.fits[c].beta *= std::max(sharing[g], 1);
+    }
+    probes += static_cast<int64_t>(run.samples[0].size());
+    model.min_bytes =
+        model.min_bytes == 0 ? run.min_bytes : std::min(model.min_bytes, run.min_bytes);
+    model.max_bytes = std::max(model.max_bytes, run.max_bytes);
   }
-  model.costs = plan_costs(model.fits, comm.rank() == 0);
-  model.time = assign::per_sender_time_model(model.costs);
-  model.min_bytes = run.min_bytes;
-  model.max_bytes = run.max_bytes;
+  model.costs = plan_costs(model.fits, classes, comm.rank() == 0);
+  model.time = classes == 1 ? assign::per_sender_time_model(model.costs)
+                            : assign::per_sender_class_time_model(host_of, model.costs);
   double elapsed = steady_now_s() - t_start;
   comm.allreduce_max(&elapsed, 1);
   model.probe_time_s = elapsed;
   if (comm.rank() == 0) {
-    spdlog::info(
-        "link model (per sender, all links concurrent): {} probes of {}..{} bytes in {:.3f} s",
-        run.samples[0].size(), run.min_bytes, run.max_bytes, elapsed);
-    for (int s = 0; s < world; ++s) {
-      const assign::LinkFit& f = model.fits[s];
-      spdlog::info(
-          "link model: sender {}: alpha {:.1f} us, beta {:.3f} ns/byte ({:.1f} MB/s), "
-          "R^2 {:.4f}",
-          s, f.alpha * 1e6, f.beta * 1e9, f.beta > 0 ? 1e-6 / f.beta : 0.0, f.r2);
+    spdlog::info("link model ({}, all links concurrent): {} probes of {}..{} bytes in {:.3f} s",
+                 classes == 1 ? "per sender" : "per sender, same host and other hosts", probes,
+                 model.min_bytes, model.max_bytes, elapsed);
+    for (size_t c = 0; c < model.fits.size(); ++c) {
+      const assign::LinkFit& f = model.fits[c];
+      if (f.samples == 0) continue;
+      spdlog::info("link model: {}: alpha {:.1f} us, beta {:.3f} ns/byte ({:.1f} MB/s), R^2 {:.4f}",
+                   channel_name(static_cast<int>(c), classes), f.alpha * 1e6, f.beta * 1e9,
+                   f.beta > 0 ? 1e-6 / f.beta : 0.0, f.r2);
     }
   }
   return model;

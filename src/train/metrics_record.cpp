@@ -40,7 +40,7 @@ enum class Kind {
   kBool,      // one flag
   kRealPair,  // per layer, forward and backward: 2 x layers doubles
   kIntPair,   // per layer, forward and backward: 2 x layers integers
-  kHistPair   // per layer and reported width, forward and backward: 2 x layers x kNumReportedWidths
+  kHistPair   // per layer and reported width, forward and backward: 2 x layers x kNumMessageWidths
 };
 
 // When a field appears in metrics.jsonl.
@@ -87,7 +87,7 @@ std::vector<T> typed(const std::vector<double>& v) {
   return out;
 }
 
-using Hist = std::vector<std::array<int64_t, quant::kNumReportedWidths>>;
+using Hist = std::vector<std::array<int64_t, quant::kNumMessageWidths>>;
 
 std::vector<double> flat(const Hist& h) {
   std::vector<double> v;
@@ -96,9 +96,9 @@ std::vector<double> flat(const Hist& h) {
 }
 
 Hist unflat(const std::vector<double>& v) {
-  Hist h(v.size() / quant::kNumReportedWidths);
+  Hist h(v.size() / quant::kNumMessageWidths);
   for (size_t k = 0; k < v.size(); ++k) {
-    h[k / quant::kNumReportedWidths][k % quant::kNumReportedWidths] = static_cast<int64_t>(v[k]);
+    h[k / quant::kNumMessageWidths][k % quant::kNumMessageWidths] = static_cast<int64_t>(v[k]);
   }
   return h;
 }
@@ -168,6 +168,9 @@ const Field kFields[] = {
                typed<double>),
     ADAQP_PAIR("bits_hist", Kind::kHistPair, Emit::kAdaptive, r.stats.assign.hist_forward,
                r.stats.assign.hist_backward, flat, unflat),
+    ADAQP_SCALAR("bytes_same_host", Kind::kInt, Emit::kAdaptive, r.stats.assign.same_host_bytes),
+    ADAQP_SCALAR("bytes_same_host_full_precision", Kind::kInt, Emit::kAdaptive,
+                 r.stats.assign.same_host_full_precision_bytes),
 };
 
 #undef ADAQP_SCALAR
@@ -179,7 +182,7 @@ bool is_pair(Kind k) {
 
 // Doubles of one direction of a pair field for a model of n layers.
 size_t pair_values(Kind k, size_t n) {
-  return k == Kind::kHistPair ? n * quant::kNumReportedWidths : n;
+  return k == Kind::kHistPair ? n * quant::kNumMessageWidths : n;
 }
 
 bool emitted(const Field& f, const EpochRecord& r, const Values& v) {
@@ -201,9 +204,9 @@ bool emitted(const Field& f, const EpochRecord& r, const Values& v) {
 Json array(const std::vector<double>& v, Kind kind) {
   Json a = Json::array();
   if (kind == Kind::kHistPair) {
-    for (size_t k = 0; k < v.size(); k += quant::kNumReportedWidths) {
+    for (size_t k = 0; k < v.size(); k += quant::kNumMessageWidths) {
       Json layer = Json::array();
-      for (int w = 0; w < quant::kNumReportedWidths; ++w)
+      for (int w = 0; w < quant::kNumMessageWidths; ++w)
         layer.push_back(static_cast<int64_t>(v[k + w]));
       a.push_back(layer);
     }
@@ -347,7 +350,10 @@ std::string link_model_json(const LinkModel& model) {
   for (size_t s = 0; s < model.fits.size(); ++s) {
     const assign::LinkFit& f = model.fits[s];
     Json j;
-    j["sender"] = s;
+    j["sender"] = s / model.classes;
+    if (model.classes > 1) {
+      j["to"] = s % model.classes == assign::kSameHost ? "same_host" : "other_hosts";
+    }
     j["alpha_s"] = finite(f.alpha);
     j["beta_s_per_byte"] = finite(f.beta);
     j["r2"] = finite(f.r2);
@@ -358,7 +364,7 @@ std::string link_model_json(const LinkModel& model) {
   }
   Json j;
   j["event"] = "link_model";
-  j["model"] = "per_sender";
+  j["model"] = model.classes == 1 ? "per_sender" : "per_sender_and_host_class";
   j["probe_time_s"] = finite(model.probe_time_s);
   j["min_bytes"] = model.min_bytes;
   j["max_bytes"] = model.max_bytes;

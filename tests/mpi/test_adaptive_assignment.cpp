@@ -114,7 +114,7 @@ size_t distinct_widths(const std::map<std::vector<int64_t>, int64_t>& sent) {
 
 int64_t wire_bytes(const std::vector<uint8_t>& bits) {
   int64_t bytes = 0;
-  for (uint8_t b : bits) bytes += quant::packed_row_bytes(kWidth, b) + 8;
+  for (uint8_t b : bits) bytes += quant::message_bytes(kWidth, b);
   return bytes;
 }
 
@@ -528,6 +528,98 @@ TEST_P(SlowLink, ObjectiveSecondsPlansTheNormalizedWidths) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, SlowLink,
+                         ::testing::Values(assign::Solver::kFast, assign::Solver::kExact),
+                         solver_name);
+
+// Links of two speeds (ranks 0 and 1 share a host, the others share another): messages between
+// ranks of one host cross a channel a million times faster than the slow links between hosts. With
+// objective seconds, every message of weight on a fast link travels at full precision inside the
+// quantized exchange, the slow links stay quantized (but for messages of senders with time to
+// spare); both ends agree on every width, the wire carries exactly the chosen sizes, and the rows
+// that crossed at full precision arrive exactly.
+class TwoSpeedLinks : public ::testing::TestWithParam<assign::Solver> {};
+
+TEST_P(TwoSpeedLinks, SameHostMessagesTravelAtFullPrecision) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 3);
+  const Graph g = test::small_graph(240, 38);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
+  const int world = comm->size();
+  std::vector<int> host_of(world);
+  for (int r = 0; r < world; ++r) host_of[r] = r < 2 ? 0 : 1;
+  const std::vector<assign::LinkCost> slow = link_costs(world);
+  std::vector<assign::LinkCost> costs(assign::kLinkClasses * world);
+  for (int r = 0; r < world; ++r) {
+    costs[assign::kLinkClasses * r + assign::kSameHost] = {0.0, slow[r].beta * 1e-6};
+    costs[assign::kLinkClasses * r + assign::kOtherHost] = slow[r];
+  }
+  AdaptiveOptions aopt;
+  aopt.solver = GetParam();
+  AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
+                        assign::per_sender_class_time_model(host_of, costs), /*layers=*/2, aopt,
+                        /*seed=*/5, /*measured_times=*/false);
+  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  run_epoch(policy, graph, 1, h, grad);  // traces the rows at 8 bits
+  const PlannedEpoch e = run_epoch(policy, graph, 2, h, grad);
+  EXPECT_TRUE(e.stats.solved);
+  const Boundary& part = graph.boundary();
+  int64_t same_host = 0, other_host = 0, other_full = 0;
+  for (Direction dir : {Direction::kForward, Direction::kBackward}) {
+    const MessageBits& mb = (dir == Direction::kForward ? e.plan.forward : e.plan.backward)[kLayer];
+    ASSERT_FALSE(mb.full_precision) << direction_name(dir);
+    const std::vector<int64_t>& out = send_offsets(part, dir);
+    for (int r = 0; r < world; ++r) {
+      for (int64_t k = out[r]; k < out[r + 1]; ++k) {
+        if (host_of[r] == host_of[part.rank]) {
+          ++same_host;
+          EXPECT_EQ(mb.send[k], quant::kFullPrecisionBits) << direction_name(dir) << " to " << r;
+        } else {
+          ++other_host;
+          other_full += mb.send[k] == quant::kFullPrecisionBits ? 1 : 0;
+        }
+      }
+    }
+  }
+  int64_t counts[3] = {same_host, other_host, other_full};
+  const int64_t full_here = same_host + other_full;
+  comm->allreduce_sum(counts, 3);
+  EXPECT_GT(counts[0], 0) << "no message between ranks of one host";
+  EXPECT_GT(counts[1], 0) << "no message between hosts";
+  // Senders with time to spare before the slowest one may send some at full precision too.
+  EXPECT_LT(counts[2], counts[1]) << "the slow links went unquantized";
+  const auto sent = widths_seen(*comm, part, e.plan, true);
+  EXPECT_EQ(sent, widths_seen(*comm, part, e.plan, false));
+  EXPECT_EQ(e.comm.bytes_forward[kLayer], wire_bytes(e.plan.forward[kLayer].send));
+  EXPECT_EQ(e.comm.bytes_backward[kLayer], wire_bytes(e.plan.backward[kLayer].send));
+  EXPECT_EQ(e.stats.hist_forward[kLayer][quant::kNumWidths] +
+                e.stats.hist_backward[kLayer][quant::kNumWidths],
+            full_here);
+
+  // Halo rows from a rank of this host arrive exactly (full precision), under the epoch's plan.
+  std::vector<float> y(h.size()), exact(h.size());
+  QuantPlan plan = e.plan;
+  graph.set_quant_plan(&plan);
+  graph.aggregate(h.data(), kWidth, y.data(), kLayer);
+  graph.set_quant_plan(nullptr);
+  graph.aggregate(h.data(), kWidth, exact.data(), kLayer);
+  const kernels::CsrView& a = graph.a_halo();
+  const Part& p = graph.part();
+  for (int64_t i = 0; i < a.rows; ++i) {
+    bool only_same_host = true;
+    for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+      only_same_host =
+          only_same_host && plan.forward[kLayer].recv[a.indices[k]] == quant::kFullPrecisionBits;
+    }
+    if (!only_same_host) continue;
+    for (int64_t c = 0; c < kWidth; ++c) {
+      ASSERT_EQ(y[i * kWidth + c], exact[i * kWidth + c])
+          << "owned row " << i << " (node " << p.owned_gid[i] << ")";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, TwoSpeedLinks,
                          ::testing::Values(assign::Solver::kFast, assign::Solver::kExact),
                          solver_name);
 

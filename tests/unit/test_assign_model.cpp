@@ -11,6 +11,7 @@
 #include "adaqp/assign/variance_weight.h"
 #include "adaqp/comm/clock_offset.h"
 #include "adaqp/common/error.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp::assign {
 namespace {
@@ -22,6 +23,31 @@ AssignProblem two_rank_problem() {
   p.time = per_link_time_model(2, {{0, 0}, {1.0, 0.5}, {2.0, 0.25}, {0, 0}});
   p.messages = {{0, 1, 9.0}, {0, 1, 0.0}, {1, 0, 225.0}};
   return p;
+}
+
+// Full precision as a width: 4 d bytes, no metadata, no variance; it does not move the objective's
+// bounds (those of the codec widths), and a set needs a codec width.
+TEST(AssignModel, FullPrecisionIsAWidthOutsideTheBounds) {
+  AssignProblem p;
+  p.row_width = 10;
+  p.time = per_sender_time_model({{0, 1e-3}, {0, 1e-3}});
+  p.messages = {{0, 1, 2.0}, {1, 0, 3.0}};
+  EXPECT_EQ(row_bytes(p, quant::kFullPrecisionBits), 40);
+  EXPECT_EQ(variance_factor(quant::kFullPrecisionBits), 0.0);
+  p.bits = {2, 8};
+  const ObjectiveBounds codec = objective_bounds(p);
+  p.bits = {2, 8, quant::kFullPrecisionBits};
+  validate(p);
+  const ObjectiveBounds with_full = objective_bounds(p);
+  EXPECT_EQ(with_full.vmin, codec.vmin);
+  EXPECT_EQ(with_full.tmax, codec.tmax);
+  const Evaluation e = evaluate(p, {32, 32}, 0.5);
+  EXPECT_EQ(e.variance, 0.0);
+  EXPECT_DOUBLE_EQ(e.time, 40 * 1e-3);
+  p.bits = {quant::kFullPrecisionBits};
+  EXPECT_THROW(validate(p), ConfigError);
+  p.bits = {4, 16};
+  EXPECT_THROW(validate(p), ConfigError);
 }
 
 TEST(AssignModel, RowBytesAndVarianceFactor) {
@@ -96,6 +122,21 @@ TEST(AssignModel, TimeModels) {
   EXPECT_EQ(sender.channel(2, 1), 2);
   EXPECT_EQ(sender.channel(1, 1), -1);
   EXPECT_THROW(per_link_time_model(3, std::vector<LinkCost>(8)), ConfigError);
+  // Two hosts (ranks 0, 1 and 2): each sender's peers on its host share one channel, those on
+  // other hosts another.
+  const std::vector<int> host_of = {0, 0, 1};
+  std::vector<LinkCost> costs(6);
+  for (size_t c = 0; c < costs.size(); ++c) costs[c] = {0, 1.0 + c};
+  const TimeModel classes = per_sender_class_time_model(host_of, costs);
+  EXPECT_EQ(classes.channels.size(), 6u);
+  EXPECT_EQ(classes.channel(0, 1), 2 * 0 + kSameHost);
+  EXPECT_EQ(classes.channel(0, 2), 2 * 0 + kOtherHost);
+  EXPECT_EQ(classes.channel(1, 0), 2 * 1 + kSameHost);
+  EXPECT_EQ(classes.channel(2, 0), 2 * 2 + kOtherHost);
+  EXPECT_EQ(classes.channel(2, 1), 2 * 2 + kOtherHost);
+  EXPECT_EQ(classes.channel(1, 1), -1);
+  EXPECT_EQ(classes.channel_time(classes.channel(2, 1), 2), 2 * 6.0);  // costs[5]
+  EXPECT_THROW(per_sender_class_time_model(host_of, std::vector<LinkCost>(5)), ConfigError);
 }
 
 TEST(AssignModel, ValidationNamesTheProblem) {

@@ -11,6 +11,7 @@
 #include "adaqp/assign/budget_solver.h"
 #include "adaqp/assign/solve.h"
 #include "adaqp/common/error.h"
+#include "adaqp/quant/widths.h"
 
 namespace adaqp::assign {
 namespace {
@@ -118,6 +119,45 @@ TEST(AssignSolver, FastWithinHalfPercentOfExactPerSenderModel) {
     p.messages = random_messages(draw, 200, world);
     SCOPED_TRACE("seed " + std::to_string(seed));
     expect_close_to_exact(p, 0.5, 1);
+  }
+}
+
+// Links of two speeds: each sender's messages to its own host cross a channel 1000 times faster
+// than those to the other host. With full precision allowed, both solvers send every message of
+// weight on a fast channel at full precision (it fits in any budget the slow channels set) and
+// still quantize the slow ones; the fast solver stays within 0.5% of the MILP.
+TEST(AssignSolver, FullPrecisionWhereTheLinkIsFast) {
+  for (uint64_t seed = 4000; seed < 4004; ++seed) {
+    Draw draw(seed);
+    const int world = 4;
+    const std::vector<int> host_of = {0, 0, 1, 1};
+    std::vector<LinkCost> costs(kLinkClasses * world);
+    for (int s = 0; s < world; ++s) {
+      const double beta = (0.5 + draw.uniform()) * 1e-8;
+      costs[kLinkClasses * s + kSameHost] = {0, beta / 1000};
+      costs[kLinkClasses * s + kOtherHost] = {draw.uniform() * 1e-5, beta};
+    }
+    AssignProblem p;
+    p.row_width = 64;
+    p.bits = {2, 4, 8, quant::kFullPrecisionBits};
+    p.time = per_sender_class_time_model(host_of, costs);
+    p.messages = random_messages(draw, 240, world);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    expect_close_to_exact(p, 0.5, 1);
+    for (Solver solver : {Solver::kFast, Solver::kExact}) {
+      const Assignment a = solve_assignment(p, options_for(solver, 0.5));
+      int64_t slow_full = 0, slow = 0;
+      for (size_t j = 0; j < p.messages.size(); ++j) {
+        const Message& m = p.messages[j];
+        if (link_class(host_of, m.sender, m.receiver) == kOtherHost) {
+          ++slow;
+          slow_full += a.bits[j] == quant::kFullPrecisionBits ? 1 : 0;
+        } else if (m.weight > 0) {
+          EXPECT_EQ(a.bits[j], quant::kFullPrecisionBits) << to_string(solver) << " message " << j;
+        }
+      }
+      EXPECT_LT(slow_full, slow / 10) << to_string(solver) << ": the slow links went unquantized";
+    }
   }
 }
 

@@ -27,12 +27,13 @@
 // window cost nothing, and the budget search starts there.
 //
 // Time model of one exchange: the per-sender link model (link_probe.h), whose channel s is busy
-// alpha_s + beta_s * bytes_s, plus (measured_times, constructor) on every sender's channel the time
-// that sender spent quantizing and dequantizing the same exchange in the last epoch
-// (ExchangeTrace::quant_s; about independent of the widths: every element is read and rounded).
-// The runtime packs each peer's block before sending it and unpacks each arrival, on the same
-// thread, so that work is part of the exchange; on a fast link it is most of it. It is counted in
-// full, on top of the transfer: where the cores are shared (the virtual cluster), the codec and
+// alpha_s + beta_s * bytes_s (with links of two speeds, two channels per sender: to the ranks of
+// its host and to other hosts, time_model.h), plus (measured_times, constructor) on every channel
+// of a sender the time that sender spent quantizing and dequantizing the same exchange in the last
+// epoch (ExchangeTrace::quant_s; about independent of the widths: every element is read and
+// rounded). The runtime packs each peer's block before sending it and unpacks each arrival, on the
+// same thread, so that work is part of the exchange; on a fast link it is most of it. It is counted
+// in full, on top of the transfer: where the cores are shared (the virtual cluster), the codec and
 // the network stack hardly overlap; where they do, this over-predicts by up to the codec time. The
 // solver plans with this model and the epoch's prediction is the largest over the senders
 // (AssignStats::predicted_*).
@@ -44,7 +45,10 @@
 // its time is at most the solution's time plus its variance priced at the normalised objective's
 // rate). Every input of both tests is common to all ranks, so they all take the same decision;
 // the codec time of an exchange now at full precision is the one measured when it was last
-// quantized. normalized: the paper's objective over the codec widths alone.
+// quantized. With links of two speeds, seconds also lets each message travel at full precision
+// inside a quantized exchange (quant::kFullPrecisionBits, one more option of the solver, priced at
+// the codec widths' rate): where a fast channel (the sender's own host) fits it in the budget the
+// slow channels set, it goes there. normalized: the paper's objective over the codec widths alone.
 //
 // Weights (assign/variance_weight.h): forward message j (row v to peer q) has
 // w_j = (sum over q's rows i of a_iv^2) * d * range_j^2 / 6; q knows a_iv for its halo column v
@@ -151,10 +155,9 @@ class AdaptivePolicy : public BitPolicy {
   // The measured check of full precision (plan()), after an epoch of duration epoch_s (slowest
   // rank) that traced an exchange on some rank or not; identical on every rank.
   void check_full_precision(double epoch_s, bool traced);
-  // Modelled time of exchange `at` (direction dir, rows of d values, every rank's messages) at
-  // full precision, and with every message at `bits` (each sender's codec time included); at
+  // Modelled time of exchange `at` (direction dir, rows of d values, every rank's messages) with
+  // every message at `bits` (each sender's codec time included, except at full precision); at
   // least the exchange's hidden time.
-  double full_precision_time(size_t at, Direction dir, int64_t d) const;
   double uniform_time(size_t at, Direction dir, int64_t d, int bits) const;
   // The largest relative change, over the ranks, of exchange `at`'s sum of squared ranges since
   // its last solve (infinite if it was never solved).
@@ -184,7 +187,11 @@ class AdaptivePolicy : public BitPolicy {
   // until the first rank needed the data, at least 0); 0 before the first, and always without
   // measured_times.
   std::vector<double> hidden_s_;
-  std::vector<int64_t> sender_messages_[2];  // by direction: every rank's outgoing messages
+  // By direction: pair_messages_[d][s * world + r], the messages rank s sends rank r.
+  std::vector<int64_t> pair_messages_[2];
+  // Objective seconds with links of two classes (a sender's channels differ): each message may
+  // travel at full precision inside a quantized exchange.
+  bool per_link_full_ = false;
   // range_sq_[r * 2 * layers + exchange]: rank r's sum of squared ranges over the messages of its
   // last trace of that exchange, gathered with every epoch's statistics.
   std::vector<double> range_sq_;

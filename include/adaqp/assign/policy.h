@@ -34,8 +34,11 @@ struct AssignStats {
   // late peers, stays in EpochStats::comm_forward_s / comm_backward_s.)
   std::vector<double> measured_forward_s, measured_backward_s;
   // This rank's sent messages per layer at 2, 4 and 8 bits and at full precision
-  // (quant::reported_width).
-  std::vector<std::array<int64_t, quant::kNumReportedWidths>> hist_forward, hist_backward;
+  // (quant::message_width).
+  std::vector<std::array<int64_t, quant::kNumMessageWidths>> hist_forward, hist_backward;
+  // Links of two classes (assign/time_model.h): the bytes this rank sent to ranks of its own host,
+  // and how many of them at full precision (0 where the link model has no classes).
+  int64_t same_host_bytes = 0, same_host_full_precision_bytes = 0;
 };
 
 class BitPolicy {

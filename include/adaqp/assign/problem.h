@@ -5,11 +5,14 @@
 // bytes_j = quant::message_bytes(d, b_j), counted from `hidden_s` on: T = max(exchange time,
 // hidden_s), where hidden_s is the work the receivers do while the exchange is in flight (the
 // overlapped modes), so that precision which fits in that window costs no time. Vmax and Tmin are
-// those of all messages at the smallest allowed bit-width, Vmin and Tmax those at the largest; a
-// term whose bounds coincide is 0.
+// those of all messages at the smallest allowed codec width, Vmin and Tmax those at the largest; a
+// term whose bounds coincide is 0. Full precision (quant::kFullPrecisionBits: 4 d bytes, no
+// variance) may be allowed beside the codec widths: it does not move the bounds, so it is priced
+// at the codec widths' rate of time against variance (the objective is linear beyond them).
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "adaqp/assign/time_model.h"
@@ -24,8 +27,9 @@ struct Message {
 };
 
 struct AssignProblem {
-  int64_t row_width = 0;                        // d: elements per row, >= 1
-  std::vector<int> bits = quant::all_widths();  // allowed bit-widths: a non-empty subset
+  int64_t row_width = 0;  // d: elements per row, >= 1
+  // Allowed widths: at least one codec width, and full precision if wanted.
+  std::vector<int> bits = quant::all_widths();
   TimeModel time;
   double hidden_s = 0;  // exchange time hidden behind local work (>= 0; 0: none is hidden)
   std::vector<Message> messages;
@@ -34,13 +38,16 @@ struct AssignProblem {
 // The bytes of one row at b bits: quant::message_bytes (metadata and codes).
 int64_t row_bytes(const AssignProblem& problem, int bits);
 
-// Variance of one message per unit weight at b bits: 1 / (2^b - 1)^2.
+// Variance of one message per unit weight at b bits: 1 / (2^b - 1)^2; 0 at full precision.
 double variance_factor(int bits);
 
 // Throws ConfigError for a bad row width, meta size, bit set or time model (naming the field or
 // channel and the value) and InvariantError for a message with a rank out of range, a self-message
 // or a negative or non-finite weight (naming the message index).
 void validate(const AssignProblem& problem);
+
+// The narrowest and widest codec width in `bits` (0, 0 if none).
+std::pair<int, int> codec_width_range(const std::vector<int>& bits);
 
 struct ObjectiveBounds {
   double vmin = 0, vmax = 0;  // variance at all-largest and all-smallest bits

@@ -25,6 +25,8 @@ struct TimeModel {
   std::vector<LinkCost> channels;
   // channel_of_pair[s * world_size + r]: the channel carrying messages from s to r; -1 if s == r.
   std::vector<int32_t> channel_of_pair;
+  // Per channel, its link class (kSameHost or kOtherHost, below); empty where the model has none.
+  std::vector<int8_t> class_of_channel;
 
   int32_t channel(int sender, int receiver) const {
     return channel_of_pair[static_cast<size_t>(sender) * world_size + receiver];
@@ -42,5 +44,15 @@ TimeModel per_link_time_model(int world_size, const std::vector<LinkCost>& costs
 // One channel per sender rank: everything rank s sends shares costs[s] (world_size =
 // costs.size()). The model of a rank whose outgoing bandwidth is the bottleneck.
 TimeModel per_sender_time_model(const std::vector<LinkCost>& costs);
+
+// Links of two classes: a receiver on the sender's host (shared memory) or on another host (the
+// network). One channel per sender and class, kLinkClasses * s + class, so a rank's shared-memory
+// and network transfers run at once, each at its own cost: costs[kLinkClasses * s + class]
+// (world_size = host_of.size(); host_of[r] is rank r's host).
+constexpr int kLinkClasses = 2;
+constexpr int kSameHost = 0, kOtherHost = 1;
+int link_class(const std::vector<int>& host_of, int sender, int receiver);
+TimeModel per_sender_class_time_model(const std::vector<int>& host_of,
+                                      const std::vector<LinkCost>& costs);
 
 }  // namespace adaqp::assign

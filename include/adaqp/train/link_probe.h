@@ -44,17 +44,26 @@ struct LinkProbeOptions {
 };
 
 struct LinkModel {
-  std::vector<assign::LinkFit> fits;     // per sender rank
-  std::vector<assign::LinkCost> costs;   // the costs planned with (see probe_link_model)
-  assign::TimeModel time;                // assign::per_sender_time_model(costs)
+  // 1: one channel per sender; 2 (assign::kLinkClasses): per sender, one to the ranks of its host
+  // and one to the other hosts' ranks (assign::per_sender_class_time_model).
+  int classes = 1;
+  std::vector<assign::LinkFit> fits;    // per channel of `time` (classes * sender + class)
+  std::vector<assign::LinkCost> costs;  // the costs planned with (see probe_link_model)
+  assign::TimeModel time;
   int64_t min_bytes = 0, max_bytes = 0;  // range of the senders' probe volumes
   double probe_time_s = 0;               // wall time of the probe (0: costs given, not probed)
 };
 
 // Probes and fits every sender's cost (collective; every rank returns the same model, computed from
-// the same gathered samples). A fit whose slope is not positive (noise over too narrow a range) is
-// planned with the largest positive slope of the other senders (or 1 ns/byte if none has one) and
-// a warning; a negative intercept is planned as 0.
+// the same gathered samples). Links of two speeds: where some messages stay on a host and others
+// leave it (comm/host_of.h), each class is probed on its own (its peers only, half the budget each)
+// and fitted, so that a rank's shared-memory peers and its network peers get their own lines: per
+// sender on the host, per host between hosts (the ranks of a host share its network link: the
+// host's line through all their bytes, each rank planning at the host's slope times the number of
+// its ranks that send to other hosts); otherwise one line per sender as above. A fit whose slope is
+// not positive (noise over too narrow a range) is planned with the largest positive slope of the
+// other senders of its class (or 1 ns/byte if none has one) and a warning; a negative intercept is
+// planned as 0.
 LinkModel probe_link_model(Communicator& comm, const Boundary& boundary,
                            const LinkProbeOptions& opt);
 
