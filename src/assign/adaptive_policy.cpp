@@ -40,8 +40,16 @@ constexpr int kRefreshEpochs = 50;
 // up.
 constexpr size_t kFullCheckEpochs = 2;
 constexpr double kFullCheckMargin = 0.05;
+// The trial of Vanilla's schedule (AdaptivePolicy::plan) runs only where the model prices all of
+// Vanilla's exchanges at no more than this share of the policy's own epoch: elsewhere Vanilla
+// cannot win, and the trial's epochs would cost time.
+constexpr double kTrialCommShare = 0.5;
 
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
+  return dir == Direction::kForward ? plan.forward : plan.backward;
+}
+
+const std::vector<MessageBits>& plan_bits(const QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
 }
 
@@ -234,6 +242,24 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       traced = traced || traces.back() != nullptr;
     }
   }
+  if (trial_ == Trial::kNotYet && trial_due(traces)) {
+    trial_ = Trial::kRunning;
+    saved_full_.clear();
+    for (Direction dir : kDirs) {
+      for (const MessageBits& b : plan_bits(current_, dir)) saved_full_.push_back(b.full_precision);
+    }
+  }
+  current_.overlap = !(vanilla_schedule_ || trial_ == Trial::kRunning);
+  if (!current_.overlap) {
+    // Vanilla's schedule: every exchange at full precision, no overlap, nothing to solve.
+    for (Direction dir : kDirs) {
+      for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = true;
+    }
+    current_.seed = seed_;
+    current_.epoch = static_cast<uint32_t>(epoch);
+    stats_.assign_time_s = steady_now_s() - t0;
+    return current_;
+  }
   // With measured times, the first epoch's codec time is a cold start's: wait for a second.
   const bool warm = !measured_times_ || traced_epochs_ >= 2;
   const bool due = traced && warm && (!solved_once_ || epoch - last_solve_ >= opt_.period);
@@ -323,6 +349,63 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   return current_;
 }
 
+bool AdaptivePolicy::trial_due(const std::vector<const MessageTrace*>& traces) const {
+  // Full precision measured slower than quantizing: Vanilla's schedule moves the same bytes.
+  if (!measured_times_ || opt_.objective != assign::Objective::kSeconds || comm_.size() == 1 ||
+      full_measured_slower_ || recent_epochs_s_.size() < kFullCheckEpochs) {
+    return false;
+  }
+  bool any_full = false;
+  for (Direction dir : kDirs) {
+    for (const MessageBits& b : plan_bits(current_, dir)) any_full = any_full || b.full_precision;
+  }
+  if (any_full && !full_checked_ && quantized_epoch_s_ > 0) return false;  // that check first
+  double vanilla_comm_s = 0;
+  for (size_t at = 0; at < traces.size(); ++at) {
+    if (traces[at] == nullptr) continue;
+    const Direction dir =
+        at < static_cast<size_t>(layers_) ? Direction::kForward : Direction::kBackward;
+    vanilla_comm_s += slowest_channel(time_, pair_messages_[static_cast<int>(dir)],
+                                      quant::full_precision_bytes(traces[at]->width), nullptr);
+  }
+  const double reference = *std::min_element(recent_epochs_s_.begin(), recent_epochs_s_.end());
+  return vanilla_comm_s <= kTrialCommShare * reference;
+}
+
+void AdaptivePolicy::check_schedule(double epoch_s, bool traced) {
+  if (vanilla_schedule_) return;
+  if (trial_ != Trial::kRunning) {
+    // The policy's own warm epochs, the trial's reference.
+    if (traced_epochs_ >= 2 && epoch_s > 0) {
+      recent_epochs_s_.push_back(epoch_s);
+      if (recent_epochs_s_.size() > kFullCheckEpochs) {
+        recent_epochs_s_.erase(recent_epochs_s_.begin());
+      }
+    }
+    check_full_precision(epoch_s, traced);
+    return;
+  }
+  trial_epochs_s_.push_back(epoch_s);
+  if (trial_epochs_s_.size() < 1 + kFullCheckEpochs) return;
+  trial_ = Trial::kDone;
+  const double best = *std::min_element(trial_epochs_s_.begin() + 1, trial_epochs_s_.end());
+  const double reference = *std::min_element(recent_epochs_s_.begin(), recent_epochs_s_.end());
+  vanilla_schedule_ = best < reference;
+  if (!vanilla_schedule_) {
+    size_t k = 0;
+    for (Direction dir : kDirs) {
+      for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = saved_full_[k++];
+    }
+  }
+  if (boundary_.rank == 0) {
+    spdlog::info(
+        "adaptive: epochs with Vanilla's schedule (full precision, no overlap) took {:.4f} s, "
+        "the adaptive scheme's {:.4f} s: {}",
+        best, reference,
+        vanilla_schedule_ ? "Vanilla's schedule from now on" : "the adaptive scheme stays");
+  }
+}
+
 void AdaptivePolicy::check_full_precision(double epoch_s, bool traced) {
   if (!measured_times_ || opt_.objective != assign::Objective::kSeconds || full_checked_ ||
       comm_.size() == 1 || epoch_s <= 0) {
@@ -343,6 +426,7 @@ void AdaptivePolicy::check_full_precision(double epoch_s, bool traced) {
   full_checked_ = true;
   const double best = *std::min_element(full_epochs_s_.begin() + 1, full_epochs_s_.end());
   full_measured_slower_ = best > quantized_epoch_s_ * (1 + kFullCheckMargin);
+  recent_epochs_s_.clear();  // the trial's reference: epochs of what was decided here
   if (boundary_.rank != 0) return;
   if (full_measured_slower_) {
     spdlog::info(
@@ -720,7 +804,8 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
     }
     // Hidden: from the moment the last rank started until the first needed the data (the model
     // times an exchange from its last start too).
-    if (first_need < std::numeric_limits<double>::max()) {
+    // (Not from an epoch without overlap: it hid nothing, by its schedule.)
+    if (current_.overlap && first_need < std::numeric_limits<double>::max()) {
       hidden_s_[at] = std::max(0.0, first_need - last_start);
     }
     if (traces[at] != nullptr) {
@@ -733,7 +818,8 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
     epoch_s = std::max(epoch_s, all[r * per_rank + per_rank - 2]);
     traced_anywhere = traced_anywhere || all[r * per_rank + per_rank - 1] != 0.0;
   }
-  check_full_precision(epoch_s, traced_anywhere);
+  stats_.vanilla_schedule = !current_.overlap;
+  check_schedule(epoch_s, traced_anywhere);
   stats_.full_precision_given_up = full_measured_slower_;
   stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());

@@ -22,11 +22,12 @@ struct HaloExchanger::Flight {
   int64_t bytes_sent = 0;
   double entered_s = 0;  // start_* entered
   double finish_s = 0;   // finish_* entered
+  bool overlap = false;  // the schedule it started under
 };
 
 HaloExchanger::HaloExchanger(const Boundary& boundary, const std::vector<int64_t>* send_idx,
                              Communicator& comm, const HaloExchangerOptions& opt)
-    : boundary_(boundary), comm_(comm), opt_(opt), exposed_(opt.device) {
+    : boundary_(boundary), comm_(comm), opt_(opt), overlap_(opt.overlap), exposed_(opt.device) {
   ADAQP_CHECK(comm.size() == boundary.num_parts && comm.rank() == boundary.rank,
               "part " + std::to_string(boundary.rank) + " of " +
                   std::to_string(boundary.num_parts) + " used on rank " +
@@ -63,6 +64,11 @@ HaloExchanger::~HaloExchanger() {
 
 bool HaloExchanger::progress_thread() const {
   return opt_.overlap && comm_.allows_progress_thread();
+}
+
+void HaloExchanger::set_overlap(bool on) {
+  ADAQP_CHECK(flight_ == nullptr, "schedule changed while an exchange is in flight");
+  overlap_ = opt_.overlap && on;
 }
 
 float* HaloExchanger::boundary_rows(int64_t rows, int64_t d) {
@@ -114,6 +120,7 @@ void HaloExchanger::start(Transfer t) {
   if (!device_transport_) exposed_.start();
   auto flight = std::make_unique<Flight>();
   flight->entered_s = t0;
+  flight->overlap = overlap_;
   if (!t.quantized() && t.gather) t.staging = boundary_rows(t.sends(), t.d);
   flight->transfer = t;
   flight->codec = t.quantized() ? quantized_.get() : full_.get();
@@ -122,11 +129,11 @@ void HaloExchanger::start(Transfer t) {
   options.hooks = flight->codec->bind(t, b);
   for (size_t bytes : b.send_bytes) flight->bytes_sent += static_cast<int64_t>(bytes);
   options.tag = t.id.tag();
-  options.background = opt_.overlap;
+  options.background = overlap_;
   options.producer_stream = nullptr;  // the compute stream
   flight->work = comm_.exchange(b, options);
   ++stats_.exchanges;
-  if (!opt_.overlap) {
+  if (!overlap_) {
     if (device_transport_) exposed_.start(nullptr);
     flight->work->wait_on_stream(nullptr);
     if (device_transport_) exposed_.stop(nullptr);
@@ -160,9 +167,9 @@ void HaloExchanger::settle() {
     trace_.quant_s = f->transfer.quantized() ? timing.codec_s : 0.0;
     // On a device the host's timestamps do not say when the device worked: there the hidden time
     // runs until the compute stream reached finish_* (the transport's needed_s).
-    if (opt_.overlap && !device_transport_) {
+    if (f->overlap && !device_transport_) {
       trace_.hidden_s = std::max(0.0, f->finish_s - f->entered_s);
-    } else if (opt_.overlap && timing.needed_s >= 0) {
+    } else if (f->overlap && timing.needed_s >= 0) {
       trace_.hidden_s = std::max(0.0, timing.needed_s - timing.started_s);
     }
     f->codec->settle(f->transfer);

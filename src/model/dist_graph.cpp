@@ -216,6 +216,7 @@ DistGraph::~DistGraph() = default;
 
 void DistGraph::set_quant_plan(const QuantPlan* plan) {
   plan_ = plan;
+  exchanger_.set_overlap(plan_ == nullptr || plan_->overlap);
   if (plan_ != nullptr) exchanger_.prepare(*plan_);
 }
 
@@ -371,7 +372,7 @@ void DistGraph::begin_halo_gradients(const at::Tensor& halo_grad, int layer) {
   exchanger_.start_backward(halo_grad.data_ptr<float>(), halo_grad.size(1),
                             ExchangeId{layer, Direction::kBackward},
                             precision(layer, Direction::kBackward, halo_grad.size(1)));
-  if (!opt_.overlap) halo_buf_ = at::Tensor();  // sent
+  if (!overlaps()) halo_buf_ = at::Tensor();  // sent
   halo_gradients_width_ = halo_grad.size(1);
 }
 
@@ -427,7 +428,7 @@ void DistGraph::begin_aggregate_backward(const float* g, int64_t d, int layer) {
   halo_timer_.stop(nullptr);
   exchanger_.start_backward(halo, d, ExchangeId{layer, Direction::kBackward},
                             precision(layer, Direction::kBackward, d));
-  if (!opt_.overlap) halo_buf_ = at::Tensor();  // sent
+  if (!overlaps()) halo_buf_ = at::Tensor();  // sent
 }
 
 void DistGraph::end_aggregate_backward(const float* g, int64_t d, float* dh) {

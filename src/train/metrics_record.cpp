@@ -151,6 +151,8 @@ const Field kFields[] = {
     ADAQP_SCALAR("assign_solved", Kind::kBool, Emit::kAdaptive, r.stats.assign.solved),
     ADAQP_SCALAR("assign_full_precision_given_up", Kind::kBool, Emit::kAdaptive,
                  r.stats.assign.full_precision_given_up),
+    ADAQP_SCALAR("assign_vanilla_schedule", Kind::kBool, Emit::kAdaptive,
+                 r.stats.assign.vanilla_schedule),
     // Derived (written, never read back): the modelled time of the epoch's exchanges.
     Field{"predicted_comm_time_s", Kind::kReal, Emit::kAdaptive,
           [](const EpochRecord& r) {

@@ -119,9 +119,10 @@ int64_t wire_bytes(const std::vector<uint8_t>& bits) {
 }
 
 // This rank's part of the test graph `g`, with GCN's edge weights.
-std::unique_ptr<DistGraph> gcn_graph(const Graph& g, Communicator& comm) {
+std::unique_ptr<DistGraph> gcn_graph(const Graph& g, Communicator& comm, bool overlap = false) {
   DistGraphOptions gopt;
   gopt.norm = &conv_norm(ModelType::kGcn);
+  gopt.overlap = overlap;
   return std::make_unique<DistGraph>(test::my_part(g, comm), comm, gopt);
 }
 
@@ -483,6 +484,47 @@ TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
       if (full_slower && epoch == 7) {
         EXPECT_TRUE(e.stats.solved) << "solved after the traced epoch";
       }
+    }
+  }
+}
+
+// The trial of Vanilla's schedule on a fast link: epochs 1-2 traced, 3-5 the check of full
+// precision (kept), 6-7 the trial's reference, 8-10 the trial (Vanilla's schedule: full precision,
+// no overlap; 8 cold). Epoch 2 sleeps 0.3 s, so that the check of full precision keeps it whatever
+// the machine's jitter. Where the trial's timed epochs beat the reference (0.3 s of sleep in
+// epochs 6-7), every epoch from 11 on keeps Vanilla's schedule; where they are slower (the sleep
+// in 9-10), the plans go back to overlapping, at full precision as before. The graph runs the
+// schedule the plan asks for.
+TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const Graph g = test::small_graph(240, 36);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm, /*overlap=*/true);
+  DistGraph& graph = *owned;
+  const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
+  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  for (const bool vanilla_faster : {true, false}) {
+    AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
+                          assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
+                          /*seed=*/5, /*measured_times=*/true);
+    for (int epoch = 1; epoch <= 12; ++epoch) {
+      const bool slow =
+          epoch == 2 || (vanilla_faster ? epoch == 6 || epoch == 7 : epoch == 9 || epoch == 10);
+      const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, slow ? 0.3 : 0.0);
+      const bool trial = epoch >= 8 && epoch <= 10;
+      const bool vanilla = trial || (vanilla_faster && epoch > 10);
+      const std::string what = std::string(vanilla_faster ? "Vanilla faster" : "Vanilla slower") +
+                               ", epoch " + std::to_string(epoch);
+      EXPECT_EQ(e.plan.overlap, !vanilla) << what;
+      EXPECT_EQ(e.stats.vanilla_schedule, vanilla) << what;
+      EXPECT_EQ(e.plan.forward[kLayer].full_precision, epoch > 2) << what;
+      EXPECT_EQ(e.plan.backward[kLayer].full_precision, epoch > 2) << what;
+      EXPECT_FALSE(e.stats.full_precision_given_up) << what;
+      QuantPlan plan = e.plan;
+      graph.set_quant_plan(&plan);
+      EXPECT_EQ(graph.overlaps(), !vanilla) << what;
+      graph.set_quant_plan(nullptr);
+      EXPECT_TRUE(graph.overlaps()) << what << ": the graph's own schedule outside the plan";
     }
   }
 }

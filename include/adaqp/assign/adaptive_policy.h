@@ -121,8 +121,15 @@ class AdaptivePolicy : public BitPolicy {
   // exchange at full precision, after the first (cold), are timed against the last warm epoch with
   // every exchange quantized (at the largest width, traced: the dearer way to quantize); if the
   // faster of them is slower by more than kFullCheckMargin, no exchange goes to full precision
-  // again in this run. Every plan traces its quantized exchanges. Collective; every rank takes the
-  // same decisions.
+  // again in this run. Trial of Vanilla's schedule (the same condition): where the overlapped
+  // schedule and the codec cost more than the exchanges they hide (tiny graphs, fast links),
+  // Vanilla, which overlaps nothing, is faster still. So once the model prices all of Vanilla's
+  // exchanges (full precision, nothing hidden) at most kTrialCommShare of the last warm epochs
+  // (and no check of full precision is running), 1 + kFullCheckEpochs epochs run Vanilla's
+  // schedule (QuantPlan::overlap false, every exchange at full precision); if the faster of the
+  // timed ones beats the faster of the two warm epochs before, the rest of the run keeps Vanilla's
+  // schedule, else the plans go on as before. Every plan traces its quantized exchanges.
+  // Collective; every rank takes the same decisions.
   const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
   // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges
   // (DistGraph::comm_stats). The histogram, prediction and measurement cover the exchanges that
@@ -155,6 +162,11 @@ class AdaptivePolicy : public BitPolicy {
   // The measured check of full precision (plan()), after an epoch of duration epoch_s (slowest
   // rank) that traced an exchange on some rank or not; identical on every rank.
   void check_full_precision(double epoch_s, bool traced);
+  // Whether the trial of Vanilla's schedule should start now (plan()), given the last traces.
+  bool trial_due(const std::vector<const MessageTrace*>& traces) const;
+  // After every epoch (identical on every rank): the trial's bookkeeping and decision, else the
+  // reference epochs and check_full_precision.
+  void check_schedule(double epoch_s, bool traced);
   // Modelled time of exchange `at` (direction dir, rows of d values, every rank's messages) with
   // every message at `bits` (each sender's codec time included, except at full precision); at
   // least the exchange's hidden time.
@@ -212,6 +224,14 @@ class AdaptivePolicy : public BitPolicy {
   std::vector<double> full_epochs_s_;
   bool full_checked_ = false;
   bool full_measured_slower_ = false;
+  // The trial of Vanilla's schedule (plan()): its state, the durations (slowest rank) of the last
+  // kFullCheckEpochs warm epochs under the policy's own plans and of the trial's epochs, the
+  // full-precision choices it suspended, and its outcome.
+  enum class Trial { kNotYet, kRunning, kDone };
+  Trial trial_ = Trial::kNotYet;
+  std::vector<double> recent_epochs_s_, trial_epochs_s_;
+  std::vector<bool> saved_full_;
+  bool vanilla_schedule_ = false;
   // The last solve's problems and solvers, kept so that the next one reuses their memory.
   std::vector<assign::AssignProblem> problems_;
   std::vector<assign::BudgetSolver> solvers_;

@@ -40,6 +40,10 @@ struct QuantPlan {
   uint32_t epoch = 0;
   std::vector<MessageBits> forward, backward;
   bool trace_ranges = false;
+  // False: the epoch runs Vanilla's schedule, each exchange completed before the local work
+  // (DistGraph::set_quant_plan; for a graph built with overlap). The adaptive scheme's measured
+  // choice where overlapping costs more than it hides (adaptive_policy.h).
+  bool overlap = true;
 };
 
 // Keys of the messages of one direction (Boundary: a row's global id, or a partial sum's key), in

@@ -22,6 +22,9 @@ struct AssignStats {
   // The measured check of full precision (adaptive_policy.h) found it slower than quantizing: no
   // exchange goes to full precision for the rest of the run (identical on every rank).
   bool full_precision_given_up = false;
+  // The epoch ran Vanilla's schedule (QuantPlan::overlap false): a trial epoch of the adaptive
+  // scheme, or every epoch after the trial found it faster (adaptive_policy.h).
+  bool vanilla_schedule = false;
   double assign_time_s = 0;  // solving and distributing the widths, this epoch
   // Modelled time of each layer's exchange under the current widths (identical on every rank;
   // 0 where no exchange was traced).

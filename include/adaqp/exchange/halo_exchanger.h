@@ -19,7 +19,7 @@
 // transport), and the hooks, the transfers and the unpacking run on the communication stream,
 // ordered after the compute stream (libtorch's, the legacy default stream) by CUDA events.
 //
-// Schedule (HaloExchangerOptions::overlap):
+// Schedule (HaloExchangerOptions::overlap; set_overlap turns it off and on between epochs):
 // - off: start_* completes the exchange (CPU) or makes the compute stream wait for it (CUDA)
 //   before returning, so the A_local work the caller does next runs after it;
 // - on: start_* only starts it; finish_* waits (CPU: on the host; CUDA: the compute stream waits
@@ -99,6 +99,10 @@ class HaloExchanger {
 
   // True when exchanges run on a progress thread (overlap on MPI with thread support).
   bool progress_thread() const;
+  // The schedule of the exchanges from now on: overlap where the exchanger was built with it and
+  // `on`, else off (Vanilla's). Between exchanges only (none in flight).
+  void set_overlap(bool on);
+  bool overlaps() const { return overlap_; }
   // Waits for every exchange still in flight or not yet settled (bounded by the timeout), so that
   // buffers they may use can be freed.
   void quiesce();
@@ -122,6 +126,7 @@ class HaloExchanger {
   const Boundary& boundary_;
   Communicator& comm_;
   HaloExchangerOptions opt_;
+  bool overlap_ = false;  // the schedule now (set_overlap)
   // Index arrays where the rows live: the send list, the keys of sent (forward) and received
   // (backward) rows.
   bool has_send_list_ = false;

@@ -117,9 +117,10 @@ class DistGraph {
   // y = A h again from h and the halo rows an aggregation received (no exchange): the same
   // products in the same order, so the same values.
   void aggregate_again(const float* h, const at::Tensor& halo_rows, int64_t d, float* y);
-  // Whether exchanges overlap the caller's work (DistGraphOptions::overlap); otherwise begin_*
-  // completes them, and a caller can order its allocations to hold less at once.
-  bool overlaps() const { return opt_.overlap; }
+  // Whether exchanges overlap the caller's work (DistGraphOptions::overlap, unless the quantization
+  // plan asks for Vanilla's schedule: set_quant_plan); otherwise begin_* completes them, and a
+  // caller can order its allocations to hold less at once.
+  bool overlaps() const { return exchanger_.overlaps(); }
   // A X (num_owned x feat_dim): the start-up product with the feature cache, else exchanged and
   // computed now (collective then). Refused when it is kept sparse.
   const at::Tensor& aggregate_features();
@@ -166,8 +167,8 @@ class DistGraph {
 
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
   // but the cached features) until the next call; nullptr: full precision. `plan` must stay alive
-  // and unchanged meanwhile (a BitPolicy's plan is: policy.h). QuantPlanScope below sets and
-  // clears it around a training epoch.
+  // and unchanged meanwhile (a BitPolicy's plan is: policy.h); its `overlap` false runs Vanilla's
+  // schedule meanwhile. QuantPlanScope below sets and clears it around a training epoch.
   void set_quant_plan(const QuantPlan* plan);
   // The traced exchanges so far (settled), by direction and layer.
   const MessageTraces& message_traces() const { return traces_; }
