@@ -14,8 +14,13 @@ constexpr uint64_t kMaxDeflateRatio = 1032;
 
 }  // namespace
 
-NpzMember::NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size)
-    : path_(std::move(path)), where_(std::move(where)), file_(file), size_(size) {
+NpzMember::NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size,
+                     bool compressed)
+    : path_(std::move(path)),
+      where_(std::move(where)),
+      file_(file),
+      size_(size),
+      compressed_(compressed) {
   // The fixed preamble, then the header it announces (as read_npy_header reads a file).
   std::vector<uint8_t> prefix(std::min<uint64_t>(size_, kPreamble));
   read_bytes(prefix.data(), prefix.size());
@@ -45,6 +50,28 @@ void NpzMember::read(int64_t count, std::vector<uint8_t>& out) {
             out.begin());
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending));
   read_bytes(out.data() + from_pending, out.size() - from_pending);
+}
+
+void NpzMember::skip(int64_t count) {
+  uint64_t n = static_cast<uint64_t>(count) * header_.array.item_size;
+  const size_t from_pending = std::min<uint64_t>(n, pending_.size());
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending));
+  n -= from_pending;
+  if (n == 0) return;
+  if (!compressed_) {
+    if (n > size_ - done_ || zip_fseek(file_.get(), static_cast<zip_int64_t>(n), SEEK_CUR) != 0)
+      throw InputError(path_, where_,
+                       "cannot skip " + std::to_string(n) + " bytes after byte " +
+                           std::to_string(done_) + ": " + zip_file_strerror(file_.get()));
+    done_ += n;
+    return;
+  }
+  std::vector<uint8_t> dropped(std::min<uint64_t>(n, uint64_t{1} << 20));
+  while (n > 0) {
+    const uint64_t k = std::min<uint64_t>(n, dropped.size());
+    read_bytes(dropped.data(), k);
+    n -= k;
+  }
 }
 
 void NpzMember::finish() {
@@ -120,7 +147,7 @@ NpzMember NpzReader::open(const std::string& name) const {
   zip_file_t* file = zip_fopen_index(zip_.get(), index, 0);
   if (file == nullptr)
     throw InputError(path_, where, std::string("cannot open: ") + zip_strerror(zip_.get()));
-  return NpzMember(path_, where, file, st.size);
+  return NpzMember(path_, where, file, st.size, st.comp_method != ZIP_CM_STORE);
 }
 
 NpyArray NpzReader::member(const std::string& name) const {

@@ -26,13 +26,17 @@ struct ZipFileClose {
 // libzip compare the member's CRC-32.
 class NpzMember {
  public:
-  NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size);
+  NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size, bool compressed);
 
   const NpyArray& array() const { return header_.array; }  // dtype and shape (no payload)
   int64_t elements() const { return header_.elements; }
+  bool compressed() const { return compressed_; }
 
   // The next `count` elements (count * item_size bytes) into `out`.
   void read(int64_t count, std::vector<uint8_t>& out);
+  // Passes over the next `count` elements: a seek in a stored member (libzip then checks no CRC-32:
+  // it covers only a member read whole), decompressed and dropped in a deflated one.
+  void skip(int64_t count);
   // Reading past the end makes libzip compare the CRC-32 of what was decompressed.
   void finish();
 
@@ -44,6 +48,7 @@ class NpzMember {
   std::string path_, where_;
   std::unique_ptr<zip_file_t, ZipFileClose> file_;
   uint64_t size_ = 0, done_ = 0;
+  bool compressed_ = false;
   NpyHeader header_;
   std::vector<uint8_t> pending_;
 };
@@ -55,7 +60,7 @@ class NpzReader {
   NpzReader(std::string path, std::string members);
 
   // The member `name` ("indptr.npy") opened for reading, its header parsed; errors name the
-  // archive and the member.
+  // archive and the member. A member may be open more than once, each copy read on its own.
   NpzMember open(const std::string& name) const;
 
   // A small member read whole.
