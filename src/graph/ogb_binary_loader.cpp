@@ -1,6 +1,7 @@
 // The OGB binary raw layout, as ogb.io.DatasetSaver writes it (numpy.savez_compressed: members
-// deflated) and ogbn-papers100M ships it (members stored): raw/data.npz and raw/node-label.npz.
-// Each member is streamed in pieces; only the slice's rows and in-edges are held.
+// deflated) and ogbn-papers100M ships it: raw/data.npz and raw/node-label.npz, members deflated or
+// stored (numpy.savez). Each member is streamed in pieces; only the slice's rows and in-edges are
+// held.
 #include <fmt/format.h>
 
 #include <algorithm>
