@@ -215,45 +215,47 @@ void read_binary_labels(const std::string& path, NodeRange keep, GraphSlice& s,
 // of the slice's rows kept.
 void read_binary_edges(const std::string& path, const NpzReader& npz, int64_t num_edges,
                        NodeRange keep, GraphSlice& s) {
-  NpzMember sources = npz.open("edge_index.npy");
-  const NpyArray& a = sources.array();
-  if (!npy_is_int(a) || a.shape.size() != 2 || a.shape[0] != 2)
-    bad_member(path, "edge_index.npy", a, "int64 [2, E] (row 0 sources, row 1 targets)");
-  if (a.shape[1] != num_edges)
-    throw InputError(path, "member edge_index.npy",
-                     "has " + std::to_string(a.shape[1]) + " columns, expected E = " +
-                         std::to_string(num_edges) + " (num_edges_list.npy)");
-  NpzMember targets = npz.open("edge_index.npy");
-  targets.skip(num_edges);
   const int64_t n = s.num_nodes;
   std::vector<int64_t> src, dst;  // the kept edges
-  const int64_t expected =
-      keep.count == n ? num_edges : num_edges / std::max<int64_t>(1, n) * keep.count;
-  src.reserve(static_cast<size_t>(expected));
-  dst.reserve(static_cast<size_t>(expected));
-  std::vector<uint8_t> bytes;
-  for (int64_t at = 0; at < num_edges; at += kNpzPiece) {
-    const int64_t k = std::min(kNpzPiece, num_edges - at);
-    sources.read(k, bytes);
-    const std::vector<int64_t> from = npy_to_int64(bytes, a.dtype);
-    targets.read(k, bytes);
-    const std::vector<int64_t> to = npy_to_int64(bytes, a.dtype);
-    for (int64_t i = 0; i < k; ++i) {
-      for (int row = 0; row < 2; ++row) {
-        const int64_t v = row == 0 ? from[i] : to[i];
-        if (v < 0 || v >= n)
-          throw InputError(
-              path,
-              "member edge_index.npy index [" + std::to_string(row) + ", " +
-                  std::to_string(at + i) + "]",
-              "node id " + std::to_string(v) + out_of_range(n) + " (N from num_nodes_list.npy)");
+  {  // the readers and their buffers are gone before the rows are built
+    NpzMember sources = npz.open("edge_index.npy");
+    const NpyArray& a = sources.array();
+    if (!npy_is_int(a) || a.shape.size() != 2 || a.shape[0] != 2)
+      bad_member(path, "edge_index.npy", a, "int64 [2, E] (row 0 sources, row 1 targets)");
+    if (a.shape[1] != num_edges)
+      throw InputError(path, "member edge_index.npy",
+                       "has " + std::to_string(a.shape[1]) + " columns, expected E = " +
+                           std::to_string(num_edges) + " (num_edges_list.npy)");
+    const int64_t expected =
+        keep.count == n ? num_edges : num_edges / std::max<int64_t>(1, n) * keep.count;
+    src.reserve(static_cast<size_t>(expected));
+    dst.reserve(static_cast<size_t>(expected));
+    NpzMember targets = npz.open("edge_index.npy");
+    targets.skip(num_edges);
+    std::vector<uint8_t> bytes;
+    for (int64_t at = 0; at < num_edges; at += kNpzPiece) {
+      const int64_t k = std::min(kNpzPiece, num_edges - at);
+      sources.read(k, bytes);
+      const std::vector<int64_t> from = npy_to_int64(bytes, a.dtype);
+      targets.read(k, bytes);
+      const std::vector<int64_t> to = npy_to_int64(bytes, a.dtype);
+      for (int64_t i = 0; i < k; ++i) {
+        for (int row = 0; row < 2; ++row) {
+          const int64_t v = row == 0 ? from[i] : to[i];
+          if (v < 0 || v >= n)
+            throw InputError(
+                path,
+                "member edge_index.npy index [" + std::to_string(row) + ", " +
+                    std::to_string(at + i) + "]",
+                "node id " + std::to_string(v) + out_of_range(n) + " (N from num_nodes_list.npy)");
+        }
+        if (to[i] < keep.first || to[i] >= keep.first + keep.count) continue;
+        src.push_back(from[i]);
+        dst.push_back(to[i]);
       }
-      if (to[i] < keep.first || to[i] >= keep.first + keep.count) continue;
-      src.push_back(from[i]);
-      dst.push_back(to[i]);
     }
+    targets.finish();
   }
-  targets.finish();
   set_slice_rows(s, keep.count, src, dst);
 }
 
