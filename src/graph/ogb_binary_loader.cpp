@@ -27,8 +27,10 @@ constexpr char kDataNpzMembers[] =
     "num_nodes_list.npy and num_edges_list.npy";
 constexpr char kLabelNpzMembers[] =
     "the OGB binary layout's raw/node-label.npz (ogb.io.DatasetSaver) has node_label.npy";
-// Members are streamed in pieces of this many elements.
-constexpr int64_t kNpzPiece = int64_t{1} << 18;
+// Members are streamed in pieces of this many elements: at most 128 KiB, glibc's first mmap
+// threshold, so the pieces are reused from the heap. Pieces of 2 MiB, freed, raise the threshold
+// and stay resident: 2.4 MiB more peak per rank than the CSV layout's at 1M nodes.
+constexpr int64_t kNpzPiece = int64_t{1} << 14;
 // Float class ids are exact integers below this (and int64 holds them).
 constexpr double kMaxFloatClassId = 0x1p62;
 
