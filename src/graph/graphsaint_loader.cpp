@@ -92,18 +92,7 @@ void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s)
     bad_member(path, "indices.npy", indices.array(), "int32 or int64 [nnz]");
   const int64_t nnz = indices.elements();
 
-  // A member's first bad value is reported once the member has been read to its end, so that a
-  // corrupt archive is reported as such (libzip's CRC check) rather than by a value it garbled.
-  std::string bad_where, bad_what;
-  const auto bad = [&](const std::string& where, const std::string& what) {
-    if (bad_where.empty()) {
-      bad_where = where;
-      bad_what = what;
-    }
-  };
-  const auto report = [&] {
-    if (!bad_where.empty()) throw InputError(path, bad_where, bad_what);
-  };
+  FirstBadValue bad(path);  // reported after each member is read to its end
 
   // indptr: checked whole; entries keep.first .. keep.first + keep.count kept.
   std::vector<uint8_t> buffer;
@@ -115,17 +104,17 @@ void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t v = at + i, value = piece[i];
       if (v == 0 && value != 0)
-        bad("member indptr.npy index 0", "value " + std::to_string(value) + " is not 0");
+        bad.note("member indptr.npy index 0", "value " + std::to_string(value) + " is not 0");
       if (value < previous)
-        bad("member indptr.npy index " + std::to_string(v),
-            "value " + std::to_string(value) + " is below the previous " +
-                std::to_string(previous) + " (indptr must not decrease)");
+        bad.note("member indptr.npy index " + std::to_string(v),
+                 "value " + std::to_string(value) + " is below the previous " +
+                     std::to_string(previous) + " (indptr must not decrease)");
       previous = std::max(previous, value);
       if (v >= keep.first && v <= keep.first + keep.count) row_ends.push_back(value);
     }
   }
   indptr.finish();
-  report();
+  bad.report();
   if (previous != nnz)
     throw InputError(path, "member indptr.npy index " + std::to_string(n),
                      "last value " + std::to_string(previous) + " differs from the " +
@@ -141,13 +130,13 @@ void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t e = at + i;
       if (piece[i] < 0 || piece[i] >= n)
-        bad("member indices.npy index " + std::to_string(e),
-            "column " + std::to_string(piece[i]) + out_of_range(n) + " (N from shape.npy)");
+        bad.note("member indices.npy index " + std::to_string(e),
+                 "column " + std::to_string(piece[i]) + out_of_range(n) + " (N from shape.npy)");
       if (e >= lo && e < hi) s.indices.push_back(piece[i]);
     }
   }
   indices.finish();
-  report();
+  bad.report();
   s.first = keep.first;
   s.indptr.resize(row_ends.size());
   for (size_t i = 0; i < row_ends.size(); ++i) s.indptr[i] = row_ends[i] - lo;

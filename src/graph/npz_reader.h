@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "adaqp/common/error.h"
 #include "npy.h"
 
 namespace adaqp {
@@ -70,6 +72,26 @@ class NpzReader {
   std::string path_, members_;
   uint64_t archive_size_ = 0;
   std::unique_ptr<zip_t, ZipDiscard> zip_;
+};
+
+// A member's first bad value, reported once the member has been read to its end, so that a corrupt
+// archive is reported as such (libzip's CRC check) rather than by a value it garbled.
+class FirstBadValue {
+ public:
+  explicit FirstBadValue(std::string path) : path_(std::move(path)) {}
+  void note(const std::string& where, const std::string& what) {
+    if (where_.empty()) {
+      where_ = where;
+      what_ = what;
+    }
+  }
+  bool any() const { return !where_.empty(); }
+  void report() const {
+    if (any()) throw InputError(path_, where_, what_);
+  }
+
+ private:
+  std::string path_, where_, what_;
 };
 
 // InputError: member `member` ("shape.npy") of the archive at `path` has not the dtype and shape

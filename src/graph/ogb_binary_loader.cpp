@@ -123,6 +123,7 @@ void read_binary_features(const std::string& path, const NpzReader& npz, NodeRan
   const int64_t kept_first = keep.first * dim, kept_end = kept_first + keep.count * dim;
   s.features.resize(static_cast<size_t>(keep.count * dim));
   m.skip(first);
+  FirstBadValue bad(path);
   std::vector<uint8_t> bytes;
   for (int64_t at = first; at < end; at += kNpzPiece) {
     const int64_t k = std::min(kNpzPiece, end - at);
@@ -130,16 +131,17 @@ void read_binary_features(const std::string& path, const NpzReader& npz, NodeRan
     for (int64_t i = 0; i < k; ++i) {
       const double value = value_at(bytes, static_cast<size_t>(i), a.dtype);
       if (!std::isfinite(value))
-        throw InputError(path, "member node_feat.npy " + at_index(a, at + i),
-                         fmt::format("value {} is not finite", value));
-      if (std::fabs(value) > std::numeric_limits<float>::max())
-        throw InputError(path, "member node_feat.npy " + at_index(a, at + i),
-                         fmt::format("value {} is out of float32 range", value));
-      if (at + i >= kept_first && at + i < kept_end)
+        bad.note("member node_feat.npy " + at_index(a, at + i),
+                 fmt::format("value {} is not finite", value));
+      else if (std::fabs(value) > std::numeric_limits<float>::max())
+        bad.note("member node_feat.npy " + at_index(a, at + i),
+                 fmt::format("value {} is out of float32 range", value));
+      else if (at + i >= kept_first && at + i < kept_end)
         s.features[static_cast<size_t>(at + i - kept_first)] = static_cast<float>(value);
     }
   }
   if (end == m.elements()) m.finish();
+  bad.report();
 }
 
 // node_label: class ids [N] or [N, 1] (int, or float holding integers; NaN marks an unlabelled
@@ -167,6 +169,7 @@ void read_binary_labels(const std::string& path, NodeRange keep, GraphSlice& s,
   unlabelled.assign(s.multilabel ? 0 : static_cast<size_t>(keep.count), 0);
   const int64_t kept_first = keep.first * width, kept_end = kept_first + keep.count * width;
   int64_t max_label = -1;
+  FirstBadValue bad(path);
   std::vector<uint8_t> bytes;
   for (int64_t at = 0; at < m.elements(); at += kNpzPiece) {
     const int64_t k = std::min(kNpzPiece, m.elements() - at);
@@ -175,13 +178,13 @@ void read_binary_labels(const std::string& path, NodeRange keep, GraphSlice& s,
       const int64_t e = at + i;
       const bool kept = e >= kept_first && e < kept_end;
       const double value = value_at(bytes, static_cast<size_t>(i), a.dtype);
-      const auto fail = [&](const std::string& what) {
-        throw InputError(path, "member node_label.npy " + at_index(a, e), what);
+      const auto note_bad = [&](const std::string& what) {
+        bad.note("member node_label.npy " + at_index(a, e), what);
       };
       if (s.multilabel) {
         const std::string problem = multilabel_problem(value);
-        if (!problem.empty()) fail(problem);
-        if (kept) s.multilabels.push_back(static_cast<uint8_t>(value));
+        if (!problem.empty()) note_bad(problem);
+        if (kept) s.multilabels.push_back(static_cast<uint8_t>(value == 1.0));
         continue;
       }
       if (std::isnan(value)) {
@@ -191,18 +194,22 @@ void read_binary_labels(const std::string& path, NodeRange keep, GraphSlice& s,
         }
         continue;
       }
-      if (is_float(a.dtype) && (value != std::floor(value) || std::fabs(value) >= kMaxFloatClassId))
-        fail(fmt::format("label {} is not a class id (an integer; NaN marks an unlabelled node)",
-                         value));
+      if (is_float(a.dtype) &&
+          (value != std::floor(value) || std::fabs(value) >= kMaxFloatClassId)) {
+        note_bad(fmt::format(
+            "label {} is not a class id (an integer; NaN marks an unlabelled node)", value));
+        continue;  // no int64 holds it
+      }
       int64_t label = static_cast<int64_t>(value);
       if (a.dtype == NpyDtype::kInt64) std::memcpy(&label, bytes.data() + 8 * i, 8);  // exact
       const std::string problem = class_id_problem(label, s.num_nodes);
-      if (!problem.empty()) fail(problem);
+      if (!problem.empty()) note_bad(problem);
       max_label = std::max(max_label, label);
       if (kept) s.labels.push_back(label);
     }
   }
   m.finish();
+  bad.report();
   if (s.multilabel) {
     s.num_classes = width;
   } else {
@@ -234,6 +241,7 @@ void read_binary_edges(const std::string& path, const NpzReader& npz, int64_t nu
     dst.reserve(static_cast<size_t>(expected));
     NpzMember targets = npz.open("edge_index.npy");
     targets.skip(num_edges);
+    FirstBadValue bad(path);
     std::vector<uint8_t> bytes;
     for (int64_t at = 0; at < num_edges; at += kNpzPiece) {
       const int64_t k = std::min(kNpzPiece, num_edges - at);
@@ -242,21 +250,23 @@ void read_binary_edges(const std::string& path, const NpzReader& npz, int64_t nu
       targets.read(k, bytes);
       const std::vector<int64_t> to = npy_to_int64(bytes, a.dtype);
       for (int64_t i = 0; i < k; ++i) {
+        bool in_range = true;
         for (int row = 0; row < 2; ++row) {
           const int64_t v = row == 0 ? from[i] : to[i];
-          if (v < 0 || v >= n)
-            throw InputError(
-                path,
-                "member edge_index.npy index [" + std::to_string(row) + ", " +
-                    std::to_string(at + i) + "]",
-                "node id " + std::to_string(v) + out_of_range(n) + " (N from num_nodes_list.npy)");
+          if (v >= 0 && v < n) continue;
+          in_range = false;
+          bad.note(
+              "member edge_index.npy index [" + std::to_string(row) + ", " +
+                  std::to_string(at + i) + "]",
+              "node id " + std::to_string(v) + out_of_range(n) + " (N from num_nodes_list.npy)");
         }
-        if (to[i] < keep.first || to[i] >= keep.first + keep.count) continue;
+        if (!in_range || to[i] < keep.first || to[i] >= keep.first + keep.count) continue;
         src.push_back(from[i]);
         dst.push_back(to[i]);
       }
     }
     targets.finish();
+    bad.report();
   }
   set_slice_rows(s, keep.count, src, dst);
 }
