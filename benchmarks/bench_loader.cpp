@@ -1,7 +1,12 @@
 // Throughput of the OGB raw-layout loader: megabytes per second of compressed input and of
-// decompressed CSV text, beside the time zlib alone needs to inflate the same files.
+// decompressed CSV text, beside the time zlib alone needs to inflate the same files. With --slice,
+// one rank's load of its slice (either OGB layout) in a process of its own: time and peak resident
+// memory (the loader's per-rank cost; run the W processes side by side), and at W = 1 the dataset
+// fingerprint.
 // Usage: bench_loader DATASET_DIR [REPEATS]   (e.g. ../shared/datasets/coauthor-physics)
+//        bench_loader --slice RANK WORLD DATASET_DIR
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -11,10 +16,12 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/graph_slice.h"
 
 namespace {
 
@@ -94,11 +101,38 @@ int run(const std::string& dir, int repeats) {
   return 0;
 }
 
+int run_slice(const std::string& dir, int rank, int world) {
+  const auto start = Clock::now();
+  adaqp::GraphSlice s = adaqp::load_ogb_slice(dir, "", rank, world);
+  const double load_s = seconds_since(start);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
+  const std::string name = s.name;
+  const int64_t first = s.first, rows = s.count(), in_edges = s.num_edges();
+  const std::string fp = world == 1 ? adaqp::fingerprint(adaqp::whole_graph(std::move(s))) : "";
+  std::cout << fmt::format(
+                   "{{\"benchmark\":\"loader_ogb_slice\",\"dataset\":\"{}\",\"rank\":{},"
+                   "\"world\":{},\"first\":{},\"rows\":{},\"in_edges\":{},\"load_s\":{:.3f},"
+                   "\"peak_rss_mib\":{:.1f},\"fingerprint\":\"{}\"}}",
+                   name, rank, world, first, rows, in_edges, load_s, usage.ru_maxrss / 1024.0, fp)
+            << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--slice") {
+    try {
+      return run_slice(argv[4], std::stoi(argv[2]), std::stoi(argv[3]));
+    } catch (const std::exception& e) {
+      std::cerr << "bench_loader: " << e.what() << "\n";
+      return 1;
+    }
+  }
   if (argc < 2 || argc > 3) {
-    std::cerr << "usage: " << argv[0] << " DATASET_DIR [REPEATS]\n";
+    std::cerr << "usage: " << argv[0] << " DATASET_DIR [REPEATS]\n       " << argv[0]
+              << " --slice RANK WORLD DATASET_DIR\n";
     return 2;
   }
   try {

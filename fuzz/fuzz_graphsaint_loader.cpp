@@ -4,18 +4,16 @@
 // the five members of adj_full.npz (the archive is written again, deflated, with the rest of the
 // input as that member), the raw bytes of adj_full.npz, or one of the other three files, and the
 // rest of the input is its content. The dataset is restored after each run.
-#include <zip.h>
-
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "fuzz_npz.h"
 #include "fuzz_util.h"
 
 namespace {
@@ -23,14 +21,14 @@ namespace {
 using adaqp::fuzz::npy;
 using File = std::pair<const char*, std::string>;  // name, valid bytes
 
-const std::array<File, 5>& members() {
-  static const std::array<File, 5> m = {{
+const adaqp::fuzz::NpzMembers& members() {
+  static const adaqp::fuzz::NpzMembers m = {
       {"format.npy", npy<char>("|S3", "()", {'c', 's', 'r'})},
       {"shape.npy", npy<int64_t>("<i8", "(2,)", {4, 4})},
       {"indptr.npy", npy<int64_t>("<i8", "(5,)", {0, 2, 3, 4, 5})},
       {"indices.npy", npy<int32_t>("<i4", "(5,)", {3, 1, 0, 1, 2})},
       {"data.npy", npy<float>("<f4", "(5,)", {1, 1, 1, 1, 1})},
-  }};
+  };
   return m;
 }
 
@@ -45,24 +43,7 @@ const std::array<File, 3>& files() {
 
 // Writes adj_full.npz of the valid members, member `replaced` (if any) holding `bytes` instead.
 void write_npz(const std::filesystem::path& path, int replaced, const std::string& bytes) {
-  int error = 0;
-  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
-  if (archive == nullptr) throw std::runtime_error("fuzz harness: cannot create " + path.string());
-  for (int i = 0; i < static_cast<int>(members().size()); ++i) {
-    const std::string& content = i == replaced ? bytes : members()[static_cast<size_t>(i)].second;
-    // Both strings outlive zip_close, so the source can borrow them.
-    zip_source_t* source = zip_source_buffer(archive, content.data(), content.size(), 0);
-    if (source == nullptr ||
-        zip_file_add(archive, members()[static_cast<size_t>(i)].first, source, 0) < 0) {
-      if (source != nullptr) zip_source_free(source);
-      zip_discard(archive);
-      throw std::runtime_error("fuzz harness: cannot add a member to " + path.string());
-    }
-  }
-  if (zip_close(archive) != 0) {
-    zip_discard(archive);
-    throw std::runtime_error("fuzz harness: cannot write " + path.string());
-  }
+  adaqp::fuzz::write_npz(path, members(), replaced, bytes);
 }
 
 const std::filesystem::path& dataset_dir() {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <vector>
 
 #include "adaqp/common/error.h"
 
@@ -11,23 +12,33 @@ namespace adaqp {
 namespace fs = std::filesystem;
 namespace {
 
-// One loader: the format it reads, the file that identifies its layout in a dataset directory
-// (auto detection), and how it loads. A new format is one row here and its loader.
+// A file that identifies a layout in a dataset directory (auto detection).
+struct Marker {
+  const char* file;    // relative to the dataset directory
+  const char* layout;  // for the error of a directory no loader recognises
+};
+
+// One loader: the format it reads, the layouts it recognises, and how it loads. A new format is
+// one row here and its loader.
 struct Loader {
   DatasetFormat format;
-  const char* marker;  // relative to the dataset directory; null: reads no files
-  const char* layout;  // for the error of a directory no loader recognises
+  std::vector<Marker> markers;  // empty: reads no files
   Graph (*load)(const DatasetSpec& spec);
 };
 
 const Loader kLoaders[] = {
-    {DatasetFormat::kOgb, "raw/edge.csv.gz", "OGB layout",
+    // load_ogb picks the layout: CSV where raw/edge.csv.gz exists, binary otherwise.
+    {DatasetFormat::kOgb,
+     {{"raw/edge.csv.gz", "OGB CSV layout"}, {"raw/data.npz", "OGB binary layout"}},
      [](const DatasetSpec& s) { return load_ogb(s.path, s.split); }},
-    {DatasetFormat::kNumpy, "edge_index.npy", "NumPy layout",
+    {DatasetFormat::kNumpy,
+     {{"edge_index.npy", "NumPy layout"}},
      [](const DatasetSpec& s) { return load_numpy(s.path); }},
-    {DatasetFormat::kGraphsaint, "adj_full.npz", "GraphSAINT layout",
+    {DatasetFormat::kGraphsaint,
+     {{"adj_full.npz", "GraphSAINT layout"}},
      [](const DatasetSpec& s) { return load_graphsaint(s.path); }},
-    {DatasetFormat::kSynthetic, nullptr, "generator",
+    {DatasetFormat::kSynthetic,
+     {},
      [](const DatasetSpec& s) { return generate_graph(s.synthetic); }},
 };
 
@@ -43,9 +54,10 @@ DatasetFormat detect_format(const std::string& path) {
   if (!fs::is_directory(path, ec)) throw InputError(path, "", "dataset directory not found");
   std::string expected;
   for (const Loader& l : kLoaders) {
-    if (l.marker == nullptr) continue;
-    if (fs::exists(fs::path(path) / l.marker, ec)) return l.format;
-    expected += (expected.empty() ? "" : " or ") + std::string(l.marker) + " (" + l.layout + ")";
+    for (const Marker& m : l.markers) {
+      if (fs::exists(fs::path(path) / m.file, ec)) return l.format;
+      expected += (expected.empty() ? "" : " or ") + std::string(m.file) + " (" + m.layout + ")";
+    }
   }
   throw InputError(path, "", "not a dataset directory: expected " + expected);
 }

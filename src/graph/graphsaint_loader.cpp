@@ -1,9 +1,7 @@
 // The GraphSAINT layout (Zeng et al., ICLR 2020), in which the AdaQP reference reads Reddit, Yelp,
-// Flickr and AmazonProducts: a SciPy CSR adjacency in a .npz archive (libzip), features in .npy,
-// labels and splits in JSON (nlohmann-json; the class map through its SAX interface, so that a
-// multi-label map of hundreds of MB is never held as a JSON tree).
-#include <zip.h>
-
+// Flickr and AmazonProducts: a SciPy CSR adjacency in a .npz archive (npz_reader.h), features in
+// .npy, labels and splits in JSON (nlohmann-json; the class map through its SAX interface, so that
+// a multi-label map of hundreds of MB is never held as a JSON tree).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,6 +21,7 @@
 #include "adaqp/graph/graph_slice.h"
 #include "class_ids.h"
 #include "npy.h"
+#include "npz_reader.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
@@ -35,173 +34,8 @@ constexpr char kLayout[] =
 constexpr char kCsrMembers[] =
     "a SciPy CSR .npz (scipy.sparse.save_npz) has indices.npy, indptr.npy, format.npy, shape.npy "
     "and data.npy";
-// A deflate stream cannot expand by more than this factor (zlib's theoretical limit is 1032:1).
-constexpr uint64_t kMaxDeflateRatio = 1032;
 
 // ---- adj_full.npz -------------------------------------------------------------------------------
-
-struct ZipDiscard {
-  void operator()(zip_t* z) const { zip_discard(z); }
-};
-struct ZipFileClose {
-  void operator()(zip_file_t* f) const { zip_fclose(f); }
-};
-
-// A .npy member of a .npz archive, read front to back (a deflated member cannot seek): its header
-// at once, then its elements in order; finish() checks that nothing follows them, which makes
-// libzip compare the member's CRC-32.
-class NpzMember {
- public:
-  NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size)
-      : path_(std::move(path)), where_(std::move(where)), file_(file), size_(size) {
-    // The fixed preamble, then the header it announces (as read_npy_header reads a file).
-    std::vector<uint8_t> prefix(std::min<uint64_t>(size_, kPreamble));
-    read_bytes(prefix.data(), prefix.size());
-    if (prefix.size() >= kPreamble - 2 && prefix[0] == 0x93) {
-      const size_t len_bytes = prefix[6] == 1 ? 2 : 4;
-      uint64_t header_len = 0;
-      for (size_t i = 0; i < len_bytes && 8 + i < prefix.size(); ++i)
-        header_len |= static_cast<uint64_t>(prefix[8 + i]) << (8 * i);
-      const uint64_t end = std::min<uint64_t>(size_, 8 + len_bytes + header_len);
-      const size_t have = prefix.size();
-      if (end > have) {
-        prefix.resize(end);
-        read_bytes(prefix.data() + have, end - have);
-      }
-    }
-    header_ = parse_npy_header(path_ + ": " + where_, prefix.data(), prefix.size(), size_);
-    // Bytes of the prefix past the header are the first elements' (a header ends on a 64-byte
-    // boundary, so only a member shorter than the preamble reads past it).
-    pending_.assign(prefix.begin() + static_cast<std::ptrdiff_t>(header_.payload_offset),
-                    prefix.end());
-  }
-
-  const NpyArray& array() const { return header_.array; }  // dtype and shape (no payload)
-  int64_t elements() const { return header_.elements; }
-
-  // The next `count` elements (count * item_size bytes) into `out`.
-  void read(int64_t count, std::vector<uint8_t>& out) {
-    out.resize(static_cast<size_t>(count) * header_.array.item_size);
-    const size_t from_pending = std::min(out.size(), pending_.size());
-    std::copy(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending),
-              out.begin());
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending));
-    read_bytes(out.data() + from_pending, out.size() - from_pending);
-  }
-
-  // Reading past the end makes libzip compare the CRC-32 of what was decompressed.
-  void finish() {
-    uint8_t extra = 0;
-    const zip_int64_t tail = zip_fread(file_.get(), &extra, 1);
-    if (tail < 0)
-      throw InputError(path_, where_,
-                       std::string("cannot read: ") + zip_file_strerror(file_.get()));
-    if (tail > 0 || !pending_.empty())
-      throw InputError(path_, where_,
-                       "holds more than its declared " + std::to_string(size_) + " bytes");
-  }
-
- private:
-  static constexpr uint64_t kPreamble = 12;  // magic, version and a 4-byte header length
-
-  void read_bytes(uint8_t* dst, uint64_t n) {
-    uint64_t got = 0;
-    while (got < n) {
-      const zip_int64_t k = zip_fread(file_.get(), dst + got, n - got);
-      if (k < 0)
-        throw InputError(path_, where_,
-                         std::string("cannot read: ") + zip_file_strerror(file_.get()));
-      if (k == 0)
-        throw InputError(path_, where_,
-                         "ends after " + std::to_string(done_ + got) + " of its " +
-                             std::to_string(size_) + " bytes");
-      got += static_cast<uint64_t>(k);
-    }
-    done_ += got;
-  }
-
-  std::string path_, where_;
-  std::unique_ptr<zip_file_t, ZipFileClose> file_;
-  uint64_t size_ = 0, done_ = 0;
-  NpyHeader header_;
-  std::vector<uint8_t> pending_;
-};
-
-// Read-only access to the .npy members of a .npz archive.
-class NpzReader {
- public:
-  explicit NpzReader(std::string path) : path_(std::move(path)) {
-    std::error_code ec;
-    archive_size_ = fs::file_size(path_, ec);
-    if (ec) throw InputError(path_, "", "cannot stat: " + ec.message());
-    int code = 0;
-    zip_.reset(zip_open(path_.c_str(), ZIP_RDONLY, &code));
-    if (zip_ == nullptr) {
-      if (code == ZIP_ER_NOZIP)
-        throw InputError(path_, "", "not a zip archive (expected a .npz written by numpy/scipy)");
-      zip_error_t error;
-      zip_error_init_with_code(&error, code);
-      const std::string what = zip_error_strerror(&error);
-      zip_error_fini(&error);
-      throw InputError(path_, "", "cannot open the zip archive: " + what);
-    }
-    if (zip_get_num_entries(zip_.get(), 0) == 0)
-      throw InputError(path_, "", std::string("is an empty zip archive (") + kCsrMembers + ")");
-  }
-
-  // The member `name` ("indptr.npy") opened for reading, its header parsed; errors name the
-  // archive and the member.
-  NpzMember open(const std::string& name) const {
-    const std::string where = "member " + name;
-    const zip_int64_t index = zip_name_locate(zip_.get(), name.c_str(), 0);
-    if (index < 0) throw InputError(path_, where, std::string("missing (") + kCsrMembers + ")");
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(zip_.get(), index, 0, &st) != 0)
-      throw InputError(path_, where, std::string("cannot stat: ") + zip_strerror(zip_.get()));
-    const zip_uint64_t needed = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
-    if ((st.valid & needed) != needed)
-      throw InputError(path_, where, "the archive does not record its size and compression");
-    if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-      throw InputError(path_, where,
-                       "compression method " + std::to_string(st.comp_method) +
-                           " is not supported (numpy writes stored or deflate members)");
-    // Sizes come from the archive's directory: checked before they size an allocation.
-    if (st.comp_size > archive_size_)
-      throw InputError(path_, where,
-                       "declared compressed size " + std::to_string(st.comp_size) +
-                           " exceeds the archive's " + std::to_string(archive_size_) + " bytes");
-    if (st.size / kMaxDeflateRatio > st.comp_size + 1)
-      throw InputError(path_, where,
-                       "declared size " + std::to_string(st.size) + " is impossible for " +
-                           std::to_string(st.comp_size) + " compressed bytes");
-    zip_file_t* file = zip_fopen_index(zip_.get(), index, 0);
-    if (file == nullptr)
-      throw InputError(path_, where, std::string("cannot open: ") + zip_strerror(zip_.get()));
-    return NpzMember(path_, where, file, st.size);
-  }
-
-  // A small member read whole.
-  NpyArray member(const std::string& name) const {
-    NpzMember m = open(name);
-    NpyArray a = m.array();
-    m.read(m.elements(), a.payload);
-    m.finish();
-    return a;
-  }
-
- private:
-  std::string path_;
-  uint64_t archive_size_ = 0;
-  std::unique_ptr<zip_t, ZipDiscard> zip_;
-};
-
-[[noreturn]] void bad_member(const std::string& path, const std::string& member, const NpyArray& a,
-                             const std::string& want) {
-  throw InputError(
-      path, "member " + member,
-      "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
-}
 
 // Elements of an int32 or int64 member are streamed in pieces of this many.
 constexpr int64_t kPiece = int64_t{1} << 20;
@@ -216,7 +50,7 @@ std::vector<int64_t> read_ints(NpzMember& m, int64_t count, std::vector<uint8_t>
 // destination: the rows of `keep` are kept as they are, each then sorted. Both index members are
 // streamed and checked whole; only the kept rows are held.
 void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s) {
-  const NpzReader npz(path);
+  const NpzReader npz(path, kCsrMembers);
   const NpyArray format = npz.member("format.npy");
   if (format.dtype != NpyDtype::kBytes || format.size() != 1)
     bad_member(path, "format.npy", format, "one byte string such as b'csr'");
@@ -258,18 +92,7 @@ void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s)
     bad_member(path, "indices.npy", indices.array(), "int32 or int64 [nnz]");
   const int64_t nnz = indices.elements();
 
-  // A member's first bad value is reported once the member has been read to its end, so that a
-  // corrupt archive is reported as such (libzip's CRC check) rather than by a value it garbled.
-  std::string bad_where, bad_what;
-  const auto bad = [&](const std::string& where, const std::string& what) {
-    if (bad_where.empty()) {
-      bad_where = where;
-      bad_what = what;
-    }
-  };
-  const auto report = [&] {
-    if (!bad_where.empty()) throw InputError(path, bad_where, bad_what);
-  };
+  FirstBadValue bad(path);  // reported after each member is read to its end
 
   // indptr: checked whole; entries keep.first .. keep.first + keep.count kept.
   std::vector<uint8_t> buffer;
@@ -281,17 +104,17 @@ void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t v = at + i, value = piece[i];
       if (v == 0 && value != 0)
-        bad("member indptr.npy index 0", "value " + std::to_string(value) + " is not 0");
+        bad.note("member indptr.npy index 0", "value " + std::to_string(value) + " is not 0");
       if (value < previous)
-        bad("member indptr.npy index " + std::to_string(v),
-            "value " + std::to_string(value) + " is below the previous " +
-                std::to_string(previous) + " (indptr must not decrease)");
+        bad.note("member indptr.npy index " + std::to_string(v),
+                 "value " + std::to_string(value) + " is below the previous " +
+                     std::to_string(previous) + " (indptr must not decrease)");
       previous = std::max(previous, value);
       if (v >= keep.first && v <= keep.first + keep.count) row_ends.push_back(value);
     }
   }
   indptr.finish();
-  report();
+  bad.report();
   if (previous != nnz)
     throw InputError(path, "member indptr.npy index " + std::to_string(n),
                      "last value " + std::to_string(previous) + " differs from the " +
@@ -307,13 +130,13 @@ void read_adjacency(const std::string& path, int rank, int world, GraphSlice& s)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t e = at + i;
       if (piece[i] < 0 || piece[i] >= n)
-        bad("member indices.npy index " + std::to_string(e),
-            "column " + std::to_string(piece[i]) + out_of_range(n) + " (N from shape.npy)");
+        bad.note("member indices.npy index " + std::to_string(e),
+                 "column " + std::to_string(piece[i]) + out_of_range(n) + " (N from shape.npy)");
       if (e >= lo && e < hi) s.indices.push_back(piece[i]);
     }
   }
   indices.finish();
-  report();
+  bad.report();
   s.first = keep.first;
   s.indptr.resize(row_ends.size());
   for (size_t i = 0; i < row_ends.size(); ++i) s.indptr[i] = row_ends[i] - lo;

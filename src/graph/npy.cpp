@@ -28,8 +28,9 @@ struct FileCloser {
 };
 using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
-constexpr NpyDtype kAllDtypes[] = {NpyDtype::kInt32,   NpyDtype::kInt64, NpyDtype::kFloat32,
-                                   NpyDtype::kFloat64, NpyDtype::kUInt8, NpyDtype::kBool};
+constexpr NpyDtype kAllDtypes[] = {NpyDtype::kInt32,   NpyDtype::kInt64,   NpyDtype::kFloat16,
+                                   NpyDtype::kFloat32, NpyDtype::kFloat64, NpyDtype::kUInt8,
+                                   NpyDtype::kBool};
 
 // The header's Python dict literal, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (3,), }
 class HeaderParser {
@@ -156,6 +157,8 @@ const char* npy_descr(NpyDtype dtype) {
       return "<i4";
     case NpyDtype::kInt64:
       return "<i8";
+    case NpyDtype::kFloat16:
+      return "<f2";
     case NpyDtype::kFloat32:
       return "<f4";
     case NpyDtype::kFloat64:
@@ -176,6 +179,8 @@ size_t npy_item_size(NpyDtype dtype) {
       return 4;
     case NpyDtype::kInt64:
       return 8;
+    case NpyDtype::kFloat16:
+      return 2;
     case NpyDtype::kFloat32:
       return 4;
     case NpyDtype::kFloat64:
@@ -259,7 +264,7 @@ NpyHeader parse_npy_header(const std::string& origin, const uint8_t* bytes, uint
   if (!known)
     throw InputError(
         origin, "header",
-        "unsupported dtype '" + descr + "' (supported: <i4 <i8 <f4 <f8 |u1 |b1 |S<n>)");
+        "unsupported dtype '" + descr + "' (supported: <i4 <i8 <f2 <f4 <f8 |u1 |b1 |S<n>)");
   if (fortran)
     throw InputError(origin, "header",
                      "Fortran-order arrays are not supported; save a C-order "

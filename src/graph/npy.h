@@ -8,10 +8,11 @@
 
 namespace adaqp {
 
-enum class NpyDtype { kInt32, kInt64, kFloat32, kFloat64, kUInt8, kBool, kBytes };
+enum class NpyDtype { kInt32, kInt64, kFloat16, kFloat32, kFloat64, kUInt8, kBool, kBytes };
 
-// '<i4', '<i8', '<f4', '<f8', '|u1', '|b1' and their sizes; kBytes ('|S<n>', NumPy's fixed-width
-// byte strings, as in the 'format' member of a SciPy .npz) has no fixed size: InvariantError.
+// '<i4', '<i8', '<f2', '<f4', '<f8', '|u1', '|b1' and their sizes; kBytes ('|S<n>', NumPy's
+// fixed-width byte strings, as in the 'format' member of a SciPy .npz) has no fixed size:
+// InvariantError.
 const char* npy_descr(NpyDtype dtype);
 size_t npy_item_size(NpyDtype dtype);
 

@@ -1,4 +1,5 @@
-// The OGB node-property raw layout: gzip-compressed CSV files without header lines.
+// The OGB node-property raw layouts: which one a directory holds, the CSV layout (gzip-compressed
+// CSV files without header lines), and the split folder both share.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -14,10 +15,23 @@
 #include "adaqp/graph/graph_slice.h"
 #include "class_ids.h"
 #include "gz_reader.h"
+#include "ogb_layout.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
 namespace {
+
+constexpr char kNoOgbLayout[] =
+    "neither raw/edge.csv.gz nor raw/data.npz found: the OGB CSV layout has "
+    "raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz, the OGB binary layout "
+    "(ogb.io.DatasetSaver) raw/data.npz and raw/node-label.npz; both have "
+    "split/<name>/{train,valid,test}.csv.gz";
+// DatasetSaver.save_split writes a torch pickle of NumPy arrays, which the graph library (no
+// libtorch, no Python) cannot read.
+constexpr char kSplitDictUnread[] =
+    "is a torch pickle (ogb.io.DatasetSaver.save_split), which adaqp does not read: write the "
+    "split beside it as train.csv.gz, valid.csv.gz and test.csv.gz (gzip-compressed, one node id "
+    "per line)";
 
 // deflate expands at most ~1032x; a bound on the decompressed size used to cap reservations, so a
 // corrupt count can never trigger a huge allocation before the data disagrees with it.
@@ -236,10 +250,12 @@ void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, N
 }
 
 // One split file's ids inside `keep`, ascending; `owner` (one entry per kept node) records which
-// split (1, 2, 3) already holds each. Every line is checked for range.
+// split (1, 2, 3) already holds each, `unlabelled` (empty, or one entry per kept node) the nodes no
+// split may name. Every line is checked for range.
 std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes, NodeRange keep,
                                 std::vector<char>& owner, char tag,
-                                const std::vector<std::string>& names) {
+                                const std::vector<std::string>& names,
+                                const std::vector<char>& unlabelled) {
   GzLineReader in(path);
   std::string_view line;
   std::vector<std::string_view> fields;
@@ -253,6 +269,11 @@ std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes, Node
                        "node id " + std::to_string(v) + " is out of range [0, " +
                            std::to_string(num_nodes) + ")");
     if (v < keep.first || v >= keep.first + keep.count) continue;
+    if (!unlabelled.empty() && unlabelled[static_cast<size_t>(v - keep.first)])
+      throw InputError(path, where,
+                       "node id " + std::to_string(v) +
+                           " is unlabelled (its label in raw/node-label.npz is NaN); a split may "
+                           "name labelled nodes only");
     char& o = owner[static_cast<size_t>(v - keep.first)];
     if (o == tag)
       throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
@@ -296,29 +317,44 @@ std::string dataset_name(const fs::path& dir) {
                                : normal.parent_path().filename().string();
 }
 
-}  // namespace
-
-GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world) {
-  const fs::path root(dir);
+// The CSV layout's nodes, edges, features and labels of rank `rank`'s slice among `world`.
+GraphSlice read_ogb_csv(const fs::path& root, int rank, int world) {
   const fs::path raw = root / "raw";
   GraphSlice g;
-  g.name = dataset_name(root);
   const int64_t num_nodes = read_count((raw / "num-node-list.csv.gz").string());
   const int64_t num_edges = read_count((raw / "num-edge-list.csv.gz").string());
-  const std::string split_name = choose_split(root, split);
   const NodeRange keep = slice_range(num_nodes, rank, world);
   g.num_nodes = num_nodes;
   g.first = keep.first;
   read_features((raw / "node-feat.csv.gz").string(), num_nodes, keep, g);
   read_labels((raw / "node-label.csv.gz").string(), num_nodes, keep, g);
   read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g);
+  return g;
+}
 
-  const fs::path split_dir = root / "split" / split_name;
+}  // namespace
+
+GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world) {
+  const fs::path root(dir);
+  std::error_code ec;
+  const bool csv = fs::exists(root / "raw" / "edge.csv.gz", ec);
+  if (!csv && !fs::exists(root / "raw" / "data.npz", ec)) throw InputError(dir, "", kNoOgbLayout);
+  const fs::path split_dir = root / "split" / choose_split(root, split);
   const std::vector<std::string> names = {"train.csv.gz", "valid.csv.gz", "test.csv.gz"};
+  if (!fs::exists(split_dir / names[0], ec) && fs::exists(split_dir / "split_dict.pt", ec))
+    throw InputError((split_dir / "split_dict.pt").string(), "", kSplitDictUnread);
+  std::vector<char> unlabelled;
+  GraphSlice g =
+      csv ? read_ogb_csv(root, rank, world) : read_ogb_binary(root, rank, world, unlabelled);
+  g.name = dataset_name(root);
+  const NodeRange keep{g.first, g.count()};
   std::vector<char> owner(static_cast<size_t>(keep.count), 0);
-  g.train = read_split((split_dir / names[0]).string(), num_nodes, keep, owner, 1, names);
-  g.valid = read_split((split_dir / names[1]).string(), num_nodes, keep, owner, 2, names);
-  g.test = read_split((split_dir / names[2]).string(), num_nodes, keep, owner, 3, names);
+  g.train =
+      read_split((split_dir / names[0]).string(), g.num_nodes, keep, owner, 1, names, unlabelled);
+  g.valid =
+      read_split((split_dir / names[1]).string(), g.num_nodes, keep, owner, 2, names, unlabelled);
+  g.test =
+      read_split((split_dir / names[2]).string(), g.num_nodes, keep, owner, 3, names, unlabelled);
   return g;
 }
 

@@ -18,6 +18,7 @@
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/slice_loader.h"
 #include "dataset_files.h"
+#include "ogb_binary_files.h"
 #include "test_util.h"
 
 namespace adaqp {
@@ -28,9 +29,12 @@ using test::npy_bytes;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
+// The OGB binary layout's archives deflated (as DatasetSaver writes them) or stored.
+enum class Layout { kOgbCsv, kOgbBinary, kOgbBinaryStored, kNumpy };
+
 struct MalformedCase {
   std::string name;
-  bool ogb;                            // OGB layout (else NumPy)
+  Layout layout;
   std::function<void(FileMap&)> edit;  // on the uncompressed CSV text or the .npy bytes
   std::function<void(const std::string& dir)> damage;  // on the written files, if set
   std::vector<std::string> expected;                   // substrings of the message
@@ -69,12 +73,16 @@ std::string many_edges() {
 
 // The tiny dataset of the case's layout with the case's edit and damage, in `dir`.
 void write_case(const MalformedCase& c, const std::string& dir) {
-  FileMap files = c.ogb ? test::tiny_ogb_text() : test::tiny_numpy_files();
+  FileMap files = c.layout == Layout::kOgbCsv  ? test::tiny_ogb_text()
+                  : c.layout == Layout::kNumpy ? test::tiny_numpy_files()
+                                               : test::tiny_ogb_binary_files();
   c.edit(files);
-  if (c.ogb)
+  if (c.layout == Layout::kOgbCsv)
     test::write_ogb(dir, files);
-  else
+  else if (c.layout == Layout::kNumpy)
     test::write_files(dir, files);
+  else
+    test::write_ogb_binary(dir, files, c.layout == Layout::kOgbBinary);
   if (c.damage) c.damage(dir);
 }
 
@@ -86,10 +94,10 @@ TEST_P(MalformedInput, ThrowsOneClearInputError) {
   const std::string dir = tmp.str("data");
   write_case(c, dir);
   try {
-    if (c.ogb)
-      load_ogb(dir, "");
-    else
+    if (c.layout == Layout::kNumpy)
       load_numpy(dir);
+    else
+      load_ogb(dir, "");
     FAIL() << "no error thrown";
   } catch (const InputError& e) {
     for (const std::string& part : c.expected) EXPECT_THAT(e.what(), HasSubstr(part));
@@ -100,143 +108,143 @@ const auto no_edit = [](FileMap&) {};
 
 const MalformedCase kOgbCases[] = {
     {"OgbMissingFeatureFile",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { f.erase("raw/node-feat.csv.gz"); },
      nullptr,
      {"raw/node-feat.csv.gz: file not found"}},
     {"OgbTruncatedGzip",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/edge.csv.gz", many_edges()); },
      [](const std::string& d) { truncate_file(d + "/raw/edge.csv.gz", 200); },
      {"raw/edge.csv.gz: after line ", "truncated gzip data"}},
     {"OgbCorruptGzip",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/edge.csv.gz", many_edges()); },
      [](const std::string& d) { flip_bytes(d + "/raw/edge.csv.gz", 40, 8); },
      {"raw/edge.csv.gz: after line 0: corrupt gzip data"}},
     {"OgbNotGzip",
-     true,
+     Layout::kOgbCsv,
      no_edit,
      [](const std::string& d) { test::write_file(d + "/raw/node-label.csv.gz", "0\n1\n2\n1\n"); },
      {"raw/node-label.csv.gz: not a gzip file"}},
     {"OgbRaggedFeatureRow",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25\n3,3,3\n0,0,0\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 2: has 2 columns, expected 3"}},
     {"OgbLongFeatureRow",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25,0\n3,3,3,4,5\n0,0,0\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 3: has 5 columns, expected 3"}},
     {"OgbNonNumericFeature",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25,0\n3,abc,3\n0,0,0\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 3: column 2: 'abc' is not a number"}},
     {"OgbNanFeature",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,nan,0\n3,3,3\n0,0,0\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 2: column 2: 'nan' is not finite"}},
     {"OgbInfFeature",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2\n0.5,-1.25,0\n3,3,3\n0,-inf,0\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 4: column 2: '-inf' is not finite"}},
     {"OgbFeatureOverflowsFloat",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-feat.csv.gz", "1,0,2e39\n0.5,-1.25,0\n3,3,3\n0,0,0\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 1: column 3: '2e39' is out of float32 range"}},
     {"OgbNonNumericEdge",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\nx1,2\n2,3\n3,0\n1,0\n"); },
      nullptr,
      {"raw/edge.csv.gz: line 2: source node id 'x1' is not an integer"}},
     {"OgbEdgeWithOneColumn",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\n1,2\n2,3\n\n1,0\n"); },
      nullptr,
      {"raw/edge.csv.gz: line 4: has 1 column, expected 2"}},
     {"OgbEdgeIdOutOfRange",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\n1,2\n2,3\n3,9\n1,0\n"); },
      nullptr,
      {"raw/edge.csv.gz: line 4: target node id 9 is out of range [0, 4)"}},
     {"OgbNegativeEdgeId",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\n1,2\n-2,3\n3,0\n1,0\n"); },
      nullptr,
      {"raw/edge.csv.gz: line 3: source node id -2 is out of range"}},
     {"OgbNodeCountAboveFeatureRows",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "5\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 4: file ends after 4 lines, but num-node-list.csv.gz says 5"}},
     {"OgbNodeCountBelowFeatureRows",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "3\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 4: more lines than the 3 num-node-list.csv.gz says"}},
     {"OgbEdgeCountDisagrees",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/num-edge-list.csv.gz", "4\n"); },
      nullptr,
      {"raw/edge.csv.gz: line 5: more lines than the 4 num-edge-list.csv.gz says"}},
     {"OgbNonNumericNodeCount",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "four\n"); },
      nullptr,
      {"raw/num-node-list.csv.gz: line 1: count 'four' is not an integer"}},
     {"OgbHugeNodeCount",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/num-node-list.csv.gz", "4000000000000000000\n"); },
      nullptr,
      {"raw/node-feat.csv.gz: line 4: file ends after 4 lines, but num-node-list.csv.gz says "
       "4000000000000000000"}},
     {"OgbNegativeLabel",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n-1\n2\n1\n"); },
      nullptr,
      {"raw/node-label.csv.gz: line 2: label -1 is negative (class ids start at 0)"}},
     {"OgbLabelOutOfRange",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n1\n2\n17\n"); },
      nullptr,
      {"raw/node-label.csv.gz: line 4: label 17 is not below the node count 4"}},
     {"OgbFractionalLabel",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n1.5\n2\n1\n"); },
      nullptr,
      {"raw/node-label.csv.gz: line 2: label '1.5' is not an integer"}},
     {"OgbMultiLabelValueNotBinary",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0,1\n1,1\n0,2\n1,0\n"); },
      nullptr,
      {"raw/node-label.csv.gz: line 3: column 2: multi-label value 2 is not 0 or 1"}},
     {"OgbMultiLabelRaggedRow",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0,1\n1,1\n0\n1,0\n"); },
      nullptr,
      {"raw/node-label.csv.gz: line 3: has 1 column, expected 2"}},
     {"OgbOverlappingSplits",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "split/main/valid.csv.gz", "2\n1\n"); },
      nullptr,
      {"split/main/valid.csv.gz: line 2: node id 1 is also in train.csv.gz"}},
     {"OgbDuplicateSplitId",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "split/main/train.csv.gz", "0\n1\n0\n"); },
      nullptr,
      {"split/main/train.csv.gz: line 3: node id 0 is listed twice"}},
     {"OgbSplitIdOutOfRange",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { set(f, "split/main/test.csv.gz", "3\n4\n"); },
      nullptr,
      {"split/main/test.csv.gz: line 2: node id 4 is out of range [0, 4)"}},
     {"OgbMissingSplitFile",
-     true,
+     Layout::kOgbCsv,
      [](FileMap& f) { f.erase("split/main/test.csv.gz"); },
      nullptr,
      {"split/main/test.csv.gz: file not found"}},
@@ -246,39 +254,39 @@ const std::vector<int64_t> kEdges = {0, 1, 2, 3, 1, 1, 2, 3, 0, 0};
 
 const MalformedCase kNumpyCases[] = {
     {"NumpyMissingLabelFile",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) { f.erase("label.npy"); },
      nullptr,
      {"label.npy: file not found"}},
     {"NumpyBadMagic",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) { set(f, "feat.npy", "PK\x03\x04 not numpy"); },
      nullptr,
      {"feat.npy: not a .npy file (bad magic)"}},
     {"NumpyBadHeader",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) { f["label.npy"].replace(10, 9, "{'descr' <"); },
      nullptr,
      {"label.npy: header: expected ':' at offset 9"}},
     {"NumpyUnsupportedVersion",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) { f["feat.npy"][6] = 7; },
      nullptr,
      {"feat.npy: header: unsupported .npy format version 7.0"}},
     {"NumpyEdgeIndexWrongDtype",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "edge_index.npy", npy_bytes<float>("<f4", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 3, 0, 0}));
      },
      nullptr,
      {"edge_index.npy: has dtype <f4 and shape (2, 5), expected int32 or int64 [2, E]"}},
     {"NumpyEdgeIndexWrongShape",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) { set(f, "edge_index.npy", npy_bytes<int64_t>("<i8", "(5, 2)", kEdges)); },
      nullptr,
      {"edge_index.npy: has dtype <i8 and shape (5, 2), expected"}},
     {"NumpyBigEndianDtype",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "edge_index.npy", npy_bytes<int64_t>("<i8", "(2, 5)", kEdges));
        f["edge_index.npy"][21] = '>';
@@ -286,31 +294,31 @@ const MalformedCase kNumpyCases[] = {
      nullptr,
      {"edge_index.npy: header: unsupported dtype '>i8'"}},
     {"NumpyFeatFloat64",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "feat.npy", npy_bytes<double>("<f8", "(4, 3)", std::vector<double>(12, 0.5)));
      },
      nullptr,
      {"feat.npy: has dtype <f8 and shape (4, 3), expected float32"}},
     {"NumpyFortranOrder",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "feat.npy", npy_bytes<float>("<f4", "(4, 3)", std::vector<float>(12, 1), true));
      },
      nullptr,
      {"feat.npy: header: Fortran-order arrays are not supported"}},
     {"NumpyTruncatedPayload",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) { f["feat.npy"].resize(f["feat.npy"].size() - 5); },
      nullptr,
      {"feat.npy: payload: truncated: 43 bytes, shape (4, 3) of <f4 needs 48"}},
     {"NumpyTrailingBytes",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) { f["label.npy"] += "xyz"; },
      nullptr,
      {"label.npy: payload: 3 unexpected bytes after the data of shape (4,)"}},
     {"NumpyEdgeIdOutOfRange",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "edge_index.npy",
            npy_bytes<int32_t>("<i4", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 7, 0, 0}));
@@ -318,7 +326,7 @@ const MalformedCase kNumpyCases[] = {
      nullptr,
      {"edge_index.npy: index [1, 2]: node id 7 is out of range [0, 4)"}},
     {"NumpyNanFeature",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        std::vector<float> v(12, 1.0f);
        v[5] = std::numeric_limits<float>::quiet_NaN();
@@ -327,14 +335,14 @@ const MalformedCase kNumpyCases[] = {
      nullptr,
      {"feat.npy: index [1, 2]: value nan is not finite"}},
     {"NumpyNegativeLabel",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "label.npy", npy_bytes<int64_t>("<i8", "(4,)", {0, 1, -3, 1}));
      },
      nullptr,
      {"label.npy: index 2: label -3 is negative"}},
     {"NumpyLabelAboveNodeCount",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "label.npy", npy_bytes<int64_t>("<i8", "(4,)", {0, 1, 4, 1}));
      },
@@ -342,28 +350,28 @@ const MalformedCase kNumpyCases[] = {
      {"label.npy: index 2: label 4 is not below the node count 4 (the class count, largest id + "
       "1, cannot exceed it)"}},
     {"NumpyLabelRowsDisagree",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "label.npy", npy_bytes<int64_t>("<i8", "(5,)", {0, 1, 2, 1, 0}));
      },
      nullptr,
      {"label.npy: has dtype <i8 and shape (5,), expected int32/int64 [4] class ids"}},
     {"NumpyMultiLabelNotBinary",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "label.npy", npy_bytes<float>("<f4", "(4, 2)", {1, 0, 0.5f, 1, 0, 0, 1, 1}));
      },
      nullptr,
      {"label.npy: index [1, 0]: multi-label value 0.5 is not 0 or 1"}},
     {"NumpyOverlappingSplits",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "test.npy", npy_bytes<int64_t>("<i8", "(2,)", {3, 1}));
      },
      nullptr,
      {"test.npy: index 1: node id 1 is also in train.npy"}},
     {"NumpyMaskWrongLength",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "valid.npy", npy_bytes<uint8_t>("|b1", "(3,)", {0, 0, 1}));
      },
@@ -371,19 +379,254 @@ const MalformedCase kNumpyCases[] = {
      {"valid.npy: has dtype |b1 and shape (3,), expected int32/int64 node ids [K] or a bool mask "
       "[4]"}},
     {"NumpySplitIdOutOfRange",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "train.npy", npy_bytes<int32_t>("<i4", "(2,)", {0, 12}));
      },
      nullptr,
      {"train.npy: index 1: node id 12 is out of range [0, 4)"}},
     {"NumpyHugeShape",
-     false,
+     Layout::kNumpy,
      [](FileMap& f) {
        set(f, "label.npy", npy_bytes<int64_t>("<i8", "(4611686018427387904, 4)", {}));
      },
      nullptr,
      {"label.npy: header: shape (4611686018427387904, 4) is too large"}},
+};
+
+const double kNan = std::numeric_limits<double>::quiet_NaN();
+const std::string kDataNpz = "raw/data.npz/";
+const std::string kLabelMember = "raw/node-label.npz/node_label.npy";
+
+// 20000 edges among the 4 nodes, so that damage inside the deflated member hits its data.
+void many_binary_edges(FileMap& f) {
+  std::vector<int64_t> edge_index(40000);
+  for (int i = 0; i < 20000; ++i) {
+    edge_index[i] = i % 4;
+    edge_index[20000 + i] = i * 7 % 4;
+  }
+  set(f, kDataNpz + "edge_index.npy", npy_bytes<int64_t>("<i8", "(2, 20000)", edge_index));
+  set(f, kDataNpz + "num_edges_list.npy", npy_bytes<int64_t>("<i8", "(1,)", {20000}));
+}
+
+const MalformedCase kOgbBinaryCases[] = {
+    {"BinMissingDataNpz",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       for (const char* m : {"edge_index", "node_feat", "num_nodes_list", "num_edges_list"})
+         f.erase(kDataNpz + m + ".npy");
+     },
+     nullptr,
+     {": neither raw/edge.csv.gz nor raw/data.npz found: the OGB CSV layout has"}},
+    {"BinMissingLabelFile",
+     Layout::kOgbBinary,
+     [](FileMap& f) { f.erase(kLabelMember); },
+     nullptr,
+     {"raw/node-label.npz: file not found (the OGB binary layout has raw/data.npz and "
+      "raw/node-label.npz)"}},
+    {"BinMissingFeatureMember",
+     Layout::kOgbBinary,
+     [](FileMap& f) { f.erase(kDataNpz + "node_feat.npy"); },
+     nullptr,
+     {"raw/data.npz: member node_feat.npy: missing (the OGB binary layout's raw/data.npz "
+      "(ogb.io.DatasetSaver) has edge_index.npy, node_feat.npy"}},
+    {"BinMissingLabelMember",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, "raw/node-label.npz/labels.npy", f[kLabelMember]);
+       f.erase(kLabelMember);
+     },
+     nullptr,
+     {"raw/node-label.npz: member node_label.npy: missing (the OGB binary layout's "
+      "raw/node-label.npz (ogb.io.DatasetSaver) has node_label.npy)"}},
+    {"BinEdgeIndexWrongDtype",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "edge_index.npy",
+           npy_bytes<float>("<f4", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 3, 0, 0}));
+     },
+     nullptr,
+     {"raw/data.npz: member edge_index.npy: has dtype <f4 and shape (2, 5), expected int64 [2, "
+      "E]"}},
+    {"BinEdgeIndexWrongShape",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "edge_index.npy",
+           npy_bytes<int64_t>("<i8", "(5, 2)", {0, 1, 1, 2, 2, 3, 3, 0, 1, 0}));
+     },
+     nullptr,
+     {"member edge_index.npy: has dtype <i8 and shape (5, 2), expected int64 [2, E]"}},
+    {"BinFeatureWrongDtype",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "node_feat.npy",
+           npy_bytes<uint8_t>("|b1", "(4, 3)", {1, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0, 0}));
+     },
+     nullptr,
+     {"member node_feat.npy: has dtype |b1 and shape (4, 3), expected float16/32/64 or int32/64 "
+      "[N, F]"}},
+    {"BinNodeCountDisagrees",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "num_nodes_list.npy", npy_bytes<int64_t>("<i8", "(1,)", {5}));
+     },
+     nullptr,
+     {"raw/data.npz: member node_feat.npy: has 4 rows, expected N = 5 (num_nodes_list.npy)"}},
+    {"BinEdgeCountDisagrees",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "num_edges_list.npy", npy_bytes<int64_t>("<i8", "(1,)", {6}));
+     },
+     nullptr,
+     {"member edge_index.npy: has 5 columns, expected E = 6 (num_edges_list.npy)"}},
+    {"BinSeveralGraphs",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "num_nodes_list.npy", npy_bytes<int64_t>("<i8", "(2,)", {2, 2}));
+     },
+     nullptr,
+     {"member num_nodes_list.npy: has 2 entries, expected 1 (only single-graph datasets are "
+      "supported)"}},
+    {"BinNegativeCount",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "num_edges_list.npy", npy_bytes<int64_t>("<i8", "(1,)", {-1}));
+     },
+     nullptr,
+     {"member num_edges_list.npy index 0: count -1 is negative"}},
+    {"BinEdgeIdOutOfRange",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "edge_index.npy",
+           npy_bytes<int64_t>("<i8", "(2, 5)", {0, 1, 2, 3, 1, 1, 2, 3, 9, 0}));
+     },
+     nullptr,
+     {"raw/data.npz: member edge_index.npy index [1, 3]: node id 9 is out of range [0, 4) (N from "
+      "num_nodes_list.npy)"}},
+    {"BinNegativeSourceId",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "edge_index.npy",
+           npy_bytes<int64_t>("<i8", "(2, 5)", {0, 1, -2, 3, 1, 1, 2, 3, 0, 0}));
+     },
+     nullptr,
+     {"member edge_index.npy index [0, 2]: node id -2 is out of range [0, 4)"}},
+    {"BinNanFeatureStored",
+     Layout::kOgbBinaryStored,
+     [](FileMap& f) {
+       set(f, kDataNpz + "node_feat.npy",
+           npy_bytes<double>("<f8", "(4, 3)", {1, 0, 2, 0.5, -1.25, 0, 3, 3, 3, 0, kNan, 0}));
+     },
+     nullptr,
+     {"raw/data.npz: member node_feat.npy index [3, 1]: value nan is not finite"}},
+    {"BinFloat16InfFeature",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "node_feat.npy",
+           npy_bytes<uint16_t>("<f2", "(4, 3)", {0, 0, 0, 0, 0, 0xfc00, 0, 0, 0, 0, 0, 0}));
+     },
+     nullptr,
+     {"member node_feat.npy index [1, 2]: value -inf is not finite"}},
+    {"BinFeatureOverflowsFloat32",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "node_feat.npy",
+           npy_bytes<double>("<f8", "(4, 3)", {1, 0, 2, 0.5, -1.25, 0, 1e39, 3, 3, 0, 0, 0}));
+     },
+     nullptr,
+     {"member node_feat.npy index [2, 0]: value 1e+39 is out of float32 range"}},
+    {"BinFortranOrderFeatures",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kDataNpz + "node_feat.npy",
+           npy_bytes<float>("<f4", "(4, 3)", std::vector<float>(12), true));
+     },
+     nullptr,
+     {"raw/data.npz: member node_feat.npy: header: Fortran-order arrays are not supported"}},
+    {"BinNanLabelInTrain",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<double>("<f8", "(4, 1)", {0, kNan, 2, 1}));
+     },
+     nullptr,
+     {"split/main/train.csv.gz: line 2: node id 1 is unlabelled (its label in raw/node-label.npz "
+      "is NaN); a split may name labelled nodes only"}},
+    {"BinNanLabelInTest",
+     Layout::kOgbBinaryStored,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<float>("<f4", "(4,)", {0, 1, 2, kNan}));
+     },
+     nullptr,
+     {"split/main/test.csv.gz: line 1: node id 3 is unlabelled"}},
+    {"BinEveryLabelNan",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<double>("<f8", "(4, 1)", {kNan, kNan, kNan, kNan}));
+     },
+     nullptr,
+     {"raw/node-label.npz: member node_label.npy: every label is NaN (no labelled node)"}},
+    {"BinFractionalLabel",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<double>("<f8", "(4, 1)", {0, 1.5, 2, 1}));
+     },
+     nullptr,
+     {"member node_label.npy index [1, 0]: label 1.5 is not a class id (an integer; NaN marks an "
+      "unlabelled node)"}},
+    {"BinNegativeLabel",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<int64_t>("<i8", "(4, 1)", {0, 1, -3, 1}));
+     },
+     nullptr,
+     {"member node_label.npy index [2, 0]: label -3 is negative"}},
+    {"BinLabelRowsDisagree",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<int64_t>("<i8", "(3, 1)", {0, 1, 2}));
+     },
+     nullptr,
+     {"raw/node-label.npz: member node_label.npy: has 3 rows, expected N = 4"}},
+    {"BinLabelWrongShape",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<int64_t>("<i8", "(4, 2, 1)", {0, 1, 2, 1, 0, 1, 2, 1}));
+     },
+     nullptr,
+     {"member node_label.npy: has dtype <i8 and shape (4, 2, 1), expected int or float [N] or "
+      "[N, 1] class ids"}},
+    {"BinMultiLabelNotBinary",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       set(f, kLabelMember, npy_bytes<float>("<f4", "(4, 2)", {1, 0, 0, 1, 1, 2, 0, 0}));
+     },
+     nullptr,
+     {"member node_label.npy index [2, 1]: multi-label value 2 is not 0 or 1"}},
+    {"BinNotAZipArchive",
+     Layout::kOgbBinary,
+     no_edit,
+     [](const std::string& d) { test::write_file(d + "/raw/data.npz", "edge_index,0,1\n"); },
+     {"raw/data.npz: not a zip archive"}},
+    {"BinTruncatedArchive",
+     Layout::kOgbBinary,
+     many_binary_edges,
+     [](const std::string& d) { truncate_file(d + "/raw/data.npz", 300); },
+     {"raw/data.npz: not a zip archive"}},
+    {"BinCorruptDeflatedMember",
+     Layout::kOgbBinary,
+     many_binary_edges,
+     [](const std::string& d) { flip_bytes(d + "/raw/data.npz", 200, 8); },
+     {"raw/data.npz: member edge_index.npy: cannot read: CRC error"}},
+    {"BinSplitDictOnly",
+     Layout::kOgbBinary,
+     [](FileMap& f) {
+       for (const char* name : {"train", "valid", "test"})
+         f.erase(std::string("split/main/") + name + ".csv.gz");
+       set(f, "split/main/split_dict.pt", "PK\x03\x04");
+     },
+     nullptr,
+     {"split/main/split_dict.pt: is a torch pickle (ogb.io.DatasetSaver.save_split), which adaqp "
+      "does not read: write the split beside it as train.csv.gz, valid.csv.gz and test.csv.gz"}},
 };
 
 // Random edits never crash a loader: each either throws InputError or yields a graph that
@@ -458,6 +701,8 @@ TEST(MalformedInputFuzz, RandomByteFlipsGiveInputErrorOrValidGraph) {
 INSTANTIATE_TEST_SUITE_P(Ogb, MalformedInput, testing::ValuesIn(kOgbCases), malformed_case_name);
 INSTANTIATE_TEST_SUITE_P(Numpy, MalformedInput, testing::ValuesIn(kNumpyCases),
                          malformed_case_name);
+INSTANTIATE_TEST_SUITE_P(OgbBinary, MalformedInput, testing::ValuesIn(kOgbBinaryCases),
+                         malformed_case_name);
 
 // The slice readers of the distributed start-up (graph/slice_loader.h) give the loaders' errors at
 // 1 to 3 ranks (as threads): that of the lowest failing rank, the one the CLI reports.
@@ -471,7 +716,7 @@ TEST_P(MalformedSlices, GiveTheLoadersError) {
   const std::string dir = tmp.str("data");
   write_case(c, dir);
   DatasetSpec spec;
-  spec.format = c.ogb ? DatasetFormat::kOgb : DatasetFormat::kNumpy;
+  spec.format = c.layout == Layout::kNumpy ? DatasetFormat::kNumpy : DatasetFormat::kOgb;
   spec.path = dir;
   for (int world = 1; world <= 3; ++world) {
     std::vector<std::string> errors(static_cast<size_t>(world));
@@ -504,6 +749,8 @@ TEST_P(MalformedSlices, GiveTheLoadersError) {
 
 INSTANTIATE_TEST_SUITE_P(Ogb, MalformedSlices, testing::ValuesIn(kOgbCases), malformed_case_name);
 INSTANTIATE_TEST_SUITE_P(Numpy, MalformedSlices, testing::ValuesIn(kNumpyCases),
+                         malformed_case_name);
+INSTANTIATE_TEST_SUITE_P(OgbBinary, MalformedSlices, testing::ValuesIn(kOgbBinaryCases),
                          malformed_case_name);
 
 }  // namespace

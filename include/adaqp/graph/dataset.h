@@ -20,16 +20,29 @@ struct DatasetSpec {
   GraphTransform transform;
 };
 
-// OGB raw layout: raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz and
-// split/<name>/{train,valid,test}.csv.gz. node-label with several columns is multi-label (0/1);
-// a single column holds class ids, num_classes = max + 1. An empty `split` picks the only split
-// folder. Every problem (missing file, bad gzip, ragged row, non-numeric or non-finite value, id
-// out of range, count disagreeing with num-*-list, overlapping splits) throws one InputError naming
-// the file, the 1-based line and the value. Graph.name is the directory's basename.
+// OGB raw layouts, both with split/<name>/{train,valid,test}.csv.gz (an empty `split` picks the
+// only split folder; a folder holding only split_dict.pt, the torch pickle that
+// ogb.io.DatasetSaver.save_split writes, is an InputError asking for the CSV files):
+//   CSV (where raw/edge.csv.gz exists):
+//     raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz. node-label with several
+//     columns is multi-label (0/1); a single column holds class ids, num_classes = max + 1.
+//   binary (raw/data.npz without raw/edge.csv.gz; as ogb.io.DatasetSaver writes it and
+//   ogbn-papers100M ships it; members deflated or stored):
+//     raw/data.npz        edge_index (int [2, E], row 0 sources), node_feat (float16/32/64 or int
+//                         [N, F], converted to float32), num_nodes_list = [N], num_edges_list =
+//                         [E]; other members (edge_feat, ...) are ignored
+//     raw/node-label.npz  node_label: class ids [N] or [N, 1] (int, or float holding integers;
+//                         NaN marks an unlabelled node, which holds class 0 and which no split
+//                         may name) or multi-label 0/1 values [N, C], C > 1
+// Every problem (missing file or member, bad gzip or zip data, ragged row, wrong dtype or shape,
+// non-numeric or non-finite value, id out of range, count disagreeing with num-*-list, overlapping
+// splits) throws one InputError naming the file, the 1-based line or the member and index, and
+// the value. Graph.name is the directory's basename.
 Graph load_ogb(const std::string& dir, const std::string& split);
 // The same for rank `rank`'s slice among `world` (graph/graph_slice.h): every file is streamed and
-// checked whole, and the slice's rows, their in-edges and its split ids are kept. load_ogb is
-// the slice of rank 0 of 1.
+// checked whole (but for a stored node_feat member, read from the slice's first row to its last),
+// and the slice's rows, their in-edges and its split ids are kept. load_ogb is the slice of rank 0
+// of 1.
 GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world);
 
 // NumPy layout: edge_index.npy (int32/int64 [2,E], row 0 sources), feat.npy (float32 [N,F]),
@@ -68,10 +81,10 @@ void save_numpy(const Graph& g, const std::string& dir);
 DatasetFormat resolve_dataset_format(const DatasetSpec& spec);
 
 // Dispatches on spec.format through the loader registry (dataset.cpp: name, detect, load; auto: no
-// path means synthetic; in the directory, raw/edge.csv.gz means ogb, edge_index.npy means numpy,
-// adj_full.npz means graphsaint, anything else is an InputError naming the directory), then
-// applies spec.transform and validates the result. A path given with format synthetic is a
-// ConfigError.
+// path means synthetic; in the directory, raw/edge.csv.gz or raw/data.npz means ogb,
+// edge_index.npy means numpy, adj_full.npz means graphsaint, anything else is an InputError naming
+// the directory), then applies spec.transform and validates the result. A path given with format
+// synthetic is a ConfigError.
 Graph load_dataset(const DatasetSpec& spec);
 
 }  // namespace adaqp
