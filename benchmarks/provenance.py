@@ -76,10 +76,14 @@ def collect(command, adaqp_bin=None):
         "env": {k: v for k, v in os.environ.items()
                 if k.startswith(("ADAQP_", "OMP_", "NCCL_")) or k in (
                     "DEVICE", "NODES", "AVG_DEGREE", "FEAT", "CLASSES", "WARMUP", "EPOCHS",
-                    "ROUNDS", "MODELS", "PAIRS", "THREADS", "WORKERS", "PYG_ADJ")},
+                    "ROUNDS", "MODELS", "PAIRS", "THREADS", "WORKERS", "PYG_ADJ", "RATES", "MODES",
+                    "RANKS_PER_HOST", "BASELINE_BIN")},
     }
     if adaqp_bin:
         info["adaqp_version"] = _run([adaqp_bin, "--version"]) or None
+        # The commit of the tree the binary was built in (a baseline build may be another one's).
+        info["adaqp_commit"] = _run(["git", "-C", str(Path(adaqp_bin).resolve().parent),
+                                     "describe", "--always", "--dirty", "--abbrev=12"]) or None
     return info
 
 
