@@ -28,19 +28,13 @@ dim3 launch_grid(int64_t n) {
   return dim3(static_cast<unsigned>(blocks < 65535 ? blocks : 65535));
 }
 
-// Quantizes row x into `out` (its packed codes) and meta[0..1] (m, s), and *range when not null.
-// Every lane of the warp calls it for the same row. False (on every lane) when the row cannot be
-// quantized; nothing is written then.
-template <int B>
-__device__ bool quantize_row(const float* __restrict__ x, int64_t d, uint64_t gid,
-                             const QuantKey& key, uint8_t* __restrict__ out,
-                             float* __restrict__ meta, float* __restrict__ range) {
-  const int lane = threadIdx.x;
-  const int64_t row_bytes = packed_row_bytes(d, B);
-  const int64_t blocks = (d + kQuantElementsPerBlock - 1) / kQuantElementsPerBlock;
+// The minimum and maximum of row x on every lane of the warp (each lane reads its elements, then
+// the warp reduces in the order-preserving integer keys of quant_math.h, so the bit patterns are
+// the CPU's whatever the order); false (on every lane) if the row holds a NaN or an infinity.
+__device__ bool row_min_max(const float* __restrict__ x, int64_t d, float& lo, float& hi) {
   int32_t key_lo = INT_MAX, key_hi = INT_MIN;
   unsigned special = 0;
-  for (int64_t e = lane; e < d; e += kWarp) {
+  for (int64_t e = threadIdx.x; e < d; e += kWarp) {
     const int32_t bits = __float_as_int(x[e]);
     const int32_t k = ordered_bits(bits);
     key_lo = min(key_lo, k);
@@ -52,9 +46,25 @@ __device__ bool quantize_row(const float* __restrict__ x, int64_t d, uint64_t gi
     key_hi = max(key_hi, __shfl_xor_sync(kFullMask, key_hi, offset));
     special |= __shfl_xor_sync(kFullMask, special, offset);
   }
-  const RowParams p = quant_row_params(__int_as_float(ordered_bits(key_lo)),
-                                       __int_as_float(ordered_bits(key_hi)), B);
-  if (special != 0 || !p.ok) return false;
+  lo = __int_as_float(ordered_bits(key_lo));
+  hi = __int_as_float(ordered_bits(key_hi));
+  return special == 0;
+}
+
+// Quantizes row x into `out` (its packed codes) and meta[0..1] (m, s), and *range when not null.
+// Every lane of the warp calls it for the same row. False (on every lane) when the row cannot be
+// quantized; nothing is written then.
+template <int B>
+__device__ bool quantize_row(const float* __restrict__ x, int64_t d, uint64_t gid,
+                             const QuantKey& key, uint8_t* __restrict__ out,
+                             float* __restrict__ meta, float* __restrict__ range) {
+  const int lane = threadIdx.x;
+  const int64_t row_bytes = packed_row_bytes(d, B);
+  const int64_t blocks = (d + kQuantElementsPerBlock - 1) / kQuantElementsPerBlock;
+  float lo = 0.0f, hi = 0.0f;
+  if (!row_min_max(x, d, lo, hi)) return false;
+  const RowParams p = quant_row_params(lo, hi, B);
+  if (!p.ok) return false;
   if (lane == 0) {
     meta[0] = p.m;
     meta[1] = p.s;
@@ -103,26 +113,10 @@ __device__ void dequantize_row(const uint8_t* __restrict__ in, float m, float s,
 // when the row holds a NaN or an infinity; nothing is written then.
 __device__ bool copy_row(const float* __restrict__ x, int64_t d, float* __restrict__ out,
                          float* __restrict__ range) {
-  int32_t key_lo = INT_MAX, key_hi = INT_MIN;
-  unsigned special = 0;
-  for (int64_t e = threadIdx.x; e < d; e += kWarp) {
-    const int32_t bits = __float_as_int(x[e]);
-    const int32_t k = ordered_bits(bits);
-    key_lo = min(key_lo, k);
-    key_hi = max(key_hi, k);
-    special |= (bits & 0x7F800000) == 0x7F800000 ? 1u : 0u;
-  }
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    key_lo = min(key_lo, __shfl_xor_sync(kFullMask, key_lo, offset));
-    key_hi = max(key_hi, __shfl_xor_sync(kFullMask, key_hi, offset));
-    special |= __shfl_xor_sync(kFullMask, special, offset);
-  }
-  if (special != 0) return false;
+  float lo = 0.0f, hi = 0.0f;
+  if (!row_min_max(x, d, lo, hi)) return false;
   for (int64_t e = threadIdx.x; e < d; e += kWarp) out[e] = x[e];
-  if (threadIdx.x == 0 && range != nullptr) {
-    *range = full_precision_range(__int_as_float(ordered_bits(key_lo)),
-                                  __int_as_float(ordered_bits(key_hi)));
-  }
+  if (threadIdx.x == 0 && range != nullptr) *range = full_precision_range(lo, hi);
   return true;
 }
 

@@ -28,6 +28,7 @@
 #include "adaqp/partition/edge_sample.h"
 #include "adaqp/partition/partitioner.h"
 #include "adaqp/partition/ptscotch_partitioner.h"
+#include "graph_expect.h"
 #include "mpi/mpi_world.h"
 #include "test_util.h"
 
@@ -79,22 +80,6 @@ Graph test_graph(int64_t nodes, uint64_t seed) {
   g.indices = multi.indices;
   apply_transform(g, GraphTransform{false, true, false});
   return g;
-}
-
-void expect_same_slice(const GraphSlice& a, const GraphSlice& b) {
-  EXPECT_EQ(a.num_nodes, b.num_nodes);
-  EXPECT_EQ(a.first, b.first);
-  EXPECT_EQ(a.indptr, b.indptr);
-  EXPECT_EQ(a.indices, b.indices);
-  EXPECT_EQ(a.feat_dim, b.feat_dim);
-  EXPECT_EQ(a.features, b.features);
-  EXPECT_EQ(a.num_classes, b.num_classes);
-  EXPECT_EQ(a.multilabel, b.multilabel);
-  EXPECT_EQ(a.labels, b.labels);
-  EXPECT_EQ(a.multilabels, b.multilabels);
-  EXPECT_EQ(a.train, b.train);
-  EXPECT_EQ(a.valid, b.valid);
-  EXPECT_EQ(a.test, b.test);
 }
 
 void expect_same_part(const Part& a, const Part& b) {
@@ -162,7 +147,7 @@ TEST(GraphSlices, FingerprintAndSymmetrisationEqualTheWholeGraphs) {
   EXPECT_NE(slice_fingerprint(ds, *comm), fingerprint(g));
   symmetrize_slices(ds, *comm);
   apply_transform(d, GraphTransform{true, false, false});
-  expect_same_slice(ds, slice_of(d, comm->rank(), comm->size()));
+  test::expect_same_slice(ds, slice_of(d, comm->rank(), comm->size()));
   EXPECT_EQ(slice_fingerprint(ds, *comm), fingerprint(d));
 }
 
@@ -183,7 +168,7 @@ TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
        {GraphTransform{false, false, false}, GraphTransform{true, true, true}}) {
     spec.transform = t;
     const GraphSlice s = load_slice(spec, *comm, agreeing_step(*comm));
-    expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
+    test::expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
   }
   comm->barrier();
   if (comm->rank() == 0) fs::remove_all(dir);
@@ -200,7 +185,7 @@ TEST(GraphSlices, OgbSliceReaderEqualsTheWholeLoader) {
       SCOPED_TRACE(name);
       spec.transform = t;
       const GraphSlice s = load_slice(spec, *comm, agreeing_step(*comm));
-      expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
+      test::expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
     }
   }
 }

@@ -15,6 +15,7 @@
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph_slice.h"
 #include "dataset_files.h"
+#include "graph_expect.h"
 #include "graphsaint_files.h"
 #include "test_util.h"
 
@@ -122,22 +123,7 @@ TEST(GraphSaintLoader, SlicesAreTheWholeGraphsSlices) {
       for (int rank = 0; rank < world; ++rank) {
         SCOPED_TRACE("case " + std::to_string(c) + ", rank " + std::to_string(rank) + " of " +
                      std::to_string(world));
-        const GraphSlice want = slice_of(g, rank, world);
-        const GraphSlice got = load_graphsaint_slice(dir, rank, world);
-        EXPECT_EQ(got.name, want.name);
-        EXPECT_EQ(got.num_nodes, want.num_nodes);
-        EXPECT_EQ(got.first, want.first);
-        EXPECT_EQ(got.indptr, want.indptr);
-        EXPECT_EQ(got.indices, want.indices);
-        EXPECT_EQ(got.feat_dim, want.feat_dim);
-        EXPECT_EQ(got.features, want.features);
-        EXPECT_EQ(got.num_classes, want.num_classes);
-        EXPECT_EQ(got.multilabel, want.multilabel);
-        EXPECT_EQ(got.labels, want.labels);
-        EXPECT_EQ(got.multilabels, want.multilabels);
-        EXPECT_EQ(got.train, want.train);
-        EXPECT_EQ(got.valid, want.valid);
-        EXPECT_EQ(got.test, want.test);
+        test::expect_same_slice(load_graphsaint_slice(dir, rank, world), slice_of(g, rank, world));
       }
     }
   }

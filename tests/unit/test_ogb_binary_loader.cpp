@@ -15,6 +15,7 @@
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph_slice.h"
 #include "dataset_files.h"
+#include "graph_expect.h"
 #include "ogb_binary_files.h"
 #include "test_util.h"
 
@@ -32,22 +33,6 @@ Graph load_binary(const FileMap& files, bool deflate, const std::string& name = 
   const std::string dir = tmp.str(name);
   test::write_ogb_binary(dir, files, deflate);
   return load_ogb(dir, "");
-}
-
-void expect_same_graph(const Graph& got, const Graph& want) {
-  EXPECT_EQ(got.num_nodes, want.num_nodes);
-  EXPECT_EQ(got.indptr, want.indptr);
-  EXPECT_EQ(got.indices, want.indices);
-  EXPECT_EQ(got.feat_dim, want.feat_dim);
-  EXPECT_EQ(got.features, want.features);
-  EXPECT_EQ(got.num_classes, want.num_classes);
-  EXPECT_EQ(got.multilabel, want.multilabel);
-  EXPECT_EQ(got.labels, want.labels);
-  EXPECT_EQ(got.multilabels, want.multilabels);
-  EXPECT_EQ(got.train, want.train);
-  EXPECT_EQ(got.valid, want.valid);
-  EXPECT_EQ(got.test, want.test);
-  EXPECT_EQ(fingerprint(got), fingerprint(want));
 }
 
 TEST(OgbBinaryLoader, LoadsTinyDatasetExactly) {
@@ -69,7 +54,7 @@ TEST(OgbBinaryLoader, LoadsTinyDatasetExactly) {
 
     TempDir tmp;
     test::write_ogb(tmp.str("csv"), test::tiny_ogb_text());
-    expect_same_graph(g, load_ogb(tmp.str("csv"), ""));
+    test::expect_same_graph(g, load_ogb(tmp.str("csv"), ""));
   }
 }
 
@@ -85,10 +70,10 @@ TEST(OgbBinaryLoader, SameGraphAsTheCsvLayout) {
   TempDir tmp;
   test::write_ogb(tmp.str("csv"), test::ogb_text_of(g));
   const Graph csv = load_ogb(tmp.str("csv"), "");
-  expect_same_graph(csv, g);
+  test::expect_same_graph(csv, g);
   for (const bool deflate : {true, false}) {
     SCOPED_TRACE(deflate ? "deflated" : "stored");
-    expect_same_graph(load_binary(test::ogb_binary_files_of(g), deflate), csv);
+    test::expect_same_graph(load_binary(test::ogb_binary_files_of(g), deflate), csv);
   }
 }
 
@@ -189,22 +174,7 @@ TEST(OgbBinaryLoader, SlicesAreTheWholeGraphsSlices) {
         for (int rank = 0; rank < world; ++rank) {
           SCOPED_TRACE("case " + std::to_string(c) + (deflate ? " deflated" : " stored") +
                        ", rank " + std::to_string(rank) + " of " + std::to_string(world));
-          const GraphSlice want = slice_of(g, rank, world);
-          const GraphSlice got = load_ogb_slice(dir, "", rank, world);
-          EXPECT_EQ(got.name, want.name);
-          EXPECT_EQ(got.num_nodes, want.num_nodes);
-          EXPECT_EQ(got.first, want.first);
-          EXPECT_EQ(got.indptr, want.indptr);
-          EXPECT_EQ(got.indices, want.indices);
-          EXPECT_EQ(got.feat_dim, want.feat_dim);
-          EXPECT_EQ(got.features, want.features);
-          EXPECT_EQ(got.num_classes, want.num_classes);
-          EXPECT_EQ(got.multilabel, want.multilabel);
-          EXPECT_EQ(got.labels, want.labels);
-          EXPECT_EQ(got.multilabels, want.multilabels);
-          EXPECT_EQ(got.train, want.train);
-          EXPECT_EQ(got.valid, want.valid);
-          EXPECT_EQ(got.test, want.test);
+          test::expect_same_slice(load_ogb_slice(dir, "", rank, world), slice_of(g, rank, world));
         }
       }
     }
