@@ -44,6 +44,9 @@ constexpr double kFullCheckMargin = 0.05;
 // Vanilla's exchanges at no more than this share of the policy's own epoch: elsewhere Vanilla
 // cannot win, and the trial's epochs would cost time.
 constexpr double kTrialCommShare = 0.5;
+// ... and Vanilla's schedule is kept where its epochs were faster by more than this: the goal's
+// tolerance, so that the machine's jitter does not decide.
+constexpr double kTrialMargin = 0.02;
 
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
@@ -112,20 +115,6 @@ double slowest_channel(const assign::TimeModel& time, const std::vector<int64_t>
     }
   }
   return t;
-}
-
-// Whether some sender's messages travel on two channels of different cost classes (link classes:
-// assign::per_sender_class_time_model).
-bool has_link_classes(const assign::TimeModel& time) {
-  for (int s = 0; s < time.world_size; ++s) {
-    int32_t first = -1;
-    for (int r = 0; r < time.world_size; ++r) {
-      if (r == s) continue;
-      if (first >= 0 && time.channel(s, r) != first) return true;
-      first = time.channel(s, r);
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -214,7 +203,7 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
     for (int r = 0; r < p.num_parts; ++r) mine[r] = out[r + 1] - out[r];
     comm_.allgather(mine.data(), counts.data(), mine.size() * sizeof(int64_t));
   }
-  per_link_full_ = opt_.objective == assign::Objective::kSeconds && has_link_classes(time_);
+  per_link_full_ = opt_.objective == assign::Objective::kSeconds && !time_.class_of_channel.empty();
   clock_offset_s_ = estimate_clock_offset(comm_);
 }
 
@@ -375,8 +364,9 @@ bool AdaptivePolicy::trial_due(const std::vector<const MessageTrace*>& traces) c
 void AdaptivePolicy::check_schedule(double epoch_s, bool traced) {
   if (vanilla_schedule_) return;
   if (trial_ != Trial::kRunning) {
-    // The policy's own warm epochs, the trial's reference.
-    if (traced_epochs_ >= 2 && epoch_s > 0) {
+    // The trial's reference: the policy's own epochs after its first plan from traces (before it,
+    // every message at the widest width) that did not solve (a solve's time is not the schedule's).
+    if (solved_once_ && !stats_.solved && epoch_s > 0) {
       recent_epochs_s_.push_back(epoch_s);
       if (recent_epochs_s_.size() > kFullCheckEpochs) {
         recent_epochs_s_.erase(recent_epochs_s_.begin());
@@ -390,7 +380,7 @@ void AdaptivePolicy::check_schedule(double epoch_s, bool traced) {
   trial_ = Trial::kDone;
   const double best = *std::min_element(trial_epochs_s_.begin() + 1, trial_epochs_s_.end());
   const double reference = *std::min_element(recent_epochs_s_.begin(), recent_epochs_s_.end());
-  vanilla_schedule_ = best < reference;
+  vanilla_schedule_ = best * (1 + kTrialMargin) < reference;
   if (!vanilla_schedule_) {
     size_t k = 0;
     for (Direction dir : kDirs) {
@@ -489,7 +479,7 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
                           direction_name(dir), trace.ranges.size(), offsets.back()));
   problem.row_width = trace.width;
   problem.bits = opt_.bit_set;
-  if (per_link_full_) problem.bits.push_back(quant::kFullPrecisionBits);
+  if (per_link_full_ && !full_measured_slower_) problem.bits.push_back(quant::kFullPrecisionBits);
   problem.time = time_;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
   problem.hidden_s = hidden_s_[static_cast<int>(dir) * layers_ + layer];
@@ -701,7 +691,7 @@ void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
       const std::vector<int64_t>& ro = recv_offsets(part, dirs[i]);
       std::vector<uint8_t>& recv = solved[i]->recv;
       for (int64_t k = ro[r]; k < ro[r + 1]; ++k, ++pos) {
-        // Every 2-bit code names a message width (static_assert below).
+        // Every 2-bit code names a message width (static_assert at the top).
         recv[k] =
             static_cast<uint8_t>(quant::message_width((packed[pos >> 2] >> (2 * (pos & 3))) & 3));
       }

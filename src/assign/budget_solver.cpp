@@ -12,13 +12,15 @@ namespace adaqp::assign {
 namespace {
 
 // Option indices on the lower convex hull of (bytes, variance factor), ascending bytes. Of options
-// with equal bytes only the one of least variance can be optimal; a point above the chord of its
-// neighbours is never the greedy's choice. Collinear points stay (their steps tie in gain per
-// byte).
+// with equal bytes only the one of least variance can be optimal, and so can no option with more
+// bytes and no less variance than one before it (full precision is fewer bytes than a codec width
+// for a row of 1 or 2 values); a point above the chord of its neighbours is never the greedy's
+// choice. Collinear points stay (their steps tie in gain per byte).
 std::vector<uint8_t> lower_hull(const BitOptions& o) {
   std::vector<uint8_t> hull;
   for (size_t k = 0; k < o.size(); ++k) {
     if (k + 1 < o.size() && o.bytes[k + 1] == o.bytes[k]) continue;
+    if (!hull.empty() && o.factor[k] >= o.factor[hull.back()]) continue;
     while (hull.size() >= 2) {
       const size_t a = hull[hull.size() - 2], b = hull.back();
       const double above =

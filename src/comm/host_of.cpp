@@ -6,6 +6,7 @@
 #include <array>
 #include <climits>
 #include <cstring>
+#include <fstream>
 
 namespace adaqp {
 namespace {
@@ -17,9 +18,13 @@ constexpr size_t kKeyBytes = 256;
 std::string host_key() {
   std::array<char, HOST_NAME_MAX + 1> name{};
   if (gethostname(name.data(), name.size() - 1) != 0) name[0] = '\0';
+  // The first network namespace has the same inode on every machine: the boot id tells machines
+  // (cloned ones with one host name too) apart.
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
   std::array<char, 128> ns{};
   const ssize_t n = readlink("/proc/self/ns/net", ns.data(), ns.size() - 1);
-  return std::string(name.data()) + " " +
+  return std::string(name.data()) + " " + boot + " " +
          std::string(ns.data(), n > 0 ? static_cast<size_t>(n) : 0);
 }
 

@@ -293,7 +293,9 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
       model.fits[c] = assign::fit_link(run.samples[g], channel_name(c, classes));
       model.fits[c].beta *= std::max(sharing[g], 1);
     }
-    probes += static_cast<int64_t>(run.samples[0].size());
+    for (const std::vector<assign::TimingSample>& g : run.samples) {
+      probes = std::max(probes, static_cast<int64_t>(g.size()));
+    }
     model.min_bytes =
         model.min_bytes == 0 ? run.min_bytes : std::min(model.min_bytes, run.min_bytes);
     model.max_bytes = std::max(model.max_bytes, run.max_bytes);

@@ -161,6 +161,28 @@ TEST(AssignSolver, FullPrecisionWhereTheLinkIsFast) {
   }
 }
 
+// Rows of 1 or 2 values are fewer bytes at full precision (4 d) than at any codec width (8 bytes of
+// metadata and the codes): full precision is then every weighted message's choice, whatever the
+// budget (a hull that stepped from full precision to a codec width raised the variance). (The MILP
+// is no referee here: its variance coefficients, about 1e-7 a message, fall below GLPK's
+// tolerances.)
+TEST(AssignSolver, FullPrecisionWhereItIsTheSmallestRow) {
+  for (const int64_t d : {1, 2}) {
+    Draw draw(static_cast<uint64_t>(5000 + d));
+    AssignProblem p;
+    p.row_width = d;
+    p.bits = {2, 4, 8, quant::kFullPrecisionBits};
+    p.time = per_sender_time_model({{1e-5, 1e-8}, {1e-5, 2e-8}, {1e-5, 3e-8}});
+    p.messages = random_messages(draw, 300, 3);
+    const Assignment fast = solve_assignment(p, options_for(Solver::kFast, 0.5));
+    for (size_t j = 0; j < p.messages.size(); ++j) {
+      if (p.messages[j].weight == 0) continue;
+      ASSERT_EQ(fast.bits[j], quant::kFullPrecisionBits) << "d " << d << ", message " << j;
+    }
+    EXPECT_EQ(fast.eval.variance, 0.0) << "d " << d;
+  }
+}
+
 // With part of the exchange hidden behind local work (AssignProblem::hidden_s) both solvers count
 // only the exposed time; all hidden gives every message of non-zero weight the largest width.
 TEST(AssignSolver, FastWithinHalfPercentOfExactWithHiddenTime) {

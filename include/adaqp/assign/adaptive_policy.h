@@ -47,8 +47,12 @@
 // the codec time of an exchange now at full precision is the one measured when it was last
 // quantized. With links of two speeds, seconds also lets each message travel at full precision
 // inside a quantized exchange (quant::kFullPrecisionBits, one more option of the solver, priced at
-// the codec widths' rate): where a fast channel (the sender's own host) fits it in the budget the
-// slow channels set, it goes there. normalized: the paper's objective over the codec widths alone.
+// the codec widths' rate, unless the measured check gave full precision up): where its channel
+// fits it in the budget the slowest channel sets, it goes there (every message within a host; a
+// network channel with time to spare may take some too). Each rank between hosts plans with its
+// host's slope times the host's ranks that send there (link_probe.h): for ranks of unequal loads
+// the heavier one is modelled slower than it is. normalized: the paper's objective over the codec
+// widths alone.
 //
 // Weights (assign/variance_weight.h): forward message j (row v to peer q) has
 // w_j = (sum over q's rows i of a_iv^2) * d * range_j^2 / 6; q knows a_iv for its halo column v
@@ -124,11 +128,12 @@ class AdaptivePolicy : public BitPolicy {
   // again in this run. Trial of Vanilla's schedule (the same condition): where the overlapped
   // schedule and the codec cost more than the exchanges they hide (tiny graphs, fast links),
   // Vanilla, which overlaps nothing, is faster still. So once the model prices all of Vanilla's
-  // exchanges (full precision, nothing hidden) at most kTrialCommShare of the last warm epochs
-  // (and no check of full precision is running), 1 + kFullCheckEpochs epochs run Vanilla's
-  // schedule (QuantPlan::overlap false, every exchange at full precision); if the faster of the
-  // timed ones beats the faster of the two warm epochs before, the rest of the run keeps Vanilla's
-  // schedule, else the plans go on as before. Every plan traces its quantized exchanges.
+  // exchanges (full precision, nothing hidden) at most kTrialCommShare of its last two epochs that
+  // ran its plans without solving (and no check of full precision is running, nor has found full
+  // precision slower), 1 + kFullCheckEpochs epochs run Vanilla's schedule (QuantPlan::overlap
+  // false, every exchange at full precision); if the faster of the timed ones beats the faster of
+  // those two epochs by more than kTrialMargin, the rest of the run keeps Vanilla's schedule, else
+  // the plans go on as before. Every plan traces its quantized exchanges.
   // Collective; every rank takes the same decisions.
   const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
   // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges

@@ -1,8 +1,8 @@
-// Which ranks share a host. A host is one network stack: the host name and the network namespace
-// of the process, so that the hosts of scripts/vcluster.sh (namespaces of one machine, whose
-// traffic crosses shaped links) count as separate hosts, and the ranks of one machine (or of one
-// vcluster host, --ranks-per-host) as one. The adaptive scheme models the links between ranks of
-// one host and those between hosts as two classes (assign/time_model.h).
+// Which ranks share a host. A host is one network stack: the machine (host name and boot id) and
+// the network namespace of the process, so that the hosts of scripts/vcluster.sh (namespaces of
+// one machine, whose traffic crosses shaped links) count as separate hosts, and the ranks of one
+// machine (or of one vcluster host, --ranks-per-host) as one. The adaptive scheme models the links
+// between ranks of one host and those between hosts as two classes (assign/time_model.h).
 #pragma once
 
 #include <string>
@@ -12,8 +12,9 @@
 
 namespace adaqp {
 
-// This process's host key: "<host name> <network namespace>" (the namespace as
-// /proc/self/ns/net names it; empty where that cannot be read).
+// This process's host key: "<host name> <boot id> <network namespace>" (the boot id of
+// /proc/sys/kernel/random/boot_id, the namespace as /proc/self/ns/net names it; each empty where
+// it cannot be read).
 std::string host_key();
 
 // host_of[r]: rank r's host among keys[0..world), numbered in the order of their first rank.

@@ -99,8 +99,8 @@ class HaloExchanger {
 
   // True when exchanges run on a progress thread (overlap on MPI with thread support).
   bool progress_thread() const;
-  // The schedule of the exchanges from now on: overlap where the exchanger was built with it and
-  // `on`, else off (Vanilla's). Between exchanges only (none in flight).
+  // The schedule of the exchanges started from now on: overlap where the exchanger was built with
+  // it and `on`, else off (Vanilla's). Between epochs; an exchange in flight keeps its own.
   void set_overlap(bool on);
   bool overlaps() const { return overlap_; }
   // Waits for every exchange still in flight or not yet settled (bounded by the timeout), so that
