@@ -9,7 +9,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/common/clock.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partition_store.h"
@@ -44,13 +44,10 @@ struct Elapsed {
 // Wall and CPU time since construction.
 class Timer {
  public:
-  Elapsed elapsed() const {
-    return {std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count(),
-            cpu_seconds() - cpu0_};
-  }
+  Elapsed elapsed() const { return {adaqp::steady_now_s() - wall0_, cpu_seconds() - cpu0_}; }
 
  private:
-  std::chrono::steady_clock::time_point wall0_ = std::chrono::steady_clock::now();
+  double wall0_ = adaqp::steady_now_s();
   double cpu0_ = cpu_seconds();
 };
 

@@ -1,9 +1,9 @@
 // adaqp generate: writes the job's synthetic graph (dataset.synthetic) in the NumPy layout.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <memory>
 
+#include "adaqp/common/clock.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/generator.h"
 #include "commands.h"
@@ -19,18 +19,17 @@ struct GenerateOptions {
 
 void run_generate(const GenerateOptions& opt) {
   const JobConfig cfg = opt.job.load();
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   const Graph g = generate_graph(cfg.dataset.synthetic);
-  const auto t1 = std::chrono::steady_clock::now();
+  const double t1 = steady_now_s();
   save_numpy(g, opt.out);
-  const auto t2 = std::chrono::steady_clock::now();
-  const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  const double t2 = steady_now_s();
   fmt::print(
       "generated {} nodes, {} directed edges, {} features, {} classes ({} / {} / {} "
       "train / valid / test) in {:.3f} s\n",
       g.num_nodes, g.num_edges(), g.feat_dim, g.num_classes, g.train.size(), g.valid.size(),
-      g.test.size(), secs(t0, t1));
-  fmt::print("wrote {} (NumPy layout) in {:.3f} s\n", opt.out, secs(t1, t2));
+      g.test.size(), t1 - t0);
+  fmt::print("wrote {} (NumPy layout) in {:.3f} s\n", opt.out, t2 - t1);
 }
 
 }  // namespace

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_session.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/graph/dataset.h"
@@ -27,8 +27,6 @@ struct PartitionCommandOptions {
   std::string out;
 };
 
-const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-
 // ptscotch: every rank of the mpirun job partitions its slice; rank 0 prints the summary.
 void run_distributed_partition(const PartitionCommandOptions& opt) {
   MpiSession mpi(nullptr, nullptr);
@@ -46,13 +44,13 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
   });
   comm->set_timeout(std::max(cfg.communication.timeout_s, 24.0 * 3600));
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   const DistributedPartition made = partition_distributed(
       cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm, collective_step(*comm));
   if (comm->rank() == 0) {
     fmt::print("{}", partition_text(dir, made.meta));
     fmt::print("time         load, partition, build and write {:.3f} s on {} ranks\n",
-               secs(t0, std::chrono::steady_clock::now()), comm->size());
+               steady_now_s() - t0, comm->size());
   }
 }
 
@@ -61,14 +59,13 @@ void run_partition(const PartitionCommandOptions& opt) {
     return run_distributed_partition(opt);
   const JobConfig cfg = opt.job.load();
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = steady_now_s();
   const Graph g = load_dataset(cfg.dataset);
-  const auto t1 = std::chrono::steady_clock::now();
+  const double t1 = steady_now_s();
   const PartitionMeta meta = write_partition(dir, g, cfg.partition.options);
-  const auto t2 = std::chrono::steady_clock::now();
+  const double t2 = steady_now_s();
   fmt::print("{}", partition_text(dir, meta));
-  fmt::print("time         load {:.3f} s, partition and write {:.3f} s\n", secs(t0, t1),
-             secs(t1, t2));
+  fmt::print("time         load {:.3f} s, partition and write {:.3f} s\n", t1 - t0, t2 - t1);
 }
 
 }  // namespace

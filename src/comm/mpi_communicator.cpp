@@ -73,14 +73,12 @@ class RequestSet {
 
   // Polls until every request completes, one fails, or timeout_s passes.
   Progress wait(double timeout_s) {
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(timeout_s));
+    const double deadline = steady_now_s() + timeout_s;
     Backoff backoff(64, std::chrono::microseconds(10), std::chrono::microseconds(1000));
     for (;;) {
       Progress progress = test();
       if (progress.done || progress.code != MPI_SUCCESS) return progress;
-      if (std::chrono::steady_clock::now() >= deadline) return progress;
+      if (steady_now_s() >= deadline) return progress;
       backoff.pause();
     }
   }

@@ -30,12 +30,6 @@ std::string where(int rank, int device) {
   return fmt::format("on rank {} (device {})", rank, device);
 }
 
-std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-             std::chrono::duration<double>(seconds));
-}
-
 // Pause between two polls: yields first (latency), then sleeps 100 us (CPU).
 Backoff poll_pause() {
   return Backoff(1000, std::chrono::microseconds(100), std::chrono::microseconds(100));
@@ -117,10 +111,10 @@ class NcclState {
   // Polls `event` until it completes; aborts and throws CommError when the timeout passes first.
   void wait(cudaEvent_t event, const std::string& what) {
     const double seconds = timeout_s.load();
-    const auto deadline = deadline_after(seconds);
+    const double deadline = steady_now_s() + seconds;
     Backoff pause = poll_pause();
     while (!poll(event, what)) {
-      if (std::chrono::steady_clock::now() >= deadline)
+      if (steady_now_s() >= deadline)
         fail(fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", what,
                          seconds, rank));
       pause.pause();
@@ -209,13 +203,13 @@ class NcclState {
   // The communicator's state once it is no longer ncclInProgress, or ncclInProgress when the
   // timeout passed first.
   ncclResult_t settled_state() {
-    const auto deadline = deadline_after(timeout_s.load());
+    const double deadline = steady_now_s() + timeout_s.load();
     Backoff pause = poll_pause();
     for (;;) {
       ncclResult_t state = ncclInProgress;
       const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
       if (result != ncclSuccess) return result;
-      if (state != ncclInProgress || std::chrono::steady_clock::now() >= deadline) return state;
+      if (state != ncclInProgress || steady_now_s() >= deadline) return state;
       pause.pause();
     }
   }

@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <filesystem>
 #include <vector>
 
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -74,14 +74,13 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
 }
 
 Graph load_dataset(const DatasetSpec& spec) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = steady_now_s();
   const DatasetFormat format = resolve_dataset_format(spec);
   Graph g = loader_of(format).load(spec);
   const bool generated = format == DatasetFormat::kSynthetic;
   apply_transform(g, spec.transform);
   g.validate(generated ? "synthetic graph" : spec.path);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = steady_now_s() - start;
   spdlog::info(
       "loaded {} ({}): {} nodes, {} edges, {} features, {} classes{}, split {}/{}/{} in "
       "{:.2f} s",

@@ -5,7 +5,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include <utility>
 
 #include "adaqp/comm/all_to_all.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "class_ids.h"
 #include "npy.h"
@@ -300,7 +300,7 @@ uint32_t crc_vector(uint32_t crc, const std::vector<T>& piece, Communicator& com
 }  // namespace
 
 GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const CollectiveStep& step) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = steady_now_s();
   DatasetFormat format = DatasetFormat::kAuto;
   step([&] { format = resolve_dataset_format(spec); });
   GraphSlice s;
@@ -324,8 +324,7 @@ GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const Collect
                          sizeof(int64_t) * (s.indptr.size() + s.indices.size() + s.labels.size()) +
                          sizeof(float) * s.features.size() + s.multilabels.size())};
   comm.allreduce_sum(totals, 2);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = steady_now_s() - start;
   if (comm.rank() == 0) {
     spdlog::info(
         "loaded {} ({}) as {} slices: {} nodes, {} edges, {} features, {} classes{}, {:.1f} MiB "

@@ -67,10 +67,10 @@ enum class PartDistribution { kAuto, kShared, kScatter };
 enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 
 // The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
-// "rows", "cover"; "none", "aggregations"; "fp32", "tf32"; "gcn", "sage"; "auto", "cpu", "cuda";
-// "auto", "mpi", "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis", "random",
-// "contiguous", "ptscotch"; "auto", "shared", "scatter"; "auto", "ogb", "numpy", "graphsaint",
-// "synthetic".
+// "rows", "cover"; "none", "aggregations"; "fp32", "tf32"; "gcn", "sage", "gat"; "auto", "cpu",
+// "cuda"; "auto", "mpi", "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis",
+// "random", "contiguous", "ptscotch"; "auto", "shared", "scatter"; "auto", "ogb", "numpy",
+// "graphsaint", "synthetic".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
 const char* to_string(ExchangeLayout layout);
