@@ -12,28 +12,11 @@
 # Skips (exit 77) where network namespaces cannot be created, except when CI=true as root.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
-VCLUSTER="$ADAQP_SOURCE_DIR/scripts/vcluster.sh"
-BENCH_LINK="$(dirname "$(dirname "$ADAQP_BIN")")/benchmarks/bench_link"
 RATE_MBIT=50
 
 # shellcheck source=tests/cli/lib/netns.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/netns.sh"
-require_netns
-[[ -x $BENCH_LINK ]] || skip_or_fail "$BENCH_LINK is not built (ADAQP_BUILD_BENCHMARKS=OFF?)"
-
-tmp=$(mktemp -d)
-run_pid=""
-cleanup() {
-  if [[ -n $run_pid ]] && kill -0 "$run_pid" 2>/dev/null; then kill -TERM "$run_pid"; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  [[ -f $tmp/run.log ]] && cat "$tmp/run.log" >&2
-  exit 1
-}
+vcluster_probe_test
 
 # cluster ARGS...: vcluster.sh on 2 hosts of 2 ranks (stdout in run.out, stderr in run.log); its
 # exit status in run_rc; fails if it left its namespaces or its state directory.

@@ -15,3 +15,30 @@ require_netns() {
   fi
   ip netns del "adaqp-$$-check"
 }
+
+# vcluster_probe_test: the set-up of the tests that run bench_link on virtual clusters: VCLUSTER and
+# BENCH_LINK (skip_or_fail where it is not built, or where namespaces cannot be made), a temporary
+# directory $tmp removed on exit together with the run whose pid is in $run_pid (when still
+# running), and fail MESSAGE, which also prints $tmp/run.log.
+# shellcheck disable=SC2034  # VCLUSTER and BENCH_LINK are for the sourcing test
+vcluster_probe_test() {
+  VCLUSTER="$ADAQP_SOURCE_DIR/scripts/vcluster.sh"
+  BENCH_LINK="$(dirname "$(dirname "$ADAQP_BIN")")/benchmarks/bench_link"
+  require_netns
+  [[ -x $BENCH_LINK ]] || skip_or_fail "$BENCH_LINK is not built (ADAQP_BUILD_BENCHMARKS=OFF?)"
+  tmp=$(mktemp -d)
+  run_pid=""
+  trap vcluster_probe_cleanup EXIT
+}
+
+# shellcheck disable=SC2317  # runs from the EXIT trap
+vcluster_probe_cleanup() {
+  if [[ -n $run_pid ]] && kill -0 "$run_pid" 2>/dev/null; then kill -TERM "$run_pid"; fi
+  rm -rf "$tmp"
+}
+
+fail() {
+  echo "FAIL: $*" >&2
+  [[ -f $tmp/run.log ]] && cat "$tmp/run.log" >&2
+  exit 1
+}
