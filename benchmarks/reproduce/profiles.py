@@ -65,6 +65,12 @@ class Profile:
     num_classes: int = 8  # of the generated graph
     pyg: bool = False  # also PyTorch Geometric against adaqp W=1 on the generated graph
     repeats: int = 1  # throughput runs per mode, taken in turn; each mode's median is reported
+    # Throughput runs on the real datasets (epochs of milliseconds): this many epochs, the first
+    # `real_warmup` left out, so that the adaptive scheme has settled (its traced epochs, its
+    # checks, its trial of Vanilla's schedule: about 12 epochs) before the measurement; 0: as the
+    # generated graph's.
+    real_epochs: int = 0
+    real_warmup: int = 0
 
 
 PROFILES = {
@@ -92,6 +98,8 @@ PROFILES = {
         epochs=10,  # 8 measured, 3 runs per mode: this VM's epochs vary by 10-20%
         warmup=2,
         repeats=3,
+        real_epochs=32,
+        real_warmup=16,
         target_comm_share=0.73,
         bandwidth_factors=[1.0, 4.0],
         acc_workers=4,

@@ -93,6 +93,9 @@ def stop(signum, frame):
 def throughput(jobs, prof, datasets, bandwidths, rows, infos):
     """Appends each (dataset, W, bandwidth, model) group's rows to `rows` once all its modes ran."""
     for dataset in ["generated"] + datasets:
+        real = dataset != "generated" and prof.real_epochs > 0
+        epochs = prof.real_epochs if real else prof.epochs
+        warmup = prof.real_warmup if real else prof.warmup
         for w in prof.workers:
             infos[(dataset, w)] = info = jobs.partition(dataset, w)
             for bw in bandwidths[w]:
@@ -106,9 +109,9 @@ def throughput(jobs, prof, datasets, bandwidths, rows, infos):
                             # bandwidth 0: the device's own link (NCCL), not a shaped cluster
                             run = jobs.train(
                                 name + ("-r%d" % rep if rep else ""), dataset, model, w,
-                                sets + ["training.epochs=%d" % prof.epochs,
-                                        "training.eval_every=%d" % prof.epochs], bw or None)
-                            stats = metrics.steady_stats(run, prof.warmup)
+                                sets + ["training.epochs=%d" % epochs,
+                                        "training.eval_every=%d" % epochs], bw or None)
+                            stats = metrics.steady_stats(run, warmup)
                             by_mode.setdefault(mode, []).append((run, stats))
                     rows += throughput_rows(dataset, model, w, bw, info, by_mode)
 
