@@ -21,7 +21,7 @@
 # validation accuracy within the budget (ties: the one reaching it sooner); W=2 runs use adaqp-w1's
 # learning rate. Then seeds 1..SEEDS-1 for adaqp-w1 and dgl, and seeds 0..SEEDS-1 for the W=2
 # systems, the systems alternated in order from seed to seed. Every run trains for the dataset's
-# budget of training seconds (adaqp: an epoch count calibrated from a 4-epoch run, the curve cut at
+# budget of training seconds (adaqp: an epoch count calibrated from a 6-epoch run, the curve cut at
 # the budget; DGL: until the budget) and validates as it goes (adaqp: every epoch; DGL: every
 # budget/50 training seconds); validation time is not training time. Start-up, for the curves
 # against wall seconds, runs from the launch to the first step (DGL's one-time conversion of a
@@ -137,10 +137,11 @@ adaqp_train() {
   esac || { tail -n 20 "$run.log" >&2; exit 1; }
 }
 
-# epochs_for DATASET SYSTEM: epochs that fill the budget, from a 4-epoch run (median of epochs 2-4).
+# epochs_for DATASET SYSTEM: epochs that fill the budget, from a 6-epoch run (its fastest epoch
+# after the first).
 epochs_for() {
   local ds=$1 system=$2 run=$work/calibrate-$1-$2
-  adaqp_train "$ds" "$system" "$run" 4 0.01 0
+  adaqp_train "$ds" "$system" "$run" 6 0.01 0
   python3 "$root/benchmarks/tta/summarise.py" epochs "$run" "$(budget "$ds")"
 }
 
