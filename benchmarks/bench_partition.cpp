@@ -18,9 +18,9 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/graph/generator.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partition_store.h"
-#include "adaqp/partition/partitioner.h"
+#include "adaqp/partition/partition_dir.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 # Start-up of `adaqp train` on a large generated graph: serial METIS (rank 0 loads the whole graph
 # and partitions it; the others wait, then read their parts) against PT-Scotch (every rank reads a
 # slice of the NumPy layout, the ranks partition together and each builds its own part;
-# partition/distributed_partition.h), on the whole graph and on its samples of each degree k in
+# partition/partition_in_slices.h), on the whole graph and on its samples of each degree k in
 # SAMPLES (partition.sample_degree).
 #
 #   startup:   the generated graph (NODES nodes, DEGREE in-edges per node, FEAT features) written

@@ -6,7 +6,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/partition_dir.h"
 #include "commands.h"
 #include "job_options.h"
 #include "report.h"

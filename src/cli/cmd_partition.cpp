@@ -1,6 +1,6 @@
 // adaqp partition: loads the job's dataset, partitions it and writes the partition directory. With
 // partition.method ptscotch it runs under mpirun, one rank per part, each on a slice of the graph
-// (partition/distributed_partition.h); the directory must be one every rank sees to end up whole.
+// (partition/partition_in_slices.h); the directory must be one every rank sees to end up whole.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,8 +12,8 @@
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/graph/dataset.h"
-#include "adaqp/partition/distributed_partition.h"
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/partition_dir.h"
+#include "adaqp/partition/partition_in_slices.h"
 #include "collective_step.h"
 #include "commands.h"
 #include "job_options.h"

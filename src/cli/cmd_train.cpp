@@ -38,12 +38,12 @@
 #include "adaqp/config/job_config.h"
 #include "adaqp/config/placement.h"
 #include "adaqp/graph/dataset.h"
-#include "adaqp/partition/distributed_partition.h"
-#include "adaqp/partition/part_distribution.h"
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/obtain_part.h"
+#include "adaqp/partition/partition_dir.h"
+#include "adaqp/partition/partition_in_slices.h"
 #include "adaqp/train/checkpoint.h"
+#include "adaqp/train/epoch_loop.h"
 #include "adaqp/train/memory_meter.h"
-#include "adaqp/train/run.h"
 #include "adaqp/train/trainer.h"
 #include "collective_step.h"
 #include "commands.h"
@@ -285,14 +285,14 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
 }
 
 void train(Communicator& comm, const JobConfig& cfg, Trainer& trainer, const RunOptions& ropt) {
-  const RunSummary s = run_training(trainer, comm, ropt);
+  const RunSummary s = train_epochs(trainer, comm, ropt);
   if (comm.rank() == 0) {
     spdlog::info("{}\nmetrics: {}", describe(s),
                  (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string());
   }
 }
 
-void run_train(const JobOptions& job, bool resume, bool repartition,
+void train_job(const JobOptions& job, bool resume, bool repartition,
                const TransportWrapper& wrap_transport) {
   MpiSession mpi(nullptr, nullptr);
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
@@ -455,7 +455,7 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
                 "is replaced in one step once the new one is written); without it an existing "
                 "partition.dir made with other partition.* keys is an error");
   cmd->callback([job, resume, repartition, wrap_transport] {
-    run_train(*job, *resume, *repartition, wrap_transport);
+    train_job(*job, *resume, *repartition, wrap_transport);
   });
 }
 

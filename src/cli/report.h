@@ -6,7 +6,7 @@
 
 #include "adaqp/graph/graph.h"
 #include "adaqp/partition/boundary_cover.h"
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/partition_dir.h"
 
 namespace adaqp::cli {
 

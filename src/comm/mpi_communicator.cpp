@@ -13,6 +13,7 @@
 #include "adaqp/common/backoff.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "host_work.h"
 
 namespace adaqp {
 namespace {
@@ -107,15 +108,15 @@ struct MpiLink {
 
 // One exchange in flight: a request per message chunk, the transfer each belongs to, the hooks.
 // Its steps run on the caller (test/wait) or on the progress thread (background), never both.
-class MpiWork : public Work {
+class MpiWork : public HostWork {
  public:
   MpiWork(MpiLink link, const ExchangeBuffers& buffers, ExchangeOptions options)
-      : link_(std::move(link)),
+      : HostWork(link.world),
+        link_(std::move(link)),
         buffers_(buffers),
         options_(std::move(options)),
         recv_requests_(static_cast<size_t>(link_.world)),
-        unpacked_(static_cast<size_t>(link_.world), 0),
-        arrival_(static_cast<size_t>(link_.world), -1.0) {}
+        unpacked_(static_cast<size_t>(link_.world), 0) {}
 
   ~MpiWork() override {
     if (thread_ != nullptr && !finished_) thread_->wait();  // the task never throws
@@ -152,7 +153,7 @@ class MpiWork : public Work {
   // blocks. Unpacking waits until every send is posted: a failing unpack then leaves no peer
   // waiting for a block that was never sent.
   void start() {
-    started_s_ = steady_now_s();
+    timing_.started_s = steady_now_s();
     for (int k = 1; k < link_.world; ++k) {
       const int peer = (link_.rank + k) % link_.world;
       if (buffers_.recv_bytes[peer] == 0) continue;
@@ -169,7 +170,7 @@ class MpiWork : public Work {
       size_t begin = 0;
       int piece = 0;
       for (size_t end : buffers_.piece_ends(peer, true)) {
-        codec_s_ += run_hook(options_.hooks.pack, peer, piece++, nullptr);
+        timing_.codec_s += run_hook(options_.hooks.pack, peer, piece++, nullptr);
         post(peer, true, begin, end);
         begin = end;
         checked(requests_.test());
@@ -206,15 +207,6 @@ class MpiWork : public Work {
     } else {
       finish_background();
     }
-  }
-
-  ExchangeTiming timing() override {
-    ExchangeTiming t;
-    t.started_s = started_s_;
-    t.completed_s = completed_s_;
-    t.codec_s = codec_s_;
-    t.arrival_s = arrival_;
-    return t;
   }
 
  private:
@@ -258,12 +250,12 @@ class MpiWork : public Work {
                         [&](size_t i) { return requests_.pending(i); }))
           break;
         const int piece = static_cast<int>(unpacked_[peer]++);
-        if (unpacked_[peer] == pieces.size()) arrival_[peer] = steady_now_s();
-        codec_s_ += run_hook(options_.hooks.unpack, peer, piece, nullptr);
+        if (unpacked_[peer] == pieces.size()) timing_.arrival_s[peer] = steady_now_s();
+        timing_.codec_s += run_hook(options_.hooks.unpack, peer, piece, nullptr);
       }
     }
     const bool done = all_posted_ && requests_.completed();
-    if (done && completed_s_ == 0) completed_s_ = steady_now_s();
+    if (done && timing_.completed_s == 0) timing_.completed_s = steady_now_s();
     return done;
   }
 
@@ -325,8 +317,6 @@ class MpiWork : public Work {
   std::vector<std::vector<std::vector<size_t>>> recv_requests_;
   std::vector<size_t> unpacked_;
   bool all_posted_ = false;
-  double started_s_ = 0, completed_s_ = 0, codec_s_ = 0;
-  std::vector<double> arrival_;             // per peer; -1 until its block has arrived
   std::shared_ptr<ProgressThread> thread_;  // background exchanges
   bool finished_ = false;                   // the background task has been waited for
   std::exception_ptr error_;                // what the background task threw

@@ -16,6 +16,7 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "host_work.h"
 
 namespace adaqp {
 
@@ -104,18 +105,18 @@ namespace {
 
 // An exchange in flight: its sends were delivered when it started; its receives are taken from
 // the mailboxes (and unpacked) in test() and wait().
-class ThreadWork : public Work {
+class ThreadWork : public HostWork {
  public:
   ThreadWork(ThreadWorld& world, int rank, const ExchangeBuffers& buffers, ExchangeOptions options,
              double timeout_s)
-      : world_(world),
+      : HostWork(world.size()),
+        world_(world),
         rank_(rank),
         buffers_(buffers),
         options_(std::move(options)),
         timeout_s_(timeout_s),
-        arrival_(static_cast<size_t>(world.size()), -1.0),
         received_(static_cast<size_t>(world.size()), 0) {
-    started_s_ = steady_now_s();
+    timing_.started_s = steady_now_s();
     for (int k = 1; k < world_.size(); ++k) {
       const int peer = (rank_ + k) % world_.size();
       if (buffers_.send_bytes[peer] == 0) continue;
@@ -123,7 +124,7 @@ class ThreadWork : public Work {
       size_t begin = 0;
       int piece = 0;
       for (size_t end : buffers_.piece_ends(peer, true)) {  // a message per piece
-        codec_s_ += run_hook(options_.hooks.pack, peer, piece++, nullptr);
+        timing_.codec_s += run_hook(options_.hooks.pack, peer, piece++, nullptr);
         world_.send(rank_, peer, options_.tag, data + begin, end - begin);
         begin = end;
       }
@@ -133,19 +134,19 @@ class ThreadWork : public Work {
   bool test() override {
     bool done = true;
     for (int peer = 0; peer < world_.size(); ++peer) {
-      if (peer == rank_ || buffers_.recv_bytes[peer] == 0 || arrival_[peer] >= 0) continue;
+      if (peer == rank_ || buffers_.recv_bytes[peer] == 0 || timing_.arrival_s[peer] >= 0) continue;
       const std::vector<size_t> ends = buffers_.piece_ends(peer, false);
       auto* data = static_cast<uint8_t*>(buffers_.recv[peer]);
       while (received_[peer] < ends.size()) {
         const size_t k = received_[peer];
         const size_t begin = k == 0 ? 0 : ends[k - 1];
         if (!world_.try_receive(peer, rank_, options_.tag, data + begin, ends[k] - begin)) break;
-        if (++received_[peer] == ends.size()) arrival_[peer] = steady_now_s();
-        codec_s_ += run_hook(options_.hooks.unpack, peer, static_cast<int>(k), nullptr);
+        if (++received_[peer] == ends.size()) timing_.arrival_s[peer] = steady_now_s();
+        timing_.codec_s += run_hook(options_.hooks.unpack, peer, static_cast<int>(k), nullptr);
       }
-      if (arrival_[peer] < 0) done = false;
+      if (timing_.arrival_s[peer] < 0) done = false;
     }
-    if (done && completed_s_ == 0) completed_s_ = steady_now_s();
+    if (done && timing_.completed_s == 0) timing_.completed_s = steady_now_s();
     return done;
   }
 
@@ -155,7 +156,7 @@ class ThreadWork : public Work {
       if (steady_now_s() >= deadline) {
         std::vector<int> missing;
         for (int peer = 0; peer < world_.size(); ++peer) {
-          if (peer != rank_ && buffers_.recv_bytes[peer] > 0 && arrival_[peer] < 0) {
+          if (peer != rank_ && buffers_.recv_bytes[peer] > 0 && timing_.arrival_s[peer] < 0) {
             missing.push_back(peer);
           }
         }
@@ -168,23 +169,12 @@ class ThreadWork : public Work {
     }
   }
 
-  ExchangeTiming timing() override {
-    ExchangeTiming t;
-    t.started_s = started_s_;
-    t.completed_s = completed_s_;
-    t.codec_s = codec_s_;
-    t.arrival_s = arrival_;
-    return t;
-  }
-
  private:
   ThreadWorld& world_;
   int rank_;
   ExchangeBuffers buffers_;
   ExchangeOptions options_;
   double timeout_s_;
-  double started_s_ = 0, completed_s_ = 0, codec_s_ = 0;
-  std::vector<double> arrival_;
   std::vector<size_t> received_;  // per peer: the pieces received (and unpacked)
 };
 

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -16,128 +16,40 @@ namespace adaqp {
 
 namespace {
 
-// Values of one block (local or halo) of the normalised adjacency. A column of out-degree -1 is a
-// partial sum (cover layout): coefficient 1.
-std::vector<float> block_values(const EdgeNorm& norm, const std::vector<int64_t>& indptr,
-                                const std::vector<int32_t>& indices,
-                                const std::vector<int64_t>& in_deg,
-                                const std::vector<int64_t>& col_out_deg) {
-  std::vector<float> values(indices.size());
-  const int64_t rows = static_cast<int64_t>(indptr.size()) - 1;
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-      const int64_t out_deg = col_out_deg[indices[k]];
-      values[k] = out_deg < 0 ? 1.0F : norm.weight(in_deg[i], out_deg);
-    }
-  }
-  return values;
-}
-
-// Values of the cover layout's S: a source row's one entry is 1, a partial row's the edges'.
-std::vector<float> send_values(const EdgeNorm& norm, const CoverLayout& cover,
-                               const std::vector<int64_t>& owned_out_deg) {
-  std::vector<float> values(cover.send_indices.size());
-  for (size_t k = 0; k + 1 < cover.send_indptr.size(); ++k) {
-    const int64_t dst_in_deg = cover.send_dst_in_degree[k];
-    for (int64_t e = cover.send_indptr[k]; e < cover.send_indptr[k + 1]; ++e) {
-      values[e] =
-          dst_in_deg < 0 ? 1.0F : norm.weight(dst_in_deg, owned_out_deg[cover.send_indices[e]]);
-    }
-  }
-  return values;
-}
-
-std::unique_ptr<CoverLayout> make_cover(const Part& part, Communicator& comm,
-                                        ExchangeLayout layout) {
-  if (layout != ExchangeLayout::kCover) return nullptr;
-  return std::make_unique<CoverLayout>(cover_layout(part, comm));
-}
-
 // Frees a vector's memory (clear() keeps its capacity).
 template <typename T>
 void release(std::vector<T>& v) {
   std::vector<T>().swap(v);
 }
 
+const EdgeNorm& required(const EdgeNorm* norm) {
+  ADAQP_CHECK(norm != nullptr, "DistGraphOptions::norm: the layers' edge normalisation");
+  return *norm;
+}
+
 }  // namespace
-
-// One block of the normalised adjacency where the worker computes: its host CSR (a view of arrays
-// that outlive it, or owned for a transpose with a pattern of its own), its arrays where the
-// device computes (the host arrays themselves on the CPU, copies on a GPU; a block on the pattern
-// of another shares that block's) and its product plan (kernels/spmm.h).
-class DistGraph::Block {
- public:
-  Block(const kernels::CsrView& view, kernels::CsrMatrix owned, const Device& device,
-        const Block* same_pattern = nullptr)
-      : owned_(std::move(owned)), view_(view) {
-    if (!owned_.indptr.empty()) view_ = owned_.view();
-    const int64_t nnz = view_.indptr[view_.rows];
-    indptr_ = same_pattern != nullptr ? same_pattern->indptr_
-                                      : where_computed(view_.indptr, view_.rows + 1, device);
-    indices_ = same_pattern != nullptr ? same_pattern->indices_
-                                       : where_computed(view_.indices, nnz, device);
-    values_ = where_computed(view_.values, nnz, device);
-    plan_ = kernels::make_spmm_plan(
-        device, kernels::CsrView{view_.rows, view_.cols, indptr_.data_ptr<int64_t>(),
-                                 indices_.data_ptr<int32_t>(), values_.data_ptr<float>()});
-  }
-
-  const kernels::CsrView& view() const { return view_; }
-
-  // y = A x (y += A x when accumulate), on the compute stream on CUDA.
-  void multiply(const float* x, int64_t d, float* y, bool accumulate) {
-    plan_->multiply(x, d, y, accumulate);
-  }
-
- private:
-  kernels::CsrMatrix owned_;
-  kernels::CsrView view_;
-  at::Tensor indptr_, indices_, values_;
-  std::unique_ptr<kernels::SpmmPlan> plan_;
-};
 
 DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     : part_(std::move(part)),
       comm_(comm),
       opt_(opt),
-      cover_(make_cover(part_, comm, opt.exchange)),
-      // The cover's boundary moves here: the layout keeps only its matrices.
-      boundary_(cover_ != nullptr ? std::move(cover_->boundary) : row_boundary(part_)),
+      layout_(make_halo_layout(opt.exchange, part_, comm, required(opt.norm), opt.device)),
       local_timer_(opt.device),
       halo_timer_(opt.device),
-      // The rows layout gathers the part's send list; the cover layout forms its rows (S h).
-      exchanger_(boundary_, cover_ != nullptr ? nullptr : &part_.send_idx, comm,
+      exchanger_(layout_->boundary(), layout_->send_list(), comm,
                  HaloExchangerOptions{opt.overlap, opt.device}) {
   const int64_t owned = part_.num_owned();
-  ADAQP_CHECK(opt_.norm != nullptr, "DistGraphOptions::norm: the layers' edge normalisation");
-  ADAQP_CHECK(opt_.products || (!opt_.cache_features && cover_ == nullptr),
-              "a graph without products neither caches A X nor uses the cover layout");
+  ADAQP_CHECK(opt_.products || (!opt_.cache_features && layout_->receives_node_rows()),
+              "a graph without products neither caches A X nor forms the rows it sends");
   // Without products A is read on the host only (its pattern, the solver's weights).
   const Device block_device = opt_.products ? opt_.device : Device::cpu();
   local_values_ = block_values(*opt_.norm, part_.local_indptr, part_.local_indices,
                                part_.owned_in_degree, part_.owned_out_degree);
   const kernels::CsrView local{owned, owned, part_.local_indptr.data(), part_.local_indices.data(),
                                local_values_.data()};
-  a_local_ = std::make_unique<Block>(local, kernels::CsrMatrix{}, block_device);
-  kernels::CsrView halo;
-  if (cover_ == nullptr) {
-    halo_values_ = block_values(*opt_.norm, part_.halo_indptr, part_.halo_indices,
-                                part_.owned_in_degree, part_.halo_out_degree);
-    halo = kernels::CsrView{owned, part_.num_halo(), part_.halo_indptr.data(),
-                            part_.halo_indices.data(), halo_values_.data()};
-  } else {
-    halo_values_ = block_values(*opt_.norm, cover_->halo_indptr, cover_->halo_indices,
-                                part_.owned_in_degree, cover_->recv_out_degree);
-    halo = kernels::CsrView{owned, boundary_.recvs(), cover_->halo_indptr.data(),
-                            cover_->halo_indices.data(), halo_values_.data()};
-    send_values_ = send_values(*opt_.norm, *cover_, part_.owned_out_degree);
-    const kernels::CsrView send{boundary_.sends(), owned, cover_->send_indptr.data(),
-                                cover_->send_indices.data(), send_values_.data()};
-    send_ = std::make_unique<Block>(send, kernels::CsrMatrix{}, opt_.device);
-    send_t_ =
-        std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(send), opt_.device);
-  }
-  a_halo_ = std::make_unique<Block>(halo, kernels::CsrMatrix{}, block_device);
+  a_local_ = std::make_unique<AdjacencyBlock>(local, kernels::CsrMatrix{}, block_device);
+  a_halo_ =
+      std::make_unique<AdjacencyBlock>(layout_->halo_block(), kernels::CsrMatrix{}, block_device);
   if (opt_.products) build_transposes();
   const at::Tensor host_features =
       at::from_blob(part_.features.data(), {owned, part_.feat_dim}, at::kFloat);
@@ -145,11 +57,11 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
   owned_gids_ = to_device(part_.owned_gid, opt_.device);
   if (opt_.cache_features) {
     halo_features_ =
-        at::empty({boundary_.recvs(), part_.feat_dim}, torch_options(opt_.device, at::kFloat));
+        at::empty({boundary().recvs(), part_.feat_dim}, torch_options(opt_.device, at::kFloat));
     start_forward(features_.data_ptr<float>(), part_.feat_dim, halo_features_.data_ptr<float>(), 0,
                   Precision{});
     exchanger_.finish_forward();
-    sent_rows_ = at::Tensor();
+    layout_->release_sent_rows();
     features_product_ = at::empty_like(features_);
     a_local_->multiply(features_.data_ptr<float>(), part_.feat_dim,
                        features_product_.data_ptr<float>(), /*accumulate=*/false);
@@ -194,18 +106,17 @@ void DistGraph::build_transposes() {
   // values (none for GCN, whose normalised matrix is then symmetric).
   std::vector<float> values_t;
   if (!kernels::transpose_values_on_pattern(local, &values_t)) {
-    a_local_t_ =
-        std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(local), opt_.device);
+    a_local_t_ = AdjacencyBlock::transpose(local, opt_.device);
   } else if (values_t.size() != local_values_.size() ||
              std::memcmp(values_t.data(), local_values_.data(), values_t.size() * sizeof(float)) !=
                  0) {
     local_t_values_ = std::move(values_t);
-    a_local_t_ = std::make_unique<Block>(kernels::CsrView{local.rows, local.cols, local.indptr,
+    a_local_t_ =
+        std::make_unique<AdjacencyBlock>(kernels::CsrView{local.rows, local.cols, local.indptr,
                                                           local.indices, local_t_values_.data()},
                                          kernels::CsrMatrix{}, opt_.device, a_local_.get());
   }
-  a_halo_t_ = std::make_unique<Block>(kernels::CsrView{}, kernels::transpose_csr(a_halo_->view()),
-                                      opt_.device);
+  a_halo_t_ = AdjacencyBlock::transpose(a_halo_->view(), opt_.device);
 }
 
 void DistGraph::require_products(const char* what) const {
@@ -225,7 +136,11 @@ const kernels::CsrView& DistGraph::a_halo() const {
 }
 
 const kernels::CsrView* DistGraph::send_matrix() const {
-  return send_ != nullptr ? &send_->view() : nullptr;
+  return layout_->send_matrix();
+}
+
+const Boundary& DistGraph::boundary() const {
+  return layout_->boundary();
 }
 
 void DistGraph::settle() {
@@ -270,7 +185,7 @@ Precision DistGraph::precision(int layer, Direction dir, int64_t d) {
 
 float* DistGraph::halo_buffer(int64_t d) {
   if (halo_buf_.defined()) exchanger_.quiesce();  // an exchange that failed midway may use it
-  halo_buf_ = at::empty({std::max<int64_t>(boundary_.recvs() * d, 1)},
+  halo_buf_ = at::empty({std::max<int64_t>(boundary().recvs() * d, 1)},
                         torch_options(opt_.device, at::kFloat));
   return halo_buf_.data_ptr<float>();
 }
@@ -283,16 +198,10 @@ void DistGraph::aggregate(const float* h, int64_t d, float* y, int layer) {
 
 void DistGraph::start_forward(const float* h, int64_t d, float* halo, int layer,
                               const Precision& p) {
-  if (send_ != nullptr) {
-    if (sent_rows_.defined()) exchanger_.quiesce();  // an exchange that failed midway may use them
-    sent_rows_ = at::empty({std::max<int64_t>(boundary_.sends() * d, 1)},
-                           torch_options(opt_.device, at::kFloat));
-    halo_timer_.start(nullptr);
-    send_->multiply(h, d, sent_rows_.data_ptr<float>(), /*accumulate=*/false);
-    halo_timer_.stop(nullptr);
-    h = sent_rows_.data_ptr<float>();
-  }
-  exchanger_.start_forward(h, d, halo, ExchangeId{layer, Direction::kForward}, p);
+  halo_timer_.start(nullptr);
+  const float* rows = layout_->sent_rows(h, d);
+  halo_timer_.stop(nullptr);
+  exchanger_.start_forward(rows, d, halo, ExchangeId{layer, Direction::kForward}, p);
 }
 
 void DistGraph::begin_aggregate(const float* h, int64_t d, int layer) {
@@ -312,7 +221,7 @@ void DistGraph::aggregate_local(const float* h, int64_t d, float* y) {
 void DistGraph::end_aggregate(int64_t d, float* y, at::Tensor* halo_rows) {
   require_products("end_aggregate");
   exchanger_.finish_forward();
-  sent_rows_ = at::Tensor();  // sent (CUDA: the exchange is ordered before any reuse)
+  layout_->release_sent_rows();
   halo_timer_.start(nullptr);
   a_halo_->multiply(halo_buf_.data_ptr<float>(), d, y, /*accumulate=*/true);
   halo_timer_.stop(nullptr);
@@ -321,9 +230,9 @@ void DistGraph::end_aggregate(int64_t d, float* y, at::Tensor* halo_rows) {
 }
 
 void DistGraph::aggregate_again(const float* h, const at::Tensor& halo_rows, int64_t d, float* y) {
-  ADAQP_CHECK(halo_rows.numel() >= boundary_.recvs() * d,
+  ADAQP_CHECK(halo_rows.numel() >= boundary().recvs() * d,
               "halo rows of " + std::to_string(halo_rows.numel()) + " floats for " +
-                  std::to_string(boundary_.recvs()) + " rows of width " + std::to_string(d));
+                  std::to_string(boundary().recvs()) + " rows of width " + std::to_string(d));
   aggregate_local(h, d, y);
   halo_timer_.start(nullptr);
   a_halo_->multiply(halo_rows.data_ptr<float>(), d, y, /*accumulate=*/true);
@@ -341,7 +250,7 @@ const at::Tensor& DistGraph::aggregate_features() {
 }
 
 void DistGraph::begin_halo_rows(const at::Tensor& h, int layer) {
-  ADAQP_CHECK(send_ == nullptr, "halo rows need the rows layout");
+  ADAQP_CHECK(layout_->receives_node_rows(), "halo rows need a layout that sends node rows");
   ADAQP_CHECK(h.dim() == 2 && h.size(0) == part_.num_owned() && h.is_contiguous(),
               "halo rows of a " + h.toString() + " that is not num_owned x d and contiguous");
   const int64_t d = h.size(1);
@@ -356,16 +265,17 @@ at::Tensor DistGraph::end_halo_rows(const at::Tensor& h) {
   const int64_t d = halo_source_.size(1);
   exchanger_.finish_forward();
   halo_source_ = at::Tensor();  // sent (CUDA: the exchange is ordered before any reuse)
-  at::Tensor rows = halo_buf_.narrow(0, 0, boundary_.recvs() * d).view({boundary_.recvs(), d});
+  const int64_t recvs = boundary().recvs();
+  at::Tensor rows = halo_buf_.narrow(0, 0, recvs * d).view({recvs, d});
   halo_buf_ = at::Tensor();
   return rows;
 }
 
 void DistGraph::begin_halo_gradients(const at::Tensor& halo_grad, int layer) {
-  ADAQP_CHECK(send_ == nullptr, "halo gradients need the rows layout");
+  ADAQP_CHECK(layout_->receives_node_rows(), "halo gradients need a layout that sends node rows");
   ADAQP_CHECK(
-      halo_grad.dim() == 2 && halo_grad.size(0) == boundary_.recvs() && halo_grad.is_contiguous(),
-      "halo gradients " + halo_grad.toString() + " for " + std::to_string(boundary_.recvs()) +
+      halo_grad.dim() == 2 && halo_grad.size(0) == boundary().recvs() && halo_grad.is_contiguous(),
+      "halo gradients " + halo_grad.toString() + " for " + std::to_string(boundary().recvs()) +
           " received rows, contiguous");
   if (halo_buf_.defined()) exchanger_.quiesce();  // an exchange that failed midway may use it
   halo_buf_ = halo_grad;                          // held until the exchange has sent it
@@ -389,29 +299,8 @@ void DistGraph::end_halo_gradients(const at::Tensor& dh) {
 }
 
 const DistGraph::Edges& DistGraph::edges() {
-  if (edges_.dst.defined()) return edges_;
-  const kernels::CsrView& local = a_local_->view();
-  const kernels::CsrView& halo = a_halo_->view();
-  const int64_t owned = part_.num_owned(), central = part_.num_central;
-  std::vector<int64_t> dst, src;
-  dst.reserve(static_cast<size_t>(local.indptr[local.rows] + halo.indptr[halo.rows]));
-  src.reserve(dst.capacity());
-  // A central row has no halo in-edges: its edges are A_local's first ones.
-  ADAQP_CHECK(halo.indptr[central] == 0, "central rows with halo in-edges");
-  const auto add = [&](const kernels::CsrView& block, int64_t first_row, int64_t src_offset) {
-    for (int64_t i = first_row; i < block.rows; ++i) {
-      for (int64_t k = block.indptr[i]; k < block.indptr[i + 1]; ++k) {
-        dst.push_back(i < central ? i : i - central);
-        src.push_back(src_offset + block.indices[k]);
-      }
-    }
-  };
-  add(local, 0, 0);
-  add(halo, central, owned);
-  std::vector<int64_t> gids = part_.owned_gid;
-  gids.insert(gids.end(), part_.halo_gid.begin(), part_.halo_gid.end());
-  edges_ = Edges{to_device(dst, opt_.device), to_device(src, opt_.device),
-                 to_device(gids, opt_.device), local.indptr[central], local.indptr[owned]};
+  if (!edges_.dst.defined())
+    edges_ = edge_list(part_, a_local_->view(), a_halo_->view(), opt_.device);
   return edges_;
 }
 
@@ -440,12 +329,7 @@ void DistGraph::end_aggregate_backward(const float* g, int64_t d, float* dh) {
   exchanger_.finish_backward();
   halo_buf_ = at::Tensor();  // sent
   halo_timer_.start(nullptr);
-  if (send_t_ == nullptr) {
-    exchanger_.add_received_gradients(dh);
-  } else {
-    const at::Tensor received = exchanger_.received_gradients();
-    send_t_->multiply(received.data_ptr<float>(), d, dh, /*accumulate=*/true);
-  }
+  layout_->add_returned_gradients(exchanger_, d, dh);
   halo_timer_.stop(nullptr);
 }
 

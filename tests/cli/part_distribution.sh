@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parts sent from rank 0 (partition.distribute, partition/part_distribution.h), 3 workers on one
+# Parts sent from rank 0 (partition.distribute, partition/obtain_part.h), 3 workers on one
 # machine:
 # (Quantized at a uniform 4 bits: the adaptive widths follow measured times, so runs differ.)
 # - scatter: ranks 1 and 2 receive their parts; the cached files are byte-identical to the

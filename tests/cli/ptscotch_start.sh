@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# partition.method ptscotch (partition/distributed_partition.h), 3 ranks on a generated graph in
+# partition.method ptscotch (partition/partition_in_slices.h), 3 ranks on a generated graph in
 # the NumPy layout:
 # - adaqp train partitions it with every rank on its slice, writes a complete partition directory
 #   and trains; rank 0 never loads the whole graph (no "loaded ... nodes" line of the serial loader);

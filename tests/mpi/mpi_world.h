@@ -8,8 +8,8 @@
 
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/graph/graph.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 
 namespace adaqp::test {
 

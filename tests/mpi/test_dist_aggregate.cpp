@@ -15,8 +15,8 @@
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_aggregate.h"
 #include "adaqp/model/dist_graph.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 #include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"
 

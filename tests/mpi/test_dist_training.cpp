@@ -17,8 +17,8 @@
 #include <torch/nn/module.h>
 
 #include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 #include "adaqp/train/trainer.h"
 #include "mpi/mpi_world.h"
 #include "nn/dense_reference.h"

@@ -29,8 +29,8 @@
 #include "adaqp/model/dist_aggregate.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/torch_device.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 #include "mpi/nccl_skip.h"
 #include "nn/dense_reference.h"
 #endif

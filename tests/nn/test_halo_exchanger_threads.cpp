@@ -11,8 +11,8 @@
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/thread_communicator.h"
 #include "adaqp/exchange/halo_exchanger.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {

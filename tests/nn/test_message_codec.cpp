@@ -13,8 +13,8 @@
 
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/exchange/message_codec.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 #include "nn/dense_reference.h"
 
 namespace adaqp {

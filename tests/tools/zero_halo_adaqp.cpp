@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "adaqp/cli/run.h"
+#include "adaqp/cli/command_line.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/error.h"
 

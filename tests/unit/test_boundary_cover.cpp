@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "adaqp/graph/generator.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/boundary_cover.h"
-#include "adaqp/partition/partitioner.h"
 
 namespace adaqp {
 namespace {

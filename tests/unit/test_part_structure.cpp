@@ -1,4 +1,4 @@
-// Every structural check of a partition's part file (partition_store.cpp read_part_file), one case
+// Every structural check of a partition's part file (partition_dir.cpp read_part_file), one case
 // each: a valid part is read, one array edited and the file written again with correct checksums,
 // so that the check itself, not the checksum, must reject it, naming the file, the array and the
 // problem. The fuzz target partition_loader reaches the same checks at random (fuzz/).
@@ -13,7 +13,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/generator.h"
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/partition_dir.h"
 #include "array_files.h"
 #include "test_util.h"
 
@@ -34,7 +34,7 @@ std::vector<int64_t>& i64(Arrays& a, const std::string& name) {
   return get<int64_t>(a, name);
 }
 
-// Scalars of a part (partition_store.cpp enum Scalar).
+// Scalars of a part (partition_dir.cpp enum Scalar).
 constexpr size_t kRank = 0, kNumParts = 1, kNumCentral = 3;
 
 struct Edit {

@@ -12,8 +12,8 @@
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/generator.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 #include "test_util.h"
 
 namespace adaqp {

@@ -7,7 +7,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/generator.h"
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/partition_dir.h"
 #include "test_util.h"
 
 namespace adaqp {

@@ -57,7 +57,7 @@ enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 // PT-Scotch run by all ranks of the job on slices of the graph (partition/ptscotch_partitioner.h).
 enum class PartitionMethod { kMetis, kRandom, kContiguous, kPtscotch };
 
-// partition.distribute: how a rank gets its part (partition/part_distribution.h): auto reads it
+// partition.distribute: how a rank gets its part (partition/obtain_part.h): auto reads it
 // from partition.dir where that directory is visible and receives it from rank 0 elsewhere; shared
 // requires every rank to read partition.dir; scatter has rank 0 send every other rank its part.
 enum class PartDistribution { kAuto, kShared, kScatter };

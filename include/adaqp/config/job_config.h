@@ -10,7 +10,7 @@
 #include "adaqp/assign/solve.h"
 #include "adaqp/config/choices.h"
 #include "adaqp/graph/dataset.h"
-#include "adaqp/partition/partitioner.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/quant/widths.h"
 
 namespace adaqp {

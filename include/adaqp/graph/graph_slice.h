@@ -1,6 +1,6 @@
 // One rank's share of a graph that no process holds whole: a contiguous range of node ids with
 // their in-edges and node data. The distributed start-up (graph/slice_loader.h,
-// partition/ptscotch_partitioner.h, partition/distributed_parts.h) works on slices.
+// partition/ptscotch_partitioner.h, partition/part_from_slices.h) works on slices.
 #pragma once
 
 #include <cstdint>

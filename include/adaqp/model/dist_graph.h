@@ -21,22 +21,17 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/device.h"
 #include "adaqp/config/choices.h"
-#include "adaqp/exchange/cover_layout.h"
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
 #include "adaqp/kernels/stream_timer.h"
+#include "adaqp/model/adjacency_block.h"
+#include "adaqp/model/edge_list.h"
+#include "adaqp/model/halo_layout.h"
 #include "adaqp/model/sparse_features.h"
+#include "adaqp/partition/boundary.h"
 #include "adaqp/partition/part.h"
 
 namespace adaqp {
-
-// How an aggregation y_i = sum_j a_ij h_j weights the edge j -> i, from GLOBAL degrees (the whole
-// graph's, self-loops included when the dataset adds them). A layer type brings its own (conv.h:
-// conv_norm); the graph only applies it.
-struct EdgeNorm {
-  const char* name;
-  float (*weight)(int64_t in_deg_dst, int64_t out_deg_src);
-};
 
 struct DistGraphOptions {
   // The normalisation of the adjacency this graph aggregates with (required; it must outlive the
@@ -53,7 +48,7 @@ struct DistGraphOptions {
   // before the A_local work starts.
   bool overlap = false;
   Device device;
-  // What carries the cut edges (partition/boundary.h): with kCover, construction is collective
+  // What carries the cut edges (model/halo_layout.h): with kCover, construction is collective
   // (exchange/cover_layout.h) and each forward exchange first forms the sent rows S h.
   ExchangeLayout exchange = ExchangeLayout::kRows;
   // The layers multiply by A (GCN, GraphSAGE). Off (attention, which reads only A's pattern:
@@ -86,7 +81,7 @@ class DistGraph {
 
   const Part& part() const { return part_; }
   // The rows the halo exchanges send and receive (the exchange layout's).
-  const Boundary& boundary() const { return boundary_; }
+  const Boundary& boundary() const;
   Communicator& comm() { return comm_; }
   const Device& device() const { return opt_.device; }
   const EdgeNorm& norm() const { return *opt_.norm; }
@@ -152,17 +147,8 @@ class DistGraph {
   // the caller can work in between. Collective.
   void begin_halo_gradients(const at::Tensor& halo_grad, int layer);
   void end_halo_gradients(const at::Tensor& dh);
-  // Every in-edge of the owned nodes as int64 (destination, source) pairs on the device, built on
-  // first use, in three runs: edges [0, central) into the central rows (rows [0, num_central),
-  // whose sources are all owned), [central, local) into the marginal rows from owned rows, and
-  // [local, E) into the marginal rows from received rows. The marginal rows' destinations are
-  // numbered from the first marginal row (row - num_central); the sources over the owned rows,
-  // then the received rows (num_owned + received row). `gids`: the global node id of every row
-  // the sources number.
-  struct Edges {
-    at::Tensor dst, src, gids;
-    int64_t central = 0, local = 0;
-  };
+  // Every in-edge of the owned nodes (model/edge_list.h), built on first use.
+  using Edges = EdgeList;
   const Edges& edges();
 
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
@@ -176,8 +162,8 @@ class DistGraph {
   // halo nodes, or with the cover layout its received rows, partial sums at coefficient 1), host
   // memory.
   const kernels::CsrView& a_halo() const;
-  // The cover layout's S (rows: the sent rows; columns: owned nodes), host memory; null with the
-  // rows layout.
+  // The exchange layout's S (rows: the sent rows; columns: owned nodes) where it forms the sent
+  // rows (cover), host memory; else null.
   const kernels::CsrView* send_matrix() const;
 
   // Completes the bookkeeping of the exchanges so far (HaloExchanger::settle): the traces and
@@ -190,13 +176,11 @@ class DistGraph {
   HaloExchanger& exchanger() { return exchanger_; }
 
  private:
-  class Block;
-
   // The precision of an exchange of rows of width d; sets up its trace when the plan asks.
   Precision precision(int layer, Direction dir, int64_t d);
   // A new halo buffer of received rows x d floats (freed once its exchange no longer needs it).
   float* halo_buffer(int64_t d);
-  // Starts the forward exchange of h's rows into `halo` (cover layout: forms S h first).
+  // Starts the forward exchange of h's rows into `halo` (the layout forms the sent rows first).
   void start_forward(const float* h, int64_t d, float* halo, int layer, const Precision& p);
   // A_local^T and A_halo^T for the backward products.
   void build_transposes();
@@ -208,13 +192,11 @@ class DistGraph {
   Part part_;
   Communicator& comm_;
   DistGraphOptions opt_;
-  // The cover layout (null with the rows layout) and the boundary the exchanges use.
-  std::unique_ptr<CoverLayout> cover_;
-  Boundary boundary_;
-  std::vector<float> local_values_, halo_values_, local_t_values_, send_values_;
-  // a_local_t_ is null when A_local is its own transpose; send_ and send_t_ (S and S^T) exist with
-  // the cover layout only.
-  std::unique_ptr<Block> a_local_, a_halo_, a_local_t_, a_halo_t_, send_, send_t_;
+  // The exchange layout: the rows exchanged, the halo block's values, forming and folding them.
+  std::unique_ptr<HaloLayout> layout_;
+  std::vector<float> local_values_, local_t_values_;
+  // a_local_t_ is null when A_local is its own transpose.
+  std::unique_ptr<AdjacencyBlock> a_local_, a_halo_, a_local_t_, a_halo_t_;
   const QuantPlan* plan_ = nullptr;
   MessageTraces traces_;
   kernels::StreamTimer local_timer_, halo_timer_;
@@ -226,8 +208,7 @@ class DistGraph {
   at::Tensor halo_features_;  // cached halo rows of the input features (until A X is made)
   at::Tensor halo_source_;    // the rows a halo-rows exchange sends, from its begin to its end
   int64_t halo_gradients_width_ = -1;  // of the halo gradients sent back, from begin to end
-  at::Tensor halo_buf_;   // halo rows (forward) or partial gradients (backward), during an exchange
-  at::Tensor sent_rows_;  // cover layout: S h, from the start of a forward exchange to its end
+  at::Tensor halo_buf_;  // halo rows (forward) or partial gradients (backward), during an exchange
   Edges edges_;
   // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
   // the buffers above.

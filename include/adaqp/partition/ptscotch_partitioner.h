@@ -9,7 +9,7 @@
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/graph/graph_slice.h"
-#include "adaqp/partition/partitioner.h"
+#include "adaqp/partition/assign_parts.h"
 
 namespace adaqp {
 

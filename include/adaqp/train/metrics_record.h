@@ -1,14 +1,14 @@
 // The records of metrics.jsonl (docs/metrics.md is the schema), written here and nowhere
 // else: one rank's record of one epoch (packed into a fixed number of doubles for a model of a
-// given layer count, so that run_training gathers every rank's record in one collective per
+// given layer count, so that train_epochs gathers every rank's record in one collective per
 // epoch), the run's summary and the link model of the adaptive scheme.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
+#include "adaqp/train/epoch_loop.h"
 #include "adaqp/train/link_probe.h"
-#include "adaqp/train/run.h"
 #include "adaqp/train/trainer.h"
 
 namespace adaqp {

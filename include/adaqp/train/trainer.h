@@ -78,7 +78,7 @@ struct EpochStats {
   bool adaptive = false;  // scheme adaptive: `assign` holds the plan's statistics
   AssignStats assign;
   // Peak memory of the epoch (training step and evaluation), train/memory_meter.h; set by
-  // run_training.
+  // train_epochs.
   int64_t peak_rss_bytes = 0;
   int64_t device_peak_bytes = 0;  // CUDA
 };

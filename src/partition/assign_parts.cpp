@@ -1,4 +1,4 @@
-#include "adaqp/partition/partitioner.h"
+#include "adaqp/partition/assign_parts.h"
 
 #include <fmt/format.h>
 

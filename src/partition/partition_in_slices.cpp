@@ -1,4 +1,4 @@
-#include "adaqp/partition/distributed_partition.h"
+#include "adaqp/partition/partition_in_slices.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,7 +13,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/graph/graph_slice.h"
 #include "adaqp/graph/slice_loader.h"
-#include "adaqp/partition/distributed_parts.h"
+#include "adaqp/partition/part_from_slices.h"
 #include "adaqp/partition/ptscotch_partitioner.h"
 
 namespace adaqp {

@@ -87,6 +87,6 @@ std::string describe(const RunSummary& s);
 // Trains epochs opt.start.epoch + 1 .. opt.epochs (the number keys the dropout masks). Collective.
 // After every step, a non-finite loss, gradient or parameter stops the run with a NumericalError
 // (the same on every rank) naming the epoch, the parameter and the last good checkpoint.
-RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& opt);
+RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& opt);
 
 }  // namespace adaqp

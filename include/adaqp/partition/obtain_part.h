@@ -23,7 +23,7 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/config/choices.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/partition_dir.h"
 
 namespace adaqp {
 

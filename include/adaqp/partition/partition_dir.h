@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "adaqp/graph/graph.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partitioner.h"
 
 namespace adaqp {
 

@@ -1,6 +1,6 @@
 // partition.method ptscotch end to end: the dataset loaded as slices (graph/slice_loader.h),
 // PT-Scotch's owners (partition/ptscotch_partitioner.h), every rank's part built from the slices
-// (partition/distributed_parts.h) and written as a partition directory, with no rank holding more
+// (partition/part_from_slices.h) and written as a partition directory, with no rank holding more
 // than its slice and its part.
 #pragma once
 
@@ -13,9 +13,9 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "adaqp/partition/partition_store.h"
-#include "adaqp/partition/partitioner.h"
+#include "adaqp/partition/partition_dir.h"
 
 namespace adaqp {
 

@@ -1,4 +1,4 @@
-#include "adaqp/cli/run.h"
+#include "adaqp/cli/command_line.h"
 
 #include <spdlog/spdlog.h>
 

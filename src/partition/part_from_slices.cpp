@@ -1,4 +1,4 @@
-#include "adaqp/partition/distributed_parts.h"
+#include "adaqp/partition/part_from_slices.h"
 
 #include <algorithm>
 #include <array>

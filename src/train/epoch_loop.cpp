@@ -1,4 +1,4 @@
-#include "adaqp/train/run.h"
+#include "adaqp/train/epoch_loop.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -283,7 +283,7 @@ std::string describe(const RunSummary& s) {
   return text;
 }
 
-RunSummary run_training(Trainer& trainer, Communicator& comm, const RunOptions& opt) {
+RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& opt) {
   const int world = comm.size();
   const bool root = comm.rank() == 0;
   const std::filesystem::path dir(opt.output_dir);

@@ -1,4 +1,4 @@
-#include "adaqp/partition/partition_store.h"
+#include "adaqp/partition/partition_dir.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

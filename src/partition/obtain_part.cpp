@@ -1,4 +1,4 @@
-#include "adaqp/partition/part_distribution.h"
+#include "adaqp/partition/obtain_part.h"
 
 #include <fmt/format.h>
 #include <signal.h>

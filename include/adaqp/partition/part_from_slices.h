@@ -14,7 +14,7 @@ namespace adaqp {
 
 struct SlicedPart {
   Part part;
-  int64_t edge_cut = 0;     // edge_cut (partitioner.h) of the whole graph, all ranks together
+  int64_t edge_cut = 0;     // edge_cut (assign_parts.h) of the whole graph, all ranks together
   int64_t bytes_moved = 0;  // nodes, edges and node data sent to their owners, all ranks
 };
 
