@@ -48,88 +48,13 @@
 #include "collective_step.h"
 #include "commands.h"
 #include "job_options.h"
+#include "rank_placement.h"
 
 namespace adaqp::cli {
 namespace {
 
 // Bound on the wait of the other ranks while rank 0 partitions a dataset.
 constexpr double kPartitionTimeoutS = 24 * 3600;
-
-// This rank's place among the ranks of its host (an MPI shared-memory split): its index, their
-// number, whether another of them would use the same physical GPU, and whether this rank's
-// NCCL_HOSTID is set and unlike theirs (config/placement.h). Collective.
-struct LocalRanks {
-  int rank = 0;
-  int size = 1;
-  bool gpu_shared = false;
-  bool distinct_host_ids = false;
-};
-
-LocalRanks local_ranks() {
-  MPI_Comm local = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
-            "MPI_Comm_split_type", -1);
-  LocalRanks l;
-  int code = MPI_Comm_rank(local, &l.rank);
-  if (code == MPI_SUCCESS) code = MPI_Comm_size(local, &l.size);
-  // Per rank: the GPU it would use and its NCCL_HOSTID, as fixed-size texts.
-  constexpr size_t kText = 64;
-  std::string gpu;
-  try {
-    gpu = gpu_identity(l.rank);
-  } catch (const std::exception&) {
-    gpu.clear();  // no usable GPU here: placement says so later
-  }
-  const char* env = std::getenv("NCCL_HOSTID");
-  const std::string host_id = env != nullptr ? env : "";
-  std::string mine = gpu.substr(0, kText) + std::string(kText - std::min(gpu.size(), kText), '\0') +
-                     host_id.substr(0, kText) +
-                     std::string(kText - std::min(host_id.size(), kText), '\0');
-  std::vector<char> all(2 * kText * static_cast<size_t>(l.size));
-  if (code == MPI_SUCCESS) {
-    code = MPI_Allgather(mine.data(), 2 * kText, MPI_CHAR, all.data(), 2 * kText, MPI_CHAR, local);
-  }
-  check_mpi(MPI_Comm_free(&local), "MPI_Comm_free", -1);
-  check_mpi(code, "MPI_Allgather (ranks of this host)", -1);
-  l.distinct_host_ids = !host_id.empty();
-  for (int r = 0; r < l.size; ++r) {
-    if (r == l.rank) continue;
-    const char* theirs = all.data() + 2 * kText * static_cast<size_t>(r);
-    if (!gpu.empty() && std::equal(mine.begin(), mine.begin() + kText, theirs)) l.gpu_shared = true;
-    if (std::equal(mine.begin() + kText, mine.end(), theirs + kText)) l.distinct_host_ids = false;
-  }
-  return l;
-}
-
-// training.threads, or (0) the cores this rank may use (common/affinity.h).
-int compute_threads(const TrainingConfig& t, const LocalRanks& local) {
-  std::string warning;
-  const int threads = compute_threads_for(t.threads, process_affinity(), local.size, &warning);
-  if (!warning.empty()) spdlog::warn("{}", warning);
-  return threads;
-}
-
-// training.device and communication.backend on this rank (placement.h): a ConfigError on a rank
-// that cannot run what the job asks for.
-Placement place(int rank, const LocalRanks& local, const JobConfig& cfg) {
-  PlacementEnvironment env = probe_placement_environment();
-  env.local_rank = local.rank;
-  env.local_ranks = local.size;
-  env.gpu_shared = local.gpu_shared;
-  env.distinct_host_ids = local.distinct_host_ids;
-  env.rank = rank;
-  return choose_placement(cfg.training.device, cfg.communication.backend, env);
-}
-
-// Under training.device auto every rank takes the CPU if any rank cannot have a GPU, so that all
-// ranks use one transport (collective).
-void agree_on_device(Communicator& comm, Placement& p) {
-  double on_cpu = p.device.is_cuda() ? 0.0 : 1.0;
-  comm.allreduce_max(&on_cpu, 1);
-  if (on_cpu == 0 || !p.device.is_cuda()) return;
-  p = Placement{Device::cpu(), Backend::kMpi,
-                "training.device auto: another rank has no GPU of its own", ""};
-}
 
 void create_dirs(const std::filesystem::path& dir) {
   std::error_code ec;

@@ -111,7 +111,7 @@ Field field(const std::string& key, T& (*ref)(JobConfig&)) {
           nullptr};
 }
 
-// A key holding one of a set of named values (config/choices.h): `parse` turns the text into the
+// A key holding one of a set of named values (common/choices.h): `parse` turns the text into the
 // value (ConfigError "must be one of ..." otherwise), `name` back.
 template <typename E>
 Field choice_field(const std::string& key, E& (*ref)(JobConfig&), E (*parse)(const std::string&),

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp::exchange_detail {
 

@@ -7,8 +7,8 @@
 
 #include "adaqp/exchange/message_codec.h"
 #include "adaqp/kernels/cuda_device.h"
-#include "adaqp/model/torch_device.h"
 #include "adaqp/quant/block_codec.h"
+#include "adaqp/tensor/torch_device.h"
 #include "byte_blocks.h"
 #include "codecs.h"
 

@@ -10,7 +10,7 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/gather.h"
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 

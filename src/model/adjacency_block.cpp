@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 

@@ -7,7 +7,7 @@ namespace adaqp {
 namespace {
 
 // The layer types. A new one is its file (src/model/<name>_conv.cpp), its factory in convs.h, a row
-// here, and its name in config/choices (ModelType, to_string, parse), plus any rule of its own
+// here, and its name in common/choices (ModelType, to_string, parse), plus any rule of its own
 // keys in config/job_config.cpp.
 struct ConvType {
   ModelType type;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "adaqp/exchange/cover_layout.h"
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 #include "halo_layouts.h"
 
 namespace adaqp {

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 

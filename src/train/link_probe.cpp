@@ -15,7 +15,7 @@
 #include "adaqp/comm/host_of.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 

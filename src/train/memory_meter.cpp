@@ -2,7 +2,7 @@
 
 #include "adaqp/common/memory.h"
 #include "adaqp/model/host_tensor_bytes.h"
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 

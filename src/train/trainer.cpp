@@ -16,8 +16,8 @@
 #include "adaqp/kernels/synchronize.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/gnn.h"
-#include "adaqp/model/torch_device.h"
 #include "adaqp/quant/quantizer.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 

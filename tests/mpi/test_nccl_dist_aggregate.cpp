@@ -28,9 +28,9 @@
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_aggregate.h"
 #include "adaqp/model/dist_graph.h"
-#include "adaqp/model/torch_device.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
+#include "adaqp/tensor/torch_device.h"
 #include "mpi/nccl_skip.h"
 #include "nn/dense_reference.h"
 #endif

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/partition/boundary.h"
 
 namespace adaqp {

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "adaqp/comm/communicator.h"
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 
 namespace adaqp {
 

@@ -1,7 +1,7 @@
 // Logging set-up: spdlog's default logger, every line tagged with the worker's rank.
 #pragma once
 
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 
 namespace adaqp {
 

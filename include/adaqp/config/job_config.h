@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "adaqp/assign/solve.h"
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/quant/widths.h"

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "adaqp/common/choices.h"
 #include "adaqp/common/device.h"
-#include "adaqp/config/choices.h"
 
 namespace adaqp {
 

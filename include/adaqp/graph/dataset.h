@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph.h"
 #include "adaqp/graph/graph_slice.h"

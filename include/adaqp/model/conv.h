@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
 #include "adaqp/model/layer_exchange.h"

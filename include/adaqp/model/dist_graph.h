@@ -19,8 +19,8 @@
 
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/communicator.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/common/device.h"
-#include "adaqp/config/choices.h"
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
 #include "adaqp/kernels/stream_timer.h"

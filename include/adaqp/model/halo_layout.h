@@ -6,7 +6,7 @@
 // one it has.
 //
 // A new layout: its own file defining a HaloLayout and a make_* function (declared in
-// src/model/halo_layouts.h), its case in make_halo_layout, its name in config/choices, its test.
+// src/model/halo_layouts.h), its case in make_halo_layout, its name in common/choices, its test.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/common/device.h"
-#include "adaqp/config/choices.h"
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
 #include "adaqp/model/adjacency_block.h"

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/graph/graph.h"
 
 namespace adaqp {

@@ -1,7 +1,7 @@
 // Getting every rank its part when only the launch host sees the partition directory.
 //
 // Rank 0 reads the partition's meta.yaml and sends its text to all ranks. Each rank then takes its
-// part from the first of these that holds it (partition.distribute, config/choices.h):
+// part from the first of these that holds it (partition.distribute, common/choices.h):
 //   1. the partition directory itself, when this rank sees the same meta.yaml there (not under
 //      scatter; rank 0 always reads there);
 //   2. its host-local cache, <cache>/partition-<CRC-32 of meta.yaml>/, written by an earlier run
@@ -21,7 +21,7 @@
 #include <string>
 
 #include "adaqp/comm/communicator.h"
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partition_dir.h"
 

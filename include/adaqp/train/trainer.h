@@ -15,8 +15,8 @@
 
 #include "adaqp/assign/adaptive_policy.h"
 #include "adaqp/comm/communicator.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/common/device.h"
-#include "adaqp/config/choices.h"
 #include "adaqp/config/job_config.h"
 #include "adaqp/model/layer_exchange.h"
 #include "adaqp/partition/part.h"

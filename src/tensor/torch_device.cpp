@@ -1,4 +1,4 @@
-#include "adaqp/model/torch_device.h"
+#include "adaqp/tensor/torch_device.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>

@@ -1,4 +1,4 @@
-#include "adaqp/config/choices.h"
+#include "adaqp/common/choices.h"
 
 #include <fmt/format.h>
 

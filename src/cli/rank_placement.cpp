@@ -1,0 +1,78 @@
+#include "rank_placement.h"
+
+#include <mpi.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "adaqp/comm/mpi_error.h"
+#include "adaqp/common/affinity.h"
+
+namespace adaqp::cli {
+
+LocalRanks local_ranks() {
+  MPI_Comm local = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
+            "MPI_Comm_split_type", -1);
+  LocalRanks l;
+  int code = MPI_Comm_rank(local, &l.rank);
+  if (code == MPI_SUCCESS) code = MPI_Comm_size(local, &l.size);
+  // Per rank: the GPU it would use and its NCCL_HOSTID, as fixed-size texts.
+  constexpr size_t kText = 64;
+  std::string gpu;
+  try {
+    gpu = gpu_identity(l.rank);
+  } catch (const std::exception&) {
+    gpu.clear();  // no usable GPU here: placement says so later
+  }
+  const char* env = std::getenv("NCCL_HOSTID");
+  const std::string host_id = env != nullptr ? env : "";
+  std::string mine = gpu.substr(0, kText) + std::string(kText - std::min(gpu.size(), kText), '\0') +
+                     host_id.substr(0, kText) +
+                     std::string(kText - std::min(host_id.size(), kText), '\0');
+  std::vector<char> all(2 * kText * static_cast<size_t>(l.size));
+  if (code == MPI_SUCCESS) {
+    code = MPI_Allgather(mine.data(), 2 * kText, MPI_CHAR, all.data(), 2 * kText, MPI_CHAR, local);
+  }
+  check_mpi(MPI_Comm_free(&local), "MPI_Comm_free", -1);
+  check_mpi(code, "MPI_Allgather (ranks of this host)", -1);
+  l.distinct_host_ids = !host_id.empty();
+  for (int r = 0; r < l.size; ++r) {
+    if (r == l.rank) continue;
+    const char* theirs = all.data() + 2 * kText * static_cast<size_t>(r);
+    if (!gpu.empty() && std::equal(mine.begin(), mine.begin() + kText, theirs)) l.gpu_shared = true;
+    if (std::equal(mine.begin() + kText, mine.end(), theirs + kText)) l.distinct_host_ids = false;
+  }
+  return l;
+}
+
+int compute_threads(const TrainingConfig& t, const LocalRanks& local) {
+  std::string warning;
+  const int threads = compute_threads_for(t.threads, process_affinity(), local.size, &warning);
+  if (!warning.empty()) spdlog::warn("{}", warning);
+  return threads;
+}
+
+Placement place(int rank, const LocalRanks& local, const JobConfig& cfg) {
+  PlacementEnvironment env = probe_placement_environment();
+  env.local_rank = local.rank;
+  env.local_ranks = local.size;
+  env.gpu_shared = local.gpu_shared;
+  env.distinct_host_ids = local.distinct_host_ids;
+  env.rank = rank;
+  return choose_placement(cfg.training.device, cfg.communication.backend, env);
+}
+
+void agree_on_device(Communicator& comm, Placement& p) {
+  double on_cpu = p.device.is_cuda() ? 0.0 : 1.0;
+  comm.allreduce_max(&on_cpu, 1);
+  if (on_cpu == 0 || !p.device.is_cuda()) return;
+  p = Placement{Device::cpu(), Backend::kMpi,
+                "training.device auto: another rank has no GPU of its own", ""};
+}
+
+}  // namespace adaqp::cli
