@@ -97,7 +97,8 @@ def cmd_dgl_run(path, ds, phase, config, seed, budget):
                       "seed": int(seed), "budget_s": float(budget),
                       "startup_s": summary["startup_s"],
                       "preprocess_s": summary["preprocess_s"], "steps": summary["steps"],
-                      "epochs": summary["epochs"], "edges": summary["edges"], "curve": curve,
+                      "epochs": summary["epochs"], "edges": summary["edges"],
+                      "dgl": summary["dgl"], "torch": summary["torch"], "curve": curve,
                       "run_dir": path}))
 
 
