@@ -174,12 +174,20 @@ std::vector<assign::LinkCost> plan_costs(const std::vector<assign::LinkFit>& fit
   return costs;
 }
 
-// The probe passes over one pair of patterns (forward, backward) within budget_s.
+// Seconds left until deadline_s on the rank with the least left (ranks' clocks differ; every rank
+// reads the same value, so all take the same decisions).
+double seconds_left(Communicator& comm, double deadline_s) {
+  double late = steady_now_s() - deadline_s;
+  comm.allreduce_max(&late, 1);
+  return -late;
+}
+
+// The probe passes over one pair of patterns (forward, backward) until deadline_s (this rank's
+// steady clock).
 ProbeRun probe_patterns(Communicator& comm, const Pattern (&patterns)[2],
                         const std::vector<int>& group_of, const LinkProbeOptions& opt,
-                        double budget_s, double clock_offset, ProbeBuffers& buffers) {
+                        double deadline_s, double clock_offset, ProbeBuffers& buffers) {
   const int world = comm.size();
-  const double t_start = steady_now_s();
   std::vector<int64_t> sender_rows[2] = {std::vector<int64_t>(world), std::vector<int64_t>(world)};
   for (int k = 0; k < 2; ++k) {
     comm.allgather(&patterns[k].total_send_rows, sender_rows[k].data(), sizeof(int64_t));
@@ -188,14 +196,19 @@ ProbeRun probe_patterns(Communicator& comm, const Pattern (&patterns)[2],
   run.samples.resize(world);
 
   // Warm-up (connections, buffers) at the smallest size and at 8 times it, which also prices a
-  // pass: a probe's time is about linear in its size.
+  // probe: the slowest rank's wall time for it, barrier and gathering of the arrivals included
+  // (about linear in its size; the exchange alone underprices a pass by a third on a shaped link).
   const int64_t mid_row_bytes = std::min(opt.max_row_bytes, 8 * opt.min_row_bytes);
-  double priced[2] = {0, 0};  // the slowest rank's time at the smallest and the middle size
+  double priced[2] = {0, 0};  // at the smallest and at the middle size
+  ProbeRun warm_up;
+  warm_up.samples.resize(world);
   for (int k = 0; k < 2; ++k) {
     for (int64_t row_bytes : {opt.min_row_bytes, mid_row_bytes}) {
+      const double t0 = steady_now_s();
       const std::vector<double> a = probe_once(comm, patterns[k], row_bytes, clock_offset, buffers);
+      record(comm, a, sender_rows[k], row_bytes, group_of, warm_up);
       double& t = priced[row_bytes == opt.min_row_bytes ? 0 : 1];
-      for (int r = 0; r < world; ++r) t = std::max(t, a[r]);
+      t = std::max(t, steady_now_s() - t0);
     }
   }
   comm.allreduce_max(priced, 2);
@@ -208,22 +221,28 @@ ProbeRun probe_patterns(Communicator& comm, const Pattern (&patterns)[2],
     }
     return t;
   };
-  // The largest size shrinks (by 20% steps, to at least twice the smallest) until kMinRepeats
-  // passes fit in the budget; then as many passes as fit, at most opt.repeats.
+  // The largest size shrinks (by 20% steps, to at least twice the smallest) until `passes` more
+  // passes fit in `left` seconds, a pass over today's sizes costing `pass_price`.
   int64_t max_row_bytes = opt.max_row_bytes;
   std::vector<int64_t> sizes = assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
-  while (max_row_bytes > 2 * opt.min_row_bytes && kMinRepeats * pass_s(sizes) > budget_s) {
-    max_row_bytes = std::max(2 * opt.min_row_bytes, max_row_bytes * 4 / 5);
-    sizes = assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
-  }
-  const double fit = budget_s / std::max(pass_s(sizes), 1e-9);
+  auto shrink_to_fit = [&](int passes, double pass_price, double left) {
+    const double per_priced = pass_price / std::max(pass_s(sizes), 1e-9);
+    while (max_row_bytes > 2 * opt.min_row_bytes && passes * per_priced * pass_s(sizes) > left) {
+      max_row_bytes = std::max(2 * opt.min_row_bytes, max_row_bytes * 4 / 5);
+      sizes = assign::probe_sizes(opt.min_row_bytes, max_row_bytes, opt.sizes);
+    }
+  };
+  double left = seconds_left(comm, deadline_s);
+  shrink_to_fit(kMinRepeats, pass_s(sizes), left);
   const int repeats =
-      std::max(kMinRepeats, static_cast<int>(std::min<double>(opt.repeats, std::floor(fit))));
+      std::max(kMinRepeats, static_cast<int>(std::min<double>(
+                                opt.repeats, std::floor(left / std::max(pass_s(sizes), 1e-9)))));
   // Sizes alternate between the forward and the backward pattern; a size keeps its pattern in
-  // every pass, so that its repeats send the same bytes (one median per sender and size).
-  // The pricing extrapolates from small probes, which a shaped link's burst lets through fast:
-  // after the first kMinRepeats passes, the probe stops as soon as one more pass, timed like the
-  // last, would end past the budget (every rank reads the same maximum, so all stop together).
+  // every pass, so that its repeats send the same bytes (one median per sender and size). Each
+  // pass is then priced like the last: before kMinRepeats passes, the sizes shrink again if the
+  // passes still due would end past the deadline (the larger sizes keep the samples they have);
+  // after them, the probe stops as soon as one more pass would (all ranks read the same time left,
+  // so all stop together).
   for (int pass = 0; pass < repeats; ++pass) {
     const double pass_start = steady_now_s();
     for (size_t i = 0; i < sizes.size(); ++i) {
@@ -231,9 +250,14 @@ ProbeRun probe_patterns(Communicator& comm, const Pattern (&patterns)[2],
       const std::vector<double> a = probe_once(comm, patterns[k], sizes[i], clock_offset, buffers);
       record(comm, a, sender_rows[k], sizes[i], group_of, run);
     }
-    double spent[2] = {steady_now_s() - t_start, steady_now_s() - pass_start};
-    comm.allreduce_max(spent, 2);
-    if (pass + 1 >= kMinRepeats && spent[0] + spent[1] > budget_s) break;
+    double last = steady_now_s() - pass_start;
+    comm.allreduce_max(&last, 1);
+    left = seconds_left(comm, deadline_s);
+    if (pass + 1 < kMinRepeats) {
+      shrink_to_fit(kMinRepeats - pass - 1, last, left);
+    } else if (last > left) {
+      break;
+    }
   }
   return run;
 }
@@ -247,6 +271,7 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
                           opt.max_row_bytes, opt.sizes, opt.repeats));
   const int world = comm.size();
   const double t_start = steady_now_s();
+  const double deadline_s = t_start + opt.budget_s;
   const std::vector<int> host_of = host_of_ranks(comm);
   // Rows every rank sends to peers of each class; a class that carries nothing is not probed.
   std::array<int64_t, assign::kLinkClasses> mine{}, used{};
@@ -270,7 +295,8 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
   std::vector<int> identity(world);
   std::iota(identity.begin(), identity.end(), 0);
   for (int k = 0; k < classes; ++k) {
-    // One class: every peer, as in training. Two: each class's peers alone, half the budget each.
+    // One class: every peer, as in training. Two: each class's peers alone, an equal share of the
+    // time left each.
     std::vector<bool> keep;
     for (int r = 0; classes > 1 && r < world; ++r) {
       keep.push_back(r != part.rank && assign::link_class(host_of, part.rank, r) == k);
@@ -280,8 +306,10 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
     // host's (all their bytes, until the last of them arrived), and each rank plans with the host's
     // line at the host's slope times its ranks that send there (a fair share of the link).
     const bool by_host = classes > 1 && k == assign::kOtherHost;
+    const double class_deadline_s =
+        steady_now_s() + std::max(deadline_s - steady_now_s(), 0.0) / (classes - k);
     const ProbeRun run = probe_patterns(comm, patterns, by_host ? host_of : identity, opt,
-                                        opt.budget_s / classes, clock_offset, buffers);
+                                        class_deadline_s, clock_offset, buffers);
     std::vector<int> sharing(world, 0);
     for (int s = 0; s < world; ++s) {
       if (all[assign::kLinkClasses * s + k] > 0) ++sharing[by_host ? host_of[s] : s];

@@ -35,9 +35,10 @@ struct LinkProbeOptions {
   // exchanges; the repeats give each its median.
   int sizes = 8;
   int repeats = 7;  // passes over the sizes at most; >= 3 (a median per size)
-  // The probe takes as many passes as fit in about this (priced by a warm-up at the smallest size
-  // and 8 times it; after 3 passes it stops once the next would end past it); if 3 do not fit,
-  // its largest size shrinks until they do.
+  // The whole probe (host discovery, clock alignment, warm-up, passes) ends within about this:
+  // passes are priced by the warm-up's wall time and then by the last pass; the largest size
+  // shrinks until the 3 passes due fit, and after them the probe stops before a pass that would
+  // end past it. Only 3 passes at twice the smallest size can overrun it.
   double budget_s = 1.0;
   // Where the probe's buffers live: the job's device (device memory for a device transport).
   Device device;
@@ -56,9 +57,9 @@ struct LinkModel {
 
 // Probes and fits every sender's cost (collective; every rank returns the same model, computed from
 // the same gathered samples). Links of two speeds: where some messages stay on a host and others
-// leave it (comm/host_of.h), each class is probed on its own (its peers only, half the budget each)
-// and fitted, so that a rank's shared-memory peers and its network peers get their own lines: per
-// sender on the host, per host between hosts (the ranks of a host share its network link: the
+// leave it (comm/host_of.h), each class is probed on its own (its peers only, half the time left
+// each) and fitted, so that a rank's shared-memory peers and its network peers get their own lines:
+// per sender on the host, per host between hosts (the ranks of a host share its network link: the
 // host's line through all their bytes, each rank planning at the host's slope times the number of
 // its ranks that send to other hosts); otherwise one line per sender as above. A fit whose slope is
 // not positive (noise over too narrow a range) is planned with the largest positive slope of the
