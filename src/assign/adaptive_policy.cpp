@@ -165,13 +165,11 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
   hidden_s_.assign(2 * static_cast<size_t>(layers_), 0.0);
   solved_inputs_.resize(2 * static_cast<size_t>(layers_));
   full_since_.assign(2 * static_cast<size_t>(layers_), -1);
-  ADAQP_CHECK(time_.world_size == comm.size(),
-              fmt::format("time model for {} ranks on {}", time_.world_size, comm.size()));
+  ADAQP_CHECK_EQ(time_.world_size, comm.size(), "the time model's ranks, the communicator's");
   // Column sums of the squared halo coefficients go to the owners of the columns.
   const Boundary& p = boundary_;
   const kernels::CsrView& a = a_halo;
-  ADAQP_CHECK(a.cols == p.recvs(),
-              fmt::format("halo block of {} columns for {} received rows", a.cols, p.recvs()));
+  ADAQP_CHECK_EQ(a.cols, p.recvs(), "halo block columns, received rows");
   std::vector<double> col(static_cast<size_t>(p.recvs()), 0.0);
   for (int64_t i = 0; i < a.rows; ++i) {
     for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
@@ -185,8 +183,7 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
   // the rows, who send those rows' gradients.
   if (send_matrix != nullptr) {
     const kernels::CsrView& s = *send_matrix;
-    ADAQP_CHECK(s.rows == p.sends(),
-                fmt::format("send matrix of {} rows for {} sent rows", s.rows, p.sends()));
+    ADAQP_CHECK_EQ(s.rows, p.sends(), "send matrix rows, sent rows");
     std::vector<double> row(static_cast<size_t>(p.sends()), 0.0);
     for (int64_t k = 0; k < s.rows; ++k) {
       for (int64_t e = s.indptr[k]; e < s.indptr[k + 1]; ++e) {
@@ -474,9 +471,8 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
                                   assign::AssignProblem& problem) const {
   const Boundary& part = boundary_;
   const std::vector<int64_t>& offsets = send_offsets(part, dir);
-  ADAQP_CHECK(static_cast<int64_t>(trace.ranges.size()) == offsets.back(),
-              fmt::format("layer {} {}: {} traced ranges for {} messages", layer,
-                          direction_name(dir), trace.ranges.size(), offsets.back()));
+  ADAQP_CHECK_EQ(static_cast<int64_t>(trace.ranges.size()), offsets.back(),
+                 fmt::format("layer {} {}: traced ranges, messages", layer, direction_name(dir)));
   problem.row_width = trace.width;
   problem.bits = opt_.bit_set;
   if (per_link_full_ && !full_measured_slower_) problem.bits.push_back(quant::kFullPrecisionBits);

@@ -139,9 +139,7 @@ ObjectiveBounds combine(const ObjectiveBounds& a, const ObjectiveBounds& b) {
 }
 
 Evaluation evaluate(const AssignProblem& problem, const std::vector<uint8_t>& bits, double lambda) {
-  ADAQP_CHECK(bits.size() == problem.messages.size(),
-              std::to_string(bits.size()) + " bit-widths for " +
-                  std::to_string(problem.messages.size()) + " messages");
+  ADAQP_CHECK_EQ(bits.size(), problem.messages.size(), "bit-widths, messages");
   // Per bit-width (index 0..32): its row bytes and variance factor, 0 where not allowed.
   std::array<int64_t, quant::kFullPrecisionBits + 1> row{};
   std::array<double, quant::kFullPrecisionBits + 1> factor{};

@@ -7,7 +7,7 @@
 namespace adaqp::assign {
 
 double forward_variance_weight(double coeff_sq_sum, int64_t row_width, double range) {
-  ADAQP_CHECK(coeff_sq_sum >= 0, "coefficient square sum " + std::to_string(coeff_sq_sum));
+  ADAQP_CHECK_GE(coeff_sq_sum, 0.0, "coefficient square sum");
   return coeff_sq_sum * backward_variance_weight(row_width, range);
 }
 

@@ -42,7 +42,7 @@ double clock_offset(const std::vector<ClockSample>& samples) {
 }
 
 double estimate_clock_offset(Communicator& comm, int rounds) {
-  ADAQP_CHECK(rounds >= 1, "clock offset: rounds " + std::to_string(rounds));
+  ADAQP_CHECK_GE(rounds, 1, "clock offset: rounds");
   const int rank = comm.rank();
   if (rank == 0) {
     for (int peer = 1; peer < comm.size(); ++peer) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <thread>
+
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 
@@ -13,6 +15,15 @@ void check_comm_timeout(double seconds) {
   if (!(seconds > 0.0 && seconds <= kMaxTimeoutS))
     throw ConfigError(fmt::format("communication timeout must be in (0, {}] seconds, got {}",
                                   kMaxTimeoutS, seconds));
+}
+
+bool Work::wait_for(double seconds) {
+  const double deadline = steady_now_s() + seconds;
+  while (!test()) {
+    if (steady_now_s() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
 }
 
 ExchangeBuffers ExchangeBuffers::none(int world) {
@@ -61,9 +72,9 @@ void check_exchange_buffers(const ExchangeBuffers& b, int world) {
                                             send ? "send" : "recv", r, fmt::join(pieces[r], ", ")));
         prev = end;
       }
-      ADAQP_CHECK(prev == bytes,
-                  fmt::format("{} pieces of rank {} end at {}, the block has {} bytes",
-                              send ? "send" : "recv", r, prev, bytes));
+      ADAQP_CHECK_EQ(prev, bytes,
+                     fmt::format("{} pieces of rank {}: their end, the block's bytes",
+                                 send ? "send" : "recv", r));
     }
   }
 }

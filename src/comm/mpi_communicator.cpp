@@ -433,9 +433,7 @@ void MpiCommunicator::broadcast(void* data, size_t bytes, int root) {
 
 void MpiCommunicator::allgather(const void* in, void* out, size_t bytes) {
   check_usable("allgather");
-  ADAQP_CHECK(bytes <= max_chunk_bytes_,
-              fmt::format("allgather of {} bytes per rank exceeds the {}-byte message limit", bytes,
-                          max_chunk_bytes_));
+  ADAQP_CHECK_LE(bytes, max_chunk_bytes_, "allgather bytes per rank, the message limit");
   ADAQP_CHECK(bytes == 0 || (in != nullptr && out != nullptr),
               fmt::format("allgather: null buffer for {} bytes", bytes));
   if (bytes == 0) return;

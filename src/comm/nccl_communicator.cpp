@@ -350,9 +350,9 @@ struct NcclCommunicator::Impl {
                         where(state->rank, state->device));
     if (attributes.type == cudaMemoryTypeManaged) return true;
     if (attributes.type != cudaMemoryTypeDevice) return false;
-    ADAQP_CHECK(attributes.device == state->device,
-                fmt::format("{}: buffer on device {}, communicator on device {} (rank {})", what,
-                            attributes.device, state->device, state->rank));
+    ADAQP_CHECK_EQ(
+        attributes.device, state->device,
+        fmt::format("{}: the buffer's device, the communicator's (rank {})", what, state->rank));
     return true;
   }
 

@@ -264,7 +264,7 @@ class ThreadCommunicator : public Communicator {
 }  // namespace
 
 std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int size, double timeout_s) {
-  ADAQP_CHECK(size >= 1, fmt::format("{} ranks", size));
+  ADAQP_CHECK_GE(size, 1, "ranks");
   auto world = std::make_shared<ThreadWorld>(size);
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < size; ++r) {

@@ -35,8 +35,7 @@ std::vector<std::vector<int64_t>> exchange_lists(Communicator& comm,
   ExchangeBuffers lists = ExchangeBuffers::none(world);
   for (int r = 0; r < world; ++r) {
     if (r == comm.rank()) continue;
-    ADAQP_CHECK(recv_n[r] >= 0,
-                fmt::format("cover layout: rank {} announced {} entries", r, recv_n[r]));
+    ADAQP_CHECK_GE(recv_n[r], 0, fmt::format("cover layout: entries announced by rank {}", r));
     in[r].resize(static_cast<size_t>(recv_n[r]));
     lists.send[r] = out[r].data();
     lists.send_bytes[r] = out[r].size() * sizeof(int64_t);

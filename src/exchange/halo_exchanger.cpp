@@ -32,7 +32,7 @@ HaloExchanger::HaloExchanger(const Boundary& boundary, const std::vector<int64_t
               "part " + std::to_string(boundary.rank) + " of " +
                   std::to_string(boundary.num_parts) + " used on rank " +
                   std::to_string(comm.rank()) + " of " + std::to_string(comm.size()));
-  ADAQP_CHECK(opt.piece_elements >= 1, "piece_elements " + std::to_string(opt.piece_elements));
+  ADAQP_CHECK_GE(opt.piece_elements, 1, "piece_elements");
   ADAQP_CHECK(!opt.device.is_cuda() || comm.device_memory(),
               "rows on " + opt.device.name() + " need a device transport (NcclCommunicator)");
   device_transport_ = comm.device_memory();

@@ -98,9 +98,8 @@ std::vector<int64_t> Graph::out_degrees() const {
 
 Graph Graph::from_edges(int64_t num_nodes, const std::vector<int64_t>& src,
                         const std::vector<int64_t>& dst) {
-  ADAQP_CHECK(num_nodes >= 0, "num_nodes " + std::to_string(num_nodes));
-  ADAQP_CHECK(src.size() == dst.size(), "src has " + std::to_string(src.size()) + " entries, dst " +
-                                            std::to_string(dst.size()));
+  ADAQP_CHECK_GE(num_nodes, 0, "num_nodes");
+  ADAQP_CHECK_EQ(src.size(), dst.size(), "source and destination entries");
   Graph g;
   g.num_nodes = num_nodes;
   g.indptr.assign(num_nodes + 1, 0);

@@ -124,7 +124,7 @@ void edge_dropout_scale(const Device& device, const DropoutKey& key, float p, co
                         const int64_t* src_gids, int64_t heads, float* scale) {
   check_probability(p);
   ADAQP_CHECK(heads >= 1 && heads <= 1024, "edge dropout over " + std::to_string(heads) + " heads");
-  ADAQP_CHECK(key.epoch < (1u << 24), "edge dropout in epoch " + std::to_string(key.epoch));
+  ADAQP_CHECK_LT(key.epoch, 1u << 24, "edge dropout's epoch");
   if (device.is_cuda()) {
 #if ADAQP_WITH_CUDA
     edge_dropout_scale_cuda(key, p, dst, src, edges, dst_gids, src_gids, heads, scale);
@@ -199,9 +199,8 @@ void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, cons
     no_cuda("sparse_keep_bits");
 #endif
   }
-  ADAQP_CHECK(nnz == (a.rows > 0 ? a.indptr[a.rows] : 0),
-              "sparse_keep_bits: " + std::to_string(nnz) + " entries given, the matrix has " +
-                  std::to_string(a.rows > 0 ? a.indptr[a.rows] : 0));
+  ADAQP_CHECK_EQ(nnz, a.rows > 0 ? a.indptr[a.rows] : 0,
+                 "sparse_keep_bits: entries given, the matrix's entries");
   const int64_t words = bit_words(nnz);
   // Chunks of whole words, so that no two threads write one word; each finds its first row.
   constexpr int64_t kChunkWords = 256;

@@ -64,8 +64,7 @@ void spmm_cpu(const CsrView& a, const float* x, int64_t d, float* y, bool accumu
 }
 
 CsrMatrix transpose_csr(const CsrView& a) {
-  ADAQP_CHECK(a.rows <= std::numeric_limits<int32_t>::max(),
-              "too many rows for 32-bit column indices: " + std::to_string(a.rows));
+  ADAQP_CHECK_LE(a.rows, std::numeric_limits<int32_t>::max(), "rows for 32-bit column indices");
   CsrMatrix t;
   t.rows = a.cols;
   t.cols = a.rows;

@@ -230,9 +230,8 @@ void DistGraph::end_aggregate(int64_t d, float* y, at::Tensor* halo_rows) {
 }
 
 void DistGraph::aggregate_again(const float* h, const at::Tensor& halo_rows, int64_t d, float* y) {
-  ADAQP_CHECK(halo_rows.numel() >= boundary().recvs() * d,
-              "halo rows of " + std::to_string(halo_rows.numel()) + " floats for " +
-                  std::to_string(boundary().recvs()) + " rows of width " + std::to_string(d));
+  ADAQP_CHECK_GE(halo_rows.numel(), boundary().recvs() * d,
+                 "halo floats for the received rows of width " + std::to_string(d));
   aggregate_local(h, d, y);
   halo_timer_.start(nullptr);
   a_halo_->multiply(halo_rows.data_ptr<float>(), d, y, /*accumulate=*/true);

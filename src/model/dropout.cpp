@@ -218,9 +218,7 @@ at::Tensor draw_edge_dropout(const EdgeDropout& drop, const at::Tensor& dst, con
   ADAQP_CHECK(src.device() == dst.device() && dst_gids.device() == dst.device() &&
                   src_gids.device() == dst.device(),
               "edge dropout needs its edge ends and global ids on one device");
-  ADAQP_CHECK(dst.numel() == src.numel(), "edge dropout: " + std::to_string(dst.numel()) +
-                                              " destinations, " + std::to_string(src.numel()) +
-                                              " sources");
+  ADAQP_CHECK_EQ(dst.numel(), src.numel(), "edge dropout: destinations, sources");
   const int64_t edges = dst.numel();
   at::Tensor scale = at::empty({edges, heads}, dst.options().dtype(at::kFloat));
   kernels::edge_dropout_scale(tensor_device(dst), drop.key, drop.p, dst.data_ptr<int64_t>(),

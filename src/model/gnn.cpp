@@ -38,9 +38,7 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
               std::string("the graph's adjacency is not normalised as model type ") +
                   to_string(opt_.type) + " aggregates");
   const Part& part = graph.part();
-  ADAQP_CHECK(part.feat_dim == opt_.in_dim, "features have " + std::to_string(part.feat_dim) +
-                                                " columns, model expects " +
-                                                std::to_string(opt_.in_dim));
+  ADAQP_CHECK_EQ(part.feat_dim, opt_.in_dim, "feature columns, the model's input width");
   // Layer l's dropout of probability p, none outside training.
   const auto draw = [&](int l, double p) {
     DropoutDraw drop;

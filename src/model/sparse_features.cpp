@@ -82,9 +82,7 @@ std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_densi
     indptr[i + 1] = static_cast<int64_t>(values.size());
   }
   // Counted again from what was stored: the arrays below are sized by it.
-  ADAQP_CHECK(static_cast<int64_t>(values.size()) == nnz,
-              "sparsify: " + std::to_string(values.size()) + " non-zeros stored, " +
-                  std::to_string(nnz) + " counted");
+  ADAQP_CHECK_EQ(static_cast<int64_t>(values.size()), nnz, "sparsify: non-zeros stored, counted");
   // The transpose by counting sort: rows ascend within each column.
   for (int64_t c = 0; c < cols; ++c) t_indptr[c + 1] += t_indptr[c];
   std::vector<int32_t> t_rows(static_cast<size_t>(nnz)), t_entries(static_cast<size_t>(nnz));

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
-#include <thread>
 
 #include "adaqp/comm/clock_offset.h"
 #include "adaqp/comm/host_of.h"
@@ -94,16 +93,9 @@ std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row
   const double t0 = steady_now_s();
   arrival[world] = t0 + clock_offset;
   const std::unique_ptr<Work> work = comm.exchange(b, {kProbeTag});
-  // Tight polling: every block's arrival is timed as it is seen. Past the deadline, the bounded
-  // wait of the transport reports the stall (and a device transport aborts its communicator).
-  const double deadline = t0 + comm.timeout();
-  while (!work->test()) {
-    if (steady_now_s() > deadline) {
-      work->wait();
-      break;
-    }
-    std::this_thread::yield();
-  }
+  // Tight polling: every block's arrival is timed as it is seen. Past the communicator's timeout,
+  // the transport's own bounded wait reports the stall (a device transport aborts its communicator).
+  if (!work->wait_for(comm.timeout())) work->wait();
   const ExchangeTiming timing = work->timing();
   for (int r = 0; r < world; ++r) {
     if (timing.arrival_s[r] >= 0) arrival[r] = timing.arrival_s[r] - t0;

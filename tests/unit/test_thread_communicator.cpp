@@ -1,11 +1,13 @@
 // The in-process transport (thread_communicator.h) keeps the Communicator contract: exact bytes
 // through grouped exchanges with their hooks (pack before each send, unpack after each arrival),
-// separate tags, exact collectives, and a timeout naming the missing peer.
+// separate tags, exact collectives, a timeout naming the missing peer, and a caller's bounded wait.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "adaqp/comm/thread_communicator.h"
@@ -109,6 +111,32 @@ TEST(ThreadCommunicator, AMissingPeerIsATimeoutNamingIt) {
     }
   });
   EXPECT_EQ(timeouts.load(), 1);
+}
+
+// Work::wait_for bounds the caller's wait, not the exchange: false while a peer has not sent (no
+// error, the communicator's timeout is far off), then true once it has, with the bytes intact.
+TEST(ThreadCommunicator, WaitForReturnsAtItsBoundAndLeavesTheExchangeInFlight) {
+  std::atomic<bool> gave_up{false};
+  run_thread_ranks(2, [&](Communicator& comm) {
+    comm.set_timeout(30);
+    uint8_t out[4] = {1, 2, 3, 4}, in[4] = {0, 0, 0, 0};
+    ExchangeBuffers b = ExchangeBuffers::none(2);
+    if (comm.rank() == 1) {
+      while (!gave_up.load()) std::this_thread::yield();  // sends only after rank 0 gave up
+      b.send[0] = out;
+      b.send_bytes[0] = sizeof out;
+      comm.exchange(b, {9})->wait();
+      return;
+    }
+    b.recv[1] = in;
+    b.recv_bytes[1] = sizeof in;
+    const std::unique_ptr<Work> work = comm.exchange(b, {9});
+    EXPECT_FALSE(work->wait_for(0.05));
+    gave_up = true;
+    EXPECT_TRUE(work->wait_for(20));
+    EXPECT_EQ(std::vector<uint8_t>(in, in + 4), std::vector<uint8_t>(out, out + 4));
+  });
+  EXPECT_TRUE(gave_up.load());
 }
 
 }  // namespace

@@ -98,6 +98,11 @@ class Work {
   // that cannot cancel a transfer (NCCL) aborts its communicator on the timeout instead and says
   // so in the CommError.
   virtual void wait() = 0;
+  // Drives the exchange (test()) until it completes or `seconds` pass, whichever is first, and
+  // returns whether it completed: a bound of the caller's own, shorter than the communicator's
+  // timeout, that leaves the exchange in flight (wait() may follow). Polling, so that a host
+  // transport times every block's arrival as it is seen (timing()). Rethrows what test() throws.
+  bool wait_for(double seconds);
   // Makes work enqueued later on `stream` (a cudaStream_t) wait for the exchange without blocking
   // the host; a later wait() still bounds the exchange by the timeout. Host transports wait().
   virtual void wait_on_stream(void* stream) {

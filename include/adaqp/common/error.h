@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace adaqp {
 
@@ -52,6 +53,19 @@ class InvariantError : public Error {
   using Error::Error;
 };
 
+namespace detail {
+
+// A checked value as text, for the messages of ADAQP_CHECK_EQ and its kin.
+template <typename T>
+std::string check_value(const T& value) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return std::to_string(value);
+  } else {
+    return std::string(value);
+  }
+}
+
+}  // namespace detail
 }  // namespace adaqp
 
 // Checks an internal invariant; throws InvariantError with file:line and the condition.
@@ -61,3 +75,22 @@ class InvariantError : public Error {
       throw ::adaqp::InvariantError(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
                                     ": check failed: " #cond ": " + (msg));                  \
   } while (0)
+
+// Checks `a op b` of two values; the message also gives both values: "file:line: check failed:
+// rows == n (3 == 4): msg". Each operand is evaluated once.
+#define ADAQP_CHECK_OP(a, op, b, msg)                                                              \
+  do {                                                                                             \
+    const auto& adaqp_check_a_ = (a);                                                              \
+    const auto& adaqp_check_b_ = (b);                                                              \
+    if (!(adaqp_check_a_ op adaqp_check_b_))                                                       \
+      throw ::adaqp::InvariantError(std::string(__FILE__) + ":" + std::to_string(__LINE__) +       \
+                                    ": check failed: " #a " " #op " " #b " (" +                    \
+                                    ::adaqp::detail::check_value(adaqp_check_a_) + " " #op " " +   \
+                                    ::adaqp::detail::check_value(adaqp_check_b_) + "): " + (msg)); \
+  } while (0)
+#define ADAQP_CHECK_EQ(a, b, msg) ADAQP_CHECK_OP(a, ==, b, msg)
+#define ADAQP_CHECK_NE(a, b, msg) ADAQP_CHECK_OP(a, !=, b, msg)
+#define ADAQP_CHECK_LT(a, b, msg) ADAQP_CHECK_OP(a, <, b, msg)
+#define ADAQP_CHECK_LE(a, b, msg) ADAQP_CHECK_OP(a, <=, b, msg)
+#define ADAQP_CHECK_GT(a, b, msg) ADAQP_CHECK_OP(a, >, b, msg)
+#define ADAQP_CHECK_GE(a, b, msg) ADAQP_CHECK_OP(a, >=, b, msg)
