@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -21,9 +20,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <utility>
-#include <vector>
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/make_communicator.h"
@@ -41,7 +38,6 @@
 #include "adaqp/partition/obtain_part.h"
 #include "adaqp/partition/partition_dir.h"
 #include "adaqp/partition/partition_in_slices.h"
-#include "adaqp/train/checkpoint.h"
 #include "adaqp/train/epoch_loop.h"
 #include "adaqp/train/memory_meter.h"
 #include "adaqp/train/trainer.h"
@@ -49,6 +45,8 @@
 #include "commands.h"
 #include "job_options.h"
 #include "rank_placement.h"
+#include "resume.h"
+#include "train_options.h"
 
 namespace adaqp::cli {
 namespace {
@@ -80,26 +78,6 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
                                      : write_partition(dir, g, cfg.partition.options);
   spdlog::info("wrote partition {}: {} nodes, {} edges, edge cut {}", dir, meta.num_nodes,
                meta.num_edges, meta.edge_cut);
-}
-
-TrainerOptions trainer_options(const JobConfig& cfg, const Device& device = Device::cpu()) {
-  TrainerOptions topt;
-  topt.device = device;
-  topt.model = cfg.model;
-  topt.training = cfg.training;
-  topt.cache_features = cfg.communication.feature_cache;
-  topt.exchange = cfg.communication.exchange;
-  topt.mode = cfg.communication.mode;
-  topt.scheme = cfg.communication.scheme;
-  topt.bits = cfg.communication.bits;
-  topt.adaptive.bit_set = cfg.communication.bit_set;
-  topt.adaptive.lambda = cfg.communication.lambda;
-  topt.adaptive.group_size = cfg.communication.group_size;
-  topt.adaptive.period = cfg.communication.assign_period;
-  topt.adaptive.objective = cfg.communication.objective;
-  topt.adaptive.resolve_drift = cfg.communication.resolve_drift;
-  topt.adaptive.solver = cfg.communication.solver;
-  return topt;
 }
 
 // Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could
@@ -134,79 +112,6 @@ std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
                  cfg.model.layers, cfg.model.hidden, trainer->num_parameters());
   }
   return trainer;
-}
-
-RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Trainer& trainer,
-                       const std::string& fingerprint) {
-  RunOptions ropt;
-  ropt.epochs = cfg.training.epochs;
-  ropt.eval_every = cfg.training.eval_every;
-  ropt.progress_every = cfg.output.progress_every > 0 ? cfg.output.progress_every
-                                                      : std::max(1, cfg.training.epochs / 20);
-  ropt.output_dir = cfg.output.dir;
-  ropt.checkpoint_every = cfg.training.checkpoint_every;
-  ropt.checkpoint_dir = checkpoint_dir(cfg);
-  CheckpointHeader& h = ropt.checkpoint_header;
-  h.dataset_fingerprint = fingerprint;
-  h.model_type = to_string(cfg.model.type);
-  h.layers = cfg.model.layers;
-  h.hidden = cfg.model.hidden;
-  h.in_dim = trainer.part().feat_dim;
-  h.out_dim = trainer.part().num_classes;
-  h.layer_norm = cfg.model.layer_norm;
-  h.heads = cfg.model.heads;
-  h.world_size = comm.size();
-  h.rank = comm.rank();
-  h.seed = cfg.training.seed;
-  return ropt;
-}
-
-// --resume: rank 0 picks the newest intact checkpoint, every rank loads that one into its trainer.
-// Without --resume, a checkpoint directory that already holds checkpoints is refused (they would
-// mix with this run's).
-void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
-                         RunOptions& ropt) {
-  const std::string& dir = ropt.checkpoint_dir;
-  int epoch = 0;
-  int written_on = 0;  // workers of the job that wrote the checkpoint (rank 0 only)
-  run_step(comm, [&] {
-    if (comm.rank() != 0) return;
-    if (!resume) {
-      const std::vector<int> old = list_checkpoints(dir);
-      if (cfg.training.checkpoint_every > 0 && !old.empty()) {
-        throw ConfigError(fmt::format(
-            "{} already holds checkpoints (newest: epoch {}): pass --resume to continue that run, "
-            "or set training.checkpoint_dir (or output.dir) to another directory",
-            dir, old.front()));
-      }
-      return;
-    }
-    const std::string path = latest_checkpoint(dir);
-    if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
-    const CheckpointInfo info = read_checkpoint_info(path);
-    epoch = info.progress.epoch;
-    written_on = info.header.world_size;
-  });
-  if (!resume) return;
-  comm.broadcast(&epoch, sizeof epoch, 0);
-  run_step(comm, [&] {
-    const std::string path = checkpoint_path(dir, epoch);
-    ropt.start =
-        load_checkpoint(path, ropt.checkpoint_header, trainer.model(), trainer.optimizer());
-    if (ropt.start.epoch >= cfg.training.epochs) {
-      throw ConfigError(fmt::format(
-          "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train",
-          path, ropt.start.epoch, cfg.training.epochs));
-    }
-    if (comm.rank() != 0) return;
-    spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);
-    if (written_on != comm.size()) {
-      spdlog::info(
-          "the checkpoint was written on {} workers and training continues on {}: parameters and "
-          "optimizer state carry over; the adaptive scheme probes and traces afresh",
-          written_on, comm.size());
-    }
-  });
 }
 
 void train(Communicator& comm, const JobConfig& cfg, Trainer& trainer, const RunOptions& ropt) {

@@ -47,6 +47,14 @@ constexpr Table<ModelType, 3> kModelTypes = {{
     {ModelType::kSage, "sage"},
     {ModelType::kGat, "gat"},
 }};
+constexpr std::array<std::pair<ModelType, ModelTypeRules>, 3> kModelTypeRules = {{
+    {ModelType::kGcn,
+     {false, nullptr, "a GCN layer keeps one n x hidden tensor for backward either way"}},
+    {ModelType::kSage, {false, nullptr, nullptr}},
+    {ModelType::kGat,
+     {true, "attention weighs every in-edge by its source row, which a partial sum does not keep",
+      "an attention layer aggregates no kept input"}},
+}};
 constexpr Table<DeviceChoice, 3> kDevices = {{
     {DeviceChoice::kAuto, "auto"},
     {DeviceChoice::kCpu, "cpu"},
@@ -121,5 +129,20 @@ ADAQP_CHOICE(PartDistribution, kPartDistributions, parse_part_distribution)
 ADAQP_CHOICE(DatasetFormat, kDatasetFormats, parse_dataset_format)
 
 #undef ADAQP_CHOICE
+
+const ModelTypeRules& model_type_rules(ModelType type) {
+  for (const auto& [t, rules] : kModelTypeRules) {
+    if (t == type) return rules;
+  }
+  throw InvariantError(std::string("model type ") + to_string(type) + " has no rules");
+}
+
+std::string model_types_where(bool (*pred)(const ModelTypeRules&)) {
+  std::string names;
+  for (const auto& [type, rules] : kModelTypeRules) {
+    if (pred(rules)) names += (names.empty() ? "" : ", ") + std::string(to_string(type));
+  }
+  return names;
+}
 
 }  // namespace adaqp

@@ -467,9 +467,12 @@ void validate(const JobConfig& c, const std::string& origin) {
   require(c.model.dropout >= 0 && c.model.dropout < 1, origin, "model.dropout",
           print_value(c.model.dropout), "must be in [0, 1)");
   require(c.model.heads >= 1, origin, "model.heads", std::to_string(c.model.heads), "must be >= 1");
-  require(c.model.heads == 1 || c.model.type == ModelType::kGat, origin, "model.heads",
-          std::to_string(c.model.heads),
-          std::string("applies to model.type gat only (1 for ") + to_string(c.model.type) + ")");
+  const ModelTypeRules& rules = model_type_rules(c.model.type);
+  const std::string attention_types =
+      model_types_where([](const ModelTypeRules& r) { return r.attention; });
+  require(
+      c.model.heads == 1 || rules.attention, origin, "model.heads", std::to_string(c.model.heads),
+      "applies to model.type " + attention_types + " only (1 for " + to_string(c.model.type) + ")");
   require(c.model.heads == 1 || c.model.layers >= 2, origin, "model.heads",
           std::to_string(c.model.heads),
           "applies to hidden layers, and model.layers 1 has none (the last layer has one head)");
@@ -478,19 +481,20 @@ void validate(const JobConfig& c, const std::string& origin) {
               "): a hidden layer's heads share its width");
   require(c.model.attention_dropout >= 0 && c.model.attention_dropout < 1, origin,
           "model.attention_dropout", print_value(c.model.attention_dropout), "must be in [0, 1)");
-  require(c.model.attention_dropout == 0 || c.model.type == ModelType::kGat, origin,
-          "model.attention_dropout", print_value(c.model.attention_dropout),
-          std::string("applies to model.type gat only (0 for ") + to_string(c.model.type) + ")");
+  require(
+      c.model.attention_dropout == 0 || rules.attention, origin, "model.attention_dropout",
+      print_value(c.model.attention_dropout),
+      "applies to model.type " + attention_types + " only (0 for " + to_string(c.model.type) + ")");
   // The edge masks' counters hold 256 blocks of 4 heads and 2^24 epochs (common/philox.h).
   require(c.model.attention_dropout == 0 || c.model.heads <= 1024, origin, "model.heads",
           std::to_string(c.model.heads), "must be <= 1024 with model.attention_dropout");
   require(c.model.attention_dropout == 0 || c.training.epochs < (1 << 24), origin,
           "training.epochs", std::to_string(c.training.epochs),
           "must be < 16777216 with model.attention_dropout");
-  require(c.model.type != ModelType::kGat || c.communication.exchange == ExchangeLayout::kRows,
+  require(rules.no_partial_sums == nullptr || c.communication.exchange == ExchangeLayout::kRows,
           origin, "communication.exchange", to_string(c.communication.exchange),
-          "must be rows with model.type gat: attention weighs every in-edge by its source row, "
-          "which a partial sum does not keep");
+          std::string("must be rows with model.type ") + to_string(c.model.type) + ": " +
+              (rules.no_partial_sums != nullptr ? rules.no_partial_sums : ""));
   const TrainingConfig& t = c.training;
   require(t.epochs >= 0, origin, "training.epochs", std::to_string(t.epochs), "must be >= 0");
   require(t.lr > 0, origin, "training.lr", print_value(t.lr), "must be > 0");
@@ -502,13 +506,12 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be >= 0 (0 = automatic)");
   require(t.checkpoint_every >= 0, origin, "training.checkpoint_every",
           std::to_string(t.checkpoint_every), "must be >= 0 (0 = no checkpoints)");
-  require(t.recompute == Recompute::kNone || c.model.type == ModelType::kSage, origin,
+  require(t.recompute == Recompute::kNone || rules.no_recompute == nullptr, origin,
           "training.recompute", to_string(t.recompute),
-          std::string("saves memory only with model.type sage (model.type is ") +
-              to_string(c.model.type) +
-              (c.model.type == ModelType::kGcn
-                   ? ": a GCN layer keeps one n x hidden tensor for backward either way)"
-                   : ": an attention layer aggregates no kept input)"));
+          "saves memory only with model.type " +
+              model_types_where([](const ModelTypeRules& r) { return r.no_recompute == nullptr; }) +
+              " (model.type is " + to_string(c.model.type) + ": " +
+              (rules.no_recompute != nullptr ? rules.no_recompute : "") + ")");
   const CommunicationConfig& m = c.communication;
   require(quant::valid_bits(m.bits), origin, "communication.bits", std::to_string(m.bits),
           "must be " + quant::width_list());
@@ -622,16 +625,18 @@ std::string to_yaml(const JobConfig& cfg) {
 
 void require_recompute_effect(const JobConfig& cfg, int64_t num_classes) {
   const ModelConfig& m = cfg.model;
-  if (cfg.training.recompute == Recompute::kNone || m.type != ModelType::kSage) return;
+  if (cfg.training.recompute == Recompute::kNone ||
+      model_type_rules(m.type).no_recompute != nullptr)
+    return;
   // A layer after the first recomputes its aggregation when it aggregates first, i.e. does not
   // narrow its rows (out >= in): the hidden layers of a model of 3 or more layers, and the last
   // one when there are at least as many classes as hidden units.
   if (m.layers >= 3 || num_classes >= m.hidden) return;
   throw ConfigError(fmt::format(
-      "training.recompute = {} has no effect with model.type = sage, model.layers = {} and "
+      "training.recompute = {} has no effect with model.type = {}, model.layers = {} and "
       "model.hidden = {} on a dataset of {} classes: only a layer after the first that does not "
       "narrow its rows (out >= in) recomputes its aggregation; set training.recompute = none",
-      to_string(cfg.training.recompute), m.layers, m.hidden, num_classes));
+      to_string(cfg.training.recompute), to_string(m.type), m.layers, m.hidden, num_classes));
 }
 
 std::string partition_dir(const JobConfig& cfg) {

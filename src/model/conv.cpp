@@ -7,8 +7,8 @@ namespace adaqp {
 namespace {
 
 // The layer types. A new one is its file (src/model/<name>_conv.cpp), its factory in convs.h, a row
-// here, and its name in common/choices (ModelType, to_string, parse), plus any rule of its own
-// keys in config/job_config.cpp.
+// here, and its name and the rules of the job's keys for it in common/choices (ModelType,
+// kModelTypes, kModelTypeRules).
 struct ConvType {
   ModelType type;
   const EdgeNorm& norm;
@@ -43,16 +43,13 @@ const EdgeNorm& conv_norm(ModelType type) {
   return conv_type(type).norm;
 }
 
-bool conv_reads_features(ModelType type) {
-  return conv_type(type).reads_features;
-}
-
-bool conv_aggregates_features(ModelType type) {
-  return conv_type(type).aggregates_features;
-}
-
-bool conv_multiplies(ModelType type) {
-  return conv_type(type).multiplies;
+DistGraphOptions graph_options_for(ModelType type, DistGraphOptions choices) {
+  const ConvType& c = conv_type(type);
+  choices.norm = &c.norm;
+  choices.keep_features = c.reads_features;
+  choices.cache_features = choices.cache_features && c.aggregates_features;
+  choices.products = c.multiplies;
+  return choices;
 }
 
 }  // namespace adaqp

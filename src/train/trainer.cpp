@@ -36,16 +36,13 @@ double ratio(int64_t num, int64_t den) {
 }
 
 DistGraphOptions graph_options(const TrainerOptions& o) {
-  DistGraphOptions g;
-  g.norm = &conv_norm(o.model.type);
-  g.cache_features = o.cache_features && conv_aggregates_features(o.model.type);
-  g.keep_features = conv_reads_features(o.model.type);
-  g.sparse_features = o.training.sparse_features;
-  g.overlap = overlaps(o.mode);
-  g.products = conv_multiplies(o.model.type);
-  g.exchange = o.exchange;
-  g.device = o.device;
-  return g;
+  DistGraphOptions choices;
+  choices.cache_features = o.cache_features;
+  choices.sparse_features = o.sparse_features;
+  choices.overlap = overlaps(o.mode);
+  choices.exchange = o.exchange;
+  choices.device = o.device;
+  return graph_options_for(o.model.type, choices);
 }
 
 // Probe sizes from the job's rows: the narrowest exchanged row at the smallest width to the widest
@@ -66,25 +63,16 @@ LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
   return p;
 }
 
-GnnOptions gnn_options(const ModelConfig& m, Recompute recompute, const Part& part) {
-  GnnOptions o;
-  o.type = m.type;
-  o.layers = m.layers;
+GnnOptions gnn_options(GnnOptions o, const Part& part) {
   o.in_dim = part.feat_dim;
-  o.hidden = m.hidden;
   o.out_dim = part.num_classes;
-  o.dropout = m.dropout;
-  o.layer_norm = m.layer_norm;
-  o.heads = m.heads;
-  o.attention_dropout = m.attention_dropout;
-  o.recompute_aggregations = recompute == Recompute::kAggregations;
   return o;
 }
 
 }  // namespace
 
 void set_compute_threads(int threads) {
-  ADAQP_CHECK(threads >= 1, "thread count " + std::to_string(threads));
+  ADAQP_CHECK_GE(threads, 1, "thread count");
   at::set_num_threads(threads);
   omp_set_num_threads(threads);
 }
@@ -95,22 +83,20 @@ struct Trainer::Impl {
         opt(options),
         graph(std::move(part), communicator, graph_options(options)) {
     const Part& p = graph.part();
-    ADAQP_CHECK(p.global_split_counts.size() == 3,
-                "part has " + std::to_string(p.global_split_counts.size()) + " split counts");
+    ADAQP_CHECK_EQ(p.global_split_counts.size(), size_t{3}, "split counts of the part");
     if (p.global_split_counts[0] <= 0) {
       throw ConfigError("the dataset has no training nodes: the loss would be undefined");
     }
     // TF32 tensor cores for libtorch's dense products on the GPU (a process-wide switch): only when
     // asked for, so that fp32 runs match the CPU's arithmetic.
-    at::globalContext().setAllowTF32CuBLAS(opt.training.precision == ComputePrecision::kTf32);
+    at::globalContext().setAllowTF32CuBLAS(opt.precision == ComputePrecision::kTf32);
     // Initialised on the CPU from the seed, then moved: every device starts from the same values.
-    torch::manual_seed(opt.training.seed);
-    model = Gnn(gnn_options(opt.model, opt.training.recompute, p));
+    torch::manual_seed(opt.seed);
+    model = Gnn(gnn_options(opt.model, p));
     model->to(torch_device(opt.device));
     attach_flat_gradients();
     optimizer = std::make_unique<torch::optim::Adam>(
-        model->parameters(),
-        torch::optim::AdamOptions(opt.training.lr).weight_decay(opt.training.weight_decay));
+        model->parameters(), torch::optim::AdamOptions(opt.lr).weight_decay(opt.weight_decay));
     labels = label_tensor(p, opt.device);
     split_idx = {to_device(p.train_idx, opt.device), to_device(p.valid_idx, opt.device),
                  to_device(p.test_idx, opt.device)};
@@ -118,7 +104,7 @@ struct Trainer::Impl {
       SchemeOptions scheme;
       scheme.scheme = opt.scheme;
       scheme.bits = opt.bits;
-      scheme.seed = opt.training.seed;
+      scheme.seed = opt.seed;
       AdaptiveInputs inputs;
       if (opt.scheme == BitScheme::kAdaptive) {
         link = std::make_unique<LinkModel>(
@@ -194,7 +180,7 @@ EpochStats Trainer::train_epoch(int epoch) {
     s.flat_grad.zero_();  // every gradient at once (Optimizer::zero_grad cannot keep views)
     ForwardMode mode;
     mode.training = true;
-    mode.key.seed = s.opt.training.seed;
+    mode.key.seed = s.opt.seed;
     mode.key.epoch = static_cast<uint32_t>(epoch);
     loss = s.local_loss(s.model->forward(s.graph, mode));
     loss.backward();

@@ -301,7 +301,7 @@ TrainerOptions options(const std::string& scheme, int bits, double lambda) {
   opt.model.layers = 3;
   opt.model.hidden = 10;
   opt.model.dropout = 0.5;
-  opt.training.seed = 7;
+  opt.seed = 7;
   opt.mode = CommMode::kAdaqp;
   opt.scheme = parse_bit_scheme(scheme);
   opt.bits = bits;

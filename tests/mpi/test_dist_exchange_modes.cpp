@@ -45,11 +45,11 @@ TrainerOptions options(const std::string& mode, const std::string& scheme, int b
   opt.model.layers = 3;
   opt.model.hidden = kHidden;
   opt.model.dropout = 0.5;
-  opt.training.seed = 7;
+  opt.seed = 7;
   opt.cache_features = cache;
   // Bitwise comparisons of cache on and off need one layer-0 product: a sparse A X sums in another
   // order (tests/cli/sparse_features.sh compares the two within 1e-5).
-  opt.training.sparse_features = false;
+  opt.sparse_features = false;
   opt.mode = parse_comm_mode(mode);
   opt.scheme = parse_bit_scheme(scheme);
   opt.bits = bits;

@@ -121,11 +121,11 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   popt.method = parse_partition_method("random");  // many cut edges
   popt.parts = comm->size();
   popt.seed = 4;
-  DistGraph graph(
-      build_part(g, assign_parts(g, popt), comm->rank()), *comm,
-      DistGraphOptions{&conv_norm(ModelType::kGat), /*cache_features=*/false,
-                       /*keep_features=*/true, c.overlap, Device::cpu(), ExchangeLayout::kRows,
-                       /*products=*/conv_multiplies(ModelType::kGat)});
+  DistGraphOptions choices;
+  choices.cache_features = false;
+  choices.overlap = c.overlap;
+  DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
+                  graph_options_for(ModelType::kGat, choices));
   const Part& part = graph.part();
   if (comm->size() > 1) {
     EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";

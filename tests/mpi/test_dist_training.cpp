@@ -74,9 +74,9 @@ TrainerOptions trainer_options(const TrainingCase& c) {
   opt.model.hidden = 8;
   opt.model.dropout = 0.5;
   opt.model.layer_norm = c.layer_norm;
-  opt.training.lr = 0.01;
-  opt.training.weight_decay = 5e-4;
-  opt.training.seed = 3;
+  opt.lr = 0.01;
+  opt.weight_decay = 5e-4;
+  opt.seed = 3;
   return opt;
 }
 
@@ -95,7 +95,7 @@ TEST_P(DistTraining, RanksAgreeAndMatchSingleWorker) {
 
   Trainer dist(build_part(g, owner, world->rank()), *world, trainer_options(c));
   TrainerOptions dense = trainer_options(c);
-  dense.training.sparse_features = false;
+  dense.sparse_features = false;
   Trainer single(build_part(g, std::vector<int32_t>(owner.size(), 0), 0), *self, dense);
   EXPECT_EQ(dist.sparse_layer_input() != nullptr, c.sparse_input);
   EXPECT_EQ(single.sparse_layer_input(), nullptr);

@@ -43,6 +43,19 @@ enum class ComputePrecision { kFp32, kTf32 };
 // model.type: the layer of every layer of the model (model/conv.h): GCN, GraphSAGE-mean or GAT.
 enum class ModelType { kGcn, kSage, kGat };
 
+// What the job's keys may ask of a model type, for the configuration's checks: one row per type
+// beside its name (src/common/choices.cpp); a new type states its rules there, the checks stay.
+struct ModelTypeRules {
+  bool attention;  // model.heads and model.attention_dropout apply
+  // Why its messages cannot travel as partial sums (communication.exchange: cover); null: they can.
+  const char* no_partial_sums;
+  // Why training.recompute saves no memory with it; null: it saves some.
+  const char* no_recompute;
+};
+const ModelTypeRules& model_type_rules(ModelType type);
+// The names of the model types whose rules satisfy `pred`, joined by ", " (for messages).
+std::string model_types_where(bool (*pred)(const ModelTypeRules&));
+
 // training.device: where the epoch runs; auto is cuda when the build has CUDA and NCCL and every
 // rank can have a GPU, else cpu (config/placement.h).
 enum class DeviceChoice { kAuto, kCpu, kCuda };

@@ -56,14 +56,11 @@ std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
 // The edge normalisation the layers of `type` aggregate with (what the DistGraph must be given);
 // one object per layer type.
 const EdgeNorm& conv_norm(ModelType type);
-// Whether layer 0 of `type` reads the input features X itself (GraphSAGE's root term, GAT), not
-// only A X: the DistGraph must keep them (DistGraphOptions::keep_features).
-bool conv_reads_features(ModelType type);
-// Whether layer 0 of `type` aggregates the features themselves (A X, which the feature cache
-// computes once); attention weighs the transformed rows instead.
-bool conv_aggregates_features(ModelType type);
-// Whether the layers of `type` multiply by A (DistGraphOptions::products); attention reads only
-// A's pattern.
-bool conv_multiplies(ModelType type);
+// The graph context the layers of `type` run on, from the job's choices in `choices` (device,
+// exchange layout, overlap, feature cache, sparse features): the type's normalisation (norm), the
+// input features X kept where layer 0 reads them itself (GraphSAGE's root term, GAT), the feature
+// cache only where layer 0 aggregates X (attention weighs transformed rows instead), and products
+// only where the layers multiply by A (attention reads only A's pattern).
+DistGraphOptions graph_options_for(ModelType type, DistGraphOptions choices);
 
 }  // namespace adaqp

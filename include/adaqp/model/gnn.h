@@ -24,24 +24,10 @@
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
+#include "adaqp/model/gnn_options.h"
 #include "adaqp/model/layer_exchange.h"
 
 namespace adaqp {
-
-struct GnnOptions {
-  ModelType type = ModelType::kGcn;
-  int layers = 2;
-  int64_t in_dim = 0;
-  int64_t hidden = 16;
-  int64_t out_dim = 0;
-  double dropout = 0.5;
-  bool layer_norm = false;
-  int heads = 1;  // gat: attention heads of a hidden layer (the last layer has one)
-  double attention_dropout = 0.0;  // gat: dropout of the attention weights in training
-  // Layers that aggregate first keep their input and received halo rows instead of A h, and
-  // recompute A h in backward (training.recompute: aggregations).
-  bool recompute_aggregations = false;
-};
 
 // What one forward pass does: training (dropout on, keyed by `key`) or evaluation.
 struct ForwardMode {

@@ -17,7 +17,7 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/choices.h"
 #include "adaqp/common/device.h"
-#include "adaqp/config/job_config.h"
+#include "adaqp/model/gnn_options.h"
 #include "adaqp/model/layer_exchange.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/train/link_probe.h"
@@ -41,14 +41,20 @@ struct TrainerOptions {
   // Where the whole epoch runs: the CPU (MPI communicator) or one CUDA device (a device
   // transport: NcclCommunicator). Model, optimizer state, graph, features, labels live there.
   Device device;
-  ModelConfig model;
-  TrainingConfig training;
-  bool cache_features = true;                       // communication.feature_cache
-  ExchangeLayout exchange = ExchangeLayout::kRows;  // communication.exchange
-  CommMode mode = CommMode::kVanilla;               // communication.mode
-  BitScheme scheme = BitScheme::kUniform;           // communication.scheme
-  int bits = 8;                                     // communication.bits
-  AdaptiveOptions adaptive;                         // scheme adaptive
+  // The model (model.*; recompute_aggregations: training.recompute). in_dim and out_dim are the
+  // part's: the trainer sets them.
+  GnnOptions model;
+  double lr = 0.01;            // training.lr (Adam)
+  double weight_decay = 5e-4;  // training.weight_decay
+  uint64_t seed = 0;           // training.seed: initial parameters, dropout masks, random widths
+  ComputePrecision precision = ComputePrecision::kFp32;  // training.precision
+  bool sparse_features = true;                           // training.sparse_features
+  bool cache_features = true;                            // communication.feature_cache
+  ExchangeLayout exchange = ExchangeLayout::kRows;       // communication.exchange
+  CommMode mode = CommMode::kVanilla;                    // communication.mode
+  BitScheme scheme = BitScheme::kUniform;                // communication.scheme
+  int bits = 8;                                          // communication.bits
+  AdaptiveOptions adaptive;                              // scheme adaptive
   // Scheme adaptive: per-sender link costs to plan with, alone (reproducible plans); empty = probe
   // them at start-up (link_probe.h) and add each exchange's measured quantization time
   // (assign/adaptive_policy.h).

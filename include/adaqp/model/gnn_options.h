@@ -1,0 +1,26 @@
+// What a GNN model is (model.* of the job, and training.recompute): the options of GnnImpl
+// (gnn.h), in a header of their own so that the trainer's options need no libtorch module headers.
+#pragma once
+
+#include <cstdint>
+
+#include "adaqp/common/choices.h"
+
+namespace adaqp {
+
+struct GnnOptions {
+  ModelType type = ModelType::kGcn;
+  int layers = 2;
+  int64_t in_dim = 0;
+  int64_t hidden = 16;
+  int64_t out_dim = 0;
+  double dropout = 0.5;
+  bool layer_norm = false;
+  int heads = 1;  // gat: attention heads of a hidden layer (the last layer has one)
+  double attention_dropout = 0.0;  // gat: dropout of the attention weights in training
+  // Layers that aggregate first keep their input and received halo rows instead of A h, and
+  // recompute A h in backward (training.recompute: aggregations).
+  bool recompute_aggregations = false;
+};
+
+}  // namespace adaqp

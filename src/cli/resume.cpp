@@ -1,0 +1,60 @@
+#include "resume.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/train/checkpoint.h"
+#include "collective_step.h"
+
+namespace adaqp::cli {
+
+void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
+                         RunOptions& ropt) {
+  const std::string& dir = ropt.checkpoint_dir;
+  int epoch = 0;
+  int written_on = 0;  // workers of the job that wrote the checkpoint (rank 0 only)
+  run_step(comm, [&] {
+    if (comm.rank() != 0) return;
+    if (!resume) {
+      const std::vector<int> old = list_checkpoints(dir);
+      if (cfg.training.checkpoint_every > 0 && !old.empty()) {
+        throw ConfigError(fmt::format(
+            "{} already holds checkpoints (newest: epoch {}): pass --resume to continue that run, "
+            "or set training.checkpoint_dir (or output.dir) to another directory",
+            dir, old.front()));
+      }
+      return;
+    }
+    const std::string path = latest_checkpoint(dir);
+    if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
+    const CheckpointInfo info = read_checkpoint_info(path);
+    epoch = info.progress.epoch;
+    written_on = info.header.world_size;
+  });
+  if (!resume) return;
+  comm.broadcast(&epoch, sizeof epoch, 0);
+  run_step(comm, [&] {
+    const std::string path = checkpoint_path(dir, epoch);
+    ropt.start =
+        load_checkpoint(path, ropt.checkpoint_header, trainer.model(), trainer.optimizer());
+    if (ropt.start.epoch >= cfg.training.epochs) {
+      throw ConfigError(fmt::format(
+          "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train",
+          path, ropt.start.epoch, cfg.training.epochs));
+    }
+    if (comm.rank() != 0) return;
+    spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);
+    if (written_on != comm.size()) {
+      spdlog::info(
+          "the checkpoint was written on {} workers and training continues on {}: parameters and "
+          "optimizer state carry over; the adaptive scheme probes and traces afresh",
+          written_on, comm.size());
+    }
+  });
+}
+
+}  // namespace adaqp::cli

@@ -1,0 +1,17 @@
+// --resume and the checkpoint directory at the start of `adaqp train` (train/checkpoint.h).
+#pragma once
+
+#include "adaqp/comm/communicator.h"
+#include "adaqp/config/job_config.h"
+#include "adaqp/train/epoch_loop.h"
+#include "adaqp/train/trainer.h"
+
+namespace adaqp::cli {
+
+// --resume: rank 0 picks the newest intact checkpoint, every rank loads that one into its trainer.
+// Without --resume, a checkpoint directory that already holds checkpoints is refused (they would
+// mix with this run's).
+void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
+                         RunOptions& ropt);
+
+}  // namespace adaqp::cli
