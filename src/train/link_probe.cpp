@@ -94,7 +94,8 @@ std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row
   arrival[world] = t0 + clock_offset;
   const std::unique_ptr<Work> work = comm.exchange(b, {kProbeTag});
   // Tight polling: every block's arrival is timed as it is seen. Past the communicator's timeout,
-  // the transport's own bounded wait reports the stall (a device transport aborts its communicator).
+  // the transport's own bounded wait reports the stall (a device transport aborts its
+  // communicator).
   if (!work->wait_for(comm.timeout())) work->wait();
   const ExchangeTiming timing = work->timing();
   for (int r = 0; r < world; ++r) {
