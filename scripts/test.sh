@@ -10,7 +10,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 BUILD=${ADAQP_BUILD_DIR:-$ROOT/build}
 # --no-tests=error: a build without tests (a stale cache with tests off) is a failure, not a pass.
 # With CI=true (.ci/run) every skip but a GPU test's is a failure (tests/cli/lib/skip.sh,
-# tests/mpi/main.cpp, tests/test_util.h); either way the skips are listed with their reasons.
+# tests/support/mpi_main.cpp, tests/support/test_util.h); either way the skips are listed with
+# their reasons.
 status=0
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --parallel "$(nproc)" "$@" ||
   status=$?

@@ -10,7 +10,7 @@
 # Runs differ only in float summation order. A ReLU network can amplify such a 1e-7 difference when
 # a pre-activation crosses zero in one run and not in the other; with LayerNorm on the generated
 # graph that happens after about 25 epochs (parameters then differ by about 5e-4), so the 30-epoch
-# runs here use models without LayerNorm. tests/mpi/test_dist_training.cpp checks LayerNorm models
+# runs here use models without LayerNorm. tests/train/test_dist_training_mpi.cpp checks LayerNorm models
 # step by step at 1e-5. One compute thread per worker keeps the summation order independent of the
 # machine's core count.
 set -euo pipefail

@@ -1,6 +1,6 @@
-// Skips of the multi-process tests, in the three kinds tests/mpi/main.cpp tells apart: a test that
-// needs more ranks than this run has is not applicable here (ctest runs it at the larger world
-// sizes too); a test that needs a GPU is skipped where none is (never a CI failure: CI has no
+// Skips of the multi-process tests, in the three kinds tests/support/mpi_main.cpp tells apart: a
+// test that needs more ranks than this run has is not applicable here (ctest runs it at the larger
+// world sizes too); a test that needs a GPU is skipped where none is (never a CI failure: CI has no
 // GPU); any other skip is a missing precondition, which fails the run when CI=true.
 #pragma once
 

@@ -16,7 +16,7 @@
 #include <tuple>
 
 #include "adaqp/config.h"
-#include "mpi/mpi_skip.h"
+#include "mpi_skip.h"
 
 #if ADAQP_WITH_NCCL && ADAQP_WITH_TORCH_CUDA
 #include <ATen/ATen.h>
@@ -31,8 +31,8 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/tensor/torch_device.h"
-#include "mpi/nccl_skip.h"
-#include "nn/dense_reference.h"
+#include "dense_reference.h"
+#include "nccl_skip.h"
 #endif
 
 namespace adaqp {
@@ -45,7 +45,7 @@ using test::random_matrix;
 using test::rows_of;
 
 constexpr double kTimeoutS = 60.0;
-constexpr int64_t kWidth = 5;
+constexpr int64_t kRowWidth = 5;
 constexpr int kLayers = 3;  // the plan's; the aggregations below are layers 1 and 2
 
 struct NcclAggregateCase {
@@ -94,9 +94,10 @@ Aggregated aggregate_twice(const Graph& g, Communicator& comm, const NcclAggrega
   if (scheme) plan = scheme_plan(graph.boundary(), kLayers, *scheme, 3);
   const QuantPlanScope quantized(graph, scheme ? &plan : nullptr);
   const c10::Device on = torch_device(device);
-  const at::Tensor h =
-      rows_of(random_matrix(g.num_nodes, kWidth, 31), part.owned_gid).to(on).requires_grad_(true);
-  const at::Tensor r = rows_of(random_matrix(g.num_nodes, kWidth, 32), part.owned_gid).to(on);
+  const at::Tensor h = rows_of(random_matrix(g.num_nodes, kRowWidth, 31), part.owned_gid)
+                           .to(on)
+                           .requires_grad_(true);
+  const at::Tensor r = rows_of(random_matrix(g.num_nodes, kRowWidth, 32), part.owned_gid).to(on);
   const at::Tensor y1 = dist_aggregate(h, graph, 1);
   const at::Tensor y2 = dist_aggregate(y1, graph, 2);
   (y2 * r).sum().backward();
@@ -140,8 +141,8 @@ TEST_P(NcclDistAggregate, OwnedRowsMatchDenseForwardAndBackward) {
   popt.seed = 4;
   const Part part = build_part(g, assign_parts(g, popt), nccl_->rank());
   const at::Tensor a = dense_adjacency(g, c.type);
-  const at::Tensor h = random_matrix(g.num_nodes, kWidth, 31).to(at::kDouble);
-  const at::Tensor r = random_matrix(g.num_nodes, kWidth, 32).to(at::kDouble);
+  const at::Tensor h = random_matrix(g.num_nodes, kRowWidth, 31).to(at::kDouble);
+  const at::Tensor r = random_matrix(g.num_nodes, kRowWidth, 32).to(at::kDouble);
   const at::Tensor x =
       at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat);
   EXPECT_LE(test::max_error(got.y1, rows_of(a.mm(h), part.owned_gid)), test::kDenseTol);
@@ -150,9 +151,10 @@ TEST_P(NcclDistAggregate, OwnedRowsMatchDenseForwardAndBackward) {
             test::kDenseTol);
   EXPECT_LE(test::max_error(got.ax, rows_of(a.mm(x.to(at::kDouble)), part.owned_gid)),
             test::kDenseTol);
-  // Forward rows to every peer, then their gradients back, kWidth floats each, for both layers;
+  // Forward rows to every peer, then their gradients back, kRowWidth floats each, for both layers;
   // the features' rows once unless cached.
-  const int64_t per_layer = (got.sends + got.recvs) * kWidth * static_cast<int64_t>(sizeof(float));
+  const int64_t per_layer =
+      (got.sends + got.recvs) * kRowWidth * static_cast<int64_t>(sizeof(float));
   const int64_t features =
       c.cache_features ? 0 : got.sends * g.feat_dim * static_cast<int64_t>(sizeof(float));
   EXPECT_EQ(got.bytes_sent, 2 * per_layer + features);

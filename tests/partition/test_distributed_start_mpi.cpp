@@ -29,7 +29,7 @@
 #include "adaqp/partition/partition_in_slices.h"
 #include "adaqp/partition/ptscotch_partitioner.h"
 #include "graph_expect.h"
-#include "mpi/mpi_world.h"
+#include "mpi_world.h"
 #include "test_util.h"
 
 namespace adaqp {

@@ -8,7 +8,7 @@
 #include "adaqp/comm/clock_offset.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/common/clock.h"
-#include "mpi/mpi_world.h"
+#include "mpi_world.h"
 
 namespace adaqp {
 namespace {

@@ -1,7 +1,7 @@
 // The halo exchanger above the in-process transport (comm/thread_communicator.h): W ranks as
 // threads, so the exchange logic (send lists, quantized blocks with per-message widths, the
 // backward scatter-add, the statistics) is tested without mpirun. The mpirun tests
-// (tests/mpi/test_dist_exchange_modes.cpp) cover the same logic over the real transport.
+// (tests/train/test_dist_exchange_modes_mpi.cpp) cover the same logic over the real transport.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "nn/dense_reference.h"
+#include "dense_reference.h"
 
 namespace adaqp {
 namespace {

@@ -24,10 +24,10 @@
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/cuda_support.h"
-#include "mpi/nccl_skip.h"
+#include "nccl_skip.h"
 #endif
-#include "mpi/exchange_pattern.h"
-#include "mpi/mpi_skip.h"
+#include "exchange_pattern.h"
+#include "mpi_skip.h"
 
 namespace adaqp {
 namespace {

@@ -1,5 +1,5 @@
 // A random sparse matrix for the kernel tests: entries uniform in [-1, 1) at density p, with every
-// row i % 7 == 3 and every column j % 5 == 2 empty. Shared by tests/unit and tests/nn.
+// row i % 7 == 3 and every column j % 5 == 2 empty. Shared by the kernels and model tests.
 #pragma once
 
 #include <cstdint>

@@ -17,8 +17,8 @@
 #include "adaqp/model/dropout.h"
 #include "adaqp/model/gnn.h"
 #include "adaqp/partition/part.h"
-#include "nn/dense_reference.h"
-#include "nn/nn_test_util.h"
+#include "dense_reference.h"
+#include "nn_test_util.h"
 
 namespace adaqp {
 namespace {

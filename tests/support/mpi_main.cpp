@@ -19,7 +19,7 @@
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/log.h"
-#include "mpi/mpi_skip.h"
+#include "mpi_skip.h"
 
 namespace {
 

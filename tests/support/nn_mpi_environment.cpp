@@ -7,7 +7,7 @@
 
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_session.h"
-#include "nn/nn_test_util.h"
+#include "nn_test_util.h"
 
 namespace adaqp::test {
 namespace {

@@ -15,7 +15,7 @@
 #include "adaqp/exchange/message_codec.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "nn/dense_reference.h"
+#include "dense_reference.h"
 
 namespace adaqp {
 namespace {

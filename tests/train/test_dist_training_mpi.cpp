@@ -20,8 +20,8 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/train/trainer.h"
-#include "mpi/mpi_world.h"
-#include "nn/dense_reference.h"
+#include "dense_reference.h"
+#include "mpi_world.h"
 
 namespace adaqp {
 namespace {

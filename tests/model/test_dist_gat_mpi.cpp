@@ -30,8 +30,8 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/widths.h"
-#include "mpi/mpi_world.h"
-#include "nn/dense_reference.h"
+#include "dense_reference.h"
+#include "mpi_world.h"
 
 namespace adaqp {
 namespace {

@@ -18,8 +18,8 @@
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/common/error.h"
-#include "mpi/exchange_pattern.h"
-#include "mpi/mpi_skip.h"
+#include "exchange_pattern.h"
+#include "mpi_skip.h"
 
 namespace adaqp {
 namespace {

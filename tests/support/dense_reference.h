@@ -1,5 +1,6 @@
 // Single-process dense references for the distributed layers: the whole graph's normalised
-// adjacency as a dense matrix, in global node numbering. Shared by tests/nn and tests/mpi.
+// adjacency as a dense matrix, in global node numbering. Shared by the in-process and the
+// multi-rank tests.
 #pragma once
 
 #include <ATen/ATen.h>

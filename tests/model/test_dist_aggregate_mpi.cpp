@@ -17,8 +17,8 @@
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
-#include "mpi/mpi_world.h"
-#include "nn/dense_reference.h"
+#include "dense_reference.h"
+#include "mpi_world.h"
 
 namespace adaqp {
 namespace {

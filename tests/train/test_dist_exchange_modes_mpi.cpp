@@ -27,9 +27,9 @@
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/train/trainer.h"
-#include "mpi/mpi_skip.h"
-#include "mpi/mpi_world.h"
-#include "nn/dense_reference.h"
+#include "dense_reference.h"
+#include "mpi_skip.h"
+#include "mpi_world.h"
 
 namespace adaqp {
 namespace {
