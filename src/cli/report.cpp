@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace adaqp::cli {
@@ -63,6 +64,38 @@ int64_t exchange_bytes(int64_t rows, int hidden) {
 
 }  // namespace
 
+namespace {
+
+// Per node type: nodes, whether any feature is non-zero, nodes in the split; per relation: edges.
+struct TypeCounts {
+  std::vector<int64_t> nodes, labelled, edges;
+  std::vector<char> featured;
+};
+
+TypeCounts type_counts(const Graph& g) {
+  TypeCounts c;
+  const size_t types = g.node_types.size();
+  c.nodes.assign(types, 0);
+  c.labelled.assign(types, 0);
+  c.featured.assign(types, 0);
+  c.edges.assign(g.relations.size(), 0);
+  for (size_t k = 0; k < types; ++k) {
+    c.nodes[k] = g.type_offsets[k + 1] - g.type_offsets[k];
+    const auto first = g.features.begin() + g.type_offsets[k] * g.feat_dim;
+    const auto last = g.features.begin() + g.type_offsets[k + 1] * g.feat_dim;
+    c.featured[k] = std::any_of(first, last, [](float x) { return x != 0.0f; });
+  }
+  for (const std::vector<int64_t>* split : {&g.train, &g.valid, &g.test}) {
+    for (int64_t v : *split) {
+      if (types > 0) ++c.labelled[g.node_type(v)];
+    }
+  }
+  for (int32_t r : g.edge_relation) ++c.edges[r];
+  return c;
+}
+
+}  // namespace
+
 std::string dataset_text(const Graph& g) {
   const DegreeStats d = in_degree_stats(g);
   std::string out;
@@ -77,19 +110,44 @@ std::string dataset_text(const Graph& g) {
       "in-degree    min {} / median {} / mean {:.2f} / max {}; {} nodes without "
       "in-edges\n",
       d.min, d.median, d.mean, d.max, d.isolated);
+  const TypeCounts t = type_counts(g);
+  for (size_t k = 0; k < g.node_types.size(); ++k) {
+    out += fmt::format("node type    {}: {} nodes{}{}\n", g.node_types[k], t.nodes[k],
+                       t.featured[k] ? ", features" : "",
+                       t.labelled[k] > 0 ? fmt::format(", {} in the split", t.labelled[k]) : "");
+  }
+  for (size_t r = 0; r < g.relations.size(); ++r) {
+    const Relation& rel = g.relations[r];
+    out += fmt::format("relation     ({}, {}, {}): {} edges\n", g.node_types[rel.src_type],
+                       rel.name, g.node_types[rel.dst_type], t.edges[r]);
+  }
   return out;
 }
 
 std::string dataset_json(const Graph& g) {
   const DegreeStats d = in_degree_stats(g);
+  const TypeCounts t = type_counts(g);
+  std::vector<std::string> types, relations;
+  for (size_t k = 0; k < g.node_types.size(); ++k) {
+    types.push_back(fmt::format("{{\"name\": {}, \"nodes\": {}, \"features\": {}, \"split\": {}}}",
+                                json_string(g.node_types[k]), t.nodes[k], t.featured[k] != 0,
+                                t.labelled[k]));
+  }
+  for (size_t r = 0; r < g.relations.size(); ++r) {
+    const Relation& rel = g.relations[r];
+    relations.push_back(
+        fmt::format("{{\"source\": {}, \"name\": {}, \"target\": {}, \"edges\": {}}}",
+                    json_string(g.node_types[rel.src_type]), json_string(rel.name),
+                    json_string(g.node_types[rel.dst_type]), t.edges[r]));
+  }
   return fmt::format(
       "{{\"name\": {}, \"nodes\": {}, \"edges\": {}, \"self_loops\": {}, \"feat_dim\": {}, "
       "\"num_classes\": {}, \"multilabel\": {}, \"train\": {}, \"valid\": {}, \"test\": {}, "
       "\"in_degree\": {{\"min\": {}, \"median\": {}, \"mean\": {}, \"max\": {}, "
-      "\"isolated\": {}}}}}",
+      "\"isolated\": {}}}, \"node_types\": [{}], \"relations\": [{}]}}",
       json_string(g.name), g.num_nodes, g.num_edges(), d.self_loops, g.feat_dim, g.num_classes,
       g.multilabel, g.train.size(), g.valid.size(), g.test.size(), d.min, d.median, d.mean, d.max,
-      d.isolated);
+      d.isolated, fmt::join(types, ", "), fmt::join(relations, ", "));
 }
 
 std::string partition_text(const std::string& dir, const PartitionMeta& m) {

@@ -160,6 +160,8 @@ const std::vector<Field>& fields() {
       field<std::string>(
           "dataset.split", [](C & c) -> auto& { return c.dataset.split; }),
       field<bool>(
+          "dataset.add_reverse", [](C & c) -> auto& { return c.dataset.transform.add_reverse; }),
+      field<bool>(
           "dataset.symmetrize", [](C & c) -> auto& { return c.dataset.transform.symmetrize; }),
       field<bool>(
           "dataset.self_loops", [](C & c) -> auto& { return c.dataset.transform.self_loops; }),

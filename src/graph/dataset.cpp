@@ -1,5 +1,6 @@
 #include "adaqp/graph/dataset.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -27,9 +28,12 @@ struct Loader {
 };
 
 const Loader kLoaders[] = {
-    // load_ogb picks the layout: CSV where raw/edge.csv.gz exists, binary otherwise.
+    // load_ogb picks the layout: heterogeneous where raw/num-node-dict.csv.gz exists, CSV where
+    // raw/edge.csv.gz exists, binary otherwise.
     {DatasetFormat::kOgb,
-     {{"raw/edge.csv.gz", "OGB CSV layout"}, {"raw/data.npz", "OGB binary layout"}},
+     {{"raw/edge.csv.gz", "OGB CSV layout"},
+      {"raw/data.npz", "OGB binary layout"},
+      {"raw/num-node-dict.csv.gz", "OGB heterogeneous layout"}},
      [](const DatasetSpec& s) { return load_ogb(s.path, s.split); }},
     {DatasetFormat::kNumpy,
      {{"edge_index.npy", "NumPy layout"}},
@@ -83,9 +87,12 @@ Graph load_dataset(const DatasetSpec& spec) {
   const double seconds = steady_now_s() - start;
   spdlog::info(
       "loaded {} ({}): {} nodes, {} edges, {} features, {} classes{}, split {}/{}/{} in "
-      "{:.2f} s",
+      "{:.2f} s{}",
       g.name, to_string(format), g.num_nodes, g.num_edges(), g.feat_dim, g.num_classes,
-      g.multilabel ? " (multi-label)" : "", g.train.size(), g.valid.size(), g.test.size(), seconds);
+      g.multilabel ? " (multi-label)" : "", g.train.size(), g.valid.size(), g.test.size(), seconds,
+      g.heterogeneous() ? fmt::format("; heterogeneous: {} node types, {} relations",
+                                      g.node_types.size(), g.relations.size())
+                        : "");
   return g;
 }
 

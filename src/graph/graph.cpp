@@ -46,6 +46,94 @@ void set_self_loops(Graph& g) {
   g.indices = std::move(indices);
 }
 
+// Every edge of g as (source, destination, relation), in CSR order.
+struct EdgeList {
+  std::vector<int64_t> src, dst;
+  std::vector<int32_t> rel;
+
+  void add(int64_t u, int64_t v, int32_t r) {
+    src.push_back(u);
+    dst.push_back(v);
+    rel.push_back(r);
+  }
+};
+
+EdgeList typed_edges(const Graph& g) {
+  EdgeList l;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e)
+      l.add(g.indices[e], v, g.edge_relation[e]);
+  }
+  return l;
+}
+
+// Rebuilds g's CSR from `l`; within the relations where `dedup` holds, repeated (source,
+// relation) entries of a row are dropped.
+void set_typed_edges(Graph& g, const EdgeList& l, const std::vector<char>& dedup) {
+  Graph b = Graph::from_edges(g.num_nodes, l.src, l.dst, l.rel);
+  g.indptr.assign(g.num_nodes + 1, 0);
+  g.indices.clear();
+  g.edge_relation.clear();
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    const size_t row_start = g.indices.size();
+    for (int64_t e = b.indptr[v]; e < b.indptr[v + 1]; ++e) {
+      const int32_t r = b.edge_relation[e];
+      const bool repeated = g.indices.size() > row_start && g.indices.back() == b.indices[e] &&
+                            g.edge_relation.back() == r;
+      if (repeated && dedup[r]) continue;
+      g.indices.push_back(b.indices[e]);
+      g.edge_relation.push_back(r);
+    }
+    g.indptr[v + 1] = static_cast<int64_t>(g.indices.size());
+  }
+}
+
+void add_reverse(Graph& g) {
+  if (!g.heterogeneous())
+    throw ConfigError(
+        "dataset.add_reverse applies to heterogeneous graphs (typed nodes and edges); " + g.name +
+        " is homogeneous: use dataset.symmetrize");
+  EdgeList l = typed_edges(g);
+  const size_t original = g.relations.size();
+  std::vector<int32_t> reverse(original);
+  std::vector<char> dedup(original, 0);
+  for (size_t r = 0; r < original; ++r) {
+    const Relation rel = g.relations[r];
+    if (rel.src_type == rel.dst_type) {
+      reverse[r] = static_cast<int32_t>(r);
+      dedup[r] = 1;
+    } else {
+      reverse[r] = static_cast<int32_t>(g.relations.size());
+      g.relations.push_back({rel.dst_type, "rev_" + rel.name, rel.src_type});
+      dedup.push_back(0);
+    }
+  }
+  const size_t edges = l.src.size();
+  for (size_t i = 0; i < edges; ++i) l.add(l.dst[i], l.src[i], reverse[l.rel[i]]);
+  set_typed_edges(g, l, dedup);
+}
+
+// One self-loop per node, in the relation (t, "self", t) of its type (added where missing); the
+// existing self-loops are dropped.
+void set_typed_self_loops(Graph& g) {
+  const auto types = static_cast<int32_t>(g.node_types.size());
+  std::vector<int32_t> self(types);
+  for (int32_t t = 0; t < types; ++t) {
+    const Relation loop{t, "self", t};
+    const auto it = std::find(g.relations.begin(), g.relations.end(), loop);
+    self[t] = static_cast<int32_t>(it - g.relations.begin());
+    if (it == g.relations.end()) g.relations.push_back(loop);
+  }
+  EdgeList l;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      if (g.indices[e] != v) l.add(g.indices[e], v, g.edge_relation[e]);
+    }
+    l.add(v, v, self[g.node_type(v)]);
+  }
+  set_typed_edges(g, l, std::vector<char>(g.relations.size(), 0));
+}
+
 void row_normalize(Graph& g) {
   for (int64_t v = 0; v < g.num_nodes; ++v)
     normalize_row(g.features.data() + v * g.feat_dim, g.feat_dim);
@@ -58,6 +146,10 @@ uint32_t crc_add(uint32_t crc, const std::vector<T>& values) {
   // crc32_z restarts on a null buffer, which an empty vector may have.
   if (values.empty()) return crc;
   return crc32_z(crc, reinterpret_cast<const Bytef*>(values.data()), values.size() * sizeof(T));
+}
+
+uint32_t crc_add(uint32_t crc, const std::string& text) {
+  return crc_add(crc, std::vector<char>(text.begin(), text.end()));
 }
 
 uint32_t crc_add(uint32_t crc, int64_t value) {
@@ -85,6 +177,55 @@ void check_split(const Graph& g, const std::string& origin, const char* name,
   }
 }
 
+// The types of a heterogeneous graph (Graph::validate).
+void validate_types(const Graph& g, const std::string& origin) {
+  const auto str = [](auto value) { return std::to_string(value); };
+  if (!g.heterogeneous()) {
+    if (!g.type_offsets.empty() || !g.relations.empty() || !g.edge_relation.empty())
+      throw InputError(origin, "node types", "relations or type ranges without node types");
+    return;
+  }
+  const auto types = static_cast<int64_t>(g.node_types.size());
+  if (static_cast<int64_t>(g.type_offsets.size()) != types + 1 || g.type_offsets.front() != 0 ||
+      g.type_offsets.back() != g.num_nodes)
+    throw InputError(origin, "node types",
+                     str(g.type_offsets.size()) + " type offsets for " + str(types) +
+                         " types must run from 0 to the " + str(g.num_nodes) + " nodes");
+  for (int64_t t = 0; t < types; ++t) {
+    if (g.type_offsets[t + 1] < g.type_offsets[t])
+      throw InputError(
+          origin, "node type '" + g.node_types[t] + "'",
+          "has a negative node count " + str(g.type_offsets[t + 1] - g.type_offsets[t]));
+  }
+  for (size_t r = 0; r < g.relations.size(); ++r) {
+    const Relation& rel = g.relations[r];
+    if (rel.src_type < 0 || rel.src_type >= types || rel.dst_type < 0 || rel.dst_type >= types)
+      throw InputError(origin, "relation " + str(r) + " '" + rel.name + "'",
+                       "joins node types " + str(rel.src_type) + " and " + str(rel.dst_type) +
+                           " of the " + str(types));
+  }
+  if (g.edge_relation.size() != g.indices.size())
+    throw InputError(
+        origin, "edge relations",
+        "has " + str(g.edge_relation.size()) + " entries for " + str(g.indices.size()) + " edges");
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      const int32_t r = g.edge_relation[e];
+      if (r < 0 || r >= static_cast<int32_t>(g.relations.size()))
+        throw InputError(origin, "edge index " + str(e),
+                         "relation " + str(r) + " of the " + str(g.relations.size()));
+      const Relation& rel = g.relations[r];
+      const int32_t from = g.node_type(g.indices[e]), to = g.node_type(v);
+      if (from != rel.src_type || to != rel.dst_type)
+        throw InputError(
+            origin, "edge index " + str(e),
+            "edge " + str(g.indices[e]) + " -> " + str(v) + " joins types '" + g.node_types[from] +
+                "' and '" + g.node_types[to] + "', but its relation '" + rel.name + "' joins '" +
+                g.node_types[rel.src_type] + "' and '" + g.node_types[rel.dst_type] + "'");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> Graph::out_degrees() const {
@@ -94,6 +235,29 @@ std::vector<int64_t> Graph::out_degrees() const {
     ++degrees[u];
   }
   return degrees;
+}
+
+int32_t Graph::node_type(int64_t v) const {
+  ADAQP_CHECK(heterogeneous() && v >= 0 && v < num_nodes, "node " + std::to_string(v));
+  const auto it = std::upper_bound(type_offsets.begin(), type_offsets.end(), v);
+  return static_cast<int32_t>(it - type_offsets.begin()) - 1;
+}
+
+Graph Graph::from_edges(int64_t num_nodes, const std::vector<int64_t>& src,
+                        const std::vector<int64_t>& dst, const std::vector<int32_t>& rel) {
+  ADAQP_CHECK_EQ(src.size(), rel.size(), "sources and relations");
+  Graph g = from_edges(num_nodes, src, dst);
+  // The same counting sort over edge positions, each row then sorted by (source, relation).
+  std::vector<int64_t> cursor(g.indptr.begin(), g.indptr.end() - 1), position(src.size());
+  for (size_t i = 0; i < src.size(); ++i) position[cursor[dst[i]]++] = static_cast<int64_t>(i);
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    std::sort(
+        position.begin() + g.indptr[v], position.begin() + g.indptr[v + 1],
+        [&](int64_t a, int64_t b) { return src[a] != src[b] ? src[a] < src[b] : rel[a] < rel[b]; });
+  }
+  g.edge_relation.resize(src.size());
+  for (size_t e = 0; e < position.size(); ++e) g.edge_relation[e] = rel[position[e]];
+  return g;
 }
 
 Graph Graph::from_edges(int64_t num_nodes, const std::vector<int64_t>& src,
@@ -193,17 +357,38 @@ void Graph::validate(const std::string& origin) const {
   check_split(*this, origin, "train", train, owner, 't');
   check_split(*this, origin, "valid", valid, owner, 'v');
   check_split(*this, origin, "test", test, owner, 's');
+  validate_types(*this, origin);
 }
 
 void apply_transform(Graph& g, const GraphTransform& t) {
-  if (t.symmetrize) symmetrize(g);
-  if (t.self_loops) set_self_loops(g);
+  if (t.add_reverse) add_reverse(g);
+  if (t.symmetrize) {
+    if (g.heterogeneous())
+      throw ConfigError("dataset.symmetrize would merge the relations of " + g.name +
+                        ", a heterogeneous graph: use dataset.add_reverse");
+    symmetrize(g);
+  }
+  if (t.self_loops) {
+    if (g.heterogeneous()) {
+      set_typed_self_loops(g);
+    } else {
+      set_self_loops(g);
+    }
+  }
   if (t.row_normalize) row_normalize(g);
 }
 
 std::string fingerprint(const Graph& g) {
   const uint32_t empty = crc32_z(0, Z_NULL, 0);
-  const uint32_t structure = crc_add(crc_add(crc_add(empty, g.num_nodes), g.indptr), g.indices);
+  uint32_t structure = crc_add(crc_add(crc_add(empty, g.num_nodes), g.indptr), g.indices);
+  if (g.heterogeneous()) {
+    structure = crc_add(crc_add(structure, g.type_offsets), g.edge_relation);
+    for (const std::string& name : g.node_types) structure = crc_add(structure, name);
+    for (const Relation& r : g.relations) {
+      structure =
+          crc_add(crc_add(crc_add(structure, int64_t{r.src_type}), r.name), int64_t{r.dst_type});
+    }
+  }
   const uint32_t features = crc_add(crc_add(empty, g.feat_dim), g.features);
   const uint32_t labels =
       crc_add(crc_add(crc_add(crc_add(empty, g.num_classes), int64_t{g.multilabel}), g.labels),

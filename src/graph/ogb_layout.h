@@ -1,12 +1,17 @@
-// The two OGB raw layouts (dataset.h): CSV (ogb_loader.cpp) and binary (ogb_binary_loader.cpp).
-// load_ogb_slice picks the layout; the split folder is read alike for both.
+// The OGB raw layouts (dataset.h): CSV (ogb_loader.cpp), binary (ogb_binary_loader.cpp) and the
+// heterogeneous CSV layout (ogb_hetero_loader.cpp). load_ogb_slice picks the layout; the split
+// folder is read alike for all.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "adaqp/graph/graph.h"
 #include "adaqp/graph/graph_slice.h"
+#include "gz_reader.h"
 
 namespace adaqp {
 
@@ -15,5 +20,50 @@ namespace adaqp {
 // is NaN (no split may name it); such a node holds class 0.
 GraphSlice read_ogb_binary(const std::filesystem::path& dir, int rank, int world,
                            std::vector<char>& unlabelled);
+
+// raw/num-node-dict.csv.gz marks the heterogeneous layout; load_ogb_hetero reads it whole.
+bool is_ogb_hetero(const std::filesystem::path& dir);
+Graph load_ogb_hetero(const std::filesystem::path& dir, const std::string& split);
+
+// The readers of the CSV files (gzip-compressed, no header lines), shared by the CSV layouts. Each
+// throws one InputError naming the file, the 1-based line and the value. `count_file` names the
+// file that gave the count the lines are checked against.
+namespace ogb_csv {
+
+std::string quoted(std::string_view field);
+// Splits a line at commas into `fields`; returns the count.
+size_t split_fields(std::string_view line, std::vector<std::string_view>& fields);
+// One integer field at the reader's current line.
+int64_t parse_int(const GzLineReader& in, std::string_view field, const char* what);
+void check_columns(const GzLineReader& in, size_t got, size_t expected, const std::string& why);
+// A file of exactly one line holding a non-negative count (num-node-list, num-edge-list).
+int64_t read_count(const std::string& path);
+void check_line_count(const GzLineReader& in, int64_t expected, const std::string& source);
+[[noreturn]] void too_many_lines(const GzLineReader& in, int64_t expected,
+                                 const std::string& source);
+// Rows [keep.first, keep.first + keep.count) of a node-feat file of num_nodes lines into
+// g.features (g.feat_dim from line 1).
+void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g,
+                   const std::string& count_file);
+// The labels of those rows into g (class ids, or 0/1 columns: multi-label); num_classes from
+// every line.
+void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g,
+                 const std::string& count_file);
+// The in-edges of those rows from an edge file of num_edges "src,dst" lines, as CSR rows.
+void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, NodeRange keep,
+                GraphSlice& g);
+// One split file's ids inside `keep`, ascending; `owner` (one entry per kept node) records which
+// split (1, 2, 3) holds each, `unlabelled` (empty, or one entry per kept node) the nodes no split
+// may name.
+std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes, NodeRange keep,
+                                std::vector<char>& owner, char tag,
+                                const std::vector<std::string>& names,
+                                const std::vector<char>& unlabelled);
+// The split folder under dir/split: `requested`, or the only one.
+std::string choose_split(const std::filesystem::path& dir, const std::string& requested);
+// The dataset directory's basename.
+std::string dataset_name(const std::filesystem::path& dir);
+
+}  // namespace ogb_csv
 
 }  // namespace adaqp

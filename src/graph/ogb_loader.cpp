@@ -26,6 +26,10 @@ constexpr char kNoOgbLayout[] =
     "raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz, the OGB binary layout "
     "(ogb.io.DatasetSaver) raw/data.npz and raw/node-label.npz; both have "
     "split/<name>/{train,valid,test}.csv.gz";
+// Slices carry no types: a heterogeneous dataset is loaded whole, by one process.
+const std::string kHeteroWhole =
+    "slices of a heterogeneous dataset (OGB's heterogeneous layout) are not supported: partition "
+    "it with partition.method metis, random or contiguous (loaded whole by rank 0): ";
 // DatasetSaver.save_split writes a torch pickle of NumPy arrays, which the graph library (no
 // libtorch, no Python) cannot read.
 constexpr char kSplitDictUnread[] =
@@ -43,15 +47,23 @@ uint64_t max_decompressed_bytes(const std::string& path) {
   return ec ? 0 : size * kMaxInflation;
 }
 
+}  // namespace
+
+namespace ogb_csv {
+
 std::string quoted(std::string_view field) {
   return "'" + std::string(field) + "'";
 }
+
+namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
+
+}  // namespace
 
 // Splits a line at commas into `fields`; returns the count.
 size_t split_fields(std::string_view line, std::vector<std::string_view>& fields) {
@@ -83,6 +95,8 @@ void check_columns(const GzLineReader& in, size_t got, size_t expected, const st
                          ", expected " + std::to_string(expected) + " (" + why + ")");
 }
 
+namespace {
+
 // Parses the float field starting at `p` (ending at ',' or `end`); returns the position after it.
 // Plain integers of up to 7 digits (exact in float32) skip the general parser.
 const char* parse_feature(const GzLineReader& in, const char* p, const char* end, int64_t column,
@@ -108,6 +122,8 @@ const char* parse_feature(const GzLineReader& in, const char* p, const char* end
   if (!std::isfinite(out)) throw InputError(in.path(), where, what + " is not finite");
   return field_end;
 }
+
+}  // namespace
 
 // num-node-list / num-edge-list: exactly one line holding a non-negative count.
 int64_t read_count(const std::string& path) {
@@ -138,13 +154,14 @@ void check_line_count(const GzLineReader& in, int64_t expected, const std::strin
 }
 
 // Rows [keep.first, keep.first + keep.count) of node-feat; every line is checked.
-void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g) {
+void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g,
+                   const std::string& count_file) {
   GzLineReader in(path);
   std::string_view line;
   int64_t dim = 0;
   float value = 0.0f;
   while (in.next(line)) {
-    if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, "num-node-list.csv.gz");
+    if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, count_file);
     if (in.line_number() == 1) {
       dim = static_cast<int64_t>(std::count(line.begin(), line.end(), ',')) + 1;
       const uint64_t bound = max_decompressed_bytes(path) / (2 * static_cast<uint64_t>(dim));
@@ -168,19 +185,20 @@ void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, G
       ++p;
     }
   }
-  check_line_count(in, num_nodes, "num-node-list.csv.gz");
+  check_line_count(in, num_nodes, count_file);
   g.feat_dim = dim;
 }
 
 // Labels of rows [keep.first, keep.first + keep.count); the class count from every line.
-void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g) {
+void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g,
+                 const std::string& count_file) {
   GzLineReader in(path);
   std::string_view line;
   std::vector<std::string_view> fields;
   size_t columns = 0;
   int64_t max_label = -1;
   while (in.next(line)) {
-    if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, "num-node-list.csv.gz");
+    if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, count_file);
     const size_t n = split_fields(line, fields);
     if (in.line_number() == 1) {
       columns = n;
@@ -211,7 +229,7 @@ void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, Gra
       if (kept) g.labels.push_back(label);
     }
   }
-  check_line_count(in, num_nodes, "num-node-list.csv.gz");
+  check_line_count(in, num_nodes, count_file);
   if (!g.multilabel) g.num_classes = max_label + 1;
 }
 
@@ -317,18 +335,24 @@ std::string dataset_name(const fs::path& dir) {
                                : normal.parent_path().filename().string();
 }
 
+}  // namespace ogb_csv
+
+namespace {
+
 // The CSV layout's nodes, edges, features and labels of rank `rank`'s slice among `world`.
 GraphSlice read_ogb_csv(const fs::path& root, int rank, int world) {
   const fs::path raw = root / "raw";
   GraphSlice g;
-  const int64_t num_nodes = read_count((raw / "num-node-list.csv.gz").string());
-  const int64_t num_edges = read_count((raw / "num-edge-list.csv.gz").string());
+  const int64_t num_nodes = ogb_csv::read_count((raw / "num-node-list.csv.gz").string());
+  const int64_t num_edges = ogb_csv::read_count((raw / "num-edge-list.csv.gz").string());
   const NodeRange keep = slice_range(num_nodes, rank, world);
   g.num_nodes = num_nodes;
   g.first = keep.first;
-  read_features((raw / "node-feat.csv.gz").string(), num_nodes, keep, g);
-  read_labels((raw / "node-label.csv.gz").string(), num_nodes, keep, g);
-  read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g);
+  ogb_csv::read_features((raw / "node-feat.csv.gz").string(), num_nodes, keep, g,
+                         "num-node-list.csv.gz");
+  ogb_csv::read_labels((raw / "node-label.csv.gz").string(), num_nodes, keep, g,
+                       "num-node-list.csv.gz");
+  ogb_csv::read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g);
   return g;
 }
 
@@ -337,28 +361,30 @@ GraphSlice read_ogb_csv(const fs::path& root, int rank, int world) {
 GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world) {
   const fs::path root(dir);
   std::error_code ec;
+  if (is_ogb_hetero(root)) throw ConfigError(kHeteroWhole + dir);
   const bool csv = fs::exists(root / "raw" / "edge.csv.gz", ec);
   if (!csv && !fs::exists(root / "raw" / "data.npz", ec)) throw InputError(dir, "", kNoOgbLayout);
-  const fs::path split_dir = root / "split" / choose_split(root, split);
+  const fs::path split_dir = root / "split" / ogb_csv::choose_split(root, split);
   const std::vector<std::string> names = {"train.csv.gz", "valid.csv.gz", "test.csv.gz"};
   if (!fs::exists(split_dir / names[0], ec) && fs::exists(split_dir / "split_dict.pt", ec))
     throw InputError((split_dir / "split_dict.pt").string(), "", kSplitDictUnread);
   std::vector<char> unlabelled;
   GraphSlice g =
       csv ? read_ogb_csv(root, rank, world) : read_ogb_binary(root, rank, world, unlabelled);
-  g.name = dataset_name(root);
+  g.name = ogb_csv::dataset_name(root);
   const NodeRange keep{g.first, g.count()};
   std::vector<char> owner(static_cast<size_t>(keep.count), 0);
-  g.train =
-      read_split((split_dir / names[0]).string(), g.num_nodes, keep, owner, 1, names, unlabelled);
-  g.valid =
-      read_split((split_dir / names[1]).string(), g.num_nodes, keep, owner, 2, names, unlabelled);
-  g.test =
-      read_split((split_dir / names[2]).string(), g.num_nodes, keep, owner, 3, names, unlabelled);
+  g.train = ogb_csv::read_split((split_dir / names[0]).string(), g.num_nodes, keep, owner, 1, names,
+                                unlabelled);
+  g.valid = ogb_csv::read_split((split_dir / names[1]).string(), g.num_nodes, keep, owner, 2, names,
+                                unlabelled);
+  g.test = ogb_csv::read_split((split_dir / names[2]).string(), g.num_nodes, keep, owner, 3, names,
+                               unlabelled);
   return g;
 }
 
 Graph load_ogb(const std::string& dir, const std::string& split) {
+  if (is_ogb_hetero(dir)) return load_ogb_hetero(dir, split);
   return whole_graph(load_ogb_slice(dir, split, 0, 1));
 }
 

@@ -180,7 +180,7 @@ TEST(PartitionStore, MismatchesAreInputErrors) {
 }
 
 template <typename F>
-std::string config_error(F&& f) {
+std::string partition_config_error(F&& f) {
   return test::error_of<ConfigError>(f);
 }
 
@@ -196,24 +196,25 @@ TEST(PartitionStore, AnExistingPartitionMustMatchTheKeysItsMethodReads) {
     EXPECT_NO_THROW(require_partition_matches(meta, three_parts(method), dir)) << method;
     PartitionOptions other = three_parts(method);
     other.seed = 9;
-    const std::string seed = config_error([&] { require_partition_matches(meta, other, dir); });
+    const std::string seed =
+        partition_config_error([&] { require_partition_matches(meta, other, dir); });
     EXPECT_EQ(seed.empty(), std::string(method) == "contiguous") << method << ": " << seed;
     other = three_parts(method);
     other.balance_train = true;
     other.sample_degree = 4;
     const std::string metis_keys =
-        config_error([&] { require_partition_matches(meta, other, dir); });
+        partition_config_error([&] { require_partition_matches(meta, other, dir); });
     EXPECT_EQ(metis_keys.empty(), std::string(method) != "metis") << method << ": " << metis_keys;
   }
   PartitionOptions parts = three_parts("random");
   parts.parts = 4;
-  const std::string msg = config_error(
+  const std::string msg = partition_config_error(
       [&] { require_partition_matches(read_partition_meta(tmp.str("random")), parts, "P"); });
   EXPECT_TRUE(test::contains(msg,
                              "partition P was made with partition.parts = 3, the job asks "
                              "for 4: choose another partition.dir, or pass --repartition"))
       << msg;
-  const std::string method = config_error([&] {
+  const std::string method = partition_config_error([&] {
     require_partition_matches(read_partition_meta(tmp.str("metis")), three_parts("random"), "P");
   });
   EXPECT_TRUE(test::contains(method, "partition.method = metis, the job asks for random"))
@@ -234,15 +235,17 @@ TEST(PartitionStore, AnExistingPartitionMustBeOfTheSameDataset) {
   EXPECT_NO_THROW(require_partition_matches(meta, made, "P"));
   PartitionOptions other = made;
   other.dataset_keys[1].second = "/data/citeseer";
-  const std::string msg = config_error([&] { require_partition_matches(meta, other, "P"); });
+  const std::string msg =
+      partition_config_error([&] { require_partition_matches(meta, other, "P"); });
   EXPECT_TRUE(test::contains(msg,
                              "partition P was made with dataset.path = '/data/cora', the job "
                              "asks for '/data/citeseer': choose another partition.dir"))
       << msg;
   other = made;
   other.dataset_keys.emplace_back("dataset.split", "public");
-  EXPECT_TRUE(test::contains(config_error([&] { require_partition_matches(meta, other, "P"); }),
-                             "dataset.split = '(unset)', the job asks for 'public'"));
+  EXPECT_TRUE(
+      test::contains(partition_config_error([&] { require_partition_matches(meta, other, "P"); }),
+                     "dataset.split = '(unset)', the job asks for 'public'"));
   PartitionMeta older = meta;
   older.dataset_keys.clear();
   EXPECT_NO_THROW(require_partition_matches(older, other, "P"));

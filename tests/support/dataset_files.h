@@ -57,6 +57,31 @@ inline FileMap tiny_ogb_text() {
   };
 }
 
+// A tiny graph in OGB's heterogeneous layout, typed as ogbn-mag is: node types author (3), paper
+// (4, the only ones with features and labels) and topic (2), listed out of order; relations
+// (author, writes, paper), (paper, cites, paper), (paper, has_topic, topic), also out of order.
+// Sorted, the types take ids author 0-2, paper 3-6, topic 7-8, and the relations are numbered
+// writes 0, cites 1, has_topic 2. Its CSR by destination: indptr [0 0 0 0 2 4 5 6 7 9], indices
+// [0 1 3 5 6 2 3 4 6], relations [0 0 1 1 1 0 2 2 2]; split train {3, 4}, valid {5}, test {6}.
+inline FileMap tiny_hetero_text() {
+  return {
+      {"raw/num-node-dict.csv.gz", "paper,author,topic\n4,3,2\n"},
+      {"raw/triplet-type-list.csv.gz",
+       "paper,cites,paper\nauthor,writes,paper\npaper,has_topic,topic\n"},
+      {"raw/relations/author___writes___paper/edge.csv.gz", "0,0\n1,0\n2,3\n"},
+      {"raw/relations/author___writes___paper/num-edge-list.csv.gz", "3\n"},
+      {"raw/relations/paper___cites___paper/edge.csv.gz", "0,1\n2,1\n3,2\n"},
+      {"raw/relations/paper___cites___paper/num-edge-list.csv.gz", "3\n"},
+      {"raw/relations/paper___has_topic___topic/edge.csv.gz", "0,0\n1,1\n3,1\n"},
+      {"raw/relations/paper___has_topic___topic/num-edge-list.csv.gz", "3\n"},
+      {"raw/node-feat/paper/node-feat.csv.gz", "1,2\n3,4\n5,6\n7,8\n"},
+      {"raw/node-label/paper/node-label.csv.gz", "0\n1\n2\n1\n"},
+      {"split/time/paper/train.csv.gz", "0\n1\n"},
+      {"split/time/paper/valid.csv.gz", "2\n"},
+      {"split/time/paper/test.csv.gz", "3\n"},
+  };
+}
+
 // gzip-compresses every file of `text` into `dir`.
 inline void write_ogb(const std::string& dir, const FileMap& text) {
   for (const auto& [name, content] : text) write_gz(dir + "/" + name, content);

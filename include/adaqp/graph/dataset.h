@@ -34,6 +34,15 @@ struct DatasetSpec {
 //     raw/node-label.npz  node_label: class ids [N] or [N, 1] (int, or float holding integers;
 //                         NaN marks an unlabelled node, which holds class 0 and which no split
 //                         may name) or multi-label 0/1 values [N, C], C > 1
+//   heterogeneous (where raw/num-node-dict.csv.gz exists; as ogbn-mag ships it; read whole):
+//     raw/num-node-dict.csv.gz (type names, then counts), raw/triplet-type-list.csv.gz
+//     (head,relation,tail lines), raw/relations/<head>___<relation>___<tail>/{edge,num-edge-list}
+//     .csv.gz (ids within the types), optional raw/node-feat/<type>/node-feat.csv.gz (one width
+//     for every featured type) and raw/node-label/<type>/node-label.csv.gz, and
+//     split/<name>/<type>/{train,valid,test}.csv.gz per labelled type. The Graph is typed
+//     (graph.h): types in name order, relations in triplet order; its homogeneous view has zero
+//     feature rows for the featureless types, class 0 and no split for the unlabelled ones.
+//     load_ogb_slice refuses it (ConfigError: slices carry no types).
 // Every problem (missing file or member, bad gzip or zip data, ragged row, wrong dtype or shape,
 // non-numeric or non-finite value, id out of range, count disagreeing with num-*-list, overlapping
 // splits) throws one InputError naming the file, the 1-based line or the member and index, and
@@ -81,7 +90,8 @@ void save_numpy(const Graph& g, const std::string& dir);
 DatasetFormat resolve_dataset_format(const DatasetSpec& spec);
 
 // Dispatches on spec.format through the loader registry (dataset.cpp: name, detect, load; auto: no
-// path means synthetic; in the directory, raw/edge.csv.gz or raw/data.npz means ogb,
+// path means synthetic; in the directory, raw/edge.csv.gz, raw/data.npz or
+// raw/num-node-dict.csv.gz means ogb,
 // edge_index.npy means numpy, adj_full.npz means graphsaint, anything else is an InputError naming
 // the directory), then applies spec.transform and validates the result. A path given with format
 // synthetic is a ConfigError.

@@ -7,6 +7,18 @@
 
 namespace adaqp {
 
+// One relation of a heterogeneous graph: edges from nodes of type src_type to nodes of type
+// dst_type (indices into Graph::node_types), named as in OGB's (head, relation, tail) triplets.
+struct Relation {
+  int32_t src_type = 0;
+  std::string name;
+  int32_t dst_type = 0;
+
+  bool operator==(const Relation& o) const {
+    return src_type == o.src_type && name == o.name && dst_type == o.dst_type;
+  }
+};
+
 // A directed graph stored as CSR by destination: the in-neighbours (sources) of node v are
 // indices[indptr[v] .. indptr[v+1]), sorted ascending. Undirected graphs list both directions.
 // Node data are row-major; labels are single-label (class id per node) or multi-label (0/1 matrix).
@@ -26,6 +38,20 @@ struct Graph {
 
   std::vector<int64_t> train, valid, test;  // node ids, ascending, pairwise disjoint
 
+  // A heterogeneous graph's types (all empty for a homogeneous one; docs/data-formats.md): node
+  // type t holds the ids [type_offsets[t], type_offsets[t + 1]); edge e (in CSR order) is of
+  // relation edge_relation[e], whose ends are of its source and destination types. The fields
+  // above are then its homogeneous view: the types without features have zero rows, and the nodes
+  // of the types without labels hold class 0 and are in no split.
+  std::vector<std::string> node_types;
+  std::vector<int64_t> type_offsets;  // node_types.size() + 1
+  std::vector<Relation> relations;
+  std::vector<int32_t> edge_relation;  // num_edges
+
+  bool heterogeneous() const { return !node_types.empty(); }
+  // The type of node v (heterogeneous graphs).
+  int32_t node_type(int64_t v) const;
+
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }
   int64_t in_degree(int64_t v) const { return indptr[v + 1] - indptr[v]; }
   std::vector<int64_t> out_degrees() const;
@@ -34,15 +60,28 @@ struct Graph {
   // Duplicate edges are kept. Throws InvariantError on ids outside [0, num_nodes).
   static Graph from_edges(int64_t num_nodes, const std::vector<int64_t>& src,
                           const std::vector<int64_t>& dst);
+  // The same with each edge's relation (rel[i]), kept in edge_relation: each row sorted by source,
+  // then relation. Types and relations themselves are the caller's to set.
+  static Graph from_edges(int64_t num_nodes, const std::vector<int64_t>& src,
+                          const std::vector<int64_t>& dst, const std::vector<int32_t>& rel);
 
   // Checks every structural invariant above (sizes, sorted rows, ranges, disjoint splits,
-  // finite features); throws InputError naming `origin` and the offending index and value.
+  // finite features; for a heterogeneous graph also its types: ascending type ranges covering every
+  // node, relations between known types, every edge's ends of its relation's types); throws
+  // InputError naming `origin` and the offending index and value.
   void validate(const std::string& origin) const;
 };
 
 // Optional rewrites applied after loading, in this order.
 struct GraphTransform {
-  bool symmetrize = false;     // add every reverse edge, drop duplicate edges
+  // Heterogeneous graphs: every relation (s, r, d) between two types gains its reverse relation
+  // (d, "rev_" + r, s); a relation within one type gains its reverse edges itself (undirected,
+  // duplicates dropped), as PyG's ToUndirected does. A ConfigError for a homogeneous graph.
+  bool add_reverse = false;
+  // Add every reverse edge, drop duplicate edges. A ConfigError for a heterogeneous graph (it would
+  // merge relations: add_reverse instead).
+  bool symmetrize = false;
+  // For a heterogeneous graph the loops form one relation per node type, (t, "self", t).
   bool self_loops = false;     // drop existing self-loops, then add one per node
   bool row_normalize = false;  // scale each feature row to sum 1 (rows summing to 0 stay 0)
 };

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# End-to-end on OGB's heterogeneous raw layout (as ogbn-mag ships it), written here by Python's
+# standard library: papers (with features and labels, the label planted in both the features and
+# the paper's topic), authors and topics without features; relations writes, cites and has_topic.
+# - `adaqp info --json` reports the node types and the relations' edge counts the script wrote
+#   (checked here, not by the binary);
+# - `mpirun -np 2 adaqp train` with dataset.add_reverse trains GraphSAGE on the homogeneous view
+#   (reverse relations and per-type self-loops: 8 relations) above chance;
+# - dataset.symmetrize and partition.method ptscotch are refused with one clear error each, the
+#   job exiting non-zero.
+set -euo pipefail
+: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
+PYTHON=${ADAQP_PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+data=$tmp/mag
+"$PYTHON" - "$data" <<'PY'
+import gzip, json, os, random, sys
+out = sys.argv[1]
+rng = random.Random(3)
+papers, authors, topics, classes, feat = 300, 200, 8, 4, 16
+topic = [rng.randrange(topics) for _ in range(papers)]
+label = [t % classes for t in topic]
+def write(path, lines):
+    path = os.path.join(out, path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with gzip.open(path, "wt") as f:
+        f.write("".join(line + "\n" for line in lines))
+write("raw/num-node-dict.csv.gz", ["topic,paper,author", f"{topics},{papers},{authors}"])
+relations = {
+    ("author", "writes", "paper"): [(rng.randrange(authors), p) for p in range(papers) for _ in range(2)],
+    ("paper", "cites", "paper"): [(p, q) for p in range(papers) for q in rng.sample(
+        [q for q in range(papers) if label[q] == label[p] and q != p], 3)],
+    ("paper", "has_topic", "topic"): [(p, topic[p]) for p in range(papers)],
+}
+write("raw/triplet-type-list.csv.gz", [",".join(t) for t in relations])
+for t, edges in relations.items():
+    write(f"raw/relations/{'___'.join(t)}/edge.csv.gz", [f"{u},{v}" for u, v in edges])
+    write(f"raw/relations/{'___'.join(t)}/num-edge-list.csv.gz", [str(len(edges))])
+write("raw/node-feat/paper/node-feat.csv.gz",
+      [",".join(f"{(1.0 if k == label[p] else 0.0) + rng.gauss(0, 0.8):.4f}" for k in range(feat))
+       for p in range(papers)])
+write("raw/node-label/paper/node-label.csv.gz", [str(y) for y in label])
+order = list(range(papers))
+rng.shuffle(order)
+for name, ids in (("train", order[:180]), ("valid", order[180:240]), ("test", order[240:])):
+    write(f"split/time/paper/{name}.csv.gz", [str(v) for v in sorted(ids)])
+json.dump({"types": {"author": authors, "paper": papers, "topic": topics},
+           "edges": {",".join(t): len(e) for t, e in relations.items()}},
+          open(os.path.join(out, "..", "expected.json"), "w"))
+PY
+
+"$ADAQP_BIN" info --dataset "$data" --json >"$tmp/info.json" 2>"$tmp/info.log" ||
+  { cat "$tmp/info.log"; fail "adaqp info"; }
+"$PYTHON" - "$tmp/info.json" "$tmp/expected.json" <<'PY' || fail "adaqp info's counts"
+import json, sys
+info = json.load(open(sys.argv[1]))["dataset"]
+want = json.load(open(sys.argv[2]))
+types = {t["name"]: t for t in info["node_types"]}
+assert {n: t["nodes"] for n, t in types.items()} == want["types"], types
+assert [n for n in types if types[n]["features"]] == ["paper"], types
+assert types["paper"]["split"] == 300 and types["author"]["split"] == 0, types
+edges = {f'{r["source"]},{r["name"]},{r["target"]}': r["edges"] for r in info["relations"]}
+assert edges == want["edges"], edges
+assert info["nodes"] == sum(want["types"].values()) and info["edges"] == sum(want["edges"].values())
+print("ok: adaqp info reports", len(types), "node types and", len(edges), "relations")
+PY
+
+job=(--set "dataset.path=$data" --set dataset.add_reverse=true --set model.type=sage
+     --set model.layers=2 --set model.hidden=32 --set training.epochs=40 --set training.lr=0.02
+     --set training.threads=1 --set partition.parts=2 --set communication.mode=vanilla)
+timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${job[@]}" \
+  --set "partition.dir=$tmp/parts" --set "output.dir=$tmp/run" >"$tmp/train.log" 2>&1 ||
+  { tail -n 30 "$tmp/train.log"; fail "training on the heterogeneous dataset"; }
+grep -q "heterogeneous: 3 node types, 8 relations" "$tmp/train.log" ||
+  { grep loaded "$tmp/train.log"; fail "the loaded graph is not 3 node types and 8 relations"; }
+"$PYTHON" - "$tmp/run/metrics.jsonl" <<'PY' || fail "training accuracy"
+import json, sys
+summary = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "summary"][-1]
+best = summary["best_val_acc"]
+assert best > 0.6, f"best validation accuracy {best} (4 classes, chance 0.25)"
+print(f"ok: GraphSAGE on the homogeneous view, best validation accuracy {best:.3f}")
+PY
+
+# expect_refusal NAME MESSAGE SETS...: the job exits non-zero with exactly one error line holding
+# MESSAGE.
+expect_refusal() {
+  local name=$1 message=$2 rc=0
+  shift 2
+  timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" "$@" \
+    --set "output.dir=$tmp/$name" >"$tmp/$name.log" 2>&1 || rc=$?
+  local errors
+  errors=$(grep -c "adaqp: error" "$tmp/$name.log" || true)
+  if ((rc == 0 || rc == 124 || errors != 1)) || ! grep -q "$message" "$tmp/$name.log"; then
+    cat "$tmp/$name.log"
+    fail "$name: exit $rc, $errors error lines, expected one holding: $message"
+  fi
+  echo "ok: $name refused: $(grep "adaqp: error" "$tmp/$name.log")"
+}
+expect_refusal symmetrize "a heterogeneous graph: use dataset.add_reverse" \
+  --set dataset.add_reverse=false --set dataset.symmetrize=true --set "partition.dir=$tmp/p2"
+expect_refusal ptscotch "slices of a heterogeneous dataset" \
+  --set partition.method=ptscotch --set "partition.dir=$tmp/p3"
