@@ -53,6 +53,8 @@ set -euo pipefail
 
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
+# "[vcluster] MESSAGE": tests/cli/reproduce_smoke.sh reads the prefix line of every run's log.
+ADAQP_LOG_TIME=0
 AGENT="$ADAQP_ROOT/scripts/vcluster/agent.sh"
 PRIVATE="$ADAQP_ROOT/scripts/vcluster/private.sh"
 PREFIX="adaqp-$$"

@@ -6,6 +6,7 @@
 #   ADAQP_BIN        the adaqp binary: the environment's (ctest gives the CLI tests theirs), else
 #                    ADAQP_BUILD_DIR/src/adaqp;
 #   ADAQP_TAG        the tag of this script's messages: its name, or its folder's for a run.sh;
+#   ADAQP_LOG_TIME   1: messages carry the time of day (0: they do not);
 # and lets OpenMPI run as root (it refuses to otherwise; containers and CI run as root).
 # Functions: log and die (messages), require_adaqp, bench_setup, and the job presets, which print
 # --set pairs one word a line, to be read into an array and followed by the caller's own --set
@@ -18,10 +19,16 @@ ADAQP_BIN=${ADAQP_BIN:-$ADAQP_BUILD_DIR/src/adaqp}
 ADAQP_TAG=${0##*/}
 ADAQP_TAG=${ADAQP_TAG%.sh}
 [[ $ADAQP_TAG != run ]] || ADAQP_TAG=$(basename "$(cd "$(dirname "$0")" && pwd)")
+ADAQP_LOG_TIME=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# log MESSAGE...: "[TAG HH:MM:SS] MESSAGE" on stderr (stdout is for results).
-log() { printf '[%s %s] %s\n' "$ADAQP_TAG" "$(date +%H:%M:%S)" "$*" >&2; }
+# log MESSAGE...: "[TAG HH:MM:SS] MESSAGE" ("[TAG] MESSAGE" with ADAQP_LOG_TIME=0) on stderr
+# (stdout is for results).
+log() {
+  local tag=$ADAQP_TAG
+  ((ADAQP_LOG_TIME == 0)) || tag+=" $(date +%H:%M:%S)"
+  printf '[%s] %s\n' "$tag" "$*" >&2
+}
 
 # die MESSAGE...: logs "error: MESSAGE" and ends the script with status 2.
 die() {
@@ -31,8 +38,8 @@ die() {
 
 # require_adaqp: ends the script, naming the path, when the adaqp binary is not there.
 require_adaqp() {
-  [[ -x $ADAQP_BIN ]] ||
-    die "no adaqp binary at $ADAQP_BIN (build it with scripts/setup.sh, or set ADAQP_BUILD_DIR or ADAQP_BIN)"
+  [[ -x $ADAQP_BIN ]] || die "no adaqp binary at $ADAQP_BIN (build it with scripts/setup.sh, or" \
+    "set ADAQP_BUILD_DIR or ADAQP_BIN)"
 }
 
 # bench_setup: for the benchmarks that take THREADS and OUT: checks the binary, makes OUT (a
