@@ -22,9 +22,8 @@
 # WORKERS [4], BANDWIDTH [100mbit], LAMBDA [0.5], THREADS [1], OUT [a temporary directory].
 # Output: one JSON line per measurement, then a human-readable line (stderr).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${ADAQP_BUILD_DIR:-$ROOT/build}
-BIN=$BUILD/src/adaqp
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/adaqp.sh"
 what=${1:-all}
 NODES=${NODES:-100000}
 MODEL_NODES=${MODEL_NODES:-50000}
@@ -42,21 +41,19 @@ case $what in overhead | model | all) ;; *)
   exit 2
   ;;
 esac
-# shellcheck source=benchmarks/bench_common.sh
-source "$ROOT/benchmarks/bench_common.sh"
 bench_setup
 
 # job_args NODES: the job of every run (mode adaqp is set per run). The paper's objective and a
 # solve at every epoch: over shared memory the default would send full precision and not solve.
 job_args() {
-  echo "$(gcn_job_args "$1" "$WORKERS")" --set output.log_level=info \
-    --set communication.scheme=adaptive --set "communication.lambda=$LAMBDA" \
-    --set communication.objective=normalized --set communication.resolve_drift=0
+  gcn_job_args "$1" "$WORKERS"
+  set_pairs output.log_level=info communication.scheme=adaptive "communication.lambda=$LAMBDA" \
+    communication.objective=normalized communication.resolve_drift=0
 }
 
 if [[ $what == overhead || $what == all ]]; then
-  # shellcheck disable=SC2046
-  mpirun --oversubscribe --bind-to none -np "$WORKERS" "$BIN" train $(job_args "$NODES") \
+  mapfile -t job < <(job_args "$NODES")
+  mpirun --oversubscribe --bind-to none -np "$WORKERS" "$ADAQP_BIN" train "${job[@]}" \
     --set communication.mode=adaqp --set "output.dir=$OUT/overhead" >"$OUT/overhead.log" 2>&1 ||
     { cat "$OUT/overhead.log" >&2; exit 1; }
   python3 - "$OUT/overhead" "$WORKERS" "$NODES" <<'PY'
@@ -84,14 +81,13 @@ PY
 fi
 
 if [[ $what == model || $what == all ]]; then
+  mapfile -t job < <(job_args "$MODEL_NODES")
   # Partition outside the shaped cluster (rank 0 alone; nothing crosses the links).
-  # shellcheck disable=SC2046
-  mpirun --oversubscribe --bind-to none -np "$WORKERS" "$BIN" train $(job_args "$MODEL_NODES") \
+  mpirun --oversubscribe --bind-to none -np "$WORKERS" "$ADAQP_BIN" train "${job[@]}" \
     --set training.epochs=1 --set "output.dir=$OUT/model-prep" >/dev/null 2>&1
   for m in quant adaqp; do
-    # shellcheck disable=SC2046
-    "$ROOT/scripts/vcluster.sh" --hosts "$WORKERS" --bandwidth "$BANDWIDTH" --timeout 1200 -- \
-      "$BIN" train $(job_args "$MODEL_NODES") --set "communication.mode=$m" \
+    "$ADAQP_ROOT/scripts/vcluster.sh" --hosts "$WORKERS" --bandwidth "$BANDWIDTH" --timeout 1200 -- \
+      "$ADAQP_BIN" train "${job[@]}" --set "communication.mode=$m" \
       --set "output.dir=$OUT/model-$m" >"$OUT/model-$m.log" 2>&1 ||
       { cat "$OUT/model-$m.log" >&2; exit 1; }
     python3 - "$OUT/model-$m" "$m" "$WORKERS" "$BANDWIDTH" <<'PY'

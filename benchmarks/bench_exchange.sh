@@ -17,9 +17,8 @@
 # Output: one JSON line per measurement (times in seconds: means over epochs 2..EPOCHS of the
 # slowest rank's value; bytes: all ranks, per epoch), then a human-readable line.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${ADAQP_BUILD_DIR:-$ROOT/build}
-BIN=$BUILD/src/adaqp
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/adaqp.sh"
 what=${1:-all}
 NODES=${NODES:-200000}
 DEGREE=${DEGREE:-20}
@@ -37,12 +36,7 @@ case $what in volume | overlap | all) ;; *)
   exit 2
   ;;
 esac
-# shellcheck source=benchmarks/bench_common.sh
-source "$ROOT/benchmarks/bench_common.sh"
 bench_setup
-
-# job_args NODES W: the job of every run.
-job_args() { gcn_job_args "$1" "$2"; }
 
 # summarize DIR KIND LABEL W: one JSON line and one human line from DIR/metrics.jsonl.
 summarize() {
@@ -73,11 +67,11 @@ PY
 }
 
 if [[ $what == volume || $what == all ]]; then
+  mapfile -t job < <(gcn_job_args "$NODES" "$WORKERS")
   for m in vanilla quant8 quant4 quant2; do
     args=(--set communication.mode=vanilla)
     [[ $m == quant* ]] && args=(--set communication.mode=quant --set "communication.bits=${m#quant}")
-    # shellcheck disable=SC2046
-    mpirun --oversubscribe --bind-to none -np "$WORKERS" "$BIN" train $(job_args "$NODES" "$WORKERS") \
+    mpirun --oversubscribe --bind-to none -np "$WORKERS" "$ADAQP_BIN" train "${job[@]}" \
       --set "output.dir=$OUT/volume-$m" "${args[@]}" >"$OUT/volume-$m.log" 2>&1 ||
       { cat "$OUT/volume-$m.log" >&2; exit 1; }
     summarize "$OUT/volume-$m" volume "$m" "$WORKERS"
@@ -86,14 +80,13 @@ fi
 
 if [[ $what == overlap || $what == all ]]; then
   for ((w = 2; w <= WMAX; ++w)); do
+    mapfile -t job < <(gcn_job_args "$OVERLAP_NODES" "$w")
     # Partition outside the shaped cluster (rank 0 alone; nothing crosses the links).
-    # shellcheck disable=SC2046
-    mpirun --oversubscribe --bind-to none -np "$w" "$BIN" train $(job_args "$OVERLAP_NODES" "$w") \
+    mpirun --oversubscribe --bind-to none -np "$w" "$ADAQP_BIN" train "${job[@]}" \
       --set training.epochs=1 --set "output.dir=$OUT/overlap-prep-w$w" >/dev/null 2>&1
     for m in vanilla overlap; do
-      # shellcheck disable=SC2046
-      "$ROOT/scripts/vcluster.sh" --hosts "$w" --bandwidth "$BANDWIDTH" --timeout 1200 -- \
-        "$BIN" train $(job_args "$OVERLAP_NODES" "$w") --set "communication.mode=$m" \
+      "$ADAQP_ROOT/scripts/vcluster.sh" --hosts "$w" --bandwidth "$BANDWIDTH" --timeout 1200 -- \
+        "$ADAQP_BIN" train "${job[@]}" --set "communication.mode=$m" \
         --set "output.dir=$OUT/overlap-$m-w$w" >"$OUT/overlap-$m-w$w.log" 2>&1 ||
         { cat "$OUT/overlap-$m-w$w.log" >&2; exit 1; }
       summarize "$OUT/overlap-$m-w$w" "overlap@$BANDWIDTH" "$m" "$w"

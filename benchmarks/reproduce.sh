@@ -16,12 +16,13 @@
 # calibration.csv, meta.json, results.md and PNG plots; every run's directory and log under runs/.
 # Profiles: smoke about 1 minute, quick about 10, full about 40 on a 2-core machine.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/adaqp.sh"
 if ((EUID != 0)) && [[ " $* " != *" --profile gpu"* ]]; then
   echo "error: benchmarks/reproduce.sh needs root for the virtual cluster's network namespaces" >&2
   exit 2
 fi
-"$ROOT/scripts/setup.sh"
-BUILD_DIR=${ADAQP_BUILD_DIR:-$ROOT/build}
-exec python3 "$ROOT/benchmarks/reproduce/reproduce.py" --bin "$BUILD_DIR/src/adaqp" \
-  --shared "${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}" "$@"
+"$ADAQP_ROOT/scripts/setup.sh"
+# The binary setup.sh has just built, whatever ADAQP_BIN says.
+exec python3 "$ADAQP_ROOT/benchmarks/reproduce/reproduce.py" --bin "$ADAQP_BUILD_DIR/src/adaqp" \
+  --shared "${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}" "$@"

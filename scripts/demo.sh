@@ -7,15 +7,16 @@
 # line compares the two. Extra arguments go to both runs (e.g. --set training.epochs=50).
 # Ranks are not bound to one core each (--bind-to none): each worker uses its share of the cores.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$ROOT/scripts/setup.sh"
-BUILD_DIR=${ADAQP_BUILD_DIR:-$ROOT/build}
-OUT=${ADAQP_DEMO_OUT:-$ROOT/runs/demo}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
+"$ADAQP_ROOT/scripts/setup.sh"
+# The binary setup.sh has just built, whatever ADAQP_BIN says.
+ADAQP_BIN=$ADAQP_BUILD_DIR/src/adaqp
+OUT=${ADAQP_DEMO_OUT:-$ADAQP_ROOT/runs/demo}
 rm -rf "$OUT"
-cd "$ROOT"
+cd "$ADAQP_ROOT"
 train() {
-  mpirun --oversubscribe --bind-to none -np 2 "$BUILD_DIR/src/adaqp" train \
+  mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train \
     --config configs/default.yaml "$@"
 }
 echo "[demo] AdaQP on the embedded default job (2 workers)"
@@ -35,4 +36,4 @@ print(f"[demo] AdaQP vs Vanilla: {adaqp['bytes_per_epoch'] / 1e6:.2f} vs "
       "free, so quantizing buys bytes, not time; on a slow link (benchmarks/reproduce.sh) it buys "
       "time.")
 PY
-echo "[demo] metrics: $OUT/metrics.jsonl (schema: docs/metrics.md)  partition: $OUT/partition  (inspect: $BUILD_DIR/src/adaqp info --partition $OUT/partition)"
+echo "[demo] metrics: $OUT/metrics.jsonl (schema: docs/metrics.md)  partition: $OUT/partition  (inspect: $ADAQP_BIN info --partition $OUT/partition)"

@@ -24,10 +24,10 @@ for g in "${groups[@]}"; do
   }
 done
 wanted() { [[ " ${groups[*]} " == *" $1 "* ]]; }
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 out=${OUT:-/tmp/adaqp-gpu-checks}
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 failed=()
 # step NAME SKIPS_ALLOWED COMMAND...: runs COMMAND, logging to $OUT/NAME.log.
 step() {
@@ -64,14 +64,14 @@ if wanted nccl; then
 fi
 if wanted train; then
   datasets=${ADAQP_SHARED_DATASETS:-}
-  [[ -n $datasets || ! -d $ROOT/.gpu/datasets ]] || datasets=$ROOT/.gpu/datasets
+  [[ -n $datasets || ! -d $ADAQP_ROOT/.gpu/datasets ]] || datasets=$ADAQP_ROOT/.gpu/datasets
   # One run may take at most ADAQP_RUN_TIMEOUT seconds (default here 120: a hung run must not
   # use up the device call).
-  step gpu_train yes env ADAQP_BIN="$B/src/adaqp" ADAQP_SOURCE_DIR="$ROOT" \
+  step gpu_train yes env ADAQP_BIN="$B/src/adaqp" ADAQP_SOURCE_DIR="$ADAQP_ROOT" \
     ADAQP_SHARED_DATASETS="$datasets" ADAQP_PYTHON="${ADAQP_PYTHON:-python3}" \
-    ADAQP_RUN_TIMEOUT="${ADAQP_RUN_TIMEOUT:-120}" bash "$ROOT/tests/cli/gpu_train.sh"
+    ADAQP_RUN_TIMEOUT="${ADAQP_RUN_TIMEOUT:-120}" bash "$ADAQP_ROOT/tests/cli/gpu_train.sh"
   step kill_rank_cuda no env ADAQP_BIN="$B/src/adaqp" ADAQP_KILL_RANK_DEVICE=cuda \
-    timeout 300 bash "$ROOT/tests/cli/kill_rank.sh"
+    timeout 300 bash "$ADAQP_ROOT/tests/cli/kill_rank.sh"
 fi
 if ((${#failed[@]})); then
   echo "gpu checks: ${#failed[@]} failed: ${failed[*]}"

@@ -17,10 +17,8 @@
 #   ADAQP_PYTHON (the Python whose pip downloads the wheels; default python3). The wheels are for
 #   that Python's version and platform: use the same Python minor version as the target.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-
-log() { printf '[offline-bundle] %s\n' "$*"; }
-die() { printf '[offline-bundle] error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 
 (($# >= 1)) || die "usage: $0 <bundle-dir> [--target-installed FILE]"
 BUNDLE=$1
@@ -43,7 +41,7 @@ for tool in apt-get apt-cache dpkg-query; do
 done
 
 # setup.sh is the one list of what the project needs: read its APT_PACKAGES and TORCH_VERSION.
-SETUP=$ROOT/scripts/setup.sh
+SETUP=$ADAQP_ROOT/scripts/setup.sh
 if [ -n "${ADAQP_BUNDLE_PACKAGES:-}" ]; then
   read -r -a packages <<<"$ADAQP_BUNDLE_PACKAGES"
 else

@@ -17,16 +17,14 @@
 # Environment: ADAQP_PYTHON (the Python the venv is made from; default python3),
 #   ADAQP_CMAKE_ARGS (extra CMake arguments, e.g. -DADAQP_WITH_CUDA=OFF).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-
-log() { printf '[offline-install] %s\n' "$*"; }
-die() { printf '[offline-install] error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 
 (($# >= 2)) || die "usage: $0 <bundle-dir> <prefix> [--build-dir DIR] [--no-build]"
 BUNDLE=$(cd "$1" && pwd)
 PREFIX=$2
 shift 2
-BUILD_DIR=$ROOT/build-offline
+BUILD_DIR=$ADAQP_ROOT/build-offline
 BUILD=1
 while (($#)); do
   case $1 in
@@ -97,7 +95,7 @@ python_for_torch=$PYTHON
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 # shellcheck disable=SC2086
-cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
+cmake -S "$ADAQP_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
   -DADAQP_PYTHON="$python_for_torch" ${ADAQP_CMAKE_ARGS:-}
 log "building in $BUILD_DIR"
 cmake --build "$BUILD_DIR" --parallel "$(nproc)"

@@ -16,8 +16,9 @@
 # the benchmarks are not built (no instrumentation reaches device code; benchmarks add no coverage).
 # Usage: scripts/sanitize.sh [--core] [JOBS]   (parallel build jobs; default: number of cores)
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${ADAQP_ASAN_BUILD_DIR:-$ROOT/build-sanitize}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
+BUILD=${ADAQP_ASAN_BUILD_DIR:-$ADAQP_ROOT/build-sanitize}
 scope=full
 if [ "${1:-}" = --core ]; then
   scope=core
@@ -31,8 +32,9 @@ mkdir -p "$BUILD"
 # The flags are the preset's (-O0: sanitized code compiles in half the time it takes at -O1, which
 # keeps the CI's run short; the tests run slower, and a few seconds matter less than the build).
 # $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python.
-cmake -S "$ROOT" --preset sanitize -B "$BUILD" ${ADAQP_PYTHON:+"-DADAQP_PYTHON=$ADAQP_PYTHON"} \
-  >"$BUILD/configure.log" 2>&1 || { cat "$BUILD/configure.log"; exit 1; }
+cmake -S "$ADAQP_ROOT" --preset sanitize -B "$BUILD" \
+  ${ADAQP_PYTHON:+"-DADAQP_PYTHON=$ADAQP_PYTHON"} >"$BUILD/configure.log" 2>&1 ||
+  { cat "$BUILD/configure.log"; exit 1; }
 targets=(adaqp_unit_tests "${core_fuzz[@]/#/fuzz_replay_}")
 fuzz_tests="^fuzz_($(IFS='|'; echo "${core_fuzz[*]}"))\$"
 if [ "$scope" = full ]; then
@@ -45,9 +47,9 @@ echo "sanitize ($scope): build took $((built - start)) s"
 
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=0:strict_string_checks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-export ADAQP_SOURCE_DIR="$ROOT" ADAQP_BIN="$BUILD/src/adaqp"
-export ADAQP_SHARED_DATASETS=${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}
+export OMP_NUM_THREADS=1
+export ADAQP_SOURCE_DIR="$ADAQP_ROOT" ADAQP_BIN="$BUILD/src/adaqp"
+export ADAQP_SHARED_DATASETS=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -74,9 +76,8 @@ step "$BUILD/tests/adaqp_unit_tests" --gtest_brief=1
 step "${fuzz[@]}" --parallel "$JOBS"
 step "$BUILD/tests/adaqp_nn_tests" --gtest_brief=1
 step mpirun --oversubscribe -np 2 "$BUILD/tests/adaqp_mpi_tests" --gtest_brief=1
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1000 --set
-     partition.parts=2 --set training.threads=1 --set training.checkpoint_every=3 --set
-     "output.dir=$tmp/run" --set output.log_level=warn)
+mapfile -t job < <(synthetic_graph 1000; set_pairs partition.parts=2 training.threads=1 \
+  training.checkpoint_every=3 "output.dir=$tmp/run" output.log_level=warn)
 step mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=4
 step mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=8 --resume
 echo "sanitize (full): all passed, no sanitizer reports ($(($(date +%s) - built)) s of tests," \

@@ -8,17 +8,15 @@
 # Environment: ADAQP_BUILD_DIR (default build), ADAQP_VENV (default .venv), ADAQP_BUILD_TYPE
 # (default Release), ADAQP_CMAKE_ARGS (extra CMake arguments), ADAQP_SKIP_BUILD=1 (install only).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${ADAQP_BUILD_DIR:-$ROOT/build}
-VENV=${ADAQP_VENV:-$ROOT/.venv}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
+VENV=${ADAQP_VENV:-$ADAQP_ROOT/.venv}
 TORCH_VERSION=2.11.0
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-venv python3-pip
   libmetis-dev libptscotch-dev libopenmpi-dev openmpi-bin libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
   libgtest-dev zlib1g-dev libzip-dev nlohmann-json3-dev glpk-utils libglpk-dev coinor-cbc gnuplot-nox iproute2 clang-format
   time)
-
-log() { printf '[setup] %s\n' "$*"; }
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -47,8 +45,7 @@ install_torch() {
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   free_mb=$(df -Pm "$VENV" | awk 'NR == 2 { print $4 }')
   if ((free_mb < need_mb)); then
-    log "error: installing PyTorch into $VENV needs about $need_mb MB free there, $free_mb MB are free; free some space or set ADAQP_VENV to a disk with room"
-    exit 1
+    die "installing PyTorch into $VENV needs about $need_mb MB free there, $free_mb MB are free; free some space or set ADAQP_VENV to a disk with room"
   fi
   log "installing PyTorch $TORCH_VERSION into $VENV (about 2.6 GB to download, 4.7 GB installed, with its CUDA runtime wheels; $free_mb MB free)"
   tmp=$(mktemp -d "$VENV/.install.XXXXXX")
@@ -80,11 +77,11 @@ fi
 [ "${ADAQP_SKIP_BUILD:-0}" = 1 ] && exit 0
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+if [ ! -f "$ADAQP_BUILD_DIR/CMakeCache.txt" ]; then
   # shellcheck disable=SC2086
-  cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" \
+  cmake -S "$ADAQP_ROOT" -B "$ADAQP_BUILD_DIR" "${generator[@]}" \
     -DCMAKE_BUILD_TYPE="${ADAQP_BUILD_TYPE:-Release}" -DADAQP_PYTHON="$VENV/bin/python" \
     ${ADAQP_CMAKE_ARGS:-}
 fi
-log "building in $BUILD_DIR"
-cmake --build "$BUILD_DIR" --parallel "$(nproc)"
+log "building in $ADAQP_BUILD_DIR"
+cmake --build "$ADAQP_BUILD_DIR" --parallel "$(nproc)"

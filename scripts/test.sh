@@ -4,19 +4,18 @@
 # without libtorch again under ASan + UBSan (scripts/sanitize.sh --core, in build-sanitize).
 # Arguments go to ctest (e.g. -R NAME) and skip the sanitizer run.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$ROOT/scripts/setup.sh"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-BUILD=${ADAQP_BUILD_DIR:-$ROOT/build}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
+"$ADAQP_ROOT/scripts/setup.sh"
 # --no-tests=error: a build without tests (a stale cache with tests off) is a failure, not a pass.
 # With CI=true (.ci/run) every skip but a GPU test's is a failure (tests/cli/lib/skip.sh,
 # tests/support/mpi_main.cpp, tests/support/test_util.h); either way the skips are listed with
 # their reasons.
 status=0
-ctest --test-dir "$BUILD" --output-on-failure --no-tests=error --parallel "$(nproc)" "$@" ||
-  status=$?
-python3 "$ROOT/scripts/list_skips.py" "$BUILD"
+ctest --test-dir "$ADAQP_BUILD_DIR" --output-on-failure --no-tests=error --parallel "$(nproc)" \
+  "$@" || status=$?
+python3 "$ADAQP_ROOT/scripts/list_skips.py" "$ADAQP_BUILD_DIR"
 if [ "$#" -eq 0 ]; then
-  "$ROOT/scripts/sanitize.sh" --core || status=$?
+  "$ADAQP_ROOT/scripts/sanitize.sh" --core || status=$?
 fi
 exit "$status"

@@ -51,20 +51,17 @@
 # interrupted). Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN); refuses to start otherwise.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-AGENT="$ROOT/scripts/vcluster/agent.sh"
-PRIVATE="$ROOT/scripts/vcluster/private.sh"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
+# "[vcluster] MESSAGE": tests/cli/reproduce_smoke.sh reads the prefix line of every run's log.
+ADAQP_LOG_TIME=0
+AGENT="$ADAQP_ROOT/scripts/vcluster/agent.sh"
+PRIVATE="$ADAQP_ROOT/scripts/vcluster/private.sh"
 PREFIX="adaqp-$$"
 SWITCH_NS="$PREFIX-sw"
 HOST_IF="vc0"
 MAX_HOSTS=250
 MAX_RANKS=1024
-
-log() { echo "[vcluster] $*" >&2; }
-die() {
-  log "error: $*"
-  exit 2
-}
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//' >&2
@@ -76,7 +73,7 @@ bandwidth=""
 latency="0ms"
 timeout_s=600
 probe=0
-probe_bin="${ADAQP_BUILD_DIR:-$ROOT/build}/benchmarks/bench_link"
+probe_bin="$ADAQP_BUILD_DIR/benchmarks/bench_link"
 private_dir=""
 private_store=""
 
@@ -291,7 +288,6 @@ done
 log "$hosts hosts of $ranks_per_host ranks on $subnet.0/24, each link $bandwidth each way," \
   "one-way delay $latency"
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Read by the agent (scripts/vcluster/agent.sh) for every host's daemon.
 export ADAQP_VCLUSTER_PRIVATE_DIR="$private_dir"
 if [[ -n $private_dir ]]; then

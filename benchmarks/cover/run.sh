@@ -19,9 +19,9 @@
 # thread per worker], OUT [a temporary directory]. Output: CSV files rows.csv and throughput.csv in OUT and a table on stdout.
 # Throughput needs root (network namespaces).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=${ADAQP_BUILD_DIR:-$ROOT/build}/src/adaqp
-DATA=${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+DATA=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
 what=${1:-all}
 W=${W:-4}
 EPOCHS=${EPOCHS:-5}
@@ -34,8 +34,6 @@ case $what in rows | throughput | all) ;; *)
   exit 2
   ;;
 esac
-# shellcheck source=benchmarks/bench_common.sh
-source "$ROOT/benchmarks/bench_common.sh"
 bench_setup
 
 # job DATASET: the arguments of DATASET's job (generated: the default job's graph).
@@ -44,7 +42,8 @@ job() {
     --set "partition.dir=$OUT/partition-$1" --set "training.epochs=$EPOCHS"
     --set "training.eval_every=$EPOCHS" --set "training.threads=$THREADS"
     --set training.device=cpu --set output.log_level=warn)
-  [[ $1 == generated ]] || args+=(--config "$ROOT/configs/$1.yaml" --set "dataset.path=$DATA/$1")
+  [[ $1 == generated ]] ||
+    args+=(--config "$ADAQP_ROOT/configs/$1.yaml" --set "dataset.path=$DATA/$1")
   echo "${args[@]}"
 }
 
@@ -71,7 +70,7 @@ train() {
   local ds=$1 mode=$2 layout=$3 dir="$OUT/$1-$2-$3"
   shift 3
   # shellcheck disable=SC2046  # job prints words to split
-  "$@" "$BIN" train $(job "$ds") --set "communication.mode=$mode" \
+  "$@" "$ADAQP_BIN" train $(job "$ds") --set "communication.mode=$mode" \
     --set "communication.exchange=$layout" --set "output.dir=$dir" "${extra[@]}" >"$dir.log" 2>&1 ||
     { cat "$dir.log" >&2; exit 1; }
 }
@@ -106,8 +105,8 @@ if [[ $what == throughput || $what == all ]]; then
     for mode in vanilla adaqp; do
       declare -A t=()
       for layout in rows cover; do
-        train "$ds" "$mode" "$layout" "$ROOT/scripts/vcluster.sh" --hosts "$W" --bandwidth "$rate" \
-          --timeout 1200 --
+        train "$ds" "$mode" "$layout" "$ADAQP_ROOT/scripts/vcluster.sh" --hosts "$W" \
+          --bandwidth "$rate" --timeout 1200 --
         read -r _ bytes epoch exposed < <(summary "$OUT/$ds-$mode-$layout")
         t[$layout]=$epoch
         echo "$ds,$mode,$layout,$rate,$epoch,$exposed,$bytes" >>"$OUT/throughput.csv"

@@ -15,14 +15,14 @@
 # SEEDS [6], THROUGHPUT_DATASET [amazon-photo], RATES [200mbit 50mbit], REPEATS [2].
 # Output: accuracy.csv and overlap.csv in OUT, and their summaries on stdout.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=${ADAQP_BIN:-$ROOT/build/src/adaqp}
-DATA=${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+DATA=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
 what=${1:-all}
 out=${2:-$(mktemp -d)}
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-[[ -x $BIN ]] || { echo "gat: $BIN not found (build first)" >&2; exit 2; }
+export OMP_NUM_THREADS=1
+require_adaqp
 
 # train DATASET RUN_DIR ARGS...: one W=2 GAT run under the launcher in the array LAUNCH; ends the
 # script on failure.
@@ -30,8 +30,9 @@ train() {
   local ds=$1 run=$2
   shift 2
   [[ -d "$DATA/$ds" ]] || { echo "gat: dataset $ds missing in $DATA" >&2; exit 1; }
-  "${LAUNCH[@]}" "$BIN" train --config "$ROOT/configs/$ds.yaml" --set "dataset.path=$DATA/$ds" \
-    --set partition.parts=2 --set "partition.dir=$out/part-$ds" --set model.type=gat \
+  "${LAUNCH[@]}" "$ADAQP_BIN" train --config "$ADAQP_ROOT/configs/$ds.yaml" \
+    --set "dataset.path=$DATA/$ds" --set partition.parts=2 --set "partition.dir=$out/part-$ds" \
+    --set model.type=gat \
     --set training.threads=1 --set training.device=cpu --set output.log_level=warn \
     --set "output.dir=$run" "$@" >"$run.log" 2>&1 || { cat "$run.log" >&2; exit 1; }
 }
@@ -69,7 +70,7 @@ overlap() {
       for mode in vanilla overlap quant adaqp; do
         echo "gat overlap: $ds $rate $mode run $r" >&2
         local run="$out/ov-$rate-$mode-r$r"
-        LAUNCH=("$ROOT/scripts/vcluster.sh" --hosts 2 --bandwidth "$rate" --)
+        LAUNCH=("$ADAQP_ROOT/scripts/vcluster.sh" --hosts 2 --bandwidth "$rate" --)
         train "$ds" "$run" --set model.heads=4 --set model.hidden=64 --set training.epochs=30 \
           --set "communication.mode=$mode"
         python3 - "$run/metrics.jsonl" "$rate" "$mode" "$r" >>"$out/overlap.csv" <<'PY'

@@ -25,9 +25,9 @@
 # Writes, as it goes: provenance.json, runs.jsonl (one line per run) and each run's folder; at the
 # end summary.json, summary.md (the table, also printed) and adaqp_vs_vanilla.png.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${ADAQP_BIN:-$root/build/src/adaqp}
-work=${1:-$root/runs/links}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+work=${1:-$ADAQP_ROOT/runs/links}
 read -r -a rates <<<"${RATES:-300mbit 1200mbit 4800mbit 10gbit shm}"
 read -r -a models <<<"${MODELS:-gcn sage}"
 read -r -a workers <<<"${WORKERS:-2}"
@@ -42,8 +42,6 @@ degree=${AVG_DEGREE:-20}
 feat=${FEAT:-128}
 classes=${CLASSES:-8}
 hidden=${HIDDEN:-128}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-log() { printf '[links %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 mode_sets() {
   case $1 in
@@ -54,38 +52,40 @@ mode_sets() {
     adaqp-paper)
       echo communication.mode=adaqp communication.objective=normalized communication.resolve_drift=0
       ;;
-    *) echo "links: unknown mode '$1'" >&2; exit 2 ;;
+    *) die "unknown mode '$1'" ;;
   esac
 }
 for m in "${modes[@]}"; do mode_sets "$m" >/dev/null; done
-[[ " ${modes[*]} " == *" vanilla "* ]] || { echo "links: MODES must include vanilla" >&2; exit 2; }
+[[ " ${modes[*]} " == *" vanilla "* ]] || die "MODES must include vanilla"
 if [[ " ${modes[*]} " == *" adaqp-baseline "* && ! -x $baseline ]]; then
-  echo "links: mode adaqp-baseline needs BASELINE_BIN, an adaqp binary" >&2
-  exit 2
+  die "mode adaqp-baseline needs BASELINE_BIN, an adaqp binary"
 fi
 for w in "${workers[@]}"; do
-  ((w % per_host == 0)) || { echo "links: W=$w is not a multiple of RANKS_PER_HOST=$per_host" >&2; exit 2; }
+  ((w % per_host == 0)) || die "W=$w is not a multiple of RANKS_PER_HOST=$per_host"
 done
+require_adaqp
 
 mkdir -p "$work"
-python3 "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
+python3 "$ADAQP_ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- "$0" "$@" \
+  >"$work/provenance.json"
 if [[ -n $baseline ]]; then
-  python3 "$root/benchmarks/provenance.py" --bin "$baseline" -- "$0" "$@" >"$work/provenance-baseline.json"
+  python3 "$ADAQP_ROOT/benchmarks/provenance.py" --bin "$baseline" -- "$0" "$@" \
+    >"$work/provenance-baseline.json"
 fi
 graph="$work/graph-n$nodes-d$degree-f$feat-c$classes"
 if [[ ! -d "$graph" ]]; then
   log "generating $nodes nodes"
-  "$bin" generate --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$nodes" \
-    --set "dataset.synthetic.avg_degree=$degree" --set "dataset.synthetic.feat_dim=$feat" \
-    --set "dataset.synthetic.num_classes=$classes" --set dataset.synthetic.seed=1 \
-    --out "$graph" >/dev/null
+  mapfile -t gen < <(synthetic_graph "$nodes" "avg_degree=$degree" "feat_dim=$feat" \
+    "num_classes=$classes" seed=1)
+  "$ADAQP_BIN" generate "${gen[@]}" --out "$graph" >/dev/null
 fi
-job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_loops=true
-     --set model.layers=3 --set "model.hidden=$hidden" --set "training.epochs=$epochs"
-     --set "training.eval_every=$epochs" --set output.log_level=warn)
+mapfile -t job < <(
+  set_pairs dataset.format=numpy "dataset.path=$graph" dataset.self_loops=true
+  gnn_model 3 "$hidden"
+  set_pairs "training.epochs=$epochs" "training.eval_every=$epochs" output.log_level=warn)
 for w in "${workers[@]}"; do
   [[ -d "$graph-p$w" ]] ||
-    "$bin" partition "${job[@]}" --set "partition.parts=$w" --out "$graph-p$w" >/dev/null
+    "$ADAQP_BIN" partition "${job[@]}" --set "partition.parts=$w" --out "$graph-p$w" >/dev/null
 done
 runs="$work/runs.jsonl"
 : >"$runs"
@@ -96,7 +96,7 @@ one() {
   local run="$work/r$round-$rate-$model-w$w-$mode" sets=()
   for s in $(mode_sets "$mode"); do sets+=(--set "$s"); done
   rm -rf "$run"
-  local exe=$bin
+  local exe=$ADAQP_BIN
   [[ $mode == adaqp-baseline ]] && exe=$baseline
   local cmd=("$exe" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w"
              --set "partition.dir=$graph-p$w" --set "output.dir=$run" "${sets[@]}")
@@ -110,7 +110,7 @@ one() {
     mpirun --oversubscribe --bind-to none -np "$w" "${cmd[@]}" --set training.device=cpu \
       --set training.threads=1 >"$run.log" 2>&1
   else
-    "$root/scripts/vcluster.sh" --hosts "$((w / per_host))" --ranks-per-host "$per_host" \
+    "$ADAQP_ROOT/scripts/vcluster.sh" --hosts "$((w / per_host))" --ranks-per-host "$per_host" \
       --bandwidth "$rate" --timeout 900 -- "${cmd[@]}" \
       --set training.device=cpu --set training.threads=1 >"$run.log" 2>&1
   fi || { tail -n 20 "$run.log" >&2; exit 1; }
@@ -167,4 +167,4 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-python3 "$root/benchmarks/links/summarise.py" "$runs" "$work"
+python3 "$ADAQP_ROOT/benchmarks/links/summarise.py" "$runs" "$work"

@@ -9,16 +9,17 @@
 # (build/benchmarks/bench_loader), NODES (1000000), WORLDS ("1 2"), DATA (OUT_DIR/data: kept, and
 # reused when present).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 out=${1:?usage: run.sh OUT_DIR}
-py=${ADAQP_PYTHON:-$root/.venv/bin/python}
-bench=${BENCH_LOADER:-$root/build/benchmarks/bench_loader}
+py=${ADAQP_PYTHON:-$ADAQP_ROOT/.venv/bin/python}
+bench=${BENCH_LOADER:-$ADAQP_BUILD_DIR/benchmarks/bench_loader}
 data=${DATA:-$out/data}
 mkdir -p "$out"
-"$py" "$root/benchmarks/provenance.py" -- "$0" "$@" >"$out/provenance.json"
+"$py" "$ADAQP_ROOT/benchmarks/provenance.py" -- "$0" "$@" >"$out/provenance.json"
 if [[ ! -d $data ]]; then
-  "$py" "$root/benchmarks/ogb_binary/make_papers_like.py" "$data.tmp" --nodes "${NODES:-1000000}" |
-    tee "$out/generate.txt"
+  "$py" "$ADAQP_ROOT/benchmarks/ogb_binary/make_papers_like.py" "$data.tmp" \
+    --nodes "${NODES:-1000000}" | tee "$out/generate.txt"
   mv "$data.tmp" "$data"
 fi
 du -sb "$data"/*/raw/* >"$out/sizes.txt"

@@ -11,18 +11,18 @@
 # DATASETS [cora citeseer], SEEDS [3], PRECISIONS [fp32 tf32], DEVICE [cuda].
 # Output: runs.csv and summary.csv in OUT, and the summary table on stdout.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=${ADAQP_BIN:-$ROOT/build/src/adaqp}
-DATA=${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+DATA=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
 read -r -a datasets <<<"${DATASETS:-cora citeseer}"
 read -r -a precisions <<<"${PRECISIONS:-fp32 tf32}"
 seeds=${SEEDS:-3}
 device=${DEVICE:-cuda}
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+require_adaqp
 echo "dataset,precision,seed,test_acc_at_best_val,mean_epoch_time_s" >"$out/runs.csv"
-"${ADAQP_PYTHON:-python3}" "$ROOT/benchmarks/provenance.py" --bin "$BIN" -- "$0" "$@" \
+"${ADAQP_PYTHON:-python3}" "$ADAQP_ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- "$0" "$@" \
   >"$out/provenance.json"
 # Seeds outside, precisions inside: the two precisions alternate, so that a drift of the machine
 # over the run falls on both alike.
@@ -32,7 +32,7 @@ for ds in "${datasets[@]}"; do
     for p in "${precisions[@]}"; do
       run="$out/$ds-$p-s$s"
       echo "precision: $ds $p seed $s" >&2
-      mpirun --bind-to none -np 1 "$BIN" train --config "$ROOT/configs/$ds.yaml" \
+      mpirun --bind-to none -np 1 "$ADAQP_BIN" train --config "$ADAQP_ROOT/configs/$ds.yaml" \
         --set "dataset.path=$DATA/$ds" --set partition.parts=1 --set "partition.dir=$out/$ds-p1" \
         --set "training.device=$device" --set "training.precision=$p" --set "training.seed=$s" \
         --set "output.dir=$run" --set output.log_level=warn >"$run.log" 2>&1 ||

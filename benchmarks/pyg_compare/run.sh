@@ -24,11 +24,13 @@
 # at the end summary.json and summary.md (the table, also printed). Installs torch_geometric into
 # the Python environment when it is missing (pure Python).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${ADAQP_BIN:-$root/build/src/adaqp}
-py=${ADAQP_PYTHON:-$root/.venv/bin/python}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+py=${ADAQP_PYTHON:-$ADAQP_ROOT/.venv/bin/python}
 device=${DEVICE:-cpu}
-work=${1:-$root/runs/pyg_compare$([[ $device == cuda ]] && echo "-cuda" || true)}
+suffix=""
+[[ $device != cuda ]] || suffix=-cuda
+work=${1:-$ADAQP_ROOT/runs/pyg_compare$suffix}
 nodes=${NODES:-200000}
 degree=${AVG_DEGREE:-20}
 feat=${FEAT:-128}
@@ -41,27 +43,28 @@ adj=${PYG_ADJ:-csr}
 read -r -a models <<<"${MODELS:-gcn sage}"
 read -r -a pairs <<<"${PAIRS:-cached conv}"
 read -r -a workers <<<"${WORKERS:-1}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-log() { printf '[pyg_compare %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+require_adaqp
 
 if ! "$py" -c 'import torch_geometric' 2>/dev/null; then
   "$py" -m pip install --no-input 'torch_geometric==2.7.0'
 fi
 mkdir -p "$work"
-"$py" "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
+"$py" "$ADAQP_ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- "$0" "$@" \
+  >"$work/provenance.json"
 graph="$work/graph-n$nodes-d$degree-f$feat-c$classes"
 if [[ ! -d "$graph" ]]; then
   log "generating $nodes nodes, average in-degree $degree, $feat features, $classes classes"
-  "$bin" generate --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$nodes" \
-    --set "dataset.synthetic.avg_degree=$degree" --set "dataset.synthetic.feat_dim=$feat" \
-    --set "dataset.synthetic.num_classes=$classes" --out "$graph" >/dev/null
+  mapfile -t gen < <(synthetic_graph "$nodes" "avg_degree=$degree" "feat_dim=$feat" \
+    "num_classes=$classes")
+  "$ADAQP_BIN" generate "${gen[@]}" --out "$graph" >/dev/null
 fi
-job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_loops=true
-     --set dataset.row_normalize=false --set model.layers=3
-     --set model.hidden=256 --set model.dropout=0.5 --set training.lr=0.01
-     --set training.weight_decay=5e-4 --set "training.epochs=$((warmup + epochs))"
-     --set "training.eval_every=$((warmup + epochs))" --set "training.device=$device"
-     --set communication.mode=vanilla --set output.log_level=warn)
+mapfile -t job < <(
+  set_pairs dataset.format=numpy "dataset.path=$graph" dataset.self_loops=true \
+    dataset.row_normalize=false
+  gnn_model 3 256 dropout=0.5
+  set_pairs training.lr=0.01 training.weight_decay=5e-4 "training.epochs=$((warmup + epochs))" \
+    "training.eval_every=$((warmup + epochs))" "training.device=$device" \
+    communication.mode=vanilla output.log_level=warn)
 runs="$work/runs.jsonl"
 : >"$runs"
 
@@ -94,7 +97,7 @@ adaqp() {
     'export NCCL_HOSTID=adaqp-bench-$OMPI_COMM_WORLD_RANK
      [[ -x /usr/bin/time ]] || exec "$@"
      exec /usr/bin/time -f "%M" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' \
-    "$run" "$bin" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w" \
+    "$run" "$ADAQP_BIN" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w" \
     --set "partition.dir=$part" --set "communication.feature_cache=$cache" \
     --set "training.threads=$t" --set "output.dir=$run" >"$run/log" 2>&1 ||
     { tail -n 20 "$run/log" >&2; exit 1; }
@@ -133,9 +136,9 @@ pyg() {
   local log="$work/r$round-$model-$pair-pyg"
   log "round $round: $model $pair pyg"
   gpu_sampling "$log-gpu-mem.log"
-  "$py" -W ignore "$root/benchmarks/pyg_compare/pyg_train.py" --data "$graph" --model "$model" \
-    --layer0 "$pair" --layers 3 --hidden 256 --dropout 0.5 --lr 0.01 --weight-decay 5e-4 \
-    --warmup "$warmup" --epochs "$epochs" --threads "$threads" --adj "$adj" \
+  "$py" -W ignore "$ADAQP_ROOT/benchmarks/pyg_compare/pyg_train.py" --data "$graph" \
+    --model "$model" --layer0 "$pair" --layers 3 --hidden 256 --dropout 0.5 --lr 0.01 \
+    --weight-decay 5e-4 --warmup "$warmup" --epochs "$epochs" --threads "$threads" --adj "$adj" \
     --device "$device" >"$log.json" 2>"$log.err" || { tail -n 20 "$log.err" >&2; exit 1; }
   local gpu
   gpu=$(gpu_peak "$log-gpu-mem.log")
@@ -152,7 +155,8 @@ PY
 
 for w in 1 "${workers[@]}"; do
   part="$graph-p$w"
-  [[ -d "$part" ]] || "$bin" partition "${job[@]}" --set "partition.parts=$w" --out "$part" >/dev/null
+  [[ -d "$part" ]] ||
+    "$ADAQP_BIN" partition "${job[@]}" --set "partition.parts=$w" --out "$part" >/dev/null
 done
 for ((r = 1; r <= rounds; r++)); do
   for model in "${models[@]}"; do
@@ -167,5 +171,5 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 if ((rounds > 0)); then
-  "$py" "$root/benchmarks/pyg_compare/summarise.py" "$runs" "$work"
+  "$py" "$ADAQP_ROOT/benchmarks/pyg_compare/summarise.py" "$runs" "$work"
 fi

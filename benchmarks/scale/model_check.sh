@@ -7,29 +7,31 @@
 # Usage: benchmarks/scale/model_check.sh [WORK_DIR]   (default runs/memory-model)
 # Environment: ADAQP_BIN, ADAQP_PYTHON, NODES, AVG_DEGREE, MODELS, MODES, WORKERS.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${ADAQP_BIN:-$root/build/src/adaqp}
-py=${ADAQP_PYTHON:-$root/.venv/bin/python}
-work=${1:-$root/runs/memory-model}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+py=${ADAQP_PYTHON:-$ADAQP_ROOT/.venv/bin/python}
+work=${1:-$ADAQP_ROOT/runs/memory-model}
 nodes=${NODES:-200000}
 degree=${AVG_DEGREE:-50}
 read -r -a models <<<"${MODELS:-gcn sage}"
 read -r -a modes <<<"${MODES:-vanilla overlap adaqp}"
 read -r -a workers <<<"${WORKERS:-1 2 4}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+require_adaqp
 mkdir -p "$work"
 graph="$work/graph-n$nodes-d$degree"
-[[ -d "$graph" ]] || "$bin" generate --set dataset.format=synthetic \
-  --set "dataset.synthetic.num_nodes=$nodes" --set "dataset.synthetic.avg_degree=$degree" \
-  --set dataset.synthetic.feat_dim=100 --set dataset.synthetic.num_classes=47 --out "$graph"
-job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_loops=true
-     --set dataset.row_normalize=false --set model.layers=3 --set model.hidden=256
-     --set model.dropout=0.5 --set training.epochs=3 --set training.eval_every=3
-     --set training.device=cpu --set output.log_level=warn)
+if [[ ! -d "$graph" ]]; then
+  mapfile -t gen < <(synthetic_graph "$nodes" "avg_degree=$degree" feat_dim=100 num_classes=47)
+  "$ADAQP_BIN" generate "${gen[@]}" --out "$graph"
+fi
+mapfile -t job < <(
+  set_pairs dataset.format=numpy "dataset.path=$graph" dataset.self_loops=true \
+    dataset.row_normalize=false
+  gnn_model 3 256 dropout=0.5
+  set_pairs training.epochs=3 training.eval_every=3 training.device=cpu output.log_level=warn)
 for w in "${workers[@]}"; do
-  [[ -d "$graph-p$w" ]] || "$bin" partition "${job[@]}" --set "partition.parts=$w" \
+  [[ -d "$graph-p$w" ]] || "$ADAQP_BIN" partition "${job[@]}" --set "partition.parts=$w" \
     --out "$graph-p$w" >/dev/null
-  "$bin" info --partition "$graph-p$w" --json >"$graph-p$w.json"
+  "$ADAQP_BIN" info --partition "$graph-p$w" --json >"$graph-p$w.json"
 done
 results="$work/results.jsonl"
 : >"$results"
@@ -38,12 +40,12 @@ for model in "${models[@]}"; do
     for w in "${workers[@]}"; do
       run="$work/$model-$mode-w$w"
       t=$((2 / w > 0 ? 2 / w : 1))
-      mpirun --oversubscribe --bind-to none -np "$w" "$bin" train "${job[@]}" \
+      mpirun --oversubscribe --bind-to none -np "$w" "$ADAQP_BIN" train "${job[@]}" \
         --set "model.type=$model" --set "communication.mode=$mode" --set "partition.parts=$w" \
         --set "partition.dir=$graph-p$w" --set "training.threads=$t" --set "output.dir=$run" \
         >"$run.log" 2>&1 || { tail -n 20 "$run.log"; echo "FAILED: $run" >&2; exit 1; }
-      predicted=$("$py" "$root/benchmarks/scale/memory_model.py" "$graph-p$w.json" --feat 100 \
-        --classes 47 --model "$model" --mode "$mode")
+      predicted=$("$py" "$ADAQP_ROOT/benchmarks/scale/memory_model.py" "$graph-p$w.json" \
+        --feat 100 --classes 47 --model "$model" --mode "$mode")
       "$py" - "$run" "$model" "$mode" "$w" "$predicted" >>"$results" <<'PY'
 import json, sys
 run, model, mode, w, predicted = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])

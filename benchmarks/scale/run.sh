@@ -17,11 +17,13 @@
 #   otherwise), PYG_NODES (1000000; 0 skips the PyG comparison).
 # Writes WORK_DIR/provenance.json, results.jsonl (one JSON line per run) and results.md (the table).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${ADAQP_BIN:-$root/build/src/adaqp}
-py=${ADAQP_PYTHON:-$root/.venv/bin/python}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+py=${ADAQP_PYTHON:-$ADAQP_ROOT/.venv/bin/python}
 device=${DEVICE:-cpu}
-work=${1:-$root/runs/scale$([[ $device == cuda ]] && echo "-cuda" || true)}
+suffix=""
+[[ $device != cuda ]] || suffix=-cuda
+work=${1:-$ADAQP_ROOT/runs/scale$suffix}
 nodes=${NODES:-2449029}
 degree=${AVG_DEGREE:-50}
 feat=${FEAT:-100}
@@ -31,24 +33,26 @@ threads=${THREADS:-2}
 pyg_nodes=${PYG_NODES:-1000000}
 read -r -a models <<<"${MODELS:-gcn sage}"
 read -r -a workers <<<"${WORKERS:-1 2}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [[ -x /usr/bin/time ]] || { echo "benchmarks/scale: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
+require_adaqp
 mkdir -p "$work"
-"$py" "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
-log() { printf '[scale %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+"$py" "$ADAQP_ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- "$0" "$@" \
+  >"$work/provenance.json"
 
 graph="$work/graph-n$nodes-d$degree-f$feat-c$classes"
 if [[ ! -d "$graph" ]]; then
   log "generating $nodes nodes, average in-degree $degree, $feat features, $classes classes"
-  "$bin" generate --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$nodes" \
-    --set "dataset.synthetic.avg_degree=$degree" --set "dataset.synthetic.feat_dim=$feat" \
-    --set "dataset.synthetic.num_classes=$classes" --out "$graph"
+  mapfile -t gen < <(synthetic_graph "$nodes" "avg_degree=$degree" "feat_dim=$feat" \
+    "num_classes=$classes")
+  "$ADAQP_BIN" generate "${gen[@]}" --out "$graph"
 fi
-job=(--set dataset.format=numpy --set "dataset.path=$graph" --set dataset.self_loops=true
-     --set dataset.row_normalize=false --set model.layers=3 --set model.hidden=256
-     --set model.dropout=0.5 --set training.lr=0.01 --set training.weight_decay=5e-4
-     --set "training.epochs=$epochs" --set "training.eval_every=$epochs"
-     --set "training.device=$device" --set communication.mode=vanilla --set output.log_level=info)
+mapfile -t job < <(
+  set_pairs dataset.format=numpy "dataset.path=$graph" dataset.self_loops=true \
+    dataset.row_normalize=false
+  gnn_model 3 256 dropout=0.5
+  set_pairs training.lr=0.01 training.weight_decay=5e-4 "training.epochs=$epochs" \
+    "training.eval_every=$epochs" "training.device=$device" communication.mode=vanilla \
+    output.log_level=info)
 results="$work/results.jsonl"
 : >"$results"
 
@@ -57,10 +61,10 @@ for w in "${workers[@]}"; do
   if [[ ! -d "$part" ]]; then
     log "partitioning into $w part(s) (METIS)"
     /usr/bin/time -f "partition: %e s, peak %M KiB" \
-      "$bin" partition "${job[@]}" --set "partition.parts=$w" --out "$part" >"$part.log" 2>&1
+      "$ADAQP_BIN" partition "${job[@]}" --set "partition.parts=$w" --out "$part" >"$part.log" 2>&1
     tail -n 1 "$part.log"
   fi
-  "$bin" info --partition "$part" --json >"$part.json"
+  "$ADAQP_BIN" info --partition "$part" --json >"$part.json"
 done
 
 for model in "${models[@]}"; do
@@ -74,14 +78,14 @@ for model in "${models[@]}"; do
     OMP_NUM_THREADS=$t mpirun --oversubscribe --bind-to none -np "$w" bash -c \
       'export NCCL_HOSTID=adaqp-scale-$OMPI_COMM_WORLD_RANK
        exec /usr/bin/time -f "%M" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' \
-      "$run" "$bin" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w" \
+      "$run" "$ADAQP_BIN" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w" \
       --set "partition.dir=$graph-p$w" --set "training.threads=$t" --set "output.dir=$run" \
       >"$run/log" 2>&1 || { tail -n 20 "$run/log"; log "FAILED: $model W=$w"; continue; }
     grep -A4 "summary:" "$run/log" | sed 's/^/    /'
     predicted=null
     if [[ $device == cpu ]]; then
-      predicted=$("$py" "$root/benchmarks/scale/memory_model.py" "$graph-p$w.json" --feat "$feat" \
-        --classes "$classes" --model "$model")
+      predicted=$("$py" "$ADAQP_ROOT/benchmarks/scale/memory_model.py" "$graph-p$w.json" \
+        --feat "$feat" --classes "$classes" --model "$model")
     fi
     "$py" - "$run" "$model" "$w" "$t" "$nodes" "$device" "$predicted" >>"$results" <<'PY'
 import glob, json, statistics, sys
@@ -114,8 +118,8 @@ done
 if ((pyg_nodes > 0)); then
   log "PyG beside adaqp on $pyg_nodes nodes of the same shape (benchmarks/pyg_compare/run.sh)"
   NODES=$pyg_nodes AVG_DEGREE=$degree FEAT=$feat CLASSES=$classes WARMUP=1 EPOCHS=$((epochs - 1)) \
-    THREADS=$threads PYG_ADJ=csr DEVICE=$device ADAQP_BIN=$bin ADAQP_PYTHON=$py \
-    "$root/benchmarks/pyg_compare/run.sh" "$work/pyg" | tail -n 4
+    THREADS=$threads PYG_ADJ=csr DEVICE=$device ADAQP_BIN=$ADAQP_BIN ADAQP_PYTHON=$py \
+    "$ADAQP_ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" | tail -n 4
   "$py" - "$work/pyg/results.jsonl" >>"$results" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):

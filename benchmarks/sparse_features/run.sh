@@ -13,13 +13,12 @@
 # EPOCHS [50], REPEATS [2].
 # Output: results.csv in OUT and a table (medians over the repeats, dense / sparse ratios) on stdout.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=${ADAQP_BIN:-$ROOT/build/src/adaqp}
-DATA=${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+DATA=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-[[ -x $BIN ]] || { echo "sparse_features: $BIN not found (build first)" >&2; exit 2; }
+require_adaqp
 W=${W:-2} THREADS=${THREADS:-1} EPOCHS=${EPOCHS:-50}
 export OMP_NUM_THREADS=$THREADS
 
@@ -28,7 +27,7 @@ echo "dataset,model,features,repeat,epoch_s,peak_rss_mib,training_rss_mib,sparse
 for ds in ${DATASETS:-cora citeseer coauthor-physics amazon-photo}; do
   [[ -d "$DATA/$ds" ]] || { echo "sparse_features: dataset $ds missing in $DATA" >&2; exit 1; }
   # Partitioned first, so that no run's peak is the partitioner's.
-  [[ -d "$out/part-$ds" ]] || "$BIN" partition --config "$ROOT/configs/$ds.yaml" \
+  [[ -d "$out/part-$ds" ]] || "$ADAQP_BIN" partition --config "$ADAQP_ROOT/configs/$ds.yaml" \
     --set "dataset.path=$DATA/$ds" --set "partition.parts=$W" --set output.log_level=warn \
     --out "$out/part-$ds" >"$out/part-$ds.log" 2>&1 || { cat "$out/part-$ds.log" >&2; exit 1; }
   for model in ${MODELS:-gcn}; do
@@ -38,7 +37,7 @@ for ds in ${DATASETS:-cora citeseer coauthor-physics amazon-photo}; do
       for features in sparse dense; do
         run="$out/$ds-$model-$features-$r"
         echo "sparse_features: $ds $model $features, repeat $r" >&2
-        mpirun --bind-to none -np "$W" "$BIN" train --config "$ROOT/configs/$ds.yaml" \
+        mpirun --bind-to none -np "$W" "$ADAQP_BIN" train --config "$ADAQP_ROOT/configs/$ds.yaml" \
           --set "dataset.path=$DATA/$ds" --set "partition.parts=$W" \
           --set "partition.dir=$out/part-$ds" --set "output.dir=$run" \
           --set "training.epochs=$EPOCHS" --set "training.threads=$THREADS" \

@@ -21,9 +21,9 @@
 # NODES [1000000], DEGREE [50], FEAT [64], SAMPLES ["16 12"], ACC_W [4], SEEDS [3], THREADS [1], OUT [a temporary
 # directory]. Output: startup.csv and accuracy.csv in OUT and tables on stdout.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=${ADAQP_BUILD_DIR:-$ROOT/build}/src/adaqp
-DATA=${ADAQP_SHARED_DATASETS:-$ROOT/../shared/datasets}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+DATA=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
 what=${1:-all}
 NODES=${NODES:-1000000}
 DEGREE=${DEGREE:-50}
@@ -46,8 +46,6 @@ case $what in startup | accuracy | all) ;; *)
   exit 2
   ;;
 esac
-# shellcheck source=benchmarks/bench_common.sh
-source "$ROOT/benchmarks/bench_common.sh"
 bench_setup
 
 # The summary record of a run's metrics.jsonl, reduced to one CSV line (see the header).
@@ -75,9 +73,9 @@ run_startup() {
   if [[ ! -d $data ]]; then
     echo "generating $NODES nodes, $DEGREE in-edges per node, $FEAT features into $data" >&2
     local t0=$SECONDS
-    "$BIN" generate --set "dataset.synthetic.num_nodes=$NODES" \
-      --set "dataset.synthetic.avg_degree=$DEGREE" --set "dataset.synthetic.feat_dim=$FEAT" \
-      --set dataset.synthetic.seed=1 -o "$data" >/dev/null
+    local graph
+    mapfile -t graph < <(synthetic_graph "$NODES" "avg_degree=$DEGREE" "feat_dim=$FEAT" seed=1)
+    "$ADAQP_BIN" generate "${graph[@]}" -o "$data" >/dev/null
     echo "generated in $((SECONDS - t0)) s ($(du -sh "$data" | cut -f1))" >&2
   fi
   local csv="$OUT/startup.csv"
@@ -94,7 +92,7 @@ run_startup() {
     rm -rf "$dir"
     echo "$method at W=$w ..." >&2
     local t0=$SECONDS
-    mpirun --oversubscribe --bind-to none -np "$w" "$BIN" train --set "dataset.path=$data" \
+    mpirun --oversubscribe --bind-to none -np "$w" "$ADAQP_BIN" train --set "dataset.path=$data" \
       "${flags[@]}" --set "partition.parts=$w" \
       --set "partition.dir=$dir/partition" --set "output.dir=$dir" --set training.epochs=1 \
       --set model.layers=2 --set model.hidden=16 --set communication.mode=vanilla \
@@ -135,8 +133,8 @@ run_accuracy() {
       for ((seed = 0; seed < SEEDS; ++seed)); do
         local dir="$OUT/acc-$ds-$method-$seed"
         rm -rf "$dir"
-        mpirun --oversubscribe --bind-to none -np "$ACC_W" "$BIN" train \
-          --config "$ROOT/configs/$ds.yaml" --set "dataset.path=$DATA/$ds" "${flags[@]}" \
+        mpirun --oversubscribe --bind-to none -np "$ACC_W" "$ADAQP_BIN" train \
+          --config "$ADAQP_ROOT/configs/$ds.yaml" --set "dataset.path=$DATA/$ds" "${flags[@]}" \
           --set "partition.parts=$ACC_W" --set "partition.dir=$OUT/acc-part-$ds-$method" \
           --set "output.dir=$dir" --set "training.seed=$seed" --set training.threads=1 \
           --set training.device=cpu --set output.log_level=warn >"$dir.log" 2>&1 ||

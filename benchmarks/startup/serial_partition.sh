@@ -10,9 +10,9 @@
 # node count], DEGREE [50], FEAT [100], CLASSES [47], PARTS ["1 2 4"], SAMPLES ["0 12 16"].
 # Output: WORK_DIR/serial_partition.csv and a table on stdout.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=${ADAQP_BIN:-$ROOT/build/src/adaqp}
-WORK=${1:-$ROOT/runs/serial-partition}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+WORK=${1:-$ADAQP_ROOT/runs/serial-partition}
 NODES=${NODES:-2449029}
 DEGREE=${DEGREE:-50}
 FEAT=${FEAT:-100}
@@ -20,13 +20,14 @@ CLASSES=${CLASSES:-47}
 read -r -a parts <<<"${PARTS:-1 2 4}"
 read -r -a samples <<<"${SAMPLES:-0 12 16}"
 [[ -x /usr/bin/time ]] || { echo "serial_partition: GNU time (/usr/bin/time) is needed" >&2; exit 1; }
+require_adaqp
 mkdir -p "$WORK"
 graph=$WORK/graph-n$NODES-d$DEGREE-f$FEAT-c$CLASSES
 if [[ ! -d $graph ]]; then
   echo "[serial_partition] generating $NODES nodes, average in-degree $DEGREE, $FEAT features"
-  "$BIN" generate --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$NODES" \
-    --set "dataset.synthetic.avg_degree=$DEGREE" --set "dataset.synthetic.feat_dim=$FEAT" \
-    --set "dataset.synthetic.num_classes=$CLASSES" --out "$graph"
+  mapfile -t gen < <(synthetic_graph "$NODES" "avg_degree=$DEGREE" "feat_dim=$FEAT" \
+    "num_classes=$CLASSES")
+  "$ADAQP_BIN" generate "${gen[@]}" --out "$graph"
 fi
 csv=$WORK/serial_partition.csv
 echo "binary,parts,sample_degree,wall_s,peak_gib,load_s,partition_s,sample_edges,whole_edges,edge_cut,edges" >"$csv"
@@ -55,7 +56,7 @@ for w in "${parts[@]}"; do
   for k in "${samples[@]}"; do
     ((w == 1 && k != 0)) && continue
     if [[ -n ${BASE_BIN:-} && $k == 0 ]]; then run base "$BASE_BIN" "$w" 0; fi
-    run this "$BIN" "$w" "$k"
+    run this "$ADAQP_BIN" "$w" "$k"
   done
 done
 rm -rf "$WORK/partition"

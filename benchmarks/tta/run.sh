@@ -36,11 +36,11 @@
 # Writes, as it goes: provenance.json, runs.jsonl (one line per run, its whole curve) and each
 # run's folder; at the end summary.json, summary.md (also printed) and curves-<dataset>.png.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${ADAQP_BIN:-$root/build/src/adaqp}
-venv=${DGL_VENV:-$root/.venv-dgl}
-work=${1:-$root/runs/tta}
-shared=${ADAQP_SHARED_DATASETS:-$root/../shared/datasets}
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+venv=${DGL_VENV:-$ADAQP_ROOT/.venv-dgl}
+work=${1:-$ADAQP_ROOT/runs/tta}
+shared=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
 read -r -a datasets <<<"${DATASETS:-photo physics easy weak}"
 read -r -a adaqp_lrs <<<"${ADAQP_LRS:-0.003 0.01 0.03 0.1}"
 read -r -a dgl_grid <<<"${DGL_GRID:-0.003/10,10/1024 0.01/10,10/1024 0.003/5,5/512 0.01/5,5/512}"
@@ -48,15 +48,13 @@ seeds=${SEEDS:-3}
 rate=${RATE:-1gbit}
 threads=${THREADS:-2}
 w2=${W2:-1}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 DGLBACKEND=pytorch
-log() { printf '[tta %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { echo "tta: $*" >&2; exit 2; }
+export DGLBACKEND=pytorch
 
 ((${#adaqp_lrs[@]} == ${#dgl_grid[@]})) ||
   die "ADAQP_LRS has ${#adaqp_lrs[@]} trials, DGL_GRID ${#dgl_grid[@]}: tuning must give both the same budget"
 ((seeds >= 1)) || die "SEEDS must be at least 1, got $seeds"
-[[ -x $bin ]] || die "no adaqp binary at $bin (build it first, or set ADAQP_BIN)"
-[[ -x $venv/bin/python ]] || "$root/benchmarks/tta/setup_dgl.sh" "$venv"
+require_adaqp
+[[ -x $venv/bin/python ]] || "$ADAQP_ROOT/benchmarks/tta/setup_dgl.sh" "$venv"
 py=$venv/bin/python
 
 # budget DATASET: training seconds per run.
@@ -72,26 +70,27 @@ budget() {
 for ds in "${datasets[@]}"; do budget "$ds" >/dev/null; done
 
 mkdir -p "$work"
-python3 "$root/benchmarks/provenance.py" --bin "$bin" -- "$0" "$@" >"$work/provenance.json"
+python3 "$ADAQP_ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- "$0" "$@" \
+  >"$work/provenance.json"
 runs=$work/runs.jsonl
 : >"$runs"
 
 # data DATASET: the dataset's directory (generated graphs are written once into WORK_DIR).
 data() {
-  local gen=()
+  local graph=()
   case $1 in
     photo) echo "$shared/amazon-photo"; return ;;
     physics) echo "$shared/coauthor-physics"; return ;;
-    easy) gen=(num_nodes=50000 num_classes=8 feat_dim=64 avg_degree=10 homophily=0.8
-               feature_signal=1 train_fraction=0.6 valid_fraction=0.2) ;;
-    weak) gen=(num_nodes=200000 num_classes=16 feat_dim=128 avg_degree=10 homophily=0.5
-               feature_signal=0.5 train_fraction=0.1 valid_fraction=0.05) ;;
+    easy) graph=(50000 num_classes=8 feat_dim=64 avg_degree=10 homophily=0.8 feature_signal=1
+                 train_fraction=0.6 valid_fraction=0.2) ;;
+    weak) graph=(200000 num_classes=16 feat_dim=128 avg_degree=10 homophily=0.5
+                 feature_signal=0.5 train_fraction=0.1 valid_fraction=0.05) ;;
   esac
   local dir=$work/graph-$1
   if [[ ! -d $dir ]]; then
-    local sets=(--set dataset.format=synthetic --set dataset.synthetic.seed=1)
-    for g in "${gen[@]}"; do sets+=(--set "dataset.synthetic.$g"); done
-    "$bin" generate "${sets[@]}" --out "$dir" >/dev/null
+    local sets
+    mapfile -t sets < <(synthetic_graph "${graph[@]}" seed=1)
+    "$ADAQP_BIN" generate "${sets[@]}" --out "$dir" >/dev/null
   fi
   echo "$dir"
 }
@@ -106,13 +105,13 @@ job() {
   local dir
   dir=$(data "$1")
   local sets=(dataset.path="$dir" dataset.symmetrize=true dataset.self_loops=true
-              dataset.row_normalize=false model.type=sage model.layers=2 model.hidden=256
-              model.dropout=0.5 training.weight_decay=0 training.eval_every=1)
+              dataset.row_normalize=false training.weight_decay=0 training.eval_every=1)
   case $1 in
     photo | physics) sets+=(dataset.format=ogb dataset.split=random) ;;
     *) sets+=(dataset.format=numpy) ;;
   esac
-  for s in "${sets[@]}"; do printf -- '--set\n%s\n' "$s"; done
+  set_pairs "${sets[@]}"
+  gnn_model 2 256 type=sage dropout=0.5
 }
 
 # adaqp_train DATASET SYSTEM RUN_DIR EPOCHS LR SEED: one training run into RUN_DIR (its log beside
@@ -126,14 +125,15 @@ adaqp_train() {
   rm -rf "$run"
   case $system in
     adaqp-w1)
-      "$bin" train "${sets[@]}" --set partition.parts=1 --set "training.threads=$threads" \
+      "$ADAQP_BIN" train "${sets[@]}" --set partition.parts=1 --set "training.threads=$threads" \
         >"$run.log" 2>&1 ;;
     adaqp-w2 | vanilla-w2)
       local mode=adaqp
       [[ $system == vanilla-w2 ]] && mode=vanilla
-      "$root/scripts/vcluster.sh" --hosts 2 --bandwidth "$rate" --timeout 1800 -- \
-        "$bin" train "${sets[@]}" --set partition.parts=2 --set "partition.dir=$work/parts-$ds" \
-        --set "communication.mode=$mode" --set training.threads=1 >"$run.log" 2>&1 ;;
+      "$ADAQP_ROOT/scripts/vcluster.sh" --hosts 2 --bandwidth "$rate" --timeout 1800 -- \
+        "$ADAQP_BIN" train "${sets[@]}" --set partition.parts=2 \
+        --set "partition.dir=$work/parts-$ds" --set "communication.mode=$mode" \
+        --set training.threads=1 >"$run.log" 2>&1 ;;
   esac || { tail -n 20 "$run.log" >&2; exit 1; }
 }
 
@@ -142,7 +142,7 @@ adaqp_train() {
 epochs_for() {
   local ds=$1 system=$2 run=$work/calibrate-$1-$2
   adaqp_train "$ds" "$system" "$run" 6 0.01 0
-  python3 "$root/benchmarks/tta/summarise.py" epochs "$run" "$(budget "$ds")"
+  python3 "$ADAQP_ROOT/benchmarks/tta/summarise.py" epochs "$run" "$(budget "$ds")"
 }
 
 # adaqp DATASET SYSTEM PHASE LR SEED EPOCHS: a run and its line in runs.jsonl.
@@ -151,8 +151,8 @@ adaqp() {
   local run=$work/$ds-$system-lr$lr-s$seed
   log "$ds $system lr=$lr seed=$seed ($epochs epochs)"
   adaqp_train "$ds" "$system" "$run" "$epochs" "$lr" "$seed"
-  python3 "$root/benchmarks/tta/summarise.py" adaqp-run "$run" "$ds" "$system" "$phase" "$lr" \
-    "$seed" "$(budget "$ds")" "$launch" >>"$runs"
+  python3 "$ADAQP_ROOT/benchmarks/tta/summarise.py" adaqp-run "$run" "$ds" "$system" "$phase" \
+    "$lr" "$seed" "$(budget "$ds")" "$launch" >>"$runs"
 }
 
 # dgl DATASET PHASE CONFIG SEED: a run and its line in runs.jsonl. CONFIG is lr/fanouts/batch.
@@ -162,19 +162,19 @@ dgl() {
   local run=$work/$ds-dgl-lr$lr-f${fan/,/-}-b$batch-s$seed b
   b=$(budget "$ds")
   log "$ds dgl lr=$lr fan-outs=$fan batch=$batch seed=$seed"
-  TTA_LAUNCH=$(date +%s.%N) OMP_NUM_THREADS=$threads "$py" "$root/benchmarks/tta/dgl_sage.py" --data "$(data "$ds")" \
-    --split "$(split "$ds")" --cache "$work/dgl-cache-$ds.npz" --lr "$lr" --fanouts "$fan" \
-    --batch "$batch" --seed "$seed" --budget-s "$b" \
-    --eval-every-s "$(python3 -c "print($b / 50)")" --threads "$threads" >"$run.jsonl" \
-    2>"$run.log" || { tail -n 20 "$run.log" >&2; exit 1; }
-  python3 "$root/benchmarks/tta/summarise.py" dgl-run "$run.jsonl" "$ds" "$phase" "$config" \
+  TTA_LAUNCH=$(date +%s.%N) OMP_NUM_THREADS=$threads \
+    "$py" "$ADAQP_ROOT/benchmarks/tta/dgl_sage.py" --data "$(data "$ds")" --split "$(split "$ds")" \
+    --cache "$work/dgl-cache-$ds.npz" --lr "$lr" --fanouts "$fan" --batch "$batch" \
+    --seed "$seed" --budget-s "$b" --eval-every-s "$(python3 -c "print($b / 50)")" \
+    --threads "$threads" >"$run.jsonl" 2>"$run.log" || { tail -n 20 "$run.log" >&2; exit 1; }
+  python3 "$ADAQP_ROOT/benchmarks/tta/summarise.py" dgl-run "$run.jsonl" "$ds" "$phase" "$config" \
     "$seed" "$b" >>"$runs"
 }
 
 for ds in "${datasets[@]}"; do
   log "$ds: budget $(budget "$ds") training seconds a run"
   # DGL's cache is built before any timed run: its one-time conversion is not start-up.
-  "$py" "$root/benchmarks/tta/dgl_sage.py" --data "$(data "$ds")" --split "$(split "$ds")" \
+  "$py" "$ADAQP_ROOT/benchmarks/tta/dgl_sage.py" --data "$(data "$ds")" --split "$(split "$ds")" \
     --cache "$work/dgl-cache-$ds.npz" --prepare-only >"$work/dgl-cache-$ds.json" 2>&1 ||
     { cat "$work/dgl-cache-$ds.json" >&2; exit 1; }
   e1=$(epochs_for "$ds" adaqp-w1)
@@ -185,13 +185,13 @@ for ds in "${datasets[@]}"; do
       adaqp "$ds" adaqp-w1 grid "${adaqp_lrs[i]}" 0 "$e1"; dgl "$ds" grid "${dgl_grid[i]}" 0
     fi
   done
-  lr=$(python3 "$root/benchmarks/tta/summarise.py" choose "$runs" "$ds" adaqp-w1)
-  config=$(python3 "$root/benchmarks/tta/summarise.py" choose "$runs" "$ds" dgl)
+  lr=$(python3 "$ADAQP_ROOT/benchmarks/tta/summarise.py" choose "$runs" "$ds" adaqp-w1)
+  config=$(python3 "$ADAQP_ROOT/benchmarks/tta/summarise.py" choose "$runs" "$ds" dgl)
   log "$ds: chose adaqp lr=$lr, dgl $config"
   if ((w2)); then
     if [[ ! -d $work/parts-$ds ]]; then
       mapfile -t sets < <(job "$ds")
-      "$bin" partition "${sets[@]}" --set partition.parts=2 --out "$work/parts-$ds" \
+      "$ADAQP_BIN" partition "${sets[@]}" --set partition.parts=2 --out "$work/parts-$ds" \
         >"$work/parts-$ds.log" 2>&1
     fi
     ea=$(epochs_for "$ds" adaqp-w2)
@@ -211,4 +211,4 @@ for ds in "${datasets[@]}"; do
   done
 done
 
-python3 "$root/benchmarks/tta/summarise.py" report "$runs" "$work"
+python3 "$ADAQP_ROOT/benchmarks/tta/summarise.py" report "$runs" "$work"

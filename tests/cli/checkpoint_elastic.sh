@@ -12,6 +12,8 @@ set -euo pipefail
 # shellcheck source=tests/cli/lib/skip.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -85,9 +87,7 @@ elastic() {
   compare "$name-ref1" "$name-1to3"
 }
 
-generated=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
-           --set dataset.synthetic.seed=5 --set model.type=gcn --set model.layers=2
-           --set model.hidden=16 --set model.dropout=0.5)
+mapfile -t generated < <(synthetic_graph 1500 seed=5; gnn_model 2 16 type=gcn dropout=0.5)
 elastic gen "${generated[@]}"
 
 # 4 -> 2 in the run's own directory: its partition (for 4) is refused, then replaced.
@@ -121,9 +121,8 @@ fi
 echo "ok: the negative control (no optimizer state) fails the comparison"
 
 # Adaptive quantization: resumed on 2 workers, within 0.5 points of the uninterrupted run.
-adaqp=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=20000
-       --set dataset.synthetic.seed=5 --set model.type=gcn --set model.layers=2
-       --set model.hidden=32 --set communication.mode=adaqp --set training.device=cpu)
+mapfile -t adaqp < <(synthetic_graph 20000 seed=5; gnn_model 2 32 type=gcn
+  set_pairs communication.mode=adaqp training.device=cpu)
 run adaqp-ref4 4 "${adaqp[@]}" --set training.epochs=12
 run adaqp-cut4 4 "${adaqp[@]}" --set training.epochs=6
 resume adaqp-cut4 adaqp-4to2 2 "${adaqp[@]}" --set "partition.dir=$tmp/adaqp-part2"

@@ -7,14 +7,14 @@
 # tests/cli/checkpoint_elastic.sh.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
-     --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
-     --set training.device=cpu
-     --set dataset.synthetic.seed=5 --set model.dropout=0.5 --set training.seed=11
-     --set training.threads=1 --set output.log_level=info)
+mapfile -t job < <(synthetic_graph 1500 seed=5; gnn_model 2 16 dropout=0.5
+  set_pairs communication.mode=vanilla training.device=cpu training.seed=11 training.threads=1 \
+    output.log_level=info)
 
 # train NAME W ARGS...: `adaqp train` on W workers; output in $tmp/NAME.log.
 train() {

@@ -6,14 +6,14 @@
 # (Its weights, finite but ~1e30, are beyond rescue by a smaller learning rate.)
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=800 --set partition.parts=2
-     --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
-     --set training.device=cpu
-     --set training.threads=1 --set training.checkpoint_every=1 --set output.log_level=info
-     --set "output.dir=$tmp/run")
+mapfile -t job < <(synthetic_graph 800; gnn_model 2 16
+  set_pairs partition.parts=2 communication.mode=vanilla training.device=cpu training.threads=1 \
+    training.checkpoint_every=1 output.log_level=info "output.dir=$tmp/run")
 rc=0
 timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=5 \
   --set training.lr=1e30 >"$tmp/diverge.log" 2>&1 || rc=$?

@@ -9,6 +9,8 @@
 # with a distinct NCCL_HOSTID each); default cpu.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 # Ranks may share a GPU only with distinct NCCL_HOSTIDs; without a GPU the variable is unused.
 # shellcheck disable=SC2016
 launch=(bash -c 'NCCL_HOSTID=adaqp-kill-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN")
@@ -17,12 +19,10 @@ runner=""
 trap '[[ -n "$runner" ]] && kill "$runner" 2>/dev/null; rm -rf "$tmp"' EXIT
 timeout_s=5
 
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
-     --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
-     --set "training.device=${ADAQP_KILL_RANK_DEVICE:-cpu}"
-     --set dataset.synthetic.seed=3 --set partition.parts=3 --set training.seed=4
-     --set training.threads=1 --set training.checkpoint_every=5
-     --set "communication.timeout_s=$timeout_s" --set output.log_level=info)
+mapfile -t job < <(synthetic_graph 3000 seed=3; gnn_model 2 16
+  set_pairs communication.mode=vanilla "training.device=${ADAQP_KILL_RANK_DEVICE:-cpu}" \
+    partition.parts=3 training.seed=4 training.threads=1 training.checkpoint_every=5 \
+    "communication.timeout_s=$timeout_s" output.log_level=info)
 
 # The run to kill: far more epochs than it will get through. It is killed once it has written two
 # checkpoints (epochs 5 and 10; only the newest 2 are kept, so later ones replace them).

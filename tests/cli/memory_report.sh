@@ -12,6 +12,8 @@
 # the process's elapsed time by GNU time.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 py=${ADAQP_PYTHON:-python3}
 # shellcheck source=tests/cli/lib/skip.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
@@ -20,16 +22,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 run() {  # run NAME NODES HIDDEN
-  local out="$tmp/$1"
+  local out="$tmp/$1" job
   mkdir -p "$out"
+  mapfile -t job < <(synthetic_graph "$2" feat_dim=64; gnn_model 3 "$3"
+    set_pairs partition.parts=2 communication.mode=vanilla training.epochs=3 training.threads=1 \
+      training.device=cpu "output.dir=$out" "partition.dir=$tmp/part-$1" output.log_level=info)
   # shellcheck disable=SC2016
   mpirun --oversubscribe -np 2 bash -c \
     'exec /usr/bin/time -f "%M %e" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' "$out" \
-    "$ADAQP_BIN" train --set dataset.format=synthetic --set "dataset.synthetic.num_nodes=$2" \
-    --set dataset.synthetic.feat_dim=64 --set partition.parts=2 --set communication.mode=vanilla \
-    --set model.layers=3 --set "model.hidden=$3" --set training.epochs=3 --set training.threads=1 \
-    --set training.device=cpu --set "output.dir=$out" --set "partition.dir=$tmp/part-$1" \
-    --set output.log_level=info >"$out/log" 2>&1 || { cat "$out/log"; echo "FAIL: $1" >&2; exit 1; }
+    "$ADAQP_BIN" train "${job[@]}" >"$out/log" 2>&1 ||
+    { cat "$out/log"; echo "FAIL: $1" >&2; exit 1; }
 }
 run small 20000 64
 run large 200000 512

@@ -12,6 +12,8 @@
 #   hang, and leaves nothing in that rank's cache folder.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
@@ -21,12 +23,10 @@ fail() {
   exit 1
 }
 
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=3000
-     --set dataset.synthetic.seed=5 --set partition.parts=3 --set training.epochs=4
-     --set training.threads=1 --set training.device=cpu --set model.layers=2
-     --set model.hidden=16 --set communication.mode=quant --set communication.scheme=uniform
-     --set communication.bits=4 --set "partition.dir=$tmp/partition"
-     --set "partition.local_dir=$tmp/cache" --set communication.timeout_s=20)
+mapfile -t job < <(synthetic_graph 3000 seed=5; gnn_model 2 16
+  set_pairs partition.parts=3 training.epochs=4 training.threads=1 training.device=cpu \
+    communication.mode=quant communication.scheme=uniform communication.bits=4 \
+    "partition.dir=$tmp/partition" "partition.local_dir=$tmp/cache" communication.timeout_s=20)
 train() {  # train NAME [--set ...]: output in $tmp/NAME, log in $tmp/NAME.log
   local name=$1
   shift
@@ -60,9 +60,9 @@ python3 "$LIB/compare_runs.py" losses "$tmp/shared" "$tmp/scatter" 0 --params 0 
 
 # Rerun: both parts from the cache.
 train cached --set partition.distribute=scatter || { cat "$tmp/cached.log"; fail "cached run"; }
-grep -q "3 of 3 ranks read their part where they are, 0 receive" "$tmp/cached.log" &&
+{ grep -q "3 of 3 ranks read their part where they are, 0 receive" "$tmp/cached.log" &&
   (($(grep -c "part read from the host-local cache" "$tmp/cached.log") == 2)) &&
-  ! grep -q "sent part" "$tmp/cached.log" ||
+  ! grep -q "sent part" "$tmp/cached.log"; } ||
   { cat "$tmp/cached.log"; fail "the rerun did not use the cache"; }
 python3 "$LIB/compare_runs.py" losses "$tmp/shared" "$tmp/cached" 0 --params 0 ||
   fail "cached run differs from the shared run"
@@ -74,9 +74,9 @@ printf '\xff\xff\xff\xff' | dd of="$cache/part-1/part.bin" bs=1 seek=$((size / 2
 stale="$cache/part-2/part.bin.tmp-999999999"
 echo partial >"$stale"
 train repaired --set partition.distribute=scatter || { cat "$tmp/repaired.log"; fail "repair run"; }
-grep -q "dropping the cached part $cache/part-1/part.bin" "$tmp/repaired.log" &&
+{ grep -q "dropping the cached part $cache/part-1/part.bin" "$tmp/repaired.log" &&
   grep -q "2 of 3 ranks read their part where they are, 1 receive" "$tmp/repaired.log" &&
-  grep -q "sent part 1 " "$tmp/repaired.log" && ! grep -q "sent part 2 " "$tmp/repaired.log" ||
+  grep -q "sent part 1 " "$tmp/repaired.log" && ! grep -q "sent part 2 " "$tmp/repaired.log"; } ||
   { cat "$tmp/repaired.log"; fail "the corrupted part was not fetched again (alone)"; }
 cmp "$tmp/partition/part-1/part.bin" "$cache/part-1/part.bin" || fail "part 1 not repaired"
 [[ ! -e $stale ]] || fail "the stale temporary file $stale was left"
@@ -89,8 +89,8 @@ mv "$tmp/partition/part-2/part.bin" "$tmp/part-2.bin"
 rc=0
 train broken --set partition.distribute=scatter || rc=$?
 ((rc != 0 && rc != 124)) || { cat "$tmp/broken.log"; fail "exit $rc with an unreadable part"; }
-(($(grep -c "cannot read the part to send it to rank 2" "$tmp/broken.log") == 1)) &&
-  grep -q "$tmp/partition/part-2/part.bin" "$tmp/broken.log" ||
+{ (($(grep -c "cannot read the part to send it to rank 2" "$tmp/broken.log") == 1)) &&
+  grep -q "$tmp/partition/part-2/part.bin" "$tmp/broken.log"; } ||
   { cat "$tmp/broken.log"; fail "no single message naming the unreadable part"; }
 leftover=$(find "$tmp/cache" -path "*part-2*" -type f)
 [[ -z $leftover ]] || fail "files left in rank 2's cache folder: $leftover"

@@ -12,6 +12,8 @@
 # - a dataset in the OGB layout (Cora) is read in slices as well.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
@@ -21,13 +23,12 @@ fail() {
   exit 1
 }
 
-"$ADAQP_BIN" generate --set dataset.synthetic.num_nodes=4000 --set dataset.synthetic.seed=9 \
-  -o "$tmp/data" >/dev/null
-job=(--set "dataset.path=$tmp/data" --set partition.method=ptscotch --set partition.parts=3
-     --set training.epochs=4 --set training.threads=1 --set training.device=cpu
-     --set model.layers=2 --set model.hidden=16 --set communication.mode=quant
-     --set communication.scheme=uniform --set communication.bits=8
-     --set communication.timeout_s=30)
+mapfile -t graph < <(synthetic_graph 4000 seed=9)
+"$ADAQP_BIN" generate "${graph[@]}" -o "$tmp/data" >/dev/null
+mapfile -t job < <(gnn_model 2 16
+  set_pairs "dataset.path=$tmp/data" partition.method=ptscotch partition.parts=3 training.epochs=4 \
+    training.threads=1 training.device=cpu communication.mode=quant communication.scheme=uniform \
+    communication.bits=8 communication.timeout_s=30)
 run() {  # run LOG NP ARGS...
   local log=$1 np=$2
   shift 2
@@ -36,9 +37,9 @@ run() {  # run LOG NP ARGS...
 
 run "$tmp/first.log" 3 train "${job[@]}" --set "output.dir=$tmp/first" ||
   { cat "$tmp/first.log"; fail "ptscotch training"; }
-grep -q "ptscotch into 3 parts on 3 ranks" "$tmp/first.log" &&
+{ grep -q "ptscotch into 3 parts on 3 ranks" "$tmp/first.log" &&
   grep -q "as 3 slices" "$tmp/first.log" &&
-  (($(grep -c "part built from the graph's slices" "$tmp/first.log") == 3)) ||
+  (($(grep -c "part built from the graph's slices" "$tmp/first.log") == 3)); } ||
   { cat "$tmp/first.log"; fail "the ranks did not partition their slices"; }
 ! grep -q "loaded .* (numpy): " "$tmp/first.log" || fail "a rank loaded the whole graph"
 for r in 0 1 2; do
@@ -56,7 +57,7 @@ run "$tmp/sample.log" 3 partition "${job[@]}" --set partition.sample_degree=4 -o
   { cat "$tmp/sample.log"; fail "adaqp partition with sample_degree"; }
 read -r kept whole < <(sed -n 's/.*a sample of \([0-9]*\) of the \([0-9]*\) symmetric edges (sample_degree 4).*/\1 \2/p' \
   "$tmp/sample.log")
-[[ -n ${kept:-} ]] && ((kept >= 4000 && kept < whole * 3 / 4)) ||
+{ [[ -n ${kept:-} ]] && ((kept >= 4000 && kept < whole * 3 / 4)); } ||
   { cat "$tmp/sample.log"; fail "sample of ${kept:-?} of ${whole:-?} edges"; }
 grep -q "^sample_degree: 4" "$tmp/sample/meta.yaml" || fail "meta.yaml: sample_degree"
 ! grep -q "^sample_degree" "$tmp/made/meta.yaml" || fail "meta.yaml of the whole graph: sample_degree"
@@ -71,7 +72,7 @@ python3 "$LIB/compare_runs.py" losses "$tmp/first" "$tmp/again" 0 --params 0 ||
 "$ADAQP_BIN" partition "${job[@]}" --set partition.method=metis -o "$tmp/metis" >/dev/null 2>&1 ||
   fail "serial METIS partition"
 serial=$(grep "^dataset_fingerprint:" "$tmp/metis/meta.yaml")
-[[ -n $serial ]] && grep -qx "$serial" "$tmp/first/partition/meta.yaml" ||
+{ [[ -n $serial ]] && grep -qx "$serial" "$tmp/first/partition/meta.yaml"; } ||
   fail "dataset fingerprint differs from the serial loader's ($serial)"
 # METIS on one process partitions the same sample (partition/edge_sample.h).
 "$ADAQP_BIN" partition "${job[@]}" --set partition.method=metis --set partition.sample_degree=4 \
@@ -84,14 +85,15 @@ grep -q "^sample_degree: 4" "$tmp/metis-sample/meta.yaml" || fail "METIS meta.ya
 
 rc=0
 run "$tmp/world.log" 2 train "${job[@]}" --set "output.dir=$tmp/world" || rc=$?
-((rc != 0 && rc != 124)) && grep -q "partition.parts is 3 but mpirun started 2 workers" "$tmp/world.log" ||
+{ ((rc != 0 && rc != 124)) &&
+  grep -q "partition.parts is 3 but mpirun started 2 workers" "$tmp/world.log"; } ||
   { cat "$tmp/world.log"; fail "world size unlike partition.parts"; }
 rc=0
 run "$tmp/balance.log" 3 train "${job[@]}" --set "output.dir=$tmp/balance" \
   --set partition.balance_train=true || rc=$?
-((rc != 0 && rc != 124)) &&
+{ ((rc != 0 && rc != 124)) &&
   (($(grep -c "partition.balance_train = true: has no effect with partition.method = ptscotch" \
-    "$tmp/balance.log") == 1)) ||
+    "$tmp/balance.log") == 1)); } ||
   { cat "$tmp/balance.log"; fail "balance_train with ptscotch"; }
 [[ ! -e $tmp/balance/partition ]] || fail "a failed partitioning left $tmp/balance/partition"
 # The OGB layout (Cora) is read in slices too: every rank streams it and keeps its own nodes.
@@ -100,6 +102,7 @@ source "$LIB/shared_datasets.sh"
 require_shared_datasets cora
 run "$tmp/cora.log" 3 train "${job[@]}" --set dataset.path="$ADAQP_SHARED_DATASETS/cora" \
   --set "output.dir=$tmp/cora" --set training.epochs=2 || { cat "$tmp/cora.log"; fail "Cora"; }
-grep -q "loaded cora (ogb) as 3 slices" "$tmp/cora.log" && ! grep -q "no slice reader" "$tmp/cora.log" ||
+{ grep -q "loaded cora (ogb) as 3 slices" "$tmp/cora.log" &&
+  ! grep -q "no slice reader" "$tmp/cora.log"; } ||
   { cat "$tmp/cora.log"; fail "Cora was not read in slices"; }
 echo "ptscotch_start: all passed"

@@ -9,14 +9,15 @@
 # resident saving was 48 MiB where this machine saves 90 MiB).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 py=${ADAQP_PYTHON:-python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=4000
-     --set model.type=sage --set model.layers=3 --set model.hidden=32 --set training.epochs=8
-     --set training.threads=1 --set training.device=cpu --set output.log_level=warn
-     --set partition.parts=2 --set "partition.dir=$tmp/part2")
+mapfile -t job < <(synthetic_graph 4000; gnn_model 3 32 type=sage
+  set_pairs training.epochs=8 training.threads=1 training.device=cpu output.log_level=warn \
+    partition.parts=2 "partition.dir=$tmp/part2")
 for mode in "quant --set communication.scheme=random" overlap; do
   for r in none aggregations; do
     # shellcheck disable=SC2086
@@ -36,11 +37,9 @@ print(f"{a.rsplit('/', 1)[-1]}: 8 epochs, losses and parameters identical with r
 PY
 done
 
-big=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=100000
-     --set dataset.synthetic.avg_degree=10 --set dataset.synthetic.feat_dim=32
-     --set model.type=sage --set model.layers=3 --set model.hidden=256 --set training.epochs=2
-     --set training.threads=1 --set training.device=cpu --set output.log_level=warn
-     --set communication.mode=vanilla --set partition.parts=1 --set "partition.dir=$tmp/part1")
+mapfile -t big < <(synthetic_graph 100000 avg_degree=10 feat_dim=32; gnn_model 3 256 type=sage
+  set_pairs training.epochs=2 training.threads=1 training.device=cpu output.log_level=warn \
+    communication.mode=vanilla partition.parts=1 "partition.dir=$tmp/part1")
 for r in none aggregations; do
   "$ADAQP_BIN" train "${big[@]}" --set "training.recompute=$r" --set "output.dir=$tmp/w1-$r" \
     >"$tmp/log" 2>&1 || { cat "$tmp/log"; echo "FAIL: W=1 $r" >&2; exit 1; }

@@ -3,11 +3,12 @@
 # message names the problem, and nothing hangs (each run is bounded by `timeout 60`).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-small=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=400
-       --set training.epochs=2 --set output.log_level=warn)
+mapfile -t small < <(synthetic_graph 400; set_pairs training.epochs=2 output.log_level=warn)
 
 # expect_failure NAME W PATTERN ARGS...: runs `adaqp train ARGS` on W ranks; every rank must exit
 # non-zero, the run must end before the timeout, and the output must hold exactly one

@@ -17,6 +17,8 @@ set -euo pipefail
 # shellcheck source=tests/cli/lib/skip.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -78,10 +80,8 @@ print(f"ok: {name} W={w} against {ref_dir.split('/')[-2]}/{ref_dir.split('/')[-1
 PY
 }
 
-synthetic=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=1500
-           --set communication.mode=vanilla --set model.layers=2 --set model.hidden=16
-           --set training.device=cpu
-           --set dataset.synthetic.seed=5 --set dataset.self_loops=true)
+mapfile -t synthetic < <(synthetic_graph 1500 seed=5; gnn_model 2 16
+  set_pairs dataset.self_loops=true communication.mode=vanilla training.device=cpu)
 cases=(gcn sage gat)
 for w in 1 2 3 4; do
   run gcn "$w" "${synthetic[@]}" --set model.type=gcn

@@ -15,6 +15,8 @@
 # Skips (exit 77) where network namespaces cannot be created, except when CI=true as root.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 VCLUSTER="$ADAQP_SOURCE_DIR/scripts/vcluster.sh"
 LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
 # shellcheck source=tests/cli/lib/netns.sh
@@ -32,11 +34,10 @@ fail() {
   exit 1
 }
 
-job=(--set dataset.format=synthetic --set dataset.synthetic.num_nodes=12000
-     --set dataset.synthetic.seed=7 --set partition.parts=4 --set training.epochs=3
-     --set training.threads=1 --set training.device=cpu --set model.layers=2
-     --set model.hidden=16 --set communication.mode=quant --set communication.scheme=uniform
-     --set communication.bits=4 --set communication.timeout_s=30)
+mapfile -t job < <(synthetic_graph 12000 seed=7; gnn_model 2 16
+  set_pairs partition.parts=4 training.epochs=3 training.threads=1 training.device=cpu \
+    communication.mode=quant communication.scheme=uniform communication.bits=4 \
+    communication.timeout_s=30)
 private=(--set "partition.dir=$tmp/private/partition" --set "partition.local_dir=$tmp/private/cache"
          --set "output.dir=$tmp/private/out")
 # cluster RATE LOG ARGS...: the job on 4 hosts with private folders, output in LOG.
@@ -71,8 +72,8 @@ rm -rf "$store/h0/out"
 rc=0
 cluster 1gbit "$tmp/refused.log" "${private[@]}" --set partition.distribute=shared || rc=$?
 ((rc != 0 && rc != 124)) || { cat "$tmp/refused.log"; fail "shared mode ran without a shared dir"; }
-(($(grep -c "rank 1 cannot read its part" "$tmp/refused.log") == 1)) &&
-  grep -q "partition.distribute shared needs a directory every host sees" "$tmp/refused.log" ||
+{ (($(grep -c "rank 1 cannot read its part" "$tmp/refused.log") == 1)) &&
+  grep -q "partition.distribute shared needs a directory every host sees" "$tmp/refused.log"; } ||
   { cat "$tmp/refused.log"; fail "no single message naming rank 1's unreadable part"; }
 
 # Kill host 2's rank during its transfer.
@@ -117,16 +118,16 @@ if compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null; th
   fail "the restart left the interrupted transfer's temporary file"
 fi
 if [[ -n $complete ]]; then
-  grep -q "2 of 4 ranks read their part where they are, 2 receive it" "$tmp/restart.log" &&
-    grep -q "rank 1: part read from the host-local cache" "$tmp/restart.log" ||
+  { grep -q "2 of 4 ranks read their part where they are, 2 receive it" "$tmp/restart.log" &&
+    grep -q "rank 1: part read from the host-local cache" "$tmp/restart.log"; } ||
     { cat "$tmp/restart.log"; fail "the restart did not reuse host 1's complete part"; }
 fi
 python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --params 0 ||
   fail "the restarted run differs from the shared run"
 # PT-Scotch on private folders: every rank reads its slice of a dataset all hosts see, and each
 # host keeps meta.yaml and the parts of its ranks, which a restart reads where they are.
-"$ADAQP_BIN" generate --set dataset.synthetic.num_nodes=8000 -o "$tmp/data" >/dev/null 2>&1 ||
-  fail "generate"
+mapfile -t graph < <(synthetic_graph 8000)
+"$ADAQP_BIN" generate "${graph[@]}" -o "$tmp/data" >/dev/null 2>&1 || fail "generate"
 pt=(--set dataset.format=auto --set "dataset.path=$tmp/data" --set partition.method=ptscotch
     --set "partition.dir=$tmp/private/pt")
 cluster 1gbit "$tmp/pt.log" "${pt[@]}" --set "output.dir=$tmp/private/pt-out" ||
