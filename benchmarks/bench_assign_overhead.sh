@@ -84,7 +84,8 @@ if [[ $what == model || $what == all ]]; then
   mapfile -t job < <(job_args "$MODEL_NODES")
   # Partition outside the shaped cluster (rank 0 alone; nothing crosses the links).
   mpirun --oversubscribe --bind-to none -np "$WORKERS" "$ADAQP_BIN" train "${job[@]}" \
-    --set training.epochs=1 --set "output.dir=$OUT/model-prep" >/dev/null 2>&1
+    --set communication.mode=adaqp --set training.epochs=1 --set "output.dir=$OUT/model-prep" \
+    >"$OUT/model-prep.log" 2>&1 || { cat "$OUT/model-prep.log" >&2; die "partitioning run failed"; }
   for m in quant adaqp; do
     "$ADAQP_ROOT/scripts/vcluster.sh" --hosts "$WORKERS" --bandwidth "$BANDWIDTH" --timeout 1200 -- \
       "$ADAQP_BIN" train "${job[@]}" --set "communication.mode=$m" \

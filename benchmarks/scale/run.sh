@@ -120,7 +120,7 @@ if ((pyg_nodes > 0)); then
   NODES=$pyg_nodes AVG_DEGREE=$degree FEAT=$feat CLASSES=$classes WARMUP=1 EPOCHS=$((epochs - 1)) \
     THREADS=$threads PYG_ADJ=csr DEVICE=$device ADAQP_BIN=$ADAQP_BIN ADAQP_PYTHON=$py \
     "$ADAQP_ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" | tail -n 4
-  "$py" - "$work/pyg/results.jsonl" >>"$results" <<'PY'
+  "$py" - "$work/pyg/runs.jsonl" >>"$results" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)

@@ -17,7 +17,8 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 
 data=$tmp/mag
 "$PYTHON" - "$data" <<'PY'
