@@ -159,6 +159,10 @@ std::string partition_text(const std::string& dir, const PartitionMeta& m) {
                          : fmt::format(", on a sample of degree {}", m.sample_degree));
   out += fmt::format("edge cut     {} of {} edges ({:.2f}%)\n", m.edge_cut, m.num_edges,
                      percent(m.edge_cut, m.num_edges));
+  if (!m.node_types.empty()) {
+    out += fmt::format("types        {} node types, {} relations (heterogeneous)\n",
+                       m.node_types.size(), m.relations.size());
+  }
   out += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8} {:>10} {:>9}\n", "part",
                      "owned", "central", "marginal", "halo", "in-edges", "local%", "sent", "train");
   PartCounts total;
@@ -206,10 +210,11 @@ std::string partition_json(const std::string& dir, const PartitionMeta& m) {
       "\"sample_degree\": {}, \"parts\": {}, \"num_nodes\": {}, \"num_edges\": {}, \"edge_cut\": "
       "{}, "
       "\"edge_cut_percent\": {}, \"per_part\": [{}], \"exchange_rows\": {}, "
-      "\"exchange_bytes_by_hidden\": {{{}}}}}",
+      "\"exchange_bytes_by_hidden\": {{{}}}, \"node_types\": {}, \"relations\": {}}}",
       json_string(dir), json_string(m.dataset_name), json_string(m.dataset_fingerprint),
       json_string(m.method), m.seed, m.sample_degree, m.parts, m.num_nodes, m.num_edges, m.edge_cut,
-      percent(m.edge_cut, m.num_edges), fmt::join(parts, ", "), rows, fmt::join(bytes, ", "));
+      percent(m.edge_cut, m.num_edges), fmt::join(parts, ", "), rows, fmt::join(bytes, ", "),
+      m.node_types.size(), m.relations.size());
 }
 
 namespace {

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/partition/part.h"
@@ -8,12 +10,30 @@
 namespace adaqp {
 namespace {
 
-// Rows of a CSR whose column lists end up sorted, built row by row.
+// Rows of a CSR whose column lists end up sorted, built row by row; with `typed`, each entry's
+// relation travels with it (rows sorted by column, then relation).
 struct CsrBuilder {
+  bool typed = false;
   std::vector<int64_t> indptr{0};
-  std::vector<int32_t> indices;
+  std::vector<int32_t> indices, relations;
+
+  void add(int32_t column, int32_t relation) {
+    indices.push_back(column);
+    if (typed) relations.push_back(relation);
+  }
   void finish_row() {
-    std::sort(indices.begin() + indptr.back(), indices.end());
+    const auto begin = static_cast<size_t>(indptr.back());
+    if (typed) {
+      std::vector<std::pair<int32_t, int32_t>> row;
+      for (size_t e = begin; e < indices.size(); ++e) row.emplace_back(indices[e], relations[e]);
+      std::sort(row.begin(), row.end());
+      for (size_t k = 0; k < row.size(); ++k) {
+        indices[begin + k] = row[k].first;
+        relations[begin + k] = row[k].second;
+      }
+    } else {
+      std::sort(indices.begin() + static_cast<std::ptrdiff_t>(begin), indices.end());
+    }
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
 };
@@ -81,19 +101,28 @@ Part build_part(const Graph& g, const std::vector<int32_t>& owner, int rank) {
   }
   for (int r = 0; r < p.num_parts; ++r) p.halo_offsets[r + 1] += p.halo_offsets[r];
 
+  const bool typed = g.heterogeneous();
   CsrBuilder local, halo;
+  local.typed = halo.typed = typed;
   for (int64_t v : p.owned_gid) {
     for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
       const int64_t u = g.indices[e];
-      (owner[u] == rank ? local : halo).indices.push_back(static_cast<int32_t>(index_of[u]));
+      (owner[u] == rank ? local : halo)
+          .add(static_cast<int32_t>(index_of[u]), typed ? g.edge_relation[e] : 0);
     }
     local.finish_row();
     halo.finish_row();
   }
   p.local_indptr = std::move(local.indptr);
   p.local_indices = std::move(local.indices);
+  p.local_relations = std::move(local.relations);
   p.halo_indptr = std::move(halo.indptr);
   p.halo_indices = std::move(halo.indices);
+  p.halo_relations = std::move(halo.relations);
+  if (typed) {
+    for (int64_t v : p.owned_gid) p.owned_type.push_back(g.node_type(v));
+    for (int64_t u : p.halo_gid) p.halo_type.push_back(g.node_type(u));
+  }
 
   const std::vector<int64_t> out_degree = g.out_degrees();
   for (int64_t v : p.owned_gid) {

@@ -67,6 +67,12 @@ void write_part_file(const Part& p, const std::string& path) {
   w.add("local_indices", p.local_indices);
   w.add("halo_indptr", p.halo_indptr);
   w.add("halo_indices", p.halo_indices);
+  if (p.heterogeneous()) {
+    w.add("local_relations", p.local_relations);
+    w.add("halo_relations", p.halo_relations);
+    w.add("owned_type", p.owned_type);
+    w.add("halo_type", p.halo_type);
+  }
   w.add("owned_in_degree", p.owned_in_degree);
   w.add("owned_out_degree", p.owned_out_degree);
   w.add("halo_in_degree", p.halo_in_degree);
@@ -119,6 +125,15 @@ std::string partition_meta_yaml(const PartitionMeta& m) {
   out << YAML::Key << "num_classes" << YAML::Value << m.num_classes;
   out << YAML::Key << "multilabel" << YAML::Value << m.multilabel;
   out << YAML::Key << "edge_cut" << YAML::Value << m.edge_cut;
+  if (!m.node_types.empty()) {
+    out << YAML::Key << "node_types" << YAML::Value << YAML::Flow << m.node_types;
+    out << YAML::Key << "relations" << YAML::Value << YAML::BeginSeq;
+    for (const Relation& r : m.relations) {
+      out << YAML::Flow << YAML::BeginSeq << m.node_types[r.src_type] << r.name
+          << m.node_types[r.dst_type] << YAML::EndSeq;
+    }
+    out << YAML::EndSeq;
+  }
   out << YAML::Key << "counts" << YAML::Value << YAML::BeginSeq;
   for (const PartCounts& c : m.counts) {
     out << YAML::Flow << YAML::BeginMap;
@@ -149,6 +164,28 @@ T field(const YAML::Node& node, const std::string& key, const std::string& file,
   } catch (const YAML::Exception&) {
     throw InputError(file, at, "invalid value '" + YAML::Dump(v) + "'");
   }
+}
+
+// meta.yaml's node_types and relations (a heterogeneous dataset's; both or neither).
+void read_meta_types(const YAML::Node& root, const std::string& file, PartitionMeta& m) {
+  if (!root["node_types"] && !root["relations"]) return;
+  m.node_types = field<std::vector<std::string>>(root, "node_types", file);
+  const auto names = field<std::vector<std::vector<std::string>>>(root, "relations", file);
+  const auto type_of = [&](const std::string& name, size_t r) {
+    const auto it = std::find(m.node_types.begin(), m.node_types.end(), name);
+    if (it == m.node_types.end())
+      throw InputError(file, fmt::format("relations[{}]", r),
+                       "names node type '" + name + "', which node_types does not list");
+    return static_cast<int32_t>(it - m.node_types.begin());
+  };
+  for (size_t r = 0; r < names.size(); ++r) {
+    if (names[r].size() != 3)
+      throw InputError(file, fmt::format("relations[{}]", r),
+                       "must be [source type, name, target type]");
+    m.relations.push_back({type_of(names[r][0], r), names[r][1], type_of(names[r][2], r)});
+  }
+  if (m.node_types.empty() || m.relations.empty())
+    throw InputError(file, "node_types", "a heterogeneous partition lists types and relations");
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -208,6 +245,33 @@ class PartChecker {
   std::string file_;
 };
 
+// The type and relation ids of a heterogeneous partition's part: one per edge and node, each
+// naming one of meta.yaml's; a homogeneous partition's parts have none.
+void read_part_types(const ArrayFileReader& in, const PartChecker& check, const PartitionMeta& meta,
+                     Part& p) {
+  const char* arrays[] = {"local_relations", "halo_relations", "owned_type", "halo_type"};
+  if (meta.node_types.empty()) {
+    for (const char* a : arrays) {
+      check.require(!in.has(a), a, "present, but meta.yaml names no node types");
+    }
+    return;
+  }
+  p.local_relations = in.get<int32_t>("local_relations");
+  p.halo_relations = in.get<int32_t>("halo_relations");
+  p.owned_type = in.get<int32_t>("owned_type");
+  p.halo_type = in.get<int32_t>("halo_type");
+  check.size("local_relations", p.local_relations.size(), p.local_indices.size());
+  check.size("halo_relations", p.halo_relations.size(), p.halo_indices.size());
+  check.size("owned_type", p.owned_type.size(), p.owned_gid.size());
+  check.size("halo_type", p.halo_type.size(), p.halo_gid.size());
+  const auto relations = static_cast<int64_t>(meta.relations.size());
+  const auto types = static_cast<int64_t>(meta.node_types.size());
+  check.in_range("local_relations", p.local_relations, relations);
+  check.in_range("halo_relations", p.halo_relations, relations);
+  check.in_range("owned_type", p.owned_type, types);
+  check.in_range("halo_type", p.halo_type, types);
+}
+
 Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta) {
   const ArrayFileReader in(path);
   const PartChecker check(path);
@@ -247,6 +311,7 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   check.offsets("halo_indptr", p.halo_indptr, owned, p.num_halo_edges());
   check.in_range("halo_indices", p.halo_indices, p.num_halo());
   check.require(p.halo_indptr[p.num_central] == 0, "halo_indptr", "central rows have halo edges");
+  read_part_types(in, check, meta, p);
 
   p.owned_in_degree = in.get<int64_t>("owned_in_degree");
   p.owned_out_degree = in.get<int64_t>("owned_out_degree");
@@ -311,6 +376,8 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.feat_dim = g.feat_dim;
   meta.num_classes = g.num_classes;
   meta.multilabel = g.multilabel;
+  meta.node_types = g.node_types;
+  meta.relations = g.relations;
   meta.edge_cut = edge_cut(g, owner);
   spdlog::info("partition: {} into {} parts in {:.3f} s, edge cut {} of {} edges",
                to_string(opt.method), opt.parts, steady_now_s() - t0, meta.edge_cut,
@@ -452,6 +519,7 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   m.multilabel = field<bool>(root, "multilabel", file);
   m.edge_cut = field<int64_t>(root, "edge_cut", file);
   if (m.parts < 1) throw InputError(file, "parts", fmt::format("must be >= 1, got {}", m.parts));
+  read_meta_types(root, file, m);
   const YAML::Node counts = root["counts"];
   if (!counts || !counts.IsSequence() || static_cast<int>(counts.size()) != m.parts)
     throw InputError(file, "counts", fmt::format("must be a list of {} entries", m.parts));

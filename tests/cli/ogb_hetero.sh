@@ -5,7 +5,8 @@
 # - `adaqp info --json` reports the node types and the relations' edge counts the script wrote
 #   (checked here, not by the binary);
 # - `mpirun -np 2 adaqp train` with dataset.add_reverse trains GraphSAGE on the homogeneous view
-#   (reverse relations and per-type self-loops: 8 relations) above chance;
+#   (reverse relations and per-type self-loops: 8 relations) above chance, and the partition it
+#   wrote keeps the types (`adaqp info --partition`);
 # - dataset.symmetrize and partition.method ptscotch are refused with one clear error each, the
 #   job exiting non-zero.
 set -euo pipefail
@@ -81,6 +82,8 @@ timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${jo
   { tail -n 30 "$tmp/train.log"; fail "training on the heterogeneous dataset"; }
 grep -q "heterogeneous: 3 node types, 8 relations" "$tmp/train.log" ||
   { grep loaded "$tmp/train.log"; fail "the loaded graph is not 3 node types and 8 relations"; }
+"$ADAQP_BIN" info --partition "$tmp/parts" 2>/dev/null | grep -q "3 node types, 8 relations" ||
+  fail "adaqp info --partition does not report the partition's types"
 "$PYTHON" - "$tmp/run/metrics.jsonl" <<'PY' || fail "training accuracy"
 import json, sys
 summary = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "summary"][-1]

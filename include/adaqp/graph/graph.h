@@ -72,18 +72,20 @@ struct Graph {
   void validate(const std::string& origin) const;
 };
 
-// Optional rewrites applied after loading, in this order.
+// Optional rewrites applied after loading, in the order add_reverse, symmetrize, self_loops,
+// row_normalize.
 struct GraphTransform {
+  // Add every reverse edge, drop duplicate edges. A ConfigError for a heterogeneous graph (it would
+  // merge relations: add_reverse instead).
+  bool symmetrize = false;
+  // Drop existing self-loops, then add one per node; for a heterogeneous graph the loops form one
+  // relation per node type, (t, "self", t).
+  bool self_loops = false;
+  bool row_normalize = false;  // scale each feature row to sum 1 (rows summing to 0 stay 0)
   // Heterogeneous graphs: every relation (s, r, d) between two types gains its reverse relation
   // (d, "rev_" + r, s); a relation within one type gains its reverse edges itself (undirected,
   // duplicates dropped), as PyG's ToUndirected does. A ConfigError for a homogeneous graph.
   bool add_reverse = false;
-  // Add every reverse edge, drop duplicate edges. A ConfigError for a heterogeneous graph (it would
-  // merge relations: add_reverse instead).
-  bool symmetrize = false;
-  // For a heterogeneous graph the loops form one relation per node type, (t, "self", t).
-  bool self_loops = false;     // drop existing self-loops, then add one per node
-  bool row_normalize = false;  // scale each feature row to sum 1 (rows summing to 0 stay 0)
 };
 void apply_transform(Graph& g, const GraphTransform& t);
 

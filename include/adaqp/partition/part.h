@@ -44,6 +44,13 @@ struct Part {
   std::vector<int64_t> send_offsets;
   std::vector<int64_t> send_idx;
 
+  // A heterogeneous graph's types (graph.h; all empty for a homogeneous one): the relation of
+  // every in-edge (parallel to local_indices and halo_indices) and the node type of every owned
+  // and halo node. Within a row, edges are in ascending (column, relation) order. The names of the
+  // types and relations are the partition's (PartitionMeta).
+  std::vector<int32_t> local_relations, halo_relations;
+  std::vector<int32_t> owned_type, halo_type;
+
   // Node data of owned nodes, by owned local index.
   int64_t feat_dim = 0;
   std::vector<float> features;  // num_owned x feat_dim
@@ -59,6 +66,7 @@ struct Part {
   int64_t num_halo() const { return static_cast<int64_t>(halo_gid.size()); }
   int64_t num_local_edges() const { return static_cast<int64_t>(local_indices.size()); }
   int64_t num_halo_edges() const { return static_cast<int64_t>(halo_indices.size()); }
+  bool heterogeneous() const { return !owned_type.empty() || !halo_type.empty(); }
   int64_t halo_count_from(int r) const { return halo_offsets[r + 1] - halo_offsets[r]; }
   int64_t send_count_to(int r) const { return send_offsets[r + 1] - send_offsets[r]; }
 };

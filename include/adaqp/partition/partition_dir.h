@@ -35,6 +35,10 @@ struct PartitionMeta {
   bool multilabel = false;
   int64_t edge_cut = 0;
   std::vector<PartCounts> counts;  // one per part
+  // A heterogeneous dataset's node types and relations (graph.h; empty otherwise): the names the
+  // parts' type and relation ids refer to.
+  std::vector<std::string> node_types;
+  std::vector<Relation> relations;
 };
 
 // The counts meta.yaml records for a part.
