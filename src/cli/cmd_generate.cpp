@@ -1,4 +1,5 @@
-// adaqp generate: writes the job's synthetic graph (dataset.synthetic) in the NumPy layout.
+// adaqp generate: writes the job's synthetic graph (dataset.synthetic) in the NumPy layout, or a
+// heterogeneous one in OGB's heterogeneous layout.
 #include <fmt/format.h>
 
 #include <memory>
@@ -22,14 +23,19 @@ void run_generate(const GenerateOptions& opt) {
   const double t0 = steady_now_s();
   const Graph g = generate_graph(cfg.dataset.synthetic);
   const double t1 = steady_now_s();
-  save_numpy(g, opt.out);
+  if (g.heterogeneous()) {
+    save_ogb_hetero(g, opt.out);
+  } else {
+    save_numpy(g, opt.out);
+  }
   const double t2 = steady_now_s();
   fmt::print(
       "generated {} nodes, {} directed edges, {} features, {} classes ({} / {} / {} "
       "train / valid / test) in {:.3f} s\n",
       g.num_nodes, g.num_edges(), g.feat_dim, g.num_classes, g.train.size(), g.valid.size(),
       g.test.size(), t1 - t0);
-  fmt::print("wrote {} (NumPy layout) in {:.3f} s\n", opt.out, t2 - t1);
+  fmt::print("wrote {} ({} layout) in {:.3f} s\n", opt.out,
+             g.heterogeneous() ? "OGB heterogeneous" : "NumPy", t2 - t1);
 }
 
 }  // namespace
@@ -37,7 +43,9 @@ void run_generate(const GenerateOptions& opt) {
 void add_generate_command(CLI::App& app) {
   auto opt = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "generate", "Write the job's synthetic graph (dataset.synthetic.*) in the NumPy layout");
+      "generate",
+      "Write the job's synthetic graph (dataset.synthetic.*) in the NumPy layout (a heterogeneous "
+      "one in OGB's heterogeneous layout)");
   add_job_options(cmd, opt->job);
   cmd->add_option("-o,--out", opt->out, "output directory (must not exist)")->required();
   cmd->callback([opt] { run_generate(*opt); });

@@ -200,6 +200,9 @@ const std::vector<Field>& fields() {
           [](C & c) -> auto& { return c.dataset.synthetic.valid_fraction; }),
       field<uint64_t>(
           "dataset.synthetic.seed", [](C & c) -> auto& { return c.dataset.synthetic.seed; }),
+      field<bool>(
+          "dataset.synthetic.heterogeneous",
+          [](C & c) -> auto& { return c.dataset.synthetic.heterogeneous; }),
       choice_field<PartitionMethod>(
           "partition.method", [](C & c) -> auto& { return c.partition.options.method; },
           parse_partition_method, to_string),

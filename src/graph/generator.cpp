@@ -11,6 +11,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/common/rng.h"
+#include "hetero_generator.h"
 
 namespace adaqp {
 namespace {
@@ -243,10 +244,12 @@ void validate_generator_options(const GeneratorOptions& o) {
     bad_option("train_fraction", o.train_fraction, "must be in (0, 1]");
   if (!(o.valid_fraction >= 0 && o.train_fraction + o.valid_fraction <= 1))
     bad_option("valid_fraction", o.valid_fraction, "must be in [0, 1 - train_fraction]");
+  if (o.heterogeneous) validate_hetero_options(o);
 }
 
 Graph generate_graph(const GeneratorOptions& opt) {
   validate_generator_options(opt);
+  if (opt.heterogeneous) return generate_hetero_graph(opt);
   Graph g;
   g.name = "synthetic";
   g.num_nodes = opt.num_nodes;

@@ -1,5 +1,4 @@
 // The NumPy layout: one .npy file per array, as exported from PyG or DGL.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
+#include "atomic_dir.h"
 #include "class_ids.h"
 #include "npy.h"
 #include "numpy_layout.h"
@@ -182,23 +182,13 @@ Graph load_numpy(const std::string& dir) {
 }
 
 void save_numpy(const Graph& g, const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(fs::symlink_status(dir, ec)))
-    throw InputError(dir, "", "already exists; refusing to overwrite it");
+  if (g.heterogeneous())
+    throw InputError(dir, "",
+                     g.name +
+                         " is heterogeneous, and the NumPy layout has no types: write it with "
+                         "save_ogb_hetero");
   g.validate(g.name);
-  const std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
-  if (!fs::create_directory(tmp, ec))
-    throw InputError(tmp, "",
-                     "cannot create the temporary directory" +
-                         (ec ? ": " + ec.message() : ": it already exists"));
-  try {
-    write_graph_files(g, tmp);
-    fs::rename(tmp, dir, ec);
-    if (ec) throw InputError(dir, "", "cannot rename " + tmp + " into place: " + ec.message());
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+  write_dir_atomically(dir, [&](const std::string& tmp) { write_graph_files(g, tmp); });
 }
 
 }  // namespace adaqp

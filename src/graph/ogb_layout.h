@@ -1,5 +1,5 @@
 // The OGB raw layouts (dataset.h): CSV (ogb_loader.cpp), binary (ogb_binary_loader.cpp) and the
-// heterogeneous CSV layout (ogb_hetero_loader.cpp). load_ogb_slice picks the layout; the split
+// heterogeneous CSV layout (ogb_hetero_layout.cpp). load_ogb_slice picks the layout; the split
 // folder is read alike for all.
 #pragma once
 

@@ -8,7 +8,9 @@
 #   (reverse relations and per-type self-loops: 8 relations) above chance, and the partition it
 #   wrote keeps the types (`adaqp info --partition`);
 # - dataset.symmetrize and partition.method ptscotch are refused with one clear error each, the
-#   job exiting non-zero.
+#   job exiting non-zero;
+# - `adaqp generate` writes the ogbn-mag-shaped generated graph (dataset.synthetic.heterogeneous)
+#   in this layout, and the directory is the generator's dataset (the same fingerprint).
 set -euo pipefail
 : "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
 PYTHON=${ADAQP_PYTHON:-python3}
@@ -111,3 +113,22 @@ expect_refusal symmetrize "a heterogeneous graph: use dataset.add_reverse" \
   --set dataset.add_reverse=false --set dataset.symmetrize=true --set "partition.dir=$tmp/p2"
 expect_refusal ptscotch "slices of a heterogeneous dataset" \
   --set partition.method=ptscotch --set "partition.dir=$tmp/p3"
+
+# The generator's ogbn-mag-shaped graph: `adaqp generate` writes it in this layout, and the
+# directory is the same dataset as the generator's own (the fingerprints of a partition of each).
+gen=(--set dataset.synthetic.heterogeneous=true --set dataset.synthetic.num_nodes=3000
+     --set dataset.synthetic.num_classes=4 --set dataset.synthetic.feat_dim=16
+     --set partition.parts=2)
+"$ADAQP_BIN" generate "${gen[@]}" --out "$tmp/gen" >"$tmp/gen.log" 2>&1 ||
+  { cat "$tmp/gen.log"; fail "adaqp generate of a heterogeneous graph"; }
+grep -q "OGB heterogeneous layout" "$tmp/gen.log" || fail "generate did not write OGB's layout"
+"$ADAQP_BIN" partition "${gen[@]}" --out "$tmp/gen-parts" >/dev/null 2>&1 ||
+  fail "partitioning the generator's graph"
+"$ADAQP_BIN" partition "${gen[@]}" --set dataset.format=auto --set "dataset.path=$tmp/gen" \
+  --out "$tmp/dir-parts" >/dev/null 2>&1 || fail "partitioning the written directory"
+fingerprint() { grep dataset_fingerprint "$1/meta.yaml"; }
+[[ "$(fingerprint "$tmp/gen-parts")" == "$(fingerprint "$tmp/dir-parts")" ]] ||
+  fail "the written directory is another dataset: $(fingerprint "$tmp/gen-parts") vs $(fingerprint "$tmp/dir-parts")"
+grep -q "node_types: \[author, field_of_study, institution, paper\]" "$tmp/dir-parts/meta.yaml" ||
+  fail "the partition of the written directory lists other node types"
+echo "ok: the generated graph round-trips through OGB's heterogeneous layout"

@@ -81,9 +81,15 @@ Graph load_graphsaint(const std::string& dir);
 // slice of rank 0 of 1.
 GraphSlice load_graphsaint_slice(const std::string& dir, int rank, int world);
 
+// Writes a heterogeneous g in OGB's heterogeneous layout above, atomically (as save_numpy): every
+// relation's edges, the features of the types with any non-zero row, the labels and the split
+// (split/main) of the types with any node in the split. InputError for a homogeneous g.
+void save_ogb_hetero(const Graph& g, const std::string& dir);
+
 // Writes g in the NumPy layout above (edge_index int64, feat float32, label.npy int64 or uint8
 // multi-label; splits as int64 index arrays), atomically: into "<dir>.tmp-<pid>", then renamed to
-// `dir`, which must not exist (InputError otherwise). On any failure nothing is left behind.
+// `dir`, which must not exist (InputError otherwise). On any failure nothing is left behind. A
+// heterogeneous g (the layout has no types) is an InputError.
 void save_numpy(const Graph& g, const std::string& dir);
 
 // spec.format, or for auto the format detected as load_dataset detects it (errors as there).

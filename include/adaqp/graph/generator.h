@@ -22,6 +22,15 @@ struct GeneratorOptions {
   double train_fraction = 0.6;
   double valid_fraction = 0.2;  // the rest is test
   uint64_t seed = 0;
+  // An ogbn-mag-shaped heterogeneous graph instead (graph.h's types): num_nodes split as ogbn-mag's
+  // (authors 58%, fields of study 3.1%, institutions 0.45%, papers 38.4%; at least num_classes
+  // of each), relations (author, affiliated_with, institution) one per author, (author, writes,
+  // paper) three per paper, (paper, cites, paper) round(avg_degree / 2) per paper, (paper,
+  // has_topic, field_of_study) two per paper, repeated pairs dropped. Every node has a balanced
+  // class and each edge joins two nodes of one class with probability homophily; features (as
+  // below), labels and the split (fractions of the papers) on papers only. heavy_tailed does not
+  // apply.
+  bool heterogeneous = false;
 };
 
 // Throws ConfigError naming the field (dataset.synthetic.<field>), its value and the allowed range.

@@ -2,6 +2,11 @@
 // one edge list per (source type, relation, destination type), features and labels per type, a
 // split per type. Read whole into one Graph: node types occupy contiguous id ranges in the order of
 // their names, relations are ordered as their (head, relation, tail) triplets, as OGB orders both.
+// Written from a typed Graph by save_ogb_hetero.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <zlib.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -11,7 +16,9 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph.h"
+#include "atomic_dir.h"
 #include "gz_reader.h"
 #include "ogb_layout.h"
 
@@ -241,6 +248,122 @@ void read_type_splits(const fs::path& split_dir, const std::vector<NodeType>& ty
   }
 }
 
+// A gzip file written in pieces: lines are gathered and compressed a mebibyte at a time.
+class GzWriter {
+ public:
+  explicit GzWriter(const fs::path& path) : path_(path.string()) {
+    fs::create_directories(path.parent_path());
+    file_ = gzopen(path_.c_str(), "wb");
+    if (file_ == nullptr) throw InputError(path_, "", "cannot create");
+  }
+  GzWriter(const GzWriter&) = delete;
+  GzWriter& operator=(const GzWriter&) = delete;
+  ~GzWriter() {
+    if (file_ != nullptr) gzclose(file_);
+  }
+  void line(const std::string& text) {
+    buffer_ += text;
+    buffer_ += '\n';
+    if (buffer_.size() >= (size_t{1} << 20)) flush();
+  }
+  void close() {
+    flush();
+    const int status = gzclose(file_);
+    file_ = nullptr;
+    if (status != Z_OK) throw InputError(path_, "", "write failed");
+  }
+
+ private:
+  void flush() {
+    if (buffer_.empty()) return;
+    if (gzwrite(file_, buffer_.data(), static_cast<unsigned>(buffer_.size())) !=
+        static_cast<int>(buffer_.size()))
+      throw InputError(path_, "", "write failed");
+    buffer_.clear();
+  }
+
+  std::string path_;
+  gzFile file_ = nullptr;
+  std::string buffer_;
+};
+
+void write_hetero_files(const Graph& g, const fs::path& dir) {
+  const size_t types = g.node_types.size();
+  const auto count = [&](size_t t) { return g.type_offsets[t + 1] - g.type_offsets[t]; };
+  const fs::path raw = dir / "raw";
+  {
+    GzWriter out(raw / kNodeDict);
+    std::string names, counts;
+    for (size_t t = 0; t < types; ++t) {
+      names += (t ? "," : "") + g.node_types[t];
+      counts += (t ? "," : "") + std::to_string(count(t));
+    }
+    out.line(names);
+    out.line(counts);
+    out.close();
+  }
+  GzWriter triplets(raw / "triplet-type-list.csv.gz");
+  for (size_t r = 0; r < g.relations.size(); ++r) {
+    const Relation& rel = g.relations[r];
+    const std::string folder =
+        g.node_types[rel.src_type] + "___" + rel.name + "___" + g.node_types[rel.dst_type];
+    triplets.line(g.node_types[rel.src_type] + "," + rel.name + "," + g.node_types[rel.dst_type]);
+    GzWriter edges(raw / "relations" / folder / "edge.csv.gz");
+    int64_t n = 0;
+    for (int64_t v = 0; v < g.num_nodes; ++v) {
+      for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+        if (g.edge_relation[e] != static_cast<int32_t>(r)) continue;
+        edges.line(fmt::format("{},{}", g.indices[e] - g.type_offsets[rel.src_type],
+                               v - g.type_offsets[rel.dst_type]));
+        ++n;
+      }
+    }
+    edges.close();
+    GzWriter edge_count(raw / "relations" / folder / "num-edge-list.csv.gz");
+    edge_count.line(std::to_string(n));
+    edge_count.close();
+  }
+  triplets.close();
+  // A type's features where any of its rows is not zero; its labels and split where any of its
+  // nodes is in the split.
+  std::vector<char> labelled(types, 0);
+  for (const std::vector<int64_t>* split : {&g.train, &g.valid, &g.test}) {
+    for (int64_t v : *split) labelled[g.node_type(v)] = 1;
+  }
+  for (size_t t = 0; t < types; ++t) {
+    const auto first = g.features.begin() + g.type_offsets[t] * g.feat_dim;
+    const auto last = g.features.begin() + g.type_offsets[t + 1] * g.feat_dim;
+    if (std::any_of(first, last, [](float x) { return x != 0.0f; })) {
+      GzWriter feat(raw / "node-feat" / g.node_types[t] / "node-feat.csv.gz");
+      for (int64_t v = g.type_offsets[t]; v < g.type_offsets[t + 1]; ++v) {
+        const float* row = g.features.data() + v * g.feat_dim;
+        feat.line(fmt::format("{}", fmt::join(row, row + g.feat_dim, ",")));
+      }
+      feat.close();
+    }
+    if (!labelled[t]) continue;
+    GzWriter labels(raw / "node-label" / g.node_types[t] / "node-label.csv.gz");
+    for (int64_t v = g.type_offsets[t]; v < g.type_offsets[t + 1]; ++v) {
+      if (g.multilabel) {
+        const uint8_t* row = g.multilabels.data() + v * g.num_classes;
+        labels.line(fmt::format("{}", fmt::join(row, row + g.num_classes, ",")));
+      } else {
+        labels.line(std::to_string(g.labels[v]));
+      }
+    }
+    labels.close();
+    const char* names[] = {"train.csv.gz", "valid.csv.gz", "test.csv.gz"};
+    const std::vector<int64_t>* splits[] = {&g.train, &g.valid, &g.test};
+    for (int k = 0; k < 3; ++k) {
+      GzWriter ids(dir / "split" / "main" / g.node_types[t] / names[k]);
+      for (int64_t v : *splits[k]) {
+        if (g.node_type(v) == static_cast<int32_t>(t))
+          ids.line(std::to_string(v - g.type_offsets[t]));
+      }
+      ids.close();
+    }
+  }
+}
 }  // namespace
 
 bool is_ogb_hetero(const fs::path& dir) {
@@ -274,6 +397,13 @@ Graph load_ogb_hetero(const fs::path& dir, const std::string& split) {
   read_type_splits(dir / "split" / ogb_csv::choose_split(dir, split), types, g.type_offsets,
                    labelled, g);
   return g;
+}
+
+void save_ogb_hetero(const Graph& g, const std::string& dir) {
+  if (!g.heterogeneous())
+    throw InputError(dir, "", g.name + " is homogeneous: write it with save_numpy");
+  g.validate(g.name);
+  write_dir_atomically(dir, [&](const std::string& tmp) { write_hetero_files(g, tmp); });
 }
 
 }  // namespace adaqp

@@ -1,0 +1,33 @@
+#include "atomic_dir.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace fs = std::filesystem;
+
+void write_dir_atomically(const std::string& dir,
+                          const std::function<void(const std::string& tmp)>& write) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(dir, ec)))
+    throw InputError(dir, "", "already exists; refusing to overwrite it");
+  const std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
+  if (!fs::create_directory(tmp, ec))
+    throw InputError(tmp, "",
+                     "cannot create the temporary directory" +
+                         (ec ? ": " + ec.message() : ": it already exists"));
+  try {
+    write(tmp);
+    fs::rename(tmp, dir, ec);
+    if (ec) throw InputError(dir, "", "cannot rename " + tmp + " into place: " + ec.message());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+}  // namespace adaqp
