@@ -571,6 +571,11 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
   for (const std::string& o : overrides) apply_override(cfg, o, origin);
   validate(cfg, origin);
   cfg.partition.options.dataset_keys = dataset_identity(cfg);
+  const JobConfig defaults;
+  for (const auto& kv : cfg.partition.options.dataset_keys) {
+    cfg.partition.options.dataset_key_defaults.emplace_back(kv.first,
+                                                            find_field(kv.first)->print(defaults));
+  }
   return cfg;
 }
 

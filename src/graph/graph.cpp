@@ -103,9 +103,14 @@ void add_reverse(Graph& g) {
       reverse[r] = static_cast<int32_t>(r);
       dedup[r] = 1;
     } else {
-      reverse[r] = static_cast<int32_t>(g.relations.size());
-      g.relations.push_back({rel.dst_type, "rev_" + rel.name, rel.src_type});
-      dedup.push_back(0);
+      // A reverse relation the data already has (its name and types) takes the reverse edges.
+      const Relation back{rel.dst_type, "rev_" + rel.name, rel.src_type};
+      const auto it = std::find(g.relations.begin(), g.relations.end(), back);
+      reverse[r] = static_cast<int32_t>(it - g.relations.begin());
+      if (it == g.relations.end()) {
+        g.relations.push_back(back);
+        dedup.push_back(0);
+      }
     }
   }
   const size_t edges = l.src.size();
@@ -197,8 +202,15 @@ void validate_types(const Graph& g, const std::string& origin) {
           origin, "node type '" + g.node_types[t] + "'",
           "has a negative node count " + str(g.type_offsets[t + 1] - g.type_offsets[t]));
   }
+  for (int64_t t = 0; t < types; ++t) {
+    if (std::count(g.node_types.begin(), g.node_types.end(), g.node_types[t]) != 1)
+      throw InputError(origin, "node type '" + g.node_types[t] + "'", "is named twice");
+  }
   for (size_t r = 0; r < g.relations.size(); ++r) {
     const Relation& rel = g.relations[r];
+    if (std::count(g.relations.begin(), g.relations.end(), rel) != 1)
+      throw InputError(origin, "relation " + str(r) + " '" + rel.name + "'",
+                       "is listed twice with the same types");
     if (rel.src_type < 0 || rel.src_type >= types || rel.dst_type < 0 || rel.dst_type >= types)
       throw InputError(origin, "relation " + str(r) + " '" + rel.name + "'",
                        "joins node types " + str(rel.src_type) + " and " + str(rel.dst_type) +

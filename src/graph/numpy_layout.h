@@ -11,6 +11,9 @@
 
 namespace adaqp {
 
+// Its presence marks a typed (heterogeneous) dataset in the NumPy layout (dataset.h).
+constexpr char kNodeTypesJson[] = "node_types.json";
+
 inline std::string index1(int64_t i) {
   return "index " + std::to_string(i);
 }

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
@@ -43,9 +46,72 @@ void read_features(const std::string& path, Graph& g) {
   }
 }
 
+// A typed dataset's names (node_types.json: {"node_types": [...], "relations": [[source type, name,
+// target type], ...]}) and type ranges (node_type_offsets.npy: int [T + 1], from 0 to N).
+void read_types(const fs::path& root, Graph& g) {
+  const std::string path = (root / kNodeTypesJson).string();
+  nlohmann::json doc;
+  try {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, "", "cannot open");
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, "", std::string("malformed JSON: ") + e.what());
+  }
+  const auto strings = [&](const nlohmann::json& list, const std::string& key) {
+    if (!list.is_array()) throw InputError(path, key, "must be a list of names");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string() || list[i].get<std::string>().empty())
+        throw InputError(path, key + "[" + std::to_string(i) + "]", "must be a non-empty name");
+      out.push_back(list[i].get<std::string>());
+    }
+    return out;
+  };
+  if (!doc.is_object() || !doc.contains("node_types") || !doc.contains("relations"))
+    throw InputError(path, "", "must be an object with node_types and relations");
+  g.node_types = strings(doc["node_types"], "node_types");
+  if (g.node_types.empty()) throw InputError(path, "node_types", "lists no node type");
+  if (!doc["relations"].is_array() || doc["relations"].empty())
+    throw InputError(path, "relations", "must be a non-empty list");
+  for (size_t r = 0; r < doc["relations"].size(); ++r) {
+    const std::string key = "relations[" + std::to_string(r) + "]";
+    const std::vector<std::string> t = strings(doc["relations"][r], key);
+    if (t.size() != 3) throw InputError(path, key, "must be [source type, name, target type]");
+    Relation rel{-1, t[1], -1};
+    for (size_t k = 0; k < g.node_types.size(); ++k) {
+      if (g.node_types[k] == t[0]) rel.src_type = static_cast<int32_t>(k);
+      if (g.node_types[k] == t[2]) rel.dst_type = static_cast<int32_t>(k);
+    }
+    if (rel.src_type < 0 || rel.dst_type < 0)
+      throw InputError(path, key,
+                       "names node type '" + (rel.src_type < 0 ? t[0] : t[2]) +
+                           "', which node_types does not list");
+    g.relations.push_back(rel);
+  }
+  const std::string offsets_path = (root / "node_type_offsets.npy").string();
+  const NpyArray a = read_npy(offsets_path);
+  const auto types = static_cast<int64_t>(g.node_types.size());
+  if (!npy_is_int(a) || a.shape.size() != 1 || a.shape[0] != types + 1)
+    bad_layout(offsets_path, a,
+               fmt::format("int32 or int64 [{}] (T + 1, T from {})", types + 1, kNodeTypesJson));
+  g.type_offsets = npy_to_int64(a);
+  for (int64_t t = 0; t <= types; ++t) {
+    const int64_t want_first = t == 0 ? 0 : g.type_offsets[t - 1];
+    if ((t == 0 && g.type_offsets[0] != 0) || g.type_offsets[t] < want_first ||
+        (t == types && g.type_offsets[t] != g.num_nodes))
+      throw InputError(offsets_path, index1(t),
+                       fmt::format("value {}: the offsets must ascend from 0 to N = {} (from "
+                                   "feat.npy)",
+                                   g.type_offsets[t], g.num_nodes));
+  }
+}
+
 // The CSR by target straight from the file: the sources' row is read twice (checked, then
-// placed), the targets' twice (checked and counted, then used to place), a block at a time.
-void read_edges(const std::string& path, Graph& g) {
+// placed), the targets' twice (checked and counted, then used to place), a block at a time. A
+// typed dataset's edge_type.npy (int [E], a relation id per column of edge_index) is read beside
+// the placement, each edge checked against its relation's types.
+void read_edges(const std::string& path, const std::string& types_path, Graph& g) {
   const NpyHeader h = read_npy_header(path);
   check_edge_layout(path, h.array);
   const int64_t num_edges = h.array.shape[1];
@@ -70,14 +136,59 @@ void read_edges(const std::string& path, Graph& g) {
   }
   for (int64_t v = 0; v < g.num_nodes; ++v) g.indptr[v + 1] += g.indptr[v];
   g.indices.resize(static_cast<size_t>(num_edges));
+  const bool typed = !types_path.empty();
+  NpyHeader th;
+  if (typed) {
+    th = read_npy_header(types_path);
+    if (!npy_is_int(th.array) || th.array.shape.size() != 1 || th.array.shape[0] != num_edges)
+      bad_layout(types_path, th.array,
+                 fmt::format("int32 or int64 [{}] (E, from edge_index.npy)", num_edges));
+    g.edge_relation.resize(static_cast<size_t>(num_edges));
+  }
   std::vector<int64_t> cursor(g.indptr.begin(), g.indptr.end() - 1);
   for_blocks(1, [&](int64_t first, const std::vector<int64_t>& dst) {
-    const std::vector<int64_t> sources = npy_to_int64(
-        read_npy_range(path, h, first, static_cast<int64_t>(dst.size())), h.array.dtype);
-    for (size_t i = 0; i < dst.size(); ++i) g.indices[cursor[dst[i]]++] = sources[i];
+    const auto count = static_cast<int64_t>(dst.size());
+    const std::vector<int64_t> sources =
+        npy_to_int64(read_npy_range(path, h, first, count), h.array.dtype);
+    std::vector<int64_t> rel;
+    if (typed) rel = npy_to_int64(read_npy_range(types_path, th, first, count), th.array.dtype);
+    for (size_t i = 0; i < dst.size(); ++i) {
+      const int64_t e = cursor[dst[i]]++;
+      g.indices[e] = sources[i];
+      if (!typed) continue;
+      const int64_t r = rel[i];
+      const std::string where = index1(first + static_cast<int64_t>(i));
+      if (r < 0 || r >= static_cast<int64_t>(g.relations.size()))
+        throw InputError(types_path, where,
+                         "relation " + std::to_string(r) +
+                             out_of_range(static_cast<int64_t>(g.relations.size())) +
+                             " (the relations of " + kNodeTypesJson + ")");
+      const Relation& to = g.relations[r];
+      const int32_t from_type = g.node_type(sources[i]), to_type = g.node_type(dst[i]);
+      if (from_type != to.src_type || to_type != to.dst_type)
+        throw InputError(
+            types_path, where,
+            fmt::format("edge {} -> {} joins types '{}' and '{}', but relation {} "
+                        "('{}') joins '{}' and '{}'",
+                        sources[i], dst[i], g.node_types[from_type], g.node_types[to_type], r,
+                        to.name, g.node_types[to.src_type], g.node_types[to.dst_type]));
+      g.edge_relation[e] = static_cast<int32_t>(r);
+    }
   });
-  for (int64_t v = 0; v < g.num_nodes; ++v)
-    std::sort(g.indices.begin() + g.indptr[v], g.indices.begin() + g.indptr[v + 1]);
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    if (!typed) {
+      std::sort(g.indices.begin() + g.indptr[v], g.indices.begin() + g.indptr[v + 1]);
+      continue;
+    }
+    std::vector<std::pair<int64_t, int32_t>> row;
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e)
+      row.emplace_back(g.indices[e], g.edge_relation[e]);
+    std::sort(row.begin(), row.end());
+    for (size_t k = 0; k < row.size(); ++k) {
+      g.indices[g.indptr[v] + static_cast<int64_t>(k)] = row[k].first;
+      g.edge_relation[g.indptr[v] + static_cast<int64_t>(k)] = row[k].second;
+    }
+  }
 }
 
 void read_labels(const std::string& path, Graph& g) {
@@ -159,6 +270,20 @@ void write_graph_files(const Graph& g, const fs::path& dir) {
                                   std::pair{"valid.npy", &g.valid}, std::pair{"test.npy", &g.test}})
     write_npy(file(name), NpyDtype::kInt64, {static_cast<int64_t>(ids->size())}, ids->data(),
               ids->size() * sizeof(int64_t));
+  if (!g.heterogeneous()) return;
+  nlohmann::json doc;
+  doc["node_types"] = g.node_types;
+  doc["relations"] = nlohmann::json::array();
+  for (const Relation& r : g.relations) {
+    doc["relations"].push_back({g.node_types[r.src_type], r.name, g.node_types[r.dst_type]});
+  }
+  std::ofstream(file(kNodeTypesJson)) << doc.dump(1) << "\n";
+  write_npy(file("node_type_offsets.npy"), NpyDtype::kInt64,
+            {static_cast<int64_t>(g.type_offsets.size())}, g.type_offsets.data(),
+            g.type_offsets.size() * sizeof(int64_t));
+  std::vector<int64_t> relation(g.edge_relation.begin(), g.edge_relation.end());
+  write_npy(file("edge_type.npy"), NpyDtype::kInt64, {e}, relation.data(),
+            relation.size() * sizeof(int64_t));
 }
 
 }  // namespace
@@ -171,7 +296,10 @@ Graph load_numpy(const std::string& dir) {
   g.name =
       normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
   read_features(file("feat.npy"), g);
-  read_edges(file("edge_index.npy"), g);
+  std::error_code ec;
+  const bool typed = fs::exists(root / kNodeTypesJson, ec);
+  if (typed) read_types(root, g);
+  read_edges(file("edge_index.npy"), typed ? file("edge_type.npy") : "", g);
   read_labels(file("label.npy"), g);
   const std::vector<std::string> names = {"train.npy", "valid.npy", "test.npy"};
   std::vector<char> owner(g.num_nodes, 0);
@@ -182,11 +310,6 @@ Graph load_numpy(const std::string& dir) {
 }
 
 void save_numpy(const Graph& g, const std::string& dir) {
-  if (g.heterogeneous())
-    throw InputError(dir, "",
-                     g.name +
-                         " is heterogeneous, and the NumPy layout has no types: write it with "
-                         "save_ogb_hetero");
   g.validate(g.name);
   write_dir_atomically(dir, [&](const std::string& tmp) { write_graph_files(g, tmp); });
 }

@@ -27,6 +27,14 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kNodeDict[] = "num-node-dict.csv.gz";
+// Node ids of a partition's parts are 32-bit (partition/part.h).
+constexpr int64_t kMaxNodes = int64_t{1} << 31;
+
+// Names become folder names (<head>___<relation>___<tail>) and CSV fields.
+bool bad_name(const std::string& name) {
+  return name.empty() || name.find_first_of("/,") != std::string::npos ||
+         name.find("___") != std::string::npos;
+}
 
 struct NodeType {
   std::string name;
@@ -42,9 +50,10 @@ std::vector<NodeType> read_node_dict(const std::string& path) {
   std::vector<NodeType> types;
   for (size_t i = 0, n = ogb_csv::split_fields(line, fields); i < n; ++i) {
     const std::string name(fields[i]);
-    if (name.empty() || name.find('/') != std::string::npos)
-      throw InputError(path, "line 1",
-                       "node type name " + ogb_csv::quoted(name) + " is empty or holds '/'");
+    if (bad_name(name))
+      throw InputError(
+          path, "line 1",
+          "node type name " + ogb_csv::quoted(name) + " is empty or holds '/' or '___'");
     for (const NodeType& t : types) {
       if (t.name == name)
         throw InputError(path, "line 1", "node type " + ogb_csv::quoted(name) + " twice");
@@ -54,12 +63,20 @@ std::vector<NodeType> read_node_dict(const std::string& path) {
   if (!in.next(line)) throw InputError(path, "", "has no line 2 (the node counts)");
   ogb_csv::check_columns(in, ogb_csv::split_fields(line, fields), types.size(),
                          "one count per node type");
+  int64_t total = 0;
   for (size_t i = 0; i < types.size(); ++i) {
     types[i].count = ogb_csv::parse_int(in, fields[i], "node count");
     if (types[i].count < 0)
       throw InputError(path, "line 2",
                        "node type " + ogb_csv::quoted(types[i].name) + ": count " +
                            std::to_string(types[i].count) + " is negative");
+    // Checked before anything is sized by it: no file bounds a featureless type's count.
+    if (types[i].count >= kMaxNodes - total)
+      throw InputError(path, "line 2",
+                       "node type " + ogb_csv::quoted(types[i].name) + ": count " +
+                           std::to_string(types[i].count) +
+                           " takes the graph to 2^31 nodes or more");
+    total += types[i].count;
   }
   if (in.next(line))
     throw InputError(path, "line " + std::to_string(in.line_number()),
@@ -91,9 +108,10 @@ std::vector<Relation> read_triplets(const std::string& path, const std::vector<N
         throw InputError(path, where,
                          "node type " + ogb_csv::quoted(fields[k]) + " is not in " + kNodeDict);
     }
-    if (r.name.empty() || r.name.find('/') != std::string::npos)
-      throw InputError(path, where,
-                       "relation name " + ogb_csv::quoted(r.name) + " is empty or holds '/'");
+    if (bad_name(r.name))
+      throw InputError(
+          path, where,
+          "relation name " + ogb_csv::quoted(r.name) + " is empty or holds '/' or '___'");
     std::vector<std::string> key = {std::string(fields[0]), r.name, std::string(fields[2])};
     for (const auto& s : sorted) {
       if (s.first == key)
@@ -155,7 +173,8 @@ void read_type_features(const fs::path& raw, const std::vector<NodeType>& types,
   for (size_t t = 0; t < types.size(); ++t) {
     const fs::path path = raw / "node-feat" / types[t].name / "node-feat.csv.gz";
     std::error_code ec;
-    if (!fs::exists(path, ec)) continue;
+    // A type without nodes fixes nothing (its files, if any, are empty).
+    if (types[t].count == 0 || !fs::exists(path, ec)) continue;
     GraphSlice part;
     ogb_csv::read_features(path.string(), types[t].count, {0, types[t].count}, part, kNodeDict);
     if (first.empty()) {
@@ -183,7 +202,8 @@ void read_type_labels(const fs::path& raw, const std::vector<NodeType>& types,
   for (size_t t = 0; t < types.size(); ++t) {
     const fs::path path = raw / "node-label" / types[t].name / "node-label.csv.gz";
     std::error_code ec;
-    if (!fs::exists(path, ec)) continue;
+    // A type without nodes fixes nothing (its files, if any, are empty).
+    if (types[t].count == 0 || !fs::exists(path, ec)) continue;
     ogb_csv::read_labels(path.string(), types[t].count, {0, types[t].count}, parts[t], kNodeDict);
     labelled[t] = 1;
     if (first.empty()) {
@@ -252,7 +272,9 @@ void read_type_splits(const fs::path& split_dir, const std::vector<NodeType>& ty
 class GzWriter {
  public:
   explicit GzWriter(const fs::path& path) : path_(path.string()) {
-    fs::create_directories(path.parent_path());
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) throw InputError(path.parent_path().string(), "", "cannot create: " + ec.message());
     file_ = gzopen(path_.c_str(), "wb");
     if (file_ == nullptr) throw InputError(path_, "", "cannot create");
   }
@@ -286,6 +308,24 @@ class GzWriter {
   gzFile file_ = nullptr;
   std::string buffer_;
 };
+
+// The names as folder names and CSV fields: none empty or holding '/', ',' or '___', no type
+// twice, no relation twice.
+void check_writable_names(const Graph& g, const std::string& dir) {
+  for (size_t t = 0; t < g.node_types.size(); ++t) {
+    if (bad_name(g.node_types[t]) ||
+        std::count(g.node_types.begin(), g.node_types.end(), g.node_types[t]) != 1)
+      throw InputError(dir, "node type '" + g.node_types[t] + "'",
+                       "cannot be written: a name must be unique, not empty, and hold no '/', ',' "
+                       "or '___'");
+  }
+  for (const Relation& r : g.relations) {
+    if (bad_name(r.name) || std::count(g.relations.begin(), g.relations.end(), r) != 1)
+      throw InputError(dir, "relation '" + r.name + "'",
+                       "cannot be written: a relation must be unique, its name not empty and "
+                       "holding no '/', ',' or '___'");
+  }
+}
 
 void write_hetero_files(const Graph& g, const fs::path& dir) {
   const size_t types = g.node_types.size();
@@ -403,6 +443,7 @@ void save_ogb_hetero(const Graph& g, const std::string& dir) {
   if (!g.heterogeneous())
     throw InputError(dir, "", g.name + " is homogeneous: write it with save_numpy");
   g.validate(g.name);
+  check_writable_names(g, dir);
   write_dir_atomically(dir, [&](const std::string& tmp) { write_hetero_files(g, tmp); });
 }
 

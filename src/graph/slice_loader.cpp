@@ -195,6 +195,13 @@ GraphSlice load_numpy_slice(const std::string& dir, Communicator& comm,
       normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
   std::vector<std::pair<int64_t, int64_t>> edges;
   step([&] {
+    std::error_code ec;
+    if (fs::exists(fs::path(dir) / kNodeTypesJson, ec))
+      throw ConfigError(
+          "slices of a heterogeneous dataset (" + std::string(kNodeTypesJson) +
+          ") are not supported: partition it with partition.method metis, random or contiguous "
+          "(loaded whole by rank 0): " +
+          dir);
     read_feature_rows(file("feat.npy"), s, rank, world);
     s.indptr.assign(static_cast<size_t>(slice_range(s.num_nodes, rank, world).count) + 1, 0);
     edges = read_edge_share(file("edge_index.npy"), s.num_nodes, rank, world);
@@ -302,7 +309,18 @@ uint32_t crc_vector(uint32_t crc, const std::vector<T>& piece, Communicator& com
 GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const CollectiveStep& step) {
   const double start = steady_now_s();
   DatasetFormat format = DatasetFormat::kAuto;
-  step([&] { format = resolve_dataset_format(spec); });
+  step([&] {
+    format = resolve_dataset_format(spec);
+    // Slices are never typed (the heterogeneous layouts are refused below).
+    if (format == DatasetFormat::kSynthetic && spec.synthetic.heterogeneous)
+      throw ConfigError(
+          "slices of a heterogeneous graph (dataset.synthetic.heterogeneous) are not supported: "
+          "partition it with partition.method metis, random or contiguous");
+    if (spec.transform.add_reverse)
+      throw ConfigError(
+          "dataset.add_reverse applies to heterogeneous graphs, whose slices are not supported "
+          "(partition.method ptscotch); use dataset.symmetrize for a homogeneous graph");
+  });
   GraphSlice s;
   if (format != DatasetFormat::kSynthetic) {
     if (format == DatasetFormat::kNumpy) {

@@ -170,6 +170,10 @@ T field(const YAML::Node& node, const std::string& key, const std::string& file,
 void read_meta_types(const YAML::Node& root, const std::string& file, PartitionMeta& m) {
   if (!root["node_types"] && !root["relations"]) return;
   m.node_types = field<std::vector<std::string>>(root, "node_types", file);
+  for (const std::string& t : m.node_types) {
+    if (std::count(m.node_types.begin(), m.node_types.end(), t) != 1)
+      throw InputError(file, "node_types", "names '" + t + "' twice");
+  }
   const auto names = field<std::vector<std::vector<std::string>>>(root, "relations", file);
   const auto type_of = [&](const std::string& name, size_t r) {
     const auto it = std::find(m.node_types.begin(), m.node_types.end(), name);
@@ -434,12 +438,20 @@ void require_partition_matches(const PartitionMeta& meta, const PartitionOptions
     refuse_key("partition." + key, made, asked);
   };
   // The data first: a partition of another graph is the worst mix-up. Directories written before
-  // the dataset keys were recorded have none to compare.
+  // the dataset keys were recorded have none to compare; a key added since is its default there.
   if (!meta.dataset_keys.empty()) {
     for (const auto& [key, asked] : opt.dataset_keys) {
       const auto made = std::find_if(meta.dataset_keys.begin(), meta.dataset_keys.end(),
                                      [&](const auto& kv) { return kv.first == key; });
-      const std::string made_value = made == meta.dataset_keys.end() ? "(unset)" : made->second;
+      std::string made_value = "(unset)";
+      if (made != meta.dataset_keys.end()) {
+        made_value = made->second;
+      } else {
+        const auto fallback =
+            std::find_if(opt.dataset_key_defaults.begin(), opt.dataset_key_defaults.end(),
+                         [&](const auto& kv) { return kv.first == key; });
+        if (fallback != opt.dataset_key_defaults.end()) made_value = fallback->second;
+      }
       if (made_value != asked) refuse_key(key, "'" + made_value + "'", "'" + asked + "'");
     }
   }

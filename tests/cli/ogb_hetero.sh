@@ -112,7 +112,7 @@ expect_refusal() {
 expect_refusal symmetrize "a heterogeneous graph: use dataset.add_reverse" \
   --set dataset.add_reverse=false --set dataset.symmetrize=true --set "partition.dir=$tmp/p2"
 expect_refusal ptscotch "slices of a heterogeneous dataset" \
-  --set partition.method=ptscotch --set "partition.dir=$tmp/p3"
+  --set dataset.add_reverse=false --set partition.method=ptscotch --set "partition.dir=$tmp/p3"
 
 # The generator's ogbn-mag-shaped graph: `adaqp generate` writes it in this layout, and the
 # directory is the same dataset as the generator's own (the fingerprints of a partition of each).

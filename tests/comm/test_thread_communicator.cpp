@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -122,7 +123,9 @@ TEST(ThreadCommunicator, WaitForReturnsAtItsBoundAndLeavesTheExchangeInFlight) {
     uint8_t out[4] = {1, 2, 3, 4}, in[4] = {0, 0, 0, 0};
     ExchangeBuffers b = ExchangeBuffers::none(2);
     if (comm.rank() == 1) {
-      while (!gave_up.load()) std::this_thread::yield();  // sends only after rank 0 gave up
+      // Sends only after rank 0 gave up (or, should rank 0 fail first, after 20 s: no hang).
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!gave_up.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
       b.send[0] = out;
       b.send_bytes[0] = sizeof out;
       comm.exchange(b, {9})->wait();

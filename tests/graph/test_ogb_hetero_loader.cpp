@@ -146,6 +146,13 @@ TEST(OgbHeteroLoader, EachMalformedVariantIsOneClearError) {
        "raw/num-node-dict.csv.gz: line 2: has 2 columns, expected 3 (one count per node type)"},
       {"count negative", "raw/num-node-dict.csv.gz", "paper,author,topic\n4,-3,2\n",
        "raw/num-node-dict.csv.gz: line 2: node type 'author': count -3 is negative"},
+      {"count past 2^31 nodes", "raw/num-node-dict.csv.gz", "paper,author,topic\n4,3,3000000000\n",
+       "raw/num-node-dict.csv.gz: line 2: node type 'topic': count 3000000000 takes the graph to "
+       "2^31 nodes or more"},
+      {"relation name with ___", "raw/triplet-type-list.csv.gz",
+       "paper,cites,paper\nauthor,writes___x,paper\npaper,has_topic,topic\n",
+       "raw/triplet-type-list.csv.gz: line 2: relation name 'writes___x' is empty or holds '/' or "
+       "'___'"},
       {"type twice", "raw/num-node-dict.csv.gz", "paper,author,paper\n4,3,2\n",
        "raw/num-node-dict.csv.gz: line 1: node type 'paper' twice"},
       {"unknown type in a relation", "raw/triplet-type-list.csv.gz",
@@ -196,6 +203,23 @@ TEST(OgbHeteroLoader, EachMalformedVariantIsOneClearError) {
     }
     EXPECT_THAT(error, HasSubstr(dir + "/" + c.message)) << c.name;
   }
+}
+
+// A type without nodes fixes neither the features' width nor the labels' kind, whatever its
+// (empty) files say, nor does it shift the other types' ids out of name order.
+TEST(OgbHeteroLoader, ATypeWithoutNodesLoads) {
+  TempDir tmp;
+  const std::string dir = tmp.str("tiny-mag");
+  FileMap files = test::tiny_hetero_text();
+  files["raw/num-node-dict.csv.gz"] = "paper,author,topic,aaa\n4,3,2,0\n";
+  files["raw/node-feat/aaa/node-feat.csv.gz"] = "";
+  files["raw/node-label/aaa/node-label.csv.gz"] = "";
+  test::write_ogb(dir, files);
+  const Graph g = load_ogb(dir, "");
+  EXPECT_THAT(g.node_types, ElementsAre("aaa", "author", "paper", "topic"));
+  EXPECT_THAT(g.type_offsets, ElementsAre(0, 0, 3, 7, 9));
+  EXPECT_EQ(g.feat_dim, 2);
+  g.validate(dir);
 }
 
 TEST(OgbHeteroLoader, ValidateNamesAnEdgeOutsideItsRelationsTypes) {

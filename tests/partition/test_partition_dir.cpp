@@ -249,6 +249,15 @@ TEST(PartitionStore, AnExistingPartitionMustBeOfTheSameDataset) {
   PartitionMeta older = meta;
   older.dataset_keys.clear();
   EXPECT_NO_THROW(require_partition_matches(older, other, "P"));
+  // A key added after the directory was written: it was made with the key's default.
+  PartitionOptions later = made;
+  later.dataset_keys.emplace_back("dataset.add_reverse", "false");
+  later.dataset_key_defaults = {{"dataset.add_reverse", "false"}};
+  EXPECT_NO_THROW(require_partition_matches(meta, later, "P"));
+  later.dataset_keys.back().second = "true";
+  EXPECT_TRUE(
+      test::contains(partition_config_error([&] { require_partition_matches(meta, later, "P"); }),
+                     "dataset.add_reverse = 'false', the job asks for 'true'"));
 }
 
 // --repartition's replacement: the new partition takes the directory's place whole, nothing is

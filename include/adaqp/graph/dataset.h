@@ -57,7 +57,11 @@ GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int 
 // NumPy layout: edge_index.npy (int32/int64 [2,E], row 0 sources), feat.npy (float32 [N,F]),
 // label.npy (int32/int64 [N] class ids, or float32/uint8/bool [N,C] multi-label 0/1),
 // train/valid/test.npy (int32/int64 index arrays or bool masks of length N). .npy versions 1.0 and
-// 2.0, C order. Errors as for load_ogb, with the array index instead of the line.
+// 2.0, C order. Typed (heterogeneous) graphs add node_types.json ({"node_types": [...],
+// "relations": [[source type, name, target type], ...]}), node_type_offsets.npy (int [T + 1],
+// ascending from 0 to N) and edge_type.npy (int [E], each edge_index column's relation; every edge
+// joins its relation's types). Errors as for load_ogb, with the array index (or JSON key) instead
+// of the line.
 Graph load_numpy(const std::string& dir);
 
 // GraphSAINT layout (Zeng et al., ICLR 2020; the AdaQP reference's Reddit, Yelp, Flickr and
@@ -89,7 +93,7 @@ void save_ogb_hetero(const Graph& g, const std::string& dir);
 // Writes g in the NumPy layout above (edge_index int64, feat float32, label.npy int64 or uint8
 // multi-label; splits as int64 index arrays), atomically: into "<dir>.tmp-<pid>", then renamed to
 // `dir`, which must not exist (InputError otherwise). On any failure nothing is left behind. A
-// heterogeneous g (the layout has no types) is an InputError.
+// heterogeneous g also gets its node_types.json, node_type_offsets.npy and edge_type.npy.
 void save_numpy(const Graph& g, const std::string& dir);
 
 // spec.format, or for auto the format detected as load_dataset detects it (errors as there).

@@ -23,6 +23,8 @@ struct PartitionOptions {
   // The dataset.* keys the graph was loaded with (config/job_config.h, dataset_identity): not read
   // by the partitioners, recorded in the partition directory and compared when it is reused.
   std::vector<std::pair<std::string, std::string>> dataset_keys;
+  // The defaults of those keys: a directory written before a key existed was made with its default.
+  std::vector<std::pair<std::string, std::string>> dataset_key_defaults;
 };
 
 // owner[v] in [0, parts) for every node. metis: k-way, edge-cut objective, on the symmetrised graph

@@ -38,7 +38,8 @@ struct LinkProbeOptions {
   // The whole probe (host discovery, clock alignment, warm-up, passes) ends within about this:
   // passes are priced by the warm-up's wall time and then by the last pass; the largest size
   // shrinks until the 3 passes due fit, and after them the probe stops before a pass that would
-  // end past it. Only 3 passes at twice the smallest size can overrun it.
+  // end past it. What can still overrun it: the warm-up (4 small probes per link class) and 3
+  // passes at twice the smallest size, which a median needs.
   double budget_s = 1.0;
   // Where the probe's buffers live: the job's device (device memory for a device transport).
   Device device;
