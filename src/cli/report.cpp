@@ -221,6 +221,7 @@ namespace {
 
 struct CoverTotals {
   int64_t cut_edges = 0, source_rows = 0, sources = 0, partials = 0;
+  int64_t relation_sources = 0, relation_partials = 0;  // heterogeneous parts
 };
 
 CoverTotals totals(const std::vector<PairCover>& pairs) {
@@ -230,6 +231,8 @@ CoverTotals totals(const std::vector<PairCover>& pairs) {
     t.source_rows += p.source_rows;
     t.sources += p.cover_sources;
     t.partials += p.cover_partials;
+    t.relation_sources += p.relation_cover_sources;
+    t.relation_partials += p.relation_cover_partials;
   }
   return t;
 }
@@ -255,6 +258,14 @@ std::string covers_text(const std::vector<PairCover>& pairs) {
   out += fmt::format("{:>13} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7.3f}\n", "all", t.cut_edges,
                      t.source_rows, t.sources + t.partials, t.sources, t.partials,
                      ratio(t.sources + t.partials, t.source_rows));
+  if (t.relation_sources + t.relation_partials > 0) {
+    out += fmt::format(
+        "per relation (layers that aggregate each relation on its own, R-GCN: a partial sum serves "
+        "one row and relation): cover {} rows ({} sources, {} partials), {:.3f} of the source "
+        "rows\n",
+        t.relation_sources + t.relation_partials, t.relation_sources, t.relation_partials,
+        ratio(t.relation_sources + t.relation_partials, t.source_rows));
+  }
   return out;
 }
 
@@ -269,8 +280,9 @@ std::string covers_json(const std::vector<PairCover>& pairs) {
   const CoverTotals t = totals(pairs);
   return fmt::format(
       "{{\"pairs\": [{}], \"cut_edges\": {}, \"source_rows\": {}, \"cover_sources\": {}, "
-      "\"cover_partials\": {}}}",
-      fmt::join(rows, ", "), t.cut_edges, t.source_rows, t.sources, t.partials);
+      "\"cover_partials\": {}, \"relation_cover_sources\": {}, \"relation_cover_partials\": {}}}",
+      fmt::join(rows, ", "), t.cut_edges, t.source_rows, t.sources, t.partials, t.relation_sources,
+      t.relation_partials);
 }
 
 }  // namespace adaqp::cli

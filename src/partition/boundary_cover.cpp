@@ -1,6 +1,8 @@
 #include "adaqp/partition/boundary_cover.h"
 
+#include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "adaqp/common/error.h"
 
@@ -165,6 +167,33 @@ Bipartite boundary_graph(const Part& part, int sender, std::vector<int64_t>* des
   return g;
 }
 
+Bipartite relation_boundary_graph(const Part& part, int sender) {
+  ADAQP_CHECK(sender >= 0 && sender < part.num_parts, "boundary graph sender");
+  ADAQP_CHECK(part.heterogeneous(), "relation boundary graph of a part without types");
+  const int64_t first = part.halo_offsets[sender], count = part.halo_count_from(sender);
+  // Right vertices in (row, relation) order: each row's edges from the block, by relation.
+  std::vector<std::vector<int64_t>> adjacent(static_cast<size_t>(count));
+  Bipartite g;
+  for (int64_t i = 0; i < part.num_owned(); ++i) {
+    std::vector<std::pair<int32_t, int64_t>> edges;  // (relation, left vertex)
+    for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
+      const int64_t k = part.halo_indices[e] - first;
+      if (k >= 0 && k < count) edges.emplace_back(part.halo_relations[e], k);
+    }
+    std::sort(edges.begin(), edges.end());
+    for (size_t a = 0; a < edges.size(); ++a) {
+      if (a == 0 || edges[a].first != edges[a - 1].first) ++g.num_right;
+      adjacent[edges[a].second].push_back(g.num_right - 1);
+    }
+  }
+  g.offsets.assign(static_cast<size_t>(count) + 1, 0);
+  for (int64_t k = 0; k < count; ++k) {
+    g.offsets[k + 1] = g.offsets[k] + static_cast<int64_t>(adjacent[k].size());
+    g.right.insert(g.right.end(), adjacent[k].begin(), adjacent[k].end());
+  }
+  return g;
+}
+
 std::vector<PairCover> boundary_covers(const Part& part) {
   std::vector<PairCover> out;
   for (int s = 0; s < part.num_parts; ++s) {
@@ -178,6 +207,11 @@ std::vector<PairCover> boundary_covers(const Part& part) {
     p.source_rows = g.num_left();
     p.cover_sources = c.num_left;
     p.cover_partials = c.num_right;
+    if (part.heterogeneous()) {
+      const VertexCover r = minimum_vertex_cover(relation_boundary_graph(part, s));
+      p.relation_cover_sources = r.num_left;
+      p.relation_cover_partials = r.num_right;
+    }
     out.push_back(p);
   }
   return out;

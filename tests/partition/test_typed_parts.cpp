@@ -2,7 +2,8 @@
 // every owned and halo node its type, so that the parts of W = 1..4 together hold exactly the
 // graph's typed edges (checked against the graph, edge by edge); the partition directory writes
 // and reads them back with the names of the types and relations, and refuses a meta.yaml whose
-// relation names an unknown type.
+// relation names an unknown type; the per-relation boundary covers (R-GCN's partial sums serve one
+// row and relation) cover every typed cut edge and cost what a hand count says.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/assign_parts.h"
+#include "adaqp/partition/boundary_cover.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partition_dir.h"
 #include "dataset_files.h"
@@ -117,6 +119,77 @@ TEST(TypedParts, ThePartitionDirectoryKeepsTypesAndRelations) {
     EXPECT_THAT(e.what(),
                 ::testing::HasSubstr("meta.yaml: relations[0]: names node type 'venue', which "
                                      "node_types does not list"));
+  }
+}
+
+// Three sources of part 0 into one row of part 1: over three relations, a partial sum per relation
+// is needed (or the three source rows), over one relation one partial sum carries all three.
+TEST(TypedParts, RelationCoversKeepEachRelationsPartialSumsApart) {
+  for (const bool one_relation : {false, true}) {
+    Graph g;
+    g.name = "fan-in";
+    g.node_types = {"a", "b"};
+    g.type_offsets = {0, 3, 4};
+    g.relations = {{0, "r0", 1}, {0, "r1", 1}, {0, "r2", 1}};
+    const std::vector<int32_t> rel =
+        one_relation ? std::vector<int32_t>{0, 0, 0} : std::vector<int32_t>{0, 1, 2};
+    Graph built = Graph::from_edges(4, {0, 1, 2}, {3, 3, 3}, rel);
+    g.num_nodes = 4;
+    g.indptr = built.indptr;
+    g.indices = built.indices;
+    g.edge_relation = built.edge_relation;
+    g.feat_dim = 1;
+    g.features.assign(4, 0.0f);
+    g.num_classes = 2;
+    g.labels.assign(4, 0);
+    g.train = {3};
+    g.validate("fan-in");
+    const Part p = build_part(g, {0, 0, 0, 1}, 1);
+    const std::vector<PairCover> covers = boundary_covers(p);
+    ASSERT_EQ(covers.size(), 1u);
+    EXPECT_EQ(covers[0].source_rows, 3);
+    EXPECT_EQ(covers[0].cover_rows(), 1);
+    EXPECT_EQ(covers[0].relation_cover_rows(), one_relation ? 1 : 3) << one_relation;
+  }
+}
+
+TEST(TypedParts, RelationCoversCoverEveryTypedCutEdge) {
+  test::TempDir tmp;
+  const Graph g = typed_graph(tmp);
+  std::mt19937 rng(9);
+  for (int world = 2; world <= 4; ++world) {
+    std::vector<int32_t> owner(static_cast<size_t>(g.num_nodes));
+    for (int64_t v = 0; v < g.num_nodes; ++v) owner[v] = static_cast<int32_t>(rng() % world);
+    for (int r = 0; r < world; ++r) {
+      const Part p = build_part(g, owner, r);
+      for (int s = 0; s < world; ++s) {
+        if (s == r || p.halo_count_from(s) == 0) continue;
+        const Bipartite b = relation_boundary_graph(p, s);
+        // Right vertices: the distinct (row, relation) pairs with an in-edge from s's block.
+        std::vector<std::pair<int64_t, int32_t>> pairs;
+        int64_t edges = 0;
+        for (int64_t i = 0; i < p.num_owned(); ++i) {
+          for (int64_t e = p.halo_indptr[i]; e < p.halo_indptr[i + 1]; ++e) {
+            if (p.halo_indices[e] < p.halo_offsets[s] || p.halo_indices[e] >= p.halo_offsets[s + 1])
+              continue;
+            pairs.emplace_back(i, p.halo_relations[e]);
+            ++edges;
+          }
+        }
+        std::sort(pairs.begin(), pairs.end());
+        pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+        EXPECT_EQ(b.num_right, static_cast<int64_t>(pairs.size()));
+        EXPECT_EQ(static_cast<int64_t>(b.right.size()), edges);
+        const VertexCover c = minimum_vertex_cover(b);
+        for (int64_t u = 0; u < b.num_left(); ++u) {
+          for (int64_t k = b.offsets[u]; k < b.offsets[u + 1]; ++k)
+            EXPECT_TRUE(c.left[u] || c.right[b.right[k]]) << "edge " << u << " -> " << b.right[k];
+        }
+        const Bipartite plain = boundary_graph(p, s, nullptr);
+        EXPECT_GE(c.size(), minimum_vertex_cover(plain).size());
+        EXPECT_LE(c.size(), plain.num_left());
+      }
+    }
   }
 }
 

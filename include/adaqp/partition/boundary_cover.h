@@ -45,6 +45,11 @@ VertexCover minimum_vertex_cover(const Bipartite& g);
 // owns (in halo order), right vertices the owned rows of `part` with an in-edge from them.
 // `destination_rows` (if given) receives the owned local index of each right vertex.
 Bipartite boundary_graph(const Part& part, int sender, std::vector<int64_t>* destination_rows);
+// The same for a heterogeneous part whose layers aggregate every relation on its own (R-GCN): a
+// partial sum then serves one (row, relation), so the right vertices are the pairs (owned row,
+// relation) with an in-edge of that relation from the sender's halo block, in (row, relation)
+// order; a source row still serves all its relations.
+Bipartite relation_boundary_graph(const Part& part, int sender);
 
 // One ordered pair's rows: today's (one source row per halo node) and a minimum cover's, split into
 // source rows and partial-sum rows.
@@ -53,7 +58,10 @@ struct PairCover {
   int64_t cut_edges = 0;
   int64_t source_rows = 0;
   int64_t cover_sources = 0, cover_partials = 0;
+  // Heterogeneous parts: a minimum cover of relation_boundary_graph (0 otherwise).
+  int64_t relation_cover_sources = 0, relation_cover_partials = 0;
   int64_t cover_rows() const { return cover_sources + cover_partials; }
+  int64_t relation_cover_rows() const { return relation_cover_sources + relation_cover_partials; }
 };
 // The pairs into `part` (every sender with at least one cut edge), in sender order.
 std::vector<PairCover> boundary_covers(const Part& part);
