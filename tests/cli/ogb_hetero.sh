@@ -6,7 +6,7 @@
 #   (checked here, not by the binary);
 # - `mpirun -np 2 adaqp train` with dataset.add_reverse trains GraphSAGE on the homogeneous view
 #   (reverse relations and per-type self-loops: 8 relations) above chance, and the partition it
-#   wrote keeps the types (`adaqp info --partition`);
+#   wrote keeps the types (`adaqp info --partition`, which also counts the covers per relation);
 # - dataset.symmetrize and partition.method ptscotch are refused with one clear error each, the
 #   job exiting non-zero;
 # - `adaqp generate` writes the ogbn-mag-shaped generated graph (dataset.synthetic.heterogeneous)
@@ -86,6 +86,8 @@ grep -q "heterogeneous: 3 node types, 8 relations" "$tmp/train.log" ||
   { grep loaded "$tmp/train.log"; fail "the loaded graph is not 3 node types and 8 relations"; }
 "$ADAQP_BIN" info --partition "$tmp/parts" 2>/dev/null | grep -q "3 node types, 8 relations" ||
   fail "adaqp info --partition does not report the partition's types"
+"$ADAQP_BIN" info --partition "$tmp/parts" --covers 2>/dev/null | grep -q "^per relation" ||
+  fail "adaqp info --covers does not count the covers per relation"
 "$PYTHON" - "$tmp/run/metrics.jsonl" <<'PY' || fail "training accuracy"
 import json, sys
 summary = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "summary"][-1]
