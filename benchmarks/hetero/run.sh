@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Heterogeneous graphs as they stand (issue 41): the ogbn-mag-shaped generator at NODES nodes
+# written in OGB's heterogeneous layout, that directory loaded whole, GraphSAGE trained on its
+# homogeneous view at each W of WORKERS (reverse relations, per-type self-loops, Vanilla, one
+# compute thread a rank), and per partition the rows a relation-first exchange would move (adaqp
+# info --covers: the cover per relation against today's source rows and the one-adjacency cover).
+#
+# Usage: benchmarks/hetero/run.sh [WORK_DIR]   (default runs/hetero)
+# Environment [defaults]: ADAQP_BIN or ADAQP_BUILD_DIR [build], NODES [1000000], CLASSES [16],
+#   FEAT [128], AVG_DEGREE [10], WORKERS ["2 4"], EPOCHS [5].
+# Writes WORK_DIR/results.jsonl (one line per step: seconds, peak KiB by GNU time where it runs the
+# step, counts) and prints it.
+set -euo pipefail
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+work=${1:-$ADAQP_ROOT/runs/hetero}
+nodes=${NODES:-1000000}
+read -r -a workers <<<"${WORKERS:-2 4}"
+epochs=${EPOCHS:-5}
+require_adaqp
+command -v /usr/bin/time >/dev/null || die "needs GNU time (/usr/bin/time; apt-get install time)"
+mkdir -p "$work"
+results=$work/results.jsonl
+: >"$results"
+
+mapfile -t gen < <(synthetic_graph "$nodes" "num_classes=${CLASSES:-16}" "feat_dim=${FEAT:-128}" \
+  "avg_degree=${AVG_DEGREE:-10}" heterogeneous=true)
+data=$work/mag-$nodes
+# timed NAME COMMAND...: runs COMMAND under GNU time into NAME.log; sets seconds and kib.
+timed() {
+  local name=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$work/$name.time" "$@" >"$work/$name.log" 2>&1 ||
+    { tail -n 20 "$work/$name.log" >&2; die "$name failed"; }
+  read -r seconds kib <"$work/$name.time"
+}
+
+rm -rf "$data"
+log "generating $nodes nodes into $data"
+timed generate "$ADAQP_BIN" generate "${gen[@]}" --out "$data"
+printf '{"step": "generate", "nodes": %s, "seconds": %s, "peak_kib": %s}\n' "$nodes" "$seconds" \
+  "$kib" >>"$results"
+log "loading $data whole"
+timed load "$ADAQP_BIN" info --dataset "$data" --json
+printf '{"step": "load", "seconds": %s, "peak_kib": %s}\n' "$seconds" "$kib" >>"$results"
+
+for w in "${workers[@]}"; do
+  parts=$work/parts-w$w
+  rm -rf "$parts" "$work/run-w$w"
+  log "W=$w: GraphSAGE on the homogeneous view"
+  timed "train-w$w" mpirun --oversubscribe --bind-to none -np "$w" "$ADAQP_BIN" train \
+    --set "dataset.path=$data" --set dataset.add_reverse=true --set model.type=sage \
+    --set model.layers=2 --set model.hidden=128 --set "training.epochs=$epochs" \
+    --set training.threads=1 --set communication.mode=vanilla --set "partition.parts=$w" \
+    --set "partition.dir=$parts" --set "output.dir=$work/run-w$w"
+  "$ADAQP_BIN" info --partition "$parts" --covers --json >"$work/covers-w$w.json" 2>/dev/null
+  python3 - "$work/run-w$w/metrics.jsonl" "$work/covers-w$w.json" "$w" >>"$results" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+summary = [r for r in rows if r.get("event") == "summary"][-1]
+training = [per_rank[-1] for per_rank in summary["memory"]["peak_rss_bytes"]]  # the last phase
+covers = json.load(open(sys.argv[2]))["boundary_covers"]
+rows_now = covers["source_rows"]
+print(json.dumps({
+    "step": "train", "workers": int(sys.argv[3]), "epoch_s": summary["mean_epoch_time_s"],
+    "training_peak_rss_gib": max(training) / 2**30,
+    "source_rows": rows_now,
+    "cover_rows": covers["cover_sources"] + covers["cover_partials"],
+    "relation_cover_rows": covers["relation_cover_sources"] + covers["relation_cover_partials"],
+    "relation_cover_share": (covers["relation_cover_sources"] + covers["relation_cover_partials"])
+    / max(rows_now, 1)}))
+PY
+done
+cat "$results"
