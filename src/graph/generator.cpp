@@ -177,9 +177,10 @@ void build_csr(Graph& g, const std::vector<uint64_t>& keys) {
   }
 }
 
-// Class means: random directions of norm feature_signal; every feature gets unit Gaussian noise.
-void draw_features(Graph& g, const GeneratorOptions& o) {
-  std::mt19937_64 rng = stream(o.seed, kFeatures);
+}  // namespace
+
+void draw_class_features(Graph& g, const GeneratorOptions& o, const std::vector<int64_t>& nodes,
+                         std::mt19937_64& rng) {
   NormalSampler normal;
   std::vector<double> means(o.num_classes * o.feat_dim);
   for (int64_t c = 0; c < o.num_classes; ++c) {
@@ -192,32 +193,27 @@ void draw_features(Graph& g, const GeneratorOptions& o) {
     const double scale = o.feature_signal / std::sqrt(norm2);
     for (int64_t j = 0; j < o.feat_dim; ++j) m[j] *= scale;
   }
-  g.feat_dim = o.feat_dim;
-  g.features.resize(o.num_nodes * o.feat_dim);
-  for (int64_t v = 0; v < o.num_nodes; ++v) {
+  for (int64_t v : nodes) {
     const double* m = &means[g.labels[v] * o.feat_dim];
     float* x = &g.features[v * o.feat_dim];
     for (int64_t j = 0; j < o.feat_dim; ++j) x[j] = static_cast<float>(m[j] + normal(rng));
   }
 }
 
-void draw_split(Graph& g, const GeneratorOptions& o) {
-  std::vector<int64_t> order(o.num_nodes);
-  for (int64_t v = 0; v < o.num_nodes; ++v) order[v] = v;
-  std::mt19937_64 rng = stream(o.seed, kSplit);
-  shuffle_portable(order, rng);
+void draw_node_split(Graph& g, const GeneratorOptions& o, std::vector<int64_t> nodes,
+                     std::mt19937_64& rng) {
+  shuffle_portable(nodes, rng);
+  const auto n = static_cast<int64_t>(nodes.size());
   const auto count = [&](double f) {
-    return std::min<int64_t>(o.num_nodes, std::llround(f * static_cast<double>(o.num_nodes)));
+    return std::min<int64_t>(n, std::llround(f * static_cast<double>(n)));
   };
   const int64_t n_train = count(o.train_fraction);
-  const int64_t n_valid = std::min(count(o.valid_fraction), o.num_nodes - n_train);
-  g.train.assign(order.begin(), order.begin() + n_train);
-  g.valid.assign(order.begin() + n_train, order.begin() + n_train + n_valid);
-  g.test.assign(order.begin() + n_train + n_valid, order.end());
-  for (auto* s : {&g.train, &g.valid, &g.test}) std::sort(s->begin(), s->end());
+  const int64_t n_valid = std::min(count(o.valid_fraction), n - n_train);
+  g.train.assign(nodes.begin(), nodes.begin() + n_train);
+  g.valid.assign(nodes.begin() + n_train, nodes.begin() + n_train + n_valid);
+  g.test.assign(nodes.begin() + n_train + n_valid, nodes.end());
+  for (auto* split : {&g.train, &g.valid, &g.test}) std::sort(split->begin(), split->end());
 }
-
-}  // namespace
 
 void validate_generator_options(const GeneratorOptions& o) {
   constexpr int64_t kMaxNodes = int64_t{1} << 31;
@@ -259,8 +255,14 @@ Graph generate_graph(const GeneratorOptions& opt) {
     const std::vector<uint64_t> keys = sample_edges(opt, g.labels, propensities(opt));
     build_csr(g, keys);
   }
-  draw_features(g, opt);
-  draw_split(g, opt);
+  std::vector<int64_t> nodes(static_cast<size_t>(opt.num_nodes));
+  for (int64_t v = 0; v < opt.num_nodes; ++v) nodes[v] = v;
+  g.feat_dim = opt.feat_dim;
+  g.features.resize(opt.num_nodes * opt.feat_dim);
+  std::mt19937_64 features = stream(opt.seed, kFeatures);
+  draw_class_features(g, opt, nodes, features);
+  std::mt19937_64 split = stream(opt.seed, kSplit);
+  draw_node_split(g, opt, std::move(nodes), split);
   return g;
 }
 

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -128,59 +130,33 @@ Graph generate_hetero_graph(const GeneratorOptions& o) {
     for (int k = 0; k < 2; ++k) add(p, partner(kField, cls[p]), 3);
   }
   // Repeated (source, target) pairs of one relation are dropped.
+  std::vector<std::tuple<int64_t, int64_t, int32_t>> edges;
+  for (size_t i = 0; i < src.size(); ++i) edges.emplace_back(dst[i], src[i], rel[i]);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  src.clear();
+  dst.clear();
+  rel.clear();
+  for (const auto& [v, u, r] : edges) add(u, v, r);
   Graph built = Graph::from_edges(g.num_nodes, src, dst, rel);
-  g.indptr = {0};
-  for (int64_t v = 0; v < g.num_nodes; ++v) {
-    const auto row_start = static_cast<int64_t>(g.indices.size());
-    for (int64_t e = built.indptr[v]; e < built.indptr[v + 1]; ++e) {
-      const bool repeated = static_cast<int64_t>(g.indices.size()) > row_start &&
-                            g.indices.back() == built.indices[e] &&
-                            g.edge_relation.back() == built.edge_relation[e];
-      if (repeated) continue;
-      g.indices.push_back(built.indices[e]);
-      g.edge_relation.push_back(built.edge_relation[e]);
-    }
-    g.indptr.push_back(static_cast<int64_t>(g.indices.size()));
-  }
+  g.indptr = std::move(built.indptr);
+  g.indices = std::move(built.indices);
+  g.edge_relation = std::move(built.edge_relation);
 
-  // Papers: labels, features (class means of norm feature_signal plus unit noise) and the split;
-  // the other types have zero rows, class 0 and no split.
+  // Papers: labels, features and the split; the other types have zero rows, class 0 and no split.
   g.num_classes = o.num_classes;
   g.labels.assign(static_cast<size_t>(o.num_nodes), 0);
-  for (int64_t p = g.type_offsets[kPaper]; p < g.type_offsets[kPaper + 1]; ++p)
+  std::vector<int64_t> papers;
+  for (int64_t p = g.type_offsets[kPaper]; p < g.type_offsets[kPaper + 1]; ++p) {
     g.labels[p] = cls[p];
-  std::mt19937_64 frng = stream(o.seed, kFeatures);
-  NormalSampler normal;
-  std::vector<double> means(static_cast<size_t>(o.num_classes * o.feat_dim));
-  for (int64_t c = 0; c < o.num_classes; ++c) {
-    double norm2 = 0;
-    for (int64_t j = 0; j < o.feat_dim; ++j) {
-      means[c * o.feat_dim + j] = normal(frng);
-      norm2 += means[c * o.feat_dim + j] * means[c * o.feat_dim + j];
-    }
-    for (int64_t j = 0; j < o.feat_dim; ++j)
-      means[c * o.feat_dim + j] *= o.feature_signal / std::sqrt(norm2);
+    papers.push_back(p);
   }
   g.feat_dim = o.feat_dim;
   g.features.assign(static_cast<size_t>(o.num_nodes * o.feat_dim), 0.0f);
-  for (int64_t p = g.type_offsets[kPaper]; p < g.type_offsets[kPaper + 1]; ++p) {
-    for (int64_t j = 0; j < o.feat_dim; ++j)
-      g.features[p * o.feat_dim + j] =
-          static_cast<float>(means[cls[p] * o.feat_dim + j] + normal(frng));
-  }
-  std::vector<int64_t> papers;
-  for (int64_t p = g.type_offsets[kPaper]; p < g.type_offsets[kPaper + 1]; ++p) papers.push_back(p);
+  std::mt19937_64 frng = stream(o.seed, kFeatures);
+  draw_class_features(g, o, papers, frng);
   std::mt19937_64 srng = stream(o.seed, kSplit);
-  shuffle_portable(papers, srng);
-  const auto share = [&](double f) {
-    return std::min<int64_t>(count[kPaper], std::llround(f * static_cast<double>(count[kPaper])));
-  };
-  const int64_t n_train = share(o.train_fraction);
-  const int64_t n_valid = std::min(share(o.valid_fraction), count[kPaper] - n_train);
-  g.train.assign(papers.begin(), papers.begin() + n_train);
-  g.valid.assign(papers.begin() + n_train, papers.begin() + n_train + n_valid);
-  g.test.assign(papers.begin() + n_train + n_valid, papers.end());
-  for (auto* s : {&g.train, &g.valid, &g.test}) std::sort(s->begin(), s->end());
+  draw_node_split(g, o, std::move(papers), srng);
   return g;
 }
 
