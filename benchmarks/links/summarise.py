@@ -14,7 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 
 TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p", "adaqp": "AdaQP",
-          "adaqp-baseline": "AdaQP (baseline build)", "adaqp-paper": "AdaQP (paper's objective)"}
+          "adaqp-baseline": "AdaQP (baseline build)", "adaqp-paper": "AdaQP (paper's objective)",
+          "adaqp-inline": "AdaQP (solve inline)"}
 
 
 def rate_mbit(rate):
@@ -77,6 +78,17 @@ def main():
             r = by.get((rate, model, w, m))
             cells.append("%.2f" % r["vs_vanilla"] if r and r["vs_vanilla"] else "")
         lines.append("| " + " | ".join(cells) + " |")
+    # The width solve's time on the epoch's thread (assign_time_s): all of the solve inline, the
+    # problem building and the wait for the solve with the background solve.
+    solving = [r for r in rows if r["assign_s"] > 0]
+    if solving:
+        lines += ["", "| link | model | W | mode | width solve on the epoch's thread s | of the "
+                  "epoch |", "|---|---|---|---|---|---|"]
+        for r in sorted(solving, key=lambda r: (r["model"], r["workers"], rate_order(r["rate"]),
+                                                r["mode"])):
+            lines.append("| %s | %s | %d | %s | %.4f | %.1f%% |" % (
+                r["rate"], r["model"], r["workers"], TITLES[r["mode"]], r["assign_s"],
+                100 * r["assign_s"] / r["median_epoch_s"]))
     # Links of two speeds (RANKS_PER_HOST > 1): what crossed a host's shared memory, and how much
     # of it at full precision.
     hosted = [r for r in rows if r["same_host_bytes"] > 0]

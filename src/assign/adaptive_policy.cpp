@@ -202,12 +202,19 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
   }
   per_link_full_ = opt_.objective == assign::Objective::kSeconds && !time_.class_of_channel.empty();
   clock_offset_s_ = estimate_clock_offset(comm_);
+  if (opt_.background_solve) solve_comm_ = comm_.host_duplicate();
+}
+
+AdaptivePolicy::~AdaptivePolicy() {
+  if (solver_thread_.joinable()) solver_thread_.join();
 }
 
 const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_traces) {
   const double t0 = steady_now_s();
   plan_start_s_ = t0;
   stats_.solved = false;
+  stats_.background_solve_s = 0;
+  solving_ = false;
   const Boundary& part = boundary_;
   const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
   if (current_.forward.empty()) {
@@ -220,6 +227,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       }
     }
   }
+  adopt_pending(epoch);
   std::vector<const MessageTrace*> traces;  // by direction, then layer
   bool traced = false;
   for (Direction dir : kDirs) {
@@ -272,7 +280,6 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
     std::vector<int> layers;
     std::vector<size_t> at_of;
     std::vector<double> full_s;
-    std::vector<MessageBits*> solved;
     for (Direction dir : kDirs) {
       std::vector<MessageBits>& bits = plan_bits(current_, dir);
       for (int l = 0; l < layers_; ++l) {
@@ -294,36 +301,31 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
         layers.push_back(l);
         at_of.push_back(at);
         full_s.push_back(full);
-        solved.push_back(&bits[l]);
       }
     }
-    if (!solved.empty()) {
-      problems_.resize(solved.size());
+    if (!at_of.empty()) {
+      problems_.resize(at_of.size());
       for_each_problem(problems_.size(), [&](size_t i) {
         fill_problem(layers[i], dirs[i], *traces[at_of[i]], problems_[i]);
       });
-      std::vector<Solution> solutions = solve(problems_, dirs, full_s);
-      std::vector<MessageBits*> quantized;
-      std::vector<Direction> quantized_dirs;
-      for (size_t i = 0; i < solved.size(); ++i) {
-        solved[i]->full_precision = solutions[i].full_precision;
-        int& since = full_since_[at_of[i]];
-        since = solutions[i].full_precision ? (since < 0 ? epoch : since) : -1;
-        if (solutions[i].full_precision) continue;
-        solved[i]->send = std::move(solutions[i].widths);
-        quantized.push_back(solved[i]);
-        quantized_dirs.push_back(dirs[i]);
-      }
-      distribute(quantized, quantized_dirs);
-      for (size_t i = 0; i < solved.size(); ++i) {
-        SolvedInputs& in = solved_inputs_[at_of[i]];
+      for (size_t at : at_of) {
+        SolvedInputs& in = solved_inputs_[at];
         in.valid = true;
         in.range_sq.resize(part.num_parts);
         for (int r = 0; r < part.num_parts; ++r) {
-          in.range_sq[r] = range_sq_[r * 2 * static_cast<size_t>(layers_) + at_of[i]];
+          in.range_sq[r] = range_sq_[r * 2 * static_cast<size_t>(layers_) + at];
         }
       }
-      stats_.solved = true;
+      pending_.at = std::move(at_of);
+      pending_.dirs = std::move(dirs);
+      pending_.full_s = std::move(full_s);
+      solving_ = true;
+      if (solve_comm_ != nullptr) {
+        solver_thread_ = std::thread([this] { run_pending(); });
+      } else {
+        run_pending();
+        adopt_pending(epoch);
+      }
     }
     solved_once_ = true;
     last_solve_ = epoch;
@@ -333,6 +335,51 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   current_.trace_ranges = true;
   stats_.assign_time_s = steady_now_s() - t0;
   return current_;
+}
+
+void AdaptivePolicy::run_pending() {
+  try {
+    const double t0 = steady_now_s();
+    std::vector<Solution> solutions = solve(problems_, pending_.dirs, pending_.full_s);
+    pending_.bits.resize(solutions.size());
+    std::vector<MessageBits*> quantized;
+    std::vector<Direction> quantized_dirs;
+    for (size_t i = 0; i < solutions.size(); ++i) {
+      MessageBits& b = pending_.bits[i];
+      b.full_precision = solutions[i].full_precision;
+      if (b.full_precision) continue;
+      b.send = std::move(solutions[i].widths);
+      b.recv.resize(recv_offsets(boundary_, pending_.dirs[i]).back());
+      quantized.push_back(&b);
+      quantized_dirs.push_back(pending_.dirs[i]);
+    }
+    distribute(quantized, quantized_dirs);
+    pending_.seconds = steady_now_s() - t0;
+  } catch (...) {
+    pending_.error = std::current_exception();
+  }
+}
+
+void AdaptivePolicy::adopt_pending(int epoch) {
+  if (solver_thread_.joinable()) solver_thread_.join();
+  if (pending_.at.empty()) return;
+  PendingSolve done = std::move(pending_);
+  pending_ = PendingSolve{};
+  if (done.error) std::rethrow_exception(done.error);
+  for (size_t i = 0; i < done.at.size(); ++i) {
+    const size_t at = done.at[i];
+    MessageBits& bits = plan_bits(current_, done.dirs[i])[at % static_cast<size_t>(layers_)];
+    MessageBits& solved = done.bits[i];
+    bits.full_precision = solved.full_precision;
+    int& since = full_since_[at];
+    since = solved.full_precision ? (since < 0 ? epoch : since) : -1;
+    if (solved.full_precision) continue;
+    bits.send = std::move(solved.send);
+    bits.recv = std::move(solved.recv);
+  }
+  stats_.solved = true;
+  solving_ = true;
+  if (solve_comm_ != nullptr) stats_.background_solve_s = done.seconds;
 }
 
 bool AdaptivePolicy::trial_due(const std::vector<const MessageTrace*>& traces) const {
@@ -363,7 +410,7 @@ void AdaptivePolicy::check_schedule(double epoch_s, bool traced) {
   if (trial_ != Trial::kRunning) {
     // The trial's reference: the policy's own epochs after its first plan from traces (before it,
     // every message at the widest width) that did not solve (a solve's time is not the schedule's).
-    if (solved_once_ && !stats_.solved && epoch_s > 0) {
+    if (solved_once_ && !solving_ && epoch_s > 0) {
       recent_epochs_s_.push_back(epoch_s);
       if (recent_epochs_s_.size() > kFullCheckEpochs) {
         recent_epochs_s_.erase(recent_epochs_s_.begin());
@@ -561,7 +608,7 @@ std::vector<AdaptivePolicy::Solution> AdaptivePolicy::solve_fast(
       local[kStride * i + 2 + c] = solvers_[i].prefix_variance(tau);
     }
   });
-  comm_.allgather(local.data(), all.data(), local.size() * sizeof(double));
+  solve_comm().allgather(local.data(), all.data(), local.size() * sizeof(double));
   // Every rank sums the same gathered values in rank order and takes the first best budget.
   std::vector<Solution> solutions(n);
   for_each_problem(n, [&](size_t i) {
@@ -601,7 +648,7 @@ AdaptivePolicy::Solution AdaptivePolicy::solve_exact(const assign::AssignProblem
   const int world = comm_.size();
   const auto n = static_cast<int64_t>(problem.messages.size());
   std::vector<int64_t> counts(world);
-  comm_.allgather(&n, counts.data(), sizeof(int64_t));
+  solve_comm().allgather(&n, counts.data(), sizeof(int64_t));
   const int64_t most = *std::max_element(counts.begin(), counts.end());
   std::vector<double> weights(most, 0.0), all_weights(most * world);
   std::vector<int32_t> receivers(most, 0), all_receivers(most * world);
@@ -609,8 +656,8 @@ AdaptivePolicy::Solution AdaptivePolicy::solve_exact(const assign::AssignProblem
     weights[j] = problem.messages[j].weight;
     receivers[j] = problem.messages[j].receiver;
   }
-  comm_.allgather(weights.data(), all_weights.data(), most * sizeof(double));
-  comm_.allgather(receivers.data(), all_receivers.data(), most * sizeof(int32_t));
+  solve_comm().allgather(weights.data(), all_weights.data(), most * sizeof(double));
+  solve_comm().allgather(receivers.data(), all_receivers.data(), most * sizeof(int32_t));
   int64_t total = 0, offset = 0;
   for (int r = 0; r < world; ++r) {
     if (r < comm_.rank()) offset += counts[r];
@@ -637,7 +684,7 @@ AdaptivePolicy::Solution AdaptivePolicy::solve_exact(const assign::AssignProblem
         full_precision_wins(assign::objective_bounds(global),
                             std::max(a.eval.time, global.hidden_s), a.eval.variance, full_s);
   }
-  comm_.broadcast(bits.data(), bits.size(), 0);
+  solve_comm().broadcast(bits.data(), bits.size(), 0);
   Solution solution;
   solution.full_precision = bits.back() != 0;
   if (!solution.full_precision) {
@@ -678,7 +725,7 @@ void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
     b.recv[r] = in[r].data();
     b.recv_bytes[r] = in[r].size();
   }
-  comm_.exchange(b, {kBitsTag})->wait();
+  solve_comm().exchange(b, {kBitsTag})->wait();
   for (int r = 0; r < world; ++r) {
     if (r == part.rank) continue;
     const uint8_t* packed = in[r].data();

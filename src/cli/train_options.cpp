@@ -34,6 +34,7 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device) {
   o.adaptive.period = c.assign_period;
   o.adaptive.objective = c.objective;
   o.adaptive.resolve_drift = c.resolve_drift;
+  o.adaptive.background_solve = c.background_solve;
   o.adaptive.solver = c.solver;
   return o;
 }

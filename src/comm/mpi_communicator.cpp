@@ -342,6 +342,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& op
     int provided = MPI_THREAD_SINGLE;
     check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread", rank_);
     serialized_ = provided >= MPI_THREAD_SERIALIZED;
+    multiple_ = provided == MPI_THREAD_MULTIPLE;
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;
@@ -487,6 +488,14 @@ void MpiCommunicator::set_timeout(double seconds) {
 
 double MpiCommunicator::timeout() const {
   return timeout_s_->load();
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::host_duplicate() {
+  if (!multiple_) return nullptr;
+  MpiCommunicatorOptions options;
+  options.timeout_s = timeout();
+  options.max_chunk_bytes = max_chunk_bytes_;
+  return std::make_unique<MpiCommunicator>(comm_, options);
 }
 
 std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm comm, double timeout_s) {

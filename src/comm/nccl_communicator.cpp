@@ -598,6 +598,10 @@ double NcclCommunicator::timeout() const {
   return impl_->state->timeout_s.load();
 }
 
+std::unique_ptr<Communicator> NcclCommunicator::host_duplicate() {
+  return impl_->mpi->host_duplicate();
+}
+
 std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, int device, double timeout_s) {
   NcclCommunicatorOptions options;
   options.device = device;

@@ -149,6 +149,8 @@ const Field kFields[] = {
     ADAQP_SCALAR("device_peak_bytes", Kind::kInt, Emit::kPositive, r.stats.device_peak_bytes),
     ADAQP_SCALAR("assign_time_s", Kind::kReal, Emit::kAdaptive, r.stats.assign.assign_time_s),
     ADAQP_SCALAR("assign_solved", Kind::kBool, Emit::kAdaptive, r.stats.assign.solved),
+    ADAQP_SCALAR("assign_background_s", Kind::kReal, Emit::kAdaptive,
+                 r.stats.assign.background_solve_s),
     ADAQP_SCALAR("assign_full_precision_given_up", Kind::kBool, Emit::kAdaptive,
                  r.stats.assign.full_precision_given_up),
     ADAQP_SCALAR("assign_vanilla_schedule", Kind::kBool, Emit::kAdaptive,

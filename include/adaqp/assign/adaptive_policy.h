@@ -65,6 +65,9 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "adaqp/assign/bit_widths.h"
@@ -87,6 +90,8 @@ struct AdaptiveOptions {
   assign::Solver solver = assign::Solver::kFast;              // communication.solver
   assign::Objective objective = assign::Objective::kSeconds;  // communication.objective
   double resolve_drift = 0.5;  // communication.resolve_drift: see AdaptivePolicy::plan
+  // communication.background_solve: solve beside the next epoch (AdaptivePolicy::plan).
+  bool background_solve = true;
 };
 
 // ConfigError naming the communication.* key and its value.
@@ -105,6 +110,10 @@ class AdaptivePolicy : public BitPolicy {
   AdaptivePolicy(const Boundary& boundary, const kernels::CsrView& a_halo, Communicator& comm,
                  assign::TimeModel time, int layers, const AdaptiveOptions& opt, uint64_t seed,
                  bool measured_times, const kernels::CsrView* send_matrix = nullptr);
+  // Waits for a background solve still running (its collectives are bounded by the timeout).
+  ~AdaptivePolicy() override;
+  AdaptivePolicy(const AdaptivePolicy&) = delete;
+  AdaptivePolicy& operator=(const AdaptivePolicy&) = delete;
 
   // Every message at the largest allowed width until an epoch has been traced (two with measured
   // times: the first epoch's codec time is a cold start's). Then, every `period` epochs, each
@@ -134,6 +143,13 @@ class AdaptivePolicy : public BitPolicy {
   // false, every exchange at full precision); if the faster of the timed ones beats the faster of
   // those two epochs by more than kTrialMargin, the rest of the run keeps Vanilla's schedule, else
   // the plans go on as before. Every plan traces its quantized exchanges.
+  // Background solve (AdaptiveOptions::background_solve, where comm.host_duplicate() gives a
+  // communicator for a second thread): the exchanges due are traced and their problems built here,
+  // as above, but solved (and their widths sent to the receivers) on a thread of the policy's own,
+  // over that communicator, while the epoch runs; the next plan() waits for it (the wait is the
+  // only part of the solve left in assign_time_s) and adopts the widths, one epoch later than an
+  // inline solve would. Every rank launches and adopts the same solves at the same epochs. On a
+  // GPU the host is otherwise idle during the epoch; on the CPU the solve shares the cores.
   // Collective; every rank takes the same decisions.
   const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
   // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges
@@ -183,6 +199,13 @@ class AdaptivePolicy : public BitPolicy {
   // widths; exchanges not solved keep the largest width at both ends (every rank traces the same
   // exchanges, so the peers agree on what is sent).
   void distribute(const std::vector<MessageBits*>& solved, const std::vector<Direction>& dirs);
+  // The communicator of the solve's collectives: the background solve's own, else comm_.
+  Communicator& solve_comm() { return solve_comm_ != nullptr ? *solve_comm_ : comm_; }
+  // Solves problems_ into pending_ (its exceptions kept there), on whichever thread calls it.
+  void run_pending();
+  // Waits for the solve in flight, if any, and puts its widths into the plan of `epoch` (rethrows
+  // what the solve threw).
+  void adopt_pending(int epoch);
 
   const Boundary& boundary_;
   Communicator& comm_;
@@ -240,6 +263,21 @@ class AdaptivePolicy : public BitPolicy {
   // The last solve's problems and solvers, kept so that the next one reuses their memory.
   std::vector<assign::AssignProblem> problems_;
   std::vector<assign::BudgetSolver> solvers_;
+  // The solve launched by plan() and not yet adopted: its exchanges (direction, then layer), their
+  // directions and times at full precision, and the outcome: per exchange the widths both ways,
+  // or full precision; how long it took; what it threw.
+  struct PendingSolve {
+    std::vector<size_t> at;
+    std::vector<Direction> dirs;
+    std::vector<double> full_s;
+    std::vector<MessageBits> bits;
+    double seconds = 0;
+    std::exception_ptr error;
+  };
+  PendingSolve pending_;
+  std::unique_ptr<Communicator> solve_comm_;  // background solve; null: inline
+  std::thread solver_thread_;
+  bool solving_ = false;  // this epoch launched or adopted a solve (check_schedule)
   QuantPlan current_;
   bool solved_once_ = false;
   int last_solve_ = 0;

@@ -25,7 +25,11 @@ struct AssignStats {
   // The epoch ran Vanilla's schedule (QuantPlan::overlap false): a trial epoch of the adaptive
   // scheme, or every epoch after the trial found it faster (adaptive_policy.h).
   bool vanilla_schedule = false;
-  double assign_time_s = 0;  // solving and distributing the widths, this epoch
+  // Solving and distributing the widths on the epoch's thread, this epoch (with a background
+  // solve: building the problems, waiting for the solve, adopting its widths).
+  double assign_time_s = 0;
+  // A background solve adopted this epoch: how long it ran beside the previous epoch (0 if none).
+  double background_solve_s = 0;
   // Modelled time of each layer's exchange under the current widths (identical on every rank;
   // 0 where no exchange was traced).
   std::vector<double> predicted_forward_s, predicted_backward_s;

@@ -144,6 +144,11 @@ class Communicator {
   virtual bool allows_progress_thread() const { return false; }
   // True for a device transport: exchanges may move GPU memory (NcclCommunicator).
   virtual bool device_memory() const { return false; }
+  // Collective: a new communicator over the same ranks, for host-memory exchanges and collectives
+  // on another thread while this one is in use (the adaptive scheme's background solve), or null
+  // on every rank where the transport cannot run two threads at once (MPI without
+  // MPI_THREAD_MULTIPLE, wrappers). Its timeout starts as this one's.
+  virtual std::unique_ptr<Communicator> host_duplicate() { return nullptr; }
 };
 
 // ConfigError unless `seconds` is a valid bound on a communicator's waits: in (0, 1e6].

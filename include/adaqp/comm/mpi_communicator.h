@@ -72,6 +72,8 @@ class MpiCommunicator : public Communicator {
   // True when MPI was initialised with at least MPI_THREAD_SERIALIZED (background exchanges then
   // run on the progress thread).
   bool allows_progress_thread() const override { return serialized_; }
+  // A duplicate of this communicator's MPI communicator where MPI provides MPI_THREAD_MULTIPLE.
+  std::unique_ptr<Communicator> host_duplicate() override;
 
  private:
   template <typename T>
@@ -88,6 +90,7 @@ class MpiCommunicator : public Communicator {
   int size_ = 1;
   int tag_ub_ = 32767;
   bool serialized_ = false;
+  bool multiple_ = false;  // MPI_THREAD_MULTIPLE: host_duplicate()
   size_t max_chunk_bytes_;
   // Shared with the Works so they see timeout changes and may outlive the communicator.
   std::shared_ptr<std::atomic<double>> timeout_s_;

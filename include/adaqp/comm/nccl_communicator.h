@@ -90,6 +90,8 @@ class NcclCommunicator : public Communicator {
   double timeout() const override;
 
   bool device_memory() const override { return true; }
+  // A duplicate of the MPI communicator that carries host memory (MpiCommunicator::host_duplicate).
+  std::unique_ptr<Communicator> host_duplicate() override;
 
   // The CUDA device and the communication stream (a cudaStream_t, as void* so that this header
   // needs no CUDA types).
