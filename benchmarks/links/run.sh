@@ -6,8 +6,8 @@
 # (training.device=cuda, a distinct NCCL_HOSTID each: NCCL over sockets, about 5-10 Gbit/s). Modes: vanilla, adaqp-q and adaqp (the
 # default objective, seconds), adaqp-p, and adaqp-paper (mode adaqp with the paper's objective,
 # communication.objective=normalized, solved every epoch: the adaptive scheme before full precision
-# was a choice), and adaqp-inline (mode adaqp with communication.background_solve=false: the width
-# solve before each epoch, on its critical path, as before 2026-11-28).
+# was a choice), adaqp-inline and adaqp-background (mode adaqp with communication.solve_schedule
+# inline: the width solve before each epoch, on its critical path; background: beside the epoch).
 # With RANKS_PER_HOST=K (default 1), each host of the virtual cluster runs K ranks (scripts/vcluster.sh
 # --ranks-per-host: shared memory inside a host, the shaped link between hosts; W must be a multiple
 # of K): links of two speeds. With BASELINE_BIN (an adaqp binary built from another commit, e.g. the
@@ -50,7 +50,8 @@ mode_sets() {
     adaqp-q) echo communication.mode=quant ;;
     adaqp-p) echo communication.mode=overlap ;;
     adaqp | adaqp-baseline) echo communication.mode=adaqp ;;
-    adaqp-inline) echo communication.mode=adaqp communication.background_solve=false ;;
+    adaqp-inline) echo communication.mode=adaqp communication.solve_schedule=inline ;;
+    adaqp-background) echo communication.mode=adaqp communication.solve_schedule=background ;;
     adaqp-paper)
       echo communication.mode=adaqp communication.objective=normalized communication.resolve_drift=0
       ;;

@@ -15,7 +15,7 @@ from pathlib import Path
 
 TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p", "adaqp": "AdaQP",
           "adaqp-baseline": "AdaQP (baseline build)", "adaqp-paper": "AdaQP (paper's objective)",
-          "adaqp-inline": "AdaQP (solve inline)"}
+          "adaqp-inline": "AdaQP (solve inline)", "adaqp-background": "AdaQP (solve beside)"}
 
 
 def rate_mbit(rate):

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <omp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -320,8 +321,15 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       pending_.dirs = std::move(dirs);
       pending_.full_s = std::move(full_s);
       solving_ = true;
-      if (solve_comm_ != nullptr) {
-        solver_thread_ = std::thread([this] { run_pending(); });
+      // The first solve inline: until it, every message travels at the largest width.
+      if (solve_comm_ != nullptr && widths_solved_) {
+        // The thread's OpenMP teams as wide as the caller's: a new thread starts from the
+        // process default (every core), whose idle team threads would spin beside the compute.
+        solver_thread_ = std::thread([this, threads = omp_get_max_threads()] {
+          omp_set_num_threads(threads);
+          run_pending();
+        });
+        solver_launched_ = true;
       } else {
         run_pending();
         adopt_pending(epoch);
@@ -379,7 +387,9 @@ void AdaptivePolicy::adopt_pending(int epoch) {
   }
   stats_.solved = true;
   solving_ = true;
-  if (solve_comm_ != nullptr) stats_.background_solve_s = done.seconds;
+  if (solver_launched_) stats_.background_solve_s = done.seconds;
+  solver_launched_ = false;
+  widths_solved_ = true;
 }
 
 bool AdaptivePolicy::trial_due(const std::vector<const MessageTrace*>& traces) const {

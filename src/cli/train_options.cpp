@@ -34,7 +34,8 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device) {
   o.adaptive.period = c.assign_period;
   o.adaptive.objective = c.objective;
   o.adaptive.resolve_drift = c.resolve_drift;
-  o.adaptive.background_solve = c.background_solve;
+  o.adaptive.background_solve = c.solve_schedule == SolveSchedule::kBackground ||
+                                (c.solve_schedule == SolveSchedule::kAuto && device.is_cuda());
   o.adaptive.solver = c.solver;
   return o;
 }

@@ -29,6 +29,11 @@ constexpr Table<ExchangeLayout, 2> kExchangeLayouts = {{
     {ExchangeLayout::kRows, "rows"},
     {ExchangeLayout::kCover, "cover"},
 }};
+constexpr Table<SolveSchedule, 3> kSolveSchedules = {{
+    {SolveSchedule::kAuto, "auto"},
+    {SolveSchedule::kInline, "inline"},
+    {SolveSchedule::kBackground, "background"},
+}};
 constexpr Table<PartDistribution, 3> kPartDistributions = {{
     {PartDistribution::kAuto, "auto"},
     {PartDistribution::kShared, "shared"},
@@ -118,6 +123,7 @@ E parse(const std::array<std::pair<E, const char*>, N>& table, const std::string
 ADAQP_CHOICE(CommMode, kModes, parse_comm_mode)
 ADAQP_CHOICE(BitScheme, kSchemes, parse_bit_scheme)
 ADAQP_CHOICE(ExchangeLayout, kExchangeLayouts, parse_exchange_layout)
+ADAQP_CHOICE(SolveSchedule, kSolveSchedules, parse_solve_schedule)
 ADAQP_CHOICE(Recompute, kRecompute, parse_recompute)
 ADAQP_CHOICE(ComputePrecision, kPrecisions, parse_precision)
 ADAQP_CHOICE(ModelType, kModelTypes, parse_model_type)

@@ -304,9 +304,10 @@ const std::vector<Field>& fields() {
       field<double>(
           "communication.resolve_drift",
           [](C & c) -> auto& { return c.communication.resolve_drift; }),
-      field<bool>(
-          "communication.background_solve",
-          [](C & c) -> auto& { return c.communication.background_solve; }),
+      choice_field<SolveSchedule>(
+          "communication.solve_schedule",
+          [](C & c) -> auto& { return c.communication.solve_schedule; }, parse_solve_schedule,
+          to_string),
       field<std::string>(
           "output.dir", [](C & c) -> auto& { return c.output.dir; }),
       choice_field<LogLevel>(
@@ -441,8 +442,8 @@ void require_effective(const JobConfig& c, const std::string& origin) {
           assign::to_string(m.objective), solver_only);
   require(m.resolve_drift == defaults.resolve_drift || adaptive, origin,
           "communication.resolve_drift", print_value(m.resolve_drift), solver_only);
-  require(m.background_solve == defaults.background_solve || adaptive, origin,
-          "communication.background_solve", print_value(m.background_solve), solver_only);
+  require(m.solve_schedule == defaults.solve_schedule || adaptive, origin,
+          "communication.solve_schedule", to_string(m.solve_schedule), solver_only);
 }
 
 void validate(const JobConfig& c, const std::string& origin) {

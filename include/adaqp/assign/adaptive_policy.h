@@ -90,8 +90,8 @@ struct AdaptiveOptions {
   assign::Solver solver = assign::Solver::kFast;              // communication.solver
   assign::Objective objective = assign::Objective::kSeconds;  // communication.objective
   double resolve_drift = 0.5;  // communication.resolve_drift: see AdaptivePolicy::plan
-  // communication.background_solve: solve beside the next epoch (AdaptivePolicy::plan).
-  bool background_solve = true;
+  // communication.solve_schedule, resolved: solve beside the epoch (AdaptivePolicy::plan).
+  bool background_solve = false;
 };
 
 // ConfigError naming the communication.* key and its value.
@@ -144,12 +144,13 @@ class AdaptivePolicy : public BitPolicy {
   // those two epochs by more than kTrialMargin, the rest of the run keeps Vanilla's schedule, else
   // the plans go on as before. Every plan traces its quantized exchanges.
   // Background solve (AdaptiveOptions::background_solve, where comm.host_duplicate() gives a
-  // communicator for a second thread): the exchanges due are traced and their problems built here,
-  // as above, but solved (and their widths sent to the receivers) on a thread of the policy's own,
-  // over that communicator, while the epoch runs; the next plan() waits for it (the wait is the
-  // only part of the solve left in assign_time_s) and adopts the widths, one epoch later than an
-  // inline solve would. Every rank launches and adopts the same solves at the same epochs. On a
-  // GPU the host is otherwise idle during the epoch; on the CPU the solve shares the cores.
+  // communicator for a second thread): after the first solve (inline: until it every message
+  // travels at the largest width), the exchanges due have their problems built here, as above,
+  // but are solved (and their widths sent to the receivers) on a thread of the policy's own, over
+  // that communicator, while the epoch runs; the next plan() waits for it (the wait is the only
+  // part of the solve left in assign_time_s) and adopts the widths, one epoch later than an inline
+  // solve would. Every rank launches and adopts the same solves at the same epochs. On a GPU the
+  // host is otherwise idle during the epoch; on the CPU the solve shares the cores.
   // Collective; every rank takes the same decisions.
   const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
   // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges
@@ -277,7 +278,9 @@ class AdaptivePolicy : public BitPolicy {
   PendingSolve pending_;
   std::unique_ptr<Communicator> solve_comm_;  // background solve; null: inline
   std::thread solver_thread_;
-  bool solving_ = false;  // this epoch launched or adopted a solve (check_schedule)
+  bool solving_ = false;          // this epoch launched or adopted a solve (check_schedule)
+  bool solver_launched_ = false;  // pending_ is being solved on solver_thread_
+  bool widths_solved_ = false;    // a solve has been adopted (later ones may run beside the epoch)
   QuantPlan current_;
   bool solved_once_ = false;
   int last_solve_ = 0;

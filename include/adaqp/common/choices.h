@@ -30,6 +30,13 @@ enum class BitScheme { kAdaptive, kUniform, kRandom };
 // exchange/cover_layout.h).
 enum class ExchangeLayout { kRows, kCover };
 
+// communication.solve_schedule: where the adaptive scheme's width solve runs after its first one:
+// inline (before the epoch that uses its widths, on the epoch's critical path), background (a
+// thread of its own beside the epoch; the widths one epoch later: assign/adaptive_policy.h), or
+// auto: background where the epoch runs on a GPU (the host thread idles meanwhile), inline on the
+// CPU (the epoch keeps the cores busy: a solve beside it only moves its time).
+enum class SolveSchedule { kAuto, kInline, kBackground };
+
 // training.recompute: what backward makes again instead of keeping from forward. aggregations: a
 // layer that aggregates before its dense product keeps its input and the halo rows it received
 // instead of A·h, and recomputes A·h in backward (no second exchange; docs/memory.md).
@@ -80,13 +87,14 @@ enum class PartDistribution { kAuto, kShared, kScatter };
 enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 
 // The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
-// "rows", "cover"; "none", "aggregations"; "fp32", "tf32"; "gcn", "sage", "gat"; "auto", "cpu",
-// "cuda"; "auto", "mpi", "nccl"; "trace", "debug", "info", "warn", "error", "off"; "metis",
-// "random", "contiguous", "ptscotch"; "auto", "shared", "scatter"; "auto", "ogb", "numpy",
-// "graphsaint", "synthetic".
+// "rows", "cover"; "auto", "inline", "background"; "none", "aggregations"; "fp32", "tf32"; "gcn",
+// "sage", "gat"; "auto", "cpu", "cuda"; "auto", "mpi", "nccl"; "trace", "debug", "info", "warn",
+// "error", "off"; "metis", "random", "contiguous", "ptscotch"; "auto", "shared", "scatter"; "auto",
+// "ogb", "numpy", "graphsaint", "synthetic".
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
 const char* to_string(ExchangeLayout layout);
+const char* to_string(SolveSchedule schedule);
 const char* to_string(Recompute recompute);
 const char* to_string(ComputePrecision precision);
 const char* to_string(ModelType type);
@@ -101,6 +109,7 @@ const char* to_string(DatasetFormat format);
 CommMode parse_comm_mode(const std::string& text);
 BitScheme parse_bit_scheme(const std::string& text);
 ExchangeLayout parse_exchange_layout(const std::string& text);
+SolveSchedule parse_solve_schedule(const std::string& text);
 Recompute parse_recompute(const std::string& text);
 ComputePrecision parse_precision(const std::string& text);
 ModelType parse_model_type(const std::string& text);

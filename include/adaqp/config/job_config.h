@@ -53,8 +53,8 @@ struct CommunicationConfig {
   // Scheme adaptive (docs/design.md, section 6): the allowed widths, the weight of the variance
   // term in the objective, how many consecutive messages of one link share a width, the epochs
   // between solves, the solver (fast | exact), the objective (seconds | normalized) and the drift
-  // of an exchange's inputs since its last solve below which a due solve is skipped; whether the
-  // solve runs beside the next epoch (a thread of its own) or before it.
+  // of an exchange's inputs since its last solve below which a due solve is skipped; where the
+  // solve runs (common/choices.h).
   std::vector<int> bit_set = quant::all_widths();
   double lambda = 0.5;
   int group_size = 1;
@@ -62,7 +62,7 @@ struct CommunicationConfig {
   assign::Solver solver = assign::Solver::kFast;
   assign::Objective objective = assign::Objective::kSeconds;
   double resolve_drift = 0.5;
-  bool background_solve = true;
+  SolveSchedule solve_schedule = SolveSchedule::kAuto;
 };
 
 struct OutputConfig {
