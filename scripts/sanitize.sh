@@ -25,7 +25,8 @@ if [ "${1:-}" = --core ]; then
   shift
 fi
 JOBS=${1:-$(nproc)}
-core_fuzz=(job_config ogb_loader ogb_binary_loader numpy_loader graphsaint_loader partition_loader)
+core_fuzz=(job_config ogb_loader ogb_binary_loader ogb_hetero_loader numpy_loader graphsaint_loader
+  partition_loader)
 start=$(date +%s)
 
 mkdir -p "$BUILD"
