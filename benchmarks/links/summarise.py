@@ -33,6 +33,21 @@ def rate_order(rate):
     return float("inf") if m is None else m
 
 
+def mode_table(rows, keep, head, cells):
+    """The lines of a table of the rows `keep` selects, one per (model, W, link, mode): the link,
+    model, W and mode, then the columns `head` of `cells(row)`; none when no row is selected."""
+    chosen = sorted((r for r in rows if keep(r)),
+                    key=lambda r: (r["model"], r["workers"], rate_order(r["rate"]), r["mode"]))
+    if not chosen:
+        return []
+    lines = ["", "| link | model | W | mode | " + " | ".join(head) + " |",
+             "|" + "---|" * (4 + len(head))]
+    for r in chosen:
+        lines.append("| %s | %s | %d | %s | %s |" % (r["rate"], r["model"], r["workers"],
+                                                     TITLES[r["mode"]], " | ".join(cells(r))))
+    return lines
+
+
 def main():
     runs = [json.loads(line) for line in open(sys.argv[1])]
     out = Path(sys.argv[2])
@@ -80,27 +95,18 @@ def main():
         lines.append("| " + " | ".join(cells) + " |")
     # The width solve's time on the epoch's thread (assign_time_s): all of the solve inline, the
     # problem building and the wait for the solve with the background solve.
-    solving = [r for r in rows if r["assign_s"] > 0]
-    if solving:
-        lines += ["", "| link | model | W | mode | width solve on the epoch's thread s | of the "
-                  "epoch |", "|---|---|---|---|---|---|"]
-        for r in sorted(solving, key=lambda r: (r["model"], r["workers"], rate_order(r["rate"]),
-                                                r["mode"])):
-            lines.append("| %s | %s | %d | %s | %.4f | %.1f%% |" % (
-                r["rate"], r["model"], r["workers"], TITLES[r["mode"]], r["assign_s"],
-                100 * r["assign_s"] / r["median_epoch_s"]))
+    lines += mode_table(rows, lambda r: r["assign_s"] > 0,
+                        ["width solve on the epoch's thread s", "of the epoch"],
+                        lambda r: ["%.4f" % r["assign_s"],
+                                   "%.1f%%" % (100 * r["assign_s"] / r["median_epoch_s"])])
     # Links of two speeds (RANKS_PER_HOST > 1): what crossed a host's shared memory, and how much
     # of it at full precision.
-    hosted = [r for r in rows if r["same_host_bytes"] > 0]
-    if hosted:
-        lines += ["", "| link | model | W | mode | MB sent per epoch | to the own host | of it at "
-                  "full precision |", "|---|---|---|---|---|---|---|"]
-        for r in sorted(hosted, key=lambda r: (r["model"], r["workers"], rate_order(r["rate"]),
-                                               r["mode"])):
-            lines.append("| %s | %s | %d | %s | %.1f | %.1f | %.0f%% |" % (
-                r["rate"], r["model"], r["workers"], TITLES[r["mode"]],
-                r["bytes_per_epoch"] / 1e6, r["same_host_bytes"] / 1e6,
-                100 * r["same_host_full_precision_bytes"] / r["same_host_bytes"]))
+    lines += mode_table(rows, lambda r: r["same_host_bytes"] > 0,
+                        ["MB sent per epoch", "to the own host", "of it at full precision"],
+                        lambda r: ["%.1f" % (r["bytes_per_epoch"] / 1e6),
+                                   "%.1f" % (r["same_host_bytes"] / 1e6),
+                                   "%.0f%%" % (100 * r["same_host_full_precision_bytes"]
+                                               / r["same_host_bytes"])])
     (out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
