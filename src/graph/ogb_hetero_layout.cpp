@@ -402,8 +402,7 @@ void write_hetero_files(const Graph& g, const fs::path& dir) {
     for (int k = 0; k < 3; ++k) {
       GzWriter ids(dir / "split" / "main" / g.node_types[t] / names[k]);
       for (int64_t v : *splits[k]) {
-        if (g.node_type(v) == static_cast<int32_t>(t))
-          ids.line("{}", v - g.type_offsets[t]);
+        if (g.node_type(v) == static_cast<int32_t>(t)) ids.line("{}", v - g.type_offsets[t]);
       }
       ids.close();
     }
