@@ -203,11 +203,28 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
   }
   per_link_full_ = opt_.objective == assign::Objective::kSeconds && !time_.class_of_channel.empty();
   clock_offset_s_ = estimate_clock_offset(comm_);
-  if (opt_.background_solve) solve_comm_ = comm_.host_duplicate();
+  if (opt_.background_solve) {
+    solve_comm_ = comm_.host_duplicate();
+    if (solve_comm_ == nullptr && boundary_.rank == 0) {
+      spdlog::warn(
+          "communication.solve_schedule: the width solve runs inline (the transport gives no "
+          "second communicator for a thread: MPI without MPI_THREAD_MULTIPLE, or a wrapped one)");
+    }
+  }
 }
 
 AdaptivePolicy::~AdaptivePolicy() {
-  if (solver_thread_.joinable()) solver_thread_.join();
+  if (!solver_thread_.joinable()) return;
+  solver_thread_.join();
+  // The last solve launched is never adopted: what it threw is only reported.
+  if (!pending_.error) return;
+  try {
+    std::rethrow_exception(pending_.error);
+  } catch (const std::exception& e) {
+    spdlog::warn("rank {}: the last background width solve failed: {}", boundary_.rank, e.what());
+  } catch (...) {
+    spdlog::warn("rank {}: the last background width solve failed", boundary_.rank);
+  }
 }
 
 const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_traces) {

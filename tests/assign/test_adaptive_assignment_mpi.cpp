@@ -720,12 +720,18 @@ TEST(AdaptiveTraining, LambdaOneInSecondsSendsWhatTheOverlapModeSends) {
   }
 }
 
+// The background solve needs a second communicator for its thread (MPI_THREAD_MULTIPLE).
+bool has_solver_thread(Communicator& comm) {
+  return comm.host_duplicate() != nullptr;
+}
+
 // The background solve: the first solve runs inline (epoch 2, from epoch 1's traces, as the inline
 // policy's); later ones are launched by one epoch and adopted by the next, their widths identical
 // message by message at both ends to what the inline policy puts into the launching epoch (the
 // traces are the same every epoch here: the same rows, so every solve has the same problems).
 TEST(AdaptiveBackground, LaterSolvesArriveOneEpochLaterWithTheInlineWidths) {
   const auto comm = test::world_comm();
+  if (!has_solver_thread(*comm)) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
   const Graph g = test::small_graph(240, 40);
   const std::unique_ptr<DistGraph> inline_graph = gcn_graph(g, *comm);
   const std::unique_ptr<DistGraph> background_graph = gcn_graph(g, *comm);
@@ -774,6 +780,7 @@ TEST(AdaptiveBackground, LaterSolvesArriveOneEpochLaterWithTheInlineWidths) {
 // the period kept: due at epochs 2 (inline, the first) and 4 (launched, adopted at 5).
 TEST(AdaptiveBackground, SameSeedGivesIdenticalRuns) {
   const auto comm = test::world_comm();
+  if (!has_solver_thread(*comm)) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
   const Graph g = test::small_graph(240, 41);
   TrainerOptions opt = options("adaptive", 8, 0.5);
   opt.adaptive.background_solve = true;
@@ -792,6 +799,51 @@ TEST(AdaptiveBackground, SameSeedGivesIdenticalRuns) {
     EXPECT_EQ(a.assign.background_solve_s > 0, e == 5) << "epoch " << e;
   }
   EXPECT_EQ(background.parameter_values(), again.parameter_values());
+}
+
+// The default objective (seconds) with measured times, beside the epoch: over a slow link (about
+// 1 MB/s: quantizing always pays, whatever the measured codec and epoch times) the solves after the
+// first run on the policy's thread; over a link so fast that no width saves time every exchange
+// goes to full precision without a solve. At every epoch, each receiver decodes with the widths its
+// senders use.
+TEST(AdaptiveBackground, SecondsWithMeasuredTimesKeepBothEndsAgreeing) {
+  const auto comm = test::world_comm();
+  if (!has_solver_thread(*comm)) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
+  const Graph g = test::small_graph(240, 42);
+  const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
+  std::vector<assign::LinkCost> crawl;
+  for (int r = 0; r < comm->size(); ++r) crawl.push_back({1e-5, 1e-6 * (1 + r)});
+  for (const bool slow : {true, false}) {
+    const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+    DistGraph& graph = *owned;
+    AdaptiveOptions aopt;
+    aopt.background_solve = true;
+    aopt.resolve_drift = 0;
+    AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
+                          assign::per_sender_time_model(slow ? crawl : fast),
+                          /*layers=*/2, aopt,
+                          /*seed=*/5, /*measured_times=*/true);
+    const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+    int adopted = 0;
+    for (int epoch = 1; epoch <= 10; ++epoch) {
+      const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad);
+      adopted += e.stats.background_solve_s > 0 ? 1 : 0;
+      EXPECT_EQ(widths_seen(*comm, graph.boundary(), e.plan, true),
+                widths_seen(*comm, graph.boundary(), e.plan, false))
+          << (slow ? "slow" : "fast") << " link, epoch " << epoch;
+      // Fast link: full precision from epoch 3, until the measured check of full precision (its
+      // epochs 4 and 5 timed against epoch 2) may give it up on a loaded machine.
+      if (!slow && (epoch == 3 || epoch == 4)) {
+        EXPECT_TRUE(e.plan.forward[kLayer].full_precision) << "fast link, epoch " << epoch;
+        EXPECT_TRUE(e.plan.backward[kLayer].full_precision) << "fast link, epoch " << epoch;
+        EXPECT_EQ(e.stats.background_solve_s, 0.0) << "fast link, epoch " << epoch;
+      }
+    }
+    // Alone, a rank has no messages: nothing to solve.
+    if (slow && comm->size() > 1) {
+      EXPECT_GE(adopted, 5) << "solves adopted from the thread";
+    }
+  }
 }
 
 }  // namespace
