@@ -222,7 +222,10 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
     spdlog::info("rank {}: part {} ({})", rank, got.source, got.path);
   }
   made.reset();
-  run_step(*comm, [&] { require_recompute_effect(cfg, meta.num_classes); });
+  run_step(*comm, [&] {
+    require_recompute_effect(cfg, meta.num_classes);
+    require_relations(cfg, meta.relations.size());
+  });
   const std::string fingerprint = meta.dataset_fingerprint;
   if (rank == 0) {
     spdlog::info("partition {}: dataset {}, {} nodes, {} parts, edge cut {}", dir,

@@ -47,18 +47,26 @@ constexpr Table<Recompute, 2> kRecompute = {{
     {Recompute::kNone, "none"},
     {Recompute::kAggregations, "aggregations"},
 }};
-constexpr Table<ModelType, 3> kModelTypes = {{
+constexpr Table<ModelType, 4> kModelTypes = {{
     {ModelType::kGcn, "gcn"},
     {ModelType::kSage, "sage"},
     {ModelType::kGat, "gat"},
+    {ModelType::kRgcn, "rgcn"},
 }};
-constexpr std::array<std::pair<ModelType, ModelTypeRules>, 3> kModelTypeRules = {{
+constexpr std::array<std::pair<ModelType, ModelTypeRules>, 4> kModelTypeRules = {{
     {ModelType::kGcn,
-     {false, nullptr, "a GCN layer keeps one n x hidden tensor for backward either way"}},
-    {ModelType::kSage, {false, nullptr, nullptr}},
+     {false, false, nullptr, "a GCN layer keeps one n x hidden tensor for backward either way"}},
+    {ModelType::kSage, {false, false, nullptr, nullptr}},
     {ModelType::kGat,
-     {true, "attention weighs every in-edge by its source row, which a partial sum does not keep",
+     {true, false,
+      "attention weighs every in-edge by its source row, which a partial sum does not keep",
       "an attention layer aggregates no kept input"}},
+    {ModelType::kRgcn,
+     {false, true,
+      "an R-GCN layer aggregates each relation on its own, and the cover's partial sums mix the "
+      "relations of a row",
+      "an R-GCN layer keeps its per-relation aggregations for backward (recomputing them is not "
+      "built)"}},
 }};
 constexpr Table<DeviceChoice, 3> kDevices = {{
     {DeviceChoice::kAuto, "auto"},

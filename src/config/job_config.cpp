@@ -241,6 +241,8 @@ const std::vector<Field>& fields() {
       field<double>(
           "model.attention_dropout", [](C & c) -> auto& { return c.model.attention_dropout; }),
       field<int>(
+          "model.num_bases", [](C & c) -> auto& { return c.model.num_bases; }),
+      field<int>(
           "training.epochs", [](C & c) -> auto& { return c.training.epochs; }),
       field<double>(
           "training.lr", [](C & c) -> auto& { return c.training.lr; }),
@@ -496,6 +498,13 @@ void validate(const JobConfig& c, const std::string& origin) {
       c.model.attention_dropout == 0 || rules.attention, origin, "model.attention_dropout",
       print_value(c.model.attention_dropout),
       "applies to model.type " + attention_types + " only (0 for " + to_string(c.model.type) + ")");
+  require(c.model.num_bases >= 0, origin, "model.num_bases", std::to_string(c.model.num_bases),
+          "must be >= 0 (0: one weight per relation)");
+  require(c.model.num_bases == 0 || rules.relational, origin, "model.num_bases",
+          std::to_string(c.model.num_bases),
+          "applies to model.type " +
+              model_types_where([](const ModelTypeRules& r) { return r.relational; }) +
+              " only (0 for " + to_string(c.model.type) + ")");
   // The edge masks' counters hold 256 blocks of 4 heads and 2^24 epochs (common/philox.h).
   require(c.model.attention_dropout == 0 || c.model.heads <= 1024, origin, "model.heads",
           std::to_string(c.model.heads), "must be <= 1024 with model.attention_dropout");
@@ -653,6 +662,14 @@ void require_recompute_effect(const JobConfig& cfg, int64_t num_classes) {
       "model.hidden = {} on a dataset of {} classes: only a layer after the first that does not "
       "narrow its rows (out >= in) recomputes its aggregation; set training.recompute = none",
       to_string(cfg.training.recompute), to_string(m.type), m.layers, m.hidden, num_classes));
+}
+
+void require_relations(const JobConfig& cfg, size_t num_relations) {
+  if (num_relations > 0 || !model_type_rules(cfg.model.type).relational) return;
+  throw ConfigError(fmt::format(
+      "model.type = {} aggregates each relation on its own, and the dataset has no node types and "
+      "relations: use a heterogeneous dataset (docs/data-formats.md) or another model.type",
+      to_string(cfg.model.type)));
 }
 
 std::string partition_dir(const JobConfig& cfg) {

@@ -15,13 +15,16 @@ struct ConvType {
   bool reads_features;       // layer 0 reads X itself, not only A X
   bool aggregates_features;  // layer 0 reads A X
   bool multiplies;           // the layers multiply by A (attention reads only its pattern)
-  std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, int64_t, int64_t, int);
+  bool sparse_input;         // layer 0 can read its inputs kept sparse (it sends no rows of X)
+  std::unique_ptr<GraphConv> (*make)(torch::nn::Module&, const std::string&, const ConvShape&);
 };
 
 const ConvType kConvTypes[] = {
-    {ModelType::kGcn, conv_detail::kGcnNorm, false, true, true, conv_detail::make_gcn_conv},
-    {ModelType::kSage, conv_detail::kMeanNorm, true, true, true, conv_detail::make_sage_conv},
-    {ModelType::kGat, conv_detail::kMeanNorm, true, false, false, conv_detail::make_gat_conv},
+    {ModelType::kGcn, conv_detail::kGcnNorm, false, true, true, true, conv_detail::make_gcn_conv},
+    {ModelType::kSage, conv_detail::kMeanNorm, true, true, true, true, conv_detail::make_sage_conv},
+    {ModelType::kGat, conv_detail::kMeanNorm, true, false, false, true, conv_detail::make_gat_conv},
+    {ModelType::kRgcn, conv_detail::kMeanNorm, true, false, false, false,
+     conv_detail::make_rgcn_conv},
 };
 
 const ConvType& conv_type(ModelType type) {
@@ -34,9 +37,8 @@ const ConvType& conv_type(ModelType type) {
 }  // namespace
 
 std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
-                                     const std::string& prefix, int64_t in, int64_t out,
-                                     int heads) {
-  return conv_type(type).make(owner, prefix, in, out, heads);
+                                     const std::string& prefix, const ConvShape& shape) {
+  return conv_type(type).make(owner, prefix, shape);
 }
 
 const EdgeNorm& conv_norm(ModelType type) {
@@ -49,6 +51,7 @@ DistGraphOptions graph_options_for(ModelType type, DistGraphOptions choices) {
   choices.keep_features = c.reads_features;
   choices.cache_features = choices.cache_features && c.aggregates_features;
   choices.products = c.multiplies;
+  choices.sparse_features = choices.sparse_features && c.sparse_input;
   return choices;
 }
 

@@ -16,12 +16,14 @@ namespace adaqp::conv_detail {
 extern const EdgeNorm kGcnNorm;
 extern const EdgeNorm kMeanNorm;
 
-// `heads` is GAT's; the others have one (the configuration refuses more).
+// Each reads the parts of the shape that apply to it (heads: GAT's; relations and bases: R-GCN's).
 std::unique_ptr<GraphConv> make_gcn_conv(torch::nn::Module& owner, const std::string& prefix,
-                                         int64_t in, int64_t out, int heads);
+                                         const ConvShape& shape);
 std::unique_ptr<GraphConv> make_sage_conv(torch::nn::Module& owner, const std::string& prefix,
-                                          int64_t in, int64_t out, int heads);
+                                          const ConvShape& shape);
 std::unique_ptr<GraphConv> make_gat_conv(torch::nn::Module& owner, const std::string& prefix,
-                                         int64_t in, int64_t out, int heads);
+                                         const ConvShape& shape);
+std::unique_ptr<GraphConv> make_rgcn_conv(torch::nn::Module& owner, const std::string& prefix,
+                                          const ConvShape& shape);
 
 }  // namespace adaqp::conv_detail

@@ -303,6 +303,15 @@ const DistGraph::Edges& DistGraph::edges() {
   return edges_;
 }
 
+RelationAdjacency& DistGraph::relation_adjacency() {
+  if (!relations_) {
+    ADAQP_CHECK(layout_->receives_node_rows(),
+                "a relation adjacency needs the rows layout (its columns are the halo nodes)");
+    relations_ = std::make_unique<RelationAdjacency>(part_, opt_.device);
+  }
+  return *relations_;
+}
+
 void DistGraph::aggregate_backward(const float* g, int64_t d, float* dh, int layer) {
   begin_aggregate_backward(g, d, layer);
   end_aggregate_backward(g, d, dh);

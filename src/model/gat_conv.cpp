@@ -213,8 +213,8 @@ class GatConv final : public GraphConv {
 }  // namespace
 
 std::unique_ptr<GraphConv> make_gat_conv(torch::nn::Module& owner, const std::string& prefix,
-                                         int64_t in, int64_t out, int heads) {
-  return std::make_unique<GatConv>(owner, prefix, in, out, heads);
+                                         const ConvShape& shape) {
+  return std::make_unique<GatConv>(owner, prefix, shape.in, shape.out, shape.heads);
 }
 
 }  // namespace adaqp::conv_detail

@@ -45,8 +45,8 @@ class GcnConv final : public GraphConv {
 }  // namespace
 
 std::unique_ptr<GraphConv> make_gcn_conv(torch::nn::Module& owner, const std::string& prefix,
-                                         int64_t in, int64_t out, int /*heads*/) {
-  return std::make_unique<GcnConv>(owner, prefix, in, out);
+                                         const ConvShape& shape) {
+  return std::make_unique<GcnConv>(owner, prefix, shape.in, shape.out);
 }
 
 }  // namespace adaqp::conv_detail

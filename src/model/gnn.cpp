@@ -20,7 +20,8 @@ GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
     const int64_t out = l + 1 == opt.layers ? opt.out_dim : opt.hidden;
     const std::string p = "layer" + std::to_string(l);
     const int heads = l + 1 == opt.layers ? 1 : opt.heads;
-    conv_.push_back(make_conv(opt.type, *this, p, in, out, heads));
+    conv_.push_back(
+        make_conv(opt.type, *this, p, ConvShape{in, out, heads, opt.relations, opt.bases}));
     if (opt.layer_norm && l + 1 < opt.layers) {
       norm_.push_back(
           register_module(p + "_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({out}))));

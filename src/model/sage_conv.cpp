@@ -50,8 +50,8 @@ class SageConv final : public GraphConv {
 }  // namespace
 
 std::unique_ptr<GraphConv> make_sage_conv(torch::nn::Module& owner, const std::string& prefix,
-                                          int64_t in, int64_t out, int /*heads*/) {
-  return std::make_unique<SageConv>(owner, prefix, in, out);
+                                          const ConvShape& shape) {
+  return std::make_unique<SageConv>(owner, prefix, shape.in, shape.out);
 }
 
 }  // namespace adaqp::conv_detail

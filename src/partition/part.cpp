@@ -120,6 +120,8 @@ Part build_part(const Graph& g, const std::vector<int32_t>& owner, int rank) {
   p.halo_indices = std::move(halo.indices);
   p.halo_relations = std::move(halo.relations);
   if (typed) {
+    p.num_node_types = static_cast<int32_t>(g.node_types.size());
+    p.num_relations = static_cast<int32_t>(g.relations.size());
     for (int64_t v : p.owned_gid) p.owned_type.push_back(g.node_type(v));
     for (int64_t u : p.halo_gid) p.halo_type.push_back(g.node_type(u));
   }

@@ -270,6 +270,8 @@ void read_part_types(const ArrayFileReader& in, const PartChecker& check, const 
   check.size("halo_type", p.halo_type.size(), p.halo_gid.size());
   const auto relations = static_cast<int64_t>(meta.relations.size());
   const auto types = static_cast<int64_t>(meta.node_types.size());
+  p.num_relations = static_cast<int32_t>(relations);
+  p.num_node_types = static_cast<int32_t>(types);
   check.in_range("local_relations", p.local_relations, relations);
   check.in_range("halo_relations", p.halo_relations, relations);
   check.in_range("owned_type", p.owned_type, types);

@@ -66,6 +66,9 @@ LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
 GnnOptions gnn_options(GnnOptions o, const Part& part) {
   o.in_dim = part.feat_dim;
   o.out_dim = part.num_classes;
+  o.relations = part.num_relations;
+  ADAQP_CHECK(!model_type_rules(o.type).relational || part.heterogeneous(),
+              std::string("model type ") + to_string(o.type) + " on a part without relations");
   return o;
 }
 

@@ -5,8 +5,8 @@
 # - `adaqp info --json` reports the node types and the relations' edge counts the script wrote
 #   (checked here, not by the binary);
 # - `mpirun -np 2 adaqp train` with dataset.add_reverse trains GraphSAGE on the homogeneous view
-#   (reverse relations and per-type self-loops: 8 relations) above chance, and the partition it
-#   wrote keeps the types (`adaqp info --partition`, which also counts the covers per relation);
+#   (reverse relations and per-type self-loops: 8 relations) above chance, and R-GCN (AdaQP, 2
+#   bases) on the same partition; the partition it wrote keeps the types (`adaqp info --partition`, which also counts the covers per relation);
 # - dataset.symmetrize and partition.method ptscotch are refused with one clear error each, the
 #   job exiting non-zero;
 # - `adaqp generate` writes the ogbn-mag-shaped generated graph (dataset.synthetic.heterogeneous)
@@ -94,6 +94,22 @@ summary = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "s
 best = summary["best_val_acc"]
 assert best > 0.6, f"best validation accuracy {best} (4 classes, chance 0.25)"
 print(f"ok: GraphSAGE on the homogeneous view, best validation accuracy {best:.3f}")
+PY
+
+# R-GCN on the same partition, its messages quantized with adaptive widths (AdaQP).
+timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${job[@]}" \
+  --set model.type=rgcn --set model.num_bases=2 --set communication.mode=adaqp \
+  --set "partition.dir=$tmp/parts" --set "output.dir=$tmp/rgcn" >"$tmp/rgcn.log" 2>&1 ||
+  { tail -n 30 "$tmp/rgcn.log"; fail "R-GCN on the heterogeneous dataset"; }
+"$PYTHON" - "$tmp/rgcn/metrics.jsonl" <<'PY' || fail "R-GCN's accuracy"
+import json, sys
+records = list(map(json.loads, open(sys.argv[1])))
+summary = [r for r in records if r.get("event") == "summary"][-1]
+best = summary["best_val_acc"]
+assert best > 0.6, f"best validation accuracy {best} (4 classes, chance 0.25)"
+quantized = sum(r.get("quant_time_s", 0) > 0 for r in records if "epoch" in r)
+assert quantized > 0, "no epoch quantized a message"
+print(f"ok: R-GCN (AdaQP), best validation accuracy {best:.3f}, {quantized} quantized epochs")
 PY
 
 # expect_refusal NAME MESSAGE SETS...: the job exits non-zero with exactly one error line holding

@@ -60,6 +60,8 @@ expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gin
 expect_failure gat_cover 2 "communication.exchange = cover: must be rows with model.type gat" \
   "${small[@]}" --set model.type=gat --set communication.exchange=cover
 expect_failure bad_dropout 2 "model.dropout" "${small[@]}" --set model.dropout=1.5
+expect_failure rgcn_untyped 2 "model.type = rgcn aggregates each relation on its own, and the dataset has no node types" \
+  "${small[@]}" --set model.type=rgcn
 expect_failure missing_config 2 "no-such-job.yaml" --config "$tmp/no-such-job.yaml"
 
 # Device and transport: NCCL needs a GPU run; a GPU run needs a GPU of its own per rank (or

@@ -289,6 +289,7 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"model.heads=2", "model.heads = 2: applies to model.type gat only (1 for gcn)"},
       {"model.attention_dropout=0.5",
        "model.attention_dropout = 0.5: applies to model.type gat only (0 for gcn)"},
+      {"model.num_bases=2", "model.num_bases = 2: applies to model.type rgcn only (0 for gcn)"},
       {"output.log_level=loud", "output.log_level = 'loud'"},
       {"output.dir=", "output.dir = ''"},
       {"dataset.synthetic.homophily=2", "dataset.synthetic.homophily = 2"},
@@ -308,6 +309,14 @@ TEST(JobConfig, EveryRangeIsChecked) {
                              "model.heads = 5: must divide model.hidden (64)"));
   EXPECT_TRUE(test::contains(config_error("model: {type: gat, layers: 1}\n", {"model.heads=2"}),
                              "model.heads = 2: applies to hidden layers"));
+  EXPECT_TRUE(test::contains(config_error("model: {type: rgcn}\n", {"model.num_bases=-1"}),
+                             "model.num_bases = -1: must be >= 0"));
+  EXPECT_TRUE(
+      test::contains(config_error("model: {type: rgcn}\n", {"communication.exchange=cover"}),
+                     "communication.exchange = cover: must be rows with model.type rgcn"));
+  EXPECT_TRUE(
+      test::contains(config_error("model: {type: rgcn}\n", {"training.recompute=aggregations"}),
+                     "training.recompute"));
   EXPECT_TRUE(test::contains(config_error("model: {type: gat}\n", {"model.attention_dropout=1"}),
                              "model.attention_dropout = 1: must be in [0, 1)"));
   EXPECT_TRUE(test::contains(config_error("model: {type: gat, hidden: 2048}\n",

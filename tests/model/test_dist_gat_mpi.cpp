@@ -138,8 +138,9 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   torch::manual_seed(3);
   torch::nn::Module owner;
   const std::unique_ptr<GraphConv> conv0 =
-      make_conv(ModelType::kGat, owner, "layer0", g.feat_dim, 6, /*heads=*/2);
-  const std::unique_ptr<GraphConv> conv1 = make_conv(ModelType::kGat, owner, "layer1", 6, 4, 1);
+      make_conv(ModelType::kGat, owner, "layer0", ConvShape{g.feat_dim, 6, /*heads=*/2});
+  const std::unique_ptr<GraphConv> conv1 =
+      make_conv(ModelType::kGat, owner, "layer1", ConvShape{6, 4, 1});
   const at::Tensor r_all = random_matrix(g.num_nodes, 4, 33);
 
   QuantPlan plan;

@@ -47,13 +47,16 @@ enum class Recompute { kNone, kAggregations };
 // The CPU computes in fp32 either way.
 enum class ComputePrecision { kFp32, kTf32 };
 
-// model.type: the layer of every layer of the model (model/conv.h): GCN, GraphSAGE-mean or GAT.
-enum class ModelType { kGcn, kSage, kGat };
+// model.type: the layer of every layer of the model (model/conv.h): GCN, GraphSAGE-mean, GAT or
+// R-GCN (heterogeneous graphs).
+enum class ModelType { kGcn, kSage, kGat, kRgcn };
 
 // What the job's keys may ask of a model type, for the configuration's checks: one row per type
 // beside its name (src/common/choices.cpp); a new type states its rules there, the checks stay.
 struct ModelTypeRules {
-  bool attention;  // model.heads and model.attention_dropout apply
+  bool attention;   // model.heads and model.attention_dropout apply
+  bool relational;  // aggregates each relation on its own: needs node types and relations;
+                    // model.num_bases applies
   // Why its messages cannot travel as partial sums (communication.exchange: cover); null: they can.
   const char* no_partial_sums;
   // Why training.recompute saves no memory with it; null: it saves some.

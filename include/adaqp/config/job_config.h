@@ -23,6 +23,9 @@ struct ModelConfig {
   bool layer_norm = false;
   int heads = 1;                   // attention heads of a gat hidden layer
   double attention_dropout = 0.0;  // gat: dropout of the attention weights (GAT's paper: 0.6)
+  // rgcn: each relation's weight a combination of this many shared bases (Schlichtkrull et al.'s
+  // basis decomposition); 0: one full weight per relation.
+  int num_bases = 0;
 };
 
 struct TrainingConfig {
@@ -125,6 +128,9 @@ std::vector<std::pair<std::string, std::string>> dataset_identity(const JobConfi
 // training.recompute with a GraphSAGE model none of whose layers after the first aggregates
 // first has no effect, a ConfigError naming the keys and values.
 void require_recompute_effect(const JobConfig& cfg, int64_t num_classes);
+// The rule that needs the dataset's types: a model.type that aggregates each relation on its own
+// (rgcn) needs a heterogeneous dataset (num_relations > 0), a ConfigError otherwise.
+void require_relations(const JobConfig& cfg, size_t num_relations);
 
 // The partition directory a job uses (partition.dir, or <output.dir>/partition).
 std::string partition_dir(const JobConfig& cfg);

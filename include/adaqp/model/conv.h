@@ -3,6 +3,7 @@
 //   gcn   Y = A_gcn H W + b                 (A_gcn: symmetric normalisation, GCN)
 //   sage  Y = A_mean H W_n + b + H W_r      (A_mean: mean of in-neighbours, GraphSAGE-mean)
 //   gat   Y = A_att H W + b                  (A_att: attention over in-neighbours, per head; GAT)
+//   rgcn  Y = H W_0 + b + sum_r A_r H W_r    (A_r: mean over in-neighbours of relation r; R-GCN)
 // A layer type's edge normalisation (EdgeNorm, dist_graph.h) is defined in its file and given to
 // the DistGraph the model runs on, which builds its adjacency with it (GnnImpl checks). A layer
 // registers its parameters on the model that owns it, under names prefixed by its layer
@@ -46,12 +47,21 @@ class GraphConv {
   virtual LayerExchange exchange(int layer) const = 0;
 };
 
-// The layer of `type` from `in` to `out` features (gat: in `heads` heads of out / heads features),
-// registering its parameters on `owner` under `prefix` ("layer<l>"); parameters are drawn from
-// libtorch's global generator.
+// The shape of one layer: `in` to `out` features; gat: in `heads` heads of out / heads features;
+// rgcn: one weight per relation of `relations`, each a combination of `bases` shared ones when
+// bases > 0.
+struct ConvShape {
+  int64_t in = 0;
+  int64_t out = 0;
+  int heads = 1;
+  int relations = 0;
+  int bases = 0;
+};
+
+// The layer of `type` and `shape`, registering its parameters on `owner` under `prefix`
+// ("layer<l>"); parameters are drawn from libtorch's global generator.
 std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
-                                     const std::string& prefix, int64_t in, int64_t out,
-                                     int heads = 1);
+                                     const std::string& prefix, const ConvShape& shape);
 
 // The edge normalisation the layers of `type` aggregate with (what the DistGraph must be given);
 // one object per layer type.

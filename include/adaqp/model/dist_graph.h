@@ -27,6 +27,7 @@
 #include "adaqp/model/adjacency_block.h"
 #include "adaqp/model/edge_list.h"
 #include "adaqp/model/halo_layout.h"
+#include "adaqp/model/relation_adjacency.h"
 #include "adaqp/model/sparse_features.h"
 #include "adaqp/partition/boundary.h"
 #include "adaqp/partition/part.h"
@@ -150,6 +151,10 @@ class DistGraph {
   // Every in-edge of the owned nodes (model/edge_list.h), built on first use.
   using Edges = EdgeList;
   const Edges& edges();
+  // For layers that aggregate each relation on its own (R-GCN; a heterogeneous part, rows
+  // layout): the adjacency by relation over the owned and the received rows
+  // (model/relation_adjacency.h), built on first use.
+  RelationAdjacency& relation_adjacency();
 
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
   // but the cached features) until the next call; nullptr: full precision. `plan` must stay alive
@@ -210,6 +215,7 @@ class DistGraph {
   int64_t halo_gradients_width_ = -1;  // of the halo gradients sent back, from begin to end
   at::Tensor halo_buf_;  // halo rows (forward) or partial gradients (backward), during an exchange
   Edges edges_;
+  std::unique_ptr<RelationAdjacency> relations_;
   // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
   // the buffers above.
   HaloExchanger exchanger_;

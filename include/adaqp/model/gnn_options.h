@@ -18,6 +18,8 @@ struct GnnOptions {
   bool layer_norm = false;
   int heads = 1;  // gat: attention heads of a hidden layer (the last layer has one)
   double attention_dropout = 0.0;  // gat: dropout of the attention weights in training
+  int relations = 0;               // rgcn: the graph's relations (the part's: Part::num_relations)
+  int bases = 0;  // rgcn: shared bases of the relations' weights (0: a weight per relation)
   // Layers that aggregate first keep their input and received halo rows instead of A h, and
   // recompute A h in backward (training.recompute: aggregations).
   bool recompute_aggregations = false;

@@ -47,9 +47,11 @@ struct Part {
   // A heterogeneous graph's types (graph.h; all empty for a homogeneous one): the relation of
   // every in-edge (parallel to local_indices and halo_indices) and the node type of every owned
   // and halo node. Within a row, edges are in ascending (column, relation) order. The names of the
-  // types and relations are the partition's (PartitionMeta).
+  // types and relations are the partition's (PartitionMeta), and so are their counts (every part
+  // has them, whether or not its own edges use each relation).
   std::vector<int32_t> local_relations, halo_relations;
   std::vector<int32_t> owned_type, halo_type;
+  int32_t num_node_types = 0, num_relations = 0;
 
   // Node data of owned nodes, by owned local index.
   int64_t feat_dim = 0;

@@ -1,0 +1,52 @@
+// A heterogeneous part's adjacency split by relation, for layers that aggregate every relation on
+// its own (R-GCN): z_(i,r) = mean over the in-neighbours j of owned node i by relation r of h_j.
+// Its rows are the (owned node, relation) pairs that have such in-neighbours ("pairs"), ordered by
+// relation, then by owned row; the sources are the owned rows (block `local`) and the received
+// rows of the rows layout, the halo nodes in the part's order (block `halo`). A third block sums
+// the pairs back into their nodes. Every entry weighs 1 / deg_r(i), deg_r(i) the number of
+// relation-r in-edges of i in the whole graph (the part holds all of them), so z is exact whatever
+// the partition.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "adaqp/common/device.h"
+#include "adaqp/model/adjacency_block.h"
+#include "adaqp/partition/part.h"
+
+namespace adaqp {
+
+class RelationAdjacency {
+ public:
+  // The blocks of `part` (heterogeneous) on `device`.
+  RelationAdjacency(const Part& part, const Device& device);
+  ~RelationAdjacency();
+  RelationAdjacency(const RelationAdjacency&) = delete;
+  RelationAdjacency& operator=(const RelationAdjacency&) = delete;
+
+  int32_t num_relations() const { return static_cast<int32_t>(pair_offsets_.size()) - 1; }
+  int64_t num_pairs() const { return pair_offsets_.back(); }
+  // Relation r's pairs are [pair_offsets()[r], pair_offsets()[r + 1]).
+  const std::vector<int64_t>& pair_offsets() const { return pair_offsets_; }
+
+  // Pairs x owned rows, and its transpose.
+  AdjacencyBlock& local() { return *local_; }
+  AdjacencyBlock& local_t() { return *local_t_; }
+  // Pairs x received rows, and its transpose.
+  AdjacencyBlock& halo() { return *halo_; }
+  AdjacencyBlock& halo_t() { return *halo_t_; }
+  // Owned rows x pairs, entry 1 where the pair is the row's (the sum over a node's relations), and
+  // its transpose.
+  AdjacencyBlock& combine() { return *combine_; }
+  AdjacencyBlock& combine_t() { return *combine_t_; }
+
+ private:
+  std::vector<int64_t> pair_offsets_;
+  std::unique_ptr<AdjacencyBlock> local_, local_t_, halo_, halo_t_, combine_, combine_t_;
+};
+
+}  // namespace adaqp

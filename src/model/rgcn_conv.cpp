@@ -1,0 +1,162 @@
+// R-GCN (Schlichtkrull et al., 2018), as PyG's RGCNConv with mean aggregation:
+//   y_i = h_i W_0 + b + sum_r mean over the relation-r in-neighbours j of i of h_j W_r
+// with W_r = sum_b c_rb V_b under the basis decomposition (model.num_bases > 0). Every relation is
+// aggregated first, over the pairs of model/relation_adjacency.h (z_(i,r), in wide), then
+// transformed by its W_r and summed into its node: the exchange carries the input rows h, as wide
+// as the layer's input, once per layer (layer 0: the features, after dropout; no gradient flows
+// back to them). The owned rows' products and the root term run while the halo rows travel.
+// Parameters are initialised as PyG's: Glorot-uniform weights, bases and coefficients, bias zero.
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+#include <torch/custom_class.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/kernels/dropout.h"
+#include "adaqp/model/conv.h"
+#include "adaqp/model/dist_aggregate.h"
+#include "adaqp/model/relation_adjacency.h"
+#include "conv_common.h"
+#include "convs.h"
+
+namespace adaqp::conv_detail {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// A block and its transpose, for the product's backward (the graph that holds them outlives the
+// autograd graph: the trainer owns both).
+struct BlockRef : torch::CustomClassHolder {
+  BlockRef(AdjacencyBlock* a, AdjacencyBlock* a_t) : a(a), a_t(a_t) {}
+  AdjacencyBlock* a;
+  AdjacencyBlock* a_t;
+};
+const auto kBlockRefClass = torch::class_<BlockRef>("adaqp", "RelationBlockRef");
+
+// y = A x for a block of the relation adjacency (rows x d from cols x d); dx = A^T dy.
+struct BlockProduct : public torch::autograd::Function<BlockProduct> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, AdjacencyBlock* a,
+                            AdjacencyBlock* a_t) {
+    ctx->saved_data["ref"] = c10::make_intrusive<BlockRef>(a, a_t);
+    return multiply(*a, x.contiguous());
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto ref = ctx->saved_data["ref"].toCustomClass<BlockRef>();
+    return {multiply(*ref->a_t, grad_outputs[0].contiguous()), at::Tensor(), at::Tensor()};
+  }
+
+  static at::Tensor multiply(AdjacencyBlock& a, const at::Tensor& x) {
+    const kernels::CsrView& v = a.view();
+    ADAQP_CHECK_EQ(x.size(0), v.cols, "rows of a relation block's input");
+    // An empty block (no such edges on this rank; no halo at W = 1) multiplies nothing.
+    if (v.indptr[v.rows] == 0 || x.size(1) == 0) return at::zeros({v.rows, x.size(1)}, x.options());
+    at::Tensor y = at::empty({v.rows, x.size(1)}, x.options());
+    a.multiply(x.data_ptr<float>(), x.size(1), y.data_ptr<float>(), /*accumulate=*/false);
+    return y;
+  }
+};
+
+at::Tensor product(const at::Tensor& x, AdjacencyBlock& a, AdjacencyBlock& a_t) {
+  return BlockProduct::apply(x, &a, &a_t);
+}
+
+// Uniform in +- sqrt(6 / (rows + cols)) of the last two dimensions (PyG's glorot).
+at::Tensor glorot(at::IntArrayRef sizes) {
+  const torch::NoGradGuard no_grad;
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  const double bound = std::sqrt(6.0 / static_cast<double>(sizes[n - 2] + sizes[n - 1]));
+  return at::empty(sizes).uniform_(-bound, bound);
+}
+
+class RgcnConv final : public GraphConv {
+ public:
+  RgcnConv(torch::nn::Module& owner, const std::string& prefix, const ConvShape& s)
+      : in_(s.in),
+        out_(s.out),
+        relations_(s.relations),
+        root_(owner.register_module(prefix + "_root",
+                                    glorot_linear(s.in, s.out, /*bias=*/true, /*gain=*/1.0))) {
+    ADAQP_CHECK(s.relations >= 1 && s.bases >= 0,
+                "an R-GCN layer of " + std::to_string(s.relations) + " relations and " +
+                    std::to_string(s.bases) + " bases");
+    if (s.bases == 0) {
+      weight_ = owner.register_parameter(prefix + "_relation", glorot({s.relations, s.in, s.out}));
+    } else {
+      bases_ = owner.register_parameter(prefix + "_bases", glorot({s.bases, s.in, s.out}));
+      coefficients_ =
+          owner.register_parameter(prefix + "_coefficients", glorot({s.relations, s.bases}));
+    }
+  }
+
+  // The adjacency's values are not used (each relation weighs its own mean); the mean over all
+  // in-neighbours stands in where the bit-width solver weighs messages.
+  const EdgeNorm& norm() const override { return kMeanNorm; }
+
+  at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,
+                              const EdgeDropout& /*edge_dropout*/) override {
+    const at::Tensor& x = graph.features();
+    ADAQP_CHECK(x.defined(), "R-GCN's layer 0 reads the features dense");
+    const DropoutMask mask = draw_dropout(dropout, graph.owned_gids(), in_);
+    if (!mask.bits.defined()) return relational(graph, x, 0);
+    at::Tensor dropped = at::empty_like(x);
+    kernels::apply_mask(graph.device(), x.data_ptr<float>(), x.size(0), x.size(1), mask.view(),
+                        /*relu=*/false, dropped.data_ptr<float>(), nullptr);
+    return relational(graph, dropped, 0);
+  }
+
+  at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool /*recompute*/,
+                     const EdgeDropout& /*edge_dropout*/) override {
+    return relational(graph, h, layer);
+  }
+
+  LayerExchange exchange(int layer) const override {
+    if (layer == 0) return LayerExchange{in_, /*features=*/true, /*backward=*/false};
+    return LayerExchange{in_, /*features=*/false, /*backward=*/true};
+  }
+
+ private:
+  at::Tensor relational(DistGraph& graph, const at::Tensor& h, int layer) {
+    ADAQP_CHECK_EQ(static_cast<int64_t>(graph.part().num_relations), relations_,
+                   "relations of the part, the layer's");
+    RelationAdjacency& rel = graph.relation_adjacency();
+    const at::Tensor x = dist_halo_rows_begin(h.contiguous(), graph, layer);
+    at::Tensor z = product(x, rel.local(), rel.local_t());
+    const at::Tensor y = root_->forward(x);
+    const at::Tensor halo = dist_halo_rows_end(x, graph, layer);
+    z = z + product(halo, rel.halo(), rel.halo_t());
+    const at::Tensor w = relation_weights();
+    const std::vector<int64_t>& offsets = rel.pair_offsets();
+    std::vector<at::Tensor> transformed;
+    for (int64_t r = 0; r < relations_; ++r) {
+      transformed.push_back(z.narrow(0, offsets[r], offsets[r + 1] - offsets[r]).mm(w[r]));
+    }
+    return y + product(at::cat(transformed), rel.combine(), rel.combine_t());
+  }
+
+  // W_r for every relation: relations x in x out.
+  at::Tensor relation_weights() const {
+    if (weight_.defined()) return weight_;
+    return coefficients_.mm(bases_.view({bases_.size(0), -1})).view({relations_, in_, out_});
+  }
+
+  int64_t in_, out_, relations_;
+  torch::nn::Linear root_;
+  at::Tensor weight_, bases_, coefficients_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphConv> make_rgcn_conv(torch::nn::Module& owner, const std::string& prefix,
+                                          const ConvShape& shape) {
+  return std::make_unique<RgcnConv>(owner, prefix, shape);
+}
+
+}  // namespace adaqp::conv_detail
