@@ -42,7 +42,7 @@ if [[ ! -d "$graph" ]]; then
   "$ADAQP_BIN" generate "${gen[@]}" --out "$graph" >/dev/null
 fi
 mapfile -t job < <(
-  set_pairs "dataset.path=$graph" dataset.add_reverse=true
+  set_pairs "dataset.path=$graph" dataset.add_reverse=true dataset.self_loops=false
   gnn_model 2 "$hidden" type=rgcn "num_bases=$bases" dropout=0.5
   set_pairs training.lr=0.01 training.weight_decay=5e-4 "training.epochs=$((warmup + epochs))" \
     "training.eval_every=$((warmup + epochs))" "training.device=$device" \

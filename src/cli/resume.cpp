@@ -18,6 +18,11 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
   int epoch = 0;
   int written_on = 0;  // workers of the job that wrote the checkpoint (rank 0 only)
   run_step(comm, [&] {
+    if (resume && cfg.model.featureless == FeaturelessInput::kEmbedding) {
+      throw ConfigError(
+          "--resume with model.featureless = embedding: checkpoints do not hold the ranks' "
+          "embedding rows; start the run afresh");
+    }
     if (comm.rank() != 0) return;
     if (!resume) {
       const std::vector<int> old = list_checkpoints(dir);

@@ -18,6 +18,7 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device) {
   o.model.heads = m.heads;
   o.model.attention_dropout = m.attention_dropout;
   o.model.bases = m.num_bases;
+  o.model.embedding.enabled = m.featureless == FeaturelessInput::kEmbedding;
   o.model.recompute_aggregations = t.recompute == Recompute::kAggregations;
   o.lr = t.lr;
   o.weight_decay = t.weight_decay;

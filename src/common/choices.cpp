@@ -47,6 +47,10 @@ constexpr Table<Recompute, 2> kRecompute = {{
     {Recompute::kNone, "none"},
     {Recompute::kAggregations, "aggregations"},
 }};
+constexpr Table<FeaturelessInput, 2> kFeaturelessInputs = {{
+    {FeaturelessInput::kZeros, "zeros"},
+    {FeaturelessInput::kEmbedding, "embedding"},
+}};
 constexpr Table<ModelType, 4> kModelTypes = {{
     {ModelType::kGcn, "gcn"},
     {ModelType::kSage, "sage"},
@@ -135,6 +139,7 @@ ADAQP_CHOICE(SolveSchedule, kSolveSchedules, parse_solve_schedule)
 ADAQP_CHOICE(Recompute, kRecompute, parse_recompute)
 ADAQP_CHOICE(ComputePrecision, kPrecisions, parse_precision)
 ADAQP_CHOICE(ModelType, kModelTypes, parse_model_type)
+ADAQP_CHOICE(FeaturelessInput, kFeaturelessInputs, parse_featureless_input)
 ADAQP_CHOICE(DeviceChoice, kDevices, parse_device_choice)
 ADAQP_CHOICE(Backend, kBackends, parse_backend)
 ADAQP_CHOICE(LogLevel, kLogLevels, parse_log_level)

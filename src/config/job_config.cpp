@@ -242,6 +242,9 @@ const std::vector<Field>& fields() {
           "model.attention_dropout", [](C & c) -> auto& { return c.model.attention_dropout; }),
       field<int>(
           "model.num_bases", [](C & c) -> auto& { return c.model.num_bases; }),
+      choice_field<FeaturelessInput>(
+          "model.featureless", [](C & c) -> auto& { return c.model.featureless; },
+          parse_featureless_input, to_string),
       field<int>(
           "training.epochs", [](C & c) -> auto& { return c.training.epochs; }),
       field<double>(
@@ -505,6 +508,17 @@ void validate(const JobConfig& c, const std::string& origin) {
           "applies to model.type " +
               model_types_where([](const ModelTypeRules& r) { return r.relational; }) +
               " only (0 for " + to_string(c.model.type) + ")");
+  const bool embedding = c.model.featureless == FeaturelessInput::kEmbedding;
+  require(!embedding || rules.relational, origin, "model.featureless", "embedding",
+          "applies to model.type " +
+              model_types_where([](const ModelTypeRules& r) { return r.relational; }) +
+              " only (zeros for " + to_string(c.model.type) +
+              "), whose layer 0 reads its input "
+              "rows every epoch");
+  require(!embedding || c.training.checkpoint_every == 0, origin, "training.checkpoint_every",
+          std::to_string(c.training.checkpoint_every),
+          "must be 0 with model.featureless = embedding: checkpoints hold the parameters every "
+          "rank shares, and each rank's embedding rows are its own");
   // The edge masks' counters hold 256 blocks of 4 heads and 2^24 epochs (common/philox.h).
   require(c.model.attention_dropout == 0 || c.model.heads <= 1024, origin, "model.heads",
           std::to_string(c.model.heads), "must be <= 1024 with model.attention_dropout");

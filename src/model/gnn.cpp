@@ -3,12 +3,51 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/common/philox.h"
+#include "adaqp/kernels/dropout.h"
 
 namespace adaqp {
+
+namespace {
+
+// The embedding's starting rows (InputEmbedding): uniform in +-sqrt(3) from (seed, gid, column).
+at::Tensor initial_embedding(const InputEmbedding& e, int64_t width) {
+  const auto n = static_cast<int64_t>(e.gids.size());
+  at::Tensor t = at::empty({n, width}, at::kFloat);
+  float* out = t.data_ptr<float>();
+  const double half_width = std::sqrt(3.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < width; ++c) {
+      const PhiloxWords w =
+          philox_block(e.seed, 0, 0, RngStream::kInit, static_cast<uint64_t>(e.gids[i]),
+                       static_cast<uint32_t>(c / 4));
+      const double u = (static_cast<double>(w.v[c % 4]) + 0.5) / 4294967296.0;
+      out[i * width + c] = static_cast<float>((2 * u - 1) * half_width);
+    }
+  }
+  return t;
+}
+
+// The scales of `drop` over rows with global ids `gids` (n x width: 0 or 1 / (1 - p)), as a
+// tensor autograd multiplies by, or undefined without dropout.
+at::Tensor dropout_scales(const DropoutDraw& drop, const at::Tensor& gids, int64_t width,
+                          const Device& device) {
+  const DropoutMask mask = draw_dropout(drop, gids, width);
+  if (!mask.bits.defined()) return at::Tensor();
+  const at::Tensor ones = at::ones({gids.size(0), width}, gids.options().dtype(at::kFloat));
+  at::Tensor scales = at::empty_like(ones);
+  kernels::apply_mask(device, ones.data_ptr<float>(), gids.size(0), width, mask.view(),
+                      /*relu=*/false, scales.data_ptr<float>(), nullptr);
+  return scales;
+}
+
+}  // namespace
 
 GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
   ADAQP_CHECK(opt.layers >= 1 && opt.in_dim >= 1 && opt.hidden >= 1 && opt.out_dim >= 1,
@@ -27,11 +66,25 @@ GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
           register_module(p + "_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({out}))));
     }
   }
+  if (opt.embedding.enabled) {
+    ADAQP_CHECK(opt.embedding.rows.size() == opt.embedding.gids.size(),
+                "an input embedding's rows and global ids");
+    embedding_rows_ = register_buffer(
+        "embedding_rows", at::tensor(at::ArrayRef<int64_t>(opt.embedding.rows), at::kLong));
+    embedding_ = register_buffer("local_embedding", initial_embedding(opt.embedding, opt.in_dim));
+    embedding_.requires_grad_(true);
+  }
 }
 
 LayerExchange GnnImpl::exchange(int layer) const {
   ADAQP_CHECK(layer >= 0 && layer < opt_.layers, "layer " + std::to_string(layer));
-  return conv_[layer]->exchange(layer);
+  LayerExchange e = conv_[layer]->exchange(layer);
+  if (layer == 0 && embedding_.defined()) {
+    // The input rows hold learned embeddings: their gradients travel back like any layer's.
+    e.features = false;
+    e.backward = true;
+  }
+  return e;
 }
 
 at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
@@ -52,11 +105,19 @@ at::Tensor GnnImpl::forward(DistGraph& graph, const ForwardMode& mode) {
   };
   const auto edge_dropout = [&](int l) { return EdgeDropout{draw(l, opt_.attention_dropout)}; };
   at::Tensor h;
+  if (embedding_.defined()) {
+    // The featureless rows of X replaced by the embedding, then layer 0's dropout on all of it.
+    h = graph.features().index_copy(0, embedding_rows_, embedding_);
+    const at::Tensor scales =
+        dropout_scales(draw(0, opt_.dropout), graph.owned_gids(), h.size(1), graph.device());
+    if (scales.defined()) h = h * scales;
+  }
   for (int l = 0; l < opt_.layers; ++l) {
     GraphConv& conv = *conv_[l];
-    at::Tensor y = l == 0 ? conv.forward_features(graph, FeatureDropout{draw(0, opt_.dropout)},
-                                                  edge_dropout(0))
-                          : conv.forward(graph, h, l, opt_.recompute_aggregations, edge_dropout(l));
+    at::Tensor y =
+        l == 0 && !h.defined()
+            ? conv.forward_features(graph, FeatureDropout{draw(0, opt_.dropout)}, edge_dropout(0))
+            : conv.forward(graph, h, l, opt_.recompute_aggregations, edge_dropout(l));
     h = at::Tensor();  // this layer's input is no longer needed here
     if (l + 1 < opt_.layers) {
       if (opt_.layer_norm) y = norm_[l]->forward(y);

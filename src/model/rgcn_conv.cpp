@@ -68,6 +68,65 @@ at::Tensor product(const at::Tensor& x, AdjacencyBlock& a, AdjacencyBlock& a_t) 
   return BlockProduct::apply(x, &a, &a_t);
 }
 
+// z += A x in place (z: the owned block's product; x: the received rows), so that the pairs'
+// aggregation exists once; dz passes through, dx = A^T dz.
+struct AccumulateProduct : public torch::autograd::Function<AccumulateProduct> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& z, const at::Tensor& x,
+                            AdjacencyBlock* a, AdjacencyBlock* a_t) {
+    ctx->saved_data["ref"] = c10::make_intrusive<BlockRef>(a, a_t);
+    ctx->mark_dirty({z});
+    const kernels::CsrView& v = a->view();
+    ADAQP_CHECK(x.size(0) == v.cols && z.size(0) == v.rows && z.is_contiguous(),
+                "a relation block's accumulated product");
+    if (v.indptr[v.rows] > 0 && x.size(1) > 0) {
+      const at::Tensor xc = x.contiguous();
+      a->multiply(xc.data_ptr<float>(), xc.size(1), z.data_ptr<float>(), /*accumulate=*/true);
+    }
+    return z;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto ref = ctx->saved_data["ref"].toCustomClass<BlockRef>();
+    const at::Tensor dz = grad_outputs[0].contiguous();
+    return {dz, BlockProduct::multiply(*ref->a_t, dz), at::Tensor(), at::Tensor()};
+  }
+};
+
+// t = z_r W_r for every relation r's run of pairs [offsets[r], offsets[r + 1]) (pairs x out),
+// written into one tensor; backward dz_r = dt_r W_r^T, dW_r = z_r^T dt_r, computed per run.
+struct RelationTransform : public torch::autograd::Function<RelationTransform> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& z, const at::Tensor& w,
+                            const std::vector<int64_t>& offsets) {
+    at::Tensor t = at::empty({z.size(0), w.size(2)}, z.options());
+    for (size_t r = 0; r + 1 < offsets.size(); ++r) {
+      at::Tensor tr = t.narrow(0, offsets[r], offsets[r + 1] - offsets[r]);
+      at::mm_out(tr, z.narrow(0, offsets[r], offsets[r + 1] - offsets[r]), w[r]);
+    }
+    ctx->save_for_backward({z, w});
+    ctx->saved_data["offsets"] = offsets;
+    return t;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &z = saved[0], &w = saved[1];
+    const std::vector<int64_t> offsets = ctx->saved_data["offsets"].toIntVector();
+    const at::Tensor dt = grad_outputs[0].contiguous();
+    at::Tensor dz = ctx->needs_input_grad(0) ? at::empty_like(z) : at::Tensor();
+    at::Tensor dw = at::empty_like(w);
+    for (size_t r = 0; r + 1 < offsets.size(); ++r) {
+      const int64_t begin = offsets[r], count = offsets[r + 1] - begin;
+      at::Tensor dw_r = dw[r];
+      at::mm_out(dw_r, z.narrow(0, begin, count).t(), dt.narrow(0, begin, count));
+      if (dz.defined()) {
+        at::Tensor dz_r = dz.narrow(0, begin, count);
+        at::mm_out(dz_r, dt.narrow(0, begin, count), w[r].t());
+      }
+    }
+    return {dz, dw, at::Tensor()};
+  }
+};
+
 // Uniform in +- sqrt(6 / (rows + cols)) of the last two dimensions (PyG's glorot).
 at::Tensor glorot(at::IntArrayRef sizes) {
   const torch::NoGradGuard no_grad;
@@ -131,14 +190,9 @@ class RgcnConv final : public GraphConv {
     at::Tensor z = product(x, rel.local(), rel.local_t());
     const at::Tensor y = root_->forward(x);
     const at::Tensor halo = dist_halo_rows_end(x, graph, layer);
-    z = z + product(halo, rel.halo(), rel.halo_t());
-    const at::Tensor w = relation_weights();
-    const std::vector<int64_t>& offsets = rel.pair_offsets();
-    std::vector<at::Tensor> transformed;
-    for (int64_t r = 0; r < relations_; ++r) {
-      transformed.push_back(z.narrow(0, offsets[r], offsets[r + 1] - offsets[r]).mm(w[r]));
-    }
-    return y + product(at::cat(transformed), rel.combine(), rel.combine_t());
+    z = AccumulateProduct::apply(z, halo, &rel.halo(), &rel.halo_t());
+    const at::Tensor t = RelationTransform::apply(z, relation_weights(), rel.pair_offsets());
+    return y + product(t, rel.combine(), rel.combine_t());
   }
 
   // W_r for every relation: relations x in x out.

@@ -63,6 +63,29 @@ LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
   return p;
 }
 
+// InputEmbedding of the owned nodes whose type has no features anywhere (no rank holds a non-zero
+// feature of a node of that type): collective. Disabled on every rank when every type has some.
+InputEmbedding input_embedding(const DistGraph& graph, Communicator& comm, uint64_t seed) {
+  const Part& part = graph.part();
+  std::vector<int64_t> featured(static_cast<size_t>(part.num_node_types), 0);
+  const at::Tensor nonzero = graph.features().ne(0).any(1).to(at::kCPU);
+  const bool* any = nonzero.data_ptr<bool>();
+  for (int64_t i = 0; i < part.num_owned(); ++i) {
+    if (any[i]) featured[part.owned_type[i]] = 1;
+  }
+  comm.allreduce_sum(featured.data(), featured.size());
+  InputEmbedding e;
+  e.enabled = std::count(featured.begin(), featured.end(), 0) > 0;
+  e.seed = seed;
+  for (int64_t i = 0; e.enabled && i < part.num_owned(); ++i) {
+    if (featured[part.owned_type[i]] == 0) {
+      e.rows.push_back(i);
+      e.gids.push_back(part.owned_gid[i]);
+    }
+  }
+  return e;
+}
+
 GnnOptions gnn_options(GnnOptions o, const Part& part) {
   o.in_dim = part.feat_dim;
   o.out_dim = part.num_classes;
@@ -95,11 +118,20 @@ struct Trainer::Impl {
     at::globalContext().setAllowTF32CuBLAS(opt.precision == ComputePrecision::kTf32);
     // Initialised on the CPU from the seed, then moved: every device starts from the same values.
     torch::manual_seed(opt.seed);
-    model = Gnn(gnn_options(opt.model, p));
+    GnnOptions model_options = gnn_options(opt.model, p);
+    if (model_options.embedding.enabled) {
+      model_options.embedding = input_embedding(graph, comm, opt.seed);
+    }
+    model = Gnn(model_options);
     model->to(torch_device(opt.device));
     attach_flat_gradients();
+    std::vector<at::Tensor> trained = model->parameters();
+    if (const at::Tensor& e = model->local_embedding(); e.defined()) {
+      e.mutable_grad() = at::zeros_like(e);
+      trained.push_back(e);
+    }
     optimizer = std::make_unique<torch::optim::Adam>(
-        model->parameters(), torch::optim::AdamOptions(opt.lr).weight_decay(opt.weight_decay));
+        trained, torch::optim::AdamOptions(opt.lr).weight_decay(opt.weight_decay));
     labels = label_tensor(p, opt.device);
     split_idx = {to_device(p.train_idx, opt.device), to_device(p.valid_idx, opt.device),
                  to_device(p.test_idx, opt.device)};
@@ -181,6 +213,7 @@ EpochStats Trainer::train_epoch(int epoch) {
     const QuantPlanScope quantized(
         s.graph, s.policy != nullptr ? &s.policy->plan(epoch, s.graph.message_traces()) : nullptr);
     s.flat_grad.zero_();  // every gradient at once (Optimizer::zero_grad cannot keep views)
+    if (const at::Tensor& e = s.model->local_embedding(); e.defined()) e.mutable_grad().zero_();
     ForwardMode mode;
     mode.training = true;
     mode.key.seed = s.opt.seed;

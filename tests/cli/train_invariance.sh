@@ -3,7 +3,8 @@
 # seed, on W = 1, 2, 3, 4 workers gives the same per-epoch losses (1e-4 relative) and the same
 # final parameters (1e-4) as W = 1, on a generated graph (GCN, SAGE and GAT with 2 heads and
 # attention dropout: its masks, keyed by global edge ends, must not depend on W), on the generated
-# ogbn-mag-shaped graph (R-GCN with 3 bases, randomly partitioned: within 1e-5), and on
+# ogbn-mag-shaped graph (R-GCN with 3 bases, randomly partitioned, and with learned embeddings of
+# the featureless types, whose rows each rank keeps to itself: within 1e-5), and on
 # Cora when the shared datasets are present (required when CI=true). With
 # communication.exchange=cover (GCN on both graphs) the W-worker runs must also match the same W
 # with the rows layout at 1e-5: only the order in which a cut edge's term joins its sum differs
@@ -86,7 +87,7 @@ mapfile -t synthetic < <(synthetic_graph 1500 seed=5; gnn_model 2 16
 mapfile -t typed < <(synthetic_graph 1500 seed=5 heterogeneous=true feature_signal=0.5
   gnn_model 2 16 type=rgcn num_bases=3
   set_pairs dataset.add_reverse=true communication.mode=vanilla training.device=cpu)
-cases=(gcn sage gat rgcn)
+cases=(gcn sage gat rgcn rgcn-embedding)
 for w in 1 2 3 4; do
   run gcn "$w" "${synthetic[@]}" --set model.type=gcn
   run sage "$w" "${synthetic[@]}" --set model.type=sage --set partition.method=random
@@ -95,6 +96,7 @@ for w in 1 2 3 4; do
   ((w == 1)) || run gcn-cover "$w" "${synthetic[@]}" --set model.type=gcn \
     --set communication.exchange=cover
   run rgcn "$w" "${typed[@]}" --set partition.method=random
+  run rgcn-embedding "$w" "${typed[@]}" --set model.featureless=embedding
 done
 
 cora="${ADAQP_SHARED_DATASETS:-}/cora"
@@ -116,7 +118,7 @@ for name in "${cases[@]}"; do
     # its halo rows differs by 0.25, tests/cli/device_tolerance.sh).
     tol=1e-4
     [[ $name == gat ]] && tol=1e-3
-    [[ $name == rgcn ]] && tol=1e-5
+    [[ $name == rgcn* ]] && tol=1e-5
     compare "$name" "$w" "$tmp/$name/w1" "$tol"
     if [[ -d "$tmp/$name-cover" ]]; then
       compare "$name-cover" "$w" "$tmp/$name/w1"

@@ -290,6 +290,9 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"model.attention_dropout=0.5",
        "model.attention_dropout = 0.5: applies to model.type gat only (0 for gcn)"},
       {"model.num_bases=2", "model.num_bases = 2: applies to model.type rgcn only (0 for gcn)"},
+      {"model.featureless=embedding",
+       "model.featureless = embedding: applies to model.type rgcn only (zeros for gcn)"},
+      {"model.featureless=random", "model.featureless = 'random'"},
       {"output.log_level=loud", "output.log_level = 'loud'"},
       {"output.dir=", "output.dir = ''"},
       {"dataset.synthetic.homophily=2", "dataset.synthetic.homophily = 2"},
@@ -309,6 +312,10 @@ TEST(JobConfig, EveryRangeIsChecked) {
                              "model.heads = 5: must divide model.hidden (64)"));
   EXPECT_TRUE(test::contains(config_error("model: {type: gat, layers: 1}\n", {"model.heads=2"}),
                              "model.heads = 2: applies to hidden layers"));
+  EXPECT_TRUE(test::contains(
+      config_error("model: {type: rgcn, featureless: embedding}\n",
+                   {"training.checkpoint_every=10"}),
+      "training.checkpoint_every = 10: must be 0 with model.featureless = embedding"));
   EXPECT_TRUE(test::contains(config_error("model: {type: rgcn}\n", {"model.num_bases=-1"}),
                              "model.num_bases = -1: must be >= 0"));
   EXPECT_TRUE(

@@ -17,6 +17,7 @@
 #include <torch/nn/module.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -26,11 +27,13 @@
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/philox.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/kernels/dropout.h"
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/dropout.h"
+#include "adaqp/model/gnn.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/widths.h"
@@ -45,8 +48,9 @@ using test::rows_of;
 
 constexpr int64_t kHidden = 6, kOut = 4;
 
-// The ogbn-mag-shaped graph with reverse relations, every node with random features.
-Graph typed_graph() {
+// The ogbn-mag-shaped graph with reverse relations, every node with random features, or (`all`
+// false) only the papers, as the generator makes it.
+Graph typed_graph(bool all = true) {
   GeneratorOptions opt;
   opt.heterogeneous = true;
   opt.num_nodes = 400;
@@ -58,8 +62,10 @@ Graph typed_graph() {
   GraphTransform t;
   t.add_reverse = true;
   apply_transform(g, t);
-  const at::Tensor x = random_matrix(g.num_nodes, g.feat_dim, 21);
-  std::copy_n(x.data_ptr<float>(), x.numel(), g.features.begin());
+  if (all) {
+    const at::Tensor x = random_matrix(g.num_nodes, g.feat_dim, 21);
+    std::copy_n(x.data_ptr<float>(), x.numel(), g.features.begin());
+  }
   return g;
 }
 
@@ -213,6 +219,87 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
   };
   EXPECT_EQ(graph.comm_stats().bytes_sent,
             b.sends() * row(g.feat_dim) + (b.sends() + b.recvs()) * row(kHidden));
+}
+
+// model.featureless embedding: the owned rows of the types without features start at the keyed
+// uniform values (computed here from Philox, (seed, gid, column)), whatever rank holds them, and
+// the gradient each rank gets for its rows is the dense model's gradient for those input rows.
+TEST(DistRgcnEmbedding, RowsStartKeyedByNodeAndGetTheDenseGradient) {
+  const std::unique_ptr<Communicator> comm = test::world_comm();
+  const Graph g = typed_graph(/*all=*/false);
+  const auto relations = static_cast<int>(g.relations.size());
+  PartitionOptions popt;
+  popt.method = parse_partition_method("random");
+  popt.parts = comm->size();
+  popt.seed = 4;
+  DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
+                  graph_options_for(ModelType::kRgcn, DistGraphOptions{}));
+  const Part& part = graph.part();
+  // The featureless types: those none of whose nodes has a non-zero feature.
+  std::vector<bool> featured(g.node_types.size(), false);
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t c = 0; c < g.feat_dim; ++c) {
+      if (g.features[v * g.feat_dim + c] != 0) featured[g.node_type(v)] = true;
+    }
+  }
+  ASSERT_EQ(std::count(featured.begin(), featured.end(), false), 3) << "features on papers only";
+  constexpr uint64_t kSeed = 17;
+  GnnOptions opt;
+  opt.type = ModelType::kRgcn;
+  opt.layers = 2;
+  opt.in_dim = g.feat_dim;
+  opt.hidden = kHidden;
+  opt.out_dim = kOut;
+  opt.relations = relations;
+  opt.embedding.enabled = true;
+  opt.embedding.seed = kSeed;
+  for (int64_t i = 0; i < part.num_owned(); ++i) {
+    if (!featured[g.node_type(part.owned_gid[i])]) {
+      opt.embedding.rows.push_back(i);
+      opt.embedding.gids.push_back(part.owned_gid[i]);
+    }
+  }
+  torch::manual_seed(3);
+  Gnn model(opt);
+  const at::Tensor& e = model->local_embedding();
+  ASSERT_TRUE(e.defined());
+  ASSERT_EQ(e.size(0), static_cast<int64_t>(opt.embedding.rows.size()));
+  // Starting values: uniform in +-sqrt(3) from word c % 4 of block c / 4 of (seed, gid).
+  at::Tensor x =
+      at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat)
+          .to(at::kDouble);
+  std::vector<int64_t> embedded;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    if (featured[g.node_type(v)]) continue;
+    embedded.push_back(v);
+    for (int64_t c = 0; c < g.feat_dim; ++c) {
+      const PhiloxWords w = philox_block(kSeed, 0, 0, RngStream::kInit, static_cast<uint64_t>(v),
+                                         static_cast<uint32_t>(c / 4));
+      x[v][c] = (2 * ((w.v[c % 4] + 0.5) / 4294967296.0) - 1) * std::sqrt(3.0);
+    }
+  }
+  EXPECT_LE(test::max_error(e, rows_of(x, opt.embedding.gids)), 1e-6);
+  const at::Tensor r_all = random_matrix(g.num_nodes, kOut, 33);
+  (model->forward(graph, ForwardMode{}) * rows_of(r_all, part.owned_gid)).sum().backward();
+
+  std::map<std::string, at::Tensor> p;
+  for (const auto& item : model->named_parameters()) {
+    p[item.key()] = item.value().detach().to(at::kDouble);
+  }
+  const at::Tensor means = dense_relation_means(g);
+  x.requires_grad_(true);
+  const at::Tensor d0 = dense_rgcn(x, means, p.at("layer0_root.weight"), p.at("layer0_root.bias"),
+                                   dense_weights(p, "layer0"));
+  const at::Tensor d1 = dense_rgcn(d0.relu(), means, p.at("layer1_root.weight"),
+                                   p.at("layer1_root.bias"), dense_weights(p, "layer1"));
+  (d1 * r_all.to(at::kDouble)).sum().backward();
+  const at::Tensor want = rows_of(x.grad(), opt.embedding.gids);
+  EXPECT_LE(test::max_error(e.grad(), want),
+            test::kDenseTol * std::max(1.0, want.abs().max().item<double>()));
+  // Every embedded node with an out-edge gets a gradient: the test has such rows on some rank.
+  int64_t moved = e.grad().ne(0).any(1).sum().item<int64_t>();
+  comm->allreduce_sum(&moved, 1);
+  EXPECT_GT(moved, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, DistRgcn,

@@ -51,6 +51,10 @@ enum class ComputePrecision { kFp32, kTf32 };
 // R-GCN (heterogeneous graphs).
 enum class ModelType { kGcn, kSage, kGat, kRgcn };
 
+// model.featureless: the input rows of a heterogeneous graph's node types without features: zeros
+// (the homogeneous view's), or a learned embedding per node (Heta's "missing features").
+enum class FeaturelessInput { kZeros, kEmbedding };
+
 // What the job's keys may ask of a model type, for the configuration's checks: one row per type
 // beside its name (src/common/choices.cpp); a new type states its rules there, the checks stay.
 struct ModelTypeRules {
@@ -101,6 +105,7 @@ const char* to_string(SolveSchedule schedule);
 const char* to_string(Recompute recompute);
 const char* to_string(ComputePrecision precision);
 const char* to_string(ModelType type);
+const char* to_string(FeaturelessInput input);
 const char* to_string(DeviceChoice device);
 const char* to_string(Backend backend);
 const char* to_string(LogLevel level);
@@ -116,6 +121,7 @@ SolveSchedule parse_solve_schedule(const std::string& text);
 Recompute parse_recompute(const std::string& text);
 ComputePrecision parse_precision(const std::string& text);
 ModelType parse_model_type(const std::string& text);
+FeaturelessInput parse_featureless_input(const std::string& text);
 DeviceChoice parse_device_choice(const std::string& text);
 Backend parse_backend(const std::string& text);
 LogLevel parse_log_level(const std::string& text);

@@ -26,6 +26,8 @@ struct ModelConfig {
   // rgcn: each relation's weight a combination of this many shared bases (Schlichtkrull et al.'s
   // basis decomposition); 0: one full weight per relation.
   int num_bases = 0;
+  // rgcn: the input rows of node types without features (zeros, or a learned embedding per node).
+  FeaturelessInput featureless = FeaturelessInput::kZeros;
 };
 
 struct TrainingConfig {

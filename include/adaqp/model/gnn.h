@@ -44,6 +44,10 @@ class GnnImpl : public torch::nn::Module {
   at::Tensor forward(DistGraph& graph, const ForwardMode& mode);
 
   const GnnOptions& options() const { return opt_; }
+  // This rank's embedding rows (InputEmbedding; undefined without): a parameter of this rank's
+  // own, not among parameters() (whose gradients every rank all-reduces and checkpoints hold);
+  // moved with the module (a buffer).
+  const at::Tensor& local_embedding() const { return embedding_; }
   // The halo exchanges of layer `layer` in a training epoch (its layer's), from which the bytes of
   // an epoch and the logs are computed.
   LayerExchange exchange(int layer) const;
@@ -52,6 +56,7 @@ class GnnImpl : public torch::nn::Module {
   GnnOptions opt_;
   std::vector<std::unique_ptr<GraphConv>> conv_;
   std::vector<torch::nn::LayerNorm> norm_;  // hidden layers, when layer_norm
+  at::Tensor embedding_, embedding_rows_;
 };
 TORCH_MODULE(Gnn);
 
