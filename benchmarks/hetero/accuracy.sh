@@ -11,7 +11,9 @@
 # Environment [defaults]: ADAQP_BIN or ADAQP_BUILD_DIR [build], NODES [100000], CLASSES [16],
 #   FEAT [128], AVG_DEGREE [10], FEATURE_SIGNAL [0.3], HOMOPHILY [0.8], MODELS ["gcn sage rgcn"],
 #   MODES ["vanilla"], SEEDS ["1 2 3"], W [2], EPOCHS [200], HIDDEN [64], FEATURELESS [zeros]
-#   (rgcn's model.featureless: zeros or embedding).
+#   (rgcn's model.featureless: zeros or embedding), ADAQP_SETS [""] (KEY=VALUE pairs for the runs
+#   of mode adaqp, e.g. communication.objective=normalized, the paper's objective, which
+#   quantizes where the default keeps a fast link at full precision).
 # Writes WORK_DIR/results.jsonl (one line per run) and WORK_DIR/summary.md, and prints the summary.
 set -euo pipefail
 # shellcheck source=scripts/lib/adaqp.sh
@@ -19,6 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 work=${1:-$ADAQP_ROOT/runs/hetero-accuracy}
 read -r -a models <<<"${MODELS:-gcn sage rgcn}"
 read -r -a modes <<<"${MODES:-vanilla}"
+read -r -a adaqp_sets <<<"${ADAQP_SETS:-}"
 read -r -a seeds <<<"${SEEDS:-1 2 3}"
 workers=${W:-2}
 require_adaqp
@@ -41,6 +44,9 @@ for r in "${runs[@]}"; do
   if [[ $model == rgcn ]]; then
     extra=(--set "model.featureless=${FEATURELESS:-zeros}")
     run=$work/$model-${FEATURELESS:-zeros}-$mode-w$workers-s$seed
+  fi
+  if [[ $mode == adaqp ]] && ((${#adaqp_sets[@]})); then
+    mapfile -t -O "${#extra[@]}" extra < <(set_pairs "${adaqp_sets[@]}")
   fi
   log "$model, $mode, W=$workers, seed $seed"
   mapfile -t job < <(synthetic_graph "${NODES:-100000}" heterogeneous=true \
