@@ -182,31 +182,16 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
       layer(1, "_att_dst"), dense_edge_dropout(mask, edge_dropout(1), 1));
   (d1 * r_all.to(at::kDouble)).sum().backward();
 
-  // Quantized messages move the outputs by up to a few steps of their rows' ranges. Gradients are
-  // compared as a whole there: a message's noise can carry a pre-activation across a kink (the
-  // ReLU, the attention scores' LeakyReLU) and change one node's gradient row by O(1), while a
-  // message sent to the wrong place moves whole gradients.
   const bool exact = c.bits == 0;
-  const double tol = exact ? test::kDenseTol : 0.05;
-  constexpr double kQuantizedGradTol = 0.1;  // relative, Frobenius
-  const auto expect_grad_close = [&](const at::Tensor& got, const at::Tensor& want,
-                                     const std::string& what) {
-    if (exact) {
-      EXPECT_LE(test::max_error(got, want), tol * std::max(1.0, want.abs().max().item<double>()))
-          << what;
-    } else {
-      EXPECT_LE(test::relative_error(got, want), kQuantizedGradTol) << what;
-    }
-  };
+  const double tol = exact ? test::kDenseTol : test::kQuantizedOutputTol;
   EXPECT_LE(test::max_error(y0, rows_of(d0.detach(), part.owned_gid)), tol);
   EXPECT_LE(test::max_error(y1, rows_of(d1.detach(), part.owned_gid)), tol);
-  expect_grad_close(h1.grad(), rows_of(dh1.grad(), part.owned_gid), "h1");
+  test::expect_grad_close(h1.grad(), rows_of(dh1.grad(), part.owned_gid), exact, "h1");
   // Each rank's parameter gradients cover its own nodes' outputs; their sum is the whole graph's.
   for (const auto& item : owner.named_parameters()) {
     at::Tensor grad = item.value().grad().contiguous().clone();
     comm->allreduce_sum(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
-    // Sums over every node in float32: within tol of the largest entry.
-    expect_grad_close(grad, p.at(item.key()).grad(), item.key());
+    test::expect_grad_close(grad, p.at(item.key()).grad(), exact, item.key());
   }
   // Both layers' output rows (6 and 4 floats) forward and their gradients back.
   const Boundary& b = graph.boundary();

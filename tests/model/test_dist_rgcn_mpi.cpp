@@ -187,29 +187,16 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
                                    dense_weights(p, "layer1"));
   (d1 * r_all.to(at::kDouble)).sum().backward();
 
-  // Quantized messages move the outputs by up to a few steps of their rows' ranges, and a
-  // message's noise can carry a pre-activation across the ReLU's kink: gradients are compared as a
-  // whole there, while a message sent to the wrong place moves whole gradients.
   const bool exact = c.bits == 0;
-  const double tol = exact ? test::kDenseTol : 0.05;
-  constexpr double kQuantizedGradTol = 0.1;  // relative, Frobenius
-  const auto expect_grad_close = [&](const at::Tensor& got, const at::Tensor& want,
-                                     const std::string& what) {
-    if (exact) {
-      EXPECT_LE(test::max_error(got, want), tol * std::max(1.0, want.abs().max().item<double>()))
-          << what;
-    } else {
-      EXPECT_LE(test::relative_error(got, want), kQuantizedGradTol) << what;
-    }
-  };
+  const double tol = exact ? test::kDenseTol : test::kQuantizedOutputTol;
   EXPECT_LE(test::max_error(y0, rows_of(d0.detach(), part.owned_gid)), tol);
   EXPECT_LE(test::max_error(y1, rows_of(d1.detach(), part.owned_gid)), tol);
-  expect_grad_close(h1.grad(), rows_of(dh1.grad(), part.owned_gid), "h1");
+  test::expect_grad_close(h1.grad(), rows_of(dh1.grad(), part.owned_gid), exact, "h1");
   // Each rank's parameter gradients cover its own nodes' outputs; their sum is the whole graph's.
   for (const auto& item : owner.named_parameters()) {
     at::Tensor grad = item.value().grad().contiguous().clone();
     comm->allreduce_sum(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
-    expect_grad_close(grad, p.at(item.key()).grad(), item.key());
+    test::expect_grad_close(grad, p.at(item.key()).grad(), exact, item.key());
   }
   // The features' rows forward (no gradient flows back to them), the hidden rows both ways.
   const Boundary& b = graph.boundary();
@@ -294,8 +281,7 @@ TEST(DistRgcnEmbedding, RowsStartKeyedByNodeAndGetTheDenseGradient) {
                                    p.at("layer1_root.bias"), dense_weights(p, "layer1"));
   (d1 * r_all.to(at::kDouble)).sum().backward();
   const at::Tensor want = rows_of(x.grad(), opt.embedding.gids);
-  EXPECT_LE(test::max_error(e.grad(), want),
-            test::kDenseTol * std::max(1.0, want.abs().max().item<double>()));
+  test::expect_grad_close(e.grad(), want, /*exact=*/true, "embedding rows");
   // Every embedded node with an out-edge gets a gradient: the test has such rows on some rank.
   int64_t moved = e.grad().ne(0).any(1).sum().item<int64_t>();
   comm->allreduce_sum(&moved, 1);

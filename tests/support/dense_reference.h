@@ -4,9 +4,12 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "adaqp/graph/generator.h"
@@ -30,6 +33,26 @@ inline double relative_error(const at::Tensor& got, const at::Tensor& want) {
   const double norm = w.norm().item<double>();
   const double diff = (got.to(at::kDouble) - w).norm().item<double>();
   return norm == 0.0 ? diff : diff / norm;
+}
+
+// Quantized messages move a layer's outputs by up to a few steps of their rows' ranges: within
+// this absolute error of the dense float64 outputs.
+constexpr double kQuantizedOutputTol = 0.05;
+// A message's noise can carry a pre-activation across a kink (a ReLU, attention's LeakyReLU) and
+// change one node's gradient row by O(1), while a message sent to the wrong place moves whole
+// gradients: quantized gradients are compared as a whole, within this relative Frobenius error.
+constexpr double kQuantizedGradTol = 0.1;
+
+// A gradient against the dense one: exact (full-precision messages) within kDenseTol of the
+// largest entry (sums over every node in float32), else as a whole.
+inline void expect_grad_close(const at::Tensor& got, const at::Tensor& want, bool exact,
+                              const std::string& what) {
+  if (exact) {
+    EXPECT_LE(max_error(got, want), kDenseTol * std::max(1.0, want.abs().max().item<double>()))
+        << what;
+  } else {
+    EXPECT_LE(relative_error(got, want), kQuantizedGradTol) << what;
+  }
 }
 
 // A[i][j] = a_ij for every edge j -> i (float64), with the weights of the layers of `type` from the
