@@ -17,8 +17,9 @@
 # - a diverging quantized run (learning rate 1e30) stops non-zero at epoch 2 with the codec's error
 #   naming the message from the first rank that meets it (on CUDA from settle(), which reads the
 #   device codec's status word; the job is then aborted), as on the CPU;
-# - GraphSAGE with LayerNorm, GAT with 4 heads, and the layer-0 feature cache off, match the CPU at
-#   W=2 within DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
+# - GraphSAGE with LayerNorm, GAT with 4 heads, the layer-0 feature cache off, and R-GCN on the
+#   generated ogbn-mag-shaped graph (learned rows for its featureless types) match the CPU at W=2
+#   within DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
 # - training.device=auto takes the GPU and reproduces the CUDA run; every run's epoch records have
 #   consistent times, and on CUDA each rank's device allocator peak stays flat after epoch 2;
 # - checkpoints are device-independent: a CUDA run resumed on the CPU on 2 workers, and a CPU run
@@ -45,7 +46,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/device_job.sh"
 run() {
   local name=$1 device=$2 w=$3 data=gen
   shift 3
-  [[ $name == cora || $name == multi ]] && data=$name
+  [[ $name == cora || $name == multi || $name == rgcn ]] && data=$name
   local out="$tmp/$name/$device-w$w"
   # shellcheck disable=SC2016
   if ! timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np "$w" bash -c \
@@ -62,7 +63,8 @@ run() {
 synthetic=("${device_job[@]}")
 cases=(gen)
 mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/quantcover" "$tmp/multi" \
-  "$tmp/overlap" "$tmp/adaptive" "$tmp/cover" "$tmp/sage" "$tmp/gat" "$tmp/nocache" "$tmp/auto"
+  "$tmp/overlap" "$tmp/adaptive" "$tmp/cover" "$tmp/sage" "$tmp/gat" "$tmp/nocache" "$tmp/auto" \
+  "$tmp/rgcn"
 cora="${ADAQP_SHARED_DATASETS:-}/cora"
 [[ -d "$cora/raw" ]] && cases+=(cora)
 args_of() {
@@ -92,15 +94,17 @@ for name in "${cases[@]}"; do
   done
 done
 
-# GraphSAGE with LayerNorm, GAT (4 heads, attention dropout), and layer 0's input rows exchanged
-# every epoch: CPU against CUDA.
+# GraphSAGE with LayerNorm, GAT (4 heads, attention dropout), layer 0's input rows exchanged
+# every epoch, and R-GCN with learned featureless rows: CPU against CUDA.
 for device in cpu cuda; do
+  run rgcn "$device" 2 "${synthetic[@]}" --set dataset.synthetic.heterogeneous=true \
+    --set dataset.add_reverse=true --set model.type=rgcn --set model.featureless=embedding
   run sage "$device" 2 "${synthetic[@]}" --set model.type=sage --set model.layer_norm=true
   run gat "$device" 2 "${synthetic[@]}" --set model.type=gat --set model.heads=4 \
     --set model.attention_dropout=0.5
   run nocache "$device" 2 "${synthetic[@]}" --set communication.feature_cache=false
 done
-for name in sage gat nocache; do
+for name in sage gat nocache rgcn; do
   "${compare[@]}" losses "$tmp/$name/cpu-w2" "$tmp/$name/cuda-w2" "$DEVICE_TOL" \
     --params "$DEVICE_TOL"
   "${compare[@]}" sanity "$tmp/$name/cuda-w2" --device
