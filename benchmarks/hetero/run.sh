@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Heterogeneous graphs as they stand (issue 41): the ogbn-mag-shaped generator at NODES nodes
-# written in OGB's heterogeneous layout, that directory loaded whole, GraphSAGE trained on its
-# homogeneous view at each W of WORKERS (reverse relations, per-type self-loops, Vanilla, one
-# compute thread a rank), and per partition the rows a relation-first exchange would move (adaqp
-# info --covers: the cover per relation against today's source rows and the one-adjacency cover).
+# written in OGB's heterogeneous layout, that directory loaded whole, each model of MODELS trained
+# at each W of WORKERS (reverse relations, Vanilla, one compute thread a rank; sage: GraphSAGE on
+# the homogeneous view with per-type self-loops; rgcn: R-GCN, no self-loops, its root weight
+# standing for them), each run's epoch, largest training peak RSS and bytes sent per epoch, and per
+# partition the rows a relation-first exchange would move (adaqp info --covers: the cover per
+# relation against today's source rows and the one-adjacency cover).
 #
 # Usage: benchmarks/hetero/run.sh [WORK_DIR]   (default runs/hetero)
 # Environment [defaults]: ADAQP_BIN or ADAQP_BUILD_DIR [build], NODES [1000000], CLASSES [16],
-#   FEAT [128], AVG_DEGREE [10], WORKERS ["2 4"], EPOCHS [5].
+#   FEAT [128], AVG_DEGREE [10], WORKERS ["2 4"], MODELS ["sage rgcn"], EPOCHS [5].
 # Writes WORK_DIR/results.jsonl (one line per step: seconds, peak KiB by GNU time where it runs the
 # step, counts) and prints it.
 set -euo pipefail
@@ -16,6 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 work=${1:-$ADAQP_ROOT/runs/hetero}
 nodes=${NODES:-1000000}
 read -r -a workers <<<"${WORKERS:-2 4}"
+read -r -a models <<<"${MODELS:-sage rgcn}"
 epochs=${EPOCHS:-5}
 require_adaqp
 command -v /usr/bin/time >/dev/null || die "needs GNU time (/usr/bin/time; apt-get install time)"
@@ -44,31 +47,44 @@ log "loading $data whole"
 timed load "$ADAQP_BIN" info --dataset "$data" --json
 printf '{"step": "load", "seconds": %s, "peak_kib": %s}\n' "$seconds" "$kib" >>"$results"
 
-for w in "${workers[@]}"; do
-  parts=$work/parts-w$w
-  rm -rf "$parts" "$work/run-w$w"
-  log "W=$w: GraphSAGE on the homogeneous view"
-  timed "train-w$w" mpirun --oversubscribe --bind-to none -np "$w" "$ADAQP_BIN" train \
-    --set "dataset.path=$data" --set dataset.add_reverse=true --set model.type=sage \
-    --set model.layers=2 --set model.hidden=128 --set "training.epochs=$epochs" \
-    --set training.threads=1 --set communication.mode=vanilla --set "partition.parts=$w" \
-    --set "partition.dir=$parts" --set "output.dir=$work/run-w$w"
-  "$ADAQP_BIN" info --partition "$parts" --covers --json >"$work/covers-w$w.json" 2>/dev/null
-  python3 - "$work/run-w$w/metrics.jsonl" "$work/covers-w$w.json" "$w" >>"$results" <<'PY'
+for model in "${models[@]}"; do
+  loops=true
+  [[ $model != rgcn ]] || loops=false
+  for w in "${workers[@]}"; do
+    parts=$work/parts-w$w-loops-$loops
+    run=$work/run-$model-w$w
+    rm -rf "$run"
+    [[ -d "$parts" ]] || "$ADAQP_BIN" partition --set "dataset.path=$data" \
+      --set dataset.add_reverse=true --set "dataset.self_loops=$loops" --set "partition.parts=$w" \
+      --out "$parts" >"$work/partition-w$w-loops-$loops.log" 2>&1 ||
+      die "partitioning for W=$w failed"
+    log "W=$w: $model"
+    timed "train-$model-w$w" mpirun --oversubscribe --bind-to none -np "$w" "$ADAQP_BIN" train \
+      --set "dataset.path=$data" --set dataset.add_reverse=true --set "dataset.self_loops=$loops" \
+      --set "model.type=$model" --set model.layers=2 --set model.hidden=128 \
+      --set "training.epochs=$epochs" --set training.threads=1 --set communication.mode=vanilla \
+      --set "partition.parts=$w" --set "partition.dir=$parts" --set "output.dir=$run"
+    "$ADAQP_BIN" info --partition "$parts" --covers --json >"$parts.covers.json" 2>/dev/null
+    python3 - "$run/metrics.jsonl" "$parts.covers.json" "$w" "$model" >>"$results" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 summary = [r for r in rows if r.get("event") == "summary"][-1]
 training = [per_rank[-1] for per_rank in summary["memory"]["peak_rss_bytes"]]  # the last phase
+last = max(r["epoch"] for r in rows if r.get("event") != "summary")
+sent = sum(r["bytes_sent"] for r in rows if r.get("event") != "summary" and r["epoch"] == last)
 covers = json.load(open(sys.argv[2]))["boundary_covers"]
 rows_now = covers["source_rows"]
 print(json.dumps({
-    "step": "train", "workers": int(sys.argv[3]), "epoch_s": summary["mean_epoch_time_s"],
+    "step": "train", "model": sys.argv[4], "workers": int(sys.argv[3]),
+    "epoch_s": summary["mean_epoch_time_s"], "bytes_per_epoch": sent,
     "training_peak_rss_gib": max(training) / 2**30,
+    "training_peak_rss_gib_per_rank": [t / 2**30 for t in training],
     "source_rows": rows_now,
     "cover_rows": covers["cover_sources"] + covers["cover_partials"],
     "relation_cover_rows": covers["relation_cover_sources"] + covers["relation_cover_partials"],
     "relation_cover_share": (covers["relation_cover_sources"] + covers["relation_cover_partials"])
     / max(rows_now, 1)}))
 PY
+  done
 done
 cat "$results"
