@@ -44,7 +44,7 @@ kernels::CsrMatrix pair_block(const std::vector<int64_t>& indptr,
 }  // namespace
 
 RelationAdjacency::RelationAdjacency(const Part& part, const Device& device) {
-  ADAQP_CHECK(part.heterogeneous() && part.num_relations >= 1,
+  ADAQP_CHECK(part.num_relations >= 1,
               "a relation adjacency of a part without node types and relations");
   const int64_t owned = part.num_owned(), relations = part.num_relations;
   // deg[r * owned + i]: the relation-r in-edges of owned row i.

@@ -49,8 +49,10 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
 // at full precision (objective seconds weighs it) or at the largest width.
 LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
   const int64_t narrow = std::min<int64_t>(o.model.hidden, part.num_classes);
-  const int64_t wide =
-      o.cache_features ? o.model.hidden : std::max<int64_t>(o.model.hidden, part.feat_dim);
+  // The features' rows travel in training only where the model's layer 0 does not cache them.
+  const int64_t wide = graph_options(o).cache_features
+                           ? o.model.hidden
+                           : std::max<int64_t>(o.model.hidden, part.feat_dim);
   const std::vector<int>& bits = o.adaptive.bit_set;
   LinkProbeOptions p;
   p.device = o.device;
@@ -90,7 +92,8 @@ GnnOptions gnn_options(GnnOptions o, const Part& part) {
   o.in_dim = part.feat_dim;
   o.out_dim = part.num_classes;
   o.relations = part.num_relations;
-  ADAQP_CHECK(!model_type_rules(o.type).relational || part.heterogeneous(),
+  // num_relations, not heterogeneous(): a part may own no node and still be typed.
+  ADAQP_CHECK(!model_type_rules(o.type).relational || part.num_relations > 0,
               std::string("model type ") + to_string(o.type) + " on a part without relations");
   return o;
 }
@@ -123,6 +126,8 @@ struct Trainer::Impl {
       model_options.embedding = input_embedding(graph, comm, opt.seed);
     }
     model = Gnn(model_options);
+    // Built here, at start-up, so that a failure ends the job before any exchange.
+    if (model_type_rules(opt.model.type).relational) graph.relation_adjacency();
     model->to(torch_device(opt.device));
     attach_flat_gradients();
     std::vector<at::Tensor> trained = model->parameters();
@@ -355,7 +360,7 @@ int64_t Trainer::full_precision_bytes_per_epoch() const {
   for (int l = 0; l < num_layers(); ++l) {
     const LayerExchange e = layer_exchange(l);
     const int64_t row = e.width * static_cast<int64_t>(sizeof(float));
-    if (!(e.features && impl_->opt.cache_features)) bytes += send_rows * row;
+    if (!(e.features && graph_options(impl_->opt).cache_features)) bytes += send_rows * row;
     if (e.backward) bytes += b.recvs() * row;
   }
   return bytes;

@@ -111,6 +111,21 @@ quantized = sum(r.get("quant_time_s", 0) > 0 for r in records if "epoch" in r)
 assert quantized > 0, "no epoch quantized a message"
 print(f"ok: R-GCN (AdaQP), best validation accuracy {best:.3f}, {quantized} quantized epochs")
 PY
+# The full-precision bytes AdaQP reports against are what Vanilla sends (layer 0's features every
+# epoch: R-GCN caches no A X).
+timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${job[@]}" \
+  --set model.type=rgcn --set model.num_bases=2 --set training.epochs=2 \
+  --set "partition.dir=$tmp/parts" --set "output.dir=$tmp/rgcn-vanilla" >"$tmp/rgcn-v.log" 2>&1 ||
+  { tail -n 30 "$tmp/rgcn-v.log"; fail "R-GCN, Vanilla"; }
+"$PYTHON" - "$tmp/rgcn/metrics.jsonl" "$tmp/rgcn-vanilla/metrics.jsonl" <<'PY' ||
+import json, sys
+adaqp = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "summary"][-1]
+epochs = [r for r in map(json.loads, open(sys.argv[2])) if r.get("event") != "summary"]
+sent = sum(r["bytes_sent"] for r in epochs if r["epoch"] == 2)
+assert adaqp["full_precision_bytes_per_epoch"] == sent, (adaqp["full_precision_bytes_per_epoch"], sent)
+print(f"ok: R-GCN's full-precision bytes per epoch are Vanilla's: {sent}")
+PY
+  fail "R-GCN's full-precision byte count"
 
 # expect_refusal NAME MESSAGE SETS...: the job exits non-zero with exactly one error line holding
 # MESSAGE.
