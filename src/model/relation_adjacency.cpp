@@ -1,5 +1,6 @@
 #include "adaqp/model/relation_adjacency.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -10,20 +11,37 @@ namespace adaqp {
 
 namespace {
 
+// The pairs of a part, found row by row (no array of relations x rows): row i's entries
+// [row_begin[i], row_begin[i + 1]) are its relations with in-edges, ascending, each with its
+// in-degree by that relation and its pair index (pairs ordered by relation, then row).
+struct RowPairs {
+  std::vector<int64_t> row_begin{0};
+  std::vector<int32_t> relation;
+  std::vector<int64_t> degree, pair;
+
+  // The entry of row i's relation r (which has an in-edge of relation r).
+  int64_t entry(int64_t i, int32_t r) const {
+    for (int64_t k = row_begin[i]; k < row_begin[i + 1]; ++k) {
+      if (relation[k] == r) return k;
+    }
+    throw InvariantError("row " + std::to_string(i) + " has no pair of relation " +
+                         std::to_string(r));
+  }
+};
+
 // The block of one source kind (owned or received rows): pair p's entries are the in-edges of its
 // row of its relation, in stored order (ascending column), each weighing 1 / deg.
 kernels::CsrMatrix pair_block(const std::vector<int64_t>& indptr,
                               const std::vector<int32_t>& indices,
                               const std::vector<int32_t>& relations, int64_t cols,
-                              const std::vector<int64_t>& pair_of, const std::vector<int64_t>& deg,
-                              int64_t owned, int64_t pairs) {
+                              const RowPairs& rp, int64_t owned, int64_t pairs) {
   kernels::CsrMatrix m;
   m.rows = pairs;
   m.cols = cols;
   m.indptr.assign(static_cast<size_t>(pairs) + 1, 0);
   for (int64_t i = 0; i < owned; ++i) {
     for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-      ++m.indptr[pair_of[relations[k] * owned + i] + 1];
+      ++m.indptr[rp.pair[rp.entry(i, relations[k])] + 1];
     }
   }
   for (int64_t p = 0; p < pairs; ++p) m.indptr[p + 1] += m.indptr[p];
@@ -32,10 +50,10 @@ kernels::CsrMatrix pair_block(const std::vector<int64_t>& indptr,
   std::vector<int64_t> next(m.indptr.begin(), m.indptr.end() - 1);
   for (int64_t i = 0; i < owned; ++i) {
     for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-      const int64_t key = relations[k] * owned + i;
-      const int64_t at = next[pair_of[key]]++;
+      const int64_t e = rp.entry(i, relations[k]);
+      const int64_t at = next[rp.pair[e]]++;
       m.indices[at] = indices[k];
-      m.values[at] = static_cast<float>(1.0 / static_cast<double>(deg[key]));
+      m.values[at] = static_cast<float>(1.0 / static_cast<double>(rp.degree[e]));
     }
   }
   return m;
@@ -46,51 +64,51 @@ kernels::CsrMatrix pair_block(const std::vector<int64_t>& indptr,
 RelationAdjacency::RelationAdjacency(const Part& part, const Device& device) {
   ADAQP_CHECK(part.num_relations >= 1,
               "a relation adjacency of a part without node types and relations");
-  const int64_t owned = part.num_owned(), relations = part.num_relations;
-  // deg[r * owned + i]: the relation-r in-edges of owned row i.
-  std::vector<int64_t> deg(static_cast<size_t>(relations * owned), 0);
-  const auto count = [&](const std::vector<int64_t>& indptr, const std::vector<int32_t>& rel) {
-    for (int64_t i = 0; i < owned; ++i) {
-      for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-        ADAQP_CHECK(rel[k] >= 0 && rel[k] < relations,
-                    "edge relation " + std::to_string(rel[k]) + " of " + std::to_string(relations));
-        ++deg[rel[k] * owned + i];
-      }
+  const int64_t owned = part.num_owned();
+  const int32_t relations = part.num_relations;
+  RowPairs rp;
+  std::vector<int64_t> per_relation(static_cast<size_t>(relations), 0);
+  std::vector<int32_t> row;  // one row's edge relations
+  for (int64_t i = 0; i < owned; ++i) {
+    row.clear();
+    for (int64_t k = part.local_indptr[i]; k < part.local_indptr[i + 1]; ++k)
+      row.push_back(part.local_relations[k]);
+    for (int64_t k = part.halo_indptr[i]; k < part.halo_indptr[i + 1]; ++k)
+      row.push_back(part.halo_relations[k]);
+    std::sort(row.begin(), row.end());
+    for (size_t a = 0; a < row.size();) {
+      size_t b = a;
+      while (b < row.size() && row[b] == row[a]) ++b;
+      ADAQP_CHECK(row[a] >= 0 && row[a] < relations,
+                  "edge relation " + std::to_string(row[a]) + " of " + std::to_string(relations));
+      rp.relation.push_back(row[a]);
+      rp.degree.push_back(static_cast<int64_t>(b - a));
+      ++per_relation[row[a]];
+      a = b;
     }
-  };
-  count(part.local_indptr, part.local_relations);
-  count(part.halo_indptr, part.halo_relations);
-  std::vector<int64_t> pair_of(deg.size(), -1);
-  std::vector<int64_t> pair_row;
-  pair_offsets_.push_back(0);
-  for (int64_t r = 0; r < relations; ++r) {
-    for (int64_t i = 0; i < owned; ++i) {
-      if (deg[r * owned + i] == 0) continue;
-      pair_of[r * owned + i] = static_cast<int64_t>(pair_row.size());
-      pair_row.push_back(i);
-    }
-    pair_offsets_.push_back(static_cast<int64_t>(pair_row.size()));
+    rp.row_begin.push_back(static_cast<int64_t>(rp.relation.size()));
   }
+  pair_offsets_.assign(1, 0);
+  for (int32_t r = 0; r < relations; ++r)
+    pair_offsets_.push_back(pair_offsets_[r] + per_relation[r]);
+  // Rows ascending within each relation's run.
+  std::vector<int64_t> next(pair_offsets_.begin(), pair_offsets_.end() - 1);
+  rp.pair.resize(rp.relation.size());
+  for (size_t k = 0; k < rp.relation.size(); ++k) rp.pair[k] = next[rp.relation[k]]++;
   const int64_t pairs = num_pairs();
   ADAQP_CHECK(pairs <= std::numeric_limits<int32_t>::max(),
               std::to_string(pairs) + " (node, relation) pairs: more than 32-bit columns index");
   kernels::CsrMatrix local = pair_block(part.local_indptr, part.local_indices, part.local_relations,
-                                        owned, pair_of, deg, owned, pairs);
+                                        owned, rp, owned, pairs);
   kernels::CsrMatrix halo = pair_block(part.halo_indptr, part.halo_indices, part.halo_relations,
-                                       part.num_halo(), pair_of, deg, owned, pairs);
-  // combine: row i holds its pairs, in relation order.
+                                       part.num_halo(), rp, owned, pairs);
+  // combine: row i holds its pairs, in relation order (its entries).
   kernels::CsrMatrix combine;
   combine.rows = owned;
   combine.cols = pairs;
-  combine.indptr.assign(static_cast<size_t>(owned) + 1, 0);
-  for (int64_t i : pair_row) ++combine.indptr[i + 1];
-  for (int64_t i = 0; i < owned; ++i) combine.indptr[i + 1] += combine.indptr[i];
-  combine.indices.resize(static_cast<size_t>(pairs));
+  combine.indptr = rp.row_begin;
+  combine.indices.assign(rp.pair.begin(), rp.pair.end());
   combine.values.assign(static_cast<size_t>(pairs), 1.0F);
-  std::vector<int64_t> next(combine.indptr.begin(), combine.indptr.end() - 1);
-  for (int64_t p = 0; p < pairs; ++p) {
-    combine.indices[next[pair_row[p]]++] = static_cast<int32_t>(p);
-  }
   local_t_ = AdjacencyBlock::transpose(local.view(), device);
   halo_t_ = AdjacencyBlock::transpose(halo.view(), device);
   combine_t_ = AdjacencyBlock::transpose(combine.view(), device);
