@@ -22,14 +22,16 @@ import argparse
 import gzip
 import json
 import os
-import resource
-import statistics
+import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch_geometric.nn import RGCNConv
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pyg_compare"))
+import pyg_timing  # noqa: E402
 
 
 def read_lines(path):
@@ -135,33 +137,15 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     model.train()
 
-    def sync():
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-
-    sync()
+    pyg_timing.sync(dev)
     setup_s = time.perf_counter() - t0
-    times = []
-    for _ in range(a.warmup + a.epochs):
-        sync()
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x, edge_index, edge_type)[train], y)
-        loss.backward()
-        opt.step()
-        sync()
-        times.append(time.perf_counter() - t0)
-    measured = times[a.warmup:]
+    times, final_loss = pyg_timing.train_epochs(
+        opt, lambda: F.cross_entropy(model(x, edge_index, edge_type)[train], y), a.warmup,
+        a.epochs, dev)
     row = {
         "system": "pyg", "model": "rgcn", "device": a.device, "workers": 1, "threads": a.threads,
         "nodes": x.size(0), "edges": int(edge_index.size(1)), "relations": relations,
-        "bases": a.bases, "epochs_measured": len(measured), "epoch_times_s": times,
-        "median_epoch_s": statistics.median(measured), "min_epoch_s": min(measured),
-        "setup_s": setup_s,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "final_loss": loss.item()}
-    if dev.type == "cuda":
-        row["peak_allocated_gpu_mib"] = torch.cuda.max_memory_allocated() / 2**20
+        "bases": a.bases, **pyg_timing.timing_fields(times, a.warmup, setup_s, final_loss, dev)}
     print(json.dumps(row))
 
 

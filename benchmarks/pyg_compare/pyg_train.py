@@ -21,8 +21,6 @@ is the device's.
 """
 import argparse
 import json
-import resource
-import statistics
 import time
 
 import numpy as np
@@ -31,6 +29,8 @@ import torch.nn.functional as F
 from torch_geometric.nn import GCNConv, Linear, SAGEConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import add_remaining_self_loops, spmm
+
+import pyg_timing
 
 
 def make_conv(model, d_in, d_out):
@@ -123,34 +123,14 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     model.train()
 
-    def sync():
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-
-    sync()
+    pyg_timing.sync(dev)
     setup_s = time.perf_counter() - t0
-    times = []
-    for _ in range(a.warmup + a.epochs):
-        sync()
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x, ax, graph)[train], y[train])
-        loss.backward()
-        opt.step()
-        sync()
-        times.append(time.perf_counter() - t0)
-    measured = times[a.warmup:]
+    times, final_loss = pyg_timing.train_epochs(
+        opt, lambda: F.cross_entropy(model(x, ax, graph)[train], y[train]), a.warmup, a.epochs, dev)
     row = {
         "system": "pyg", "model": a.model, "layer0": a.layer0, "adj": a.adj, "device": a.device,
         "workers": 1, "threads": a.threads, "nodes": n, "edges": num_edges,
-        "epochs_measured": len(measured), "epoch_times_s": times,
-        "median_epoch_s": statistics.median(measured), "min_epoch_s": min(measured),
-        "setup_s": setup_s,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "final_loss": loss.item()}
-    if dev.type == "cuda":
-        row["peak_allocated_gpu_mib"] = torch.cuda.max_memory_allocated() / 2**20
-        row["peak_reserved_gpu_mib"] = torch.cuda.max_memory_reserved() / 2**20
+        **pyg_timing.timing_fields(times, a.warmup, setup_s, final_loss, dev)}
     print(json.dumps(row))
 
 
