@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Accuracy on the ogbn-mag-shaped planted-label graph (issue 41): each model of MODELS trained on
 # the generator's typed graph (reverse relations, per-type self-loops; the homogeneous layers, gcn
-# and sage, read its homogeneous view, the relation-blind baseline; rgcn each relation on its own),
+# and sage, read its homogeneous view, the relation-blind baseline; rgcn each relation on its own,
+# rgcn-first the same over communication.exchange=relation_first),
 # in each communication mode of MODES at W workers, SEEDS seeds; per model and mode the mean and
 # spread of the test accuracy at the best validation epoch. The generator's defaults
 # (feature_signal 1) make the papers' class readable from their features and neighbours alone
@@ -40,11 +41,13 @@ done
 for r in "${runs[@]}"; do
   read -r model mode seed <<<"$r"
   run=$work/$model-$mode-w$workers-s$seed
+  type=${model%-first}
   extra=()
-  if [[ $model == rgcn ]]; then
+  if [[ $type == rgcn ]]; then
     extra=(--set "model.featureless=${FEATURELESS:-zeros}")
     run=$work/$model-${FEATURELESS:-zeros}-$mode-w$workers-s$seed
   fi
+  [[ $model != *-first ]] || extra+=(--set communication.exchange=relation_first)
   if [[ $mode == adaqp ]] && ((${#adaqp_sets[@]})); then
     mapfile -t -O "${#extra[@]}" extra < <(set_pairs "${adaqp_sets[@]}")
   fi
@@ -53,14 +56,14 @@ for r in "${runs[@]}"; do
     "num_classes=${CLASSES:-16}" "feat_dim=${FEAT:-128}" "avg_degree=${AVG_DEGREE:-10}" \
     "feature_signal=${FEATURE_SIGNAL:-0.3}" "homophily=${HOMOPHILY:-0.8}"
     gnn_model 2 "${HIDDEN:-64}"
-    set_pairs "model.type=$model" dataset.add_reverse=true "communication.mode=$mode" \
+    set_pairs "model.type=$type" dataset.add_reverse=true "communication.mode=$mode" \
       "partition.parts=$workers" "partition.dir=$work/partition-w$workers" \
       "training.epochs=${EPOCHS:-200}" training.eval_every=5 "training.seed=$seed" \
       training.threads=1 output.log_level=warn "output.dir=$run")
   mpirun --oversubscribe --bind-to none -np "$workers" "$ADAQP_BIN" train "${job[@]}" "${extra[@]}" \
     >"$run.log" 2>&1 || { tail -n 20 "$run.log" >&2; die "$model, $mode, seed $seed failed"; }
   label=$model
-  [[ $model != rgcn ]] || label="rgcn (featureless ${FEATURELESS:-zeros})"
+  [[ $type != rgcn ]] || label="$model (featureless ${FEATURELESS:-zeros})"
   python3 - "$run/metrics.jsonl" "$label" "$mode" "$seed" "$workers" >>"$results" <<'PY'
 import json, sys
 summary = [json.loads(l) for l in open(sys.argv[1]) if '"summary"' in l][-1]

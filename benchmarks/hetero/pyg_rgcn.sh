@@ -8,7 +8,8 @@
 # round. A run's figure is the median epoch over its EPOCHS measured epochs after WARMUP (adaqp:
 # the epoch of metrics.jsonl; PyG: the same steps timed in Python); a system's figure the median of
 # its rounds, with their minimum and maximum. Peak memory: each process's peak resident set (GNU
-# time for adaqp, getrusage in pyg_rgcn.py), loading included.
+# time for adaqp, getrusage in pyg_rgcn.py), loading included. adaqp runs without its layer-0 cache
+# (communication.feature_cache=false), so that both drop X before aggregating it every epoch.
 #
 # Usage: benchmarks/hetero/pyg_rgcn.sh [WORK_DIR]   (default runs/hetero-pyg)
 # Environment: ADAQP_BIN (build/src/adaqp), ADAQP_PYTHON (.venv/bin/python), DEVICE (cpu|cuda),
@@ -47,6 +48,7 @@ mapfile -t job < <(
   set_pairs training.lr=0.01 training.weight_decay=5e-4 "training.epochs=$((warmup + epochs))" \
     "training.eval_every=$((warmup + epochs))" "training.device=$device" \
     "training.threads=$threads" communication.mode=vanilla partition.parts=1 \
+    communication.feature_cache=false \
     "partition.dir=$graph-p1" output.log_level=warn)
 runs="$work/runs.jsonl"
 : >"$runs"

@@ -25,9 +25,10 @@ constexpr Table<BitScheme, 3> kSchemes = {{
     {BitScheme::kUniform, "uniform"},
     {BitScheme::kRandom, "random"},
 }};
-constexpr Table<ExchangeLayout, 2> kExchangeLayouts = {{
+constexpr Table<ExchangeLayout, 3> kExchangeLayouts = {{
     {ExchangeLayout::kRows, "rows"},
     {ExchangeLayout::kCover, "cover"},
+    {ExchangeLayout::kRelationFirst, "relation_first"},
 }};
 constexpr Table<SolveSchedule, 3> kSolveSchedules = {{
     {SolveSchedule::kAuto, "auto"},

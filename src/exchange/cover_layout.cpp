@@ -8,70 +8,16 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/partition/boundary_cover.h"
+#include "peer_lists.h"
 
 namespace adaqp {
 
 namespace {
 
+using exchange_detail::ListReader;
+
 constexpr int kCoverTag = 32764;
-
-// Sends out[r] to every rank r and returns what each rank sent here (two exchanges: the lengths,
-// then the lists).
-std::vector<std::vector<int64_t>> exchange_lists(Communicator& comm,
-                                                 const std::vector<std::vector<int64_t>>& out) {
-  const int world = comm.size();
-  std::vector<int64_t> send_n(world), recv_n(world, 0);
-  ExchangeBuffers counts = ExchangeBuffers::none(world);
-  for (int r = 0; r < world; ++r) {
-    if (r == comm.rank()) continue;
-    send_n[r] = static_cast<int64_t>(out[r].size());
-    counts.send[r] = &send_n[r];
-    counts.send_bytes[r] = sizeof(int64_t);
-    counts.recv[r] = &recv_n[r];
-    counts.recv_bytes[r] = sizeof(int64_t);
-  }
-  comm.exchange(counts, {kCoverTag})->wait();
-  std::vector<std::vector<int64_t>> in(world);
-  ExchangeBuffers lists = ExchangeBuffers::none(world);
-  for (int r = 0; r < world; ++r) {
-    if (r == comm.rank()) continue;
-    ADAQP_CHECK_GE(recv_n[r], 0, fmt::format("cover layout: entries announced by rank {}", r));
-    in[r].resize(static_cast<size_t>(recv_n[r]));
-    lists.send[r] = out[r].data();
-    lists.send_bytes[r] = out[r].size() * sizeof(int64_t);
-    lists.recv[r] = in[r].data();
-    lists.recv_bytes[r] = in[r].size() * sizeof(int64_t);
-  }
-  comm.exchange(lists, {kCoverTag})->wait();
-  return in;
-}
-
-// Reads a receiver's list of rows (see cover_layout) one value at a time, checking each.
-class ListReader {
- public:
-  ListReader(const std::vector<int64_t>& list, int from) : list_(list), from_(from) {}
-
-  int64_t next(const char* what, int64_t lo, int64_t hi) {
-    ADAQP_CHECK(pos_ < list_.size(), fmt::format("cover layout: the list from rank {} ends before "
-                                                 "its {}",
-                                                 from_, what));
-    const int64_t v = list_[pos_++];
-    ADAQP_CHECK(v >= lo && v <= hi, fmt::format("cover layout: rank {} sent {} {} outside [{}, {}]",
-                                                from_, what, v, lo, hi));
-    return v;
-  }
-  int64_t remaining() const { return static_cast<int64_t>(list_.size() - pos_); }
-  void expect_end() const {
-    ADAQP_CHECK(pos_ == list_.size(), fmt::format("cover layout: the list from rank {} has {} "
-                                                  "entries after its last row",
-                                                  from_, list_.size() - pos_));
-  }
-
- private:
-  const std::vector<int64_t>& list_;
-  int from_;
-  size_t pos_ = 0;
-};
+constexpr const char* kWhat = "cover layout";
 
 }  // namespace
 
@@ -170,7 +116,8 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
   }
 
   // Sender: the rows each receiver asked for, in its order.
-  const std::vector<std::vector<int64_t>> from_receiver = exchange_lists(comm, to_sender);
+  const std::vector<std::vector<int64_t>> from_receiver =
+      exchange_detail::exchange_lists(comm, to_sender, kCoverTag, kWhat);
   b.send_offsets.assign(static_cast<size_t>(world) + 1, 0);
   out.send_indptr.push_back(0);
   for (int r = 0; r < world; ++r) {
@@ -178,7 +125,7 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
     if (r == part.rank) continue;
     const int64_t count = part.send_count_to(r), first = part.send_offsets[r];
     if (from_receiver[r].empty() && count == 0) continue;
-    ListReader in(from_receiver[r], r);
+    ListReader in(from_receiver[r], r, kWhat);
     const int64_t sources = in.next("source row count", 0, count);
     for (int64_t k = 0; k < sources; ++k) {
       const int64_t j = part.send_idx[first + in.next("source row position", 0, count - 1)];

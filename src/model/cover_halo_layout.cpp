@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "adaqp/common/error.h"
 #include "adaqp/exchange/cover_layout.h"
 #include "adaqp/tensor/torch_device.h"
 #include "halo_layouts.h"
@@ -63,6 +64,10 @@ class CoverHaloLayout final : public HaloLayout {
   void add_returned_gradients(HaloExchanger& exchanger, int64_t d, float* dh) override {
     const at::Tensor received = exchanger.received_gradients();
     send_t_->multiply(received.data_ptr<float>(), d, dh, /*accumulate=*/true);
+  }
+  std::unique_ptr<RelationAdjacency> relation_adjacency(const Part& /*part*/,
+                                                        const Device& /*device*/) const override {
+    throw InvariantError("the cover layout's partial sums mix the relations of a row");
   }
 
  private:

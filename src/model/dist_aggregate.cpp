@@ -87,10 +87,27 @@ struct BeginHaloRows : public torch::autograd::Function<BeginHaloRows> {
   }
 };
 
-// The received rows of the exchange BeginHaloRows started over h. Backward starts sending their
-// gradients to their owners; h's share arrives in BeginHaloRows' backward, so the owned rows'
-// backward work overlaps the exchange. The autograd edge from here to h (BeginHaloRows' output,
-// never detached) is what makes autograd run this backward before BeginHaloRows'.
+// The rows a layer formed (sent rows x d), having started their exchange. Backward, which autograd
+// runs after the layer's owned rows' backward work (created later, so run first), waits for the
+// gradients EndHaloRows' backward started sending and returns them as the rows' gradient.
+struct BeginFormedRows : public torch::autograd::Function<BeginFormedRows> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& rows, DistGraph* graph,
+                            int64_t layer) {
+    graph->begin_formed_rows(rows, static_cast<int>(layer));
+    save_ref(ctx, graph, layer);
+    return rows.view_as(rows);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list /*grad_outputs*/) {
+    return {saved_ref(ctx)->graph->end_formed_gradients(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// The received rows of the exchange BeginHaloRows (or BeginFormedRows) started over h. Backward
+// starts sending their gradients to their owners; h's share arrives in BeginHaloRows' backward, so
+// the owned rows' backward work overlaps the exchange. The autograd edge from here to h
+// (BeginHaloRows' output, never detached) is what makes autograd run this backward before
+// BeginHaloRows'.
 struct EndHaloRows : public torch::autograd::Function<EndHaloRows> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& h, DistGraph* graph,
                             int64_t layer) {
@@ -202,6 +219,10 @@ at::Tensor dist_aggregate(const at::Tensor& h, DistGraph& graph, int layer) {
 
 at::Tensor dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer) {
   return BeginHaloRows::apply(h, &graph, static_cast<int64_t>(layer));
+}
+
+at::Tensor dist_formed_rows_begin(const at::Tensor& rows, DistGraph& graph, int layer) {
+  return BeginFormedRows::apply(rows.contiguous(), &graph, static_cast<int64_t>(layer));
 }
 
 at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer) {

@@ -39,8 +39,13 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
       exchanger_(layout_->boundary(), layout_->send_list(), comm,
                  HaloExchangerOptions{opt.overlap, opt.device}) {
   const int64_t owned = part_.num_owned();
-  ADAQP_CHECK(opt_.products || (!opt_.cache_features && layout_->receives_node_rows()),
+  // Relational layers cache their own aggregation of X (relation_features), not A X.
+  const bool caches_product = opt_.cache_features && !opt_.relational;
+  ADAQP_CHECK(opt_.products || (!caches_product &&
+                                (layout_->receives_node_rows() || layout_->layer_forms_rows())),
               "a graph without products neither caches A X nor forms the rows it sends");
+  ADAQP_CHECK(!layout_->layer_forms_rows() || opt_.relational,
+              "the relation_first layout serves layers that aggregate each relation on their own");
   // Without products A is read on the host only (its pattern, the solver's weights).
   const Device block_device = opt_.products ? opt_.device : Device::cpu();
   local_values_ = block_values(*opt_.norm, part_.local_indptr, part_.local_indices,
@@ -55,7 +60,7 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
       at::from_blob(part_.features.data(), {owned, part_.feat_dim}, at::kFloat);
   features_ = where_computed(host_features, opt_.device);
   owned_gids_ = to_device(part_.owned_gid, opt_.device);
-  if (opt_.cache_features) {
+  if (caches_product) {
     halo_features_ =
         at::empty({boundary().recvs(), part_.feat_dim}, torch_options(opt_.device, at::kFloat));
     start_forward(features_.data_ptr<float>(), part_.feat_dim, halo_features_.data_ptr<float>(), 0,
@@ -270,8 +275,21 @@ at::Tensor DistGraph::end_halo_rows(const at::Tensor& h) {
   return rows;
 }
 
+void DistGraph::begin_formed_rows(const at::Tensor& rows, int layer) {
+  ADAQP_CHECK(layout_->layer_forms_rows(), "formed rows need a layout whose layers form them");
+  ADAQP_CHECK(rows.dim() == 2 && rows.size(0) == boundary().sends() && rows.is_contiguous(),
+              "formed rows " + rows.toString() + " for " + std::to_string(boundary().sends()) +
+                  " sent rows, contiguous");
+  const int64_t d = rows.size(1);
+  float* halo = halo_buffer(d);  // quiesces an exchange that failed midway
+  exchanger_.start_forward(rows.data_ptr<float>(), d, halo, ExchangeId{layer, Direction::kForward},
+                           precision(layer, Direction::kForward, d));
+  halo_source_ = rows;
+}
+
 void DistGraph::begin_halo_gradients(const at::Tensor& halo_grad, int layer) {
-  ADAQP_CHECK(layout_->receives_node_rows(), "halo gradients need a layout that sends node rows");
+  ADAQP_CHECK(layout_->receives_node_rows() || layout_->layer_forms_rows(),
+              "halo gradients need a layout that sends node rows or formed rows");
   ADAQP_CHECK(
       halo_grad.dim() == 2 && halo_grad.size(0) == boundary().recvs() && halo_grad.is_contiguous(),
       "halo gradients " + halo_grad.toString() + " for " + std::to_string(boundary().recvs()) +
@@ -297,6 +315,15 @@ void DistGraph::end_halo_gradients(const at::Tensor& dh) {
   exchanger_.add_received_gradients(dh.data_ptr<float>());
 }
 
+at::Tensor DistGraph::end_formed_gradients() {
+  ADAQP_CHECK(halo_gradients_width_ >= 0 && layout_->layer_forms_rows(),
+              "end_formed_gradients without begin_halo_gradients over formed rows");
+  halo_gradients_width_ = -1;
+  exchanger_.finish_backward();
+  halo_buf_ = at::Tensor();
+  return exchanger_.received_gradients();
+}
+
 const DistGraph::Edges& DistGraph::edges() {
   if (!edges_.dst.defined())
     edges_ = edge_list(part_, a_local_->view(), a_halo_->view(), opt_.device);
@@ -304,12 +331,34 @@ const DistGraph::Edges& DistGraph::edges() {
 }
 
 RelationAdjacency& DistGraph::relation_adjacency() {
-  if (!relations_) {
-    ADAQP_CHECK(layout_->receives_node_rows(),
-                "a relation adjacency needs the rows layout (its columns are the halo nodes)");
-    relations_ = std::make_unique<RelationAdjacency>(part_, opt_.device);
-  }
+  if (!relations_) relations_ = layout_->relation_adjacency(part_, opt_.device);
   return *relations_;
+}
+
+const at::Tensor& DistGraph::relation_features() {
+  ADAQP_CHECK(opt_.relational && opt_.cache_features && features_.defined(),
+              "relation_features without the feature cache of a relational graph");
+  if (relation_features_.defined()) return relation_features_;
+  RelationAdjacency& rel = relation_adjacency();
+  const int64_t width = features_.size(1);
+  const Boundary rows = row_boundary(part_);
+  at::Tensor halo = at::empty({std::max<int64_t>(rows.recvs(), 1), width},
+                              torch_options(opt_.device, at::kFloat));
+  {
+    HaloExchanger once(rows, &part_.send_idx, comm_, HaloExchangerOptions{false, opt_.device});
+    once.start_forward(features_.data_ptr<float>(), width, halo.data_ptr<float>(),
+                       ExchangeId{0, Direction::kForward}, Precision{});
+    once.finish_forward();
+    once.settle();
+  }
+  at::Tensor z = at::zeros({rel.num_pairs(), width}, features_.options());
+  // An empty block (no such edges on this rank; no halo at W = 1) adds nothing.
+  if (rel.local().view().indptr[rel.local().view().rows] > 0)
+    rel.local().multiply(features_.data_ptr<float>(), width, z.data_ptr<float>(), true);
+  if (rel.halo().view().indptr[rel.halo().view().rows] > 0)
+    rel.halo().multiply(halo.data_ptr<float>(), width, z.data_ptr<float>(), true);
+  relation_features_ = z;
+  return relation_features_;
 }
 
 void DistGraph::aggregate_backward(const float* g, int64_t d, float* dh, int layer) {

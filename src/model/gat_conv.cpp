@@ -141,7 +141,7 @@ class GatConv final : public GraphConv {
     return attend(graph, h.matmul(linear_->weight.t()), layer, edge_dropout);
   }
 
-  LayerExchange exchange(int /*layer*/) const override {
+  LayerExchange exchange(int /*layer*/, const DistGraphOptions& /*graph*/) const override {
     return LayerExchange{out_, /*features=*/false, /*backward=*/true};
   }
 

@@ -35,7 +35,9 @@ class GcnConv final : public GraphConv {
     return aggregate_linear(graph, h, layer, recompute, neighbour_, at::Tensor());
   }
 
-  LayerExchange exchange(int layer) const override { return linear_exchange(layer, in_, out_); }
+  LayerExchange exchange(int layer, const DistGraphOptions& /*graph*/) const override {
+    return linear_exchange(layer, in_, out_);
+  }
 
  private:
   int64_t in_, out_;

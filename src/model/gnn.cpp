@@ -76,9 +76,11 @@ GnnImpl::GnnImpl(const GnnOptions& opt) : opt_(opt) {
   }
 }
 
-LayerExchange GnnImpl::exchange(int layer) const {
+LayerExchange GnnImpl::exchange(int layer, DistGraphOptions graph) const {
   ADAQP_CHECK(layer >= 0 && layer < opt_.layers, "layer " + std::to_string(layer));
-  LayerExchange e = conv_[layer]->exchange(layer);
+  // Learned input rows are no constant features: nothing of them is cached.
+  if (embedding_.defined()) graph.cache_features = false;
+  LayerExchange e = conv_[layer]->exchange(layer, graph);
   if (layer == 0 && embedding_.defined()) {
     // The input rows hold learned embeddings: their gradients travel back like any layer's.
     e.features = false;

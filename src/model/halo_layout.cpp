@@ -15,6 +15,8 @@ std::unique_ptr<HaloLayout> make_halo_layout(ExchangeLayout layout, const Part& 
       return make_rows_halo_layout(part, norm);
     case ExchangeLayout::kCover:
       return make_cover_halo_layout(part, comm, norm, device);
+    case ExchangeLayout::kRelationFirst:
+      return make_relation_first_halo_layout(part, comm);
   }
   throw InvariantError("unknown exchange layout " + std::to_string(static_cast<int>(layout)));
 }

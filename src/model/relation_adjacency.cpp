@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "adaqp/common/error.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 
@@ -61,7 +62,8 @@ kernels::CsrMatrix pair_block(const std::vector<int64_t>& indptr,
 
 }  // namespace
 
-RelationAdjacency::RelationAdjacency(const Part& part, const Device& device) {
+RelationAdjacency::RelationAdjacency(const Part& part, const RelationFirstLayout* first,
+                                     const Device& device) {
   ADAQP_CHECK(part.num_relations >= 1,
               "a relation adjacency of a part without node types and relations");
   const int64_t owned = part.num_owned();
@@ -95,6 +97,11 @@ RelationAdjacency::RelationAdjacency(const Part& part, const Device& device) {
   std::vector<int64_t> next(pair_offsets_.begin(), pair_offsets_.end() - 1);
   rp.pair.resize(rp.relation.size());
   for (size_t k = 0; k < rp.relation.size(); ++k) rp.pair[k] = next[rp.relation[k]]++;
+  std::vector<int64_t> pair_rows(rp.pair.size());
+  for (int64_t i = 0; i < owned; ++i) {
+    for (int64_t k = rp.row_begin[i]; k < rp.row_begin[i + 1]; ++k) pair_rows[rp.pair[k]] = i;
+  }
+  pair_rows_ = to_device(pair_rows, device);
   const int64_t pairs = num_pairs();
   ADAQP_CHECK(pairs <= std::numeric_limits<int32_t>::max(),
               std::to_string(pairs) + " (node, relation) pairs: more than 32-bit columns index");
@@ -115,6 +122,67 @@ RelationAdjacency::RelationAdjacency(const Part& part, const Device& device) {
   local_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(local), device);
   halo_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(halo), device);
   combine_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(combine), device);
+  if (first != nullptr) build_sender(part, *first, device);
+}
+
+void RelationAdjacency::build_sender(const Part& part, const RelationFirstLayout& first,
+                                     const Device& device) {
+  const int32_t relations = part.num_relations;
+  const int64_t pairs = first.num_pairs(), sends = first.boundary.sends();
+  ADAQP_CHECK(pairs <= std::numeric_limits<int32_t>::max(),
+              std::to_string(pairs) + " sent pairs: more than 32-bit columns index");
+  // The sent pairs ordered by relation, then by sent row (the layout's order within a relation).
+  send_pair_offsets_.assign(static_cast<size_t>(relations) + 1, 0);
+  for (const int32_t r : first.pair_relation) {
+    ADAQP_CHECK(r >= 0 && r < relations,
+                "sent pair relation " + std::to_string(r) + " of " + std::to_string(relations));
+    ++send_pair_offsets_[r + 1];
+  }
+  for (int32_t r = 0; r < relations; ++r) send_pair_offsets_[r + 1] += send_pair_offsets_[r];
+  std::vector<int64_t> next(send_pair_offsets_.begin(), send_pair_offsets_.end() - 1);
+  std::vector<int64_t> order(static_cast<size_t>(pairs));  // layout pair -> ordered pair
+  for (int64_t p = 0; p < pairs; ++p) order[p] = next[first.pair_relation[p]]++;
+  kernels::CsrMatrix send;
+  send.rows = pairs;
+  send.cols = part.num_owned();
+  send.indptr.assign(static_cast<size_t>(pairs) + 1, 0);
+  for (int64_t p = 0; p < pairs; ++p)
+    send.indptr[order[p] + 1] = first.pair_indptr[p + 1] - first.pair_indptr[p];
+  for (int64_t p = 0; p < pairs; ++p) send.indptr[p + 1] += send.indptr[p];
+  send.indices.resize(first.pair_sources.size());
+  send.values.resize(first.pair_sources.size());
+  for (int64_t p = 0; p < pairs; ++p) {
+    const auto weight = static_cast<float>(1.0 / static_cast<double>(first.pair_degree[p]));
+    int64_t at = send.indptr[order[p]];
+    for (int64_t e = first.pair_indptr[p]; e < first.pair_indptr[p + 1]; ++e, ++at) {
+      send.indices[at] = first.pair_sources[e];
+      send.values[at] = weight;
+    }
+    std::sort(send.indices.begin() + send.indptr[order[p]], send.indices.begin() + at);
+  }
+  // Sent row k holds its pairs (the layout lists a row's pairs together).
+  kernels::CsrMatrix combine;
+  combine.rows = sends;
+  combine.cols = pairs;
+  combine.indptr.assign(static_cast<size_t>(sends) + 1, 0);
+  for (int64_t p = 0; p < pairs; ++p) ++combine.indptr[first.pair_row[p] + 1];
+  for (int64_t k = 0; k < sends; ++k) combine.indptr[k + 1] += combine.indptr[k];
+  combine.indices.resize(static_cast<size_t>(pairs));
+  for (int64_t p = 0; p < pairs; ++p) combine.indices[p] = static_cast<int32_t>(order[p]);
+  combine.values.assign(static_cast<size_t>(pairs), 1.0F);
+  // The received rows into their owned rows: the layout's block, coefficients 1.
+  kernels::CsrMatrix received;
+  received.rows = part.num_owned();
+  received.cols = first.boundary.recvs();
+  received.indptr = first.halo_indptr;
+  received.indices = first.halo_indices;
+  received.values.assign(first.halo_indices.size(), 1.0F);
+  send_t_ = AdjacencyBlock::transpose(send.view(), device);
+  send_combine_t_ = AdjacencyBlock::transpose(combine.view(), device);
+  received_t_ = AdjacencyBlock::transpose(received.view(), device);
+  send_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(send), device);
+  send_combine_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(combine), device);
+  received_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(received), device);
 }
 
 RelationAdjacency::~RelationAdjacency() = default;

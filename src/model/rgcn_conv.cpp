@@ -2,9 +2,17 @@
 //   y_i = h_i W_0 + b + sum_r mean over the relation-r in-neighbours j of i of h_j W_r
 // with W_r = sum_b c_rb V_b under the basis decomposition (model.num_bases > 0). Every relation is
 // aggregated first, over the pairs of model/relation_adjacency.h (z_(i,r), in wide), then
-// transformed by its W_r and summed into its node: the exchange carries the input rows h, as wide
-// as the layer's input, once per layer (layer 0: the features, after dropout; no gradient flows
-// back to them). The owned rows' products and the root term run while the halo rows travel.
+// transformed by its W_r and summed into its node. What travels depends on the layout:
+//   rows:           the input rows h, as wide as the layer's input, forward (and their gradients
+//                   back from layer 1 on);
+//   relation_first: per destination node, the sender's whole contribution to y_i at the layer's
+//                   output width (exchange/relation_first_layout.h), forward and back (the sender
+//                   takes its W_r gradients from what returns).
+// The owned rows' products and the root term run while the rows travel. With the feature cache,
+// layer 0 reads its aggregation of the constant features per pair, made once at start-up
+// (DistGraph::relation_features): no exchange and no sparse product per epoch; its dropout then
+// drops elements of the aggregated rows, a node's mask on each of its pairs and on its own row for
+// the root term (as GCN's drops A X), where PyG's drops X before aggregating (the cache off).
 // Parameters are initialised as PyG's: Glorot-uniform weights, bases and coefficients, bias zero.
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -163,12 +171,13 @@ class RgcnConv final : public GraphConv {
                               const EdgeDropout& /*edge_dropout*/) override {
     const at::Tensor& x = graph.features();
     ADAQP_CHECK(x.defined(), "R-GCN's layer 0 reads the features dense");
-    const DropoutMask mask = draw_dropout(dropout, graph.owned_gids(), in_);
-    if (!mask.bits.defined()) return relational(graph, x, 0);
-    at::Tensor dropped = at::empty_like(x);
-    kernels::apply_mask(graph.device(), x.data_ptr<float>(), x.size(0), x.size(1), mask.view(),
-                        /*relu=*/false, dropped.data_ptr<float>(), nullptr);
-    return relational(graph, dropped, 0);
+    const at::Tensor dropped = masked(graph, x, graph.owned_gids(), dropout);
+    if (!graph.options().cache_features) return relational(graph, dropped, 0);
+    RelationAdjacency& rel = graph.relation_adjacency();
+    const at::Tensor z = masked(graph, graph.relation_features(),
+                                graph.owned_gids().index_select(0, rel.pair_rows()), dropout);
+    const at::Tensor t = RelationTransform::apply(z, relation_weights(), rel.pair_offsets());
+    return root_->forward(dropped) + product(t, rel.combine(), rel.combine_t());
   }
 
   at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool /*recompute*/,
@@ -176,16 +185,32 @@ class RgcnConv final : public GraphConv {
     return relational(graph, h, layer);
   }
 
-  LayerExchange exchange(int layer) const override {
-    if (layer == 0) return LayerExchange{in_, /*features=*/true, /*backward=*/false};
+  LayerExchange exchange(int layer, const DistGraphOptions& graph) const override {
+    // Layer 0's features: cached (nothing travels per epoch) or, over rows, sent forward only.
+    if (layer == 0 && (graph.cache_features || graph.exchange == ExchangeLayout::kRows))
+      return LayerExchange{in_, /*features=*/true, /*backward=*/false};
+    if (graph.exchange == ExchangeLayout::kRelationFirst)
+      return LayerExchange{out_, /*features=*/false, /*backward=*/true};
     return LayerExchange{in_, /*features=*/false, /*backward=*/true};
   }
 
  private:
+  // Rows `x` (global ids `gids`) with `dropout`'s keyed mask applied (x itself without dropout).
+  static at::Tensor masked(DistGraph& graph, const at::Tensor& x, const at::Tensor& gids,
+                           const FeatureDropout& dropout) {
+    const DropoutMask mask = draw_dropout(dropout, gids, x.size(1));
+    if (!mask.bits.defined()) return x;
+    at::Tensor dropped = at::empty_like(x);
+    kernels::apply_mask(graph.device(), x.data_ptr<float>(), x.size(0), x.size(1), mask.view(),
+                        /*relu=*/false, dropped.data_ptr<float>(), nullptr);
+    return dropped;
+  }
+
   at::Tensor relational(DistGraph& graph, const at::Tensor& h, int layer) {
     ADAQP_CHECK_EQ(static_cast<int64_t>(graph.part().num_relations), relations_,
                    "relations of the part, the layer's");
     RelationAdjacency& rel = graph.relation_adjacency();
+    if (rel.relation_first()) return relation_first(graph, rel, h.contiguous(), layer);
     const at::Tensor x = dist_halo_rows_begin(h.contiguous(), graph, layer);
     at::Tensor z = product(x, rel.local(), rel.local_t());
     const at::Tensor y = root_->forward(x);
@@ -193,6 +218,23 @@ class RgcnConv final : public GraphConv {
     z = AccumulateProduct::apply(z, halo, &rel.halo(), &rel.halo_t());
     const at::Tensor t = RelationTransform::apply(z, relation_weights(), rel.pair_offsets());
     return y + product(t, rel.combine(), rel.combine_t());
+  }
+
+  // The relation_first layout: the rows this rank sends (per destination, its pairs aggregated
+  // over the owned sources, transformed, summed) start travelling, the owned rows' terms are
+  // computed, and the received rows are added into their destinations.
+  at::Tensor relation_first(DistGraph& graph, RelationAdjacency& rel, const at::Tensor& x,
+                            int layer) {
+    const at::Tensor w = relation_weights();
+    const at::Tensor pairs =
+        RelationTransform::apply(product(x, rel.send(), rel.send_t()), w, rel.send_pair_offsets());
+    const at::Tensor sent = dist_formed_rows_begin(
+        product(pairs, rel.send_combine(), rel.send_combine_t()), graph, layer);
+    const at::Tensor t =
+        RelationTransform::apply(product(x, rel.local(), rel.local_t()), w, rel.pair_offsets());
+    const at::Tensor y = root_->forward(x) + product(t, rel.combine(), rel.combine_t());
+    const at::Tensor received = dist_halo_rows_end(sent, graph, layer);
+    return AccumulateProduct::apply(y, received, &rel.received(), &rel.received_t());
   }
 
   // W_r for every relation: relations x in x out.

@@ -27,6 +27,10 @@ class RowsHaloLayout final : public HaloLayout {
   void add_returned_gradients(HaloExchanger& exchanger, int64_t /*d*/, float* dh) override {
     exchanger.add_received_gradients(dh);
   }
+  std::unique_ptr<RelationAdjacency> relation_adjacency(const Part& part,
+                                                        const Device& device) const override {
+    return std::make_unique<RelationAdjacency>(part, nullptr, device);
+  }
 
  private:
   const Part& part_;

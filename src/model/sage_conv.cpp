@@ -39,7 +39,9 @@ class SageConv final : public GraphConv {
     return aggregate_linear(graph, h, layer, recompute, neighbour_, root_->weight);
   }
 
-  LayerExchange exchange(int layer) const override { return linear_exchange(layer, in_, out_); }
+  LayerExchange exchange(int layer, const DistGraphOptions& /*graph*/) const override {
+    return linear_exchange(layer, in_, out_);
+  }
 
  private:
   int64_t in_, out_;

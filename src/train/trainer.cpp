@@ -126,8 +126,13 @@ struct Trainer::Impl {
       model_options.embedding = input_embedding(graph, comm, opt.seed);
     }
     model = Gnn(model_options);
-    // Built here, at start-up, so that a failure ends the job before any exchange.
-    if (model_type_rules(opt.model.type).relational) graph.relation_adjacency();
+    // Built here, at start-up, so that a failure ends the job before any exchange, and layer 0's
+    // cached aggregation outside the first epoch's time.
+    if (graph.options().relational) {
+      graph.relation_adjacency();
+      if (graph.options().cache_features && !model->local_embedding().defined())
+        graph.relation_features();
+    }
     model->to(torch_device(opt.device));
     attach_flat_gradients();
     std::vector<at::Tensor> trained = model->parameters();
@@ -342,7 +347,7 @@ ExchangeLayout Trainer::exchange_layout() const {
 }
 
 LayerExchange Trainer::layer_exchange(int layer) const {
-  return impl_->model->exchange(layer);
+  return impl_->model->exchange(layer, graph_options(impl_->opt));
 }
 
 int Trainer::num_layers() const {

@@ -46,7 +46,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/device_job.sh"
 run() {
   local name=$1 device=$2 w=$3 data=gen
   shift 3
-  [[ $name == cora || $name == multi || $name == rgcn ]] && data=$name
+  [[ $name == cora || $name == multi || $name == rgcn* ]] && data=${name%-first}
   local out="$tmp/$name/$device-w$w"
   # shellcheck disable=SC2016
   if ! timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np "$w" bash -c \
@@ -64,7 +64,7 @@ synthetic=("${device_job[@]}")
 cases=(gen)
 mkdir -p "$tmp/gen" "$tmp/cora" "$tmp/quant" "$tmp/random" "$tmp/quantcover" "$tmp/multi" \
   "$tmp/overlap" "$tmp/adaptive" "$tmp/cover" "$tmp/sage" "$tmp/gat" "$tmp/nocache" "$tmp/auto" \
-  "$tmp/rgcn"
+  "$tmp/rgcn" "$tmp/rgcn-first"
 cora="${ADAQP_SHARED_DATASETS:-}/cora"
 [[ -d "$cora/raw" ]] && cases+=(cora)
 args_of() {
@@ -95,16 +95,20 @@ for name in "${cases[@]}"; do
 done
 
 # GraphSAGE with LayerNorm, GAT (4 heads, attention dropout), layer 0's input rows exchanged
-# every epoch, and R-GCN with learned featureless rows: CPU against CUDA.
+# every epoch, R-GCN with learned featureless rows, and R-GCN over the relation-first layout with
+# layer 0 cached: CPU against CUDA.
 for device in cpu cuda; do
   run rgcn "$device" 2 "${synthetic[@]}" --set dataset.synthetic.heterogeneous=true \
     --set dataset.add_reverse=true --set model.type=rgcn --set model.featureless=embedding
+  run rgcn-first "$device" 2 "${synthetic[@]}" --set dataset.synthetic.heterogeneous=true \
+    --set dataset.add_reverse=true --set model.type=rgcn \
+    --set communication.exchange=relation_first
   run sage "$device" 2 "${synthetic[@]}" --set model.type=sage --set model.layer_norm=true
   run gat "$device" 2 "${synthetic[@]}" --set model.type=gat --set model.heads=4 \
     --set model.attention_dropout=0.5
   run nocache "$device" 2 "${synthetic[@]}" --set communication.feature_cache=false
 done
-for name in sage gat nocache rgcn; do
+for name in sage gat nocache rgcn rgcn-first; do
   "${compare[@]}" losses "$tmp/$name/cpu-w2" "$tmp/$name/cuda-w2" "$DEVICE_TOL" \
     --params "$DEVICE_TOL"
   "${compare[@]}" sanity "$tmp/$name/cuda-w2" --device

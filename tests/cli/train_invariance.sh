@@ -87,7 +87,7 @@ mapfile -t synthetic < <(synthetic_graph 1500 seed=5; gnn_model 2 16
 mapfile -t typed < <(synthetic_graph 1500 seed=5 heterogeneous=true feature_signal=0.5
   gnn_model 2 16 type=rgcn num_bases=3
   set_pairs dataset.add_reverse=true communication.mode=vanilla training.device=cpu)
-cases=(gcn sage gat rgcn rgcn-embedding)
+cases=(gcn sage gat rgcn rgcn-embedding rgcn-first rgcn-first-embedding)
 for w in 1 2 3 4; do
   run gcn "$w" "${synthetic[@]}" --set model.type=gcn
   run sage "$w" "${synthetic[@]}" --set model.type=sage --set partition.method=random
@@ -97,6 +97,10 @@ for w in 1 2 3 4; do
     --set communication.exchange=cover
   run rgcn "$w" "${typed[@]}" --set partition.method=random
   run rgcn-embedding "$w" "${typed[@]}" --set model.featureless=embedding
+  run rgcn-first "$w" "${typed[@]}" --set partition.method=random \
+    --set communication.exchange=relation_first
+  run rgcn-first-embedding "$w" "${typed[@]}" --set model.featureless=embedding \
+    --set communication.exchange=relation_first
 done
 
 cora="${ADAQP_SHARED_DATASETS:-}/cora"

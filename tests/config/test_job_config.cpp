@@ -318,9 +318,9 @@ TEST(JobConfig, EveryRangeIsChecked) {
       "training.checkpoint_every = 10: must be 0 with model.featureless = embedding"));
   EXPECT_TRUE(test::contains(config_error("model: {type: rgcn}\n", {"model.num_bases=-1"}),
                              "model.num_bases = -1: must be >= 0"));
-  EXPECT_TRUE(
-      test::contains(config_error("model: {type: rgcn}\n", {"communication.exchange=cover"}),
-                     "communication.exchange = cover: must be rows with model.type rgcn"));
+  EXPECT_TRUE(test::contains(
+      config_error("model: {type: rgcn}\n", {"communication.exchange=cover"}),
+      "communication.exchange = cover: must be rows or relation_first with model.type rgcn"));
   EXPECT_TRUE(
       test::contains(config_error("model: {type: rgcn}\n", {"training.recompute=aggregations"}),
                      "training.recompute"));
@@ -335,6 +335,9 @@ TEST(JobConfig, EveryRangeIsChecked) {
       "training.epochs = 16777216: must be < 16777216 with model.attention_dropout"));
   EXPECT_TRUE(test::contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
                              "communication.exchange = cover: must be rows with model.type gat"));
+  EXPECT_TRUE(test::contains(
+      config_error("model: {type: sage}\n", {"communication.exchange=relation_first"}),
+      "communication.exchange = relation_first: applies to model.type rgcn only"));
 }
 
 TEST(JobConfig, DatasetFormatAutoDetectsAPathAndGeneratesWithoutOne) {

@@ -6,10 +6,12 @@
 // (every node given features, so that every relation carries something). The owned nodes'
 // outputs, the gradient of the second layer's input and every parameter's gradient (summed over
 // the ranks) equal the dense ones in float64, so a missing halo row, an edge under the wrong
-// relation or degree, or a gradient not sent back fails; with the basis decomposition too. With
-// dropout, the dense model draws layer 0's mask over the whole graph in global numbering: equal
-// results show that every worker drew for its rows what one worker draws for them. The bytes are
-// the features' rows forward and the hidden rows both ways.
+// relation or degree, or a gradient not sent back fails; with the basis decomposition too; over
+// the rows layout and the relation_first one (each sender's transformed contributions), with layer
+// 0 over X or over its cached per-relation aggregation. With dropout, the dense model draws layer
+// 0's mask over the whole graph in global numbering (and applies it to X, or with the cache to
+// each relation's aggregation of X and to X in the root term): equal results show that every
+// worker drew for its rows what one worker draws for them. The bytes are each layout's rows.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -114,6 +116,8 @@ at::Tensor dense_feature_dropout(const FeatureDropout& drop, int64_t n, int64_t 
 }
 
 struct RgcnCase {
+  ExchangeLayout layout;
+  bool cache;  // layer 0 over its cached aggregation of X
   bool overlap;
   int bits;       // 0: full precision; else every message at this width
   int bases;      // 0: a weight per relation
@@ -121,7 +125,8 @@ struct RgcnCase {
 };
 
 void PrintTo(const RgcnCase& c, std::ostream* os) {
-  *os << (c.overlap ? "overlapped" : "not overlapped") << ", "
+  *os << to_string(c.layout) << (c.cache ? ", cached layer 0, " : ", ")
+      << (c.overlap ? "overlapped" : "not overlapped") << ", "
       << (c.bits == 0 ? std::string("full precision") : std::to_string(c.bits) + " bits") << ", "
       << c.bases << " bases, dropout " << c.dropout;
 }
@@ -140,11 +145,15 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
   popt.seed = 4;
   DistGraphOptions choices;
   choices.overlap = c.overlap;
+  choices.cache_features = c.cache;
+  choices.exchange = c.layout;
   DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
                   graph_options_for(ModelType::kRgcn, choices));
   const Part& part = graph.part();
   ASSERT_EQ(part.num_relations, relations);
-  if (comm->size() > 1) EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
+  if (comm->size() > 1) {
+    EXPECT_GT(part.num_halo(), 0) << "the test needs cut edges";
+  }
   // The same parameters on every rank: one seed.
   torch::manual_seed(3);
   torch::nn::Module owner;
@@ -175,12 +184,20 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
   }
   ASSERT_EQ(p.size(), c.bases == 0 ? 6u : 8u);
   const at::Tensor means = dense_relation_means(g);
-  const at::Tensor x =
+  const at::Tensor x0 =
       at::from_blob(const_cast<float*>(g.features.data()), {g.num_nodes, g.feat_dim}, at::kFloat)
-          .to(at::kDouble) *
-      dense_feature_dropout(dropout, g.num_nodes, g.feat_dim);
-  const at::Tensor d0 = dense_rgcn(x, means, p.at("layer0_root.weight"), p.at("layer0_root.bias"),
-                                   dense_weights(p, "layer0"));
+          .to(at::kDouble);
+  const at::Tensor mask = dense_feature_dropout(dropout, g.num_nodes, g.feat_dim);
+  at::Tensor d0;
+  if (c.cache) {
+    // The mask on each relation's aggregation of X and on X in the root term.
+    d0 = (x0 * mask).mm(p.at("layer0_root.weight").t()) + p.at("layer0_root.bias");
+    const at::Tensor w0 = dense_weights(p, "layer0");
+    for (int64_t r = 0; r < relations; ++r) d0 = d0 + (means[r].mm(x0) * mask).mm(w0[r]);
+  } else {
+    d0 = dense_rgcn(x0 * mask, means, p.at("layer0_root.weight"), p.at("layer0_root.bias"),
+                    dense_weights(p, "layer0"));
+  }
   const at::Tensor dh1 = d0.relu();
   dh1.retain_grad();
   const at::Tensor d1 = dense_rgcn(dh1, means, p.at("layer1_root.weight"), p.at("layer1_root.bias"),
@@ -198,20 +215,43 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
     comm->allreduce_sum(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
     test::expect_grad_close(grad, p.at(item.key()).grad(), exact, item.key());
   }
-  // The features' rows forward (no gradient flows back to them), the hidden rows both ways.
+  // rows: the features' rows forward (no gradient flows back to them) unless cached, the hidden
+  // rows both ways; relation_first: each layer's output rows both ways (the senders' W_r
+  // gradients need them), layer 0's unless cached.
   const Boundary& b = graph.boundary();
   const auto row = [&](int64_t width) {
     return c.bits == 0 ? width * static_cast<int64_t>(sizeof(float))
                        : quant::message_bytes(width, c.bits);
   };
-  EXPECT_EQ(graph.comm_stats().bytes_sent,
-            b.sends() * row(g.feat_dim) + (b.sends() + b.recvs()) * row(kHidden));
+  const int64_t both = b.sends() + b.recvs();
+  const int64_t want = c.layout == ExchangeLayout::kRows
+                           ? (c.cache ? 0 : b.sends() * row(g.feat_dim)) + both * row(kHidden)
+                           : (c.cache ? 0 : both * row(kHidden)) + both * row(kOut);
+  EXPECT_EQ(graph.comm_stats().bytes_sent, want);
+  if (comm->size() > 1 && c.layout == ExchangeLayout::kRelationFirst) {
+    // One row per (sender, destination): as many as the destinations with an in-edge from a peer.
+    int64_t destinations = 0;
+    for (int64_t i = 0; i < part.num_owned(); ++i) {
+      std::vector<int64_t> owners;
+      for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
+        const int64_t k = part.halo_indices[e];
+        owners.push_back(std::upper_bound(part.halo_offsets.begin(), part.halo_offsets.end(), k) -
+                         part.halo_offsets.begin() - 1);
+      }
+      std::sort(owners.begin(), owners.end());
+      destinations += std::unique(owners.begin(), owners.end()) - owners.begin();
+    }
+    EXPECT_EQ(b.recvs(), destinations);
+  }
 }
 
 // model.featureless embedding: the owned rows of the types without features start at the keyed
 // uniform values (computed here from Philox, (seed, gid, column)), whatever rank holds them, and
-// the gradient each rank gets for its rows is the dense model's gradient for those input rows.
-TEST(DistRgcnEmbedding, RowsStartKeyedByNodeAndGetTheDenseGradient) {
+// the gradient each rank gets for its rows is the dense model's gradient for those input rows, over
+// either layout.
+class DistRgcnEmbedding : public ::testing::TestWithParam<ExchangeLayout> {};
+
+TEST_P(DistRgcnEmbedding, RowsStartKeyedByNodeAndGetTheDenseGradient) {
   const std::unique_ptr<Communicator> comm = test::world_comm();
   const Graph g = typed_graph(/*all=*/false);
   const auto relations = static_cast<int>(g.relations.size());
@@ -219,8 +259,10 @@ TEST(DistRgcnEmbedding, RowsStartKeyedByNodeAndGetTheDenseGradient) {
   popt.method = parse_partition_method("random");
   popt.parts = comm->size();
   popt.seed = 4;
+  DistGraphOptions choices;
+  choices.exchange = GetParam();
   DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
-                  graph_options_for(ModelType::kRgcn, DistGraphOptions{}));
+                  graph_options_for(ModelType::kRgcn, choices));
   const Part& part = graph.part();
   // The featureless types: those none of whose nodes has a non-zero feature.
   std::vector<bool> featured(g.node_types.size(), false);
@@ -288,11 +330,23 @@ TEST(DistRgcnEmbedding, RowsStartKeyedByNodeAndGetTheDenseGradient) {
   EXPECT_GT(moved, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedules, DistRgcn,
-                         ::testing::Values(RgcnCase{false, 0, 0, 0.0f}, RgcnCase{true, 0, 0, 0.0f},
-                                           RgcnCase{true, 0, 3, 0.0f}, RgcnCase{true, 0, 0, 0.5f},
-                                           RgcnCase{false, 0, 2, 0.5f},
-                                           RgcnCase{true, 8, 0, 0.0f}));
+constexpr ExchangeLayout kRows = ExchangeLayout::kRows;
+constexpr ExchangeLayout kFirst = ExchangeLayout::kRelationFirst;
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, DistRgcn,
+    ::testing::Values(
+        RgcnCase{kRows, false, false, 0, 0, 0.0f}, RgcnCase{kRows, false, true, 0, 0, 0.0f},
+        RgcnCase{kRows, false, true, 0, 3, 0.0f}, RgcnCase{kRows, false, true, 0, 0, 0.5f},
+        RgcnCase{kRows, false, false, 0, 2, 0.5f}, RgcnCase{kRows, false, true, 8, 0, 0.0f},
+        RgcnCase{kRows, true, true, 0, 0, 0.5f}, RgcnCase{kRows, true, false, 0, 2, 0.0f},
+        RgcnCase{kFirst, true, true, 0, 0, 0.5f}, RgcnCase{kFirst, true, false, 0, 3, 0.0f},
+        RgcnCase{kFirst, true, true, 8, 0, 0.0f}, RgcnCase{kFirst, false, true, 0, 0, 0.5f},
+        RgcnCase{kFirst, false, false, 0, 2, 0.5f}, RgcnCase{kFirst, false, true, 8, 0, 0.0f}));
+INSTANTIATE_TEST_SUITE_P(Layouts, DistRgcnEmbedding, ::testing::Values(kRows, kFirst),
+                         [](const ::testing::TestParamInfo<ExchangeLayout>& info) {
+                           return std::string(to_string(info.param));
+                         });
 
 }  // namespace
 }  // namespace adaqp

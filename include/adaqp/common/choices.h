@@ -25,10 +25,13 @@ constexpr bool overlaps(CommMode m) {
 enum class BitScheme { kAdaptive, kUniform, kRandom };
 
 // communication.exchange: what carries a cut edge j -> i (partition/boundary.h): rows (the
-// source row h_j, one per boundary node and peer) or cover (per pair of parts, a minimum vertex
+// source row h_j, one per boundary node and peer), cover (per pair of parts, a minimum vertex
 // cover of the cut edges: source rows and partial sums the sender computes;
-// exchange/cover_layout.h).
-enum class ExchangeLayout { kRows, kCover };
+// exchange/cover_layout.h) or relation_first (layers that aggregate each relation on their own:
+// per pair of parts one row per destination node, the sender's whole contribution to it,
+// aggregated per relation and transformed by each relation's weight;
+// exchange/relation_first_layout.h).
+enum class ExchangeLayout { kRows, kCover, kRelationFirst };
 
 // communication.solve_schedule: where the adaptive scheme's width solve runs after its first one:
 // inline (before the epoch that uses its widths, on the epoch's critical path), background (a

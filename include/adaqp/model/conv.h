@@ -43,8 +43,9 @@ class GraphConv {
   // those of h W when the layer narrows). `recompute`: training.recompute aggregations.
   virtual at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool recompute,
                              const EdgeDropout& edge_dropout) = 0;
-  // What it exchanges in a training epoch as layer `layer`.
-  virtual LayerExchange exchange(int layer) const = 0;
+  // What it exchanges in a training epoch as layer `layer` on a graph of options `graph` (its
+  // layout and feature cache).
+  virtual LayerExchange exchange(int layer, const DistGraphOptions& graph) const = 0;
 };
 
 // The shape of one layer: `in` to `out` features; gat: in `heads` heads of out / heads features;
@@ -68,9 +69,10 @@ std::unique_ptr<GraphConv> make_conv(ModelType type, torch::nn::Module& owner,
 const EdgeNorm& conv_norm(ModelType type);
 // The graph context the layers of `type` run on, from the job's choices in `choices` (device,
 // exchange layout, overlap, feature cache, sparse features): the type's normalisation (norm), the
-// input features X kept where layer 0 reads them itself (GraphSAGE's root term, GAT), the feature
-// cache only where layer 0 aggregates X (attention weighs transformed rows instead), and products
-// only where the layers multiply by A (attention reads only A's pattern).
+// input features X kept where layer 0 reads them itself (GraphSAGE's root term, GAT, R-GCN), the
+// feature cache only where layer 0 aggregates X (attention weighs transformed rows instead; R-GCN
+// caches it per relation), and products only where the layers multiply by A (attention reads only
+// A's pattern).
 DistGraphOptions graph_options_for(ModelType type, DistGraphOptions choices);
 
 }  // namespace adaqp

@@ -35,5 +35,11 @@ at::Tensor dist_aggregate_linear(const at::Tensor& h, const at::Tensor& weight,
 // arrived into h's gradient, so the owned rows' backward work overlaps that exchange.
 [[nodiscard]] at::Tensor dist_halo_rows_begin(const at::Tensor& h, DistGraph& graph, int layer);
 at::Tensor dist_halo_rows_end(const at::Tensor& h, DistGraph& graph, int layer);
+// For layers that form the rows they send (the relation_first layout): begin starts the exchange
+// of `rows` (sent rows x d, in send order) and returns them, for dist_halo_rows_end, which returns
+// the received rows. Backward: end's starts returning the received rows' gradients, begin's waits
+// for them and passes them to the rows' own backward (the layer's sender-side products).
+[[nodiscard]] at::Tensor dist_formed_rows_begin(const at::Tensor& rows, DistGraph& graph,
+                                                int layer);
 
 }  // namespace adaqp

@@ -56,6 +56,10 @@ struct DistGraphOptions {
   // edges()): A stays in host memory, its transposes are not built, and the aggregation calls are
   // refused; requires cache_features off and the rows layout.
   bool products = true;
+  // The layers aggregate each relation on their own (R-GCN; a heterogeneous part): the feature
+  // cache is then layer 0's aggregation of X per (node, relation) pair (relation_features), not
+  // A X, and the relation_first layout applies.
+  bool relational = false;
   // Keep layer 0's constant inputs as sparse matrices when at most kMaxSparseFeatureDensity of
   // each is non-zero: the cached A X (sparse_aggregated_features()) and, where the layers read it,
   // X (sparse_features()); both or neither. Not without the feature cache when there are products
@@ -85,6 +89,7 @@ class DistGraph {
   const Boundary& boundary() const;
   Communicator& comm() { return comm_; }
   const Device& device() const { return opt_.device; }
+  const DistGraphOptions& options() const { return opt_; }
   const EdgeNorm& norm() const { return *opt_.norm; }
   int64_t num_owned() const { return part_.num_owned(); }
 
@@ -142,19 +147,29 @@ class DistGraph {
   // stay untouched until then. Collective.
   void begin_halo_rows(const at::Tensor& h, int layer);
   at::Tensor end_halo_rows(const at::Tensor& h);  // h: begin's tensor, or a view of it
+  // For layers that form the rows they send (a layout whose layer_forms_rows: relation_first):
+  // begin_formed_rows sends `rows` (boundary().sends() x d, send order, contiguous) like
+  // begin_halo_rows, end_halo_rows(rows) returns the received rows.
+  void begin_formed_rows(const at::Tensor& rows, int layer);
   // Sends the gradients of the received rows (received rows x d, contiguous; held until end)
   // back to their owners for layer `layer`, in two steps: begin starts it (does all of it when not
   // overlapping), end waits and adds what the peers sent into dh (num_owned x d) at the sent rows;
-  // the caller can work in between. Collective.
+  // the caller can work in between. Collective. With formed rows, end_formed_gradients instead
+  // returns what the peers sent (sent rows x d, send order).
   void begin_halo_gradients(const at::Tensor& halo_grad, int layer);
   void end_halo_gradients(const at::Tensor& dh);
+  at::Tensor end_formed_gradients();
   // Every in-edge of the owned nodes (model/edge_list.h), built on first use.
   using Edges = EdgeList;
   const Edges& edges();
-  // For layers that aggregate each relation on its own (R-GCN; a heterogeneous part, rows
-  // layout): the adjacency by relation over the owned and the received rows
+  // For layers that aggregate each relation on its own (R-GCN; a heterogeneous part, the rows or
+  // relation_first layout): the adjacency by relation over the owned and the received rows
   // (model/relation_adjacency.h), built on first use.
   RelationAdjacency& relation_adjacency();
+  // With DistGraphOptions::relational and the feature cache: layer 0's aggregation of X per pair,
+  // Z = local() X + halo() X_halo (pairs x feat_dim), exact. Built on first use: collective then
+  // (X's halo rows travel once, at full precision, over the rows layout whatever the graph's).
+  const at::Tensor& relation_features();
 
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
   // but the cached features) until the next call; nullptr: full precision. `plan` must stay alive
@@ -216,6 +231,7 @@ class DistGraph {
   at::Tensor halo_buf_;  // halo rows (forward) or partial gradients (backward), during an exchange
   Edges edges_;
   std::unique_ptr<RelationAdjacency> relations_;
+  at::Tensor relation_features_;  // Z of relation_features
   // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
   // the buffers above.
   HaloExchanger exchanger_;

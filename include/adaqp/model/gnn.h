@@ -48,9 +48,9 @@ class GnnImpl : public torch::nn::Module {
   // own, not among parameters() (whose gradients every rank all-reduces and checkpoints hold);
   // moved with the module (a buffer).
   const at::Tensor& local_embedding() const { return embedding_; }
-  // The halo exchanges of layer `layer` in a training epoch (its layer's), from which the bytes of
-  // an epoch and the logs are computed.
-  LayerExchange exchange(int layer) const;
+  // The halo exchanges of layer `layer` in a training epoch (its layer's) on a graph of options
+  // `graph`, from which the bytes of an epoch and the logs are computed.
+  LayerExchange exchange(int layer, DistGraphOptions graph) const;
 
  private:
   GnnOptions opt_;

@@ -19,6 +19,7 @@
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/kernels/spmm.h"
 #include "adaqp/model/adjacency_block.h"
+#include "adaqp/model/relation_adjacency.h"
 #include "adaqp/partition/boundary.h"
 #include "adaqp/partition/part.h"
 
@@ -41,6 +42,15 @@ class HaloLayout {
   // S (rows: the sent rows; columns: owned nodes) where the layout forms the sent rows, host
   // memory; else null.
   virtual const kernels::CsrView* send_matrix() const = 0;
+  // Whether the layers form the sent rows themselves (relation_first: each row is transformed by
+  // the layer's weights), passing them in send order (DistGraph::begin_formed_rows); sent_rows and
+  // add_returned_gradients are then not used.
+  virtual bool layer_forms_rows() const { return false; }
+  // The adjacency by relation of `part` over this layout's received rows, on `device`, for layers
+  // that aggregate each relation on their own (R-GCN); InvariantError where the layout's rows mix
+  // the relations (cover).
+  virtual std::unique_ptr<RelationAdjacency> relation_adjacency(const Part& part,
+                                                                const Device& device) const = 0;
 
   // Forward: the rows to send for h (num_owned x d): h itself when the exchanger gathers them (the
   // send list), else rows formed from it into a buffer the layout holds until release_sent_rows.

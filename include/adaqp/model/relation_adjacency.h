@@ -6,6 +6,10 @@
 // the pairs back into their nodes. Every entry weighs 1 / deg_r(i), deg_r(i) the number of
 // relation-r in-edges of i in the whole graph (the part holds all of them), so z is exact whatever
 // the partition.
+// Over the relation-first layout (exchange/relation_first_layout.h) it also holds the sender's
+// blocks: the pairs of the rows it sends (ordered by relation, then sent row) by owned rows, the
+// sent rows by those pairs (ones), and the block that adds the received rows into their owned
+// rows (ones).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "adaqp/common/device.h"
+#include "adaqp/exchange/relation_first_layout.h"
 #include "adaqp/model/adjacency_block.h"
 #include "adaqp/partition/part.h"
 
@@ -22,8 +27,9 @@ namespace adaqp {
 
 class RelationAdjacency {
  public:
-  // The blocks of `part` (heterogeneous) on `device`.
-  RelationAdjacency(const Part& part, const Device& device);
+  // The blocks of `part` (heterogeneous) on `device`; with `first` (the part's relation-first
+  // layout), its sender's and receiver's blocks too.
+  RelationAdjacency(const Part& part, const RelationFirstLayout* first, const Device& device);
   ~RelationAdjacency();
   RelationAdjacency(const RelationAdjacency&) = delete;
   RelationAdjacency& operator=(const RelationAdjacency&) = delete;
@@ -32,6 +38,8 @@ class RelationAdjacency {
   int64_t num_pairs() const { return pair_offsets_.back(); }
   // Relation r's pairs are [pair_offsets()[r], pair_offsets()[r + 1]).
   const std::vector<int64_t>& pair_offsets() const { return pair_offsets_; }
+  // The owned row of every pair (int64, on the device).
+  const at::Tensor& pair_rows() const { return pair_rows_; }
 
   // Pairs x owned rows, and its transpose.
   AdjacencyBlock& local() { return *local_; }
@@ -44,9 +52,29 @@ class RelationAdjacency {
   AdjacencyBlock& combine() { return *combine_; }
   AdjacencyBlock& combine_t() { return *combine_t_; }
 
+  // The relation-first layout's blocks (null without it), each with its transpose:
+  bool relation_first() const { return send_ != nullptr; }
+  // Sent pairs x owned rows, entries 1 / deg_r(destination); relation r's sent pairs are
+  // [send_pair_offsets()[r], send_pair_offsets()[r + 1]).
+  AdjacencyBlock& send() { return *send_; }
+  AdjacencyBlock& send_t() { return *send_t_; }
+  const std::vector<int64_t>& send_pair_offsets() const { return send_pair_offsets_; }
+  // Sent rows x sent pairs, entry 1 where the pair is the row's.
+  AdjacencyBlock& send_combine() { return *send_combine_; }
+  AdjacencyBlock& send_combine_t() { return *send_combine_t_; }
+  // Owned rows x received rows, entry 1 where the received row adds into the owned row.
+  AdjacencyBlock& received() { return *received_; }
+  AdjacencyBlock& received_t() { return *received_t_; }
+
  private:
+  void build_sender(const Part& part, const RelationFirstLayout& first, const Device& device);
+
   std::vector<int64_t> pair_offsets_;
+  at::Tensor pair_rows_;
   std::unique_ptr<AdjacencyBlock> local_, local_t_, halo_, halo_t_, combine_, combine_t_;
+  std::vector<int64_t> send_pair_offsets_;
+  std::unique_ptr<AdjacencyBlock> send_, send_t_, send_combine_, send_combine_t_, received_,
+      received_t_;
 };
 
 }  // namespace adaqp
