@@ -532,9 +532,9 @@ void validate(const JobConfig& c, const std::string& origin) {
               (rules.no_partial_sums != nullptr ? rules.no_partial_sums : ""));
   require(rules.relational || c.communication.exchange != ExchangeLayout::kRelationFirst, origin,
           "communication.exchange", to_string(c.communication.exchange),
-          "applies to model.type " + model_types_where([](const ModelTypeRules& r) {
-            return r.relational;
-          }) + " only (rows or cover for " +
+          "applies to model.type " +
+              model_types_where([](const ModelTypeRules& r) { return r.relational; }) + " only (" +
+              (rules.no_partial_sums != nullptr ? "rows" : "rows or cover") + " for " +
               to_string(c.model.type) + "): its rows are aggregated per relation");
   const TrainingConfig& t = c.training;
   require(t.epochs >= 0, origin, "training.epochs", std::to_string(t.epochs), "must be >= 0");

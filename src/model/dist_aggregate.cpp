@@ -95,6 +95,7 @@ struct BeginFormedRows : public torch::autograd::Function<BeginFormedRows> {
                             int64_t layer) {
     graph->begin_formed_rows(rows, static_cast<int>(layer));
     save_ref(ctx, graph, layer);
+    ctx->set_materialize_grads(false);  // its output's gradient is never read
     return rows.view_as(rows);
   }
 

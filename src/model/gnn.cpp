@@ -86,6 +86,7 @@ LayerExchange GnnImpl::exchange(int layer, DistGraphOptions graph) const {
     e.features = false;
     e.backward = true;
   }
+  e.cached = e.features && graph.cache_features;
   return e;
 }
 

@@ -97,11 +97,12 @@ RelationAdjacency::RelationAdjacency(const Part& part, const RelationFirstLayout
   std::vector<int64_t> next(pair_offsets_.begin(), pair_offsets_.end() - 1);
   rp.pair.resize(rp.relation.size());
   for (size_t k = 0; k < rp.relation.size(); ++k) rp.pair[k] = next[rp.relation[k]]++;
-  std::vector<int64_t> pair_rows(rp.pair.size());
+  std::vector<int64_t> pair_gids(rp.pair.size());
   for (int64_t i = 0; i < owned; ++i) {
-    for (int64_t k = rp.row_begin[i]; k < rp.row_begin[i + 1]; ++k) pair_rows[rp.pair[k]] = i;
+    for (int64_t k = rp.row_begin[i]; k < rp.row_begin[i + 1]; ++k)
+      pair_gids[rp.pair[k]] = part.owned_gid[i];
   }
-  pair_rows_ = to_device(pair_rows, device);
+  pair_gids_ = to_device(pair_gids, device);
   const int64_t pairs = num_pairs();
   ADAQP_CHECK(pairs <= std::numeric_limits<int32_t>::max(),
               std::to_string(pairs) + " (node, relation) pairs: more than 32-bit columns index");
@@ -117,7 +118,7 @@ RelationAdjacency::RelationAdjacency(const Part& part, const RelationFirstLayout
   combine.indices.assign(rp.pair.begin(), rp.pair.end());
   combine.values.assign(static_cast<size_t>(pairs), 1.0F);
   local_t_ = AdjacencyBlock::transpose(local.view(), device);
-  halo_t_ = AdjacencyBlock::transpose(halo.view(), device);
+  if (first == nullptr) halo_t_ = AdjacencyBlock::transpose(halo.view(), device);
   combine_t_ = AdjacencyBlock::transpose(combine.view(), device);
   local_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(local), device);
   halo_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(halo), device);

@@ -174,8 +174,7 @@ class RgcnConv final : public GraphConv {
     const at::Tensor dropped = masked(graph, x, graph.owned_gids(), dropout);
     if (!graph.options().cache_features) return relational(graph, dropped, 0);
     RelationAdjacency& rel = graph.relation_adjacency();
-    const at::Tensor z = masked(graph, graph.relation_features(),
-                                graph.owned_gids().index_select(0, rel.pair_rows()), dropout);
+    const at::Tensor z = masked(graph, graph.relation_features(), rel.pair_gids(), dropout);
     const at::Tensor t = RelationTransform::apply(z, relation_weights(), rel.pair_offsets());
     return root_->forward(dropped) + product(t, rel.combine(), rel.combine_t());
   }

@@ -94,7 +94,7 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
     for (int l = 0; l < trainer.num_layers(); ++l) {
       const LayerExchange e = trainer.layer_exchange(l);
       const int64_t row_bytes = e.width * static_cast<int64_t>(sizeof(float));
-      fwd.push_back(a.send_rows * row_bytes);
+      fwd.push_back(e.cached ? 0 : a.send_rows * row_bytes);
       bwd.push_back(e.backward ? a.halo_rows * row_bytes : 0);
     }
     const int64_t edges = a.local_edges + a.halo_edges;

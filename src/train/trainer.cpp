@@ -46,13 +46,19 @@ DistGraphOptions graph_options(const TrainerOptions& o) {
 }
 
 // Probe sizes from the job's rows: the narrowest exchanged row at the smallest width to the widest
-// at full precision (objective seconds weighs it) or at the largest width.
-LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part) {
-  const int64_t narrow = std::min<int64_t>(o.model.hidden, part.num_classes);
+// at full precision (objective seconds weighs it) or at the largest width; at least the hidden
+// and output widths, and every row `model` exchanges per epoch.
+LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part, const Gnn& model) {
+  int64_t narrow = std::min<int64_t>(o.model.hidden, part.num_classes);
   // The features' rows travel in training only where the model's layer 0 does not cache them.
-  const int64_t wide = graph_options(o).cache_features
-                           ? o.model.hidden
-                           : std::max<int64_t>(o.model.hidden, part.feat_dim);
+  int64_t wide = graph_options(o).cache_features ? o.model.hidden
+                                                 : std::max<int64_t>(o.model.hidden, part.feat_dim);
+  for (int l = 0; l < o.model.layers; ++l) {
+    const LayerExchange e = model->exchange(l, graph_options(o));
+    if (e.cached) continue;
+    narrow = std::min(narrow, e.width);
+    wide = std::max(wide, e.width);
+  }
   const std::vector<int>& bits = o.adaptive.bit_set;
   LinkProbeOptions p;
   p.device = o.device;
@@ -153,8 +159,9 @@ struct Trainer::Impl {
       AdaptiveInputs inputs;
       if (opt.scheme == BitScheme::kAdaptive) {
         link = std::make_unique<LinkModel>(
-            opt.link_costs.empty() ? probe_link_model(comm, graph.boundary(), probe_options(opt, p))
-                                   : fixed_link_model(opt.link_costs));
+            opt.link_costs.empty()
+                ? probe_link_model(comm, graph.boundary(), probe_options(opt, p, model))
+                : fixed_link_model(opt.link_costs));
         inputs = AdaptiveInputs{&graph.a_halo(), &comm, link->time, opt.link_costs.empty(),
                                 graph.send_matrix()};
       }
@@ -365,7 +372,7 @@ int64_t Trainer::full_precision_bytes_per_epoch() const {
   for (int l = 0; l < num_layers(); ++l) {
     const LayerExchange e = layer_exchange(l);
     const int64_t row = e.width * static_cast<int64_t>(sizeof(float));
-    if (!(e.features && graph_options(impl_->opt).cache_features)) bytes += send_rows * row;
+    if (!e.cached) bytes += send_rows * row;
     if (e.backward) bytes += b.recvs() * row;
   }
   return bytes;

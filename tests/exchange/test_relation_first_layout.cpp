@@ -1,6 +1,7 @@
 // The relation-first layout's start-up exchange (exchange/relation_first_layout.h) on ranks as
 // threads: what each end agrees on for a hand-made typed multigraph (a duplicate edge, two
-// relations into one destination, a local edge that only adds to a degree).
+// relations into one destination, a local edge that only adds to a degree), also with the nodes of
+// rank 1 on rank 2 and rank 1 owning no node (no type arrays, and still the graph's relations).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -39,38 +40,46 @@ Graph typed_multigraph() {
 
 TEST(RelationFirstLayout, EachDestinationIsOneRowOfItsPairsWithTheirDegreesAndEdges) {
   const Graph g = typed_multigraph();
-  const std::vector<int32_t> owner = {0, 0, 1, 1};
-  run_thread_ranks(2, [&](Communicator& comm) {
-    const Part part = build_part(g, owner, comm.rank());
-    const RelationFirstLayout layout = relation_first_layout(part, comm);
-    const Boundary& b = layout.boundary;
-    if (comm.rank() == 0) {
-      EXPECT_EQ(b.recvs(), 0);
-      ASSERT_EQ(b.send_count_to(1), 2);                              // destinations 2 and 3
-      EXPECT_EQ(b.send_keys, (std::vector<int64_t>{4 + 2, 4 + 3}));  // N * (1 + sender) + gid
-      EXPECT_EQ(layout.pair_row, (std::vector<int64_t>{0, 0, 1}));
-      EXPECT_EQ(layout.pair_relation, (std::vector<int32_t>{0, 1, 1}));
-      // deg_r0(2) = 3 (the duplicate twice), deg_r1(2) = 1, deg_r1(3) = 1; r2's edge adds to none.
-      EXPECT_EQ(layout.pair_degree, (std::vector<int64_t>{3, 1, 1}));
-      ASSERT_EQ(layout.pair_indptr, (std::vector<int64_t>{0, 3, 4, 5}));
-      std::vector<int64_t> sources;
-      for (const int32_t j : layout.pair_sources) sources.push_back(part.owned_gid[j]);
-      EXPECT_EQ(sources, (std::vector<int64_t>{0, 0, 1, 1, 0}));
-    } else {
-      EXPECT_EQ(b.sends(), 0);
-      EXPECT_EQ(layout.num_pairs(), 0);
-      ASSERT_EQ(b.recv_count_from(0), 2);
-      EXPECT_EQ(b.recv_keys, (std::vector<int64_t>{6, 7}));
-      // Received row c adds into the owned row of its destination, once.
-      std::vector<int64_t> destination(2, -1);
-      for (int64_t i = 0; i < part.num_owned(); ++i) {
-        for (int64_t k = layout.halo_indptr[i]; k < layout.halo_indptr[i + 1]; ++k)
-          destination[layout.halo_indices[k]] = part.owned_gid[i];
+  for (const int world : {2, 3}) {
+    const int receiver = world - 1;
+    const std::vector<int32_t> owner = {0, 0, receiver, receiver};
+    run_thread_ranks(world, [&](Communicator& comm) {
+      const Part part = build_part(g, owner, comm.rank());
+      const RelationFirstLayout layout = relation_first_layout(part, comm);
+      const Boundary& b = layout.boundary;
+      if (comm.rank() != 0 && comm.rank() != receiver) {
+        EXPECT_EQ(part.num_owned(), 0);
+        EXPECT_EQ(b.sends() + b.recvs(), 0);
+      } else if (comm.rank() == 0) {
+        EXPECT_EQ(b.recvs(), 0);
+        ASSERT_EQ(b.send_count_to(receiver), 2);                       // destinations 2 and 3
+        EXPECT_EQ(b.send_keys, (std::vector<int64_t>{4 + 2, 4 + 3}));  // N * (1 + sender) + gid
+        EXPECT_EQ(layout.pair_row, (std::vector<int64_t>{0, 0, 1}));
+        EXPECT_EQ(layout.pair_relation, (std::vector<int32_t>{0, 1, 1}));
+        // deg_r0(2) = 3 (the duplicate twice), deg_r1(2) = 1, deg_r1(3) = 1; r2's edge adds to
+        // none.
+        EXPECT_EQ(layout.pair_degree, (std::vector<int64_t>{3, 1, 1}));
+        ASSERT_EQ(layout.pair_indptr, (std::vector<int64_t>{0, 3, 4, 5}));
+        std::vector<int64_t> sources;
+        for (const int32_t j : layout.pair_sources) sources.push_back(part.owned_gid[j]);
+        EXPECT_EQ(sources, (std::vector<int64_t>{0, 0, 1, 1, 0}));
+      } else {
+        EXPECT_EQ(b.sends(), 0);
+        EXPECT_EQ(layout.num_pairs(), 0);
+        ASSERT_EQ(b.recv_count_from(0), 2);
+        EXPECT_EQ(b.recvs(), 2);
+        EXPECT_EQ(b.recv_keys, (std::vector<int64_t>{6, 7}));
+        // Received row c adds into the owned row of its destination, once.
+        std::vector<int64_t> destination(2, -1);
+        for (int64_t i = 0; i < part.num_owned(); ++i) {
+          for (int64_t k = layout.halo_indptr[i]; k < layout.halo_indptr[i + 1]; ++k)
+            destination[layout.halo_indices[k]] = part.owned_gid[i];
+        }
+        EXPECT_EQ(destination, (std::vector<int64_t>{2, 3}));
+        EXPECT_EQ(layout.halo_indptr.back(), 2);
       }
-      EXPECT_EQ(destination, (std::vector<int64_t>{2, 3}));
-      EXPECT_EQ(layout.halo_indptr.back(), 2);
-    }
-  });
+    });
+  }
 }
 
 }  // namespace

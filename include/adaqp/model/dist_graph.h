@@ -50,11 +50,14 @@ struct DistGraphOptions {
   bool overlap = false;
   Device device;
   // What carries the cut edges (model/halo_layout.h): with kCover, construction is collective
-  // (exchange/cover_layout.h) and each forward exchange first forms the sent rows S h.
+  // (exchange/cover_layout.h) and each forward exchange first forms the sent rows S h; with
+  // kRelationFirst (relational layers only), construction is collective
+  // (exchange/relation_first_layout.h) and the layers form the rows they send.
   ExchangeLayout exchange = ExchangeLayout::kRows;
   // The layers multiply by A (GCN, GraphSAGE). Off (attention, which reads only A's pattern:
   // edges()): A stays in host memory, its transposes are not built, and the aggregation calls are
-  // refused; requires cache_features off and the rows layout.
+  // refused; requires no A X cache (cache_features off, or relational) and a layout whose sent
+  // rows are node rows or formed by the layers (rows, relation_first).
   bool products = true;
   // The layers aggregate each relation on their own (R-GCN; a heterogeneous part): the feature
   // cache is then layer 0's aggregation of X per (node, relation) pair (relation_features), not
@@ -77,7 +80,8 @@ struct AggregationStats {
 
 class DistGraph {
  public:
-  // Collective (all ranks construct together) when opt.cache_features or the cover layout.
+  // Collective (all ranks construct together) when it caches A X (opt.cache_features, not
+  // relational) or its layout agrees its rows with the peers (cover, relation_first).
   // `comm` must outlive this.
   DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt);
   ~DistGraph();

@@ -15,6 +15,8 @@ struct LayerExchange {
   int64_t width = 0;
   bool features = false;
   bool backward = false;
+  // The rows travelled once, at start-up (the feature cache): nothing of this layer per epoch.
+  bool cached = false;
 };
 
 }  // namespace adaqp

@@ -38,13 +38,15 @@ class RelationAdjacency {
   int64_t num_pairs() const { return pair_offsets_.back(); }
   // Relation r's pairs are [pair_offsets()[r], pair_offsets()[r + 1]).
   const std::vector<int64_t>& pair_offsets() const { return pair_offsets_; }
-  // The owned row of every pair (int64, on the device).
-  const at::Tensor& pair_rows() const { return pair_rows_; }
+  // The global id of every pair's owned node (int64, on the device): the keys of a dropout drawn
+  // per node and applied to its pairs.
+  const at::Tensor& pair_gids() const { return pair_gids_; }
 
   // Pairs x owned rows, and its transpose.
   AdjacencyBlock& local() { return *local_; }
   AdjacencyBlock& local_t() { return *local_t_; }
-  // Pairs x received rows, and its transpose.
+  // Pairs x the halo nodes (the rows layout's received rows), and its transpose (not built over
+  // the relation-first layout, whose layers read the halo block only for layer 0's cache).
   AdjacencyBlock& halo() { return *halo_; }
   AdjacencyBlock& halo_t() { return *halo_t_; }
   // Owned rows x pairs, entry 1 where the pair is the row's (the sum over a node's relations), and
@@ -70,7 +72,7 @@ class RelationAdjacency {
   void build_sender(const Part& part, const RelationFirstLayout& first, const Device& device);
 
   std::vector<int64_t> pair_offsets_;
-  at::Tensor pair_rows_;
+  at::Tensor pair_gids_;
   std::unique_ptr<AdjacencyBlock> local_, local_t_, halo_, halo_t_, combine_, combine_t_;
   std::vector<int64_t> send_pair_offsets_;
   std::unique_ptr<AdjacencyBlock> send_, send_t_, send_combine_, send_combine_t_, received_,
