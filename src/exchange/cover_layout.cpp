@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include "adaqp/common/error.h"
@@ -137,14 +136,8 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
     const int64_t partials = in.next("partial row count", 0, part.global_num_nodes);
     for (int64_t k = 0; k < partials; ++k) {
       const int64_t dst = in.next("partial row destination", 0, part.global_num_nodes - 1);
-      // A multigraph's in-degree and edge lists count duplicate edges.
       out.send_dst_in_degree.push_back(
-          in.next("destination in-degree", 1, std::numeric_limits<int64_t>::max()));
-      const int64_t edges = in.next("partial row edge count", 1, in.remaining());
-      for (int64_t e = 0; e < edges; ++e) {
-        const int64_t j = part.send_idx[first + in.next("partial row source", 0, count - 1)];
-        out.send_indices.push_back(static_cast<int32_t>(j));
-      }
+          exchange_detail::read_partial_sum(in, part, first, count, &out.send_indices));
       out.send_indptr.push_back(static_cast<int64_t>(out.send_indices.size()));
       b.send_keys.push_back(partial_row_key(part, part.rank, dst));
     }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "adaqp/common/error.h"
 
 namespace adaqp::exchange_detail {
@@ -49,6 +51,17 @@ void ListReader::expect_end() const {
   ADAQP_CHECK(pos_ == list_.size(),
               fmt::format("{}: the list from rank {} has {} entries after its last row", what_,
                           from_, list_.size() - pos_));
+}
+
+int64_t read_partial_sum(ListReader& in, const Part& part, int64_t first, int64_t count,
+                         std::vector<int32_t>* sources) {
+  const int64_t degree = in.next("destination in-degree", 1, std::numeric_limits<int64_t>::max());
+  const int64_t edges = in.next("partial sum edge count", 1, in.remaining());
+  for (int64_t e = 0; e < edges; ++e) {
+    const int64_t j = part.send_idx[first + in.next("partial sum source", 0, count - 1)];
+    sources->push_back(static_cast<int32_t>(j));
+  }
+  return degree;
 }
 
 }  // namespace adaqp::exchange_detail

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
+#include "adaqp/partition/part.h"
 
 namespace adaqp::exchange_detail {
 
@@ -35,5 +36,12 @@ class ListReader {
   std::string what_;
   size_t pos_ = 0;
 };
+
+// Reads a partial sum as a receiver lists it: its destination's in-degree (a multigraph's counts
+// duplicate edges), its number of edges and each edge's source position in the sender's send list
+// to that receiver (part.send_idx[first .. first + count)), whose owned rows it appends to
+// `sources`. Returns the in-degree.
+int64_t read_partial_sum(ListReader& in, const Part& part, int64_t first, int64_t count,
+                         std::vector<int32_t>* sources);
 
 }  // namespace adaqp::exchange_detail

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <utility>
 
@@ -131,14 +130,8 @@ RelationFirstLayout relation_first_layout(const Part& part, Communicator& comm) 
         last_relation = relation;
         out.pair_row.push_back(row);
         out.pair_relation.push_back(static_cast<int32_t>(relation));
-        // A multigraph's degrees and edge lists count duplicate edges.
         out.pair_degree.push_back(
-            in.next("destination in-degree", 1, std::numeric_limits<int64_t>::max()));
-        const int64_t n = in.next("pair edge count", 1, in.remaining());
-        for (int64_t e = 0; e < n; ++e) {
-          const int64_t j = part.send_idx[first + in.next("pair source", 0, count - 1)];
-          out.pair_sources.push_back(static_cast<int32_t>(j));
-        }
+            exchange_detail::read_partial_sum(in, part, first, count, &out.pair_sources));
         out.pair_indptr.push_back(static_cast<int64_t>(out.pair_sources.size()));
       }
     }

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "adaqp/common/error.h"
-#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 
@@ -97,12 +96,6 @@ RelationAdjacency::RelationAdjacency(const Part& part, const RelationFirstLayout
   std::vector<int64_t> next(pair_offsets_.begin(), pair_offsets_.end() - 1);
   rp.pair.resize(rp.relation.size());
   for (size_t k = 0; k < rp.relation.size(); ++k) rp.pair[k] = next[rp.relation[k]]++;
-  std::vector<int64_t> pair_gids(rp.pair.size());
-  for (int64_t i = 0; i < owned; ++i) {
-    for (int64_t k = rp.row_begin[i]; k < rp.row_begin[i + 1]; ++k)
-      pair_gids[rp.pair[k]] = part.owned_gid[i];
-  }
-  pair_gids_ = to_device(pair_gids, device);
   const int64_t pairs = num_pairs();
   ADAQP_CHECK(pairs <= std::numeric_limits<int32_t>::max(),
               std::to_string(pairs) + " (node, relation) pairs: more than 32-bit columns index");

@@ -10,9 +10,9 @@
 //                   takes its W_r gradients from what returns).
 // The owned rows' products and the root term run while the rows travel. With the feature cache,
 // layer 0 reads its aggregation of the constant features per pair, made once at start-up
-// (DistGraph::relation_features): no exchange and no sparse product per epoch; its dropout then
-// drops elements of the aggregated rows, a node's mask on each of its pairs and on its own row for
-// the root term (as GCN's drops A X), where PyG's drops X before aggregating (the cache off).
+// (DistGraph::relation_features): no exchange and no product over the adjacency per epoch; its
+// dropout then drops X in the root term only, where PyG's drops X before aggregating (the cache
+// off).
 // Parameters are initialised as PyG's: Glorot-uniform weights, bases and coefficients, bias zero.
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -173,8 +173,10 @@ class RgcnConv final : public GraphConv {
     ADAQP_CHECK(x.defined(), "R-GCN's layer 0 reads the features dense");
     const at::Tensor dropped = masked(graph, x, graph.owned_gids(), dropout);
     if (!graph.options().cache_features) return relational(graph, dropped, 0);
+    // The cached aggregation is not dropped: averaging over a pair's sources shrinks the noise
+    // input dropout puts there, and dropping the average whole costs accuracy (docs/design.md).
     RelationAdjacency& rel = graph.relation_adjacency();
-    const at::Tensor z = masked(graph, graph.relation_features(), rel.pair_gids(), dropout);
+    const at::Tensor& z = graph.relation_features();
     const at::Tensor t = RelationTransform::apply(z, relation_weights(), rel.pair_offsets());
     return root_->forward(dropped) + product(t, rel.combine(), rel.combine_t());
   }

@@ -9,9 +9,9 @@
 // relation or degree, or a gradient not sent back fails; with the basis decomposition too; over
 // the rows layout and the relation_first one (each sender's transformed contributions), with layer
 // 0 over X or over its cached per-relation aggregation. With dropout, the dense model draws layer
-// 0's mask over the whole graph in global numbering (and applies it to X, or with the cache to
-// each relation's aggregation of X and to X in the root term): equal results show that every
-// worker drew for its rows what one worker draws for them. The bytes are each layout's rows.
+// 0's mask over the whole graph in global numbering (and applies it to X, or with the cache to X
+// in the root term only): equal results show that every worker drew for its rows what one worker
+// draws for them. The bytes are each layout's rows.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -190,10 +190,10 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
   const at::Tensor mask = dense_feature_dropout(dropout, g.num_nodes, g.feat_dim);
   at::Tensor d0;
   if (c.cache) {
-    // The mask on each relation's aggregation of X and on X in the root term.
+    // The mask on X in the root term only; each relation's aggregation of X is not dropped.
     d0 = (x0 * mask).mm(p.at("layer0_root.weight").t()) + p.at("layer0_root.bias");
     const at::Tensor w0 = dense_weights(p, "layer0");
-    for (int64_t r = 0; r < relations; ++r) d0 = d0 + (means[r].mm(x0) * mask).mm(w0[r]);
+    for (int64_t r = 0; r < relations; ++r) d0 = d0 + means[r].mm(x0).mm(w0[r]);
   } else {
     d0 = dense_rgcn(x0 * mask, means, p.at("layer0_root.weight"), p.at("layer0_root.bias"),
                     dense_weights(p, "layer0"));

@@ -38,9 +38,6 @@ class RelationAdjacency {
   int64_t num_pairs() const { return pair_offsets_.back(); }
   // Relation r's pairs are [pair_offsets()[r], pair_offsets()[r + 1]).
   const std::vector<int64_t>& pair_offsets() const { return pair_offsets_; }
-  // The global id of every pair's owned node (int64, on the device): the keys of a dropout drawn
-  // per node and applied to its pairs.
-  const at::Tensor& pair_gids() const { return pair_gids_; }
 
   // Pairs x owned rows, and its transpose.
   AdjacencyBlock& local() { return *local_; }
@@ -72,7 +69,6 @@ class RelationAdjacency {
   void build_sender(const Part& part, const RelationFirstLayout& first, const Device& device);
 
   std::vector<int64_t> pair_offsets_;
-  at::Tensor pair_gids_;
   std::unique_ptr<AdjacencyBlock> local_, local_t_, halo_, halo_t_, combine_, combine_t_;
   std::vector<int64_t> send_pair_offsets_;
   std::unique_ptr<AdjacencyBlock> send_, send_t_, send_combine_, send_combine_t_, received_,
