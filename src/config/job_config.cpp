@@ -216,6 +216,9 @@ const std::vector<Field>& fields() {
       field<bool>(
           "partition.balance_edges",
           [](C & c) -> auto& { return c.partition.options.balance_edges; }),
+      field<bool>(
+          "partition.balance_types",
+          [](C & c) -> auto& { return c.partition.options.balance_types; }),
       field<int64_t>(
           "partition.sample_degree",
           [](C & c) -> auto& { return c.partition.options.sample_degree; }),
@@ -416,6 +419,8 @@ void require_effective(const JobConfig& c, const std::string& origin) {
           "partition.balance_train", "true", balance_rule);
   require(!p.balance_edges || p.method == PartitionMethod::kMetis, origin,
           "partition.balance_edges", "true", balance_rule);
+  require(!p.balance_types || p.method == PartitionMethod::kMetis, origin,
+          "partition.balance_types", "true", balance_rule);
   require(c.training.recompute == Recompute::kNone || c.model.layers > 1, origin,
           "training.recompute", to_string(c.training.recompute),
           "has no effect with model.layers = 1: layer 0 keeps no aggregation to recompute");

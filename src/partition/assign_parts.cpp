@@ -12,12 +12,23 @@
 namespace adaqp {
 namespace {
 
-// Vertex weights: one per node, plus optional constraints on training nodes and in-edges. A
-// constraint whose total is zero (no training nodes) balances nothing and is left out.
+// Vertex weights: one per node, plus optional constraints on training nodes, in-edges and each
+// node type's nodes. A constraint whose total is zero (no training nodes, a type without nodes)
+// balances nothing and is left out.
 std::vector<int64_t> metis_weights(const Graph& g, const PartitionOptions& opt, int& ncon) {
-  std::vector<int> kinds = {0};
-  if (opt.balance_train && !g.train.empty()) kinds.push_back(1);
-  if (opt.balance_edges && g.num_edges() > 0) kinds.push_back(2);
+  constexpr int kNodes = 0, kTrain = 1, kEdges = 2, kFirstType = 3;  // kFirstType + t: type t
+  std::vector<int> kinds = {kNodes};
+  if (opt.balance_train && !g.train.empty()) kinds.push_back(kTrain);
+  if (opt.balance_edges && g.num_edges() > 0) kinds.push_back(kEdges);
+  if (opt.balance_types) {
+    if (!g.heterogeneous())
+      throw ConfigError("partition.balance_types = true: the dataset '" + g.name +
+                        "' has no node types");
+    for (size_t t = 0; t + 1 < g.type_offsets.size(); ++t) {
+      if (g.type_offsets[t + 1] > g.type_offsets[t])
+        kinds.push_back(kFirstType + static_cast<int>(t));
+    }
+  }
   ncon = static_cast<int>(kinds.size());
   std::vector<int64_t> is_train(g.num_nodes, 0);
   for (int64_t v : g.train) is_train[v] = 1;
@@ -25,7 +36,10 @@ std::vector<int64_t> metis_weights(const Graph& g, const PartitionOptions& opt, 
   for (int64_t v = 0; v < g.num_nodes; ++v) {
     for (int c = 0; c < ncon; ++c) {
       const int kind = kinds[c];
-      w[v * ncon + c] = kind == 0 ? 1 : kind == 1 ? is_train[v] : g.in_degree(v);
+      w[v * ncon + c] = kind == kNodes   ? 1
+                        : kind == kTrain ? is_train[v]
+                        : kind == kEdges ? g.in_degree(v)
+                                         : int64_t{g.node_type(v) == kind - kFirstType};
     }
   }
   return w;

@@ -112,6 +112,7 @@ std::string partition_meta_yaml(const PartitionMeta& m) {
   if (m.sample_degree != 0) out << YAML::Key << "sample_degree" << YAML::Value << m.sample_degree;
   if (m.balance_train) out << YAML::Key << "balance_train" << YAML::Value << true;
   if (m.balance_edges) out << YAML::Key << "balance_edges" << YAML::Value << true;
+  if (m.balance_types) out << YAML::Key << "balance_types" << YAML::Value << true;
   if (!m.dataset_keys.empty()) {
     out << YAML::Key << "dataset" << YAML::Value << YAML::BeginMap;
     for (const auto& [key, value] : m.dataset_keys)
@@ -375,6 +376,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.sample_degree = opt.sample_degree;
   meta.balance_train = opt.balance_train;
   meta.balance_edges = opt.balance_edges;
+  meta.balance_types = opt.balance_types;
   meta.dataset_keys = opt.dataset_keys;
   meta.parts = opt.parts;
   meta.num_nodes = g.num_nodes;
@@ -472,6 +474,8 @@ void require_partition_matches(const PartitionMeta& meta, const PartitionOptions
     refuse("balance_train", flag(meta.balance_train), flag(opt.balance_train));
   if (metis && meta.balance_edges != opt.balance_edges)
     refuse("balance_edges", flag(meta.balance_edges), flag(opt.balance_edges));
+  if (metis && meta.balance_types != opt.balance_types)
+    refuse("balance_types", flag(meta.balance_types), flag(opt.balance_types));
 }
 
 std::string partition_meta_path(const std::string& dir) {
@@ -516,6 +520,7 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   if (root["sample_degree"]) m.sample_degree = field<int64_t>(root, "sample_degree", file);
   if (root["balance_train"]) m.balance_train = field<bool>(root, "balance_train", file);
   if (root["balance_edges"]) m.balance_edges = field<bool>(root, "balance_edges", file);
+  if (root["balance_types"]) m.balance_types = field<bool>(root, "balance_types", file);
   if (const YAML::Node keys = root["dataset"]) {
     if (!keys.IsMap()) throw InputError(file, "dataset", "must be a mapping of dataset keys");
     for (const auto& kv : keys) {

@@ -172,9 +172,9 @@ SliceRows ptscotch_graph(const GraphSlice& s, Communicator& comm, const Partitio
 
 std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communicator& comm,
                                      const PartitionOptions& opt) {
-  if (opt.balance_train || opt.balance_edges)
+  if (opt.balance_train || opt.balance_edges || opt.balance_types)
     throw ConfigError(
-        "partition.balance_train and partition.balance_edges are METIS constraints; "
+        "partition.balance_train, balance_edges and balance_types are METIS constraints; "
         "partition.method ptscotch balances node counts only");
   if (opt.parts != comm.size())
     throw ConfigError(

@@ -60,6 +60,9 @@ expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gin
 expect_failure gat_cover 2 "communication.exchange = cover: must be rows with model.type gat" \
   "${small[@]}" --set model.type=gat --set communication.exchange=cover
 expect_failure bad_dropout 2 "model.dropout" "${small[@]}" --set model.dropout=1.5
+expect_failure balance_types_untyped 2 \
+  "partition.balance_types = true: the dataset 'synthetic' has no node types" \
+  "${small[@]}" --set partition.balance_types=true --set "output.dir=$tmp/balance-types"
 expect_failure rgcn_untyped 2 "model.type = rgcn aggregates each relation on its own, and the dataset has no node types" \
   "${small[@]}" --set model.type=rgcn
 expect_failure missing_config 2 "no-such-job.yaml" --config "$tmp/no-such-job.yaml"

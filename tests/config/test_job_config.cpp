@@ -180,6 +180,8 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
        {"partition.balance_edges = true: has no effect with partition.method = contiguous"}},
       {{"partition.method=ptscotch", "partition.balance_train=true"},
        {"partition.balance_train = true: has no effect with partition.method = ptscotch"}},
+      {{"partition.method=random", "partition.balance_types=true"},
+       {"partition.balance_types = true: has no effect with partition.method = random"}},
       {{"model.type=sage", "model.layers=1", "training.recompute=aggregations"},
        {"training.recompute = aggregations: has no effect with model.layers = 1"}},
   };

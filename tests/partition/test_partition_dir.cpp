@@ -205,6 +205,11 @@ TEST(PartitionStore, AnExistingPartitionMustMatchTheKeysItsMethodReads) {
     const std::string metis_keys =
         partition_config_error([&] { require_partition_matches(meta, other, dir); });
     EXPECT_EQ(metis_keys.empty(), std::string(method) != "metis") << method << ": " << metis_keys;
+    other = three_parts(method);
+    other.balance_types = true;
+    const std::string types =
+        partition_config_error([&] { require_partition_matches(meta, other, dir); });
+    EXPECT_EQ(types.empty(), std::string(method) != "metis") << method << ": " << types;
   }
   PartitionOptions parts = three_parts("random");
   parts.parts = 4;

@@ -3,7 +3,8 @@
 // graph's typed edges (checked against the graph, edge by edge); the partition directory writes
 // and reads them back with the names of the types and relations, and refuses a meta.yaml whose
 // relation names an unknown type; the per-relation boundary covers (R-GCN's partial sums serve one
-// row and relation) cover every typed cut edge and cost what a hand count says.
+// row and relation) cover every typed cut edge and cost what a hand count says; METIS with
+// partition.balance_types balances every type's nodes across the parts.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -191,6 +192,69 @@ TEST(TypedParts, RelationCoversCoverEveryTypedCutEdge) {
       }
     }
   }
+}
+
+// Two types of 600 nodes, each a community of its own (a ring and random chords within the type)
+// and 20 edges between them: a minimum cut with balanced node counts puts each type on its own
+// part; with partition.balance_types each part holds about half of each type.
+TEST(TypedParts, BalanceTypesGivesEveryPartItsShareOfEachType) {
+  constexpr int64_t kPerType = 600;
+  std::vector<int64_t> src, dst;
+  std::vector<int32_t> rel;
+  std::mt19937_64 rng(7);
+  for (int32_t t = 0; t < 2; ++t) {
+    const int64_t base = t * kPerType;
+    for (int64_t i = 0; i < kPerType; ++i) {
+      for (const int64_t j : {(i + 1) % kPerType, static_cast<int64_t>(rng() % kPerType)}) {
+        src.push_back(base + i);
+        dst.push_back(base + j);
+        rel.push_back(t);
+      }
+    }
+  }
+  for (int64_t k = 0; k < 20; ++k) {
+    src.push_back(static_cast<int64_t>(rng() % kPerType));
+    dst.push_back(kPerType + static_cast<int64_t>(rng() % kPerType));
+    rel.push_back(2);
+  }
+  Graph g;
+  g.name = "two communities";
+  g.node_types = {"a", "b"};
+  g.type_offsets = {0, kPerType, 2 * kPerType};
+  g.relations = {{0, "aa", 0}, {1, "bb", 1}, {0, "ab", 1}};
+  const Graph built = Graph::from_edges(2 * kPerType, src, dst, rel);
+  g.num_nodes = 2 * kPerType;
+  g.indptr = built.indptr;
+  g.indices = built.indices;
+  g.edge_relation = built.edge_relation;
+  g.feat_dim = 1;
+  g.features.assign(static_cast<size_t>(g.num_nodes), 0.0f);
+  g.num_classes = 2;
+  g.labels.assign(static_cast<size_t>(g.num_nodes), 0);
+  g.validate("two communities");
+  PartitionOptions opt;
+  opt.parts = 2;
+  // per_part[p][t]: type t's nodes on part p.
+  const auto per_part = [&](const std::vector<int32_t>& owner) {
+    std::vector<std::vector<int64_t>> n(2, std::vector<int64_t>(2, 0));
+    for (int64_t v = 0; v < g.num_nodes; ++v) ++n[owner[v]][g.node_type(v)];
+    return n;
+  };
+  const auto unbalanced = per_part(assign_parts(g, opt));
+  EXPECT_GT(std::max(unbalanced[0][0], unbalanced[1][0]), kPerType * 9 / 10)
+      << "without the constraint one part holds (nearly) all of type a";
+  opt.balance_types = true;
+  const auto balanced = per_part(assign_parts(g, opt));
+  for (int p = 0; p < 2; ++p) {
+    for (int t = 0; t < 2; ++t) {
+      EXPECT_LE(balanced[p][t], kPerType / 2 * 11 / 10) << "part " << p << ", type " << t;
+    }
+  }
+  Graph untyped = Graph::from_edges(4, {0, 1, 2, 3}, {1, 2, 3, 0});
+  untyped.name = "ring";
+  EXPECT_THAT(test::error_of<ConfigError>([&] { assign_parts(untyped, opt); }),
+              ::testing::HasSubstr("partition.balance_types = true: the dataset 'ring' has no "
+                                   "node types"));
 }
 
 }  // namespace

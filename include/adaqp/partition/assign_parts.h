@@ -17,6 +17,9 @@ struct PartitionOptions {
   uint64_t seed = 0;
   bool balance_train = false;  // metis: extra constraint balancing training nodes
   bool balance_edges = false;  // metis: extra constraint balancing in-edges
+  // metis, typed graphs: an extra constraint per node type, balancing each type's nodes (the
+  // labelled type's among them, whose rows the loss and the evaluation read)
+  bool balance_types = false;
   // metis and ptscotch: partition a sample of the graph in which each node keeps this many of its
   // neighbours (and those that keep it; partition/edge_sample.h); 0 = the whole graph.
   int64_t sample_degree = 0;
@@ -30,8 +33,9 @@ struct PartitionOptions {
 // owner[v] in [0, parts) for every node. metis: k-way, edge-cut objective, on the symmetrised graph
 // without self-loops or its sample (balance_* add vertex-weight constraints); random: a seeded
 // random permutation cut into equal chunks; contiguous: equal id ranges. Deterministic for the same
-// graph and options. Throws ConfigError for parts outside [1, num_nodes], and InputError if a part
-// would be empty (every part owns at least one node).
+// graph and options. Throws ConfigError for parts outside [1, num_nodes] and for balance_types on
+// a graph without node types, and InputError if a part would be empty (every part owns at least
+// one node).
 std::vector<int32_t> assign_parts(const Graph& g, const PartitionOptions& opt);
 
 // Number of edges whose source and destination have different owners.

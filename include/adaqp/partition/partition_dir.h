@@ -25,8 +25,9 @@ struct PartitionMeta {
   std::string method;
   uint64_t seed = 0;
   int64_t sample_degree = 0;  // partition.sample_degree (written when not 0)
-  // partition.balance_train / balance_edges (written when true; absent in older directories)
-  bool balance_train = false, balance_edges = false;
+  // partition.balance_train / balance_edges / balance_types (written when true; absent in older
+  // directories)
+  bool balance_train = false, balance_edges = false, balance_types = false;
   // The dataset.* keys of the job that made it (PartitionOptions::dataset_keys; absent in older
   // directories, then not compared).
   std::vector<std::pair<std::string, std::string>> dataset_keys;
@@ -61,8 +62,9 @@ PartitionMeta replace_partition(const std::string& dir, const Graph& g,
 // ConfigError unless the partition in `dir` (meta.yaml: `meta`) was made with the options the job
 // asks for: the same dataset keys (when meta.yaml records them), partition.method,
 // partition.parts and the keys that method reads (seed: random, metis, ptscotch; sample_degree:
-// metis, ptscotch; balance_train, balance_edges: metis). The message names the key, both values
-// and the directory, and the ways out (another partition.dir, or `adaqp train --repartition`).
+// metis, ptscotch; balance_train, balance_edges, balance_types: metis). The message names the key,
+// both values and the directory, and the ways out (another partition.dir, or
+// `adaqp train --repartition`).
 void require_partition_matches(const PartitionMeta& meta, const PartitionOptions& opt,
                                const std::string& dir);
 
