@@ -335,10 +335,10 @@ RelationAdjacency& DistGraph::relation_adjacency() {
   return *relations_;
 }
 
-const at::Tensor& DistGraph::relation_features() {
+const PairFeatures& DistGraph::relation_features() {
   ADAQP_CHECK(opt_.relational && opt_.cache_features && features_.defined(),
               "relation_features without the feature cache of a relational graph");
-  if (relation_features_.defined()) return relation_features_;
+  if (relation_features_) return *relation_features_;
   RelationAdjacency& rel = relation_adjacency();
   const int64_t width = features_.size(1);
   const Boundary rows = row_boundary(part_);
@@ -357,8 +357,8 @@ const at::Tensor& DistGraph::relation_features() {
     rel.local().multiply(features_.data_ptr<float>(), width, z.data_ptr<float>(), true);
   if (rel.halo().view().indptr[rel.halo().view().rows] > 0)
     rel.halo().multiply(halo.data_ptr<float>(), width, z.data_ptr<float>(), true);
-  relation_features_ = z;
-  return relation_features_;
+  relation_features_ = std::make_unique<PairFeatures>(rel.without_zero_pairs(z, opt_.device));
+  return *relation_features_;
 }
 
 void DistGraph::aggregate_backward(const float* g, int64_t d, float* dh, int layer) {

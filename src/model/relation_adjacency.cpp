@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "adaqp/common/error.h"
+#include "adaqp/tensor/torch_device.h"
 
 namespace adaqp {
 
@@ -177,6 +178,42 @@ void RelationAdjacency::build_sender(const Part& part, const RelationFirstLayout
   send_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(send), device);
   send_combine_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(combine), device);
   received_ = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(received), device);
+}
+
+PairFeatures RelationAdjacency::without_zero_pairs(const at::Tensor& z,
+                                                   const Device& device) const {
+  ADAQP_CHECK_EQ(z.size(0), num_pairs(), "rows of the pairs' features");
+  const at::Tensor nonzero = z.ne(0).any(1).to(at::kCPU).contiguous();
+  const bool* keep = nonzero.data_ptr<bool>();
+  PairFeatures out;
+  std::vector<int64_t> kept, new_of(static_cast<size_t>(num_pairs()), -1);
+  out.offsets.assign(1, 0);
+  for (int32_t r = 0; r < num_relations(); ++r) {
+    for (int64_t p = pair_offsets_[r]; p < pair_offsets_[r + 1]; ++p) {
+      if (!keep[p]) continue;
+      new_of[p] = static_cast<int64_t>(kept.size());
+      kept.push_back(p);
+    }
+    out.offsets.push_back(static_cast<int64_t>(kept.size()));
+  }
+  // The combine block's columns renumbered (ascending still: new_of is monotone), dropped ones cut.
+  const kernels::CsrView& all = combine_->view();
+  kernels::CsrMatrix combine;
+  combine.rows = all.rows;
+  combine.cols = static_cast<int64_t>(kept.size());
+  combine.indptr.assign(static_cast<size_t>(all.rows) + 1, 0);
+  for (int64_t i = 0; i < all.rows; ++i) {
+    for (int64_t k = all.indptr[i]; k < all.indptr[i + 1]; ++k) {
+      const int64_t c = new_of[all.indices[k]];
+      if (c >= 0) combine.indices.push_back(static_cast<int32_t>(c));
+    }
+    combine.indptr[i + 1] = static_cast<int64_t>(combine.indices.size());
+  }
+  combine.values.assign(combine.indices.size(), 1.0F);
+  out.rows = z.index_select(0, to_device(kept, device));
+  out.combine_t = AdjacencyBlock::transpose(combine.view(), device);
+  out.combine = std::make_unique<AdjacencyBlock>(kernels::CsrView{}, std::move(combine), device);
+  return out;
 }
 
 RelationAdjacency::~RelationAdjacency() = default;

@@ -175,10 +175,9 @@ class RgcnConv final : public GraphConv {
     if (!graph.options().cache_features) return relational(graph, dropped, 0);
     // The cached aggregation is not dropped: averaging over a pair's sources shrinks the noise
     // input dropout puts there, and dropping the average whole costs accuracy (docs/design.md).
-    RelationAdjacency& rel = graph.relation_adjacency();
-    const at::Tensor& z = graph.relation_features();
-    const at::Tensor t = RelationTransform::apply(z, relation_weights(), rel.pair_offsets());
-    return root_->forward(dropped) + product(t, rel.combine(), rel.combine_t());
+    const PairFeatures& z = graph.relation_features();
+    const at::Tensor t = RelationTransform::apply(z.rows, relation_weights(), z.offsets);
+    return root_->forward(dropped) + product(t, *z.combine, *z.combine_t);
   }
 
   at::Tensor forward(DistGraph& graph, const at::Tensor& h, int layer, bool /*recompute*/,

@@ -171,9 +171,10 @@ class DistGraph {
   // (model/relation_adjacency.h), built on first use.
   RelationAdjacency& relation_adjacency();
   // With DistGraphOptions::relational and the feature cache: layer 0's aggregation of X per pair,
-  // Z = local() X + halo() X_halo (pairs x feat_dim), exact. Built on first use: collective then
-  // (X's halo rows travel once, at full precision, over the rows layout whatever the graph's).
-  const at::Tensor& relation_features();
+  // Z = local() X + halo() X_halo, exact, kept without its zero rows (PairFeatures). Built on
+  // first use: collective then (X's halo rows travel once, at full precision, over the rows layout
+  // whatever the graph's).
+  const PairFeatures& relation_features();
 
   // Quantizes the messages of the layers and directions `plan` has widths for (every exchange
   // but the cached features) until the next call; nullptr: full precision. `plan` must stay alive
@@ -235,7 +236,7 @@ class DistGraph {
   at::Tensor halo_buf_;  // halo rows (forward) or partial gradients (backward), during an exchange
   Edges edges_;
   std::unique_ptr<RelationAdjacency> relations_;
-  at::Tensor relation_features_;  // Z of relation_features
+  std::unique_ptr<PairFeatures> relation_features_;
   // Last, so that it is destroyed first: its destructor waits for exchanges that may still write
   // the buffers above.
   HaloExchanger exchanger_;

@@ -25,6 +25,16 @@
 
 namespace adaqp {
 
+// Layer 0's cached aggregation of the features over the pairs whose row is not zero (the others
+// add nothing: e.g. the pairs of relations whose sources have no features): the rows (kept pairs x
+// features), relation r's kept pairs [offsets[r], offsets[r + 1]), and the block summing the kept
+// pairs into their owned rows (ones) with its transpose.
+struct PairFeatures {
+  at::Tensor rows;
+  std::vector<int64_t> offsets;
+  std::unique_ptr<AdjacencyBlock> combine, combine_t;
+};
+
 class RelationAdjacency {
  public:
   // The blocks of `part` (heterogeneous) on `device`; with `first` (the part's relation-first
@@ -50,6 +60,8 @@ class RelationAdjacency {
   // its transpose.
   AdjacencyBlock& combine() { return *combine_; }
   AdjacencyBlock& combine_t() { return *combine_t_; }
+  // `z` (pairs x d, on `device`) without its zero rows, as PairFeatures.
+  PairFeatures without_zero_pairs(const at::Tensor& z, const Device& device) const;
 
   // The relation-first layout's blocks (null without it), each with its transpose:
   bool relation_first() const { return send_ != nullptr; }
