@@ -5,8 +5,8 @@
 # the homogeneous view with per-type self-loops; rgcn: R-GCN over the rows layout, no self-loops,
 # its root weight standing for them; rgcn-first: R-GCN over the relation_first layout), each run's
 # epoch, largest training peak RSS, bytes sent per epoch and rows per exchange, and per partition
-# the covers (adaqp info --covers: the cover per relation against the source rows and the
-# one-adjacency cover).
+# the covers (adaqp info --covers: the cover per relation against the source rows, the
+# one-adjacency cover, and the relation-first layout's cover against one row per destination).
 #
 # Usage: benchmarks/hetero/run.sh [WORK_DIR]   (default runs/hetero)
 # Environment [defaults]: ADAQP_BIN or ADAQP_BUILD_DIR [build], NODES [1000000], CLASSES [16],
@@ -99,7 +99,9 @@ print(json.dumps({
     "cover_rows": covers["cover_sources"] + covers["cover_partials"],
     "relation_cover_rows": covers["relation_cover_sources"] + covers["relation_cover_partials"],
     "relation_cover_share": (covers["relation_cover_sources"] + covers["relation_cover_partials"])
-    / max(rows_now, 1)}))
+    / max(rows_now, 1),
+    "destinations": covers["destinations"],
+    "first_cover_rows": covers["first_cover_sources"] + covers["first_cover_partials"]}))
 PY
   done
 done

@@ -222,6 +222,7 @@ namespace {
 struct CoverTotals {
   int64_t cut_edges = 0, source_rows = 0, sources = 0, partials = 0;
   int64_t relation_sources = 0, relation_partials = 0;  // heterogeneous parts
+  int64_t destinations = 0, first_sources = 0, first_partials = 0;
 };
 
 CoverTotals totals(const std::vector<PairCover>& pairs) {
@@ -233,6 +234,9 @@ CoverTotals totals(const std::vector<PairCover>& pairs) {
     t.partials += p.cover_partials;
     t.relation_sources += p.relation_cover_sources;
     t.relation_partials += p.relation_cover_partials;
+    t.destinations += p.destinations;
+    t.first_sources += p.first_cover_sources;
+    t.first_partials += p.first_cover_partials;
   }
   return t;
 }
@@ -265,6 +269,12 @@ std::string covers_text(const std::vector<PairCover>& pairs) {
         "rows\n",
         t.relation_sources + t.relation_partials, t.relation_sources, t.relation_partials,
         ratio(t.relation_sources + t.relation_partials, t.source_rows));
+    out += fmt::format(
+        "relation-first (R-GCN's rows transformed by W_r before they travel): {} rows, one per "
+        "destination; a minimum cover {} rows ({} transformed source rows, {} partial sums), "
+        "{:.3f} of them\n",
+        t.destinations, t.first_sources + t.first_partials, t.first_sources, t.first_partials,
+        ratio(t.first_sources + t.first_partials, t.destinations));
   }
   return out;
 }
@@ -280,9 +290,10 @@ std::string covers_json(const std::vector<PairCover>& pairs) {
   const CoverTotals t = totals(pairs);
   return fmt::format(
       "{{\"pairs\": [{}], \"cut_edges\": {}, \"source_rows\": {}, \"cover_sources\": {}, "
-      "\"cover_partials\": {}, \"relation_cover_sources\": {}, \"relation_cover_partials\": {}}}",
+      "\"cover_partials\": {}, \"relation_cover_sources\": {}, \"relation_cover_partials\": {}, "
+      "\"destinations\": {}, \"first_cover_sources\": {}, \"first_cover_partials\": {}}}",
       fmt::join(rows, ", "), t.cut_edges, t.source_rows, t.sources, t.partials, t.relation_sources,
-      t.relation_partials);
+      t.relation_partials, t.destinations, t.first_sources, t.first_partials);
 }
 
 }  // namespace adaqp::cli

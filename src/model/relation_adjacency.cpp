@@ -165,13 +165,13 @@ void RelationAdjacency::build_sender(const Part& part, const RelationFirstLayout
   combine.indices.resize(static_cast<size_t>(pairs));
   for (int64_t p = 0; p < pairs; ++p) combine.indices[p] = static_cast<int32_t>(order[p]);
   combine.values.assign(static_cast<size_t>(pairs), 1.0F);
-  // The received rows into their owned rows: the layout's block, coefficients 1.
+  // The received rows into their owned rows: the layout's block.
   kernels::CsrMatrix received;
   received.rows = part.num_owned();
   received.cols = first.boundary.recvs();
   received.indptr = first.halo_indptr;
   received.indices = first.halo_indices;
-  received.values.assign(first.halo_indices.size(), 1.0F);
+  received.values = first.halo_values;
   send_t_ = AdjacencyBlock::transpose(send.view(), device);
   send_combine_t_ = AdjacencyBlock::transpose(combine.view(), device);
   received_t_ = AdjacencyBlock::transpose(received.view(), device);

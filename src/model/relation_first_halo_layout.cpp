@@ -14,9 +14,8 @@ class RelationFirstHaloLayout final : public HaloLayout {
  public:
   RelationFirstHaloLayout(const Part& part, Communicator& comm)
       : layout_(relation_first_layout(part, comm)),
-        values_(layout_.halo_indices.size(), 1.0F),
         halo_{part.num_owned(), layout_.boundary.recvs(), layout_.halo_indptr.data(),
-              layout_.halo_indices.data(), values_.data()} {}
+              layout_.halo_indices.data(), layout_.halo_values.data()} {}
 
   const Boundary& boundary() const override { return layout_.boundary; }
   const std::vector<int64_t>* send_list() const override { return nullptr; }
@@ -38,7 +37,6 @@ class RelationFirstHaloLayout final : public HaloLayout {
 
  private:
   RelationFirstLayout layout_;
-  std::vector<float> values_;
   kernels::CsrView halo_;
 };
 

@@ -194,6 +194,51 @@ Bipartite relation_boundary_graph(const Part& part, int sender) {
   return g;
 }
 
+Bipartite relation_first_graph(const Part& part, int sender, std::vector<SourceRelation>* sources,
+                               std::vector<int64_t>* destination_rows) {
+  ADAQP_CHECK(sender >= 0 && sender < part.num_parts, "boundary graph sender");
+  ADAQP_CHECK(part.heterogeneous(), "relation-first boundary graph of a part without types");
+  const int64_t first = part.halo_offsets[sender], count = part.halo_count_from(sender);
+  struct Edge {
+    SourceRelation left;
+    int64_t right;
+  };
+  std::vector<Edge> edges;
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < part.num_owned(); ++i) {
+    bool has = false;
+    for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
+      const int64_t u = part.halo_indices[e] - first;
+      if (u < 0 || u >= count) continue;
+      if (!has) rows.push_back(i);
+      has = true;
+      edges.push_back({{u, part.halo_relations[e]}, static_cast<int64_t>(rows.size()) - 1});
+    }
+  }
+  const auto before = [](const Edge& a, const Edge& b) {
+    return a.left < b.left || (a.left == b.left && a.right < b.right);
+  };
+  const auto same = [](const Edge& a, const Edge& b) {
+    return a.left == b.left && a.right == b.right;
+  };
+  std::sort(edges.begin(), edges.end(), before);
+  edges.erase(std::unique(edges.begin(), edges.end(), same), edges.end());
+  Bipartite g;
+  g.num_right = static_cast<int64_t>(rows.size());
+  std::vector<SourceRelation> left;
+  for (const Edge& e : edges) {
+    if (left.empty() || !(left.back() == e.left)) {
+      left.push_back(e.left);
+      g.offsets.push_back(g.offsets.back());
+    }
+    g.right.push_back(e.right);
+    ++g.offsets.back();
+  }
+  if (sources != nullptr) *sources = std::move(left);
+  if (destination_rows != nullptr) *destination_rows = std::move(rows);
+  return g;
+}
+
 std::vector<PairCover> boundary_covers(const Part& part) {
   std::vector<PairCover> out;
   for (int s = 0; s < part.num_parts; ++s) {
@@ -211,6 +256,11 @@ std::vector<PairCover> boundary_covers(const Part& part) {
       const VertexCover r = minimum_vertex_cover(relation_boundary_graph(part, s));
       p.relation_cover_sources = r.num_left;
       p.relation_cover_partials = r.num_right;
+      const Bipartite first = relation_first_graph(part, s, nullptr, nullptr);
+      const VertexCover f = minimum_vertex_cover(first);
+      p.destinations = first.num_right;
+      p.first_cover_sources = f.num_left;
+      p.first_cover_partials = f.num_right;
     }
     out.push_back(p);
   }

@@ -189,6 +189,40 @@ TEST(TypedParts, RelationCoversCoverEveryTypedCutEdge) {
         const Bipartite plain = boundary_graph(p, s, nullptr);
         EXPECT_GE(c.size(), minimum_vertex_cover(plain).size());
         EXPECT_LE(c.size(), plain.num_left());
+        // The relation-first graph: left the distinct (source, relation), right the destinations,
+        // an edge per distinct (source, relation, destination); its cover at most the destinations.
+        std::vector<SourceRelation> sources;
+        std::vector<int64_t> destinations;
+        const Bipartite f = relation_first_graph(p, s, &sources, &destinations);
+        std::vector<std::tuple<int64_t, int32_t, int64_t>> triples;
+        for (int64_t i = 0; i < p.num_owned(); ++i) {
+          for (int64_t e = p.halo_indptr[i]; e < p.halo_indptr[i + 1]; ++e) {
+            const int64_t u = p.halo_indices[e] - p.halo_offsets[s];
+            if (u >= 0 && u < p.halo_count_from(s)) triples.emplace_back(u, p.halo_relations[e], i);
+          }
+        }
+        std::sort(triples.begin(), triples.end());
+        triples.erase(std::unique(triples.begin(), triples.end()), triples.end());
+        std::vector<std::tuple<int64_t, int32_t, int64_t>> got;
+        ASSERT_EQ(f.num_left(), static_cast<int64_t>(sources.size()));
+        ASSERT_EQ(f.num_right, static_cast<int64_t>(destinations.size()));
+        for (int64_t u = 0; u < f.num_left(); ++u) {
+          for (int64_t k = f.offsets[u]; k < f.offsets[u + 1]; ++k)
+            got.emplace_back(sources[u].source, sources[u].relation, destinations[f.right[k]]);
+        }
+        std::sort(got.begin(), got.end());
+        EXPECT_EQ(got, triples);
+        const VertexCover fc = minimum_vertex_cover(f);
+        for (int64_t u = 0; u < f.num_left(); ++u) {
+          for (int64_t k = f.offsets[u]; k < f.offsets[u + 1]; ++k)
+            EXPECT_TRUE(fc.left[u] || fc.right[f.right[k]]) << "edge " << u << " -> " << f.right[k];
+        }
+        EXPECT_LE(fc.size(), f.num_right);
+        for (const PairCover& pc : boundary_covers(p)) {
+          if (pc.sender != s) continue;
+          EXPECT_EQ(pc.destinations, f.num_right);
+          EXPECT_EQ(pc.first_cover_rows(), fc.size());
+        }
       }
     }
   }

@@ -9,7 +9,7 @@
 // Over the relation-first layout (exchange/relation_first_layout.h) it also holds the sender's
 // blocks: the pairs of the rows it sends (ordered by relation, then sent row) by owned rows, the
 // sent rows by those pairs (ones), and the block that adds the received rows into their owned
-// rows (ones).
+// rows (the layout's coefficients).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -65,7 +65,7 @@ class RelationAdjacency {
 
   // The relation-first layout's blocks (null without it), each with its transpose:
   bool relation_first() const { return send_ != nullptr; }
-  // Sent pairs x owned rows, entries 1 / deg_r(destination); relation r's sent pairs are
+  // Sent pairs x owned rows, entries 1 / the pair's divisor; relation r's sent pairs are
   // [send_pair_offsets()[r], send_pair_offsets()[r + 1]).
   AdjacencyBlock& send() { return *send_; }
   AdjacencyBlock& send_t() { return *send_t_; }
@@ -73,7 +73,8 @@ class RelationAdjacency {
   // Sent rows x sent pairs, entry 1 where the pair is the row's.
   AdjacencyBlock& send_combine() { return *send_combine_; }
   AdjacencyBlock& send_combine_t() { return *send_combine_t_; }
-  // Owned rows x received rows, entry 1 where the received row adds into the owned row.
+  // Owned rows x received rows, the coefficient with which the received row adds into the owned
+  // row.
   AdjacencyBlock& received() { return *received_; }
   AdjacencyBlock& received_t() { return *received_t_; }
 

@@ -9,6 +9,9 @@
 //          (boundary_cover.h, cover_exchange.h): the source rows of the cover, then partial sums
 //          over the other cut edges, one per destination i in the cover, keyed
 //          global_num_nodes * (1 + sender) + i (distinct from every global id and across senders).
+//   relation_first (R-GCN): per pair, a minimum cover of transformed source rows h_j W_r, keyed
+//          global_num_nodes * (1 + num_parts) + j * num_relations + r, and partial sums keyed as
+//          the cover layout's (exchange/relation_first_layout.h).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,12 @@ Boundary row_boundary(const Part& part);
 // The key of the partial sum for destination `dst_gid` from `sender` (cover layout).
 inline int64_t partial_row_key(const Part& part, int sender, int64_t dst_gid) {
   return part.global_num_nodes * (1 + static_cast<int64_t>(sender)) + dst_gid;
+}
+
+// The key of the transformed source row h_j W_r (j: `src_gid`) of the relation-first layout.
+inline int64_t relation_row_key(const Part& part, int64_t src_gid, int32_t relation) {
+  return part.global_num_nodes * (1 + static_cast<int64_t>(part.num_parts)) +
+         src_gid * part.num_relations + relation;
 }
 
 }  // namespace adaqp

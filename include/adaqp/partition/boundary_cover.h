@@ -50,6 +50,24 @@ Bipartite boundary_graph(const Part& part, int sender, std::vector<int64_t>* des
 // relation) with an in-edge of that relation from the sender's halo block, in (row, relation)
 // order; a source row still serves all its relations.
 Bipartite relation_boundary_graph(const Part& part, int sender);
+// The same for the relation-first layout (exchange/relation_first_layout.h), whose rows are
+// already transformed by W_r: a sender's row h_j W_r serves one (source, relation), a partial sum
+// serves one destination and every relation. Left vertices: the pairs (position of the source in
+// the sender's halo block, relation) with a cut edge, ascending (`sources`, if given, receives
+// them); right vertices: the owned rows with an in-edge from the sender, in row order
+// (`destination_rows`). A duplicate edge is one bipartite edge.
+struct SourceRelation {
+  int64_t source = 0;  // position in the sender's halo block
+  int32_t relation = 0;
+  bool operator<(const SourceRelation& o) const {
+    return source != o.source ? source < o.source : relation < o.relation;
+  }
+  bool operator==(const SourceRelation& o) const {
+    return source == o.source && relation == o.relation;
+  }
+};
+Bipartite relation_first_graph(const Part& part, int sender, std::vector<SourceRelation>* sources,
+                               std::vector<int64_t>* destination_rows);
 
 // One ordered pair's rows: today's (one source row per halo node) and a minimum cover's, split into
 // source rows and partial-sum rows.
@@ -60,8 +78,13 @@ struct PairCover {
   int64_t cover_sources = 0, cover_partials = 0;
   // Heterogeneous parts: a minimum cover of relation_boundary_graph (0 otherwise).
   int64_t relation_cover_sources = 0, relation_cover_partials = 0;
+  // Heterogeneous parts, the relation-first layout's rows: one per destination, against a minimum
+  // cover of relation_first_graph (transformed source rows and destinations' partial sums).
+  int64_t destinations = 0;
+  int64_t first_cover_sources = 0, first_cover_partials = 0;
   int64_t cover_rows() const { return cover_sources + cover_partials; }
   int64_t relation_cover_rows() const { return relation_cover_sources + relation_cover_partials; }
+  int64_t first_cover_rows() const { return first_cover_sources + first_cover_partials; }
 };
 // The pairs into `part` (every sender with at least one cut edge), in sender order.
 std::vector<PairCover> boundary_covers(const Part& part);
