@@ -25,10 +25,11 @@ constexpr Table<BitScheme, 3> kSchemes = {{
     {BitScheme::kUniform, "uniform"},
     {BitScheme::kRandom, "random"},
 }};
-constexpr Table<ExchangeLayout, 3> kExchangeLayouts = {{
+constexpr Table<ExchangeLayout, 4> kExchangeLayouts = {{
     {ExchangeLayout::kRows, "rows"},
     {ExchangeLayout::kCover, "cover"},
     {ExchangeLayout::kRelationFirst, "relation_first"},
+    {ExchangeLayout::kAuto, "auto"},
 }};
 constexpr Table<SolveSchedule, 3> kSolveSchedules = {{
     {SolveSchedule::kAuto, "auto"},

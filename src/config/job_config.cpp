@@ -532,15 +532,16 @@ void validate(const JobConfig& c, const std::string& origin) {
           "must be < 16777216 with model.attention_dropout");
   require(rules.no_partial_sums == nullptr || c.communication.exchange != ExchangeLayout::kCover,
           origin, "communication.exchange", to_string(c.communication.exchange),
-          std::string(rules.relational ? "must be rows or relation_first" : "must be rows") +
+          std::string(rules.relational ? "must be auto, rows or relation_first"
+                                       : "must be auto or rows") +
               " with model.type " + to_string(c.model.type) + ": " +
               (rules.no_partial_sums != nullptr ? rules.no_partial_sums : ""));
   require(rules.relational || c.communication.exchange != ExchangeLayout::kRelationFirst, origin,
           "communication.exchange", to_string(c.communication.exchange),
           "applies to model.type " +
               model_types_where([](const ModelTypeRules& r) { return r.relational; }) + " only (" +
-              (rules.no_partial_sums != nullptr ? "rows" : "rows or cover") + " for " +
-              to_string(c.model.type) + "): its rows are aggregated per relation");
+              (rules.no_partial_sums != nullptr ? "auto or rows" : "auto, rows or cover") +
+              " for " + to_string(c.model.type) + "): its rows are aggregated per relation");
   const TrainingConfig& t = c.training;
   require(t.epochs >= 0, origin, "training.epochs", std::to_string(t.epochs), "must be >= 0");
   require(t.lr > 0, origin, "training.lr", print_value(t.lr), "must be > 0");

@@ -17,6 +17,8 @@ std::unique_ptr<HaloLayout> make_halo_layout(ExchangeLayout layout, const Part& 
       return make_cover_halo_layout(part, comm, norm, device);
     case ExchangeLayout::kRelationFirst:
       return make_relation_first_halo_layout(part, comm);
+    case ExchangeLayout::kAuto:
+      throw InvariantError("exchange layout auto reached a graph: the trainer chooses it");
   }
   throw InvariantError("unknown exchange layout " + std::to_string(static_cast<int>(layout)));
 }

@@ -239,6 +239,15 @@ Bipartite relation_first_graph(const Part& part, int sender, std::vector<SourceR
   return g;
 }
 
+int64_t relation_first_rows(const Part& part) {
+  int64_t rows = 0;
+  for (int s = 0; s < part.num_parts; ++s) {
+    if (s == part.rank || part.halo_count_from(s) == 0) continue;
+    rows += minimum_vertex_cover(relation_first_graph(part, s, nullptr, nullptr)).size();
+  }
+  return rows;
+}
+
 std::vector<PairCover> boundary_covers(const Part& part) {
   std::vector<PairCover> out;
   for (int s = 0; s < part.num_parts; ++s) {

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <omp.h>
+#include <spdlog/spdlog.h>
 #include <torch/optim/adam.h>
 #include <torch/utils.h>
 
@@ -16,6 +17,7 @@
 #include "adaqp/kernels/synchronize.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/gnn.h"
+#include "adaqp/partition/boundary_cover.h"
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/tensor/torch_device.h"
 
@@ -101,6 +103,50 @@ GnnOptions gnn_options(GnnOptions o, const Part& part) {
   // num_relations, not heterogeneous(): a part may own no node and still be typed.
   ADAQP_CHECK(!model_type_rules(o.type).relational || part.num_relations > 0,
               std::string("model type ") + to_string(o.type) + " on a part without relations");
+  return o;
+}
+
+// Bytes per epoch at full precision of the exchanges of `model` (`layers` layers) on a graph of
+// options `graph` whose exchanges send `sends` rows and receive `recvs`.
+int64_t exchange_bytes(const Gnn& model, int layers, const DistGraphOptions& graph, int64_t sends,
+                       int64_t recvs) {
+  int64_t bytes = 0;
+  for (int l = 0; l < layers; ++l) {
+    const LayerExchange e = model->exchange(l, graph);
+    const int64_t row = e.width * static_cast<int64_t>(sizeof(float));
+    if (!e.cached) bytes += sends * row;
+    if (e.backward) bytes += recvs * row;
+  }
+  return bytes;
+}
+
+// communication.exchange auto (common/choices.h) made concrete, alike on every rank: rows, but for
+// layers that aggregate each relation on their own (R-GCN) on more than one part the layout whose
+// exchanges move fewer bytes per epoch at full precision over the whole job (collective then):
+// rows (as wide as each layer's input), or relation_first (a minimum cover, as wide as each
+// layer's output, both ways). A learned featureless input counts as asked for (uncached), also
+// where every type turns out to have features.
+TrainerOptions with_exchange_chosen(TrainerOptions o, const Part& part, Communicator& comm) {
+  if (o.exchange != ExchangeLayout::kAuto) return o;
+  o.exchange = ExchangeLayout::kRows;
+  if (!model_type_rules(o.model.type).relational || part.num_parts == 1) return o;
+  int64_t rows[2] = {static_cast<int64_t>(part.send_idx.size()), relation_first_rows(part)};
+  comm.allreduce_sum(rows, 2);
+  const Gnn shapes(gnn_options(o.model, part));
+  TrainerOptions first = o;
+  first.exchange = ExchangeLayout::kRelationFirst;
+  const int64_t by_rows =
+      exchange_bytes(shapes, o.model.layers, graph_options(o), rows[0], rows[0]);
+  const int64_t by_first =
+      exchange_bytes(shapes, o.model.layers, graph_options(first), rows[1], rows[1]);
+  if (by_first < by_rows) o.exchange = ExchangeLayout::kRelationFirst;
+  if (part.rank == 0) {
+    spdlog::info(
+        "communication.exchange auto: {} (per epoch at full precision, all ranks: rows {:.2f} MB, "
+        "relation_first {:.2f} MB)",
+        to_string(o.exchange), static_cast<double>(by_rows) / 1e6,
+        static_cast<double>(by_first) / 1e6);
+  }
   return o;
 }
 
@@ -213,7 +259,8 @@ struct Trainer::Impl {
 };
 
 Trainer::Trainer(Part part, Communicator& comm, const TrainerOptions& opt)
-    : impl_(std::make_unique<Impl>(std::move(part), comm, opt)) {}
+    // The choice reads `part` before Impl's construction moves it.
+    : impl_(std::make_unique<Impl>(std::move(part), comm, with_exchange_chosen(opt, part, comm))) {}
 
 Trainer::~Trainer() = default;
 
@@ -367,15 +414,8 @@ const Device& Trainer::device() const {
 
 int64_t Trainer::full_precision_bytes_per_epoch() const {
   const Boundary& b = impl_->graph.boundary();
-  const int64_t send_rows = b.sends();
-  int64_t bytes = 0;
-  for (int l = 0; l < num_layers(); ++l) {
-    const LayerExchange e = layer_exchange(l);
-    const int64_t row = e.width * static_cast<int64_t>(sizeof(float));
-    if (!e.cached) bytes += send_rows * row;
-    if (e.backward) bytes += b.recvs() * row;
-  }
-  return bytes;
+  return exchange_bytes(impl_->model, num_layers(), graph_options(impl_->opt), b.sends(),
+                        b.recvs());
 }
 
 bool Trainer::progress_thread() const {

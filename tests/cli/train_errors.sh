@@ -57,7 +57,7 @@ YAML
 expect_failure unknown_file_key 3 "model.dropuot" --config "$tmp/job.yaml"
 expect_failure bad_lr 2 "training.lr" "${small[@]}" --set training.lr=-1
 expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gin
-expect_failure gat_cover 2 "communication.exchange = cover: must be rows with model.type gat" \
+expect_failure gat_cover 2 "communication.exchange = cover: must be auto or rows with model.type gat" \
   "${small[@]}" --set model.type=gat --set communication.exchange=cover
 expect_failure bad_dropout 2 "model.dropout" "${small[@]}" --set model.dropout=1.5
 expect_failure balance_types_untyped 2 \

@@ -95,8 +95,9 @@ for w in 1 2 3 4; do
     --set model.attention_dropout=0.5
   ((w == 1)) || run gcn-cover "$w" "${synthetic[@]}" --set model.type=gcn \
     --set communication.exchange=cover
-  run rgcn "$w" "${typed[@]}" --set partition.method=random
-  run rgcn-embedding "$w" "${typed[@]}" --set model.featureless=embedding
+  run rgcn "$w" "${typed[@]}" --set partition.method=random --set communication.exchange=rows
+  run rgcn-embedding "$w" "${typed[@]}" --set model.featureless=embedding \
+    --set communication.exchange=rows
   run rgcn-first "$w" "${typed[@]}" --set partition.method=random \
     --set communication.exchange=relation_first
   run rgcn-first-embedding "$w" "${typed[@]}" --set model.featureless=embedding \

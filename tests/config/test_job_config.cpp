@@ -322,7 +322,7 @@ TEST(JobConfig, EveryRangeIsChecked) {
                              "model.num_bases = -1: must be >= 0"));
   EXPECT_TRUE(test::contains(
       config_error("model: {type: rgcn}\n", {"communication.exchange=cover"}),
-      "communication.exchange = cover: must be rows or relation_first with model.type rgcn"));
+      "communication.exchange = cover: must be auto, rows or relation_first with model.type rgcn"));
   EXPECT_TRUE(
       test::contains(config_error("model: {type: rgcn}\n", {"training.recompute=aggregations"}),
                      "training.recompute"));
@@ -335,8 +335,9 @@ TEST(JobConfig, EveryRangeIsChecked) {
       config_error("model: {type: gat}\n",
                    {"training.epochs=16777216", "model.attention_dropout=0.5"}),
       "training.epochs = 16777216: must be < 16777216 with model.attention_dropout"));
-  EXPECT_TRUE(test::contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
-                             "communication.exchange = cover: must be rows with model.type gat"));
+  EXPECT_TRUE(
+      test::contains(config_error("model: {type: gat}\n", {"communication.exchange=cover"}),
+                     "communication.exchange = cover: must be auto or rows with model.type gat"));
   EXPECT_TRUE(test::contains(
       config_error("model: {type: sage}\n", {"communication.exchange=relation_first"}),
       "communication.exchange = relation_first: applies to model.type rgcn only"));

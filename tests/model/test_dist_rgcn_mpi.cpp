@@ -41,6 +41,7 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/widths.h"
+#include "adaqp/train/trainer.h"
 #include "dense_reference.h"
 #include "mpi_world.h"
 
@@ -74,12 +75,12 @@ int64_t matching_size(const std::vector<std::vector<int64_t>>& adjacent, int64_t
 }
 
 // The ogbn-mag-shaped graph with reverse relations, every node with random features, or (`all`
-// false) only the papers, as the generator makes it.
-Graph typed_graph(bool all = true) {
+// false) only the papers, as the generator makes it; `classes` classes.
+Graph typed_graph(bool all = true, int classes = 4) {
   GeneratorOptions opt;
   opt.heterogeneous = true;
   opt.num_nodes = 400;
-  opt.num_classes = 4;
+  opt.num_classes = classes;
   opt.feat_dim = 10;
   opt.avg_degree = 4;
   opt.seed = 9;
@@ -381,6 +382,43 @@ TEST_P(DistRgcnEmbedding, RowsStartKeyedByNodeAndGetTheDenseGradient) {
 
 constexpr ExchangeLayout kRows = ExchangeLayout::kRows;
 constexpr ExchangeLayout kFirst = ExchangeLayout::kRelationFirst;
+
+// communication.exchange auto, two layers, layer 0 cached (only layer 1 exchanges, both ways):
+// relation_first where its rows, as wide as the 4 classes, weigh less than the rows layout's, as
+// wide as the 32 hidden columns (a minimum cover is never more rows than the destinations, which
+// on this symmetric graph are as many as the source rows); rows where the output widens to 24
+// classes from 2 hidden columns; rows for GraphSAGE (all relations in one adjacency) and on one
+// worker. Every rank makes the same choice.
+TEST(DistRgcnAuto, TakesTheLayoutThatMovesFewerBytes) {
+  const std::unique_ptr<Communicator> comm = test::world_comm();
+  struct AutoCase {
+    ModelType type;
+    int64_t hidden;
+    int classes;
+    ExchangeLayout want;
+  };
+  const ExchangeLayout first = comm->size() > 1 ? kFirst : kRows;
+  for (const AutoCase& c :
+       {AutoCase{ModelType::kRgcn, 32, 4, first}, AutoCase{ModelType::kRgcn, 2, 24, kRows},
+        AutoCase{ModelType::kSage, 32, 4, kRows}}) {
+    const Graph g = typed_graph(/*all=*/true, c.classes);
+    PartitionOptions popt;
+    popt.method = parse_partition_method("random");
+    popt.parts = comm->size();
+    popt.seed = 4;
+    TrainerOptions opt;
+    opt.model.type = c.type;
+    opt.model.layers = 2;
+    opt.model.hidden = c.hidden;
+    ASSERT_EQ(opt.exchange, ExchangeLayout::kAuto) << "the default";
+    const Trainer t(build_part(g, assign_parts(g, popt), comm->rank()), *comm, opt);
+    EXPECT_EQ(t.exchange_layout(), c.want)
+        << to_string(c.type) << " " << c.hidden << " -> " << c.classes;
+    int64_t chosen[2] = {static_cast<int64_t>(t.exchange_layout()), 1};
+    comm->allreduce_sum(chosen, 2);
+    EXPECT_EQ(chosen[0], chosen[1] * static_cast<int64_t>(c.want));
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Schedules, DistRgcn,

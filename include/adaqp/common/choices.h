@@ -28,10 +28,10 @@ enum class BitScheme { kAdaptive, kUniform, kRandom };
 // source row h_j, one per boundary node and peer), cover (per pair of parts, a minimum vertex
 // cover of the cut edges: source rows and partial sums the sender computes;
 // exchange/cover_layout.h) or relation_first (layers that aggregate each relation on their own:
-// per pair of parts one row per destination node, the sender's whole contribution to it,
-// aggregated per relation and transformed by each relation's weight;
-// exchange/relation_first_layout.h).
-enum class ExchangeLayout { kRows, kCover, kRelationFirst };
+// rows transformed by each relation's weight before they travel, per pair of parts a minimum cover
+// of transformed source rows and destinations' partial sums; exchange/relation_first_layout.h);
+// auto: relation_first where it moves fewer bytes per epoch than rows (train/trainer.h), else rows.
+enum class ExchangeLayout { kRows, kCover, kRelationFirst, kAuto };
 
 // communication.solve_schedule: where the adaptive scheme's width solve runs after its first one:
 // inline (before the epoch that uses its widths, on the epoch's critical path), background (a

@@ -53,7 +53,7 @@ struct CommunicationConfig {
   int bits = 8;  // uniform scheme: 2 | 4 | 8
   BitScheme scheme = BitScheme::kAdaptive;
   bool feature_cache = true;  // exchange layer-0 input features once, at full precision
-  ExchangeLayout exchange = ExchangeLayout::kRows;  // rows | cover (see choices.h)
+  ExchangeLayout exchange = ExchangeLayout::kAuto;  // auto | rows | cover | relation_first
   double timeout_s = 300;                           // bound on every blocking wait
   // Scheme adaptive (docs/design.md, section 6): the allowed widths, the weight of the variance
   // term in the objective, how many consecutive messages of one link share a width, the epochs

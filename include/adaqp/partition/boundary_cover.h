@@ -68,6 +68,9 @@ struct SourceRelation {
 };
 Bipartite relation_first_graph(const Part& part, int sender, std::vector<SourceRelation>* sources,
                                std::vector<int64_t>* destination_rows);
+// The rows the relation-first layout's exchanges bring `part` from all its senders: the sizes of
+// the minimum covers of their relation_first_graph (no communication).
+int64_t relation_first_rows(const Part& part);
 
 // One ordered pair's rows: today's (one source row per halo node) and a minimum cover's, split into
 // source rows and partial-sum rows.

@@ -50,7 +50,7 @@ struct TrainerOptions {
   ComputePrecision precision = ComputePrecision::kFp32;  // training.precision
   bool sparse_features = true;                           // training.sparse_features
   bool cache_features = true;                            // communication.feature_cache
-  ExchangeLayout exchange = ExchangeLayout::kRows;       // communication.exchange
+  ExchangeLayout exchange = ExchangeLayout::kAuto;       // communication.exchange
   CommMode mode = CommMode::kVanilla;                    // communication.mode
   BitScheme scheme = BitScheme::kUniform;                // communication.scheme
   int bits = 8;                                          // communication.bits
@@ -100,9 +100,10 @@ void set_compute_threads(int threads);
 class Trainer {
  public:
   // Builds the graph context (collective when features are cached) and the model, whose
-  // parameters are initialised from training.seed identically on every rank; the adaptive scheme
-  // also probes the links (unless opt.link_costs is given). ConfigError for an unsupported model
-  // type, mode or scheme or a dataset without training nodes.
+  // parameters are initialised from training.seed identically on every rank; chooses the exchange
+  // layout where opt.exchange is auto (collective for R-GCN: trainer.cpp, with_exchange_chosen);
+  // the adaptive scheme also probes the links (unless opt.link_costs is given). ConfigError for an
+  // unsupported model type, mode or scheme or a dataset without training nodes.
   Trainer(Part part, Communicator& comm, const TrainerOptions& opt);
   ~Trainer();
   Trainer(const Trainer&) = delete;
