@@ -47,7 +47,11 @@ for r in "${runs[@]}"; do
     extra=(--set "model.featureless=${FEATURELESS:-zeros}")
     run=$work/$model-${FEATURELESS:-zeros}-$mode-w$workers-s$seed
   fi
-  [[ $model != *-first ]] || extra+=(--set communication.exchange=relation_first)
+  if [[ $type == rgcn ]]; then
+    exchange=rows
+    [[ $model != *-first ]] || exchange=relation_first
+    extra+=(--set "communication.exchange=$exchange")
+  fi
   if [[ $mode == adaqp ]] && ((${#adaqp_sets[@]})); then
     mapfile -t -O "${#extra[@]}" extra < <(set_pairs "${adaqp_sets[@]}")
   fi

@@ -51,12 +51,12 @@ RelationFirstLayout relation_first_layout(const Part& part, Communicator& comm) 
   ADAQP_CHECK(part.num_relations >= 1, std::string(kWhat) + " of a part without relations");
   const int world = part.num_parts;
   const int32_t relations = part.num_relations;
-  // Keys reach global_num_nodes * (1 + world + relations); the noise counters take keys below
-  // 2^40.
-  ADAQP_CHECK(part.global_num_nodes < (int64_t{1} << 40) / (1 + world + relations),
-              fmt::format("{}: {} nodes on {} workers with {} relations exceed the 2^40 message "
-                          "keys; use communication.exchange=rows",
-                          kWhat, part.global_num_nodes, world, relations));
+  if (!relation_first_keys_fit(part)) {
+    throw ConfigError(
+        fmt::format("{}: {} nodes on {} workers with {} relations exceed the 2^40 "
+                    "message keys; use communication.exchange=rows",
+                    kWhat, part.global_num_nodes, world, relations));
+  }
   RelationFirstLayout out;
   Boundary& b = out.boundary;
   b.rank = part.rank;

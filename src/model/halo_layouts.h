@@ -16,8 +16,9 @@ std::unique_ptr<HaloLayout> make_rows_halo_layout(const Part& part, const EdgeNo
 std::unique_ptr<HaloLayout> make_cover_halo_layout(const Part& part, Communicator& comm,
                                                    const EdgeNorm& norm, const Device& device);
 
-// communication.exchange relation_first: per pair of workers one row per destination node, formed
-// by the layer (exchange/relation_first_layout.h; collective).
+// communication.exchange relation_first: per pair of workers a minimum cover of transformed source
+// rows and destinations' partial sums, formed by the layer (exchange/relation_first_layout.h;
+// collective).
 std::unique_ptr<HaloLayout> make_relation_first_halo_layout(const Part& part, Communicator& comm);
 
 }  // namespace adaqp

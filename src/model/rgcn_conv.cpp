@@ -5,9 +5,10 @@
 // transformed by its W_r and summed into its node. What travels depends on the layout:
 //   rows:           the input rows h, as wide as the layer's input, forward (and their gradients
 //                   back from layer 1 on);
-//   relation_first: per destination node, the sender's whole contribution to y_i at the layer's
-//                   output width (exchange/relation_first_layout.h), forward and back (the sender
-//                   takes its W_r gradients from what returns).
+//   relation_first: rows transformed by W_r before they travel, at the layer's output width: a
+//                   minimum cover of transformed source rows and destinations' partial sums
+//                   (exchange/relation_first_layout.h), forward and back (the sender takes its
+//                   W_r gradients from what returns).
 // The owned rows' products and the root term run while the rows travel. With the feature cache,
 // layer 0 reads its aggregation of the constant features per pair, made once at start-up
 // (DistGraph::relation_features): no exchange and no product over the adjacency per epoch; its
@@ -220,9 +221,9 @@ class RgcnConv final : public GraphConv {
     return y + product(t, rel.combine(), rel.combine_t());
   }
 
-  // The relation_first layout: the rows this rank sends (per destination, its pairs aggregated
-  // over the owned sources, transformed, summed) start travelling, the owned rows' terms are
-  // computed, and the received rows are added into their destinations.
+  // The relation_first layout: the rows this rank sends (each its pairs aggregated over the owned
+  // sources, transformed, summed) start travelling, the owned rows' terms are computed, and the
+  // received rows are added into their destinations with the layout's coefficients.
   at::Tensor relation_first(DistGraph& graph, RelationAdjacency& rel, const at::Tensor& x,
                             int layer) {
     const at::Tensor w = relation_weights();

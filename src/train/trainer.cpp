@@ -14,6 +14,7 @@
 #include "adaqp/assign/make_bit_policy.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/exchange/relation_first_layout.h"
 #include "adaqp/kernels/synchronize.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/model/gnn.h"
@@ -124,12 +125,14 @@ int64_t exchange_bytes(const Gnn& model, int layers, const DistGraphOptions& gra
 // layers that aggregate each relation on their own (R-GCN) on more than one part the layout whose
 // exchanges move fewer bytes per epoch at full precision over the whole job (collective then):
 // rows (as wide as each layer's input), or relation_first (a minimum cover, as wide as each
-// layer's output, both ways). A learned featureless input counts as asked for (uncached), also
-// where every type turns out to have features.
+// layer's output, both ways) where its message keys fit. A learned featureless input counts as
+// asked for (uncached), also where every type turns out to have features.
 TrainerOptions with_exchange_chosen(TrainerOptions o, const Part& part, Communicator& comm) {
   if (o.exchange != ExchangeLayout::kAuto) return o;
   o.exchange = ExchangeLayout::kRows;
-  if (!model_type_rules(o.model.type).relational || part.num_parts == 1) return o;
+  if (!model_type_rules(o.model.type).relational || part.num_parts == 1 ||
+      !relation_first_keys_fit(part))
+    return o;
   int64_t rows[2] = {static_cast<int64_t>(part.send_idx.size()), relation_first_rows(part)};
   comm.allreduce_sum(rows, 2);
   const Gnn shapes(gnn_options(o.model, part));

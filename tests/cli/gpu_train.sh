@@ -99,7 +99,8 @@ done
 # layer 0 cached: CPU against CUDA.
 for device in cpu cuda; do
   run rgcn "$device" 2 "${synthetic[@]}" --set dataset.synthetic.heterogeneous=true \
-    --set dataset.add_reverse=true --set model.type=rgcn --set model.featureless=embedding
+    --set dataset.add_reverse=true --set model.type=rgcn --set model.featureless=embedding \
+    --set communication.exchange=rows
   run rgcn-first "$device" 2 "${synthetic[@]}" --set dataset.synthetic.heterogeneous=true \
     --set dataset.add_reverse=true --set model.type=rgcn \
     --set communication.exchange=relation_first

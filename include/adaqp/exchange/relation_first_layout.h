@@ -50,9 +50,17 @@ struct RelationFirstLayout {
   int64_t num_pairs() const { return static_cast<int64_t>(pair_row.size()); }
 };
 
+// Whether the layout's message keys (relation_row_key's largest: global_num_nodes * (1 + parts +
+// relations)) stay below the 2^40 the noise counters take, for `part`'s graph and world.
+inline bool relation_first_keys_fit(const Part& part) {
+  return part.global_num_nodes <
+         (int64_t{1} << 40) / (1 + int64_t{part.num_parts} + int64_t{part.num_relations});
+}
+
 // Collective: every rank of `comm` (whose rank and size must be the part's, heterogeneous) lists
-// its destinations for each sender and builds the pairs it sends from the peers' lists. Throws
-// Error for inconsistent lists from a peer.
+// for each sender the cover's transformed sources and partial sums it receives, and builds the
+// pairs it sends from the peers' lists. Throws Error for inconsistent lists from a peer, and
+// ConfigError where the keys do not fit (relation_first_keys_fit).
 RelationFirstLayout relation_first_layout(const Part& part, Communicator& comm);
 
 }  // namespace adaqp

@@ -3,7 +3,7 @@
 // sends), in the order both ends agree on, and a key per row that both ends give it. The codecs,
 // the bit-width schemes and the solver see an exchange only through this.
 //
-// Two layouts (communication.exchange):
+// The layouts (communication.exchange):
 //   rows:  a row per boundary node and peer, the node's embedding h_j; its key is j's global id.
 //   cover: per (sender, receiver) pair, a minimum vertex cover of the pair's cut edges
 //          (boundary_cover.h, cover_exchange.h): the source rows of the cover, then partial sums
