@@ -14,6 +14,7 @@
 #include "adaqp/exchange/relation_first_layout.h"
 #include "adaqp/graph/graph.h"
 #include "adaqp/partition/part.h"
+#include "typed_graph.h"
 
 namespace adaqp {
 namespace {
@@ -21,24 +22,9 @@ namespace {
 // Nodes 0, 1 (type a) on rank 0, nodes 2, 3 (type b) on rank 1. Relation r0 (a -> b): 0 -> 2
 // twice, 1 -> 2; r1 (a -> b): 1 -> 2, 0 -> 3; r2 (b -> b): 3 -> 2, local to rank 1.
 Graph typed_multigraph() {
-  Graph g;
-  g.name = "typed multigraph";
-  g.node_types = {"a", "b"};
-  g.type_offsets = {0, 2, 4};
-  g.relations = {{0, "r0", 1}, {0, "r1", 1}, {1, "r2", 1}};
-  const Graph built =
-      Graph::from_edges(4, {0, 0, 1, 1, 0, 3}, {2, 2, 2, 2, 3, 2}, {0, 0, 0, 1, 1, 2});
-  g.num_nodes = 4;
-  g.indptr = built.indptr;
-  g.indices = built.indices;
-  g.edge_relation = built.edge_relation;
-  g.feat_dim = 1;
-  g.features.assign(4, 0.0f);
-  g.num_classes = 2;
-  g.labels.assign(4, 0);
-  g.train = {2, 3};
-  g.validate("typed multigraph");
-  return g;
+  return test::typed_edges_graph("typed multigraph", {"a", "b"}, {0, 2, 4},
+                                 {{0, "r0", 1}, {0, "r1", 1}, {1, "r2", 1}}, {0, 0, 1, 1, 0, 3},
+                                 {2, 2, 2, 2, 3, 2}, {0, 0, 0, 1, 1, 2}, {2, 3});
 }
 
 // The receiver's cut edges from rank 0: (0, r0) -> 2, (1, r0) -> 2, (1, r1) -> 2, (0, r1) -> 3.
@@ -96,22 +82,9 @@ TEST(RelationFirstLayout, AMinimumCoverOfTransformedSourcesAndPartialSums) {
 // 0 -> 2, 0 -> 3, 0 -> 4 twice, and 1 -> 4 local; r0 (a -> b) unused. One transformed row h_0 W_r1
 // serves the three destinations: into 2 and 3 with 1 / deg_r1 = 1, into 4 with 2 / 3.
 TEST(RelationFirstLayout, ATransformedSourceRowAddsIntoEachDestinationByItsDegree) {
-  Graph g;
-  g.name = "fan-out";
-  g.node_types = {"a", "b"};
-  g.type_offsets = {0, 2, 5};
-  g.relations = {{0, "r0", 1}, {0, "r1", 1}};
-  const Graph built = Graph::from_edges(5, {0, 0, 0, 0, 1}, {2, 3, 4, 4, 4}, {1, 1, 1, 1, 1});
-  g.num_nodes = 5;
-  g.indptr = built.indptr;
-  g.indices = built.indices;
-  g.edge_relation = built.edge_relation;
-  g.feat_dim = 1;
-  g.features.assign(5, 0.0f);
-  g.num_classes = 2;
-  g.labels.assign(5, 0);
-  g.train = {2};
-  g.validate("fan-out");
+  const Graph g =
+      test::typed_edges_graph("fan-out", {"a", "b"}, {0, 2, 5}, {{0, "r0", 1}, {0, "r1", 1}},
+                              {0, 0, 0, 0, 1}, {2, 3, 4, 4, 4}, {1, 1, 1, 1, 1}, {2});
   const std::vector<int32_t> owner = {0, 1, 1, 1, 1};
   run_thread_ranks(2, [&](Communicator& comm) {
     const Part part = build_part(g, owner, comm.rank());

@@ -23,6 +23,7 @@
 #include "adaqp/partition/partition_dir.h"
 #include "dataset_files.h"
 #include "test_util.h"
+#include "typed_graph.h"
 
 namespace adaqp {
 namespace {
@@ -127,24 +128,11 @@ TEST(TypedParts, ThePartitionDirectoryKeepsTypesAndRelations) {
 // is needed (or the three source rows), over one relation one partial sum carries all three.
 TEST(TypedParts, RelationCoversKeepEachRelationsPartialSumsApart) {
   for (const bool one_relation : {false, true}) {
-    Graph g;
-    g.name = "fan-in";
-    g.node_types = {"a", "b"};
-    g.type_offsets = {0, 3, 4};
-    g.relations = {{0, "r0", 1}, {0, "r1", 1}, {0, "r2", 1}};
     const std::vector<int32_t> rel =
         one_relation ? std::vector<int32_t>{0, 0, 0} : std::vector<int32_t>{0, 1, 2};
-    Graph built = Graph::from_edges(4, {0, 1, 2}, {3, 3, 3}, rel);
-    g.num_nodes = 4;
-    g.indptr = built.indptr;
-    g.indices = built.indices;
-    g.edge_relation = built.edge_relation;
-    g.feat_dim = 1;
-    g.features.assign(4, 0.0f);
-    g.num_classes = 2;
-    g.labels.assign(4, 0);
-    g.train = {3};
-    g.validate("fan-in");
+    const Graph g = test::typed_edges_graph("fan-in", {"a", "b"}, {0, 3, 4},
+                                            {{0, "r0", 1}, {0, "r1", 1}, {0, "r2", 1}}, {0, 1, 2},
+                                            {3, 3, 3}, rel, {3});
     const Part p = build_part(g, {0, 0, 0, 1}, 1);
     const std::vector<PairCover> covers = boundary_covers(p);
     ASSERT_EQ(covers.size(), 1u);
@@ -251,21 +239,9 @@ TEST(TypedParts, BalanceTypesGivesEveryPartItsShareOfEachType) {
     dst.push_back(kPerType + static_cast<int64_t>(rng() % kPerType));
     rel.push_back(2);
   }
-  Graph g;
-  g.name = "two communities";
-  g.node_types = {"a", "b"};
-  g.type_offsets = {0, kPerType, 2 * kPerType};
-  g.relations = {{0, "aa", 0}, {1, "bb", 1}, {0, "ab", 1}};
-  const Graph built = Graph::from_edges(2 * kPerType, src, dst, rel);
-  g.num_nodes = 2 * kPerType;
-  g.indptr = built.indptr;
-  g.indices = built.indices;
-  g.edge_relation = built.edge_relation;
-  g.feat_dim = 1;
-  g.features.assign(static_cast<size_t>(g.num_nodes), 0.0f);
-  g.num_classes = 2;
-  g.labels.assign(static_cast<size_t>(g.num_nodes), 0);
-  g.validate("two communities");
+  const Graph g =
+      test::typed_edges_graph("two communities", {"a", "b"}, {0, kPerType, 2 * kPerType},
+                              {{0, "aa", 0}, {1, "bb", 1}, {0, "ab", 1}}, src, dst, rel, {});
   PartitionOptions opt;
   opt.parts = 2;
   // per_part[p][t]: type t's nodes on part p.
