@@ -16,13 +16,8 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
                          RunOptions& ropt) {
   const std::string& dir = ropt.checkpoint_dir;
   int epoch = 0;
-  int written_on = 0;  // workers of the job that wrote the checkpoint (rank 0 only)
+  int written_on = 0;  // workers of the job that wrote the checkpoint
   run_step(comm, [&] {
-    if (resume && cfg.model.featureless == FeaturelessInput::kEmbedding) {
-      throw ConfigError(
-          "--resume with model.featureless = embedding: checkpoints do not hold the ranks' "
-          "embedding rows; start the run afresh");
-    }
     if (comm.rank() != 0) return;
     if (!resume) {
       const std::vector<int> old = list_checkpoints(dir);
@@ -42,10 +37,14 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
   });
   if (!resume) return;
   comm.broadcast(&epoch, sizeof epoch, 0);
+  comm.broadcast(&written_on, sizeof written_on, 0);
   run_step(comm, [&] {
     const std::string path = checkpoint_path(dir, epoch);
-    ropt.start =
-        load_checkpoint(path, ropt.checkpoint_header, trainer.model(), trainer.optimizer());
+    CheckpointHeader expected = ropt.checkpoint_header;
+    expected.embedding = trainer.has_embedding();
+    ropt.start = load_checkpoint(path, expected, trainer.model(), trainer.optimizer());
+    // Each rank takes its nodes' learned rows from the files of the ranks that wrote them.
+    if (expected.embedding) trainer.load_embedding(path, written_on);
     if (ropt.start.epoch >= cfg.training.epochs) {
       throw ConfigError(fmt::format(
           "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train",

@@ -520,10 +520,6 @@ void validate(const JobConfig& c, const std::string& origin) {
               " only (zeros for " + to_string(c.model.type) +
               "), whose layer 0 reads its input "
               "rows every epoch");
-  require(!embedding || c.training.checkpoint_every == 0, origin, "training.checkpoint_every",
-          std::to_string(c.training.checkpoint_every),
-          "must be 0 with model.featureless = embedding: checkpoints hold the parameters every "
-          "rank shares, and each rank's embedding rows are its own");
   // The edge masks' counters hold 256 blocks of 4 heads and 2^24 epochs (common/philox.h).
   require(c.model.attention_dropout == 0 || c.model.heads <= 1024, origin, "model.heads",
           std::to_string(c.model.heads), "must be <= 1024 with model.attention_dropout");

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <regex>
+#include <unordered_map>
 #include <utility>
 
 #include "adaqp/common/array_file.h"
@@ -80,6 +81,10 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   const std::vector<int64_t> world = get_exact<int64_t>(in, path, "header/world", 2);
   h.world_size = static_cast<int>(world[0]);
   h.rank = static_cast<int>(world[1]);
+  h.embedding =
+      in.has("header/embedding") && get_exact<int64_t>(in, path, "header/embedding", 1)[0] != 0;
+  if (h.embedding && h.world_size < 1)
+    throw InputError(path, "header/world", fmt::format("{} workers", h.world_size));
   const int64_t seed = get_exact<int64_t>(in, path, "header/seed", 1)[0];
   std::memcpy(&h.seed, &seed, sizeof seed);
   CheckpointProgress& p = info.progress;
@@ -109,6 +114,8 @@ void check_header(const std::string& path, const CheckpointHeader& f, const Chec
   require_same(path, "model output dimension (dataset classes)", f.out_dim, e.out_dim);
   require_same(path, "model.layer_norm", f.layer_norm, e.layer_norm);
   if (f.heads != 0) require_same(path, "model.heads", f.heads, e.heads);
+  require_same(path, "learned featureless rows (model.featureless = embedding)", f.embedding,
+               e.embedding);
   require_same(path, "training.seed", f.seed, e.seed);
 }
 
@@ -136,6 +143,7 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
                                                      header.out_dim, header.layer_norm ? 1 : 0});
   out.add("header/model_heads", std::vector<int64_t>{header.heads});
   out.add("header/world", std::vector<int64_t>{header.world_size, header.rank});
+  out.add("header/embedding", std::vector<int64_t>{header.embedding ? 1 : 0});
   int64_t seed = 0;
   std::memcpy(&seed, &header.seed, sizeof seed);
   out.add("header/seed", std::vector<int64_t>{seed});
@@ -164,7 +172,117 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   const ArrayFileReader in(path);
-  return read_info(in, path);
+  CheckpointInfo info = read_info(in, path);
+  for (int r = 0; info.header.embedding && r < info.header.world_size; ++r)
+    ArrayFileReader{embedding_path(path, r)};  // checks the file whole
+  return info;
+}
+
+std::string embedding_path(const std::string& checkpoint, int rank) {
+  const std::filesystem::path p(checkpoint);
+  return (p.parent_path() / fmt::format("{}.emb-{:04d}.bin", p.stem().string(), rank)).string();
+}
+
+void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gids,
+                         const at::Tensor& rows, const torch::optim::Adam& optimizer) {
+  ADAQP_CHECK(rows.dim() == 2 && rows.size(0) == static_cast<int64_t>(gids.size()),
+              "embedding rows and their node ids");
+  ArrayFileWriter out;
+  out.add("embedding/gids", gids);
+  out.add("embedding/shape", sizes_of(rows));
+  out.add("embedding/rows", values_of(rows));
+  const auto& state = optimizer.state();
+  if (const auto it = state.find(rows.unsafeGetTensorImpl()); it != state.end()) {
+    const auto* s = dynamic_cast<const torch::optim::AdamParamState*>(it->second.get());
+    ADAQP_CHECK(s != nullptr, "optimizer state of the embedding rows is not Adam's");
+    out.add("embedding/adam_step", std::vector<int64_t>{s->step()});
+    out.add("embedding/exp_avg", values_of(s->exp_avg()));
+    out.add("embedding/exp_avg_sq", values_of(s->exp_avg_sq()));
+    if (s->max_exp_avg_sq().defined())
+      out.add("embedding/max_exp_avg_sq", values_of(s->max_exp_avg_sq()));
+  }
+  out.write(path);
+}
+
+void load_embedding_rows(const std::string& checkpoint, int ranks, const std::vector<int64_t>& gids,
+                         const at::Tensor& rows, torch::optim::Adam& optimizer) {
+  ADAQP_CHECK(rows.dim() == 2 && rows.size(0) == static_cast<int64_t>(gids.size()),
+              "embedding rows and their node ids");
+  const int64_t n = rows.size(0), d = rows.size(1);
+  std::unordered_map<int64_t, int64_t> mine;
+  for (int64_t k = 0; k < n; ++k) mine.emplace(gids[k], k);
+  // Each row's arrays, in this rank's order: its values, then with Adam state exp_avg,
+  // exp_avg_sq and (amsgrad) max_exp_avg_sq.
+  const std::vector<std::string> names = {"embedding/rows", "embedding/exp_avg",
+                                          "embedding/exp_avg_sq", "embedding/max_exp_avg_sq"};
+  std::vector<std::vector<float>> staged(names.size());
+  std::vector<bool> present(names.size(), false);
+  int64_t step = 0;
+  std::vector<uint8_t> found(static_cast<size_t>(n), 0);
+  for (int r = 0; r < ranks; ++r) {
+    const std::string path = embedding_path(checkpoint, r);
+    const ArrayFileReader in(path);
+    const std::vector<int64_t> shape = get_exact<int64_t>(in, path, "embedding/shape", 2);
+    if (shape[0] < 0 || shape[1] != d)
+      throw InputError(
+          path, "embedding/shape",
+          fmt::format("rows [{}], the model's are {} wide", fmt::join(shape, ", "), d));
+    const std::vector<int64_t> ids =
+        get_exact<int64_t>(in, path, "embedding/gids", static_cast<size_t>(shape[0]));
+    const bool adam = in.has("embedding/adam_step");
+    if (r == 0) {
+      for (size_t a = 0; a < names.size(); ++a) {
+        present[a] = a == 0 || (adam && in.has(names[a]));
+        if (present[a]) staged[a].assign(static_cast<size_t>(n * d), 0.0F);
+      }
+      if (adam) step = get_exact<int64_t>(in, path, "embedding/adam_step", 1)[0];
+      if (adam && step < 1)
+        throw InputError(path, "embedding/adam_step", fmt::format("step {} < 1", step));
+    } else if (adam != present[1] ||
+               (adam && get_exact<int64_t>(in, path, "embedding/adam_step", 1)[0] != step)) {
+      throw InputError(path, "embedding/adam_step",
+                       fmt::format("Adam state unlike {}'s (step {})",
+                                   embedding_path(checkpoint, 0), present[1] ? step : 0));
+    }
+    for (size_t a = 0; a < names.size(); ++a) {
+      if (!present[a]) continue;
+      const std::vector<float> v =
+          get_exact<float>(in, path, names[a], static_cast<size_t>(shape[0] * d));
+      for (int64_t k = 0; k < shape[0]; ++k) {
+        const auto it = mine.find(ids[k]);
+        if (it == mine.end()) continue;
+        std::copy_n(v.begin() + k * d, d, staged[a].begin() + it->second * d);
+        found[it->second] = 1;
+      }
+    }
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    if (!found[k])
+      throw InputError(checkpoint, "embedding/gids",
+                       fmt::format("node {}'s embedding row is in none of the checkpoint's {} "
+                                   "embedding files",
+                                   gids[k], ranks));
+  }
+  const auto tensor = [&](size_t a) {
+    at::Tensor t = at::empty({n, d}, at::TensorOptions().dtype(at::kFloat));
+    std::copy(staged[a].begin(), staged[a].end(), t.data_ptr<float>());
+    return t.to(rows.device());
+  };
+  at::NoGradGuard no_grad;
+  at::Tensor target = rows;
+  target.copy_(tensor(0));
+  auto& state = optimizer.state();
+  void* key = rows.unsafeGetTensorImpl();
+  if (!present[1]) {
+    state.erase(key);
+    return;
+  }
+  auto adam = std::make_unique<torch::optim::AdamParamState>();
+  adam->step(step);
+  adam->exp_avg(tensor(1));
+  adam->exp_avg_sq(tensor(2));
+  if (present[3]) adam->max_exp_avg_sq(tensor(3));
+  state[key] = std::move(adam);
 }
 
 CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
@@ -252,6 +370,14 @@ void prune_checkpoints(const std::string& dir, int keep) {
     std::error_code ec;
     if (!std::filesystem::remove(path, ec) || ec)
       spdlog::warn("cannot delete old checkpoint {}: {}", path, ec.message());
+    // Its embedding files, however many ranks wrote them.
+    const std::regex rows(std::filesystem::path(path).stem().string() + "\\.emb-[0-9]{4,}\\.bin");
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      if (!std::regex_match(entry.path().filename().string(), rows)) continue;
+      std::error_code e;
+      if (!std::filesystem::remove(entry.path(), e) || e)
+        spdlog::warn("cannot delete old embedding rows {}: {}", entry.path().string(), e.message());
+    }
   }
 }
 

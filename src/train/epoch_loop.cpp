@@ -150,7 +150,9 @@ void check_divergence(Trainer& trainer, double loss, int epoch, const std::strin
 
 void write_checkpoint(Trainer& trainer, const RunOptions& opt, const CheckpointProgress& progress) {
   const std::string path = checkpoint_path(opt.checkpoint_dir, progress.epoch);
-  save_checkpoint(path, opt.checkpoint_header, progress, trainer.model(), trainer.optimizer());
+  CheckpointHeader header = opt.checkpoint_header;
+  header.embedding = trainer.has_embedding();
+  save_checkpoint(path, header, progress, trainer.model(), trainer.optimizer());
   prune_checkpoints(opt.checkpoint_dir, kCheckpointsKept);
   spdlog::debug("wrote checkpoint {}", path);
 }
@@ -349,6 +351,10 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     const bool checkpoint_due =
         opt.checkpoint_every > 0 && (epoch % opt.checkpoint_every == 0 || epoch == opt.epochs);
     if (checkpoint_due) last_checkpoint = checkpoint_path(opt.checkpoint_dir, epoch);
+    if (checkpoint_due && trainer.has_embedding()) {
+      trainer.save_embedding(embedding_path(last_checkpoint, comm.rank()));
+      comm.barrier();  // every rank's rows are on disk before rank 0 writes the checkpoint
+    }
     std::vector<EpochRecord> all;
     for (int r = 0; r < world; ++r) {
       all.push_back(unpack_record(gathered.data() + static_cast<size_t>(r) * record_size, layers));

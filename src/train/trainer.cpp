@@ -21,6 +21,7 @@
 #include "adaqp/partition/boundary_cover.h"
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/tensor/torch_device.h"
+#include "adaqp/train/checkpoint.h"
 
 namespace adaqp {
 
@@ -435,6 +436,20 @@ torch::nn::Module& Trainer::model() {
 
 torch::optim::Adam& Trainer::optimizer() {
   return *impl_->optimizer;
+}
+
+bool Trainer::has_embedding() const {
+  return impl_->model->local_embedding().defined();
+}
+
+void Trainer::save_embedding(const std::string& path) const {
+  save_embedding_rows(path, impl_->model->options().embedding.gids, impl_->model->local_embedding(),
+                      *impl_->optimizer);
+}
+
+void Trainer::load_embedding(const std::string& checkpoint, int ranks) {
+  load_embedding_rows(checkpoint, ranks, impl_->model->options().embedding.gids,
+                      impl_->model->local_embedding(), *impl_->optimizer);
 }
 
 int64_t Trainer::num_parameters() const {

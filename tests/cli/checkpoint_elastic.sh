@@ -6,8 +6,10 @@
 # generated graph and on Cora (required when CI=true). The 4 -> 2 resume on the generated graph
 # keeps the default partition directory: refused without --repartition (the partition is for 4),
 # replaced with it. Negative control: the same resume from a checkpoint stripped of its Adam state
-# must fail the comparison. Adaptive quantization (mode adaqp) resumed from 4 workers on 2 ends
-# within 0.5 points of test accuracy of the uninterrupted run.
+# must fail the comparison. R-GCN with learned featureless rows (each rank's rows beside the
+# checkpoint) resumes alike; a checkpoint missing one rank's rows is refused. Adaptive quantization
+# (mode adaqp) resumed from 4 workers on 2 ends within 0.5 points of test accuracy of the
+# uninterrupted run.
 set -euo pipefail
 # shellcheck source=tests/cli/lib/skip.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
@@ -119,6 +121,32 @@ if compare gen-ref4 gen-no-adam-run; then
   exit 1
 fi
 echo "ok: the negative control (no optimizer state) fails the comparison"
+
+# R-GCN with learned featureless rows: each rank writes its rows beside the checkpoint, and a job
+# on another number of workers takes each node's row (and its Adam state) from them. Without one of
+# those files the checkpoint is not intact: the resume is refused with one error.
+mapfile -t typed < <(synthetic_graph 1500 seed=5 heterogeneous=true; gnn_model 2 16 type=rgcn
+  set_pairs dataset.add_reverse=true model.featureless=embedding)
+elastic rgcn "${typed[@]}"
+for r in 0 1 2 3; do
+  [[ -f "$tmp/rgcn-cut4/checkpoints/ckpt-000006.emb-000$r.bin" ]] ||
+    { ls "$tmp/rgcn-cut4/checkpoints"; echo "FAIL: rank $r's embedding rows missing" >&2; exit 1; }
+done
+cp -r "$tmp/rgcn-cut4" "$tmp/rgcn-lost"
+rm "$tmp/rgcn-lost/checkpoints/ckpt-000006.emb-0002.bin"
+rc=0
+timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${typed[@]}" \
+  --set communication.mode=vanilla --set training.device=cpu --set partition.parts=2 \
+  --set "partition.dir=$tmp/rgcn-lost-part2" --set "output.dir=$tmp/rgcn-lost" \
+  --set training.seed=11 --set training.checkpoint_every=6 --set training.epochs=12 --resume \
+  >"$tmp/rgcn-lost.log" 2>&1 || rc=$?
+if ((rc == 0 || rc == 124)) || ! grep -q "ckpt-000006.emb-0002.bin" "$tmp/rgcn-lost.log" ||
+    ! grep -q "no intact checkpoint" "$tmp/rgcn-lost.log"; then
+  cat "$tmp/rgcn-lost.log"
+  echo "FAIL: a checkpoint without one rank's embedding rows was not refused (exit $rc)" >&2
+  exit 1
+fi
+echo "ok: R-GCN's learned rows resume on 1 and 3 workers; a lost rows file is refused"
 
 # Adaptive quantization: resumed on 2 workers, within 0.5 points of the uninterrupted run.
 mapfile -t adaqp < <(synthetic_graph 20000 seed=5; gnn_model 2 32 type=gcn

@@ -278,6 +278,107 @@ TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   EXPECT_TRUE(std::filesystem::exists(d + "/ckpt-000008.bin.tmp-123"));
 }
 
+// Learned rows owned by ranks: `gids` rows of 3 columns, values gid + column / 10, one Adam step
+// (its state then depends on the values only, row by row).
+struct OwnedRows {
+  explicit OwnedRows(std::vector<int64_t> ids)
+      : gids(std::move(ids)), rows(at::empty({static_cast<int64_t>(gids.size()), 3})) {
+    for (size_t k = 0; k < gids.size(); ++k) {
+      for (int64_t c = 0; c < 3; ++c)
+        rows[static_cast<int64_t>(k)][c] = static_cast<float>(gids[k]) + static_cast<float>(c) / 10;
+    }
+    rows.requires_grad_(true);
+    adam = std::make_unique<torch::optim::Adam>(std::vector<at::Tensor>{rows},
+                                                torch::optim::AdamOptions(0.05));
+  }
+  void step() {
+    adam->zero_grad();
+    rows.pow(2).sum().backward();
+    adam->step();
+  }
+  // Row of node `gid`'s values, and of its Adam exp_avg.
+  std::vector<float> row(int64_t gid, bool exp_avg = false) const {
+    const auto at = std::find(gids.begin(), gids.end(), gid) - gids.begin();
+    at::Tensor all = rows.detach();
+    if (exp_avg) {
+      all = dynamic_cast<const torch::optim::AdamParamState&>(
+                *adam->state().at(rows.unsafeGetTensorImpl()))
+                .exp_avg();
+    }
+    const at::Tensor r = all[at].contiguous();
+    return {r.data_ptr<float>(), r.data_ptr<float>() + 3};
+  }
+  std::vector<int64_t> gids;
+  at::Tensor rows;
+  std::unique_ptr<torch::optim::Adam> adam;
+};
+
+// Rows written by two ranks come back, values and Adam state, on a rank that owns some of each
+// (in another order); a node in neither file, rows of another width, Adam steps that disagree and a
+// missing file are clear errors; pruning deletes a checkpoint's embedding files with it.
+TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
+  test::TempDir tmp;
+  const std::string ckpt = checkpoint_path(tmp.str(), 3);
+  EXPECT_EQ(embedding_path(ckpt, 1), tmp.str("ckpt-000003.emb-0001.bin"));
+  OwnedRows a({4, 0, 7}), b({2, 9});
+  a.step();
+  b.step();
+  save_embedding_rows(embedding_path(ckpt, 0), a.gids, a.rows, *a.adam);
+  save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
+  OwnedRows c({9, 4, 2});
+  load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam);
+  for (const int64_t gid : {9, 2}) {
+    EXPECT_EQ(c.row(gid), b.row(gid)) << gid;
+    EXPECT_EQ(c.row(gid, true), b.row(gid, true)) << gid;
+  }
+  EXPECT_EQ(c.row(4), a.row(4));
+  EXPECT_EQ(c.row(4, true), a.row(4, true));
+  // Both go on alike from there.
+  c.step();
+  a.step();
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(c.row(4)[k], a.row(4)[k], 1e-6);
+
+  OwnedRows missing({9, 5});
+  EXPECT_TRUE(
+      test::contains(test::error_of<InputError>([&] {
+                       load_embedding_rows(ckpt, 2, missing.gids, missing.rows, *missing.adam);
+                     }),
+                     "node 5's embedding row is in none of the checkpoint's 2 embedding files"));
+  EXPECT_EQ(missing.row(9), OwnedRows({9}).row(9)) << "nothing changed on error";
+  EXPECT_TRUE(test::contains(
+      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 3, c.gids, c.rows, *c.adam); }),
+      "ckpt-000003.emb-0002.bin"));
+  OwnedRows stepped_twice({2, 9});
+  stepped_twice.step();
+  stepped_twice.step();
+  save_embedding_rows(embedding_path(ckpt, 1), stepped_twice.gids, stepped_twice.rows,
+                      *stepped_twice.adam);
+  EXPECT_TRUE(test::contains(
+      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
+      "embedding/adam_step: Adam state unlike"));
+  const at::Tensor wide = at::zeros({1, 4});
+  EXPECT_TRUE(test::contains(
+      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 1, {4}, wide, *c.adam); }),
+      "the model's are 4 wide"));
+
+  // A checkpoint with embedding rows reads back only with all its files; pruning removes them.
+  Trained t(1);
+  CheckpointHeader h = header();
+  h.embedding = true;
+  h.world_size = 2;
+  save_checkpoint(ckpt, h, progress(3), t.net, *t.adam);
+  EXPECT_TRUE(read_checkpoint_info(ckpt).header.embedding);
+  std::filesystem::remove(embedding_path(ckpt, 1));
+  EXPECT_THROW(read_checkpoint_info(ckpt), InputError);
+  EXPECT_EQ(latest_checkpoint(tmp.str()), "");
+  save_checkpoint(checkpoint_path(tmp.str(), 4), header(), progress(4), t.net, *t.adam);
+  save_checkpoint(checkpoint_path(tmp.str(), 5), header(), progress(5), t.net, *t.adam);
+  prune_checkpoints(tmp.str(), 2);
+  EXPECT_FALSE(std::filesystem::exists(ckpt));
+  EXPECT_FALSE(std::filesystem::exists(embedding_path(ckpt, 0)));
+  EXPECT_TRUE(std::filesystem::exists(checkpoint_path(tmp.str(), 4)));
+}
+
 TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   Trained a(1);
   a.step();

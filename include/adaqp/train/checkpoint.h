@@ -21,12 +21,23 @@
 //   param/<name>, shape/<name>            float32 values, int64 sizes, per model parameter
 //   adam/<name>/step, adam/<name>/exp_avg, adam/<name>/exp_avg_sq (and adam/<name>/max_exp_avg_sq
 //   with amsgrad): torch::optim::Adam's state of the parameter, absent before its first step.
+//   header/embedding          int64 {1 with learned featureless rows, else 0; absent in older
+//   files}
+// Learned featureless rows (model.featureless: embedding) are no parameter every rank shares: each
+// rank owns the rows of its nodes. Each rank writes its rows beside the checkpoint, to
+// embedding_path(checkpoint, rank), before rank 0 writes the checkpoint itself (every rank waits
+// for all of them first): embedding/gids (the rows' node ids), embedding/shape, embedding/rows,
+// and once stepped embedding/adam_step, embedding/exp_avg, embedding/exp_avg_sq (and
+// embedding/max_exp_avg_sq with amsgrad). A checkpoint with embedding rows reads back intact only
+// with all its header/world files, and a job on any W' takes each of its nodes' rows from them.
 // Random numbers carry no state to save: dropout masks (and quantization noise) are counter-based
 // Philox draws keyed by (seed, epoch, layer, global node id, ...), so seed and epoch resume them.
 // Not stored: the bit-width assignment and the fitted link model of adaptive quantization, which
 // belong to one partition and one set of links; a resumed job probes its links and traces its
 // messages afresh, as a new job does (the first epochs at 8 bits, then solved widths).
 #pragma once
+
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <string>
@@ -57,8 +68,9 @@ struct CheckpointHeader {
   // model.heads; 0 read from a file written before heads were recorded (then not compared: the
   // parameters' shapes still are).
   int64_t heads = 1;
-  int world_size = 0;  // workers of the job that wrote the file (not compared)
-  int rank = 0;        // the rank that wrote the file (not compared)
+  bool embedding = false;  // learned featureless rows (model.featureless: embedding, in use)
+  int world_size = 0;      // workers of the job that wrote the file (not compared)
+  int rank = 0;            // the rank that wrote the file (not compared)
   uint64_t seed = 0;
 };
 
@@ -78,7 +90,24 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
                      const CheckpointProgress& progress, const torch::nn::Module& model,
                      const torch::optim::Adam& optimizer);
 
-// Reads the header and progress of `path`, verifying every array's checksum on the way.
+// The file of rank `rank`'s embedding rows of checkpoint `checkpoint`:
+// "<dir>/ckpt-000012.emb-0003.bin".
+std::string embedding_path(const std::string& checkpoint, int rank);
+
+// Writes this rank's embedding rows `rows` (rows x columns; their node ids `gids`) and their Adam
+// state in `optimizer` to `path` atomically. InputError naming the file if it cannot be written.
+void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gids,
+                         const at::Tensor& rows, const torch::optim::Adam& optimizer);
+
+// Restores into `rows` (this rank's, of node ids `gids`) and into its Adam state in `optimizer` the
+// rows of those ids from the `ranks` embedding files of `checkpoint`. InputError naming the file
+// for a node whose row is in none of them, rows of another width, or Adam steps that disagree; on
+// any error nothing has been changed.
+void load_embedding_rows(const std::string& checkpoint, int ranks, const std::vector<int64_t>& gids,
+                         const at::Tensor& rows, torch::optim::Adam& optimizer);
+
+// Reads the header and progress of `path`, verifying every array's checksum on the way (and its
+// embedding files', where it has them).
 // InputError naming the file and the array if it is corrupt, truncated, not a checkpoint, or of
 // another format version.
 struct CheckpointInfo {
@@ -103,7 +132,8 @@ std::vector<int> list_checkpoints(const std::string& dir);
 // ones are skipped with a warning naming the problem. "" if there is none.
 std::string latest_checkpoint(const std::string& dir);
 
-// Deletes all but the newest `keep` checkpoint files of `dir` (warning on failure).
+// Deletes all but the newest `keep` checkpoints of `dir`, with their embedding files (warning on
+// failure).
 void prune_checkpoints(const std::string& dir, int keep);
 
 }  // namespace adaqp

@@ -122,6 +122,13 @@ class Trainer {
   // The model and its optimiser, for checkpoints (train/checkpoint.h) and divergence checks.
   torch::nn::Module& model();
   torch::optim::Adam& optimizer();
+  // Learned featureless rows (model.featureless: embedding, some type without features): each
+  // rank's own, trained by `optimizer` but not among `model`'s parameters, so checkpoints keep
+  // them apart (train/checkpoint.h): save writes this rank's rows and their Adam state to `path`,
+  // load takes this rank's nodes' rows from the `ranks` embedding files of checkpoint `checkpoint`.
+  bool has_embedding() const;
+  void save_embedding(const std::string& path) const;
+  void load_embedding(const std::string& checkpoint, int ranks);
 
   const Part& part() const;
   // The rows its halo exchanges send and receive, and their layout (communication.exchange).
