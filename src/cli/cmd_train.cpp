@@ -4,7 +4,8 @@
 // rank exits non-zero while only the lowest failing rank reports its error, so a bad config or a
 // mismatched partition gives one clear message and no hang. After start-up, an error on one rank
 // is reported by that rank and ends the whole job (MPI_Abort): the others could not continue.
-// With training.checkpoint_every, rank 0 writes checkpoints (train/checkpoint.h); --resume
+// With training.checkpoint_every, rank 0 writes checkpoints (train/checkpoint.h; every rank writes
+// its learned featureless rows beside them); --resume
 // continues from the newest intact one, on any number of workers, and reproduces the uninterrupted
 // run (exactly on the same number of workers).
 #include <fmt/format.h>

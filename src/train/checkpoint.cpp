@@ -8,6 +8,7 @@
 #include <torch/optim/adam.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -268,21 +269,25 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
     std::copy(staged[a].begin(), staged[a].end(), t.data_ptr<float>());
     return t.to(rows.device());
   };
+  // Every tensor made before anything changes.
+  const at::Tensor values = tensor(0);
+  std::unique_ptr<torch::optim::AdamParamState> adam;
+  if (present[1]) {
+    adam = std::make_unique<torch::optim::AdamParamState>();
+    adam->step(step);
+    adam->exp_avg(tensor(1));
+    adam->exp_avg_sq(tensor(2));
+    if (present[3]) adam->max_exp_avg_sq(tensor(3));
+  }
   at::NoGradGuard no_grad;
   at::Tensor target = rows;
-  target.copy_(tensor(0));
+  target.copy_(values);
   auto& state = optimizer.state();
   void* key = rows.unsafeGetTensorImpl();
-  if (!present[1]) {
+  if (adam)
+    state[key] = std::move(adam);
+  else
     state.erase(key);
-    return;
-  }
-  auto adam = std::make_unique<torch::optim::AdamParamState>();
-  adam->step(step);
-  adam->exp_avg(tensor(1));
-  adam->exp_avg_sq(tensor(2));
-  if (present[3]) adam->max_exp_avg_sq(tensor(3));
-  state[key] = std::move(adam);
 }
 
 CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
@@ -365,19 +370,29 @@ std::string latest_checkpoint(const std::string& dir) {
 
 void prune_checkpoints(const std::string& dir, int keep) {
   const std::vector<int> epochs = list_checkpoints(dir);
-  for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < epochs.size(); ++i) {
+  const size_t kept = std::min(epochs.size(), static_cast<size_t>(std::max(keep, 0)));
+  for (size_t i = kept; i < epochs.size(); ++i) {
     const std::string path = checkpoint_path(dir, epochs[i]);
     std::error_code ec;
     if (!std::filesystem::remove(path, ec) || ec)
       spdlog::warn("cannot delete old checkpoint {}: {}", path, ec.message());
-    // Its embedding files, however many ranks wrote them.
-    const std::regex rows(std::filesystem::path(path).stem().string() + "\\.emb-[0-9]{4,}\\.bin");
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      if (!std::regex_match(entry.path().filename().string(), rows)) continue;
-      std::error_code e;
-      if (!std::filesystem::remove(entry.path(), e) || e)
-        spdlog::warn("cannot delete old embedding rows {}: {}", entry.path().string(), e.message());
-    }
+  }
+  // Embedding files of the deleted checkpoints, and of none older than the newest.
+  if (epochs.empty()) return;
+  static const std::regex rows("ckpt-([0-9]{6,9})\\.emb-[0-9]{4,}\\.bin");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::smatch m;
+    const std::string file = entry.path().filename().string();
+    if (!std::regex_match(file, m, rows)) continue;
+    const int epoch = std::stoi(m[1].str());
+    if (epoch >= epochs.front() ||
+        std::find(epochs.begin(), epochs.begin() + static_cast<std::ptrdiff_t>(kept), epoch) !=
+            epochs.begin() + static_cast<std::ptrdiff_t>(kept))
+      continue;
+    std::error_code e;
+    if (!std::filesystem::remove(entry.path(), e) || e)
+      spdlog::warn("cannot delete old embedding rows {}: {}", entry.path().string(), e.message());
   }
 }
 

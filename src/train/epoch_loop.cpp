@@ -293,8 +293,12 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   if (root) {
     metrics = opt.start.epoch > 0 ? reopen_metrics(dir / "metrics.jsonl", opt.start.epoch)
                                   : open_output(dir / "metrics.jsonl");
+  }
+  // Rank 0 writes the checkpoints; with learned featureless rows every rank writes its own beside
+  // them.
+  if (opt.checkpoint_every > 0 && (root || trainer.has_embedding())) {
     std::error_code ec;
-    if (opt.checkpoint_every > 0) std::filesystem::create_directories(opt.checkpoint_dir, ec);
+    std::filesystem::create_directories(opt.checkpoint_dir, ec);
     if (ec) throw InputError(opt.checkpoint_dir, "", "cannot create directory: " + ec.message());
   }
 

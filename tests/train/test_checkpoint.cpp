@@ -373,9 +373,17 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   EXPECT_EQ(latest_checkpoint(tmp.str()), "");
   save_checkpoint(checkpoint_path(tmp.str(), 4), header(), progress(4), t.net, *t.adam);
   save_checkpoint(checkpoint_path(tmp.str(), 5), header(), progress(5), t.net, *t.adam);
+  // Rows of a checkpoint whose rank 0 never wrote it (older than the newest: deleted), and rows of
+  // one being written (newer: kept).
+  const std::string orphan = embedding_path(checkpoint_path(tmp.str(), 1), 0);
+  const std::string coming = embedding_path(checkpoint_path(tmp.str(), 6), 0);
+  save_embedding_rows(orphan, a.gids, a.rows, *a.adam);
+  save_embedding_rows(coming, a.gids, a.rows, *a.adam);
   prune_checkpoints(tmp.str(), 2);
   EXPECT_FALSE(std::filesystem::exists(ckpt));
   EXPECT_FALSE(std::filesystem::exists(embedding_path(ckpt, 0)));
+  EXPECT_FALSE(std::filesystem::exists(orphan));
+  EXPECT_TRUE(std::filesystem::exists(coming));
   EXPECT_TRUE(std::filesystem::exists(checkpoint_path(tmp.str(), 4)));
 }
 

@@ -5,7 +5,8 @@
 //
 // One file per checkpoint, written by rank 0 alone: after the gradient all-reduce every rank holds
 // identical parameters and Adam state, so one copy is enough, and it belongs to no partition: a job
-// on W' workers (on another partition of the same dataset) loads it as it is. On resume every rank
+// on W' workers (on another partition of the same dataset) loads it as it is. (Learned featureless
+// rows, each rank's own, are the exception: below.) On resume every rank
 // reads that file itself (the output directory is shared between ranks, as the partition directory
 // already is).
 // A checkpoint is <dir>/ckpt-<epoch, 6 digits>.bin, an array file (common/array_file.h): a CRC-32
@@ -132,8 +133,9 @@ std::vector<int> list_checkpoints(const std::string& dir);
 // ones are skipped with a warning naming the problem. "" if there is none.
 std::string latest_checkpoint(const std::string& dir);
 
-// Deletes all but the newest `keep` checkpoints of `dir`, with their embedding files (warning on
-// failure).
+// Deletes all but the newest `keep` checkpoints of `dir`, with their embedding files, and the
+// embedding files older than the newest checkpoint that belong to none (a run that died between
+// its ranks' writes and rank 0's); warning on failure.
 void prune_checkpoints(const std::string& dir, int keep);
 
 }  // namespace adaqp
