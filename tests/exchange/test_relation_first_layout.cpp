@@ -13,6 +13,7 @@
 #include "adaqp/comm/thread_communicator.h"
 #include "adaqp/exchange/relation_first_layout.h"
 #include "adaqp/graph/graph.h"
+#include "adaqp/partition/boundary_cover.h"
 #include "adaqp/partition/part.h"
 #include "typed_graph.h"
 
@@ -73,6 +74,12 @@ TEST(RelationFirstLayout, AMinimumCoverOfTransformedSourcesAndPartialSums) {
         }
         EXPECT_EQ(destination, (std::vector<int64_t>{3, 2}));
         EXPECT_EQ(layout.halo_indptr.back(), 2);
+        // The bipartite graph behind the cover: the duplicate edge 0 -> 2 (r0) is one edge.
+        std::vector<SourceRelation> sources;
+        const Bipartite g = relation_first_graph(part, 0, &sources, nullptr);
+        EXPECT_EQ(g.num_left(), 4);
+        EXPECT_EQ(g.num_right, 2);
+        EXPECT_EQ(g.right.size(), 4u);
       }
     });
   }
