@@ -166,6 +166,7 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
   hidden_s_.assign(2 * static_cast<size_t>(layers_), 0.0);
   solved_inputs_.resize(2 * static_cast<size_t>(layers_));
   full_since_.assign(2 * static_cast<size_t>(layers_), -1);
+  send_counts_.resize(2 * static_cast<size_t>(layers_));
   ADAQP_CHECK_EQ(time_.world_size, comm.size(), "the time model's ranks, the communicator's");
   // Column sums of the squared halo coefficients go to the owners of the columns.
   const Boundary& p = boundary_;
@@ -239,9 +240,10 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
     for (Direction dir : kDirs) {
       std::vector<MessageBits>& bits = plan_bits(current_, dir);
       bits.resize(layers_);
-      for (MessageBits& b : bits) {
-        b.recv.assign(recv_offsets(part, dir).back(), largest);
-        b.send.assign(send_offsets(part, dir).back(), largest);
+      for (int l = 0; l < layers_; ++l) {
+        bits[l].recv.assign(recv_offsets(part, dir).back(), largest);
+        bits[l].send.assign(send_offsets(part, dir).back(), largest);
+        send_counts_[static_cast<int>(dir) * layers_ + l] = count_widths(bits[l].send, dir, l);
       }
     }
   }
@@ -287,6 +289,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       bits[l].full_precision = false;  // one epoch at the largest width, traced
       std::fill(bits[l].send.begin(), bits[l].send.end(), largest);
       std::fill(bits[l].recv.begin(), bits[l].recv.end(), largest);
+      send_counts_[at] = count_widths(bits[l].send, dir, l);
       full_since_[at] = -1;
       solved_inputs_[at].valid = false;
       refreshed[at] = true;
@@ -295,7 +298,6 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   if (due) {
     const bool seconds = opt_.objective == assign::Objective::kSeconds;
     std::vector<Direction> dirs;  // of each problem
-    std::vector<int> layers;
     std::vector<size_t> at_of;
     std::vector<double> full_s;
     for (Direction dir : kDirs) {
@@ -315,17 +317,21 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
           continue;
         }
         if (drift(at) < opt_.resolve_drift) continue;
+        ADAQP_CHECK_EQ(static_cast<int64_t>(trace->ranges.size()), send_offsets(part, dir).back(),
+                       fmt::format("layer {} {}: traced ranges, messages", l, direction_name(dir)));
+        inputs_.resize(at_of.size() + 1);
+        ProblemInputs& in = inputs_.back();
+        in.layer = l;
+        in.dir = dir;
+        in.width = trace->width;
+        in.ranges.assign(trace->ranges.begin(), trace->ranges.end());
         dirs.push_back(dir);
-        layers.push_back(l);
         at_of.push_back(at);
         full_s.push_back(full);
       }
     }
+    inputs_.resize(at_of.size());
     if (!at_of.empty()) {
-      problems_.resize(at_of.size());
-      for_each_problem(problems_.size(), [&](size_t i) {
-        fill_problem(layers[i], dirs[i], *traces[at_of[i]], problems_[i]);
-      });
       for (size_t at : at_of) {
         SolvedInputs& in = solved_inputs_[at];
         in.valid = true;
@@ -337,6 +343,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       pending_.at = std::move(at_of);
       pending_.dirs = std::move(dirs);
       pending_.full_s = std::move(full_s);
+      pending_.times = SolveTimes{codec_s_, hidden_s_, per_link_full_ && !full_measured_slower_};
       solving_ = true;
       // The first solve inline: until it, every message travels at the largest width.
       if (solve_comm_ != nullptr && widths_solved_) {
@@ -365,8 +372,12 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
 void AdaptivePolicy::run_pending() {
   try {
     const double t0 = steady_now_s();
+    problems_.resize(inputs_.size());
+    for_each_problem(problems_.size(),
+                     [&](size_t i) { fill_problem(inputs_[i], pending_.times, problems_[i]); });
     std::vector<Solution> solutions = solve(problems_, pending_.dirs, pending_.full_s);
     pending_.bits.resize(solutions.size());
+    pending_.counts.resize(solutions.size());
     std::vector<MessageBits*> quantized;
     std::vector<Direction> quantized_dirs;
     for (size_t i = 0; i < solutions.size(); ++i) {
@@ -374,6 +385,7 @@ void AdaptivePolicy::run_pending() {
       b.full_precision = solutions[i].full_precision;
       if (b.full_precision) continue;
       b.send = std::move(solutions[i].widths);
+      pending_.counts[i] = count_widths(b.send, pending_.dirs[i], inputs_[i].layer);
       b.recv.resize(recv_offsets(boundary_, pending_.dirs[i]).back());
       quantized.push_back(&b);
       quantized_dirs.push_back(pending_.dirs[i]);
@@ -401,6 +413,7 @@ void AdaptivePolicy::adopt_pending(int epoch) {
     if (solved.full_precision) continue;
     bits.send = std::move(solved.send);
     bits.recv = std::move(solved.recv);
+    send_counts_[at] = std::move(done.counts[i]);
   }
   stats_.solved = true;
   solving_ = true;
@@ -541,18 +554,18 @@ bool AdaptivePolicy::full_precision_wins(const assign::ObjectiveBounds& bounds, 
   return full_s <= tau;
 }
 
-void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& trace,
+void AdaptivePolicy::fill_problem(const ProblemInputs& in, const SolveTimes& times,
                                   assign::AssignProblem& problem) const {
   const Boundary& part = boundary_;
+  const Direction dir = in.dir;
   const std::vector<int64_t>& offsets = send_offsets(part, dir);
-  ADAQP_CHECK_EQ(static_cast<int64_t>(trace.ranges.size()), offsets.back(),
-                 fmt::format("layer {} {}: traced ranges, messages", layer, direction_name(dir)));
-  problem.row_width = trace.width;
+  problem.row_width = in.width;
   problem.bits = opt_.bit_set;
-  if (per_link_full_ && !full_measured_slower_) problem.bits.push_back(quant::kFullPrecisionBits);
+  if (times.per_link_full) problem.bits.push_back(quant::kFullPrecisionBits);
   problem.time = time_;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
-  problem.hidden_s = hidden_s_[static_cast<int>(dir) * layers_ + layer];
+  const size_t at = static_cast<int>(dir) * layers_ + in.layer;
+  problem.hidden_s = times.hidden_s[at];
   // Each sender's codec time on each of its channels: packing and unpacking run on the thread
   // that drives all of them.
   std::vector<bool> charged(time_.channels.size(), false);
@@ -560,24 +573,38 @@ void AdaptivePolicy::fill_problem(int layer, Direction dir, const MessageTrace& 
     for (int q = 0; q < part.num_parts; ++q) {
       if (q == r || charged[time_.channel(r, q)]) continue;
       charged[time_.channel(r, q)] = true;
-      problem.time.channels[time_.channel(r, q)].alpha +=
-          codec_s_[r * exchanges + static_cast<int>(dir) * layers_ + layer];
+      problem.time.channels[time_.channel(r, q)].alpha += times.codec_s[r * exchanges + at];
     }
   }
   problem.messages.clear();
-  problem.messages.reserve(trace.ranges.size());
+  problem.messages.reserve(in.ranges.size());
   for (int r = 0; r < part.num_parts; ++r) {
     for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
-      const double range = trace.ranges[k];
+      const double range = in.ranges[k];
       const double w =
           dir == Direction::kForward
-              ? assign::forward_variance_weight(coeff_sq_[k], trace.width, range)
+              ? assign::forward_variance_weight(coeff_sq_[k], in.width, range)
           : backward_coeff_sq_.empty()
-              ? assign::backward_variance_weight(trace.width, range)
-              : assign::forward_variance_weight(backward_coeff_sq_[k], trace.width, range);
+              ? assign::backward_variance_weight(in.width, range)
+              : assign::forward_variance_weight(backward_coeff_sq_[k], in.width, range);
       problem.messages.push_back({part.rank, r, w});
     }
   }
+}
+
+std::vector<AdaptivePolicy::WidthCounts> AdaptivePolicy::count_widths(
+    const std::vector<uint8_t>& send, Direction dir, int layer) const {
+  const std::vector<int64_t>& out = send_offsets(boundary_, dir);
+  std::vector<WidthCounts> counts(boundary_.num_parts, WidthCounts{});
+  for (int r = 0; r < boundary_.num_parts; ++r) {
+    for (int64_t k = out[r]; k < out[r + 1]; ++k) {
+      const int w = quant::message_width_index(send[k]);
+      ADAQP_CHECK(w >= 0, fmt::format("layer {} {} message {}: width {}", layer,
+                                      direction_name(dir), k, send[k]));
+      ++counts[r][w];
+    }
+  }
+  return counts;
 }
 
 std::vector<AdaptivePolicy::Solution> AdaptivePolicy::solve(
@@ -771,6 +798,7 @@ void AdaptivePolicy::distribute(const std::vector<MessageBits*>& solved,
 
 const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
                                                 const MessageTraces& message_traces) {
+  const double t0 = steady_now_s();
   const Boundary& part = boundary_;
   const int world = part.num_parts;
   const size_t exchanges = 2 * static_cast<size_t>(layers_);
@@ -820,21 +848,23 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
       const std::vector<int64_t>& out = send_offsets(part, dir);
       for (int r = 0; r < world; ++r) {
         if (r == part.rank) continue;
-        int64_t& bytes = channel_bytes[time_.channel(part.rank, r)];
-        for (int64_t k = out[r]; k < out[r + 1]; ++k) {
-          const int b = full ? quant::kFullPrecisionBits : bits[l].send[k];
-          const int w = quant::message_width_index(b);
-          ADAQP_CHECK(w >= 0, fmt::format("layer {} {} message {}: width {}", l,
-                                          direction_name(dir), k, b));
-          ++hist[l][w];
-          bytes += quant::message_bytes(trace->width, b);
-          if (!time_.class_of_channel.empty() &&
-              time_.class_of_channel[time_.channel(part.rank, r)] == assign::kSameHost) {
-            stats_.same_host_bytes += quant::message_bytes(trace->width, b);
-            if (b == quant::kFullPrecisionBits) {
-              stats_.same_host_full_precision_bytes += quant::message_bytes(trace->width, b);
-            }
-          }
+        const int32_t c = time_.channel(part.rank, r);
+        const bool same_host =
+            !time_.class_of_channel.empty() && time_.class_of_channel[c] == assign::kSameHost;
+        WidthCounts n{};
+        if (full) {
+          n[quant::message_width_index(quant::kFullPrecisionBits)] = out[r + 1] - out[r];
+        } else {
+          n = send_counts_[at][r];
+        }
+        for (int w = 0; w < quant::kNumMessageWidths; ++w) {
+          const int b = quant::message_width(w);
+          const int64_t bytes = n[w] * quant::message_bytes(trace->width, b);
+          hist[l][w] += n[w];
+          channel_bytes[c] += bytes;
+          if (!same_host) continue;
+          stats_.same_host_bytes += bytes;
+          if (b == quant::kFullPrecisionBits) stats_.same_host_full_precision_bytes += bytes;
         }
       }
       for (size_t c = 0; c < channel_bytes.size(); ++c) {
@@ -885,6 +915,7 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());
   stats_.measured_forward_s.assign(measured.begin(), measured.begin() + layers_);
   stats_.measured_backward_s.assign(measured.begin() + layers_, measured.end());
+  stats_.assign_time_s += steady_now_s() - t0;
   return &stats_;
 }
 

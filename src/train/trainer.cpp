@@ -305,6 +305,13 @@ EpochStats Trainer::train_epoch(int epoch) {
   const AggregationStats& as = s.graph.aggregation_stats();
   const auto layers = static_cast<size_t>(s.opt.model.layers);
   EpochStats st;
+  // The policy's statistics (collective) are the epoch's work too: the epoch ends after them.
+  if (s.policy != nullptr) {
+    if (const AssignStats* a = s.policy->finish_epoch(cs, s.graph.message_traces())) {
+      st.adaptive = true;
+      st.assign = *a;
+    }
+  }
   st.epoch = epoch;
   st.loss = global_loss;
   st.epoch_time_s = steady_now_s() - t0;
@@ -325,12 +332,6 @@ EpochStats Trainer::train_epoch(int epoch) {
   st.comm_backward_s = cs.comm_backward_s;
   st.comm_forward_s.resize(layers, 0);
   st.comm_backward_s.resize(layers, 0);
-  if (s.policy != nullptr) {
-    if (const AssignStats* a = s.policy->finish_epoch(cs, s.graph.message_traces())) {
-      st.adaptive = true;
-      st.assign = *a;
-    }
-  }
   return st;
 }
 

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -408,6 +409,24 @@ PlannedEpoch run_epoch(AdaptivePolicy& policy, DistGraph& graph, int epoch,
   graph.set_quant_plan(nullptr);
   out.stats = *policy.finish_epoch(graph.comm_stats(), graph.message_traces());
   out.comm = graph.comm_stats();
+  // The reported histogram is the plan's widths, message by message, and the bytes on the wire.
+  for (Direction dir : {Direction::kForward, Direction::kBackward}) {
+    const bool fwd = dir == Direction::kForward;
+    const MessageBits& mb = (fwd ? out.plan.forward : out.plan.backward)[kLayer];
+    std::array<int64_t, quant::kNumMessageWidths> counted{};
+    for (uint8_t b : mb.send) {
+      ++counted[quant::message_width_index(mb.full_precision ? quant::kFullPrecisionBits : b)];
+    }
+    const auto& reported = (fwd ? out.stats.hist_forward : out.stats.hist_backward).at(kLayer);
+    EXPECT_EQ(reported, counted) << "epoch " << epoch << (fwd ? " forward" : " backward");
+    int64_t bytes = 0;
+    for (int w = 0; w < quant::kNumMessageWidths; ++w) {
+      bytes += reported[w] * quant::message_bytes(kWidth, quant::message_width(w));
+    }
+    const std::vector<int64_t>& wire = fwd ? out.comm.bytes_forward : out.comm.bytes_backward;
+    EXPECT_EQ(bytes, wire.size() > kLayer ? wire[kLayer] : 0)
+        << "epoch " << epoch << (fwd ? " forward" : " backward");
+  }
   return out;
 }
 

@@ -287,7 +287,9 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
       }
       counts[1] += matching_size(adjacent, static_cast<int64_t>(right.size()));
       counts[2] += static_cast<int64_t>(right.size());
-      if (s != part.rank) EXPECT_LE(b.recv_count_from(s), static_cast<int64_t>(right.size()));
+      if (s != part.rank) {
+        EXPECT_LE(b.recv_count_from(s), static_cast<int64_t>(right.size()));
+      }
     }
     EXPECT_EQ(counts[0], counts[1]);
     comm->allreduce_sum(counts, 3);

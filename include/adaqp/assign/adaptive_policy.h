@@ -145,13 +145,13 @@ class AdaptivePolicy : public BitPolicy {
   // the plans go on as before. Every plan traces its quantized exchanges.
   // Background solve (AdaptiveOptions::background_solve, where comm.host_duplicate() gives a
   // communicator for a second thread): after the first solve (inline: until it every message
-  // travels at the largest width), the exchanges due have their problems built here, as above,
-  // but are solved (and their widths sent to the receivers) on a thread of the policy's own, over
-  // that communicator, while the epoch runs; the next plan() waits for it (the wait is the only
-  // part of the solve left in assign_time_s) and adopts the widths, one epoch later than an inline
-  // solve would. Every rank launches and adopts the same solves at the same epochs. On a GPU the
-  // host is otherwise idle during the epoch; on the CPU the solve shares the cores.
-  // Collective; every rank takes the same decisions.
+  // travels at the largest width), the exchanges due are decided here, as above, and their inputs
+  // copied, but their problems are built and solved (and the widths sent to the receivers) on a
+  // thread of the policy's own, over that communicator, while the epoch runs; the next plan()
+  // waits for it (the wait is the only part of the solve left in assign_time_s) and adopts the
+  // widths, one epoch later than an inline solve would. Every rank launches and adopts the same
+  // solves at the same epochs. On a GPU the host is otherwise idle during the epoch; on the CPU the
+  // solve shares the cores. Collective; every rank takes the same decisions.
   const QuantPlan& plan(int epoch, const MessageTraces& traces) override;
   // The statistics of the plan the epoch used (collective); `comm` holds the epoch's exchanges
   // (DistGraph::comm_stats). The histogram, prediction and measurement cover the exchanges that
@@ -159,10 +159,30 @@ class AdaptivePolicy : public BitPolicy {
   const AssignStats* finish_epoch(const CommStats& comm, const MessageTraces& traces) override;
 
  private:
+  // What one due exchange's problem is built from, copied by plan(): a solve beside the epoch
+  // builds its problems while the epoch traces anew and finish_epoch measures anew.
+  struct ProblemInputs {
+    int layer = 0;
+    Direction dir = Direction::kForward;
+    int64_t width = 0;          // values per message
+    std::vector<float> ranges;  // the last trace's, in send order
+  };
+  // The measured times every problem of one solve prices its transfers with (plan()'s copies of
+  // codec_s_ and hidden_s_), and whether a message may travel at full precision on its own.
+  struct SolveTimes {
+    std::vector<double> codec_s, hidden_s;
+    bool per_link_full = false;
+  };
   // The problem of this rank's messages of one exchange, written over `problem` (reusing its
   // memory).
-  void fill_problem(int layer, Direction dir, const MessageTrace& trace,
+  void fill_problem(const ProblemInputs& in, const SolveTimes& times,
                     assign::AssignProblem& problem) const;
+  // Messages this rank sends each peer at each message width (quant::message_width_index), for
+  // the send widths `send` of one exchange in direction dir (layer: for the error naming a value
+  // that is not a width).
+  using WidthCounts = std::array<int64_t, quant::kNumMessageWidths>;
+  std::vector<WidthCounts> count_widths(const std::vector<uint8_t>& send, Direction dir,
+                                        int layer) const;
   // One problem's outcome: this rank's widths (its own outgoing messages), or full precision for
   // the whole exchange (objective seconds: identical on every rank).
   struct Solution {
@@ -202,7 +222,8 @@ class AdaptivePolicy : public BitPolicy {
   void distribute(const std::vector<MessageBits*>& solved, const std::vector<Direction>& dirs);
   // The communicator of the solve's collectives: the background solve's own, else comm_.
   Communicator& solve_comm() { return solve_comm_ != nullptr ? *solve_comm_ : comm_; }
-  // Solves problems_ into pending_ (its exceptions kept there), on whichever thread calls it.
+  // Builds problems_ from inputs_ and solves them into pending_ (its exceptions kept there), on
+  // whichever thread calls it.
   void run_pending();
   // Waits for the solve in flight, if any, and puts its widths into the plan of `epoch` (rethrows
   // what the solve threw).
@@ -261,17 +282,24 @@ class AdaptivePolicy : public BitPolicy {
   std::vector<double> recent_epochs_s_, trial_epochs_s_;
   std::vector<bool> saved_full_;
   bool vanilla_schedule_ = false;
-  // The last solve's problems and solvers, kept so that the next one reuses their memory.
+  // send_counts_[exchange][peer]: count_widths of the plan's send widths, kept beside them so
+  // that finish_epoch's statistics do not walk every message.
+  std::vector<std::vector<WidthCounts>> send_counts_;
+  // The last solve's inputs, problems and solvers, kept so that the next one reuses their memory.
+  std::vector<ProblemInputs> inputs_;
   std::vector<assign::AssignProblem> problems_;
   std::vector<assign::BudgetSolver> solvers_;
   // The solve launched by plan() and not yet adopted: its exchanges (direction, then layer), their
-  // directions and times at full precision, and the outcome: per exchange the widths both ways,
-  // or full precision; how long it took; what it threw.
+  // directions and times at full precision, the measured times its problems are built with, and
+  // the outcome: per exchange the widths both ways (and the send widths' count_widths), or full
+  // precision; how long it took; what it threw.
   struct PendingSolve {
     std::vector<size_t> at;
     std::vector<Direction> dirs;
     std::vector<double> full_s;
+    SolveTimes times;
     std::vector<MessageBits> bits;
+    std::vector<std::vector<WidthCounts>> counts;
     double seconds = 0;
     std::exception_ptr error;
   };

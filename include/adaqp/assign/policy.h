@@ -25,8 +25,9 @@ struct AssignStats {
   // The epoch ran Vanilla's schedule (QuantPlan::overlap false): a trial epoch of the adaptive
   // scheme, or every epoch after the trial found it faster (adaptive_policy.h).
   bool vanilla_schedule = false;
-  // Solving and distributing the widths on the epoch's thread, this epoch (with a background
-  // solve: building the problems, waiting for the solve, adopting its widths).
+  // The policy's time on the epoch's thread, this epoch: solving and distributing the widths (with
+  // a background solve: copying the problems' inputs, waiting for the solve, adopting its
+  // widths), and the statistics after the epoch (finish_epoch, which gathers them from every rank).
   double assign_time_s = 0;
   // A background solve adopted this epoch: how long it ran beside the previous epoch (0 if none).
   double background_solve_s = 0;
