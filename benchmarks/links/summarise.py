@@ -93,8 +93,9 @@ def main():
             r = by.get((rate, model, w, m))
             cells.append("%.2f" % r["vs_vanilla"] if r and r["vs_vanilla"] else "")
         lines.append("| " + " | ".join(cells) + " |")
-    # The width solve's time on the epoch's thread (assign_time_s): all of the solve inline, the
-    # problem building and the wait for the solve with the background solve.
+    # The width scheme's time on the epoch's thread (assign_time_s): all of the solve inline, the
+    # copy of its inputs and the wait for the solve with the background solve; and the statistics
+    # after the epoch (since 746fa04).
     lines += mode_table(rows, lambda r: r["assign_s"] > 0,
                         ["width solve on the epoch's thread s", "of the epoch"],
                         lambda r: ["%.4f" % r["assign_s"],

@@ -319,8 +319,8 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
         if (drift(at) < opt_.resolve_drift) continue;
         ADAQP_CHECK_EQ(static_cast<int64_t>(trace->ranges.size()), send_offsets(part, dir).back(),
                        fmt::format("layer {} {}: traced ranges, messages", l, direction_name(dir)));
-        inputs_.resize(at_of.size() + 1);
-        ProblemInputs& in = inputs_.back();
+        if (inputs_.size() <= at_of.size()) inputs_.resize(at_of.size() + 1);
+        ProblemInputs& in = inputs_[at_of.size()];
         in.layer = l;
         in.dir = dir;
         in.width = trace->width;
@@ -330,7 +330,6 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
         full_s.push_back(full);
       }
     }
-    inputs_.resize(at_of.size());
     if (!at_of.empty()) {
       for (size_t at : at_of) {
         SolvedInputs& in = solved_inputs_[at];
@@ -372,7 +371,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
 void AdaptivePolicy::run_pending() {
   try {
     const double t0 = steady_now_s();
-    problems_.resize(inputs_.size());
+    problems_.resize(pending_.dirs.size());
     for_each_problem(problems_.size(),
                      [&](size_t i) { fill_problem(inputs_[i], pending_.times, problems_[i]); });
     std::vector<Solution> solutions = solve(problems_, pending_.dirs, pending_.full_s);
@@ -385,12 +384,18 @@ void AdaptivePolicy::run_pending() {
       b.full_precision = solutions[i].full_precision;
       if (b.full_precision) continue;
       b.send = std::move(solutions[i].widths);
-      pending_.counts[i] = count_widths(b.send, pending_.dirs[i], inputs_[i].layer);
       b.recv.resize(recv_offsets(boundary_, pending_.dirs[i]).back());
       quantized.push_back(&b);
       quantized_dirs.push_back(pending_.dirs[i]);
     }
     distribute(quantized, quantized_dirs);
+    // After the last collective: a rank that throws here leaves no peer waiting in one.
+    for (size_t i = 0; i < solutions.size(); ++i) {
+      const MessageBits& b = pending_.bits[i];
+      if (!b.full_precision) {
+        pending_.counts[i] = count_widths(b.send, pending_.dirs[i], inputs_[i].layer);
+      }
+    }
     pending_.seconds = steady_now_s() - t0;
   } catch (...) {
     pending_.error = std::current_exception();

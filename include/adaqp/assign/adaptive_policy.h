@@ -222,8 +222,8 @@ class AdaptivePolicy : public BitPolicy {
   void distribute(const std::vector<MessageBits*>& solved, const std::vector<Direction>& dirs);
   // The communicator of the solve's collectives: the background solve's own, else comm_.
   Communicator& solve_comm() { return solve_comm_ != nullptr ? *solve_comm_ : comm_; }
-  // Builds problems_ from inputs_ and solves them into pending_ (its exceptions kept there), on
-  // whichever thread calls it.
+  // Builds problems_ from inputs_ (one per exchange of pending_) and solves them into pending_ (its
+  // exceptions kept there), on whichever thread calls it.
   void run_pending();
   // Waits for the solve in flight, if any, and puts its widths into the plan of `epoch` (rethrows
   // what the solve threw).
@@ -285,7 +285,8 @@ class AdaptivePolicy : public BitPolicy {
   // send_counts_[exchange][peer]: count_widths of the plan's send widths, kept beside them so
   // that finish_epoch's statistics do not walk every message.
   std::vector<std::vector<WidthCounts>> send_counts_;
-  // The last solve's inputs, problems and solvers, kept so that the next one reuses their memory.
+  // The last solve's inputs (the first pending_.dirs.size() entries), problems and solvers, kept
+  // so that the next one reuses their memory.
   std::vector<ProblemInputs> inputs_;
   std::vector<assign::AssignProblem> problems_;
   std::vector<assign::BudgetSolver> solvers_;
