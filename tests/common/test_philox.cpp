@@ -66,9 +66,9 @@ TEST(Philox, Uniform16UsesTheLowHalfOnly) {
   EXPECT_EQ(philox_uniform16(0xFFFFu), 1.0f - 1.0f / 65536.0f);
 }
 
-// The row generator (AVX-512 where the CPU has it, as on the CI machine) gives philox_block's words
-// for every block, across batch boundaries, for nodes with high id bits, and writes whole batches
-// only (the words past the last batch keep their sentinel).
+// The row generator (AVX-512 or AVX2, whichever is the widest the CPU has) gives philox_block's
+// words for every block, across batch boundaries, for nodes with high id bits, and writes whole
+// batches only (the words past the last batch keep their sentinel).
 TEST(Philox, RowWordsAreTheBlocksWords) {
   const uint64_t seed = 0xfedcba9876543210ull;
   for (const uint64_t gid : {uint64_t{0}, uint64_t{12345}, (uint64_t{1} << 40) - 1}) {

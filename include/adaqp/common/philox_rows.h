@@ -1,8 +1,8 @@
 // The Philox words of the first blocks of one node's stream (CPU only), for the loops that draw
 // random values element by element: the quantizer's rounding and the dropout masks. Computed
 // kPhiloxBatch blocks at a time: with AVX-512 as two interleaved vectors of 16 blocks (each round's
-// multiplies wait on the previous round, so two independent chains keep the unit busy), else block
-// by block in a loop gcc vectorises. Both give philox_block's words exactly.
+// multiplies wait on the previous round, so independent chains keep the unit busy), with AVX2 as
+// four of 8 blocks, else block by block. All give philox_block's words exactly.
 #pragma once
 
 #include <cstdint>
