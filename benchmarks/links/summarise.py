@@ -97,7 +97,7 @@ def main():
     # copy of its inputs and the wait for the solve with the background solve; and the statistics
     # after the epoch (since 746fa04).
     lines += mode_table(rows, lambda r: r["assign_s"] > 0,
-                        ["width solve on the epoch's thread s", "of the epoch"],
+                        ["adaptive scheme on the epoch's thread s", "of the epoch"],
                         lambda r: ["%.4f" % r["assign_s"],
                                    "%.1f%%" % (100 * r["assign_s"] / r["median_epoch_s"])])
     # Links of two speeds (RANKS_PER_HOST > 1): what crossed a host's shared memory, and how much
