@@ -5,7 +5,8 @@
 // the same rows with the same thread count; fraction_of_memcpy = throughput / that bandwidth
 // (memcpy reads and writes the floats, dequantize only writes them, so it can exceed 1).
 // Correctness beside speed: the mean squared error of the round trip and its bound mean(s^2/4)
-// (and, on CUDA, whether the device's bytes equal the CPU's).
+// (and, on CUDA, whether the device's bytes equal the CPU's). Then the host's cost of a block's
+// layout when its widths change (ns a row, mixed widths).
 // Usage: bench_quant [--rows N] [--dim D] [--threads T] [--repeats R]
 //        defaults: 1048576 rows, dim 256, all OpenMP threads, 5 repeats (median reported).
 #include <fmt/format.h>
@@ -152,6 +153,39 @@ void report(const std::string& device, const std::string& op, int bits, int thre
             << "\n";
 }
 
+// The host's work when a block's widths change (one thread): the device codec's per-row slots
+// (block_slots) and the CPU codec's groups (BlockLayout), for o.rows rows whose widths mix every
+// message width at random, row by row, as the adaptive scheme's do (it sets each by its range).
+void run_layout(const Options& o) {
+  std::vector<uint8_t> widths(static_cast<size_t>(o.rows));
+  for (int64_t i = 0; i < o.rows; ++i) {
+    uint64_t h = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull;  // splitmix64's finaliser
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    h ^= h >> 31;
+    widths[static_cast<size_t>(i)] = static_cast<uint8_t>(
+        adaqp::quant::message_width(static_cast<int>(h % adaqp::quant::kNumMessageWidths)));
+  }
+  std::vector<int32_t> slot(widths.size());
+  adaqp::quant::BlockCounts counts;
+  const double slots_s = median_seconds(
+      o.repeats, [&] { adaqp::quant::block_slots(widths.data(), o.rows, slot.data(), &counts); });
+  const double groups_s = median_seconds(o.repeats, [&] {
+    const adaqp::quant::BlockLayout layout(widths.data(), o.rows, o.dim);
+    if (layout.rows() != o.rows) throw adaqp::Error("the layout lost rows");
+  });
+  for (const auto& [op, seconds] :
+       {std::pair{"block_slots", slots_s}, {"block_layout", groups_s}}) {
+    const double ns = seconds * 1e9 / static_cast<double>(o.rows);
+    std::cout << fmt::format(
+                     "{{\"benchmark\":\"quant\",\"device\":\"cpu\",\"op\":\"{}\",\"threads\":1,"
+                     "\"rows\":{},\"repeats\":{},\"seconds_median\":{:.5f},\"ns_per_row\":{:.2f}}}",
+                     op, o.rows, o.repeats, seconds, ns)
+              << "\n"
+              << fmt::format("# cpu {:<12} mixed widths      {:8.2f} ns a row", op, ns) << "\n";
+  }
+}
+
 #if ADAQP_WITH_CUDA
 template <typename T>
 using DeviceBuffer = adaqp::cuda::DeviceBuffer<T>;
@@ -265,6 +299,7 @@ int run(const Options& o) {
       report("cpu", "dequantize", bits, threads, o, dq_s, copy_gbps, extra);
     }
   }
+  run_layout(o);
 #if ADAQP_WITH_CUDA
   run_cuda(o, x, gids, key);
 #else

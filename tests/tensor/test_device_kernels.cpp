@@ -60,6 +60,23 @@ TEST(BlockCodec, RowSlotsPlaceEveryRowWhereTheGroupLayoutDoes) {
       quant::BlockCounts counts;
       quant::block_slots(bits.data(), n, slot.data(), &counts);
       ASSERT_EQ(quant::block_bytes(counts, d), layout.bytes()) << "d " << d << " n " << n;
+      // Both against the format's definition: slots order rows by width, then by position.
+      for (int64_t k = 0; k < n; ++k) {
+        const int w = quant::message_width_index(bits[k]);
+        int64_t before = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const int wj = quant::message_width_index(bits[j]);
+          before += wj < w || (wj == w && j < k) ? 1 : 0;
+        }
+        ASSERT_EQ(slot[k], before) << "row " << k << " of " << n;
+      }
+      int64_t grouped = 0;
+      for (const quant::BlockLayout::Group& g : layout.groups()) {
+        ASSERT_TRUE(std::is_sorted(g.rows.begin(), g.rows.end()));
+        for (const int64_t k : g.rows) ASSERT_EQ(bits[k], g.bits) << "row " << k;
+        grouped += static_cast<int64_t>(g.rows.size());
+      }
+      ASSERT_EQ(grouped, n);
       for (const quant::BlockLayout::Group& g : layout.groups()) {
         for (size_t j = 0; j < g.rows.size(); ++j) {
           const int64_t k = g.rows[j];
@@ -75,12 +92,19 @@ TEST(BlockCodec, RowSlotsPlaceEveryRowWhereTheGroupLayoutDoes) {
       }
     }
   }
-  for (const uint8_t wrong : {3, 16, 0}) {
+  for (const uint8_t wrong : {3, 16, 0, 255}) {
     const uint8_t bad[2] = {32, wrong};
     int32_t slot[2];
     quant::BlockCounts counts;
     EXPECT_THROW(quant::block_slots(bad, 2, slot, &counts), InvariantError) << int{wrong};
     EXPECT_THROW(quant::BlockLayout(bad, 2, 5), InvariantError) << int{wrong};
+    try {
+      quant::BlockLayout(bad, 2, 5);
+    } catch (const InvariantError& e) {
+      EXPECT_NE(std::string(e.what()).find("at row 1: " + std::to_string(wrong) + " is not"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 
