@@ -48,6 +48,14 @@ constexpr double kTrialCommShare = 0.5;
 // ... and Vanilla's schedule is kept where its epochs were faster by more than this: the goal's
 // tolerance, so that the machine's jitter does not decide.
 constexpr double kTrialMargin = 0.02;
+// A trial decides on the medians of as many of each schedule's latest timed epochs, up to this
+// many: the trial's, over every trial so far, and the policy's own. Epochs of one schedule jitter
+// by 20-30% on a loaded 2-core machine, so that one trial's two epochs against two could keep the
+// slower schedule (2026-11-29: 200k nodes over shared memory, 1.22x Vanilla for the rest of a run).
+constexpr size_t kTrialSamples = 4;
+// A trial that Vanilla lost runs again this many epochs later, and each further one after twice
+// the wait before it: a run of E epochs spends about 3 log2(E / kTrialGap) epochs on trials.
+constexpr int kTrialGap = 16;
 
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
@@ -55,6 +63,21 @@ std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
 
 const std::vector<MessageBits>& plan_bits(const QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
+}
+
+// Appends `latest` to `samples` and keeps the last kTrialSamples.
+void keep_latest(std::vector<double>& samples, const std::vector<double>& latest) {
+  samples.insert(samples.end(), latest.begin(), latest.end());
+  if (samples.size() > kTrialSamples) {
+    samples.erase(samples.begin(), samples.end() - static_cast<std::ptrdiff_t>(kTrialSamples));
+  }
+}
+
+// The median of the last k (> 0) samples.
+double median_of_last(const std::vector<double>& samples, size_t k) {
+  std::vector<double> last(samples.end() - static_cast<std::ptrdiff_t>(k), samples.end());
+  std::sort(last.begin(), last.end());
+  return k % 2 == 1 ? last[k / 2] : (last[k / 2 - 1] + last[k / 2]) / 2;
 }
 
 // Sends one value per message of `dir` (values in send order) along the messages' path and returns
@@ -256,14 +279,14 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       traced = traced || traces.back() != nullptr;
     }
   }
-  if (trial_ == Trial::kNotYet && trial_due(traces)) {
-    trial_ = Trial::kRunning;
+  if (!trial_running_ && !vanilla_schedule_ && epochs_to_trial_ == 0 && trial_due(traces)) {
+    trial_running_ = true;
     saved_full_.clear();
     for (Direction dir : kDirs) {
       for (const MessageBits& b : plan_bits(current_, dir)) saved_full_.push_back(b.full_precision);
     }
   }
-  current_.overlap = !(vanilla_schedule_ || trial_ == Trial::kRunning);
+  current_.overlap = !(vanilla_schedule_ || trial_running_);
   if (!current_.overlap) {
     // Vanilla's schedule: every exchange at full precision, no overlap, nothing to solve.
     for (Direction dir : kDirs) {
@@ -452,36 +475,40 @@ bool AdaptivePolicy::trial_due(const std::vector<const MessageTrace*>& traces) c
 
 void AdaptivePolicy::check_schedule(double epoch_s, bool traced) {
   if (vanilla_schedule_) return;
-  if (trial_ != Trial::kRunning) {
+  if (!trial_running_) {
     // The trial's reference: the policy's own epochs after its first plan from traces (before it,
     // every message at the widest width) that did not solve (a solve's time is not the schedule's).
-    if (solved_once_ && !solving_ && epoch_s > 0) {
-      recent_epochs_s_.push_back(epoch_s);
-      if (recent_epochs_s_.size() > kFullCheckEpochs) {
-        recent_epochs_s_.erase(recent_epochs_s_.begin());
-      }
-    }
+    if (solved_once_ && !solving_ && epoch_s > 0) keep_latest(recent_epochs_s_, {epoch_s});
+    if (epochs_to_trial_ > 0) --epochs_to_trial_;
     check_full_precision(epoch_s, traced);
     return;
   }
   trial_epochs_s_.push_back(epoch_s);
   if (trial_epochs_s_.size() < 1 + kFullCheckEpochs) return;
-  trial_ = Trial::kDone;
-  const double best = *std::min_element(trial_epochs_s_.begin() + 1, trial_epochs_s_.end());
-  const double reference = *std::min_element(recent_epochs_s_.begin(), recent_epochs_s_.end());
-  vanilla_schedule_ = best * (1 + kTrialMargin) < reference;
+  trial_running_ = false;
+  ++trials_;
+  keep_latest(vanilla_epochs_s_,
+              std::vector<double>(trial_epochs_s_.begin() + 1, trial_epochs_s_.end()));
+  trial_epochs_s_.clear();
+  const size_t k = std::min(recent_epochs_s_.size(), vanilla_epochs_s_.size());
+  const double vanilla = median_of_last(vanilla_epochs_s_, k);
+  const double reference = median_of_last(recent_epochs_s_, k);
+  vanilla_schedule_ = vanilla * (1 + kTrialMargin) < reference;
   if (!vanilla_schedule_) {
-    size_t k = 0;
+    size_t at = 0;
     for (Direction dir : kDirs) {
-      for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = saved_full_[k++];
+      for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = saved_full_[at++];
     }
+    epochs_to_trial_ = kTrialGap << std::min(trials_ - 1, 16);
   }
   if (boundary_.rank == 0) {
     spdlog::info(
-        "adaptive: epochs with Vanilla's schedule (full precision, no overlap) took {:.4f} s, "
-        "the adaptive scheme's {:.4f} s: {}",
-        best, reference,
-        vanilla_schedule_ ? "Vanilla's schedule from now on" : "the adaptive scheme stays");
+        "adaptive: trial {} of Vanilla's schedule (full precision, no overlap): its epochs took "
+        "{:.4f} s, the adaptive scheme's {:.4f} s (medians of the last {}): {}",
+        trials_, vanilla, reference, k,
+        vanilla_schedule_
+            ? "Vanilla's schedule from now on"
+            : fmt::format("the adaptive scheme stays, tried again in {} epochs", epochs_to_trial_));
   }
 }
 

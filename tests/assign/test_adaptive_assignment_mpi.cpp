@@ -548,6 +548,40 @@ TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
   }
 }
 
+// A trial that Vanilla's schedule lost runs again kTrialGap (16) epochs later, and decides on the
+// medians of the latest epochs of each schedule: epochs 1-10 as above with the trial's epochs 9-10
+// slow (lost), the adaptive scheme's epochs 11-26, the second trial in 27-29 (27 cold). Where the
+// scheme's latest epochs (23-26) are slow and the second trial's fast, the trial epochs' median
+// (two slow, two fast) beats the scheme's and Vanilla's schedule is kept from epoch 30; where the
+// second trial is slow again, the scheme stays, its next trial 32 epochs away.
+TEST(AdaptiveSeconds, LostTrialRunsAgainAndTheLatestEpochsDecide) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const Graph g = test::small_graph(240, 36);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm, /*overlap=*/true);
+  DistGraph& graph = *owned;
+  const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
+  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  for (const bool second_faster : {true, false}) {
+    AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
+                          assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
+                          /*seed=*/5, /*measured_times=*/true);
+    for (int epoch = 1; epoch <= 32; ++epoch) {
+      const bool slow = epoch == 2 || epoch == 9 || epoch == 10 ||
+                        (second_faster ? epoch >= 23 && epoch <= 26 : epoch == 28 || epoch == 29);
+      const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, slow ? 0.3 : 0.0);
+      const bool trial = (epoch >= 8 && epoch <= 10) || (epoch >= 27 && epoch <= 29);
+      const bool vanilla = trial || (second_faster && epoch >= 30);
+      const std::string what = std::string(second_faster ? "second trial faster" : "slower") +
+                               ", epoch " + std::to_string(epoch);
+      EXPECT_EQ(e.plan.overlap, !vanilla) << what;
+      EXPECT_EQ(e.stats.vanilla_schedule, vanilla) << what;
+      EXPECT_EQ(e.plan.forward[kLayer].full_precision, epoch > 2) << what;
+      EXPECT_FALSE(e.stats.full_precision_given_up) << what;
+    }
+  }
+}
+
 // On a slow link without codec time in the model, full precision (24 bytes a row here against
 // 14 at 8 bits) never pays: objective seconds plans exactly the normalised objective's widths,
 // with the fast solver and with the exact MILP. (A rank alone sends nothing: full precision.)

@@ -137,12 +137,15 @@ class AdaptivePolicy : public BitPolicy {
   // again in this run. Trial of Vanilla's schedule (the same condition): where the overlapped
   // schedule and the codec cost more than the exchanges they hide (tiny graphs, fast links),
   // Vanilla, which overlaps nothing, is faster still. So once the model prices all of Vanilla's
-  // exchanges (full precision, nothing hidden) at most kTrialCommShare of its last two epochs that
-  // ran its plans without solving (and no check of full precision is running, nor has found full
-  // precision slower), 1 + kFullCheckEpochs epochs run Vanilla's schedule (QuantPlan::overlap
-  // false, every exchange at full precision); if the faster of the timed ones beats the faster of
-  // those two epochs by more than kTrialMargin, the rest of the run keeps Vanilla's schedule, else
-  // the plans go on as before. Every plan traces its quantized exchanges.
+  // exchanges (full precision, nothing hidden) at most kTrialCommShare of the faster of its last
+  // epochs that ran its plans without solving (and no check of full precision is running, nor has
+  // found full precision slower), 1 + kFullCheckEpochs epochs run Vanilla's schedule
+  // (QuantPlan::overlap false, every exchange at full precision; the first is cold). If the median
+  // of the latest timed trial epochs (over every trial so far) beats the median of as many of the
+  // policy's latest such epochs (at most kTrialSamples each) by more than kTrialMargin, the rest of
+  // the run keeps Vanilla's schedule; else the plans go on as before and the trial runs again
+  // kTrialGap epochs later, then after twice the previous wait each time. Every plan traces its
+  // quantized exchanges.
   // Background solve (AdaptiveOptions::background_solve, where comm.host_duplicate() gives a
   // communicator for a second thread): after the first solve (inline: until it every message
   // travels at the largest width), the exchanges due are decided here, as above, and their inputs
@@ -274,13 +277,16 @@ class AdaptivePolicy : public BitPolicy {
   std::vector<double> full_epochs_s_;
   bool full_checked_ = false;
   bool full_measured_slower_ = false;
-  // The trial of Vanilla's schedule (plan()): its state, the durations (slowest rank) of the last
-  // kFullCheckEpochs warm epochs under the policy's own plans and of the trial's epochs, the
-  // full-precision choices it suspended, and its outcome.
-  enum class Trial { kNotYet, kRunning, kDone };
-  Trial trial_ = Trial::kNotYet;
-  std::vector<double> recent_epochs_s_, trial_epochs_s_;
+  // The trials of Vanilla's schedule (plan()): whether one is running, the durations (slowest
+  // rank) of the last kTrialSamples warm epochs under the policy's own plans, of as many timed
+  // trial epochs over every trial so far and of the running trial's epochs, the full-precision
+  // choices it suspended, the trials so far, the epochs before the next may start, and the
+  // outcome.
+  bool trial_running_ = false;
+  std::vector<double> recent_epochs_s_, vanilla_epochs_s_, trial_epochs_s_;
   std::vector<bool> saved_full_;
+  int trials_ = 0;
+  int epochs_to_trial_ = 0;
   bool vanilla_schedule_ = false;
   // send_counts_[exchange][peer]: count_widths of the plan's send widths, kept beside them so
   // that finish_epoch's statistics do not walk every message.
