@@ -470,7 +470,11 @@ TEST(AdaptiveSeconds, AFastLinkSendsEveryExchangeAtFullPrecision) {
 // precision is given up
 // for the run: one epoch at the largest width, traced, then solved widths, never full precision
 // again. Where they are no slower, full precision stays. 0.3 s of sleep stands in for the slower
-// epochs, far beyond the epochs' own jitter.
+// epochs, far beyond the epochs' own jitter. Either way Vanilla's schedule is then tried, also
+// after full precision was given up, once two epochs without a solve have timed the plans (6 and
+// 7, or 6 and 8 where 7 solved): three epochs run it at full precision (the first cold); its
+// epochs made slower here, the plans before it come back (quantized where full precision was
+// given up).
 TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
   const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
@@ -483,15 +487,20 @@ TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
     AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
                           assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
                           /*seed=*/5, /*measured_times=*/true);
-    for (int epoch = 1; epoch <= 9; ++epoch) {
-      const bool slow = full_slower ? epoch == 4 || epoch == 5 : epoch == 2;
+    for (int epoch = 1; epoch <= 12; ++epoch) {
+      const int first_trial = full_slower ? 9 : 8;
+      const bool slow = (full_slower ? epoch == 4 || epoch == 5 : epoch == 2) ||
+                        epoch == first_trial + 1 || epoch == first_trial + 2;
       const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, slow ? 0.3 : 0.0);
       const bool full = e.plan.forward[kLayer].full_precision;
       EXPECT_EQ(e.plan.backward[kLayer].full_precision, full) << "epoch " << epoch;
       // Epochs 1-2 traced at the largest width; the model then picks full precision.
-      bool want_full = epoch >= 3 && epoch <= 5;
+      const bool trial = epoch >= first_trial && epoch <= first_trial + 2;
+      bool want_full = (epoch >= 3 && epoch <= 5) || trial;
       if (!full_slower) want_full = epoch > 2;
       EXPECT_EQ(full, want_full) << (full_slower ? "slower" : "faster") << ", epoch " << epoch;
+      EXPECT_EQ(e.plan.overlap, !trial) << "epoch " << epoch;
+      EXPECT_EQ(e.stats.vanilla_schedule, trial) << "epoch " << epoch;
       // Reported from the epoch whose end found it (the last one timed, 5) on.
       EXPECT_EQ(e.stats.full_precision_given_up, full_slower && epoch >= 5) << "epoch " << epoch;
       if (full_slower && epoch == 6) {
