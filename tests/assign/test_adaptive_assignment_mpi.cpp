@@ -430,6 +430,31 @@ PlannedEpoch run_epoch(AdaptivePolicy& policy, DistGraph& graph, int epoch,
   return out;
 }
 
+// The measured checks' setting (objective seconds, measured times) on a link too fast to price:
+// the test graph, the rows of layer kLayer's exchanges, and a fresh policy for each case.
+struct FastLink {
+  FastLink(Communicator& comm, bool overlap)
+      : g(test::small_graph(240, 36)),
+        graph(gcn_graph(g, comm, overlap)),
+        h(owned_rows(graph->part(), 0)),
+        grad(owned_rows(graph->part(), 3)),
+        comm_(comm) {}
+
+  AdaptivePolicy policy() const {
+    const std::vector<assign::LinkCost> fast(comm_.size(), {0.0, 1e-15});
+    return AdaptivePolicy(graph->boundary(), graph->a_halo(), comm_,
+                          assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
+                          /*seed=*/5, /*measured_times=*/true);
+  }
+
+  const Graph g;
+  const std::unique_ptr<DistGraph> graph;
+  const std::vector<float> h, grad;
+
+ private:
+  Communicator& comm_;
+};
+
 // Objective seconds over a link so fast that no width saves the codec's time: after the first
 // epoch (8 bits: it traces the rows and measures the codec), every exchange travels at full
 // precision without a solve: float32 rows, no codec time, counted as full-precision messages.
@@ -478,15 +503,12 @@ TEST(AdaptiveSeconds, AFastLinkSendsEveryExchangeAtFullPrecision) {
 TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
   const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
-  const Graph g = test::small_graph(240, 36);
-  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
-  DistGraph& graph = *owned;
-  const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
-  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  const FastLink c(*comm, /*overlap=*/false);
+  DistGraph& graph = *c.graph;
+  const std::vector<float>& h = c.h;
+  const std::vector<float>& grad = c.grad;
   for (const bool full_slower : {true, false}) {
-    AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
-                          assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
-                          /*seed=*/5, /*measured_times=*/true);
+    AdaptivePolicy policy = c.policy();
     for (int epoch = 1; epoch <= 12; ++epoch) {
       const int first_trial = full_slower ? 9 : 8;
       const bool slow = (full_slower ? epoch == 4 || epoch == 5 : epoch == 2) ||
@@ -526,15 +548,12 @@ TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
 TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
   const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
-  const Graph g = test::small_graph(240, 36);
-  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm, /*overlap=*/true);
-  DistGraph& graph = *owned;
-  const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
-  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  const FastLink c(*comm, /*overlap=*/true);
+  DistGraph& graph = *c.graph;
+  const std::vector<float>& h = c.h;
+  const std::vector<float>& grad = c.grad;
   for (const bool vanilla_faster : {true, false}) {
-    AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
-                          assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
-                          /*seed=*/5, /*measured_times=*/true);
+    AdaptivePolicy policy = c.policy();
     for (int epoch = 1; epoch <= 12; ++epoch) {
       const bool slow =
           epoch == 2 || (vanilla_faster ? epoch == 6 || epoch == 7 : epoch == 9 || epoch == 10);
@@ -566,15 +585,12 @@ TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
 TEST(AdaptiveSeconds, LostTrialRunsAgainAndTheLatestEpochsDecide) {
   const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
-  const Graph g = test::small_graph(240, 36);
-  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm, /*overlap=*/true);
-  DistGraph& graph = *owned;
-  const std::vector<assign::LinkCost> fast(comm->size(), {0.0, 1e-15});
-  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  const FastLink c(*comm, /*overlap=*/true);
+  DistGraph& graph = *c.graph;
+  const std::vector<float>& h = c.h;
+  const std::vector<float>& grad = c.grad;
   for (const bool second_faster : {true, false}) {
-    AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
-                          assign::per_sender_time_model(fast), /*layers=*/2, AdaptiveOptions{},
-                          /*seed=*/5, /*measured_times=*/true);
+    AdaptivePolicy policy = c.policy();
     for (int epoch = 1; epoch <= 32; ++epoch) {
       const bool slow = epoch == 2 || epoch == 9 || epoch == 10 ||
                         (second_faster ? epoch >= 23 && epoch <= 26 : epoch == 28 || epoch == 29);
