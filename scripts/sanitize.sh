@@ -32,7 +32,8 @@ start=$(date +%s)
 mkdir -p "$BUILD"
 # The flags are the preset's (-O0: sanitized code compiles in half the time it takes at -O1, which
 # keeps the CI's run short; the tests run slower, and a few seconds matter less than the build).
-# $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python.
+# $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python; else $ADAQP_VENV's, as in setup.sh.
+ADAQP_PYTHON=${ADAQP_PYTHON:-${ADAQP_VENV:+$ADAQP_VENV/bin/python}}
 cmake -S "$ADAQP_ROOT" --preset sanitize -B "$BUILD" \
   ${ADAQP_PYTHON:+"-DADAQP_PYTHON=$ADAQP_PYTHON"} >"$BUILD/configure.log" 2>&1 ||
   { cat "$BUILD/configure.log"; exit 1; }
