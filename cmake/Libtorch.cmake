@@ -10,7 +10,8 @@ if(NOT TORCH_ROOT)
     COMMAND "${ADAQP_PYTHON}" -c
             "import importlib.util as u; s = u.find_spec('torch'); print(s.submodule_search_locations[0] if s else '')"
     OUTPUT_VARIABLE _torch_root OUTPUT_STRIP_TRAILING_WHITESPACE)
-  set(TORCH_ROOT "${_torch_root}" CACHE PATH "libtorch root (include/ and lib/)")
+  # FORCE: an empty entry left by a configure whose Python had no torch would otherwise stick.
+  set(TORCH_ROOT "${_torch_root}" CACHE PATH "libtorch root (include/ and lib/)" FORCE)
 endif()
 find_path(TORCH_INCLUDE_DIR torch/csrc/api/include/torch/torch.h PATHS "${TORCH_ROOT}/include" NO_DEFAULT_PATH)
 find_library(TORCH_CPU_LIBRARY torch_cpu PATHS "${TORCH_ROOT}/lib" NO_DEFAULT_PATH)
