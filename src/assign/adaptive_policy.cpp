@@ -256,7 +256,6 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   plan_start_s_ = t0;
   stats_.solved = false;
   stats_.background_solve_s = 0;
-  solving_ = false;
   const Boundary& part = boundary_;
   const auto largest = static_cast<uint8_t>(opt_.bit_set.back());
   if (current_.forward.empty()) {
@@ -366,7 +365,6 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       pending_.dirs = std::move(dirs);
       pending_.full_s = std::move(full_s);
       pending_.times = SolveTimes{codec_s_, hidden_s_, per_link_full_ && !full_measured_slower_};
-      solving_ = true;
       // The first solve inline: until it, every message travels at the largest width.
       if (solve_comm_ != nullptr && widths_solved_) {
         // The thread's OpenMP teams as wide as the caller's: a new thread starts from the
@@ -444,7 +442,6 @@ void AdaptivePolicy::adopt_pending(int epoch) {
     send_counts_[at] = std::move(done.counts[i]);
   }
   stats_.solved = true;
-  solving_ = true;
   if (solver_launched_) stats_.background_solve_s = done.seconds;
   solver_launched_ = false;
   widths_solved_ = true;
@@ -479,8 +476,8 @@ void AdaptivePolicy::check_schedule(double epoch_s, bool traced) {
   if (vanilla_schedule_) return;
   if (!trial_running_) {
     // The trial's reference: the policy's own epochs after its first plan from traces (before it,
-    // every message at the widest width) that did not solve (a solve's time is not the schedule's).
-    if (solved_once_ && !solving_ && epoch_s > 0) keep_latest(recent_epochs_s_, {epoch_s});
+    // every message at the widest width), without plan() (finish_epoch).
+    if (solved_once_ && epoch_s > 0) keep_latest(recent_epochs_s_, {epoch_s});
     if (epochs_to_trial_ > 0) --epochs_to_trial_;
     check_full_precision(epoch_s, traced);
     return;
@@ -534,7 +531,10 @@ void AdaptivePolicy::check_full_precision(double epoch_s, bool traced) {
   full_checked_ = true;
   const double best = *std::min_element(full_epochs_s_.begin() + 1, full_epochs_s_.end());
   full_measured_slower_ = best > quantized_epoch_s_ * (1 + kFullCheckMargin);
-  recent_epochs_s_.clear();  // the trial's reference: epochs of what was decided here
+  // The trial's reference: epochs of what was decided here, the timed ones where it is kept.
+  recent_epochs_s_.clear();
+  if (!full_measured_slower_)
+    keep_latest(recent_epochs_s_, {full_epochs_s_.begin() + 1, full_epochs_s_.end()});
   if (boundary_.rank != 0) return;
   if (full_measured_slower_) {
     spdlog::info(
@@ -842,11 +842,15 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   // start plus its hidden time; max() where it did not take part) and the sum of squared ranges
   // of its last trace.
   // Then two entries: this rank's training epoch (from the start of plan(): evaluation, metrics
-  // and checkpoints between epochs are not the exchanges' doing) and whether it traced an exchange.
+  // and checkpoints between epochs are not the exchanges' doing; without plan() itself, whose
+  // solves, one-off or settling with the drift, are not the schedule's cost) and whether it traced
+  // an exchange.
   constexpr size_t kBlocks = 5;
   const size_t per_rank = kBlocks * exchanges + 2;
   std::vector<double> mine(per_rank, 0.0), all(per_rank * world);
-  mine[per_rank - 2] = plan_start_s_ < 0 ? 0.0 : steady_now_s() - plan_start_s_;
+  // stats_.assign_time_s is plan()'s time until this function adds its own.
+  mine[per_rank - 2] =
+      plan_start_s_ < 0 ? 0.0 : steady_now_s() - plan_start_s_ - stats_.assign_time_s;
   double* const own_codec = codec_s_.data() + part.rank * exchanges;
   std::vector<const ExchangeTrace*> traces(exchanges, nullptr);
   std::vector<int64_t> channel_bytes(time_.channels.size());

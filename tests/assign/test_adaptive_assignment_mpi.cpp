@@ -492,12 +492,12 @@ TEST(AdaptiveSeconds, AFastLinkSendsEveryExchangeAtFullPrecision) {
 
 // The measured check: where the epochs with exchanges at full precision (4 and 5 here, after the
 // cold epoch 3) take longer than the last quantized one (epoch 2) by more than the margin, full
-// precision is given up
-// for the run: one epoch at the largest width, traced, then solved widths, never full precision
-// again. Where they are no slower, full precision stays. 0.3 s of sleep stands in for the slower
-// epochs, far beyond the epochs' own jitter. Either way Vanilla's schedule is then tried, also
-// after full precision was given up, once two epochs without a solve have timed the plans (6 and
-// 7, or 6 and 8 where 7 solved): three epochs run it at full precision (the first cold); its
+// precision is given up for the run: one epoch at the largest width, traced, then solved widths,
+// never full precision again. Where they are no slower, full precision stays. 0.3 s of sleep
+// stands in for the slower epochs, far beyond the epochs' own jitter. Either way Vanilla's
+// schedule is then tried, also after full precision was given up, once two epochs have timed the
+// plans decided (the check's 4 and 5 where full precision stays; 6 and 7, the second with its
+// solve, where it was given up): three epochs run it at full precision (the first cold); its
 // epochs made slower here, the plans before it come back (quantized where full precision was
 // given up).
 TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
@@ -510,7 +510,7 @@ TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
   for (const bool full_slower : {true, false}) {
     AdaptivePolicy policy = c.policy();
     for (int epoch = 1; epoch <= 12; ++epoch) {
-      const int first_trial = full_slower ? 9 : 8;
+      const int first_trial = full_slower ? 8 : 6;
       const bool slow = (full_slower ? epoch == 4 || epoch == 5 : epoch == 2) ||
                         epoch == first_trial + 1 || epoch == first_trial + 2;
       const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, slow ? 0.3 : 0.0);
@@ -539,12 +539,12 @@ TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
 }
 
 // The trial of Vanilla's schedule on a fast link: epochs 1-2 traced, 3-5 the check of full
-// precision (kept), 6-7 the trial's reference, 8-10 the trial (Vanilla's schedule: full precision,
-// no overlap; 8 cold). Epoch 2 sleeps 0.3 s, so that the check of full precision keeps it whatever
-// the machine's jitter. Where the trial's timed epochs beat the reference (0.3 s of sleep in
-// epochs 6-7), every epoch from 11 on keeps Vanilla's schedule; where they are slower (the sleep
-// in 9-10), the plans go back to overlapping, at full precision as before. The graph runs the
-// schedule the plan asks for.
+// precision (kept; its timed epochs 4-5 are the trial's reference), 6-8 the trial (Vanilla's
+// schedule: full precision, no overlap; 6 cold). Epoch 2 sleeps longer than any other, so that
+// the check of full precision keeps it whatever the machine's jitter. Where the trial's timed
+// epochs beat the reference (0.3 s of sleep in epochs 4-5), every epoch from 9 on keeps
+// Vanilla's schedule; where they are slower (the sleep in 7-8), the plans go back to overlapping,
+// at full precision as before. The graph runs the schedule the plan asks for.
 TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
   const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
@@ -554,12 +554,12 @@ TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
   const std::vector<float>& grad = c.grad;
   for (const bool vanilla_faster : {true, false}) {
     AdaptivePolicy policy = c.policy();
-    for (int epoch = 1; epoch <= 12; ++epoch) {
-      const bool slow =
-          epoch == 2 || (vanilla_faster ? epoch == 6 || epoch == 7 : epoch == 9 || epoch == 10);
-      const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, slow ? 0.3 : 0.0);
-      const bool trial = epoch >= 8 && epoch <= 10;
-      const bool vanilla = trial || (vanilla_faster && epoch > 10);
+    for (int epoch = 1; epoch <= 10; ++epoch) {
+      const bool slow = vanilla_faster ? epoch == 4 || epoch == 5 : epoch == 7 || epoch == 8;
+      const double extra_s = epoch == 2 ? 0.6 : slow ? 0.3 : 0.0;
+      const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, extra_s);
+      const bool trial = epoch >= 6 && epoch <= 8;
+      const bool vanilla = trial || (vanilla_faster && epoch > 8);
       const std::string what = std::string(vanilla_faster ? "Vanilla faster" : "Vanilla slower") +
                                ", epoch " + std::to_string(epoch);
       EXPECT_EQ(e.plan.overlap, !vanilla) << what;
@@ -577,10 +577,10 @@ TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
 }
 
 // A trial that Vanilla's schedule lost runs again kTrialGap (16) epochs later, and decides on the
-// medians of the latest epochs of each schedule: epochs 1-10 as above with the trial's epochs 9-10
-// slow (lost), the adaptive scheme's epochs 11-26, the second trial in 27-29 (27 cold). Where the
-// scheme's latest epochs (23-26) are slow and the second trial's fast, the trial epochs' median
-// (two slow, two fast) beats the scheme's and Vanilla's schedule is kept from epoch 30; where the
+// medians of the latest epochs of each schedule: epochs 1-8 as above with the trial's epochs 7-8
+// slow (lost), the adaptive scheme's epochs 9-24, the second trial in 25-27 (25 cold). Where the
+// scheme's latest epochs (21-24) are slow and the second trial's fast, the trial epochs' median
+// (two slow, two fast) beats the scheme's and Vanilla's schedule is kept from epoch 28; where the
 // second trial is slow again, the scheme stays, its next trial 32 epochs away.
 TEST(AdaptiveSeconds, LostTrialRunsAgainAndTheLatestEpochsDecide) {
   const auto comm = test::world_comm();
@@ -591,12 +591,12 @@ TEST(AdaptiveSeconds, LostTrialRunsAgainAndTheLatestEpochsDecide) {
   const std::vector<float>& grad = c.grad;
   for (const bool second_faster : {true, false}) {
     AdaptivePolicy policy = c.policy();
-    for (int epoch = 1; epoch <= 32; ++epoch) {
-      const bool slow = epoch == 2 || epoch == 9 || epoch == 10 ||
-                        (second_faster ? epoch >= 23 && epoch <= 26 : epoch == 28 || epoch == 29);
+    for (int epoch = 1; epoch <= 30; ++epoch) {
+      const bool slow = epoch == 2 || epoch == 7 || epoch == 8 ||
+                        (second_faster ? epoch >= 21 && epoch <= 24 : epoch == 26 || epoch == 27);
       const PlannedEpoch e = run_epoch(policy, graph, epoch, h, grad, slow ? 0.3 : 0.0);
-      const bool trial = (epoch >= 8 && epoch <= 10) || (epoch >= 27 && epoch <= 29);
-      const bool vanilla = trial || (second_faster && epoch >= 30);
+      const bool trial = (epoch >= 6 && epoch <= 8) || (epoch >= 25 && epoch <= 27);
+      const bool vanilla = trial || (second_faster && epoch >= 28);
       const std::string what = std::string(second_faster ? "second trial faster" : "slower") +
                                ", epoch " + std::to_string(epoch);
       EXPECT_EQ(e.plan.overlap, !vanilla) << what;

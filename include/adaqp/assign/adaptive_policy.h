@@ -134,15 +134,18 @@ class AdaptivePolicy : public BitPolicy {
   // exchange at full precision, after the first (cold), are timed against the last warm epoch with
   // every exchange quantized (at the largest width, traced: the dearer way to quantize); if the
   // faster of them is slower by more than kFullCheckMargin, no exchange goes to full precision
-  // again in this run. Trial of Vanilla's schedule (the same condition): where the overlapped
-  // schedule and the codec cost more than the exchanges they hide (tiny graphs, fast links),
-  // Vanilla, which overlaps nothing, is faster still. So once the model prices all of Vanilla's
-  // exchanges (full precision, nothing hidden) at most kTrialCommShare of the faster of its last
-  // epochs that ran its plans without solving (and no check of full precision is running, nor has
-  // found full precision slower), 1 + kFullCheckEpochs epochs run Vanilla's schedule
-  // (QuantPlan::overlap false, every exchange at full precision; the first is cold). If the median
-  // of the latest timed trial epochs (over every trial so far) beats the median of as many of the
-  // policy's latest such epochs (at most kTrialSamples each) by more than kTrialMargin, the rest of
+  // again in this run. Every epoch is timed on the slowest rank without plan() (a solve, one-off
+  // or settling with the drift, is not the schedule's cost). Trial of Vanilla's schedule (the
+  // same condition): where the overlapped schedule and the codec cost more than the exchanges they
+  // hide (tiny graphs, fast links), Vanilla, which overlaps nothing, is faster still. So once the
+  // model prices all of Vanilla's exchanges (full precision, nothing hidden) at most
+  // kTrialCommShare of the faster of the policy's latest epochs under its own plans (after its
+  // first plan from traces; after a check of full precision, the check's timed epochs where it kept
+  // full precision, else the epochs since), and no check of full precision is running,
+  // 1 + kFullCheckEpochs epochs run Vanilla's schedule (QuantPlan::overlap false, every exchange
+  // at full precision; the first is cold). If the median of the latest timed trial epochs (over
+  // every trial so far) beats the median of as many of the policy's latest epochs (at most
+  // kTrialSamples each) by more than kTrialMargin, the rest of
   // the run keeps Vanilla's schedule; else the plans go on as before and the trial runs again
   // kTrialGap epochs later, then after twice the previous wait each time. Every plan traces its
   // quantized exchanges.
@@ -270,8 +273,9 @@ class AdaptivePolicy : public BitPolicy {
   std::vector<int> full_since_;
   int traced_epochs_ = 0;  // epochs finished with at least one traced exchange
   // The measured check of full precision (plan()): when the epoch's plan() began, the duration
-  // (slowest rank, plan() to finish_epoch) of the latest warm epoch with every exchange quantized,
-  // those of the first epochs with an exchange at full precision, and the outcome.
+  // (slowest rank, plan() to finish_epoch without plan()) of the latest warm epoch with every
+  // exchange quantized, those of the first epochs with an exchange at full precision, and the
+  // outcome.
   double plan_start_s_ = -1;
   double quantized_epoch_s_ = 0;
   std::vector<double> full_epochs_s_;
@@ -313,7 +317,6 @@ class AdaptivePolicy : public BitPolicy {
   PendingSolve pending_;
   std::unique_ptr<Communicator> solve_comm_;  // background solve; null: inline
   std::thread solver_thread_;
-  bool solving_ = false;          // this epoch launched or adopted a solve (check_schedule)
   bool solver_launched_ = false;  // pending_ is being solved on solver_thread_
   bool widths_solved_ = false;    // a solve has been adopted (later ones may run beside the epoch)
   QuantPlan current_;
