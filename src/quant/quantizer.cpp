@@ -10,6 +10,10 @@
 #include "adaqp/quant/quant_math.h"
 #include "packing.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace adaqp::quant {
 namespace {
 
@@ -99,22 +103,67 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
   return true;
 }
 
+// Code e of a packed row: the codes are the consecutive B-bit fields of the row's bytes read as one
+// little-endian bit stream.
 template <int B>
-void dequantize_row(const uint8_t* packed, const uint8_t* meta, int64_t d, uint8_t* codes,
-                    float* dst) {
-  detail::unpack_row<B>(packed, d, codes);
-  float m = 0.0f, s = 0.0f;
-  load_meta(meta, m, s);
-  for (int64_t e = 0; e < d; ++e) dst[e] = dequant_value(m, s, codes[e]);
+uint32_t code_at(const uint8_t* packed, int64_t e) {
+  return (uint32_t{packed[e * B / 8]} >> (e * B % 8)) & ((1u << B) - 1u);
 }
 
-template <int B>
-void dequantize_row_add(const uint8_t* packed, const uint8_t* meta, int64_t d, uint8_t* codes,
-                        float* dst) {
-  detail::unpack_row<B>(packed, d, codes);
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ADAQP_DEQUANTIZE_AVX2 1
+// The values of the row's first 8 * (d / 8) codes, 8 codes (B bytes) a vector: fields shifted out
+// of a broadcast word (vpsrlvd), or bytes widened at 8 bits. gcc's own vectorisation of the unpack
+// failed at 2 bits (4-way interleaved stores: 30-50% of memcpy, against 90-170% at 4 and 8 bits).
+// The same IEEE operations in the same order as dequant_value: the values are bit for bit the
+// scalar loop's. Returns the elements done.
+template <int B, bool Add>
+__attribute__((target("avx2"))) int64_t dequantize_avx2(const uint8_t* packed, int64_t d, float m,
+                                                        float s, float* dst) {
+  const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(s);
+  const __m256i shifts = _mm256_setr_epi32(0, B, 2 * B, 3 * B, 4 * B, 5 * B, 6 * B, 7 * B);
+  const __m256i mask = _mm256_set1_epi32((1 << B) - 1);
+  const int64_t groups = d / 8;
+  for (int64_t g = 0; g < groups; ++g) {
+    __m256i q;
+    if constexpr (B == 8) {
+      uint64_t bytes;
+      std::memcpy(&bytes, packed + 8 * g, sizeof(bytes));
+      q = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(bytes)));
+    } else {
+      uint32_t w = 0;
+      std::memcpy(&w, packed + B * g, B);
+      q = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(w)), shifts), mask);
+    }
+    __m256 v = _mm256_add_ps(vm, _mm256_mul_ps(vs, _mm256_cvtepi32_ps(q)));
+    if constexpr (Add) v = _mm256_add_ps(_mm256_loadu_ps(dst + 8 * g), v);
+    _mm256_storeu_ps(dst + 8 * g, v);
+  }
+  return 8 * groups;
+}
+
+bool has_avx2() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return yes;
+}
+#endif
+
+// Dequantizes one row (adds its values to dst when Add): m + s*q, unpacked on the way.
+template <int B, bool Add>
+void dequantize_row(const uint8_t* packed, const uint8_t* meta, int64_t d, float* dst) {
   float m = 0.0f, s = 0.0f;
   load_meta(meta, m, s);
-  for (int64_t e = 0; e < d; ++e) dst[e] = qadd(dst[e], dequant_value(m, s, codes[e]));
+  int64_t e = 0;
+#if ADAQP_DEQUANTIZE_AVX2
+  if (has_avx2()) e = dequantize_avx2<B, Add>(packed, d, m, s, dst);
+#endif
+  for (; e < d; ++e) {
+    const float v = dequant_value(m, s, code_at<B>(packed, e));
+    dst[e] = Add ? qadd(dst[e], v) : v;
+  }
 }
 
 void check_shape(int64_t d, int64_t n, int bits) {
@@ -183,13 +232,9 @@ void dequantize_rows(const uint8_t* packed, const uint8_t* meta, int64_t n, int6
   const int64_t row_bytes = packed_row_bytes(d, bits);
   dispatch_bits(bits, [&](auto b) {
     constexpr int B = decltype(b)::value;
-#pragma omp parallel if (n * d > kParallelElements)
-    {
-      std::vector<uint8_t> codes(d);
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < n; ++i)
-        dequantize_row<B>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d, codes.data(),
-                          dst + i * d);
+#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) {
+      dequantize_row<B, false>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d, dst + i * d);
     }
   });
 }
@@ -200,12 +245,9 @@ void dequantize_scatter_add(const uint8_t* packed, const uint8_t* meta, int64_t 
   const int64_t row_bytes = packed_row_bytes(d, bits);
   dispatch_bits(bits, [&](auto b) {
     constexpr int B = decltype(b)::value;
-#pragma omp parallel if (n * d > kParallelElements)
-    {
-      std::vector<uint8_t> codes(d);
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < n; ++i)
-        dequantize_row_add<B>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d, codes.data(),
+#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
+    for (int64_t i = 0; i < n; ++i) {
+      dequantize_row<B, true>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d,
                               dst + row_index[i] * d);
     }
   });

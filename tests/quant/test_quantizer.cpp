@@ -142,6 +142,28 @@ TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
   }
 }
 
+// Dequantizing reads the codes straight from the packed words: every value is m + s*code (the
+// documented formula, dequant_value) of the code the bytewise unpack finds, for every width and
+// every d up to 80 (whole 32-bit words of codes and every tail after them).
+TEST(QuantDequantize, ValuesAreTheFormulaOfTheUnpackedCodes) {
+  const QuantKey key{12, 3, 1, RngStream::kQuantForward};
+  for (int bits : kBitWidths) {
+    for (int64_t d = 1; d <= 80; ++d) {
+      const int64_t n = 3;
+      const std::vector<float> src = random_rows(n, d, -3.0f, 2.0f, 300 + d);
+      const Quantized q = quantize(src, d, nullptr, iota_ids(n, 7), bits, key);
+      const std::vector<float> out = dequantize(q, n, d, bits);
+      for (int64_t i = 0; i < n; ++i) {
+        const std::vector<uint8_t> codes = codes_of_row(q, i, d, bits);
+        for (int64_t e = 0; e < d; ++e) {
+          ASSERT_EQ(out[i * d + e], dequant_value(q.meta[2 * i], q.meta[2 * i + 1], codes[e]))
+              << "b=" << bits << " d=" << d << " row " << i << " e=" << e;
+        }
+      }
+    }
+  }
+}
+
 // Values on the grid m + k*s (s a power of two) come back exactly: (x - m)/s is an integer.
 TEST(QuantFormula, GridValuesRoundTripExactly) {
   const QuantKey key{3, 1, 0, RngStream::kQuantForward};
