@@ -1,5 +1,6 @@
 """Summarises benchmarks/links' runs.jsonl: per (rate, model, W, mode) the median epoch of the
-rounds with their minimum and maximum, and each mode's median over Vanilla's; writes summary.json
+rounds with their minimum and maximum, each mode's median over Vanilla's, and the median (with
+minimum and maximum) of each round's ratio to that round's Vanilla run; writes summary.json
 and summary.md beside the runs, prints the table, and plots AdaQP / Vanilla against the link rate
 (adaqp_vs_vanilla.png, gnuplot, when it is installed).
 
@@ -73,6 +74,18 @@ def main():
     for r in rows:
         v = base.get((r["rate"], r["model"], r["workers"]))
         r["vs_vanilla"] = r["median_epoch_s"] / v["median_epoch_s"] if v else None
+    # Each round runs every mode of a cell back to back: the ratio to the same round's Vanilla
+    # cancels what drifts between rounds (on a shared 2-core machine the rounds' medians spread by
+    # 20-30%, more than the modes differ).
+    vanilla_runs = {(r["round"], r["rate"], r["model"], r["workers"]): r["epoch_s"]
+                    for r in runs if r["mode"] == "vanilla"}
+    for r in rows:
+        paired = [x["epoch_s"] / vanilla_runs[k] for x in groups[
+            (r["rate"], r["model"], r["workers"], r["mode"])]
+            for k in [(x["round"], x["rate"], x["model"], x["workers"])] if k in vanilla_runs]
+        r["paired_vs_vanilla"] = statistics.median(paired) if paired else None
+        r["paired_min"] = min(paired) if paired else None
+        r["paired_max"] = max(paired) if paired else None
     modes = [m for m in TITLES if any(r["mode"] == m for r in rows)]
     head = ["link", "model", "W"] + ["%s s (min-max)" % TITLES[m] for m in modes] + \
         ["%s / Vanilla" % TITLES[m] for m in modes if m != "vanilla"]
@@ -93,6 +106,10 @@ def main():
             r = by.get((rate, model, w, m))
             cells.append("%.2f" % r["vs_vanilla"] if r and r["vs_vanilla"] else "")
         lines.append("| " + " | ".join(cells) + " |")
+    lines += mode_table(rows, lambda r: r["mode"] != "vanilla" and r["paired_vs_vanilla"],
+                        ["median of the rounds' ratios to their own Vanilla run (min-max)"],
+                        lambda r: ["%.2f (%.2f-%.2f)" % (r["paired_vs_vanilla"], r["paired_min"],
+                                                         r["paired_max"])])
     # The width scheme's time on the epoch's thread (assign_time_s): all of the solve inline, the
     # copy of its inputs and the wait for the solve with the background solve; and the statistics
     # after the epoch (since 746fa04).
