@@ -12,12 +12,23 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#define ADAQP_CODEC_AVX2 1
 #endif
 
 namespace adaqp::quant {
 namespace {
 
 using detail::dispatch_bits;
+
+#if ADAQP_CODEC_AVX2
+bool has_avx2() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return yes;
+}
+#endif
 
 // Below this many elements a call runs on the calling thread only.
 constexpr int64_t kParallelElements = 1 << 16;
@@ -58,19 +69,71 @@ ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float
   return special == 0;
 }
 
-// The codes of a row with step s > 0 (the hot loop: Philox and rounding). Every clone gives the
-// same results: integer arithmetic and single IEEE float operations, never contracted
-// (-ffp-contract=off).
-ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t d, float m, float s, uint64_t gid,
-                                          const QuantKey& key, uint32_t* words, uint16_t* halves,
+// The codes of elements [first, d) of a row with step s > 0, from the row's Philox words. Every
+// clone gives the same results: integer arithmetic and single IEEE float operations, never
+// contracted (-ffp-contract=off).
+ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t first, int64_t d, float m,
+                                          float s, const uint32_t* words, uint16_t* halves,
                                           uint8_t* codes) {
-  philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, random_blocks(d), words);
   // Element e's bits (quant_random_bits) are half e of the words read as 16-bit halves, low first.
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "halves are read low half first");
-  std::memcpy(halves, words, sizeof(uint16_t) * static_cast<size_t>(d));
-  for (int64_t e = 0; e < d; ++e)
+  const size_t skipped = sizeof(uint16_t) * static_cast<size_t>(first);
+  std::memcpy(reinterpret_cast<char*>(halves) + skipped,
+              reinterpret_cast<const char*>(words) + skipped,
+              sizeof(uint16_t) * static_cast<size_t>(d) - skipped);
+  for (int64_t e = first; e < d; ++e)
     codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, halves[e]));
 }
+
+#if ADAQP_CODEC_AVX2
+// The packed codes of the row's first 32 * (d / 32) elements, 32 a step: quant_code's operations
+// in its order on 8 lanes (so the codes are the scalar loop's, bit for bit), the 32 codes narrowed
+// to bytes in element order, then for B < 8 joined into B-bit fields (vpmaddubsw / vpmaddwd: q0 +
+// 2^B q1 ...) and stored. Returns the elements done.
+template <int B>
+__attribute__((target("avx2"))) int64_t packed_codes_avx2(const float* x, int64_t d, float m,
+                                                          float s, const uint32_t* words,
+                                                          uint8_t* out) {
+  const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(s);
+  const __m256 unit = _mm256_set1_ps(1.0f / 65536.0f);
+  const __m256i element_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const int64_t groups = d / 32;
+  for (int64_t g = 0; g < groups; ++g) {
+    __m256i q[4];
+    for (int k = 0; k < 4; ++k) {
+      const int64_t e = 32 * g + 8 * k;
+      const __m256 t = _mm256_div_ps(_mm256_sub_ps(_mm256_loadu_ps(x + e), vm), vs);
+      const __m256i whole = _mm256_cvttps_epi32(t);
+      const __m256 frac = _mm256_sub_ps(t, _mm256_cvtepi32_ps(whole));
+      const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(words + e / 2));
+      const __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(halves)), unit);
+      // The comparison's all-ones lanes are -1: subtracting them adds the rounding's 1.
+      q[k] = _mm256_sub_epi32(whole, _mm256_castps_si256(_mm256_cmp_ps(u, frac, _CMP_LT_OQ)));
+    }
+    // Bytes of the 32 codes; the in-lane packs leave dword i of code vector k at dword 2i + k.
+    const __m256i bytes = _mm256_permutevar8x32_epi32(
+        _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3])),
+        element_order);
+    if constexpr (B == 8) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * g), bytes);
+    } else if constexpr (B == 4) {
+      const __m256i pairs = _mm256_maddubs_epi16(bytes, _mm256_set1_epi16(0x1001));
+      const __m256i narrow = _mm256_permute4x64_epi64(_mm256_packus_epi16(pairs, pairs), 0x08);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * g), _mm256_castsi256_si128(narrow));
+    } else {
+      const __m256i pairs = _mm256_maddubs_epi16(bytes, _mm256_set1_epi16(0x0401));
+      const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x00100001));
+      const __m256i low_bytes = _mm256_shuffle_epi8(
+          quads, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4,
+                                  8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+      const __m256i narrow =
+          _mm256_permutevar8x32_epi32(low_bytes, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 8 * g), _mm256_castsi256_si128(narrow));
+    }
+  }
+  return 32 * groups;
+}
+#endif
 
 // The metadata of a row as bytes: a block's pieces start anywhere, so no float alignment.
 void store_meta(float m, float s, uint8_t* meta) {
@@ -96,10 +159,18 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
   uint8_t* codes = scratch.codes.data();
   if (p.s == 0.0f) {
     std::fill(codes, codes + d, uint8_t{0});
-  } else {
-    stochastic_codes(x, d, p.m, p.s, gid, key, scratch.words.data(), scratch.halves.data(), codes);
+    detail::pack_row<B>(codes, d, out);
+    return true;
   }
-  detail::pack_row<B>(codes, d, out);
+  uint32_t* words = scratch.words.data();
+  philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, random_blocks(d), words);
+  int64_t done = 0;
+#if ADAQP_CODEC_AVX2
+  if (has_avx2()) done = packed_codes_avx2<B>(x, d, p.m, p.s, words, out);
+#endif
+  // The rest starts on a byte (32 * B bits a step): its codes are packed on their own.
+  stochastic_codes(x, done, d, p.m, p.s, words, scratch.halves.data(), codes);
+  detail::pack_row<B>(codes + done, d - done, out + done * B / 8);
   return true;
 }
 
@@ -110,8 +181,7 @@ uint32_t code_at(const uint8_t* packed, int64_t e) {
   return (uint32_t{packed[e * B / 8]} >> (e * B % 8)) & ((1u << B) - 1u);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define ADAQP_DEQUANTIZE_AVX2 1
+#if ADAQP_CODEC_AVX2
 // The values of the row's first 8 * (d / 8) codes, 8 codes (B bytes) a vector: fields shifted out
 // of a broadcast word (vpsrlvd), or bytes widened at 8 bits. gcc's own vectorisation of the unpack
 // failed at 2 bits (4-way interleaved stores: 30-50% of memcpy, against 90-170% at 4 and 8 bits).
@@ -142,13 +212,6 @@ __attribute__((target("avx2"))) int64_t dequantize_avx2(const uint8_t* packed, i
   return 8 * groups;
 }
 
-bool has_avx2() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return yes;
-}
 #endif
 
 // Dequantizes one row (adds its values to dst when Add): m + s*q, unpacked on the way.
@@ -157,7 +220,7 @@ void dequantize_row(const uint8_t* packed, const uint8_t* meta, int64_t d, float
   float m = 0.0f, s = 0.0f;
   load_meta(meta, m, s);
   int64_t e = 0;
-#if ADAQP_DEQUANTIZE_AVX2
+#if ADAQP_CODEC_AVX2
   if (has_avx2()) e = dequantize_avx2<B, Add>(packed, d, m, s, dst);
 #endif
   for (; e < d; ++e) {

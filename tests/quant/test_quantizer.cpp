@@ -104,7 +104,7 @@ TEST(QuantPacking, RoundTripsEveryWidthAndLength) {
 TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
   const QuantKey key{0x5eed5eed12345678ull, 17, 2, RngStream::kQuantBackward};
   for (int bits : kBitWidths) {
-    for (int64_t d : {1, 3, 4, 7, 64, 255, 257}) {
+    for (int64_t d : {1, 3, 4, 7, 31, 32, 33, 64, 255, 257}) {
       const int64_t n = 5;
       const std::vector<float> src = random_rows(n + 3, d, -2.5f, 4.0f, 100 + d);
       const std::vector<int64_t> index = {7, 0, 3, 3, 5};
