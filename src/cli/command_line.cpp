@@ -11,6 +11,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/config.h"
+#include "adaqp/model/host_block_cache.h"
 #include "commands.h"
 
 namespace adaqp::cli {
@@ -23,8 +24,9 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
   setenv("THP_MEM_ALLOC_ENABLE", "1", /*overwrite=*/0);
   // The same tensors are freed and allocated again every epoch. glibc's adaptive thresholds hand
   // such blocks back to the kernel and fault them in zeroed again (a sixth of a Cora epoch);
-  // fixed thresholds keep blocks up to 32 MiB, and up to 256 MiB of free heap, for reuse.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  // fixed thresholds keep blocks below 32 MiB, and up to 256 MiB of free heap, for reuse. Larger
+  // tensors are reused by the host block cache (model/host_block_cache.h).
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(HostBlockCache::kMinBytes));
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   CLI::App app{"adaqp " ADAQP_VERSION
                ": distributed full-graph GNN training with adaptive message quantization"};

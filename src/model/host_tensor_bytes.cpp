@@ -2,11 +2,14 @@
 
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/alignment.h>
+#include <c10/util/Exception.h>
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
+
+#include "adaqp/model/host_block_cache.h"
 
 namespace adaqp {
 
@@ -22,19 +25,21 @@ void add(int64_t n) {
   }
 }
 
-// Wraps libtorch's CPU allocator. Each block carries its size in a header of one alignment unit in
-// front of the data, so the data stays aligned, the data pointer stays its own context (as
-// raw_allocate and libtorch's simple data pointers require) and a free needs no lookup.
+// Wraps libtorch's CPU allocator, through a cache of large blocks (model/host_block_cache.h). Each
+// block carries its size in a header of one alignment unit in front of the data, so the data stays
+// aligned, the data pointer stays its own context (as raw_allocate and libtorch's simple data
+// pointers require) and a free needs no lookup.
 class CountingAllocator final : public c10::Allocator {
  public:
-  explicit CountingAllocator(c10::Allocator* base) : base_(base), base_free_(base->raw_deleter()) {
+  explicit CountingAllocator(c10::Allocator* base)
+      : base_(base), base_free_(base->raw_deleter()), cache_(base_free_) {
     if (base_free_ == nullptr)
       throw std::logic_error("libtorch's CPU allocator has no raw deleter to count frees with");
   }
 
   c10::DataPtr allocate(size_t n) override {
     if (n == 0) return base_->allocate(0);
-    auto* block = static_cast<char*>(base_->raw_allocate(n + kHeader));
+    char* block = new_block(HostBlockCache::block_bytes(n + kHeader));
     *reinterpret_cast<size_t*>(block) = n;
     add(static_cast<int64_t>(n));
     void* data = block + kHeader;
@@ -44,6 +49,8 @@ class CountingAllocator final : public c10::Allocator {
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
   static CountingAllocator* instance();
+
+  HostBlockCache& cache() { return cache_; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     base_->copy_data(dest, src, count);
@@ -55,13 +62,27 @@ class CountingAllocator final : public c10::Allocator {
   static void release(void* data) {
     if (data == nullptr) return;
     char* block = static_cast<char*>(data) - kHeader;
-    g_bytes.fetch_sub(static_cast<int64_t>(*reinterpret_cast<size_t*>(block)),
-                      std::memory_order_relaxed);
-    instance()->base_free_(block);
+    const size_t n = *reinterpret_cast<size_t*>(block);
+    g_bytes.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+    instance()->cache_.keep(block, HostBlockCache::block_bytes(n + kHeader));
+  }
+
+  // A kept block, else a new one; where that fails, the kept blocks are freed and it is tried once
+  // more, so the cache never makes an allocation fail.
+  char* new_block(size_t bytes) {
+    if (void* kept = cache_.take(bytes)) return static_cast<char*>(kept);
+    cache_.make_room(bytes, g_bytes.load(std::memory_order_relaxed));
+    try {
+      return static_cast<char*>(base_->raw_allocate(bytes));
+    } catch (const c10::Error&) {
+      cache_.clear();
+      return static_cast<char*>(base_->raw_allocate(bytes));
+    }
   }
 
   c10::Allocator* base_;
   c10::DeleterFnPtr base_free_;
+  HostBlockCache cache_;
 };
 
 CountingAllocator* CountingAllocator::instance() {
@@ -84,6 +105,14 @@ int64_t host_tensor_bytes() {
 
 int64_t host_tensor_peak_bytes() {
   return g_peak.load(std::memory_order_relaxed);
+}
+
+void trim_host_blocks() {
+  CountingAllocator::instance()->cache().trim();
+}
+
+int64_t idle_host_block_bytes() {
+  return static_cast<int64_t>(CountingAllocator::instance()->cache().idle_bytes());
 }
 
 void reset_host_tensor_peak() {

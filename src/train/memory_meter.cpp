@@ -25,6 +25,9 @@ MemoryMeter::MemoryMeter(const Device& device) : device_(device) {
 }
 
 void MemoryMeter::start() {
+  // Kept blocks that a whole interval did not reuse go before the peak is reset: what stays idle
+  // into this interval is the last one's turnover, which an epoch like it takes again.
+  trim_host_blocks();
   resets_ = reset_peak_rss() && resets_;
   reset_host_tensor_peak();
   reset_device_peak(device_);

@@ -9,8 +9,14 @@
 namespace adaqp {
 
 // Makes libtorch's CPU allocator count what it allocates from now on (once per process; later
-// calls do nothing). Tensors allocated before are not counted, also when they are freed.
+// calls do nothing), and keep its large freed blocks for reuse (model/host_block_cache.h). Tensors
+// allocated before are not counted, also when they are freed.
 void count_host_tensor_bytes();
+
+// Frees the large blocks kept since before the previous call and not reused since.
+void trim_host_blocks();
+// Bytes in large blocks kept for reuse now.
+int64_t idle_host_block_bytes();
 
 // Bytes in counted host tensors now, and their peak since the last reset; 0 before counting.
 int64_t host_tensor_bytes();

@@ -32,7 +32,8 @@ using PhasePeaks = std::array<MemoryPeak, kPhases>;
 // Every phase's wall time in seconds, in Phase order.
 using PhaseSeconds = std::array<double, kPhases>;
 
-// Measures one interval at a time: start() resets the peaks, peak() reads them. The first meter
+// Measures one interval at a time: start() frees the large host blocks kept but not reused over an
+// interval (trim_host_blocks) and resets the peaks, peak() reads them. The first meter
 // of a process starts counting host tensors (count_host_tensor_bytes).
 class MemoryMeter {
  public:

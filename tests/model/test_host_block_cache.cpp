@@ -1,0 +1,131 @@
+// The cache of large host blocks (model/host_block_cache.h): a freed block of at least kMinBytes is
+// kept and handed to the next request of its rounded size, smaller ones are freed at once, a new
+// block is made only once the oldest kept ones leave room under the bound, and a kept block
+// outlives one trim but not two unless it is taken again in between. Through libtorch, a tensor
+// freed and allocated again gets the same memory and the counts stay exact. Blocks are malloc'd and
+// never written: only their addresses are used.
+#include "adaqp/model/host_block_cache.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "adaqp/model/host_tensor_bytes.h"
+
+namespace adaqp {
+namespace {
+
+constexpr size_t kMin = HostBlockCache::kMinBytes;
+constexpr size_t kMiB = size_t{1} << 20;
+
+// Blocks freed for good by the cache under test, in order.
+std::vector<void*> g_released;
+
+void record_release(void* data) {
+  g_released.push_back(data);
+  std::free(data);
+}
+
+bool released(void* data) {
+  return std::find(g_released.begin(), g_released.end(), data) != g_released.end();
+}
+
+TEST(HostBlockCache, RoundsLargeRequestsUpToWholeMiB) {
+  EXPECT_EQ(HostBlockCache::block_bytes(100), 100u);
+  EXPECT_EQ(HostBlockCache::block_bytes(kMin - 1), kMin - 1);
+  EXPECT_EQ(HostBlockCache::block_bytes(kMin), kMin);
+  EXPECT_EQ(HostBlockCache::block_bytes(kMin + 1), kMin + kMiB);
+  EXPECT_EQ(HostBlockCache::block_bytes(kMin + 5 * kMiB), kMin + 5 * kMiB);
+}
+
+TEST(HostBlockCache, KeepsLargeBlocksForTheirSizeOnly) {
+  g_released.clear();
+  HostBlockCache cache(&record_release);
+  void* small = std::malloc(kMin - 1);
+  cache.keep(small, kMin - 1);
+  EXPECT_EQ(g_released, std::vector<void*>{small}) << "a block below kMinBytes is freed at once";
+  void* a = std::malloc(kMin);
+  void* b = std::malloc(kMin);
+  void* c = std::malloc(kMin + kMiB);
+  cache.keep(a, kMin);
+  cache.keep(b, kMin);
+  cache.keep(c, kMin + kMiB);
+  EXPECT_EQ(cache.idle_bytes(), 3 * kMin + kMiB);
+  EXPECT_EQ(cache.take(kMin + 2 * kMiB), nullptr);
+  EXPECT_EQ(cache.take(kMin), b) << "the most recently kept block of the size first";
+  EXPECT_EQ(cache.take(kMin), a);
+  EXPECT_EQ(cache.take(kMin), nullptr);
+  EXPECT_EQ(cache.idle_bytes(), kMin + kMiB);
+  cache.clear();
+  EXPECT_TRUE(released(c));
+  EXPECT_EQ(cache.idle_bytes(), 0u);
+  std::free(a);
+  std::free(b);
+}
+
+TEST(HostBlockCache, NewBlocksStayWithinTheLivePeakAndOneSixteenth) {
+  g_released.clear();
+  HostBlockCache cache(&record_release);
+  cache.make_room(16 * kMin, 0);  // the most live bytes seen: 16 blocks
+  void* old_block = std::malloc(kMin);
+  void* new_block = std::malloc(kMin);
+  cache.keep(old_block, kMin);
+  cache.keep(new_block, kMin);
+  // 15 blocks live and 2 kept: one more is 18 > 17, so the oldest kept one goes.
+  cache.make_room(kMin, static_cast<int64_t>(15 * kMin));
+  EXPECT_EQ(g_released, std::vector<void*>{old_block});
+  EXPECT_EQ(cache.idle_bytes(), kMin);
+  // 14 live, 1 kept: one more is 16 <= 17, nothing goes.
+  cache.make_room(kMin, static_cast<int64_t>(14 * kMin));
+  EXPECT_EQ(g_released.size(), 1u);
+  // A live set beyond the peak raises it: 40 live, 1 kept, one more is 42 <= 41 * 17 / 16.
+  cache.make_room(kMin, static_cast<int64_t>(40 * kMin));
+  EXPECT_EQ(g_released.size(), 1u);
+  EXPECT_EQ(cache.take(kMin), new_block);
+  std::free(new_block);
+}
+
+TEST(HostBlockCache, TrimFreesWhatAWholeIntervalDidNotReuse) {
+  g_released.clear();
+  HostBlockCache cache(&record_release);
+  void* stale = std::malloc(kMin);
+  void* reused = std::malloc(kMin + kMiB);
+  cache.keep(stale, kMin);
+  cache.keep(reused, kMin + kMiB);
+  cache.trim();  // both were kept in the interval just ended: they stay
+  EXPECT_TRUE(g_released.empty());
+  EXPECT_EQ(cache.take(kMin + kMiB), reused);
+  cache.keep(reused, kMin + kMiB);  // taken and kept again within this interval
+  cache.trim();
+  EXPECT_EQ(g_released, std::vector<void*>{stale});
+  EXPECT_EQ(cache.idle_bytes(), kMin + kMiB);
+  cache.trim();
+  EXPECT_TRUE(released(reused));
+  EXPECT_EQ(cache.idle_bytes(), 0u);
+}
+
+TEST(HostBlockCache, TensorsOfTheSameSizeReuseTheirMemory) {
+  count_host_tensor_bytes();
+  trim_host_blocks();
+  trim_host_blocks();  // nothing kept from other tests
+  const int64_t before = host_tensor_bytes();
+  const auto bytes = static_cast<int64_t>(kMin);
+  void* first = nullptr;
+  {
+    at::Tensor t = at::ones({bytes / 4}, at::kFloat);
+    first = t.data_ptr();
+    EXPECT_EQ(host_tensor_bytes(), before + bytes);
+  }
+  EXPECT_EQ(host_tensor_bytes(), before);
+  EXPECT_GE(idle_host_block_bytes(), bytes);
+  at::Tensor again = at::zeros({bytes / 4}, at::kFloat);
+  EXPECT_EQ(again.data_ptr(), first);
+  EXPECT_EQ(again.sum().item<float>(), 0.0f) << "a reused block is written like a new one";
+  EXPECT_EQ(host_tensor_bytes(), before + bytes);
+}
+
+}  // namespace
+}  // namespace adaqp
