@@ -26,6 +26,7 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
   // such blocks back to the kernel and fault them in zeroed again (a sixth of a Cora epoch);
   // fixed thresholds keep blocks below 32 MiB, and up to 256 MiB of free heap, for reuse. Larger
   // tensors are reused by the host block cache (model/host_block_cache.h).
+  static_assert(HostBlockCache::kMinBytes <= size_t{32} << 20, "glibc's largest mmap threshold");
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(HostBlockCache::kMinBytes));
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   CLI::App app{"adaqp " ADAQP_VERSION

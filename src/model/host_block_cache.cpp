@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <new>
 
 namespace adaqp {
 
@@ -50,7 +51,12 @@ void HostBlockCache::keep(void* data, size_t block) {
     return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  kept_.push_back({data, block, generation_});
+  try {
+    kept_.push_back({data, block, generation_});
+  } catch (const std::bad_alloc&) {
+    release_(data);  // a tensor's deleter must not throw
+    return;
+  }
   idle_ += block;
 }
 

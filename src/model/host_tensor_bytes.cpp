@@ -111,6 +111,10 @@ void trim_host_blocks() {
   CountingAllocator::instance()->cache().trim();
 }
 
+void release_host_blocks() {
+  CountingAllocator::instance()->cache().clear();
+}
+
 int64_t idle_host_block_bytes() {
   return static_cast<int64_t>(CountingAllocator::instance()->cache().idle_bytes());
 }

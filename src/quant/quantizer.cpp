@@ -110,7 +110,8 @@ __attribute__((target("avx2"))) int64_t packed_codes_avx2(const float* x, int64_
       // The comparison's all-ones lanes are -1: subtracting them adds the rounding's 1.
       q[k] = _mm256_sub_epi32(whole, _mm256_castps_si256(_mm256_cmp_ps(u, frac, _CMP_LT_OQ)));
     }
-    // Bytes of the 32 codes; the in-lane packs leave dword i of code vector k at dword 2i + k.
+    // Bytes of the 32 codes; the in-lane packs leave the codes 4i..4i+3 of vector k at dword
+    // 4i + k.
     const __m256i bytes = _mm256_permutevar8x32_epi32(
         _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3])),
         element_order);

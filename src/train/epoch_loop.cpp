@@ -19,6 +19,7 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/model/host_tensor_bytes.h"
 #include "adaqp/model/sparse_features.h"
 #include "adaqp/quant/widths.h"
 #include "adaqp/train/finite_check.h"
@@ -396,6 +397,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
                        {epoch, have_best, summary.best_val_acc, summary.test_acc_at_best_val});
     }
   }
+  release_host_blocks();  // no epoch follows to take the blocks kept for reuse
   summarize(totals, adaptive, summary);
   static_assert(std::is_trivially_copyable<PhasePeaks>::value, "PhasePeaks is sent as bytes");
   PhasePeaks mine_memory = opt.memory;

@@ -11,6 +11,9 @@
 //   block included) plus 1/16;
 // - trim(), at the start of every measured interval (each phase and each epoch), frees the blocks
 //   kept before the previous trim and not taken since.
+// After the last epoch the trainer frees every kept block (clear()).
+// With THP_MEM_ALLOC_ENABLE (set by the CLI) libtorch aligns blocks of 2 MiB and more to 2 MiB, so
+// glibc maps requests just below kMinBytes afresh too; those are not kept (a cost in time only).
 #pragma once
 
 #include <cstddef>

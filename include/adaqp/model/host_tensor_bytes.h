@@ -15,6 +15,8 @@ void count_host_tensor_bytes();
 
 // Frees the large blocks kept since before the previous call and not reused since.
 void trim_host_blocks();
+// Frees every large block kept for reuse (once no epoch follows to take them).
+void release_host_blocks();
 // Bytes in large blocks kept for reuse now.
 int64_t idle_host_block_bytes();
 
