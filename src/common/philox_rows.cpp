@@ -1,8 +1,9 @@
 #include "adaqp/common/philox_rows.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#include "adaqp/common/cpu_features.h"
+
+#if ADAQP_X86_PATHS
 #include <immintrin.h>
-#define ADAQP_PHILOX_X86 1
 #endif
 
 namespace adaqp {
@@ -17,7 +18,7 @@ void batch_by_block(PhiloxWords counter, uint32_t k0, uint32_t k1, uint32_t firs
   }
 }
 
-#if ADAQP_PHILOX_X86
+#if ADAQP_X86_PATHS
 // GCC 12's AVX-512 intrinsics warn about their own _mm512_undefined_* (GCC bug 105593).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -140,9 +141,8 @@ enum class PhiloxPath { kAvx512, kAvx2, kBlocks };
 
 PhiloxPath philox_path() {
   static const PhiloxPath path = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return PhiloxPath::kAvx512;
-    if (__builtin_cpu_supports("avx2")) return PhiloxPath::kAvx2;
+    if (cpu_has_avx512f()) return PhiloxPath::kAvx512;
+    if (cpu_has_avx2()) return PhiloxPath::kAvx2;
     return PhiloxPath::kBlocks;
   }();
   return path;
@@ -157,7 +157,7 @@ void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream s
   const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int64_t first = 0; first < blocks; first += kPhiloxBatch) {
     uint32_t* out = words + 4 * first;
-#if ADAQP_PHILOX_X86
+#if ADAQP_X86_PATHS
     const PhiloxPath path = philox_path();
     if (path == PhiloxPath::kAvx512) {
       batch_avx512(counter, k0, k1, static_cast<uint32_t>(first), out);

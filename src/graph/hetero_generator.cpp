@@ -42,10 +42,11 @@ constexpr std::array<RelationShape, 4> kRelations = {{
 }};
 
 // Streams of the seed, apart from the homogeneous generator's.
-enum Stream : uint64_t { kClasses = 11, kEdges = 12, kFeatures = 13, kSplit = 14 };
+// Scoped and named apart from generator.cpp's, with which a unity build may compile it.
+enum class HeteroStream : uint64_t { kClasses = 11, kEdges = 12, kFeatures = 13, kSplit = 14 };
 
-std::mt19937_64 stream(uint64_t seed, Stream s) {
-  return std::mt19937_64(mix_seed(seed * 16 + s));
+std::mt19937_64 hetero_stream(uint64_t seed, HeteroStream s) {
+  return std::mt19937_64(mix_seed(seed * 16 + static_cast<uint64_t>(s)));
 }
 
 std::array<int64_t, 4> type_counts(const GeneratorOptions& o) {
@@ -87,7 +88,7 @@ Graph generate_hetero_graph(const GeneratorOptions& o) {
   for (const RelationShape& r : kRelations) g.relations.push_back({r.src, r.name, r.dst});
 
   // Balanced classes within each type; members[t][c]: the nodes of type t and class c.
-  std::mt19937_64 rng = stream(o.seed, kClasses);
+  std::mt19937_64 rng = hetero_stream(o.seed, HeteroStream::kClasses);
   std::vector<int64_t> cls(static_cast<size_t>(o.num_nodes));
   std::vector<std::vector<std::vector<int64_t>>> members(4);
   for (int t = 0; t < 4; ++t) {
@@ -101,7 +102,7 @@ Graph generate_hetero_graph(const GeneratorOptions& o) {
     }
   }
   // A partner of type t for a node of class c: of class c with probability homophily.
-  std::mt19937_64 erng = stream(o.seed, kEdges);
+  std::mt19937_64 erng = hetero_stream(o.seed, HeteroStream::kEdges);
   const auto partner = [&](int t, int64_t c) {
     if (uniform01(erng) < o.homophily) {
       const std::vector<int64_t>& m = members[t][c];
@@ -153,9 +154,9 @@ Graph generate_hetero_graph(const GeneratorOptions& o) {
   }
   g.feat_dim = o.feat_dim;
   g.features.assign(static_cast<size_t>(o.num_nodes * o.feat_dim), 0.0f);
-  std::mt19937_64 frng = stream(o.seed, kFeatures);
+  std::mt19937_64 frng = hetero_stream(o.seed, HeteroStream::kFeatures);
   draw_class_features(g, o, papers, frng);
-  std::mt19937_64 srng = stream(o.seed, kSplit);
+  std::mt19937_64 srng = hetero_stream(o.seed, HeteroStream::kSplit);
   draw_node_split(g, o, std::move(papers), srng);
   return g;
 }

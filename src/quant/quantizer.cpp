@@ -5,30 +5,20 @@
 #include <cstring>
 #include <vector>
 
+#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/philox_rows.h"
 #include "adaqp/common/vector_clones.h"
 #include "adaqp/quant/quant_math.h"
 #include "packing.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if ADAQP_X86_PATHS
 #include <immintrin.h>
-#define ADAQP_CODEC_AVX2 1
 #endif
 
 namespace adaqp::quant {
 namespace {
 
 using detail::dispatch_bits;
-
-#if ADAQP_CODEC_AVX2
-bool has_avx2() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return yes;
-}
-#endif
 
 // Below this many elements a call runs on the calling thread only.
 constexpr int64_t kParallelElements = 1 << 16;
@@ -85,7 +75,7 @@ ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t first, int64_t
     codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, halves[e]));
 }
 
-#if ADAQP_CODEC_AVX2
+#if ADAQP_X86_PATHS
 // The packed codes of the row's first 32 * (d / 32) elements, 32 a step: quant_code's operations
 // in its order on 8 lanes (so the codes are the scalar loop's, bit for bit), the 32 codes narrowed
 // to bytes in element order, then for B < 8 joined into B-bit fields (vpmaddubsw / vpmaddwd: q0 +
@@ -166,8 +156,8 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
   uint32_t* words = scratch.words.data();
   philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, random_blocks(d), words);
   int64_t done = 0;
-#if ADAQP_CODEC_AVX2
-  if (has_avx2()) done = packed_codes_avx2<B>(x, d, p.m, p.s, words, out);
+#if ADAQP_X86_PATHS
+  if (cpu_has_avx2()) done = packed_codes_avx2<B>(x, d, p.m, p.s, words, out);
 #endif
   // The rest starts on a byte (32 * B bits a step): its codes are packed on their own.
   stochastic_codes(x, done, d, p.m, p.s, words, scratch.halves.data(), codes);
@@ -182,7 +172,7 @@ uint32_t code_at(const uint8_t* packed, int64_t e) {
   return (uint32_t{packed[e * B / 8]} >> (e * B % 8)) & ((1u << B) - 1u);
 }
 
-#if ADAQP_CODEC_AVX2
+#if ADAQP_X86_PATHS
 // The values of the row's first 8 * (d / 8) codes, 8 codes (B bytes) a vector: fields shifted out
 // of a broadcast word (vpsrlvd), or bytes widened at 8 bits. gcc's own vectorisation of the unpack
 // failed at 2 bits (4-way interleaved stores: 30-50% of memcpy, against 90-170% at 4 and 8 bits).
@@ -221,8 +211,8 @@ void dequantize_row(const uint8_t* packed, const uint8_t* meta, int64_t d, float
   float m = 0.0f, s = 0.0f;
   load_meta(meta, m, s);
   int64_t e = 0;
-#if ADAQP_CODEC_AVX2
-  if (has_avx2()) e = dequantize_avx2<B, Add>(packed, d, m, s, dst);
+#if ADAQP_X86_PATHS
+  if (cpu_has_avx2()) e = dequantize_avx2<B, Add>(packed, d, m, s, dst);
 #endif
   for (; e < d; ++e) {
     const float v = dequant_value(m, s, code_at<B>(packed, e));
