@@ -1,6 +1,7 @@
 #include "adaqp/kernels/dropout.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -58,11 +59,16 @@ inline uint32_t mask_word_elements(const float* in, int64_t count, uint32_t keep
   return pos;
 }
 
+// dx = dy * (kept ? scale : 0) where positive, else +0. The zero is the product's bits cleared:
+// a select after the multiply, which GCC (trapping math) moves into a branch and leaves scalar.
 inline void mask_word_gradient(const float* dy, int64_t count, uint32_t keep, uint32_t pos,
                                float scale, float* dx) {
   for (int64_t j = 0; j < count; ++j) {
     const float v = dy[j] * (((keep >> j) & 1u) != 0 ? scale : 0.0f);
-    dx[j] = ((pos >> j) & 1u) != 0 ? v : 0.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits &= 0u - ((pos >> j) & 1u);
+    std::memcpy(dx + j, &bits, sizeof bits);
   }
 }
 
