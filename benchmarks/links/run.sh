@@ -11,7 +11,8 @@
 # With RANKS_PER_HOST=K (default 1), each host of the virtual cluster runs K ranks (scripts/vcluster.sh
 # --ranks-per-host: shared memory inside a host, the shaped link between hosts; W must be a multiple
 # of K): links of two speeds. With BASELINE_BIN (an adaqp binary built from another commit, e.g. the
-# one before a change), mode adaqp-baseline runs mode adaqp with that binary, in the same rounds.
+# one before a change), modes adaqp-baseline and vanilla-baseline run modes adaqp and vanilla with
+# that binary, in the same rounds; the baseline's AdaQP is then set against the baseline's Vanilla.
 # ROUNDS rounds (default 3); each runs every (rate, model, W, mode) once, the modes in reverse
 # order on even rounds. A run's figure is the mean of the slowest rank's epoch over the epochs
 # after WARMUP; a mode's is the median of its rounds, with their minimum and maximum; AdaQP /
@@ -46,7 +47,7 @@ hidden=${HIDDEN:-128}
 
 mode_sets() {
   case $1 in
-    vanilla) echo communication.mode=vanilla ;;
+    vanilla | vanilla-baseline) echo communication.mode=vanilla ;;
     adaqp-q) echo communication.mode=quant ;;
     adaqp-p) echo communication.mode=overlap ;;
     adaqp | adaqp-baseline) echo communication.mode=adaqp ;;
@@ -60,8 +61,8 @@ mode_sets() {
 }
 for m in "${modes[@]}"; do mode_sets "$m" >/dev/null; done
 [[ " ${modes[*]} " == *" vanilla "* ]] || die "MODES must include vanilla"
-if [[ " ${modes[*]} " == *" adaqp-baseline "* && ! -x $baseline ]]; then
-  die "mode adaqp-baseline needs BASELINE_BIN, an adaqp binary"
+if [[ " ${modes[*]} " == *"-baseline "* && ! -x $baseline ]]; then
+  die "modes adaqp-baseline and vanilla-baseline need BASELINE_BIN, an adaqp binary"
 fi
 for w in "${workers[@]}"; do
   ((w % per_host == 0)) || die "W=$w is not a multiple of RANKS_PER_HOST=$per_host"
@@ -100,7 +101,7 @@ one() {
   for s in $(mode_sets "$mode"); do sets+=(--set "$s"); done
   rm -rf "$run"
   local exe=$ADAQP_BIN
-  [[ $mode == adaqp-baseline ]] && exe=$baseline
+  [[ $mode == *-baseline ]] && exe=$baseline
   local cmd=("$exe" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w"
              --set "partition.dir=$graph-p$w" --set "output.dir=$run" "${sets[@]}")
   log "round $round: $rate $model W=$w $mode"

@@ -15,7 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 
 TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p", "adaqp": "AdaQP",
-          "adaqp-baseline": "AdaQP (baseline build)", "adaqp-paper": "AdaQP (paper's objective)",
+          "adaqp-baseline": "AdaQP (baseline build)", "vanilla-baseline": "Vanilla (baseline build)",
+          "adaqp-paper": "AdaQP (paper's objective)",
           "adaqp-inline": "AdaQP (solve inline)", "adaqp-background": "AdaQP (solve beside)"}
 
 
@@ -70,25 +71,31 @@ def main():
                                                           for r in rs),
                      "same_host_full_precision_bytes": statistics.median(
                          r.get("same_host_full_precision_bytes_per_epoch", 0) for r in rs)})
-    base = {(r["rate"], r["model"], r["workers"]): r for r in rows if r["mode"] == "vanilla"}
+    # A baseline build's modes are set against the baseline's Vanilla where it ran.
+    def own_vanilla(mode):
+        has_base = any(r["mode"] == "vanilla-baseline" for r in rows)
+        return "vanilla-baseline" if mode.endswith("-baseline") and has_base else "vanilla"
+
+    base = {(r["rate"], r["model"], r["workers"], r["mode"]): r for r in rows}
     for r in rows:
-        v = base.get((r["rate"], r["model"], r["workers"]))
+        v = base.get((r["rate"], r["model"], r["workers"], own_vanilla(r["mode"])))
         r["vs_vanilla"] = r["median_epoch_s"] / v["median_epoch_s"] if v else None
     # Each round runs every mode of a cell back to back: the ratio to the same round's Vanilla
     # cancels what drifts between rounds (on a shared 2-core machine the rounds' medians spread by
     # 20-30%, more than the modes differ).
-    vanilla_runs = {(r["round"], r["rate"], r["model"], r["workers"]): r["epoch_s"]
-                    for r in runs if r["mode"] == "vanilla"}
+    vanilla_runs = {(r["mode"], r["round"], r["rate"], r["model"], r["workers"]): r["epoch_s"]
+                    for r in runs if r["mode"] in ("vanilla", "vanilla-baseline")}
     for r in rows:
         paired = [x["epoch_s"] / vanilla_runs[k] for x in groups[
             (r["rate"], r["model"], r["workers"], r["mode"])]
-            for k in [(x["round"], x["rate"], x["model"], x["workers"])] if k in vanilla_runs]
+            for k in [(own_vanilla(r["mode"]), x["round"], x["rate"], x["model"], x["workers"])]
+            if k in vanilla_runs]
         r["paired_vs_vanilla"] = statistics.median(paired) if paired else None
         r["paired_min"] = min(paired) if paired else None
         r["paired_max"] = max(paired) if paired else None
     modes = [m for m in TITLES if any(r["mode"] == m for r in rows)]
     head = ["link", "model", "W"] + ["%s s (min-max)" % TITLES[m] for m in modes] + \
-        ["%s / Vanilla" % TITLES[m] for m in modes if m != "vanilla"]
+        ["%s / %s" % (TITLES[m], TITLES[own_vanilla(m)]) for m in modes if m != own_vanilla(m)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     keys = sorted({(r["rate"], r["model"], r["workers"]) for r in rows},
                   key=lambda k: (k[1], k[2], rate_order(k[0])))
@@ -101,12 +108,12 @@ def main():
             cells.append("%.3f (%.3f-%.3f)" % (r["median_epoch_s"], r["min_epoch_s"],
                                               r["max_epoch_s"]) if r else "")
         for m in modes:
-            if m == "vanilla":
+            if m == own_vanilla(m):
                 continue
             r = by.get((rate, model, w, m))
             cells.append("%.2f" % r["vs_vanilla"] if r and r["vs_vanilla"] else "")
         lines.append("| " + " | ".join(cells) + " |")
-    lines += mode_table(rows, lambda r: r["mode"] != "vanilla" and r["paired_vs_vanilla"],
+    lines += mode_table(rows, lambda r: r["mode"] != own_vanilla(r["mode"]) and r["paired_vs_vanilla"],
                         ["median of the rounds' ratios to their own Vanilla run (min-max)"],
                         lambda r: ["%.2f (%.2f-%.2f)" % (r["paired_vs_vanilla"], r["paired_min"],
                                                          r["paired_max"])])
