@@ -73,8 +73,8 @@ inline void mask_word_gradient(const float* dy, int64_t count, uint32_t keep, ui
 }
 
 template <bool kRelu>
-ADAQP_VECTOR_CLONES void mask_row(const float* x, int64_t d, const MaskView& m, int64_t row,
-                                  float* out, uint32_t* positive) {
+inline void mask_row_words(const float* x, int64_t d, const MaskView& m, int64_t row, float* out,
+                           uint32_t* positive) {
   const int64_t whole = d / 32;
   for (int64_t w = 0; w < bit_words(d); ++w) {
     const uint32_t keep = m.bits != nullptr ? mask_word(m, row, w) : ~0u;
@@ -82,6 +82,16 @@ ADAQP_VECTOR_CLONES void mask_row(const float* x, int64_t d, const MaskView& m, 
         w < whole ? mask_word_elements<kRelu>(x + 32 * w, 32, keep, m.scale, out + 32 * w)
                   : mask_word_elements<kRelu>(x + 32 * w, d - 32 * w, keep, m.scale, out + 32 * w);
     if (positive != nullptr) positive[w] = pos;
+  }
+}
+
+// The ReLU is a parameter, not a template's: clang does not clone templates (target_clones).
+ADAQP_VECTOR_CLONES void mask_row(const float* x, int64_t d, const MaskView& m, int64_t row,
+                                  bool relu, float* out, uint32_t* positive) {
+  if (relu) {
+    mask_row_words<true>(x, d, m, row, out, positive);
+  } else {
+    mask_row_words<false>(x, d, m, row, out, positive);
   }
 }
 
@@ -168,11 +178,7 @@ void apply_mask(const Device& device, const float* x, int64_t n, int64_t d, cons
 #pragma omp parallel for schedule(static) if (n * d > kParallelElements)
   for (int64_t i = 0; i < n; ++i) {
     uint32_t* pos = positive != nullptr ? positive + i * words : nullptr;
-    if (relu) {
-      mask_row<true>(x + i * d, d, mask, i, out + i * d, pos);
-    } else {
-      mask_row<false>(x + i * d, d, mask, i, out + i * d, pos);
-    }
+    mask_row(x + i * d, d, mask, i, relu, out + i * d, pos);
   }
 }
 
