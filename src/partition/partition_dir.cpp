@@ -444,7 +444,10 @@ void require_partition_matches(const PartitionMeta& meta, const PartitionOptions
   // The data first: a partition of another graph is the worst mix-up. Directories written before
   // the dataset keys were recorded have none to compare; a key added since is its default there.
   if (!meta.dataset_keys.empty()) {
-    for (const auto& [key, asked] : opt.dataset_keys) {
+    for (const auto& pair : opt.dataset_keys) {
+      // Named references: C++17 lambdas may not capture structured bindings (clang refuses).
+      const std::string& key = pair.first;
+      const std::string& asked = pair.second;
       const auto made = std::find_if(meta.dataset_keys.begin(), meta.dataset_keys.end(),
                                      [&](const auto& kv) { return kv.first == key; });
       std::string made_value = "(unset)";
