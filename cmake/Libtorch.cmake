@@ -1,6 +1,7 @@
 # Locates libtorch 2.x (the one inside an installed PyTorch wheel, or an unpacked libtorch
-# archive) and defines adaqp::torch. Only the CPU libraries are linked unless ADAQP_WITH_CUDA is on,
-# so CPU-only builds never need CUDA headers. Sets ADAQP_WITH_TORCH_CUDA.
+# archive) and defines adaqp::torch. Only the CPU libraries are linked, so CPU-only builds never need
+# CUDA headers; with ADAQP_WITH_CUDA, GPU processes load libtorch_cuda at run time. Sets
+# ADAQP_WITH_TORCH_CUDA and ADAQP_TORCH_CUDA_LIBRARY.
 #
 # TORCH_ROOT: the directory holding include/ and lib/ of libtorch (for a wheel: site-packages/torch).
 # If unset, it is asked from ADAQP_PYTHON without importing torch (an import needs the CUDA runtime).
@@ -62,20 +63,20 @@ target_include_directories(adaqp_torch SYSTEM INTERFACE "${ADAQP_TORCH_INCLUDE_V
                                                         "${TORCH_INCLUDE_DIR}/torch/csrc/api/include")
 target_link_libraries(adaqp_torch INTERFACE "${TORCH_CPU_LIBRARY}" "${TORCH_C10_LIBRARY}")
 
-# With ADAQP_WITH_CUDA, a CUDA build of libtorch also brings libtorch_cuda and libc10_cuda, so that
-# tensors can live on the GPU. Nothing calls into libtorch_cuda directly (it registers the CUDA
-# backend when loaded), so it is linked with --no-as-needed: the toolchain's default --as-needed
-# would drop it. A CPU-only libtorch leaves ADAQP_WITH_TORCH_CUDA off.
+# With ADAQP_WITH_CUDA, a CUDA build of libtorch also has libtorch_cuda (and libc10_cuda, its
+# dependency), so that tensors can live on the GPU. Nothing calls into it (it registers the CUDA
+# backend when loaded), and loading it costs about 0.15 s of CPU a process, so it is not linked:
+# processes that train on a GPU load it (tensor/torch_cuda_backend.h) from ADAQP_TORCH_CUDA_LIBRARY.
+# A CPU-only libtorch leaves ADAQP_WITH_TORCH_CUDA off.
 set(ADAQP_WITH_TORCH_CUDA OFF)
+set(ADAQP_TORCH_CUDA_LIBRARY "")
 if(ADAQP_WITH_CUDA)
   find_library(TORCH_CUDA_LIBRARY torch_cuda PATHS "${TORCH_ROOT}/lib" NO_DEFAULT_PATH)
-  find_library(TORCH_C10_CUDA_LIBRARY c10_cuda PATHS "${TORCH_ROOT}/lib" NO_DEFAULT_PATH)
-  if(TORCH_CUDA_LIBRARY AND TORCH_C10_CUDA_LIBRARY)
+  if(TORCH_CUDA_LIBRARY)
     set(ADAQP_WITH_TORCH_CUDA ON)
-    target_link_libraries(adaqp_torch INTERFACE
-                          "-Wl,--push-state,--no-as-needed,${TORCH_CUDA_LIBRARY},--pop-state"
-                          "${TORCH_C10_CUDA_LIBRARY}" CUDA::cudart)
-    message(STATUS "libtorch CUDA libraries: ${TORCH_CUDA_LIBRARY}")
+    set(ADAQP_TORCH_CUDA_LIBRARY "${TORCH_CUDA_LIBRARY}")
+    target_link_libraries(adaqp_torch INTERFACE CUDA::cudart)
+    message(STATUS "libtorch CUDA backend, loaded by GPU processes: ${TORCH_CUDA_LIBRARY}")
   else()
     message(STATUS "libtorch at ${TORCH_ROOT} has no CUDA libraries: tensors stay on the CPU")
   endif()

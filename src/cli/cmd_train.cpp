@@ -39,6 +39,7 @@
 #include "adaqp/partition/obtain_part.h"
 #include "adaqp/partition/partition_dir.h"
 #include "adaqp/partition/partition_in_slices.h"
+#include "adaqp/tensor/torch_cuda_backend.h"
 #include "adaqp/train/epoch_loop.h"
 #include "adaqp/train/memory_meter.h"
 #include "adaqp/train/trainer.h"
@@ -173,6 +174,7 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
   comm->broadcast(&replace, sizeof(replace), 0);
   agree_on_device(*comm, placement);
+  if (placement.device.is_cuda()) run_step(*comm, [] { load_torch_cuda_backend(); });
   if (rank == 0 && cfg.training.precision == ComputePrecision::kTf32 && !placement.device.is_cuda())
     spdlog::warn("training.precision = tf32 has no effect: the job trains on the CPU ({})",
                  placement.reason);

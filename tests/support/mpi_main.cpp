@@ -20,6 +20,7 @@
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/log.h"
 #include "mpi_skip.h"
+#include "torch_cuda_setup.h"
 
 namespace {
 
@@ -85,6 +86,7 @@ int run(int* argc, char*** argv) {
   int rank = 0;
   adaqp::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
   adaqp::setup_logging(rank, adaqp::LogLevel::kWarn);
+  adaqp::test::load_torch_cuda_backend_where_a_gpu_is_visible();
   auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
   if (rank != 0) {
     delete listeners.Release(listeners.default_result_printer());

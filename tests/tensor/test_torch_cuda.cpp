@@ -1,20 +1,25 @@
-// libtorch's CUDA backend in a CUDA build: libtorch_cuda must be linked (and so registered) even
-// though nothing calls it directly, and tensors must round-trip through the GPU when one is
-// visible. Skipped, with the reason, in builds without libtorch's CUDA libraries or without a GPU.
+// libtorch's CUDA backend in a CUDA build: loading libtorch_cuda at run time must register it (no
+// GPU needed), and tensors must round-trip through the GPU when one is visible. Skipped, with the
+// reason, in builds without libtorch's CUDA libraries or without a GPU.
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "adaqp/common/error.h"
 #include "adaqp/config.h"
+#include "adaqp/tensor/torch_cuda_backend.h"
 
 namespace adaqp {
 namespace {
 
-TEST(TorchCuda, BackendIsRegistered) {
+TEST(TorchCuda, BackendIsRegisteredOnceLoaded) {
 #if ADAQP_WITH_TORCH_CUDA
+  load_torch_cuda_backend();
+  load_torch_cuda_backend();  // a second call returns at once
   // The hooks stub that libtorch_cpu installs throws here; libtorch_cuda's returns its version.
   EXPECT_GE(at::detail::getCUDAHooks().versionCUDART(), 12000);
 #else
+  EXPECT_THROW(load_torch_cuda_backend(), ConfigError);
   GTEST_SKIP() << "built without libtorch's CUDA libraries (ADAQP_WITH_TORCH_CUDA=0)";
 #endif
 }
