@@ -16,7 +16,7 @@ namespace {
 using exchange_detail::ListReader;
 
 constexpr int kCoverTag = 32764;
-constexpr const char* kWhat = "cover layout";
+constexpr const char* kCoverWhat = "cover layout";
 
 }  // namespace
 
@@ -116,7 +116,7 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
 
   // Sender: the rows each receiver asked for, in its order.
   const std::vector<std::vector<int64_t>> from_receiver =
-      exchange_detail::exchange_lists(comm, to_sender, kCoverTag, kWhat);
+      exchange_detail::exchange_lists(comm, to_sender, kCoverTag, kCoverWhat);
   b.send_offsets.assign(static_cast<size_t>(world) + 1, 0);
   out.send_indptr.push_back(0);
   for (int r = 0; r < world; ++r) {
@@ -124,7 +124,7 @@ CoverLayout cover_layout(const Part& part, Communicator& comm) {
     if (r == part.rank) continue;
     const int64_t count = part.send_count_to(r), first = part.send_offsets[r];
     if (from_receiver[r].empty() && count == 0) continue;
-    ListReader in(from_receiver[r], r, kWhat);
+    ListReader in(from_receiver[r], r, kCoverWhat);
     const int64_t sources = in.next("source row count", 0, count);
     for (int64_t k = 0; k < sources; ++k) {
       const int64_t j = part.send_idx[first + in.next("source row position", 0, count - 1)];

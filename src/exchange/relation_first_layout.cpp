@@ -17,7 +17,7 @@ namespace {
 using exchange_detail::ListReader;
 
 constexpr int kRelationFirstTag = 32755;
-constexpr const char* kWhat = "relation-first layout";
+constexpr const char* kRelationFirstWhat = "relation-first layout";
 
 // Row i's in-degree by each relation of its in-edges, from the part's own edges (it holds all of
 // them): (relation, degree) ascending by relation.
@@ -45,17 +45,18 @@ std::vector<std::pair<int32_t, int64_t>> relation_degrees(const Part& part, int6
 // number of edges and their sources' positions.
 RelationFirstLayout relation_first_layout(const Part& part, Communicator& comm) {
   ADAQP_CHECK(comm.rank() == part.rank && comm.size() == part.num_parts,
-              fmt::format("{} of part {} of {} on rank {} of {}", kWhat, part.rank, part.num_parts,
-                          comm.rank(), comm.size()));
+              fmt::format("{} of part {} of {} on rank {} of {}", kRelationFirstWhat, part.rank,
+                          part.num_parts, comm.rank(), comm.size()));
   // A part that owns no nodes has no type arrays, and still its relations.
-  ADAQP_CHECK(part.num_relations >= 1, std::string(kWhat) + " of a part without relations");
+  ADAQP_CHECK(part.num_relations >= 1,
+              std::string(kRelationFirstWhat) + " of a part without relations");
   const int world = part.num_parts;
   const int32_t relations = part.num_relations;
   if (!relation_first_keys_fit(part)) {
     throw ConfigError(
         fmt::format("{}: {} nodes on {} workers with {} relations exceed the 2^40 "
                     "message keys; use communication.exchange=rows",
-                    kWhat, part.global_num_nodes, world, relations));
+                    kRelationFirstWhat, part.global_num_nodes, world, relations));
   }
   RelationFirstLayout out;
   Boundary& b = out.boundary;
@@ -156,21 +157,22 @@ RelationFirstLayout relation_first_layout(const Part& part, Communicator& comm) 
 
   // Sender: the rows each receiver asked for, in its order.
   const std::vector<std::vector<int64_t>> from_receiver =
-      exchange_detail::exchange_lists(comm, to_sender, kRelationFirstTag, kWhat);
+      exchange_detail::exchange_lists(comm, to_sender, kRelationFirstTag, kRelationFirstWhat);
   b.send_offsets.assign(static_cast<size_t>(world) + 1, 0);
   for (int r = 0; r < world; ++r) {
     b.send_offsets[r] = static_cast<int64_t>(b.send_keys.size());
     if (r == part.rank) continue;
     const int64_t count = part.send_count_to(r), first = part.send_offsets[r];
     if (from_receiver[r].empty() && count == 0) continue;
-    ListReader in(from_receiver[r], r, kWhat);
+    ListReader in(from_receiver[r], r, kRelationFirstWhat);
     const int64_t sources = in.next("transformed source row count", 0, count * relations);
     SourceRelation last{-1, 0};
     for (int64_t k = 0; k < sources; ++k) {
       const SourceRelation sr{in.next("source position", 0, count - 1),
                               static_cast<int32_t>(in.next("source relation", 0, relations - 1))};
-      ADAQP_CHECK(last < sr, fmt::format("{}: rank {} listed source ({}, {}) after ({}, {})", kWhat,
-                                         r, sr.source, sr.relation, last.source, last.relation));
+      ADAQP_CHECK(last < sr, fmt::format("{}: rank {} listed source ({}, {}) after ({}, {})",
+                                         kRelationFirstWhat, r, sr.source, sr.relation, last.source,
+                                         last.relation));
       last = sr;
       const int64_t j = part.send_idx[first + sr.source];
       out.pair_row.push_back(static_cast<int64_t>(b.send_keys.size()));
