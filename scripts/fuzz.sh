@@ -7,15 +7,17 @@
 # adaqp::Error, a timeout of 10 s on one input, or out of memory); the crashing input is left in
 # build-fuzz/crashes/<target>/ and its path printed.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: job_config ogb_loader ogb_binary_loader
-# numpy_loader graphsaint_loader partition_loader checkpoint; default: all). The ordinary build replays every
-# target's corpus and seeded mutants under ctest (fuzz/CMakeLists.txt) without libFuzzer.
+# ogb_hetero_loader numpy_loader graphsaint_loader partition_loader checkpoint; default: all). The
+# ordinary build replays every target's corpus and seeded mutants under ctest (fuzz/CMakeLists.txt)
+# without libFuzzer.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${ADAQP_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(job_config ogb_loader ogb_binary_loader numpy_loader graphsaint_loader partition_loader checkpoint)
+((${#TARGETS[@]})) || TARGETS=(job_config ogb_loader ogb_binary_loader ogb_hetero_loader numpy_loader
+  graphsaint_loader partition_loader checkpoint)
 
 mkdir -p "$BUILD"
 # $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python.
