@@ -62,10 +62,11 @@ step() {
 fuzz=(ctest --test-dir "$BUILD" --output-on-failure --no-tests=error -R "$fuzz_tests")
 if [ "$scope" = core ]; then
   # The unit tests beside the fuzz replays, these on every core too (they outlast the unit tests:
-  # 65-70 s of tests against 81-93 s one replay at a time, alternated on the 2-core machine). Loading Coauthor Physics's 500,000 CSV
-  # lines takes 30 s at -O0 under ASan and adds nothing the other datasets' loads do not cover; the
-  # NumPy round trip of several read blocks (4.3M edges, 10 s here) runs the small loads' code at
-  # other offsets, whose values the Release run checks exactly.
+  # 65-70 s of tests against 81-93 s one replay at a time, alternated on the 2-core machine).
+  # Loading Coauthor Physics's 500,000 CSV lines takes 30 s at -O0 under ASan and adds nothing the
+  # other datasets' loads do not cover; the NumPy round trip of several read blocks (4.3M edges,
+  # 10 s here) runs the small loads' code at other offsets, whose values the Release run checks
+  # exactly.
   step "$BUILD/tests/adaqp_unit_tests" --gtest_brief=1 \
     --gtest_filter=-SharedDatasets.CoauthorPhysics:NumpyLoader.ArraysOfSeveralBlocks* &
   unit=$!
