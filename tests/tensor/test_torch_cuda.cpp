@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <string>
+
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
 #include "adaqp/tensor/torch_cuda_backend.h"
@@ -18,6 +20,14 @@ TEST(TorchCuda, BackendIsRegisteredOnceLoaded) {
   load_torch_cuda_backend();  // a second call returns at once
   // The hooks stub that libtorch_cpu installs throws here; libtorch_cuda's returns its version.
   EXPECT_GE(at::detail::getCUDAHooks().versionCUDART(), 12000);
+  // And the dispatcher has the CUDA kernels: a CUDA tensor is made, or refused for want of a
+  // device or driver; without the backend it is refused for want of a kernel ("Could not run").
+  try {
+    EXPECT_EQ(torch::empty({4}, torch::kCUDA).numel(), 4);
+  } catch (const c10::Error& e) {
+    EXPECT_EQ(std::string(e.what_without_backtrace()).find("Could not run"), std::string::npos)
+        << e.what_without_backtrace();
+  }
 #else
   EXPECT_THROW(load_torch_cuda_backend(), ConfigError);
   GTEST_SKIP() << "built without libtorch's CUDA libraries (ADAQP_WITH_TORCH_CUDA=0)";
