@@ -86,7 +86,7 @@ int run(int* argc, char*** argv) {
   int rank = 0;
   adaqp::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
   adaqp::setup_logging(rank, adaqp::LogLevel::kWarn);
-  adaqp::test::load_torch_cuda_backend_where_a_gpu_is_visible();
+  adaqp::test::load_torch_cuda_backend_in_cuda_builds();
   auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
   if (rank != 0) {
     delete listeners.Release(listeners.default_result_printer());

@@ -1,5 +1,5 @@
-// libtorch's CUDA backend for the in-process layer tests, loaded before the first test where a GPU
-// is visible (torch_cuda_setup.h).
+// libtorch's CUDA backend for the in-process layer tests, loaded before the first test in a CUDA
+// build (torch_cuda_setup.h).
 #include <gtest/gtest.h>
 
 #include "torch_cuda_setup.h"
@@ -9,7 +9,7 @@ namespace {
 
 class TorchCudaEnvironment : public ::testing::Environment {
  public:
-  void SetUp() override { load_torch_cuda_backend_where_a_gpu_is_visible(); }
+  void SetUp() override { load_torch_cuda_backend_in_cuda_builds(); }
 };
 
 [[maybe_unused]] ::testing::Environment* const kTorchCudaEnvironment =
