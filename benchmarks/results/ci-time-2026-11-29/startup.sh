@@ -27,7 +27,7 @@ for round in $(seq "$rounds"); do
       envs=()
       [ "$pml" = ob1 ] && envs=(OMPI_MCA_pml=ob1)
       rm -rf "$tmp/run"
-      env "${envs[@]}" /usr/bin/time -f '%e %U %S' -o "$tmp/time" mpirun --oversubscribe -np 2 \
+      env "${envs[@]}" /usr/bin/time -f '%e %U %S' -o "$tmp/time" mpirun --oversubscribe --bind-to none -np 2 \
         "$bin" train "${job[@]}" --set partition.parts=2 --set "partition.dir=$tmp/part-$side" \
         --set "output.dir=$tmp/run" --set training.epochs=2 --set training.threads=1 \
         --set training.device=cpu --set output.log_level=warn >"$tmp/log" 2>&1 ||
