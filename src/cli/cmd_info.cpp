@@ -47,7 +47,7 @@ void run_info(const InfoOptions& opt) {
       std::vector<PairCover> pairs;
       for (int r = 0; r < meta.parts; ++r) {
         const std::vector<PairCover> into =
-            boundary_covers(load_part(opt.partition, r, meta.parts, meta.dataset_fingerprint));
+            boundary_covers(load_part(opt.partition, r, meta.parts));
         pairs.insert(pairs.end(), into.begin(), into.end());
       }
       covers_report = opt.json ? covers_json(pairs) : covers_text(pairs);

@@ -16,6 +16,7 @@
 #include "adaqp/partition/partition_in_slices.h"
 #include "collective_step.h"
 #include "commands.h"
+#include "job_dataset_files.h"
 #include "job_options.h"
 #include "report.h"
 
@@ -45,6 +46,7 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
   comm->set_timeout(std::max(cfg.communication.timeout_s, 24.0 * 3600));
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
   const double t0 = steady_now_s();
+  run_step(*comm, [&] { cfg.partition.options.dataset_files = job_dataset_files(cfg, dir); });
   const DistributedPartition made = partition_distributed(
       cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm, collective_step(*comm));
   if (comm->rank() == 0) {
@@ -57,9 +59,10 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
 void run_partition(const PartitionCommandOptions& opt) {
   if (opt.job.load().partition.options.method == PartitionMethod::kPtscotch)
     return run_distributed_partition(opt);
-  const JobConfig cfg = opt.job.load();
+  JobConfig cfg = opt.job.load();
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
   const double t0 = steady_now_s();
+  cfg.partition.options.dataset_files = job_dataset_files(cfg, dir);
   const Graph g = load_dataset(cfg.dataset);
   const double t1 = steady_now_s();
   const PartitionMeta meta = write_partition(dir, g, cfg.partition.options);

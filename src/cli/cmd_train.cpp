@@ -45,6 +45,7 @@
 #include "adaqp/train/trainer.h"
 #include "collective_step.h"
 #include "commands.h"
+#include "job_dataset_files.h"
 #include "job_options.h"
 #include "rank_placement.h"
 #include "resume.h"
@@ -154,6 +155,8 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             "{} cannot be swapped in one step; remove it, or choose another partition.dir",
             dir));
       }
+      // Recorded in a new partition, compared with an existing one's record.
+      cfg.partition.options.dataset_files = job_dataset_files(cfg, dir);
       // An existing partition must be the one the job asks for (never a silent reuse).
       if (exists && !replace)
         require_partition_matches(read_partition_meta(dir), cfg.partition.options, dir);
@@ -195,6 +198,8 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             "ptscotch on all {} ranks",
             dir, cfg.partition.options.parts, world);
       }
+      // Every rank writes meta.yaml: each records the dataset's files.
+      run_step(*comm, [&] { cfg.partition.options.dataset_files = job_dataset_files(cfg, dir); });
       made = partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
                                    collective_step(*comm));
     } else {

@@ -109,7 +109,7 @@ std::optional<Part> load_if_same(const std::string& dir, int rank, const std::st
   if (file_text(partition_meta_path(dir)) != meta_text) return std::nullopt;
   std::error_code ec;
   if (!fs::is_regular_file(partition_part_path(dir, rank), ec)) return std::nullopt;
-  return load_part(dir, rank, meta, meta.parts, meta.dataset_fingerprint);
+  return load_part(dir, rank, meta, meta.parts);
 }
 
 // Rank 0: streams `path` to `peer`. Announces the size, then sends every chunk it announced even
@@ -307,7 +307,7 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
   }
   step([&] {
     if (have) return;
-    got.part = load_part(cache, rank, got.meta, world, got.meta.dataset_fingerprint);
+    got.part = load_part(cache, rank, got.meta, world);
     got.source = "received from rank 0";
     got.path = cached_part;
     spdlog::info("received part {} ({:.2f} MiB) from rank 0, cached in {}", rank,

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 
 #include "adaqp/common/array_file.h"
 #include "adaqp/common/clock.h"
@@ -119,6 +121,14 @@ std::string partition_meta_yaml(const PartitionMeta& m) {
       out << YAML::Key << without_dataset_prefix(key) << YAML::Value << value;
     out << YAML::EndMap;
   }
+  if (!m.dataset_files.empty()) {
+    out << YAML::Key << "dataset_files" << YAML::Value << YAML::BeginSeq;
+    for (const DatasetFile& f : m.dataset_files) {
+      out << YAML::Flow << YAML::BeginSeq << f.path << f.bytes << fmt::format("{:08x}", f.ends_crc)
+          << YAML::EndSeq;
+    }
+    out << YAML::EndSeq;
+  }
   out << YAML::Key << "parts" << YAML::Value << m.parts;
   out << YAML::Key << "num_nodes" << YAML::Value << m.num_nodes;
   out << YAML::Key << "num_edges" << YAML::Value << m.num_edges;
@@ -164,6 +174,31 @@ T field(const YAML::Node& node, const std::string& key, const std::string& file,
     return v.as<T>();
   } catch (const YAML::Exception&) {
     throw InputError(file, at, "invalid value '" + YAML::Dump(v) + "'");
+  }
+}
+
+// meta.yaml's dataset_files: [path, bytes, CRC-32 of the ends in hex] each (absent: none).
+void read_meta_dataset_files(const YAML::Node& root, const std::string& file, PartitionMeta& m) {
+  if (!root["dataset_files"]) return;
+  const auto rows = field<std::vector<std::vector<std::string>>>(root, "dataset_files", file);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string at = fmt::format("dataset_files[{}]", i);
+    if (rows[i].size() != 3) throw InputError(file, at, "must be [path, bytes, CRC-32 in hex]");
+    DatasetFile f;
+    f.path = rows[i][0];
+    try {
+      size_t used = 0;
+      f.bytes = std::stoll(rows[i][1], &used);
+      if (used != rows[i][1].size() || f.bytes < 0) throw std::invalid_argument("bytes");
+      const unsigned long crc = std::stoul(rows[i][2], &used, 16);
+      if (used != rows[i][2].size() || crc > 0xFFFFFFFFul) throw std::invalid_argument("crc");
+      f.ends_crc = static_cast<uint32_t>(crc);
+    } catch (const std::exception&) {
+      throw InputError(
+          file, at,
+          fmt::format("'{}', '{}': not a size and a CRC-32 in hex", rows[i][1], rows[i][2]));
+    }
+    m.dataset_files.push_back(std::move(f));
   }
 }
 
@@ -378,6 +413,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   meta.balance_edges = opt.balance_edges;
   meta.balance_types = opt.balance_types;
   meta.dataset_keys = opt.dataset_keys;
+  if (opt.dataset_files) meta.dataset_files = *opt.dataset_files;
   meta.parts = opt.parts;
   meta.num_nodes = g.num_nodes;
   meta.num_edges = g.num_edges();
@@ -462,6 +498,22 @@ void require_partition_matches(const PartitionMeta& meta, const PartitionOptions
       if (made_value != asked) refuse_key(key, "'" + made_value + "'", "'" + asked + "'");
     }
   }
+  // The same keys can name files that changed since (a dataset rewritten in place).
+  if (!meta.dataset_files.empty() && opt.dataset_files) {
+    const std::string changed = changed_dataset_file(meta.dataset_files, *opt.dataset_files);
+    if (!changed.empty()) {
+      throw ConfigError(fmt::format(
+          "partition {} was made from other dataset files: {}; the dataset changed since it was "
+          "partitioned: choose another partition.dir, or pass --repartition to adaqp train to "
+          "replace it",
+          dir, changed));
+    }
+  } else if (!meta.dataset_files.empty()) {
+    spdlog::info(
+        "partition {}: its dataset directory is not here, so its {} files are not "
+        "compared; the partition is used as it was made",
+        dir, meta.dataset_files.size());
+  }
   const std::string method = to_string(opt.method);
   if (meta.method != method) refuse("method", meta.method, method);
   if (meta.parts != opt.parts)
@@ -542,6 +594,7 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   m.edge_cut = field<int64_t>(root, "edge_cut", file);
   if (m.parts < 1) throw InputError(file, "parts", fmt::format("must be >= 1, got {}", m.parts));
   read_meta_types(root, file, m);
+  read_meta_dataset_files(root, file, m);
   const YAML::Node counts = root["counts"];
   if (!counts || !counts.IsSequence() || static_cast<int>(counts.size()) != m.parts)
     throw InputError(file, "counts", fmt::format("must be a list of {} entries", m.parts));

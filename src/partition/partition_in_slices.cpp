@@ -94,6 +94,7 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
   m.seed = opt.seed;
   m.sample_degree = opt.sample_degree;
   m.dataset_keys = opt.dataset_keys;
+  if (opt.dataset_files) m.dataset_files = *opt.dataset_files;
   m.parts = opt.parts;
   m.num_nodes = s.num_nodes;
   m.num_edges = s.num_edges();

@@ -116,6 +116,24 @@ expect_failure partition_sample 2 "partition.sample_degree = 0, the job asks for
 expect_failure partition_dataset 2 \
   "was made with dataset.synthetic.num_nodes = '400', the job asks for '500': $way_out" \
   "${small[@]}" --set "output.dir=$tmp/two" --set dataset.synthetic.num_nodes=500
+# ... nor after its dataset changed in place: same keys, one byte of the labels flipped.
+"$ADAQP_BIN" generate "${small[@]}" --out "$tmp/numpy" >"$tmp/generate.log" 2>&1 ||
+  { cat "$tmp/generate.log"; echo "FAIL: generate" >&2; exit 1; }
+mapfile -t from_files < <(set_pairs dataset.format=numpy "dataset.path=$tmp/numpy" \
+  training.epochs=2 output.log_level=warn "output.dir=$tmp/files")
+timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${from_files[@]}" >"$tmp/files.log" 2>&1 ||
+  { cat "$tmp/files.log"; echo "FAIL: training from the generated files" >&2; exit 1; }
+python3 - "$tmp/numpy/label.npy" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(200)
+    b = f.read(1)
+    f.seek(200)
+    f.write(bytes([b[0] ^ 1]))
+PY
+expect_failure partition_dataset_files 2 \
+  "partition $tmp/files/partition was made from other dataset files: label.npy had" \
+  "${from_files[@]}"
 expect_failure repartition_ptscotch 2 "--repartition with partition.method = ptscotch" \
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.method=ptscotch --repartition
 # --repartition replaces it: the job trains on a random partition, which meta.yaml then records,

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "adaqp/common/choices.h"
 #include "adaqp/graph/graph.h"
+#include "adaqp/partition/dataset_files.h"
 
 namespace adaqp {
 
@@ -28,6 +30,10 @@ struct PartitionOptions {
   std::vector<std::pair<std::string, std::string>> dataset_keys;
   // The defaults of those keys: a directory written before a key existed was made with its default.
   std::vector<std::pair<std::string, std::string>> dataset_key_defaults;
+  // The dataset directory's files now (partition/dataset_files.h; the CLI lists them): recorded in
+  // a new partition directory, compared with what an existing one recorded. nullopt: no dataset
+  // directory here (a generated graph, or a partition used where its dataset is not).
+  std::optional<std::vector<DatasetFile>> dataset_files;
 };
 
 // owner[v] in [0, parts) for every node. metis: k-way, edge-cut objective, on the symmetrised graph

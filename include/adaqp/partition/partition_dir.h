@@ -31,6 +31,9 @@ struct PartitionMeta {
   // The dataset.* keys of the job that made it (PartitionOptions::dataset_keys; absent in older
   // directories, then not compared).
   std::vector<std::pair<std::string, std::string>> dataset_keys;
+  // The dataset directory's files when it was made (PartitionOptions::dataset_files; absent in
+  // older directories and for generated graphs, then not compared).
+  std::vector<DatasetFile> dataset_files;
   int parts = 0;
   int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
   bool multilabel = false;
@@ -60,7 +63,8 @@ PartitionMeta replace_partition(const std::string& dir, const Graph& g,
                                 const PartitionOptions& opt);
 
 // ConfigError unless the partition in `dir` (meta.yaml: `meta`) was made with the options the job
-// asks for: the same dataset keys (when meta.yaml records them), partition.method,
+// asks for: the same dataset keys (when meta.yaml records them), the same dataset files (when
+// meta.yaml records them and the dataset directory is here: dataset_files.h), partition.method,
 // partition.parts and the keys that method reads (seed: random, metis, ptscotch; sample_degree:
 // metis, ptscotch; balance_train, balance_edges, balance_types: metis). The message names the key,
 // both values and the directory, and the ways out (another partition.dir, or

@@ -1,0 +1,40 @@
+// What a partition directory records of the dataset files it was made from, so that a partition is
+// never reused after its dataset changed in place (same dataset.* keys, other contents). A worker
+// reads only its part, not the dataset, so the dataset's fingerprint (computed from the loaded
+// graph) cannot be compared at start-up; each file's size and a CRC-32 of its ends can, in a few
+// milliseconds. A change that keeps a file's size and both its first and last MiB goes unseen.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace adaqp {
+
+struct DatasetFile {
+  std::string path;       // relative to the dataset directory, '/'-separated
+  int64_t bytes = 0;      // its size
+  uint32_t ends_crc = 0;  // CRC-32 of its first kDatasetFileEndBytes and its last (the whole file
+                          // when it is no larger than both)
+};
+
+constexpr int64_t kDatasetFileEndBytes = int64_t{1} << 20;
+// More files than this under a dataset directory are not recorded (a directory that large is
+// hardly one dataset's).
+constexpr size_t kMaxDatasetFiles = 4096;
+
+// The regular files under `dir` (recursively, sorted by path), leaving out those under `skip` (a
+// partition or output directory inside the dataset's), each with its size and ends' CRC; nullopt
+// when `dir` is empty, is not a directory or holds more than kMaxDatasetFiles files. InputError
+// naming the file when one cannot be read.
+std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& dir,
+                                                           const std::vector<std::string>& skip);
+
+// The first recorded file that is gone or differs from `now` (its name, what was recorded and what
+// is there now, in words); empty when every recorded file is as it was. Files added since are not
+// compared: the loaders read the files they read then.
+std::string changed_dataset_file(const std::vector<DatasetFile>& recorded,
+                                 const std::vector<DatasetFile>& now);
+
+}  // namespace adaqp

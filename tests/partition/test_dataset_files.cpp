@@ -1,0 +1,129 @@
+#include "adaqp/partition/dataset_files.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/partition/partition_dir.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// Overwrites one byte of `p` at `offset`.
+void flip_byte(const fs::path& p, int64_t offset) {
+  std::fstream f(p, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekg(offset);
+  const char c = static_cast<char>(f.get());
+  f.seekp(offset);
+  f.put(static_cast<char>(c ^ 0x5A));
+}
+
+std::vector<DatasetFile> listed(const test::TempDir& dir,
+                                const std::vector<std::string>& skip = {}) {
+  const std::optional<std::vector<DatasetFile>> files = list_dataset_files(dir.str("ds"), skip);
+  EXPECT_TRUE(files.has_value());
+  return files.value_or(std::vector<DatasetFile>{});
+}
+
+TEST(DatasetFiles, EveryFileUnderTheDirectorySortedWithoutTheJobsOwnDirectories) {
+  test::TempDir dir;
+  write_file(dir.path() / "ds/raw/edge.csv", "0,1\n");
+  write_file(dir.path() / "ds/split/public/train.csv", "0\n");
+  write_file(dir.path() / "ds/a.txt", "");
+  write_file(dir.path() / "ds/run/partition/meta.yaml", "parts: 2\n");
+  const std::vector<DatasetFile> files = listed(dir, {dir.str("ds/run/partition")});
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0].path, "a.txt");
+  EXPECT_EQ(files[1].path, "raw/edge.csv");
+  EXPECT_EQ(files[2].path, "split/public/train.csv");
+  EXPECT_EQ(files[1].bytes, 4);
+  EXPECT_EQ(files[0].bytes, 0);
+  EXPECT_FALSE(list_dataset_files(dir.str("missing"), {}).has_value());
+  EXPECT_FALSE(list_dataset_files("", {}).has_value());
+}
+
+TEST(DatasetFiles, AChangeWithinEitherEndIsSeenOneInTheMiddleOfALargeFileIsNot) {
+  test::TempDir dir;
+  const fs::path big = dir.path() / "ds/feat.bin";
+  write_file(big, std::string(static_cast<size_t>(3 * kDatasetFileEndBytes), 'x'));
+  const std::vector<DatasetFile> before = listed(dir);
+  flip_byte(big, 3 * kDatasetFileEndBytes - 1);  // the last MiB
+  const std::string last = changed_dataset_file(before, listed(dir));
+  EXPECT_TRUE(test::contains(last, "feat.bin had 3145728 bytes")) << last;
+  flip_byte(big, 3 * kDatasetFileEndBytes - 1);  // back
+  EXPECT_EQ(changed_dataset_file(before, listed(dir)), "");
+  flip_byte(big, 17);  // the first MiB
+  EXPECT_NE(changed_dataset_file(before, listed(dir)), "");
+  flip_byte(big, 17);
+  flip_byte(big, kDatasetFileEndBytes + 5);  // the middle MiB: documented as unseen
+  EXPECT_EQ(changed_dataset_file(before, listed(dir)), "");
+}
+
+TEST(DatasetFiles, AGoneOrResizedFileIsNamedAnAddedOneIsNotCompared) {
+  test::TempDir dir;
+  write_file(dir.path() / "ds/label.csv", "1\n2\n");
+  write_file(dir.path() / "ds/edge.csv", "0,1\n");
+  const std::vector<DatasetFile> before = listed(dir);
+  write_file(dir.path() / "ds/README", "added later\n");
+  EXPECT_EQ(changed_dataset_file(before, listed(dir)), "");
+  write_file(dir.path() / "ds/label.csv", "1\n");
+  const std::string resized = changed_dataset_file(before, listed(dir));
+  EXPECT_TRUE(test::contains(resized, "label.csv had 4 bytes")) << resized;
+  EXPECT_TRUE(test::contains(resized, "now 2 bytes")) << resized;
+  fs::remove(dir.path() / "ds/edge.csv");
+  EXPECT_TRUE(test::contains(changed_dataset_file(before, listed(dir)), "edge.csv (4 bytes"));
+}
+
+TEST(DatasetFiles, MetaYamlKeepsTheRecordAndRefusesAMalformedOne) {
+  PartitionMeta m;
+  m.dataset_name = "d";
+  m.dataset_fingerprint = "00";
+  m.method = "metis";
+  m.parts = 1;
+  m.counts.resize(1);
+  m.dataset_files = {{"raw/edge.csv.gz", 123, 0xdeadbeef}, {"x y.npy", 0, 7}};
+  const PartitionMeta back = parse_partition_meta(partition_meta_yaml(m), "meta.yaml");
+  ASSERT_EQ(back.dataset_files.size(), 2u);
+  EXPECT_EQ(back.dataset_files[0].path, "raw/edge.csv.gz");
+  EXPECT_EQ(back.dataset_files[0].bytes, 123);
+  EXPECT_EQ(back.dataset_files[0].ends_crc, 0xdeadbeefu);
+  EXPECT_EQ(back.dataset_files[1].path, "x y.npy");
+  std::string text = partition_meta_yaml(m);
+  text.replace(text.find("deadbeef"), 8, "nothex!!");
+  const std::string error =
+      test::error_of<InputError>([&] { parse_partition_meta(text, "meta.yaml"); });
+  EXPECT_TRUE(test::contains(error, "dataset_files[0]")) << error;
+}
+
+TEST(DatasetFiles, AReusedPartitionOfChangedFilesIsRefused) {
+  PartitionMeta made;
+  made.method = "metis";
+  made.parts = 2;
+  made.dataset_files = {{"label.npy", 10, 1}};
+  PartitionOptions opt;
+  opt.parts = 2;
+  opt.dataset_files = std::vector<DatasetFile>{{"label.npy", 10, 2}};
+  const std::string error =
+      test::error_of<ConfigError>([&] { require_partition_matches(made, opt, "P"); });
+  EXPECT_TRUE(test::contains(error, "partition P was made from other dataset files: label.npy"))
+      << error;
+  opt.dataset_files = std::vector<DatasetFile>{{"label.npy", 10, 1}};
+  EXPECT_EQ(test::error_of<ConfigError>([&] { require_partition_matches(made, opt, "P"); }), "");
+  opt.dataset_files = std::nullopt;  // the dataset is not here: used as made
+  EXPECT_EQ(test::error_of<ConfigError>([&] { require_partition_matches(made, opt, "P"); }), "");
+}
+
+}  // namespace
+}  // namespace adaqp
