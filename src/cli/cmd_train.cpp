@@ -141,6 +141,7 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
     setup_logging(rank, cfg.output.log_level);
     comm->set_timeout(cfg.communication.timeout_s);
     placement = place(rank, local, cfg);
+    require_threads_within_host(cfg.training.threads, process_affinity());
     if (!placement.warning.empty() && local.rank == 0) spdlog::warn("{}", placement.warning);
     dir = partition_dir(cfg);
     if (rank == 0) {

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "adaqp/common/error.h"
+
 namespace adaqp {
 
 Affinity process_affinity() {
@@ -30,6 +32,14 @@ Affinity process_affinity() {
   }
   a.cpus = fmt::format("{}", fmt::join(ranges, ","));
   return a;
+}
+
+void require_threads_within_host(int requested, const Affinity& affinity) {
+  if (requested <= affinity.host_cores) return;
+  throw ConfigError(fmt::format(
+      "training.threads = {}: this host has {} CPU(s), so at most {} (0: this rank's share of its "
+      "cores)",
+      requested, affinity.host_cores, affinity.host_cores));
 }
 
 int compute_threads_for(int requested, const Affinity& affinity, int local_ranks,

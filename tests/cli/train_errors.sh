@@ -56,6 +56,8 @@ model:
 YAML
 expect_failure unknown_file_key 3 "model.dropuot" --config "$tmp/job.yaml"
 expect_failure bad_lr 2 "training.lr" "${small[@]}" --set training.lr=-1
+expect_failure too_many_threads 2 "training.threads = 10000: this host has" "${small[@]}" \
+  --set training.threads=10000
 expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gin
 expect_failure gat_cover 2 "communication.exchange = cover: must be auto or rows with model.type gat" \
   "${small[@]}" --set model.type=gat --set communication.exchange=cover

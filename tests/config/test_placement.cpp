@@ -7,6 +7,7 @@
 #include "adaqp/common/affinity.h"
 #include "adaqp/common/error.h"
 #include "adaqp/config/placement.h"
+#include "test_util.h"
 
 namespace adaqp {
 namespace {
@@ -122,6 +123,12 @@ TEST(ComputeThreads, FollowTheAffinityMask) {
             std::string::npos)
       << warning;
   EXPECT_NE(warning.find("--bind-to none"), std::string::npos) << warning;
+  EXPECT_NO_THROW(require_threads_within_host(16, bound));
+  const std::string error =
+      test::error_of<ConfigError>([&] { require_threads_within_host(17, unbound); });
+  EXPECT_NE(error.find("training.threads = 17: this host has 16 CPU(s), so at most 16"),
+            std::string::npos)
+      << error;
   const Affinity mine = process_affinity();
   EXPECT_GE(mine.cores, 1);
   EXPECT_LE(mine.cores, mine.host_cores);

@@ -14,6 +14,10 @@ struct Affinity {
 
 Affinity process_affinity();
 
+// ConfigError when `requested` compute threads exceed the host's CPUs: a rank with thousands of
+// threads on a few cores makes no progress (the threads spin in every parallel region's barrier).
+void require_threads_within_host(int requested, const Affinity& affinity);
+
 // Compute threads for a rank: `requested` (> 0) as given, else the cores of its mask, shared with
 // the other ranks of the host when the mask is the whole host (ranks not bound to cores).
 // `warning` (set when not null) explains a requested count beyond the mask, and the fix.
