@@ -75,6 +75,14 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
                replace ? " replaced (--repartition)" : " does not exist",
                cfg.partition.options.parts);
   const Graph g = load_dataset(cfg.dataset);
+  // Before anything is written: the loss of an empty training split is undefined.
+  if (g.train.empty()) {
+    throw InputError(
+        cfg.dataset.path.empty() ? "the generated graph" : cfg.dataset.path, "training split",
+        fmt::format(
+            "has no nodes{}: training needs labelled training nodes",
+            cfg.dataset.split.empty() ? "" : " (dataset.split = " + cfg.dataset.split + ")"));
+  }
   const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
   if (!parent.empty()) create_dirs(parent);
   const PartitionMeta meta = replace ? replace_partition(dir, g, cfg.partition.options)
@@ -159,8 +167,17 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
       // Recorded in a new partition, compared with an existing one's record.
       cfg.partition.options.dataset_files = job_dataset_files(cfg, dir);
       // An existing partition must be the one the job asks for (never a silent reuse).
-      if (exists && !replace)
-        require_partition_matches(read_partition_meta(dir), cfg.partition.options, dir);
+      if (exists && !replace) {
+        const PartitionMeta meta = read_partition_meta(dir);
+        require_partition_matches(meta, cfg.partition.options, dir);
+        int64_t train = 0;
+        for (const PartCounts& c : meta.counts) train += c.train;
+        if (train == 0) {
+          throw InputError(partition_meta_path(dir), "counts",
+                           "no part holds a training node: training needs labelled training "
+                           "nodes");
+        }
+      }
       if (must_partition && cfg.partition.options.parts != world) {
         throw ConfigError(fmt::format(
             "partition.parts is {} but mpirun started {} workers (partition {} does not exist "
@@ -168,9 +185,7 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             cfg.partition.options.parts, world, dir, world));
       }
       create_dirs(cfg.output.dir);
-      const std::string yaml = to_yaml(cfg);
-      write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", yaml);
-      spdlog::info("adaqp train on {} workers, effective configuration:\n{}", world, yaml);
+      spdlog::info("adaqp train on {} workers, effective configuration:\n{}", world, to_yaml(cfg));
     }
   });
 
@@ -234,6 +249,8 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
   run_step(*comm, [&] {
     require_recompute_effect(cfg, meta.num_classes);
     require_relations(cfg, meta.relations.size());
+    // Once the job's data is known: a job stopped by its configuration or data leaves none.
+    if (rank == 0) write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", to_yaml(cfg));
   });
   const std::string fingerprint = meta.dataset_fingerprint;
   if (rank == 0) {

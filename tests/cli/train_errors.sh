@@ -136,6 +136,19 @@ PY
 expect_failure partition_dataset_files 2 \
   "partition $tmp/files/partition was made from other dataset files: label.npy had" \
   "${from_files[@]}"
+# A dataset without training nodes stops before anything is partitioned.
+cp -r "$tmp/numpy" "$tmp/no_train"
+python3 - "$tmp/no_train/train.npy" <<'PY'
+import sys
+header = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,), }"
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+PY
+expect_failure no_training_nodes 2 "$tmp/no_train: training split: has no nodes" \
+  "${from_files[@]}" --set "dataset.path=$tmp/no_train" --set "output.dir=$tmp/no_train_out"
+[[ ! -e $tmp/no_train_out/partition && ! -e $tmp/no_train_out/config.yaml ]] ||
+  { ls -R "$tmp/no_train_out"; echo "FAIL: a dataset without training nodes left files" >&2; exit 1; }
 expect_failure repartition_ptscotch 2 "--repartition with partition.method = ptscotch" \
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.method=ptscotch --repartition
 # --repartition replaces it: the job trains on a random partition, which meta.yaml then records,
