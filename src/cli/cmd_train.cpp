@@ -185,6 +185,15 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             cfg.partition.options.parts, world, dir, world));
       }
       create_dirs(cfg.output.dir);
+      // Found now, not when the first checkpoint is due.
+      if (cfg.training.checkpoint_every > 0) {
+        std::error_code ck_error;
+        std::filesystem::create_directories(checkpoint_dir(cfg), ck_error);
+        if (ck_error) {
+          throw ConfigError(fmt::format("training.checkpoint_dir = {}: cannot create directory: {}",
+                                        checkpoint_dir(cfg), ck_error.message()));
+        }
+      }
       spdlog::info("adaqp train on {} workers, effective configuration:\n{}", world, to_yaml(cfg));
     }
   });

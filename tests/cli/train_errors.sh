@@ -56,6 +56,10 @@ model:
 YAML
 expect_failure unknown_file_key 3 "model.dropuot" --config "$tmp/job.yaml"
 expect_failure bad_lr 2 "training.lr" "${small[@]}" --set training.lr=-1
+touch "$tmp/a_file"
+expect_failure checkpoint_dir 2 \
+  "training.checkpoint_dir = $tmp/a_file/checkpoints: cannot create directory" "${small[@]}" \
+  --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/a_file/checkpoints"
 expect_failure too_many_threads 2 "training.threads = 10000: this host has" "${small[@]}" \
   --set training.threads=10000
 expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gin
