@@ -399,15 +399,26 @@ void apply_override(JobConfig& cfg, const std::string& text, const std::string& 
   f->parse(cfg, value, job + ": --set");
 }
 
-void require(bool ok, const std::string& origin, const std::string& key, const std::string& value,
+// Where the keys' values came from: the job file (or the default job), and the keys --set gave.
+struct Origin {
+  std::string file;
+  std::vector<std::string> set_keys;
+
+  std::string of(const std::string& key) const {
+    const bool set = std::find(set_keys.begin(), set_keys.end(), key) != set_keys.end();
+    return set ? file + ": --set" : file;
+  }
+};
+
+void require(bool ok, const Origin& origin, const std::string& key, const std::string& value,
              const std::string& rule) {
-  if (!ok) throw ConfigError(fmt::format("{}: {} = {}: {}", origin, key, value, rule));
+  if (!ok) throw ConfigError(fmt::format("{}: {} = {}: {}", origin.of(key), key, value, rule));
 }
 
 // Keys that only the uniform scheme, or only the adaptive one, reads: a value other than the
 // default under another scheme or a full-precision mode would be silently ignored, so it is an
 // error naming the key and the keys that make it ineffective.
-void require_effective(const JobConfig& c, const std::string& origin) {
+void require_effective(const JobConfig& c, const Origin& origin) {
   require(
       c.training.precision == ComputePrecision::kFp32 || c.training.device != DeviceChoice::kCpu,
       origin, "training.precision", to_string(c.training.precision),
@@ -456,7 +467,7 @@ void require_effective(const JobConfig& c, const std::string& origin) {
           "communication.solve_schedule", to_string(m.solve_schedule), solver_only);
 }
 
-void validate(const JobConfig& c, const std::string& origin) {
+void validate(const JobConfig& c, const Origin& origin) {
   const DatasetSpec& d = c.dataset;
   const bool reads_files =
       d.format != DatasetFormat::kSynthetic && d.format != DatasetFormat::kAuto;
@@ -470,7 +481,7 @@ void validate(const JobConfig& c, const std::string& origin) {
   try {
     validate_generator_options(c.dataset.synthetic);
   } catch (const ConfigError& e) {
-    throw ConfigError(origin + ": " + e.what());
+    throw ConfigError(origin.file + ": " + e.what());
   }
   const PartitionOptions& p = c.partition.options;
   require(p.parts >= 1, origin, "partition.parts", std::to_string(p.parts), "must be >= 1");
@@ -606,8 +617,12 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
       }
     }
   }
-  for (const std::string& o : overrides) apply_override(cfg, o, origin);
-  validate(cfg, origin);
+  Origin origins{origin, {}};
+  for (const std::string& o : overrides) {
+    apply_override(cfg, o, origin);
+    origins.set_keys.push_back(o.substr(0, o.find('=')));
+  }
+  validate(cfg, origins);
   cfg.partition.options.dataset_keys = dataset_identity(cfg);
   const JobConfig defaults;
   for (const auto& kv : cfg.partition.options.dataset_keys) {

@@ -403,6 +403,17 @@ TEST(JobConfig, MalformedOverridesAreErrors) {
   EXPECT_TRUE(test::contains(config_error("", {"model.hidden=x"}), "--set: key 'model.hidden'"));
 }
 
+// A value out of range is blamed where it was given: the file, or --set (whose value replaced the
+// file's).
+TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
+  const std::string from_set = config_error("training: {epochs: 200}\n", {"training.epochs=-5"});
+  EXPECT_TRUE(test::contains(from_set, "job.yaml: --set: training.epochs = -5: must be >= 0"))
+      << from_set;
+  const std::string from_file = config_error("training: {epochs: -5}\n", {"model.hidden=8"});
+  EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 0"))
+      << from_file;
+}
+
 TEST(JobConfig, MissingOrInvalidFileIsNamed) {
   test::TempDir dir;
   try {
