@@ -53,9 +53,23 @@ const Loader& loader_of(DatasetFormat format) {
   throw InvariantError(std::string("no loader for dataset format ") + to_string(format));
 }
 
+// InputError unless `path` is a directory; a relative path is shown resolved, since it is read from
+// the working directory of every rank, not from the job file's.
+void require_directory(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return;
+  const fs::path p(path);
+  const std::string resolved = p.is_absolute()
+                                   ? ""
+                                   : fmt::format(" (relative to the working directory {}: {})",
+                                                 fs::current_path(ec).string(),
+                                                 fs::absolute(p, ec).lexically_normal().string());
+  throw InputError(path, "dataset.path",
+                   (fs::exists(path, ec) ? "not a directory" : "directory not found") + resolved);
+}
+
 DatasetFormat detect_format(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) throw InputError(path, "", "dataset directory not found");
   std::string expected;
   for (const Loader& l : kLoaders) {
     for (const Marker& m : l.markers) {
@@ -73,8 +87,11 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
     throw ConfigError("dataset path '" + spec.path +
                       "' given with format synthetic, which reads no files (use format auto, or "
                       "no path for the generator)");
-  if (spec.format != DatasetFormat::kAuto) return spec.format;
-  return spec.path.empty() ? DatasetFormat::kSynthetic : detect_format(spec.path);
+  if (spec.path.empty()) {
+    return spec.format == DatasetFormat::kAuto ? DatasetFormat::kSynthetic : spec.format;
+  }
+  require_directory(spec.path);
+  return spec.format == DatasetFormat::kAuto ? detect_format(spec.path) : spec.format;
 }
 
 Graph load_dataset(const DatasetSpec& spec) {

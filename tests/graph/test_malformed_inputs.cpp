@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <ostream>
@@ -752,6 +753,36 @@ INSTANTIATE_TEST_SUITE_P(Numpy, MalformedSlices, testing::ValuesIn(kNumpyCases),
                          malformed_case_name);
 INSTANTIATE_TEST_SUITE_P(OgbBinary, MalformedSlices, testing::ValuesIn(kOgbBinaryCases),
                          malformed_case_name);
+
+}  // namespace
+}  // namespace adaqp
+
+namespace adaqp {
+namespace {
+
+// A dataset.path that is not a directory is named as such whatever the format, relative paths
+// resolved from the working directory (every rank reads them from its own).
+TEST(DatasetPath, AMissingDirectoryIsNamedNotItsFiles) {
+  test::TempDir dir;
+  std::ofstream(dir.str("a_file")) << "x";
+  for (const DatasetFormat format : {DatasetFormat::kAuto, DatasetFormat::kOgb,
+                                     DatasetFormat::kNumpy, DatasetFormat::kGraphsaint}) {
+    DatasetSpec spec;
+    spec.format = format;
+    spec.path = dir.str("missing");
+    EXPECT_EQ(test::error_of<InputError>([&] { load_dataset(spec); }),
+              spec.path + ": dataset.path: directory not found");
+    spec.path = dir.str("a_file");
+    EXPECT_EQ(test::error_of<InputError>([&] { load_dataset(spec); }),
+              spec.path + ": dataset.path: not a directory");
+  }
+  DatasetSpec relative;
+  relative.path = "no/such/dataset";
+  const std::string error = test::error_of<InputError>([&] { load_dataset(relative); });
+  EXPECT_TRUE(test::contains(error, "directory not found (relative to the working directory "))
+      << error;
+  EXPECT_TRUE(test::contains(error, "/no/such/dataset)")) << error;
+}
 
 }  // namespace
 }  // namespace adaqp
