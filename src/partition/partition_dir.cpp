@@ -320,10 +320,18 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   const std::vector<int64_t> s = in.get<int64_t>("scalars");
   check.size("scalars", s.size(), kN);
   check.require(s[kRank] == rank, "scalars", fmt::format("holds rank {}, not {}", s[kRank], rank));
-  check.require(s[kNumParts] == meta.parts && s[kGlobalNodes] == meta.num_nodes &&
-                    s[kFeatDim] == meta.feat_dim && s[kNumClasses] == meta.num_classes &&
-                    (s[kMultilabel] != 0) == meta.multilabel,
-                "scalars", "disagree with meta.yaml (parts, nodes, features or classes)");
+  const struct {
+    const char* key;  // in meta.yaml
+    int64_t part, meta;
+  } agree[] = {{"parts", s[kNumParts], meta.parts},
+               {"num_nodes", s[kGlobalNodes], meta.num_nodes},
+               {"feat_dim", s[kFeatDim], meta.feat_dim},
+               {"num_classes", s[kNumClasses], meta.num_classes},
+               {"multilabel", s[kMultilabel] != 0, meta.multilabel}};
+  for (const auto& a : agree) {
+    check.require(a.part == a.meta, "scalars",
+                  fmt::format("{} is {} here, {} in meta.yaml", a.key, a.part, a.meta));
+  }
   Part p;
   p.rank = rank;
   p.num_parts = meta.parts;

@@ -35,7 +35,7 @@ std::vector<int64_t>& i64(Arrays& a, const std::string& name) {
 }
 
 // Scalars of a part (partition_dir.cpp enum Scalar).
-constexpr size_t kRank = 0, kNumParts = 1, kNumCentral = 3;
+constexpr size_t kRank = 0, kNumParts = 1, kGlobalNodes = 2, kNumCentral = 3;
 
 struct Edit {
   const char* name;
@@ -58,7 +58,9 @@ const std::vector<Edit>& edits() {
       {"ScalarsRank", [](Arrays& a) { i64(a, "scalars")[kRank] = 2; }, "scalars",
        "holds rank 2, not 1"},
       {"ScalarsDisagreeWithMeta", [](Arrays& a) { i64(a, "scalars")[kNumParts] = 4; }, "scalars",
-       "disagree with meta.yaml"},
+       "parts is 4 here, 3 in meta.yaml"},
+      {"NodesDisagreeWithMeta", [](Arrays& a) { i64(a, "scalars")[kGlobalNodes] = 400; }, "scalars",
+       "num_nodes is 400 here, 500 in meta.yaml"},
       {"CentralCount", [](Arrays& a) { i64(a, "scalars")[kNumCentral] = owned(a) + 1; }, "scalars",
        "bad central count"},
       {"OwnedCount", [](Arrays& a) { i64(a, "owned_gid").pop_back(); }, "owned_gid",
