@@ -2,9 +2,11 @@
 // heterogeneous one in OGB's heterogeneous layout.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "adaqp/common/clock.h"
+#include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/generator.h"
 #include "commands.h"
@@ -20,6 +22,18 @@ struct GenerateOptions {
 
 void run_generate(const GenerateOptions& opt) {
   const JobConfig cfg = opt.job.load();
+  // A job may name the directory it generates as its dataset (then generate, partition and train
+  // share one file); any other dataset.path would be silently replaced by the generated graph.
+  const auto absolute = [](const std::string& p) {
+    return std::filesystem::absolute(p).lexically_normal().lexically_relative("/");
+  };
+  if (!cfg.dataset.path.empty() && absolute(cfg.dataset.path) != absolute(opt.out)) {
+    throw ConfigError(fmt::format(
+        "dataset.path = {} but --out {}: adaqp generate writes the generated graph "
+        "(dataset.synthetic.*) to --out and reads no dataset; leave dataset.path empty or make it "
+        "the --out directory",
+        cfg.dataset.path, opt.out));
+  }
   const double t0 = steady_now_s();
   const Graph g = generate_graph(cfg.dataset.synthetic);
   const double t1 = steady_now_s();

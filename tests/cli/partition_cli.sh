@@ -21,6 +21,13 @@ for f in edge_index feat label train valid test; do
 done
 grep -q "generated 1500 nodes, 9000 directed edges" "$WORK/generate.out" ||
   fail "unexpected generate summary: $(cat "$WORK/generate.out")"
+# A dataset.path other than --out would be silently replaced by the generated graph: refused.
+if "$ADAQP_BIN" generate --config "$WORK/job.yaml" --out "$WORK/other" >"$WORK/other.out" 2>&1; then
+  fail "generate accepted dataset.path $WORK/graph with --out $WORK/other"
+fi
+grep -q "dataset.path = $WORK/graph but --out $WORK/other" "$WORK/other.out" ||
+  fail "generate's error: $(cat "$WORK/other.out")"
+[[ ! -e $WORK/other ]] || fail "generate wrote $WORK/other after refusing the job"
 
 "$ADAQP_BIN" partition --config "$WORK/job.yaml" >"$WORK/partition.out"
 for f in meta.yaml part-0/part.bin part-1/part.bin part-2/part.bin; do
