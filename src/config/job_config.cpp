@@ -38,9 +38,14 @@ std::string scalar_text(const YAML::Node& n) {
       fmt::format("{}: key '{}' expects {}, got '{}'", origin, key, expected, scalar_text(n)));
 }
 
+// A quoted scalar is a string in YAML ("3" is not 3): numbers and booleans must be plain.
+bool plain_scalar(const YAML::Node& n) {
+  return n.IsScalar() && n.Tag() != "!";
+}
+
 template <typename T>
 T parse_integer(const YAML::Node& n, const std::string& origin, const std::string& key) {
-  if (!n.IsScalar()) bad_value(origin, key, n, "an integer");
+  if (!plain_scalar(n)) bad_value(origin, key, n, "an integer (unquoted)");
   const std::string& s = n.Scalar();
   T value{};
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -68,7 +73,7 @@ uint64_t parse_value<uint64_t>(const YAML::Node& n, const std::string& origin,
 }
 template <>
 double parse_value<double>(const YAML::Node& n, const std::string& origin, const std::string& key) {
-  if (!n.IsScalar() || n.Scalar().empty()) bad_value(origin, key, n, "a number");
+  if (!plain_scalar(n) || n.Scalar().empty()) bad_value(origin, key, n, "a number (unquoted)");
   const std::string& s = n.Scalar();
   char* end = nullptr;
   errno = 0;
@@ -79,7 +84,8 @@ double parse_value<double>(const YAML::Node& n, const std::string& origin, const
 }
 template <>
 bool parse_value<bool>(const YAML::Node& n, const std::string& origin, const std::string& key) {
-  if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
+  if (plain_scalar(n) && (n.Scalar() == "true" || n.Scalar() == "false"))
+    return n.Scalar() == "true";
   bad_value(origin, key, n, "true or false");
 }
 template <>
@@ -365,8 +371,13 @@ std::string known_keys(const std::string& section) {
 
 void apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
                const std::string& origin) {
+  std::vector<std::string> seen;
   for (const auto& kv : map) {
     const std::string key = prefix + kv.first.as<std::string>();
+    // YAML forbids a key twice in one mapping; yaml-cpp would keep the last silently.
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw ConfigError(fmt::format("{}: key '{}' is given twice", origin, key));
+    seen.push_back(key);
     if (const Field* f = find_field(key)) {
       f->parse(cfg, kv.second, origin);
     } else if (is_section(key)) {
@@ -602,7 +613,12 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
       throw ConfigError(fmt::format("{}: job configuration file not found", path));
     YAML::Node root;
     try {
-      root = YAML::LoadFile(path);
+      const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
+      // A second document would be ignored: its keys would silently have no effect.
+      if (documents.size() > 1)
+        throw ConfigError(fmt::format("{}: holds {} YAML documents ('---'); a job is one", path,
+                                      documents.size()));
+      if (!documents.empty()) root = documents.front();
     } catch (const YAML::Exception& e) {
       throw ConfigError(fmt::format("{}: not valid YAML: {}", path, e.what()));
     }

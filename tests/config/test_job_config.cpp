@@ -414,6 +414,24 @@ TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
       << from_file;
 }
 
+// What YAML itself forbids or types otherwise is refused, never resolved silently: a key twice in
+// one mapping, a second document, a quoted number or boolean (a string in YAML).
+TEST(JobConfig, DuplicateKeysSecondDocumentsAndQuotedNumbersAreRefused) {
+  EXPECT_TRUE(test::contains(config_error("model:\n  type: gcn\n  type: sage\n"),
+                             "key 'model.type' is given twice"));
+  EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\nmodel: {dropout: 0.1}\n"),
+                             "key 'model' is given twice"));
+  EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\n---\nmodel: {hidden: 9}\n"),
+                             "holds 2 YAML documents"));
+  EXPECT_TRUE(test::contains(config_error("training: {epochs: \"3\"}\n"),
+                             "key 'training.epochs' expects an integer (unquoted), got '3'"));
+  EXPECT_TRUE(test::contains(config_error("training: {lr: '0.02'}\n"),
+                             "key 'training.lr' expects a number (unquoted)"));
+  EXPECT_TRUE(test::contains(config_error("training: {sparse_features: \"true\"}\n"),
+                             "expects true or false"));
+  EXPECT_EQ(config_error("dataset: {path: \"quoted is a string\"}\ntraining: {epochs: 3}\n"), "");
+}
+
 TEST(JobConfig, MissingOrInvalidFileIsNamed) {
   test::TempDir dir;
   try {
