@@ -1,12 +1,17 @@
 #include "adaqp/cli/command_line.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <malloc.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
@@ -15,6 +20,30 @@
 #include "commands.h"
 
 namespace adaqp::cli {
+namespace {
+
+// Command lines are parsed before MPI starts: under mpirun only the first rank reports a mistake
+// in one (every rank exits non-zero).
+bool first_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* r = std::getenv(var)) return std::string(r) == "0";
+  }
+  return true;
+}
+
+// The parse error in the form of every other error; a first word that names no command is said so.
+std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    return fmt::format("unknown command '{}' (commands: {})", argv[1], fmt::join(names, ", "));
+  }
+  return fmt::format("{} (adaqp --help, adaqp COMMAND --help)", e.what());
+}
+
+}  // namespace
 
 int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
   // libtorch backs CPU tensors of 2 MiB and more with transparent huge pages when this is set
@@ -41,7 +70,11 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
     setup_logging(0);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    if (first_rank()) {
+      std::fprintf(stderr, "adaqp: error: %s\n", parse_error_text(app, e, argc, argv).c_str());
+    }
+    return 1;
   } catch (const Error& e) {
     std::fprintf(stderr, "adaqp: error: %s\n", e.what());
     return 1;

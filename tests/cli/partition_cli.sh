@@ -21,6 +21,11 @@ for f in edge_index feat label train valid test; do
 done
 grep -q "generated 1500 nodes, 9000 directed edges" "$WORK/generate.out" ||
   fail "unexpected generate summary: $(cat "$WORK/generate.out")"
+# A mistyped command is named, with the commands there are.
+rc=0
+"$ADAQP_BIN" partiton --config "$WORK/job.yaml" >"$WORK/typo.out" 2>&1 || rc=$?
+((rc == 1)) && grep -qx "adaqp: error: unknown command 'partiton' (commands: generate, partition, info, train)" \
+  "$WORK/typo.out" || fail "mistyped command (exit $rc): $(cat "$WORK/typo.out")"
 # A dataset.path other than --out would be silently replaced by the generated graph: refused.
 if "$ADAQP_BIN" generate --config "$WORK/job.yaml" --out "$WORK/other" >"$WORK/other.out" 2>&1; then
   fail "generate accepted dataset.path $WORK/graph with --out $WORK/other"

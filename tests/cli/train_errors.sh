@@ -49,6 +49,9 @@ expect_failure() {
 
 # Configuration problems, found by every rank.
 expect_failure unknown_set_key 2 "unknown key 'model.hiddn'" "${small[@]}" --set model.hiddn=8
+# A mistyped option is parsed before MPI starts: reported by the first rank only.
+expect_failure mistyped_option 2 "The following arguments were not expected" "${small[@]}" \
+  --sett model.hidden=8
 cat >"$tmp/job.yaml" <<'YAML'
 model:
   type: gcn
