@@ -1,6 +1,7 @@
 // adaqp info: statistics of a dataset and of a partition, as text or JSON.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -20,14 +21,16 @@ struct InfoOptions {
   std::string partition;  // a partition directory
   bool json = false;
   bool covers = false;
+  bool verify = false;
 };
 
 void run_info(const InfoOptions& opt) {
   const bool want_job = !opt.job.config.empty() || !opt.job.overrides.empty();
   if (!want_job && opt.dataset.empty() && opt.partition.empty())
     throw ConfigError("info: give --config (the job's dataset), --dataset DIR or --partition DIR");
-  if (opt.covers && opt.partition.empty())
-    throw ConfigError("info: --covers needs --partition DIR");
+  if ((opt.covers || opt.verify) && opt.partition.empty())
+    throw ConfigError(std::string("info: ") + (opt.covers ? "--covers" : "--verify") +
+                      " needs --partition DIR");
   std::string dataset_report, partition_report, covers_report;
   if (want_job || !opt.dataset.empty()) {
     DatasetSpec spec;
@@ -41,6 +44,16 @@ void run_info(const InfoOptions& opt) {
   }
   if (!opt.partition.empty()) {
     const PartitionMeta meta = read_partition_meta(opt.partition);
+    // The counts come from meta.yaml; the parts it describes must be there. --verify (and
+    // --covers) read every part whole: its checksums and structure.
+    for (int r = 0; r < meta.parts; ++r) {
+      const std::string part = partition_part_path(opt.partition, r);
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(part, ec)) {
+        throw InputError(part, "", fmt::format("missing: meta.yaml lists {} parts", meta.parts));
+      }
+      if (opt.verify && !opt.covers) load_part(opt.partition, r, meta.parts);
+    }
     partition_report =
         opt.json ? partition_json(opt.partition, meta) : partition_text(opt.partition, meta);
     if (opt.covers) {
@@ -77,6 +90,9 @@ void add_info_command(CLI::App& app) {
   cmd->add_flag("--covers", opt->covers,
                 "with --partition: read every part and count, per ordered pair of parts, the rows "
                 "a minimum vertex cover of its cut edges needs against today's source rows");
+  cmd->add_flag("--verify", opt->verify,
+                "with --partition: read every part whole and check its checksums and structure "
+                "(without it, only that every part file is there)");
   cmd->callback([opt] { run_info(*opt); });
 }
 

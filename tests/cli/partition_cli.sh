@@ -119,6 +119,28 @@ PY
 # (edge_index: sources in row 0) and the owners in the part files, by Kuhn's augmenting paths.
 "$ADAQP_BIN" info --partition "$WORK/part" --covers --json >"$WORK/covers.json"
 "$ADAQP_BIN" info --partition "$WORK/part" --covers | grep -q "boundary covers" || fail "covers text"
+# info reads the counts from meta.yaml but never reports a partition whose parts are broken:
+# a missing part always, a flipped byte with --verify.
+"$ADAQP_BIN" info --partition "$WORK/part" --verify >/dev/null || fail "info --verify of a sound partition"
+cp -r "$WORK/part" "$WORK/broken"
+python3 - "$WORK/broken/part-1/part.bin" <<'PY'
+import os, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(os.path.getsize(sys.argv[1]) - 5)
+    b = f.read(1)
+    f.seek(-1, 1)
+    f.write(bytes([b[0] ^ 1]))
+PY
+"$ADAQP_BIN" info --partition "$WORK/broken" >/dev/null || fail "info without --verify reads the parts"
+if "$ADAQP_BIN" info --partition "$WORK/broken" --verify >"$WORK/verify.out" 2>&1; then
+  fail "info --verify passed a flipped byte"
+fi
+grep -q "adaqp: error: $WORK/broken/part-1/part.bin" "$WORK/verify.out" || fail "$(cat "$WORK/verify.out")"
+rm -r "$WORK/broken/part-2"
+if "$ADAQP_BIN" info --partition "$WORK/broken" >"$WORK/missing.out" 2>&1; then
+  fail "info passed a partition without part 2"
+fi
+grep -q "part-2/part.bin: missing: meta.yaml lists 3 parts" "$WORK/missing.out" || fail "$(cat "$WORK/missing.out")"
 python3 - "$WORK" <<'PY' || fail "boundary covers"
 import json, sys
 from collections import defaultdict
