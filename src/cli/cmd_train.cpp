@@ -40,6 +40,7 @@
 #include "adaqp/partition/partition_dir.h"
 #include "adaqp/partition/partition_in_slices.h"
 #include "adaqp/tensor/torch_cuda_backend.h"
+#include "adaqp/train/checkpoint.h"
 #include "adaqp/train/epoch_loop.h"
 #include "adaqp/train/memory_meter.h"
 #include "adaqp/train/trainer.h"
@@ -185,6 +186,11 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             cfg.partition.options.parts, world, dir, world));
       }
       create_dirs(cfg.output.dir);
+      // Before the partition is made: a resume without a checkpoint has nothing to continue.
+      if (resume && list_checkpoints(checkpoint_dir(cfg)).empty()) {
+        throw ConfigError(fmt::format("--resume: no checkpoint in {} (training.checkpoint_dir)",
+                                      checkpoint_dir(cfg)));
+      }
       // Found now, not when the first checkpoint is due.
       if (cfg.training.checkpoint_every > 0) {
         std::error_code ck_error;

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/train/checkpoint.h"
+#include "adaqp/train/epoch_loop.h"
 #include "collective_step.h"
 
 namespace adaqp::cli {
@@ -34,6 +36,9 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     const CheckpointInfo info = read_checkpoint_info(path);
     epoch = info.progress.epoch;
     written_on = info.header.world_size;
+    // Found here, on every rank's step, not once training has begun.
+    metrics_kept_on_resume((std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string(),
+                           epoch);
   });
   if (!resume) return;
   comm.broadcast(&epoch, sizeof epoch, 0);

@@ -116,17 +116,7 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
 // Keeps the per-epoch records of `path` up to epoch `last` (dropping later ones, the link model
 // and the summary), rewritten via a temporary file and a rename, and opens it for appending.
 std::ofstream reopen_metrics(const std::filesystem::path& path, int last) {
-  std::string kept, line;
-  std::ifstream in(path);
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.empty()) continue;
-    const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded())
-      throw InputError(path.string(), fmt::format("line {}", number), "not a JSON record");
-    if (j.contains("epoch") && !j.contains("event") && j["epoch"].is_number_integer() &&
-        j["epoch"].get<int>() <= last)
-      kept += line + '\n';
-  }
+  const std::string kept = metrics_kept_on_resume(path.string(), last);
   const std::filesystem::path tmp = path.string() + ".tmp";
   {
     std::ofstream out = open_output(tmp);
@@ -284,6 +274,21 @@ std::string describe(const RunSummary& s) {
         pct(s.compute_s), pct(s.exposed_comm_s), pct(s.reduce_s), pct(s.assign_s), 1e3 * s.quant_s);
   }
   return text;
+}
+
+std::string metrics_kept_on_resume(const std::string& path, int last) {
+  std::string kept, line;
+  std::ifstream in(path);
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded())
+      throw InputError(path, fmt::format("line {}", number), "not a JSON record");
+    if (j.contains("epoch") && !j.contains("event") && j["epoch"].is_number_integer() &&
+        j["epoch"].get<int>() <= last)
+      kept += line + '\n';
+  }
+  return kept;
 }
 
 RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& opt) {

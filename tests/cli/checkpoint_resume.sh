@@ -124,8 +124,18 @@ expect_error other_dataset 2 "dataset fingerprint: checkpoint has" "${resume[@]}
   --set "output.dir=$tmp/d2" --set partition.parts=2 --set dataset.synthetic.seed=6
 expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing left to train" \
   "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
-expect_error no_checkpoint 2 "--resume: no intact checkpoint in $tmp/none/checkpoints" \
+expect_error no_checkpoint 2 "--resume: no checkpoint in $tmp/none/checkpoints" \
   --set "output.dir=$tmp/none" --set partition.parts=2 --resume
+[[ ! -e $tmp/none/partition ]] ||
+  { echo "FAIL: a resume without checkpoints partitioned the dataset first" >&2; exit 1; }
+# A metrics.jsonl the resumed run cannot keep is found at start-up, before training (no abort).
+cp "$tmp/gcn_ref/metrics.jsonl" "$tmp/metrics.keep"
+echo '{not json' >>"$tmp/gcn_ref/metrics.jsonl"
+expect_error bad_metrics 2 "$tmp/gcn_ref/metrics.jsonl: line" "${resume[@]}" \
+  --set "output.dir=$tmp/gcn_ref"
+! grep -q "MPI_ABORT" "$tmp/bad_metrics.log" ||
+  { cat "$tmp/bad_metrics.log"; echo "FAIL: bad_metrics ended in MPI_Abort" >&2; exit 1; }
+mv "$tmp/metrics.keep" "$tmp/gcn_ref/metrics.jsonl"
 expect_error stale_checkpoints 2 "$tmp/gcn_ref/checkpoints already holds checkpoints" \
   "${gcn[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
 echo "checkpoint_resume: all passed"

@@ -89,4 +89,8 @@ std::string describe(const RunSummary& s);
 // (the same on every rank) naming the epoch, the parameter and the last good checkpoint.
 RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& opt);
 
+// The lines of metrics.jsonl (at `path`) a run resumed after epoch `last` keeps: its epoch records
+// up to `last`. InputError naming the file and line of a record that is not JSON.
+std::string metrics_kept_on_resume(const std::string& path, int last);
+
 }  // namespace adaqp
