@@ -400,12 +400,18 @@ void apply_override(JobConfig& cfg, const std::string& text, const std::string& 
         fmt::format("--set '{}': expected section.key=value (e.g. training.epochs=10)", text));
   const std::string key = text.substr(0, eq);
   const Field* f = find_field(key);
+  if (f == nullptr && is_section(key)) {
+    throw ConfigError(
+        fmt::format("--set '{}': {} is a section; set one of its keys ({}), e.g. "
+                    "--set {}.KEY=VALUE",
+                    text, key, known_keys(key), key));
+  }
   if (f == nullptr) unknown_key("--set", key);
   YAML::Node value;
   try {
     value = YAML::Load(text.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("--set '{}': value is not a YAML scalar: {}", text, e.what()));
+    throw ConfigError(fmt::format("--set '{}': value is not valid YAML: {}", text, e.what()));
   }
   f->parse(cfg, value, job + ": --set");
 }

@@ -325,7 +325,7 @@ std::string choose_split(const fs::path& dir, const std::string& requested) {
   }
   if (names.size() > 1)
     throw InputError(split_dir.string(), "",
-                     "several splits found (" + listed + "); choose one with the split option");
+                     "several splits found (" + listed + "); choose one with dataset.split");
   return names.front();
 }
 

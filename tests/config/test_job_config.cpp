@@ -399,7 +399,10 @@ TEST(JobConfig, MalformedOverridesAreErrors) {
   EXPECT_TRUE(test::contains(config_error("", {"=3"}), "expected section.key=value"));
   EXPECT_TRUE(test::contains(config_error("", {"model.hiden=3"}),
                              "--set: unknown key 'model.hiden' (known keys: model.type"));
-  EXPECT_TRUE(test::contains(config_error("", {"model=3"}), "unknown key 'model'"));
+  EXPECT_TRUE(test::contains(config_error("", {"model=3"}),
+                             "--set 'model=3': model is a section; set one of its keys"));
+  EXPECT_TRUE(
+      test::contains(config_error("", {"communication.bit_set=[2,"}), "value is not valid YAML"));
   EXPECT_TRUE(test::contains(config_error("", {"model.hidden=x"}), "--set: key 'model.hidden'"));
 }
 

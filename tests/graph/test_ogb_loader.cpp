@@ -77,8 +77,9 @@ TEST(OgbLoader, ChoosesAmongSeveralSplits) {
   text["split/other/valid.csv.gz"] = "1\n";
   text["split/other/test.csv.gz"] = "0\n2\n";
   test::write_ogb(tmp.str(), text);
-  EXPECT_THAT(load_error(tmp.str()),
-              HasSubstr("split: several splits found (main, other); choose one"));
+  EXPECT_THAT(
+      load_error(tmp.str()),
+      HasSubstr("split: several splits found (main, other); choose one with dataset.split"));
   EXPECT_THAT(load_error(tmp.str(), "missing"),
               HasSubstr("split 'missing' not found (available: main, other)"));
   const Graph g = load_ogb(tmp.str(), "other");
