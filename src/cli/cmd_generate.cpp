@@ -25,7 +25,9 @@ void run_generate(const GenerateOptions& opt) {
   // A job may name the directory it generates as its dataset (then generate, partition and train
   // share one file); any other dataset.path would be silently replaced by the generated graph.
   const auto absolute = [](const std::string& p) {
-    return std::filesystem::absolute(p).lexically_normal().lexically_relative("/");
+    std::filesystem::path a = std::filesystem::absolute(p).lexically_normal();
+    if (!a.has_filename() && a.has_parent_path()) a = a.parent_path();  // "out/" names "out"
+    return a;
   };
   if (!cfg.dataset.path.empty() && absolute(cfg.dataset.path) != absolute(opt.out)) {
     throw ConfigError(fmt::format(

@@ -8,12 +8,16 @@
 // its learned featureless rows beside them); --resume
 // continues from the newest intact one, on any number of workers, and reproduces the uninterrupted
 // run (exactly on the same number of workers).
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -64,6 +68,22 @@ void create_dirs(const std::filesystem::path& dir) {
   if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
 }
 
+// ConfigError naming `key` unless `dir` is a writable directory or could be made one (its nearest
+// existing ancestor is a writable directory). Creates nothing: a job that a later check stops
+// leaves no directory behind.
+void require_creatable(const std::filesystem::path& dir, const std::string& key) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).lexically_normal();
+  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "out/" names "out"
+  while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
+  const auto refuse = [&](const std::string& why) {
+    throw ConfigError(fmt::format("{} = {}: cannot create directory: {}", key, dir.string(), why));
+  };
+  if (!fs::is_directory(p, ec)) refuse(p.string() + " is not a directory");
+  if (::access(p.c_str(), W_OK | X_OK) != 0) refuse(p.string() + ": " + std::strerror(errno));
+}
+
 void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   if (!(out << text) || !out.flush()) throw InputError(path.string(), "", "cannot write");
@@ -103,7 +123,10 @@ void run_guarded(int rank, Step&& step) {
     if (rank == 0) throw;
     throw CLI::RuntimeError(1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "adaqp: error on rank %d: %s\n", rank, e.what());
+    // libtorch's errors carry a C++ backtrace after their message: one line is enough.
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    std::fprintf(stderr, "adaqp: error on rank %d: %s\n", rank,
+                 torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
     std::fflush(stderr);
     spdlog::shutdown();
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -185,21 +208,15 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             "yet): set partition.parts={}",
             cfg.partition.options.parts, world, dir, world));
       }
-      create_dirs(cfg.output.dir);
+      require_creatable(cfg.output.dir, "output.dir");
       // Before the partition is made: a resume without a checkpoint has nothing to continue.
       if (resume && list_checkpoints(checkpoint_dir(cfg)).empty()) {
         throw ConfigError(fmt::format("--resume: no checkpoint in {} (training.checkpoint_dir)",
                                       checkpoint_dir(cfg)));
       }
       // Found now, not when the first checkpoint is due.
-      if (cfg.training.checkpoint_every > 0) {
-        std::error_code ck_error;
-        std::filesystem::create_directories(checkpoint_dir(cfg), ck_error);
-        if (ck_error) {
-          throw ConfigError(fmt::format("training.checkpoint_dir = {}: cannot create directory: {}",
-                                        checkpoint_dir(cfg), ck_error.message()));
-        }
-      }
+      if (cfg.training.checkpoint_every > 0)
+        require_creatable(checkpoint_dir(cfg), "training.checkpoint_dir");
       spdlog::info("adaqp train on {} workers, effective configuration:\n{}", world, to_yaml(cfg));
     }
   });
@@ -264,8 +281,6 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
   run_step(*comm, [&] {
     require_recompute_effect(cfg, meta.num_classes);
     require_relations(cfg, meta.relations.size());
-    // Once the job's data is known: a job stopped by its configuration or data leaves none.
-    if (rank == 0) write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", to_yaml(cfg));
   });
   const std::string fingerprint = meta.dataset_fingerprint;
   if (rank == 0) {
@@ -306,6 +321,13 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
   ropt.memory_resets = meter.resets();
   ropt.seconds = seconds;
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
+  // Once every check has passed: a job stopped before training leaves no config.yaml (and a failed
+  // resume does not replace the one of the run it meant to continue).
+  run_step(*comm, [&] {
+    if (rank != 0) return;
+    create_dirs(cfg.output.dir);
+    write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", to_yaml(cfg));
+  });
   run_guarded(rank, [&] { train(job_comm, cfg, *trainer, ropt); });
 }
 

@@ -130,11 +130,15 @@ expect_error no_checkpoint 2 "--resume: no checkpoint in $tmp/none/checkpoints" 
   { echo "FAIL: a resume without checkpoints partitioned the dataset first" >&2; exit 1; }
 # A metrics.jsonl the resumed run cannot keep is found at start-up, before training (no abort).
 cp "$tmp/gcn_ref/metrics.jsonl" "$tmp/metrics.keep"
+cp "$tmp/gcn_ref/config.yaml" "$tmp/config.keep"
 echo '{not json' >>"$tmp/gcn_ref/metrics.jsonl"
 expect_error bad_metrics 2 "$tmp/gcn_ref/metrics.jsonl: line" "${resume[@]}" \
   --set "output.dir=$tmp/gcn_ref"
 ! grep -q "MPI_ABORT" "$tmp/bad_metrics.log" ||
   { cat "$tmp/bad_metrics.log"; echo "FAIL: bad_metrics ended in MPI_Abort" >&2; exit 1; }
+# ... and the failed resume left the run's config.yaml as it was.
+cmp -s "$tmp/config.keep" "$tmp/gcn_ref/config.yaml" ||
+  { echo "FAIL: a failed resume rewrote config.yaml" >&2; exit 1; }
 mv "$tmp/metrics.keep" "$tmp/gcn_ref/metrics.jsonl"
 expect_error stale_checkpoints 2 "$tmp/gcn_ref/checkpoints already holds checkpoints" \
   "${gcn[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
