@@ -93,7 +93,7 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 // the directory exists and is replaced, --repartition).
 void create_partition(const JobConfig& cfg, const std::string& dir, bool replace) {
   spdlog::info("partition {}{}: partitioning the dataset into {} parts", dir,
-               replace ? " replaced (--repartition)" : " does not exist",
+               replace ? " to be replaced (--repartition)" : " does not exist",
                cfg.partition.options.parts);
   const Graph g = load_dataset(cfg.dataset);
   // Before anything is written: the loss of an empty training split is undefined.
