@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     adaqp::fuzz::write_arrays(path, adaqp::fuzz::mutate_arrays(p.part_arrays, data + 1, size - 1));
   try {
     const adaqp::PartitionMeta m = adaqp::read_partition_meta(p.dir.string());
-    adaqp::load_part(p.dir.string(), 0, m.parts, m.dataset_fingerprint);
+    adaqp::load_part(p.dir.string(), 0, m.parts);
   } catch (const adaqp::Error& e) {
     adaqp::fuzz::note_error(e);
   }

@@ -24,12 +24,12 @@ void run_generate(const GenerateOptions& opt) {
   const JobConfig cfg = opt.job.load();
   // A job may name the directory it generates as its dataset (then generate, partition and train
   // share one file); any other dataset.path would be silently replaced by the generated graph.
-  const auto absolute = [](const std::string& p) {
-    std::filesystem::path a = std::filesystem::absolute(p).lexically_normal();
-    if (!a.has_filename() && a.has_parent_path()) a = a.parent_path();  // "out/" names "out"
+  const auto resolved = [](const std::string& p) {  // symbolic links and "out/" resolved
+    std::filesystem::path a = std::filesystem::weakly_canonical(p);
+    if (!a.has_filename() && a.has_parent_path()) a = a.parent_path();
     return a;
   };
-  if (!cfg.dataset.path.empty() && absolute(cfg.dataset.path) != absolute(opt.out)) {
+  if (!cfg.dataset.path.empty() && resolved(cfg.dataset.path) != resolved(opt.out)) {
     throw ConfigError(fmt::format(
         "dataset.path = {} but --out {}: adaqp generate writes the generated graph "
         "(dataset.synthetic.*) to --out and reads no dataset; leave dataset.path empty or make it "

@@ -46,7 +46,7 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
   comm->set_timeout(std::max(cfg.communication.timeout_s, 24.0 * 3600));
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
   const double t0 = steady_now_s();
-  run_step(*comm, [&] { cfg.partition.options.dataset_files = job_dataset_files(cfg, dir); });
+  cfg.partition.options.dataset_files = agreed_dataset_files(*comm, cfg);
   const DistributedPartition made = partition_distributed(
       cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm, collective_step(*comm));
   if (comm->rank() == 0) {
@@ -62,7 +62,7 @@ void run_partition(const PartitionCommandOptions& opt) {
   JobConfig cfg = opt.job.load();
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
   const double t0 = steady_now_s();
-  cfg.partition.options.dataset_files = job_dataset_files(cfg, dir);
+  cfg.partition.options.dataset_files = list_dataset_files(cfg.dataset.path);
   const Graph g = load_dataset(cfg.dataset);
   const double t1 = steady_now_s();
   const PartitionMeta meta = write_partition(dir, g, cfg.partition.options);

@@ -189,7 +189,7 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             dir));
       }
       // Recorded in a new partition, compared with an existing one's record.
-      cfg.partition.options.dataset_files = job_dataset_files(cfg, dir);
+      cfg.partition.options.dataset_files = list_dataset_files(cfg.dataset.path);
       // An existing partition must be the one the job asks for (never a silent reuse).
       if (exists && !replace) {
         const PartitionMeta meta = read_partition_meta(dir);
@@ -246,8 +246,8 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             "ptscotch on all {} ranks",
             dir, cfg.partition.options.parts, world);
       }
-      // Every rank writes meta.yaml: each records the dataset's files.
-      run_step(*comm, [&] { cfg.partition.options.dataset_files = job_dataset_files(cfg, dir); });
+      // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
+      cfg.partition.options.dataset_files = agreed_dataset_files(*comm, cfg);
       made = partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
                                    collective_step(*comm));
     } else {

@@ -36,7 +36,7 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     const CheckpointInfo info = read_checkpoint_info(path);
     epoch = info.progress.epoch;
     written_on = info.header.world_size;
-    // Found here, on every rank's step, not once training has begun.
+    // Found here, in a step that stops every rank, not once training has begun.
     metrics_kept_on_resume((std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string(),
                            epoch);
   });

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "adaqp/common/error.h"
 
@@ -14,33 +15,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// CRC-32 of the file's first and last kDatasetFileEndBytes (the whole file when it is smaller).
-uint32_t ends_crc(const fs::path& path, int64_t bytes) {
+// CRC-32 of the file's first and last kDatasetFileEndBytes (the whole file when it is smaller);
+// nullopt when it cannot be read (a loader could not read it either).
+std::optional<uint32_t> ends_crc(const fs::path& path, int64_t bytes) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "", "cannot read it to record the dataset's files");
+  if (!in) return std::nullopt;
   uLong crc = crc32_z(0L, Z_NULL, 0);
   std::vector<char> buf(static_cast<size_t>(std::min(bytes, 2 * kDatasetFileEndBytes)));
   auto add = [&](int64_t offset, int64_t n) {
     in.seekg(offset);
-    if (!in.read(buf.data(), n))
-      throw InputError(path.string(), "", "read failed while recording the dataset's files");
+    if (!in.read(buf.data(), n)) return false;
     crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<size_t>(n));
+    return true;
   };
-  if (bytes <= 2 * kDatasetFileEndBytes) {
-    if (bytes > 0) add(0, bytes);
-  } else {
-    add(0, kDatasetFileEndBytes);
-    add(bytes - kDatasetFileEndBytes, kDatasetFileEndBytes);
-  }
+  const bool ok =
+      bytes <= 2 * kDatasetFileEndBytes
+          ? bytes == 0 || add(0, bytes)
+          : add(0, kDatasetFileEndBytes) && add(bytes - kDatasetFileEndBytes, kDatasetFileEndBytes);
+  if (!ok) return std::nullopt;
   return static_cast<uint32_t>(crc);
 }
 
-bool under(const fs::path& path, const std::vector<fs::path>& skip) {
-  for (const fs::path& s : skip) {
-    const fs::path rel = path.lexically_relative(s);
-    if (!rel.empty() && *rel.begin() != "..") return true;
-  }
-  return false;
+// Whether a loader may read the file at `rel` (relative to the dataset directory).
+bool loader_file(const fs::path& rel) {
+  const std::string first = rel.begin()->string();
+  if (std::distance(rel.begin(), rel.end()) > 1) return first == "raw" || first == "split";
+  const std::string ext = rel.extension().string();
+  return ext == ".npy" || ext == ".npz" || ext == ".json";
 }
 
 std::string describe(const DatasetFile& f) {
@@ -49,23 +50,21 @@ std::string describe(const DatasetFile& f) {
 
 }  // namespace
 
-std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& dir,
-                                                           const std::vector<std::string>& skip) {
+std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& dir) {
   std::error_code ec;
   if (dir.empty() || !fs::is_directory(dir, ec)) return std::nullopt;
   const fs::path root = fs::weakly_canonical(dir, ec);
-  std::vector<fs::path> skipped;
-  for (const std::string& s : skip) {
-    if (!s.empty()) skipped.push_back(fs::weakly_canonical(s, ec));
-  }
   std::vector<fs::path> paths;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+  const auto options = fs::directory_options::skip_permission_denied;
+  for (auto it = fs::recursive_directory_iterator(root, options, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
-    if (under(it->path(), skipped)) {
-      if (it->is_directory(ec)) it.disable_recursion_pending();
+    const fs::path rel = it->path().lexically_relative(root);
+    if (it->is_directory(ec)) {
+      const std::string name = rel.begin()->string();
+      if (name != "raw" && name != "split") it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file(ec)) continue;
+    if (!it->is_regular_file(ec) || !loader_file(rel)) continue;
     paths.push_back(it->path());
     if (paths.size() > kMaxDatasetFiles) return std::nullopt;
   }
@@ -76,8 +75,9 @@ std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& di
     DatasetFile f;
     f.path = p.lexically_relative(root).generic_string();
     f.bytes = static_cast<int64_t>(fs::file_size(p, ec));
-    if (ec) throw InputError(p.string(), "", "cannot read its size: " + ec.message());
-    f.ends_crc = ends_crc(p, f.bytes);
+    const std::optional<uint32_t> crc = ec ? std::nullopt : ends_crc(p, f.bytes);
+    if (!crc) continue;  // unreadable: not a file a loader reads
+    f.ends_crc = *crc;
     files.push_back(std::move(f));
   }
   return files;

@@ -518,9 +518,10 @@ void require_partition_matches(const PartitionMeta& meta, const PartitionOptions
     }
   } else if (!meta.dataset_files.empty()) {
     spdlog::info(
-        "partition {}: its dataset directory is not here, so its {} files are not "
-        "compared; the partition is used as it was made",
-        dir, meta.dataset_files.size());
+        "partition {}: the dataset's files are not listed here (no dataset.path directory, or "
+        "more than {} files), so the {} it recorded are not compared; the partition is used as "
+        "it was made",
+        dir, kMaxDatasetFiles, meta.dataset_files.size());
   }
   const std::string method = to_string(opt.method);
   if (meta.method != method) refuse("method", meta.method, method);
@@ -623,25 +624,17 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   return m;
 }
 
-Part load_part(const std::string& dir, int rank, int expected_parts,
-               const std::string& expected_fingerprint) {
+Part load_part(const std::string& dir, int rank, int expected_parts) {
   const PartitionMeta meta = read_partition_meta(dir);
-  return load_part(dir, rank, meta, expected_parts, expected_fingerprint);
+  return load_part(dir, rank, meta, expected_parts);
 }
 
-Part load_part(const std::string& dir, int rank, const PartitionMeta& meta, int expected_parts,
-               const std::string& expected_fingerprint) {
+Part load_part(const std::string& dir, int rank, const PartitionMeta& meta, int expected_parts) {
   const std::string file = meta_path(dir);
   if (meta.parts != expected_parts)
     throw InputError(file, "parts",
                      fmt::format("partition {} has {} parts but the job runs {} workers", dir,
                                  meta.parts, expected_parts));
-  if (!expected_fingerprint.empty() && meta.dataset_fingerprint != expected_fingerprint)
-    throw InputError(
-        file, "dataset_fingerprint",
-        fmt::format("partition {} was made from dataset '{}' with fingerprint {}, but "
-                    "the job's dataset has fingerprint {}; re-run adaqp partition",
-                    dir, meta.dataset_name, meta.dataset_fingerprint, expected_fingerprint));
   ADAQP_CHECK(rank >= 0 && rank < meta.parts, "rank within the partition");
   return read_part_file(part_path(dir, rank), rank, meta);
 }

@@ -343,14 +343,18 @@ std::vector<int> list_checkpoints(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return epochs;
   static const std::regex name("ckpt-([0-9]{6,9})\\.bin");
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::filesystem::directory_entry& entry = *it;
     std::smatch m;
     const std::string file = entry.path().filename().string();
-    if (!entry.is_regular_file() || !std::regex_match(file, m, name)) continue;
+    std::error_code entry_error;
+    if (!entry.is_regular_file(entry_error) || !std::regex_match(file, m, name)) continue;
     const int epoch = std::stoi(m[1].str());
     if (std::filesystem::path(checkpoint_path(dir, epoch)).filename() == file)
       epochs.push_back(epoch);
   }
+  if (ec) throw InputError(dir, "", "cannot list its checkpoints: " + ec.message());
   std::sort(epochs.rbegin(), epochs.rend());
   return epochs;
 }

@@ -121,8 +121,8 @@ PY
 # (edge_index: sources in row 0) and the owners in the part files, by Kuhn's augmenting paths.
 "$ADAQP_BIN" info --partition "$WORK/part" --covers --json >"$WORK/covers.json"
 "$ADAQP_BIN" info --partition "$WORK/part" --covers | grep -q "boundary covers" || fail "covers text"
-# info reads the counts from meta.yaml but never reports a partition whose parts are broken:
-# a missing part always, a flipped byte with --verify.
+# info reads the counts from meta.yaml; --verify reads every part: a flipped byte or a missing
+# part fails it.
 "$ADAQP_BIN" info --partition "$WORK/part" --verify >/dev/null || fail "info --verify of a sound partition"
 cp -r "$WORK/part" "$WORK/broken"
 python3 - "$WORK/broken/part-1/part.bin" <<'PY'
@@ -138,8 +138,9 @@ if "$ADAQP_BIN" info --partition "$WORK/broken" --verify >"$WORK/verify.out" 2>&
   fail "info --verify passed a flipped byte"
 fi
 grep -q "adaqp: error: $WORK/broken/part-1/part.bin" "$WORK/verify.out" || fail "$(cat "$WORK/verify.out")"
+cp "$WORK/part/part-1/part.bin" "$WORK/broken/part-1/part.bin"
 rm -r "$WORK/broken/part-2"
-if "$ADAQP_BIN" info --partition "$WORK/broken" >"$WORK/missing.out" 2>&1; then
+if "$ADAQP_BIN" info --partition "$WORK/broken" --verify >"$WORK/missing.out" 2>&1; then
   fail "info passed a partition without part 2"
 fi
 grep -q "part-2/part.bin: missing: meta.yaml lists 3 parts" "$WORK/missing.out" || fail "$(cat "$WORK/missing.out")"

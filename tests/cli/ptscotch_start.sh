@@ -46,6 +46,9 @@ for r in 0 1 2; do
   [[ -f $tmp/first/partition/part-$r/part.bin ]] || fail "part $r missing from the partition"
 done
 grep -q "^method: ptscotch" "$tmp/first/partition/meta.yaml" || fail "meta.yaml: method"
+# Every rank wrote meta.yaml with rank 0's record of the dataset's files (the NumPy arrays).
+grep -qE "^  - \[feat.npy, [0-9]+, [0-9a-f]{8}\]$" "$tmp/first/partition/meta.yaml" ||
+  { cat "$tmp/first/partition/meta.yaml"; fail "meta.yaml: dataset_files"; }
 
 run "$tmp/partition.log" 3 partition "${job[@]}" -o "$tmp/made" ||
   { cat "$tmp/partition.log"; fail "adaqp partition with ptscotch"; }

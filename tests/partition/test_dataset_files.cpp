@@ -30,38 +30,44 @@ void flip_byte(const fs::path& p, int64_t offset) {
   f.put(static_cast<char>(c ^ 0x5A));
 }
 
-std::vector<DatasetFile> listed(const test::TempDir& dir,
-                                const std::vector<std::string>& skip = {}) {
-  const std::optional<std::vector<DatasetFile>> files = list_dataset_files(dir.str("ds"), skip);
+std::vector<DatasetFile> listed(const test::TempDir& dir) {
+  const std::optional<std::vector<DatasetFile>> files = list_dataset_files(dir.str("ds"));
   EXPECT_TRUE(files.has_value());
   return files.value_or(std::vector<DatasetFile>{});
 }
 
-TEST(DatasetFiles, EveryFileUnderTheDirectorySortedWithoutTheJobsOwnDirectories) {
+// The files a loader may read, sorted: raw/ and split/ (OGB), .npy, .npz and .json at the top
+// (NumPy, GraphSAINT); not a run's output, a partition, a cache or notes kept beside them.
+TEST(DatasetFiles, TheFilesALoaderMayReadSorted) {
   test::TempDir dir;
-  write_file(dir.path() / "ds/raw/edge.csv", "0,1\n");
-  write_file(dir.path() / "ds/split/public/train.csv", "0\n");
-  write_file(dir.path() / "ds/a.txt", "");
+  write_file(dir.path() / "ds/raw/edge.csv.gz", "0,1\n");
+  write_file(dir.path() / "ds/split/public/train.csv.gz", "0\n");
+  write_file(dir.path() / "ds/label.npy", "");
+  write_file(dir.path() / "ds/role.json", "{}");
+  write_file(dir.path() / "ds/adj_full.npz", "z");
+  write_file(dir.path() / "ds/README.md", "notes");
   write_file(dir.path() / "ds/run/partition/meta.yaml", "parts: 2\n");
-  const std::vector<DatasetFile> files = listed(dir, {dir.str("ds/run/partition")});
-  ASSERT_EQ(files.size(), 3u);
-  EXPECT_EQ(files[0].path, "a.txt");
-  EXPECT_EQ(files[1].path, "raw/edge.csv");
-  EXPECT_EQ(files[2].path, "split/public/train.csv");
-  EXPECT_EQ(files[1].bytes, 4);
-  EXPECT_EQ(files[0].bytes, 0);
-  EXPECT_FALSE(list_dataset_files(dir.str("missing"), {}).has_value());
-  EXPECT_FALSE(list_dataset_files("", {}).has_value());
+  write_file(dir.path() / "ds/run/metrics.jsonl", "{}\n");
+  write_file(dir.path() / "ds/processed/feat.npy", "cache");
+  const std::vector<DatasetFile> files = listed(dir);
+  std::vector<std::string> paths;
+  for (const DatasetFile& f : files) paths.push_back(f.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"adj_full.npz", "label.npy", "raw/edge.csv.gz",
+                                             "role.json", "split/public/train.csv.gz"}));
+  EXPECT_EQ(files[2].bytes, 4);
+  EXPECT_EQ(files[1].bytes, 0);
+  EXPECT_FALSE(list_dataset_files(dir.str("missing")).has_value());
+  EXPECT_FALSE(list_dataset_files("").has_value());
 }
 
 TEST(DatasetFiles, AChangeWithinEitherEndIsSeenOneInTheMiddleOfALargeFileIsNot) {
   test::TempDir dir;
-  const fs::path big = dir.path() / "ds/feat.bin";
+  const fs::path big = dir.path() / "ds/feat.npy";
   write_file(big, std::string(static_cast<size_t>(3 * kDatasetFileEndBytes), 'x'));
   const std::vector<DatasetFile> before = listed(dir);
   flip_byte(big, 3 * kDatasetFileEndBytes - 1);  // the last MiB
   const std::string last = changed_dataset_file(before, listed(dir));
-  EXPECT_TRUE(test::contains(last, "feat.bin had 3145728 bytes")) << last;
+  EXPECT_TRUE(test::contains(last, "feat.npy had 3145728 bytes")) << last;
   flip_byte(big, 3 * kDatasetFileEndBytes - 1);  // back
   EXPECT_EQ(changed_dataset_file(before, listed(dir)), "");
   flip_byte(big, 17);  // the first MiB
@@ -73,17 +79,17 @@ TEST(DatasetFiles, AChangeWithinEitherEndIsSeenOneInTheMiddleOfALargeFileIsNot) 
 
 TEST(DatasetFiles, AGoneOrResizedFileIsNamedAnAddedOneIsNotCompared) {
   test::TempDir dir;
-  write_file(dir.path() / "ds/label.csv", "1\n2\n");
-  write_file(dir.path() / "ds/edge.csv", "0,1\n");
+  write_file(dir.path() / "ds/raw/label.csv", "1\n2\n");
+  write_file(dir.path() / "ds/raw/edge.csv", "0,1\n");
   const std::vector<DatasetFile> before = listed(dir);
-  write_file(dir.path() / "ds/README", "added later\n");
+  write_file(dir.path() / "ds/raw/added.csv", "added later\n");
   EXPECT_EQ(changed_dataset_file(before, listed(dir)), "");
-  write_file(dir.path() / "ds/label.csv", "1\n");
+  write_file(dir.path() / "ds/raw/label.csv", "1\n");
   const std::string resized = changed_dataset_file(before, listed(dir));
-  EXPECT_TRUE(test::contains(resized, "label.csv had 4 bytes")) << resized;
+  EXPECT_TRUE(test::contains(resized, "raw/label.csv had 4 bytes")) << resized;
   EXPECT_TRUE(test::contains(resized, "now 2 bytes")) << resized;
-  fs::remove(dir.path() / "ds/edge.csv");
-  EXPECT_TRUE(test::contains(changed_dataset_file(before, listed(dir)), "edge.csv (4 bytes"));
+  fs::remove(dir.path() / "ds/raw/edge.csv");
+  EXPECT_TRUE(test::contains(changed_dataset_file(before, listed(dir)), "raw/edge.csv (4 bytes"));
 }
 
 TEST(DatasetFiles, MetaYamlKeepsTheRecordAndRefusesAMalformedOne) {

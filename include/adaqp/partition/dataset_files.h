@@ -20,16 +20,15 @@ struct DatasetFile {
 };
 
 constexpr int64_t kDatasetFileEndBytes = int64_t{1} << 20;
-// More files than this under a dataset directory are not recorded (a directory that large is
-// hardly one dataset's).
+// More files than this are not recorded (a directory that large is hardly one dataset's).
 constexpr size_t kMaxDatasetFiles = 4096;
 
-// The regular files under `dir` (recursively, sorted by path), leaving out those under `skip` (a
-// partition or output directory inside the dataset's), each with its size and ends' CRC; nullopt
-// when `dir` is empty, is not a directory or holds more than kMaxDatasetFiles files. InputError
-// naming the file when one cannot be read.
-std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& dir,
-                                                           const std::vector<std::string>& skip);
+// The files of `dir` a loader may read (sorted by path), each with its size and ends' CRC: every
+// readable regular file under raw/ and split/ (the OGB layouts) and the .npy, .npz and .json files
+// at its top (the NumPy and GraphSAINT layouts). Anything else there (a run's output, a partition,
+// caches, notes) is not the dataset. nullopt when `dir` is empty, is not a directory or has more
+// than kMaxDatasetFiles such files.
+std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& dir);
 
 // The first recorded file that is gone or differs from `now` (its name, what was recorded and what
 // is there now, in words); empty when every recorded file is as it was. Files added since are not

@@ -82,12 +82,11 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
 std::string partition_meta_path(const std::string& dir);
 std::string partition_part_path(const std::string& dir, int rank);
 
-// Loads part `rank`; checks the part count equals `expected_parts` and, when given, the dataset
-// fingerprint; verifies array checksums. Every mismatch is an InputError naming file and values.
-Part load_part(const std::string& dir, int rank, int expected_parts,
-               const std::string& expected_fingerprint = "");
+// Loads part `rank`; checks the part count equals `expected_parts`; verifies array checksums.
+// Every mismatch is an InputError naming file and values. (The dataset behind the partition is
+// compared by require_partition_matches.)
+Part load_part(const std::string& dir, int rank, int expected_parts);
 // The same with meta.yaml already read (`meta` must be that of `dir`).
-Part load_part(const std::string& dir, int rank, const PartitionMeta& meta, int expected_parts,
-               const std::string& expected_fingerprint = "");
+Part load_part(const std::string& dir, int rank, const PartitionMeta& meta, int expected_parts);
 
 }  // namespace adaqp
