@@ -498,7 +498,9 @@ void validate(const JobConfig& c, const Origin& origin) {
   try {
     validate_generator_options(c.dataset.synthetic);
   } catch (const ConfigError& e) {
-    throw ConfigError(origin.file + ": " + e.what());
+    // The generator's errors start with the key ("dataset.synthetic.K = V: ...").
+    const std::string what = e.what();
+    throw ConfigError(origin.of(what.substr(0, what.find(" = "))) + ": " + what);
   }
   const PartitionOptions& p = c.partition.options;
   require(p.parts >= 1, origin, "partition.parts", std::to_string(p.parts), "must be >= 1");

@@ -412,6 +412,10 @@ TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
   const std::string from_set = config_error("training: {epochs: 200}\n", {"training.epochs=-5"});
   EXPECT_TRUE(test::contains(from_set, "job.yaml: --set: training.epochs = -5: must be >= 0"))
       << from_set;
+  const std::string generator =
+      config_error("dataset: {synthetic: {num_nodes: 100}}\n", {"dataset.synthetic.num_classes=1"});
+  EXPECT_TRUE(test::contains(generator, "job.yaml: --set: dataset.synthetic.num_classes = 1"))
+      << generator;
   const std::string from_file = config_error("training: {epochs: -5}\n", {"model.hidden=8"});
   EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 0"))
       << from_file;
