@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_session.h"
@@ -46,7 +47,12 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
   comm->set_timeout(std::max(cfg.communication.timeout_s, 24.0 * 3600));
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
   const double t0 = steady_now_s();
-  cfg.partition.options.dataset_files = agreed_dataset_files(*comm, cfg);
+  // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
+  std::optional<std::vector<DatasetFile>> listing;
+  run_step(*comm, [&] {
+    if (comm->rank() == 0) listing = list_dataset_files(cfg.dataset.path);
+  });
+  cfg.partition.options.dataset_files = broadcast_dataset_files(*comm, listing);
   const DistributedPartition made = partition_distributed(
       cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm, collective_step(*comm));
   if (comm->rank() == 0) {

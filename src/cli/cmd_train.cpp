@@ -247,7 +247,8 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
             dir, cfg.partition.options.parts, world);
       }
       // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
-      cfg.partition.options.dataset_files = agreed_dataset_files(*comm, cfg);
+      cfg.partition.options.dataset_files =
+          broadcast_dataset_files(*comm, cfg.partition.options.dataset_files);
       made = partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
                                    collective_step(*comm));
     } else {

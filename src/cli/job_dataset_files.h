@@ -1,20 +1,17 @@
-// The job's dataset files as a partition directory records them (partition/dataset_files.h), the
-// same on every rank.
+// The record of the dataset's files (partition/dataset_files.h) the same on every rank.
 #pragma once
 
 #include <optional>
 #include <vector>
 
 #include "adaqp/comm/communicator.h"
-#include "adaqp/config/job_config.h"
 #include "adaqp/partition/dataset_files.h"
 
 namespace adaqp::cli {
 
-// Rank 0's listing of dataset.path, on every rank (collective; a failure to list it stops every
-// rank): where every rank writes meta.yaml
-// (ptscotch), the record must not depend on each host's copy of the dataset.
-std::optional<std::vector<DatasetFile>> agreed_dataset_files(Communicator& comm,
-                                                             const JobConfig& cfg);
+// Rank 0's `listing` on every rank (collective; the other ranks' argument is ignored): where every
+// rank writes meta.yaml (ptscotch), the record must not depend on each host's copy of the dataset.
+std::optional<std::vector<DatasetFile>> broadcast_dataset_files(
+    Communicator& comm, const std::optional<std::vector<DatasetFile>>& listing);
 
 }  // namespace adaqp::cli

@@ -87,6 +87,14 @@ double run_hook(const std::function<void(int, int, void*)>& hook, int peer, int 
   return steady_now_s() - t0;
 }
 
+std::string broadcast_text(Communicator& comm, std::string text) {
+  uint64_t size = text.size();
+  comm.broadcast(&size, sizeof size, 0);
+  text.resize(size);
+  if (size > 0) comm.broadcast(text.data(), size, 0);
+  return text;
+}
+
 bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed) {
   // max over ranks of (size - rank) for the failing ones identifies the lowest failing rank.
   double flag = local_failed ? static_cast<double>(comm.size() - comm.rank()) : 0.0;

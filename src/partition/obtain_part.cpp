@@ -54,15 +54,6 @@ void recv_from(Communicator& comm, int peer, void* data, size_t bytes) {
   comm.exchange(b, ExchangeOptions(kPartTag))->wait();
 }
 
-// Rank 0's meta.yaml text, on every rank.
-std::string broadcast_text(Communicator& comm, std::string text) {
-  uint64_t size = text.size();
-  comm.broadcast(&size, sizeof size, 0);
-  text.resize(size);
-  if (size > 0) comm.broadcast(text.data(), size, 0);
-  return text;
-}
-
 // Raises the communicator's timeout to at least `seconds` while it lives.
 class TimeoutGuard {
  public:

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace adaqp {
@@ -167,6 +168,9 @@ double run_hook(const std::function<void(int, int, void*)>& hook, int peer, int 
 // every rank exit non-zero together: the failing rank reports its own error, the others report
 // "aborting: rank R failed during start-up".
 bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed = nullptr);
+
+// Rank 0's `text` on every rank (collective; the other ranks' argument is ignored).
+std::string broadcast_text(Communicator& comm, std::string text);
 
 // A start-up step: runs its argument on this rank, then agrees with every rank (any_rank_failed)
 // and throws on every rank if any failed (on the lowest failing rank, its own error); so what
