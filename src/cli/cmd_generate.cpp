@@ -7,6 +7,7 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/generator.h"
 #include "commands.h"
@@ -25,9 +26,7 @@ void run_generate(const GenerateOptions& opt) {
   // A job may name the directory it generates as its dataset (then generate, partition and train
   // share one file); any other dataset.path would be silently replaced by the generated graph.
   const auto resolved = [](const std::string& p) {  // symbolic links and "out/" resolved
-    std::filesystem::path a = std::filesystem::weakly_canonical(p);
-    if (!a.has_filename() && a.has_parent_path()) a = a.parent_path();
-    return a;
+    return directory_path(std::filesystem::weakly_canonical(p));
   };
   if (!cfg.dataset.path.empty() && resolved(cfg.dataset.path) != resolved(opt.out)) {
     throw ConfigError(fmt::format(

@@ -36,6 +36,7 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/config.h"
 #include "adaqp/config/job_config.h"
 #include "adaqp/config/placement.h"
@@ -74,8 +75,7 @@ void create_dirs(const std::filesystem::path& dir) {
 void require_creatable(const std::filesystem::path& dir, const std::string& key) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path p = fs::absolute(dir, ec).lexically_normal();
-  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "out/" names "out"
+  fs::path p = directory_path(fs::absolute(dir, ec));
   while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
   const auto refuse = [&](const std::string& why) {
     throw ConfigError(fmt::format("{} = {}: cannot create directory: {}", key, dir.string(), why));

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/quant/widths.h"
 
 namespace adaqp {
@@ -667,9 +668,7 @@ std::vector<std::pair<std::string, std::string>> dataset_identity(const JobConfi
     if (f.key == "dataset.format") continue;
     std::string value = f.print(cfg);
     if (f.key == "dataset.path" && !generated) {
-      std::filesystem::path p = std::filesystem::absolute(cfg.dataset.path).lexically_normal();
-      if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "data/cora/"
-      value = p.string();
+      value = directory_path(std::filesystem::absolute(cfg.dataset.path)).string();
     }
     keys.emplace_back(f.key, value);
   }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
 #include "class_ids.h"
@@ -454,9 +455,7 @@ GraphSlice load_graphsaint_slice(const std::string& dir, int rank, int world) {
       throw InputError(file(name), "", std::string("file not found (") + kLayout + ")");
   }
   GraphSlice s;
-  const fs::path normal = root.lexically_normal();
-  s.name =
-      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
+  s.name = directory_name(root);
   read_adjacency(file("adj_full.npz"), rank, world, s);
   read_features(file("feats.npy"), s);
   read_class_map(file("class_map.json"), s);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
 #include "atomic_dir.h"
 #include "class_ids.h"
@@ -292,9 +293,7 @@ Graph load_numpy(const std::string& dir) {
   const fs::path root(dir);
   const auto file = [&root](const std::string& name) { return (root / name).string(); };
   Graph g;
-  const fs::path normal = root.lexically_normal();
-  g.name =
-      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
+  g.name = directory_name(root);
   read_features(file("feat.npy"), g);
   std::error_code ec;
   const bool typed = fs::exists(root / kNodeTypesJson, ec);

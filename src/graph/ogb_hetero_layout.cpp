@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph.h"
 #include "atomic_dir.h"
@@ -419,7 +420,7 @@ Graph load_ogb_hetero(const fs::path& dir, const std::string& split) {
   const fs::path raw = dir / "raw";
   const std::vector<NodeType> types = read_node_dict((raw / kNodeDict).string());
   Graph g;
-  g.name = ogb_csv::dataset_name(dir);
+  g.name = directory_name(dir);
   g.type_offsets = {0};
   for (const NodeType& t : types) {
     g.node_types.push_back(t.name);

@@ -61,8 +61,6 @@ std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes, Node
                                 const std::vector<char>& unlabelled);
 // The split folder under dir/split: `requested`, or the only one.
 std::string choose_split(const std::filesystem::path& dir, const std::string& requested);
-// The dataset directory's basename.
-std::string dataset_name(const std::filesystem::path& dir);
 
 }  // namespace ogb_csv
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
 #include "class_ids.h"
@@ -329,12 +330,6 @@ std::string choose_split(const fs::path& dir, const std::string& requested) {
   return names.front();
 }
 
-std::string dataset_name(const fs::path& dir) {
-  const fs::path normal = dir.lexically_normal();
-  return normal.has_filename() ? normal.filename().string()
-                               : normal.parent_path().filename().string();
-}
-
 }  // namespace ogb_csv
 
 namespace {
@@ -371,7 +366,7 @@ GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int 
   std::vector<char> unlabelled;
   GraphSlice g =
       csv ? read_ogb_csv(root, rank, world) : read_ogb_binary(root, rank, world, unlabelled);
-  g.name = ogb_csv::dataset_name(root);
+  g.name = directory_name(root);
   const NodeRange keep{g.first, g.count()};
   std::vector<char> owner(static_cast<size_t>(keep.count), 0);
   g.train = ogb_csv::read_split((split_dir / names[0]).string(), g.num_nodes, keep, owner, 1, names,

@@ -14,6 +14,7 @@
 #include "adaqp/comm/all_to_all.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "class_ids.h"
 #include "npy.h"
 #include "numpy_layout.h"
@@ -190,9 +191,7 @@ GraphSlice load_numpy_slice(const std::string& dir, Communicator& comm,
   const int rank = comm.rank(), world = comm.size();
   const auto file = [&dir](const std::string& name) { return (fs::path(dir) / name).string(); };
   GraphSlice s;
-  const fs::path normal = fs::path(dir).lexically_normal();
-  s.name =
-      normal.has_filename() ? normal.filename().string() : normal.parent_path().filename().string();
+  s.name = directory_name(dir);
   std::vector<std::pair<int64_t, int64_t>> edges;
   step([&] {
     std::error_code ec;

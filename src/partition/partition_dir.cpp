@@ -19,6 +19,7 @@
 #include "adaqp/common/array_file.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 
 namespace adaqp {
 namespace {
@@ -399,8 +400,7 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
 }  // namespace
 
 PartitionMeta write_partition(const std::string& dir, const Graph& g, const PartitionOptions& opt) {
-  fs::path target = fs::path(dir).lexically_normal();
-  if (target.filename().empty()) target = target.parent_path();  // "out/part/" names "out/part"
+  const fs::path target = directory_path(dir);
   if (fs::exists(target))
     throw InputError(dir, "", "already exists; remove it or choose another partition directory");
   const fs::path tmp = target.string() + ".tmp-" + std::to_string(::getpid());
@@ -454,8 +454,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
 
 PartitionMeta replace_partition(const std::string& dir, const Graph& g,
                                 const PartitionOptions& opt) {
-  fs::path target = fs::path(dir).lexically_normal();
-  if (target.filename().empty()) target = target.parent_path();
+  const fs::path target = directory_path(dir);
   if (!fs::is_directory(target)) throw InputError(dir, "", "not a directory: nothing to replace");
   const fs::path fresh = target.string() + ".new-" + std::to_string(::getpid());
   std::error_code ec;

@@ -11,6 +11,7 @@
 #include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 #include "adaqp/graph/graph_slice.h"
 #include "adaqp/graph/slice_loader.h"
 #include "adaqp/partition/part_from_slices.h"
@@ -20,12 +21,6 @@ namespace adaqp {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path normalized(const std::string& dir) {
-  fs::path target = fs::path(dir).lexically_normal();
-  if (target.filename().empty()) target = target.parent_path();
-  return target;
-}
 
 // Writes this rank's part and meta.yaml into `tmp`, then moves `tmp` into place (see the header).
 void write_and_rename(const std::string& dir, const fs::path& target, const fs::path& tmp,
@@ -58,7 +53,7 @@ void write_and_rename(const std::string& dir, const fs::path& target, const fs::
 void write_distributed_partition(const std::string& dir, const Part& part,
                                  const PartitionMeta& meta, Communicator& comm,
                                  const CollectiveStep& step) {
-  const fs::path target = normalized(dir);
+  const fs::path target = directory_path(dir);
   // One name for the temporary folder on every rank: rank 0's pid.
   int64_t token = ::getpid();
   comm.broadcast(&token, sizeof token, 0);
