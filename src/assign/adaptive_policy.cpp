@@ -35,28 +35,6 @@ static_assert(quant::kNumMessageWidths == 4, "a message width code is 2 bits");
 // Epochs an exchange stays at full precision before one epoch re-measures it
 // (AdaptivePolicy::plan).
 constexpr int kRefreshEpochs = 50;
-// The measured check of full precision (AdaptivePolicy::plan): epochs timed after the first (cold:
-// its full-precision buffers are new; over shared memory it ran 20-50% slower than the next ones),
-// and by how much the faster of them may exceed the quantized epoch before full precision is given
-// up.
-constexpr size_t kFullCheckEpochs = 2;
-constexpr double kFullCheckMargin = 0.05;
-// The trial of Vanilla's schedule (AdaptivePolicy::plan) runs only where the model prices all of
-// Vanilla's exchanges at no more than this share of the policy's own epoch: elsewhere Vanilla
-// cannot win, and the trial's epochs would cost time.
-constexpr double kTrialCommShare = 0.5;
-// ... and Vanilla's schedule is kept where its epochs were faster by more than this: the goal's
-// tolerance, so that the machine's jitter does not decide.
-constexpr double kTrialMargin = 0.02;
-// A trial decides on the medians of as many of each schedule's latest timed epochs, up to this
-// many: the trial's, over every trial so far, and the policy's own. Epochs of one schedule jitter
-// by 20-30% on a loaded 2-core machine, so that one trial's two epochs against two could keep the
-// slower schedule (2026-11-29: 200k nodes over shared memory, 1.22x Vanilla for the rest of a run).
-constexpr size_t kTrialSamples = 4;
-// A trial that Vanilla lost runs again this many epochs later, and each further one after twice
-// the wait before it: a run of E epochs spends about 3 log2(E / kTrialGap) epochs on trials.
-constexpr int kTrialGap = 16;
-
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
 }
@@ -65,19 +43,14 @@ const std::vector<MessageBits>& plan_bits(const QuantPlan& plan, Direction dir) 
   return dir == Direction::kForward ? plan.forward : plan.backward;
 }
 
-// Appends `latest` to `samples` and keeps the last kTrialSamples.
-void keep_latest(std::vector<double>& samples, const std::vector<double>& latest) {
-  samples.insert(samples.end(), latest.begin(), latest.end());
-  if (samples.size() > kTrialSamples) {
-    samples.erase(samples.begin(), samples.end() - static_cast<std::ptrdiff_t>(kTrialSamples));
+// Whether some exchange of the plan travels at full precision.
+bool any_full_precision(const QuantPlan& plan) {
+  for (Direction dir : kDirs) {
+    for (const MessageBits& b : plan_bits(plan, dir)) {
+      if (b.full_precision) return true;
+    }
   }
-}
-
-// The median of the last k (> 0) samples.
-double median_of_last(const std::vector<double>& samples, size_t k) {
-  std::vector<double> last(samples.end() - static_cast<std::ptrdiff_t>(k), samples.end());
-  std::sort(last.begin(), last.end());
-  return k % 2 == 1 ? last[k / 2] : (last[k / 2 - 1] + last[k / 2]) / 2;
+  return false;
 }
 
 // Sends one value per message of `dir` (values in send order) along the messages' path and returns
@@ -181,7 +154,9 @@ AdaptivePolicy::AdaptivePolicy(const Boundary& boundary, const kernels::CsrView&
       layers_(layers),
       opt_(opt),
       seed_(seed),
-      measured_times_(measured_times) {
+      measured_times_(measured_times),
+      schedule_(measured_times && opt.objective == assign::Objective::kSeconds && comm.size() > 1,
+                boundary.rank == 0) {
   validate(opt_);
   std::sort(opt_.bit_set.begin(), opt_.bit_set.end());
   codec_s_.assign(2 * static_cast<size_t>(layers_) * comm.size(), 0.0);
@@ -278,14 +253,14 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       traced = traced || traces.back() != nullptr;
     }
   }
-  if (!trial_running_ && !vanilla_schedule_ && epochs_to_trial_ == 0 && trial_due(traces)) {
-    trial_running_ = true;
+  if (schedule_.trial_due(any_full_precision(current_), vanilla_comm_time(traces))) {
+    schedule_.start_trial();
     saved_full_.clear();
     for (Direction dir : kDirs) {
       for (const MessageBits& b : plan_bits(current_, dir)) saved_full_.push_back(b.full_precision);
     }
   }
-  current_.overlap = !(vanilla_schedule_ || trial_running_);
+  current_.overlap = schedule_.overlap();
   if (!current_.overlap) {
     // Vanilla's schedule: every exchange at full precision, no overlap, nothing to solve.
     for (Direction dir : kDirs) {
@@ -306,7 +281,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       const size_t at = static_cast<int>(dir) * layers_ + l;
       // Measured slower: every exchange at full precision is traced once more, then solved.
       if (full_since_[at] < 0 ||
-          (epoch - full_since_[at] < kRefreshEpochs && !full_measured_slower_))
+          (epoch - full_since_[at] < kRefreshEpochs && !schedule_.full_precision_given_up()))
         continue;
       bits[l].full_precision = false;  // one epoch at the largest width, traced
       std::fill(bits[l].send.begin(), bits[l].send.end(), largest);
@@ -319,6 +294,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   }
   if (due) {
     const bool seconds = opt_.objective == assign::Objective::kSeconds;
+    const bool given_up = schedule_.full_precision_given_up();
     std::vector<Direction> dirs;  // of each problem
     std::vector<size_t> at_of;
     std::vector<double> full_s;
@@ -328,11 +304,11 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
         const size_t at = static_cast<int>(dir) * layers_ + l;
         const MessageTrace* trace = traces[at];
         if (trace == nullptr || refreshed[at]) continue;
-        const double full = full_measured_slower_
+        const double full = given_up
                                 ? std::numeric_limits<double>::infinity()
                                 : uniform_time(at, dir, trace->width, quant::kFullPrecisionBits);
         const double narrow = uniform_time(at, dir, trace->width, opt_.bit_set.front());
-        if (seconds && !full_measured_slower_ && (opt_.lambda >= 1 || full <= narrow)) {
+        if (seconds && !given_up && (opt_.lambda >= 1 || full <= narrow)) {
           bits[l].full_precision = true;  // no time to save: no solve, no trace
           if (full_since_[at] < 0) full_since_[at] = epoch;
           solved_inputs_[at].valid = false;  // once time can be saved, solve afresh
@@ -364,7 +340,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       pending_.at = std::move(at_of);
       pending_.dirs = std::move(dirs);
       pending_.full_s = std::move(full_s);
-      pending_.times = SolveTimes{codec_s_, hidden_s_, per_link_full_ && !full_measured_slower_};
+      pending_.times = SolveTimes{codec_s_, hidden_s_, per_link_full_ && !given_up};
       // The first solve inline: until it, every message travels at the largest width.
       if (solve_comm_ != nullptr && widths_solved_) {
         // The thread's OpenMP teams as wide as the caller's: a new thread starts from the
@@ -447,106 +423,16 @@ void AdaptivePolicy::adopt_pending(int epoch) {
   widths_solved_ = true;
 }
 
-bool AdaptivePolicy::trial_due(const std::vector<const MessageTrace*>& traces) const {
-  // Tried also where full precision was measured slower than quantizing: that check timed the
-  // overlapped schedule, whose progress thread and split aggregation Vanilla's does without (at
-  // 200k nodes over shared memory both lost to Vanilla's, 2026-11-29).
-  if (!measured_times_ || opt_.objective != assign::Objective::kSeconds || comm_.size() == 1 ||
-      recent_epochs_s_.size() < kFullCheckEpochs) {
-    return false;
-  }
-  bool any_full = false;
-  for (Direction dir : kDirs) {
-    for (const MessageBits& b : plan_bits(current_, dir)) any_full = any_full || b.full_precision;
-  }
-  if (any_full && !full_checked_ && quantized_epoch_s_ > 0) return false;  // that check first
-  double vanilla_comm_s = 0;
+double AdaptivePolicy::vanilla_comm_time(const std::vector<const MessageTrace*>& traces) const {
+  double t = 0;
   for (size_t at = 0; at < traces.size(); ++at) {
     if (traces[at] == nullptr) continue;
     const Direction dir =
         at < static_cast<size_t>(layers_) ? Direction::kForward : Direction::kBackward;
-    vanilla_comm_s += slowest_channel(time_, pair_messages_[static_cast<int>(dir)],
-                                      quant::full_precision_bytes(traces[at]->width), nullptr);
+    t += slowest_channel(time_, pair_messages_[static_cast<int>(dir)],
+                         quant::full_precision_bytes(traces[at]->width), nullptr);
   }
-  const double reference = *std::min_element(recent_epochs_s_.begin(), recent_epochs_s_.end());
-  return vanilla_comm_s <= kTrialCommShare * reference;
-}
-
-void AdaptivePolicy::check_schedule(double epoch_s, bool traced) {
-  if (vanilla_schedule_) return;
-  if (!trial_running_) {
-    // The trial's reference: the policy's own epochs after its first plan from traces (before it,
-    // every message at the widest width), without plan() (finish_epoch).
-    if (solved_once_ && epoch_s > 0) keep_latest(recent_epochs_s_, {epoch_s});
-    if (epochs_to_trial_ > 0) --epochs_to_trial_;
-    check_full_precision(epoch_s, traced);
-    return;
-  }
-  trial_epochs_s_.push_back(epoch_s);
-  if (trial_epochs_s_.size() < 1 + kFullCheckEpochs) return;
-  trial_running_ = false;
-  ++trials_;
-  keep_latest(vanilla_epochs_s_,
-              std::vector<double>(trial_epochs_s_.begin() + 1, trial_epochs_s_.end()));
-  trial_epochs_s_.clear();
-  const size_t k = std::min(recent_epochs_s_.size(), vanilla_epochs_s_.size());
-  const double vanilla = median_of_last(vanilla_epochs_s_, k);
-  const double reference = median_of_last(recent_epochs_s_, k);
-  vanilla_schedule_ = vanilla * (1 + kTrialMargin) < reference;
-  if (!vanilla_schedule_) {
-    size_t at = 0;
-    for (Direction dir : kDirs) {
-      for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = saved_full_[at++];
-    }
-    epochs_to_trial_ = kTrialGap << std::min(trials_ - 1, 16);
-  }
-  if (boundary_.rank == 0) {
-    spdlog::info(
-        "adaptive: trial {} of Vanilla's schedule (full precision, no overlap): its epochs took "
-        "{:.4f} s, the adaptive scheme's {:.4f} s (medians of the last {}): {}",
-        trials_, vanilla, reference, k,
-        vanilla_schedule_
-            ? "Vanilla's schedule from now on"
-            : fmt::format("the adaptive scheme stays, tried again in {} epochs", epochs_to_trial_));
-  }
-}
-
-void AdaptivePolicy::check_full_precision(double epoch_s, bool traced) {
-  if (!measured_times_ || opt_.objective != assign::Objective::kSeconds || full_checked_ ||
-      comm_.size() == 1 || epoch_s <= 0) {
-    return;
-  }
-  bool any_full = false;
-  for (Direction dir : kDirs) {
-    for (const MessageBits& b : plan_bits(current_, dir)) any_full = any_full || b.full_precision;
-  }
-  if (!any_full) {
-    if (traced && traced_epochs_ >= 2) quantized_epoch_s_ = epoch_s;  // warm
-    full_epochs_s_.clear();
-    return;
-  }
-  if (quantized_epoch_s_ <= 0) return;
-  full_epochs_s_.push_back(epoch_s);
-  if (full_epochs_s_.size() < 1 + kFullCheckEpochs) return;
-  full_checked_ = true;
-  const double best = *std::min_element(full_epochs_s_.begin() + 1, full_epochs_s_.end());
-  full_measured_slower_ = best > quantized_epoch_s_ * (1 + kFullCheckMargin);
-  // The trial's reference: epochs of what was decided here, the timed ones where it is kept.
-  recent_epochs_s_.clear();
-  if (!full_measured_slower_)
-    keep_latest(recent_epochs_s_, {full_epochs_s_.begin() + 1, full_epochs_s_.end()});
-  if (boundary_.rank != 0) return;
-  if (full_measured_slower_) {
-    spdlog::info(
-        "adaptive: epochs with exchanges at full precision took {:.4f} s, {:.0f}% more than a "
-        "quantized one ({:.4f} s): every exchange is quantized from now on",
-        best, 100 * (best / quantized_epoch_s_ - 1), quantized_epoch_s_);
-  } else {
-    spdlog::debug(
-        "adaptive: epochs with exchanges at full precision took {:.4f} s, a quantized "
-        "one {:.4f} s: full precision stays where the model puts it",
-        best, quantized_epoch_s_);
-  }
+  return t;
 }
 
 double AdaptivePolicy::uniform_time(size_t at, Direction dir, int64_t d, int bits) const {
@@ -947,8 +833,16 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
     traced_anywhere = traced_anywhere || all[r * per_rank + per_rank - 1] != 0.0;
   }
   stats_.vanilla_schedule = !current_.overlap;
-  check_schedule(epoch_s, traced_anywhere);
-  stats_.full_precision_given_up = full_measured_slower_;
+  const assign::MeasuredSchedule::Epoch timed{epoch_s, traced_anywhere, traced_epochs_ >= 2,
+                                              solved_once_, any_full_precision(current_)};
+  if (schedule_.finish_epoch(timed) == assign::MeasuredSchedule::TrialEnd::kVanillaLost) {
+    // The plans from before the trial come back.
+    size_t at = 0;
+    for (Direction dir : kDirs) {
+      for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = saved_full_[at++];
+    }
+  }
+  stats_.full_precision_given_up = schedule_.full_precision_given_up();
   stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);
   stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());
   stats_.measured_forward_s.assign(measured.begin(), measured.begin() + layers_);

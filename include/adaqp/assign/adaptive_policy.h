@@ -72,6 +72,7 @@
 
 #include "adaqp/assign/bit_widths.h"
 #include "adaqp/assign/budget_solver.h"
+#include "adaqp/assign/measured_schedule.h"
 #include "adaqp/assign/policy.h"
 #include "adaqp/assign/problem.h"
 #include "adaqp/assign/solve.h"
@@ -127,28 +128,13 @@ class AdaptivePolicy : public BitPolicy {
   //   every solve and the full-precision test, but trigger no solve.
   // An exchange at full precision for kRefreshEpochs epochs travels one epoch at the largest width
   // again (traced), so that its codec time and ranges are measured afresh before it is decided
-  // again. Measured check (objective seconds with measured times): the model prices transfers by
-  // the idle link probe and counts hidden transfers as free, which it is not where the network
-  // stack shares the cores with the compute (a fast TCP link took 2-3 times its modelled time
-  // under load, and slowed the compute, on the virtual cluster). So kFullCheckEpochs epochs with an
-  // exchange at full precision, after the first (cold), are timed against the last warm epoch with
-  // every exchange quantized (at the largest width, traced: the dearer way to quantize); if the
-  // faster of them is slower by more than kFullCheckMargin, no exchange goes to full precision
-  // again in this run. Every epoch is timed on the slowest rank without plan() (a solve, one-off
-  // or settling with the drift, is not the schedule's cost). Trial of Vanilla's schedule (the
-  // same condition): where the overlapped schedule and the codec cost more than the exchanges they
-  // hide (tiny graphs, fast links), Vanilla, which overlaps nothing, is faster still. So once the
-  // model prices all of Vanilla's exchanges (full precision, nothing hidden) at most
-  // kTrialCommShare of the faster of the policy's latest epochs under its own plans (after its
-  // first plan from traces; after a check of full precision, the check's timed epochs where it kept
-  // full precision, else the epochs since), and no check of full precision is running,
-  // 1 + kFullCheckEpochs epochs run Vanilla's schedule (QuantPlan::overlap false, every exchange
-  // at full precision; the first is cold). If the median of the latest timed trial epochs (over
-  // every trial so far) beats the median of as many of the policy's latest epochs (at most
-  // kTrialSamples each) by more than kTrialMargin, the rest of
-  // the run keeps Vanilla's schedule; else the plans go on as before and the trial runs again
-  // kTrialGap epochs later, then after twice the previous wait each time. Every plan traces its
-  // quantized exchanges.
+  // again. Objective seconds with measured times (more than one rank): the check of full precision
+  // and the trials of Vanilla's schedule of measured_schedule.h time every epoch on the slowest
+  // rank without plan() (a solve, one-off or settling with the drift, is not the schedule's cost);
+  // full precision given up there is never chosen again, and a trial's epochs (and, where it won,
+  // every later one) run Vanilla's schedule (QuantPlan::overlap false, every exchange at full
+  // precision, nothing to solve); after a lost trial the plans from before it come back. Every
+  // plan traces its quantized exchanges.
   // Background solve (AdaptiveOptions::background_solve, where comm.host_duplicate() gives a
   // communicator for a second thread): after the first solve (inline: until it every message
   // travels at the largest width), the exchanges due are decided here, as above, and their inputs
@@ -207,14 +193,9 @@ class AdaptivePolicy : public BitPolicy {
   // exchange time tau and variance v under `bounds` (the codec widths' bounds over all ranks).
   bool full_precision_wins(const assign::ObjectiveBounds& bounds, double tau, double v,
                            double full_s) const;
-  // The measured check of full precision (plan()), after an epoch of duration epoch_s (slowest
-  // rank) that traced an exchange on some rank or not; identical on every rank.
-  void check_full_precision(double epoch_s, bool traced);
-  // Whether the trial of Vanilla's schedule should start now (plan()), given the last traces.
-  bool trial_due(const std::vector<const MessageTrace*>& traces) const;
-  // After every epoch (identical on every rank): the trial's bookkeeping and decision, else the
-  // reference epochs and check_full_precision.
-  void check_schedule(double epoch_s, bool traced);
+  // The model's time for every traced exchange (of `traces`, by direction, then layer) at full
+  // precision, nothing hidden: Vanilla's exchanges (MeasuredSchedule::trial_due).
+  double vanilla_comm_time(const std::vector<const MessageTrace*>& traces) const;
   // Modelled time of exchange `at` (direction dir, rows of d values, every rank's messages) with
   // every message at `bits` (each sender's codec time included, except at full precision); at
   // least the exchange's hidden time.
@@ -272,26 +253,10 @@ class AdaptivePolicy : public BitPolicy {
   // Per exchange: the epoch it went to full precision, -1 while quantized.
   std::vector<int> full_since_;
   int traced_epochs_ = 0;  // epochs finished with at least one traced exchange
-  // The measured check of full precision (plan()): when the epoch's plan() began, the duration
-  // (slowest rank, plan() to finish_epoch without plan()) of the latest warm epoch with every
-  // exchange quantized, those of the first epochs with an exchange at full precision, and the
-  // outcome.
+  // When the epoch's plan() began: epochs are timed from there, without plan() itself.
   double plan_start_s_ = -1;
-  double quantized_epoch_s_ = 0;
-  std::vector<double> full_epochs_s_;
-  bool full_checked_ = false;
-  bool full_measured_slower_ = false;
-  // The trials of Vanilla's schedule (plan()): whether one is running, the durations (slowest
-  // rank) of the last kTrialSamples warm epochs under the policy's own plans, of as many timed
-  // trial epochs over every trial so far and of the running trial's epochs, the full-precision
-  // choices it suspended, the trials so far, the epochs before the next may start, and the
-  // outcome.
-  bool trial_running_ = false;
-  std::vector<double> recent_epochs_s_, vanilla_epochs_s_, trial_epochs_s_;
-  std::vector<bool> saved_full_;
-  int trials_ = 0;
-  int epochs_to_trial_ = 0;
-  bool vanilla_schedule_ = false;
+  assign::MeasuredSchedule schedule_;
+  std::vector<bool> saved_full_;  // the full-precision choices a running trial suspended
   // send_counts_[exchange][peer]: count_widths of the plan's send widths, kept beside them so
   // that finish_epoch's statistics do not walk every message.
   std::vector<std::vector<WidthCounts>> send_counts_;

@@ -1,0 +1,117 @@
+#include "adaqp/assign/measured_schedule.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace adaqp::assign {
+
+namespace {
+
+// Appends `latest` to `samples` and keeps the last kTrialSamples.
+void keep_latest(std::vector<double>& samples, std::vector<double>::const_iterator first,
+                 std::vector<double>::const_iterator last) {
+  samples.insert(samples.end(), first, last);
+  constexpr auto kKept = static_cast<std::ptrdiff_t>(MeasuredSchedule::kTrialSamples);
+  if (static_cast<std::ptrdiff_t>(samples.size()) > kKept) {
+    samples.erase(samples.begin(), samples.end() - kKept);
+  }
+}
+
+// The median of the last k (> 0) samples.
+double median_of_last(const std::vector<double>& samples, size_t k) {
+  std::vector<double> last(samples.end() - static_cast<std::ptrdiff_t>(k), samples.end());
+  std::sort(last.begin(), last.end());
+  return k % 2 == 1 ? last[k / 2] : (last[k / 2 - 1] + last[k / 2]) / 2;
+}
+
+}  // namespace
+
+MeasuredSchedule::MeasuredSchedule(bool enabled, bool log) : enabled_(enabled), log_(log) {}
+
+bool MeasuredSchedule::trial_due(bool any_full, double vanilla_comm_s) const {
+  // Tried also where full precision was measured slower than quantizing: that check timed the
+  // overlapped schedule, whose progress thread and split aggregation Vanilla's does without (at
+  // 200k nodes over shared memory both lost to Vanilla's, 2026-11-29).
+  if (!enabled_ || trial_running_ || vanilla_schedule_ || epochs_to_trial_ > 0 ||
+      recent_epochs_s_.size() < kFullCheckEpochs) {
+    return false;
+  }
+  if (any_full && !full_checked_ && quantized_epoch_s_ > 0) return false;  // that check first
+  const double reference = *std::min_element(recent_epochs_s_.begin(), recent_epochs_s_.end());
+  return vanilla_comm_s <= kTrialCommShare * reference;
+}
+
+void MeasuredSchedule::start_trial() {
+  trial_running_ = true;
+}
+
+MeasuredSchedule::TrialEnd MeasuredSchedule::finish_epoch(const Epoch& e) {
+  if (vanilla_schedule_) return TrialEnd::kNone;
+  if (!trial_running_) {
+    // The trial's reference: the scheme's own epochs after its first plan from traces (before it,
+    // every message at the widest width).
+    if (e.planned && e.seconds > 0) {
+      const std::vector<double> one{e.seconds};
+      keep_latest(recent_epochs_s_, one.begin(), one.end());
+    }
+    if (epochs_to_trial_ > 0) --epochs_to_trial_;
+    check_full_precision(e);
+    return TrialEnd::kNone;
+  }
+  trial_epochs_s_.push_back(e.seconds);
+  if (trial_epochs_s_.size() < 1 + kFullCheckEpochs) return TrialEnd::kNone;
+  trial_running_ = false;
+  ++trials_;
+  keep_latest(vanilla_epochs_s_, trial_epochs_s_.begin() + 1, trial_epochs_s_.end());
+  trial_epochs_s_.clear();
+  const size_t k = std::min(recent_epochs_s_.size(), vanilla_epochs_s_.size());
+  const double vanilla = median_of_last(vanilla_epochs_s_, k);
+  const double reference = median_of_last(recent_epochs_s_, k);
+  vanilla_schedule_ = vanilla * (1 + kTrialMargin) < reference;
+  if (!vanilla_schedule_) epochs_to_trial_ = kTrialGap << std::min(trials_ - 1, 16);
+  if (log_) {
+    spdlog::info(
+        "adaptive: trial {} of Vanilla's schedule (full precision, no overlap): its epochs took "
+        "{:.4f} s, the adaptive scheme's {:.4f} s (medians of the last {}): {}",
+        trials_, vanilla, reference, k,
+        vanilla_schedule_
+            ? "Vanilla's schedule from now on"
+            : fmt::format("the adaptive scheme stays, tried again in {} epochs", epochs_to_trial_));
+  }
+  return vanilla_schedule_ ? TrialEnd::kVanillaKept : TrialEnd::kVanillaLost;
+}
+
+void MeasuredSchedule::check_full_precision(const Epoch& e) {
+  if (!enabled_ || full_checked_ || e.seconds <= 0) return;
+  if (!e.any_full) {
+    if (e.traced && e.warm) quantized_epoch_s_ = e.seconds;
+    full_epochs_s_.clear();
+    return;
+  }
+  if (quantized_epoch_s_ <= 0) return;
+  full_epochs_s_.push_back(e.seconds);
+  if (full_epochs_s_.size() < 1 + kFullCheckEpochs) return;
+  full_checked_ = true;
+  const double best = *std::min_element(full_epochs_s_.begin() + 1, full_epochs_s_.end());
+  full_given_up_ = best > quantized_epoch_s_ * (1 + kFullCheckMargin);
+  // The trial's reference: epochs of what was decided here, the timed ones where it is kept.
+  recent_epochs_s_.clear();
+  if (!full_given_up_)
+    keep_latest(recent_epochs_s_, full_epochs_s_.begin() + 1, full_epochs_s_.end());
+  if (!log_) return;
+  if (full_given_up_) {
+    spdlog::info(
+        "adaptive: epochs with exchanges at full precision took {:.4f} s, {:.0f}% more than a "
+        "quantized one ({:.4f} s): every exchange is quantized from now on",
+        best, 100 * (best / quantized_epoch_s_ - 1), quantized_epoch_s_);
+  } else {
+    spdlog::debug(
+        "adaptive: epochs with exchanges at full precision took {:.4f} s, a quantized "
+        "one {:.4f} s: full precision stays where the model puts it",
+        best, quantized_epoch_s_);
+  }
+}
+
+}  // namespace adaqp::assign

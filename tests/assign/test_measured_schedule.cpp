@@ -1,0 +1,160 @@
+// The adaptive scheme's decisions from measured epochs (assign/measured_schedule.h), on epoch
+// times given here: the check of full precision, the trials of Vanilla's schedule, their margins,
+// windows and waits. (test_adaptive_assignment_mpi.cpp runs the same decisions through the policy
+// over real exchanges, with epochs slowed by sleeping.)
+#include <gtest/gtest.h>
+
+#include "adaqp/assign/measured_schedule.h"
+
+namespace adaqp::assign {
+namespace {
+
+using Epoch = MeasuredSchedule::Epoch;
+using TrialEnd = MeasuredSchedule::TrialEnd;
+
+// Epochs as the policy reports them: the first two trace at the largest width (the first cold),
+// then epochs planned from traces, quantized or with an exchange at full precision.
+constexpr Epoch kColdTrace{1.0, true, false, false, false};
+Epoch warm_trace(double s) {
+  return {s, true, true, false, false};
+}
+Epoch quantized(double s) {
+  return {s, true, true, true, false};
+}
+Epoch full(double s) {
+  return {s, false, true, true, true};
+}
+
+// The first two traced epochs (the second, warm, is the quantized reference: `quantized_s`), then
+// three at full precision: the cold one and the two timed.
+MeasuredSchedule checked(double quantized_s, double timed1, double timed2) {
+  MeasuredSchedule s(/*enabled=*/true, /*log=*/false);
+  s.finish_epoch(kColdTrace);
+  s.finish_epoch(warm_trace(quantized_s));
+  for (double t : {100.0, timed1, timed2}) EXPECT_EQ(s.finish_epoch(full(t)), TrialEnd::kNone);
+  return s;
+}
+
+// A trial from now (due with Vanilla's exchanges free in the model): its cold epoch, then two
+// timed ones; returns how it ended.
+TrialEnd trial(MeasuredSchedule& s, double timed1, double timed2) {
+  EXPECT_TRUE(s.trial_due(/*any_full=*/true, /*vanilla_comm_s=*/0.0));
+  s.start_trial();
+  EXPECT_FALSE(s.overlap());
+  EXPECT_EQ(s.finish_epoch(full(100.0)), TrialEnd::kNone);
+  EXPECT_EQ(s.finish_epoch(full(timed1)), TrialEnd::kNone);
+  return s.finish_epoch(full(timed2));
+}
+
+TEST(MeasuredSchedule, FullPrecisionSlowerThanTheMarginIsGivenUp) {
+  // The faster timed epoch against the quantized one: at most 5% slower keeps full precision.
+  EXPECT_FALSE(checked(1.0, 1.2, 1.05).full_precision_given_up());
+  EXPECT_TRUE(checked(1.0, 1.2, 1.0501).full_precision_given_up());
+  EXPECT_FALSE(checked(1.0, 0.7, 3.0).full_precision_given_up()) << "the faster of the two decides";
+  // The cold epoch is not timed: 100 s there gave nothing up, and a fast one keeps nothing.
+  MeasuredSchedule s(true, false);
+  s.finish_epoch(kColdTrace);
+  s.finish_epoch(warm_trace(1.0));
+  for (double t : {0.1, 2.0, 2.0}) s.finish_epoch(full(t));
+  EXPECT_TRUE(s.full_precision_given_up());
+}
+
+TEST(MeasuredSchedule, TheReferenceIsTheLatestWarmQuantizedEpoch) {
+  MeasuredSchedule s(true, false);
+  s.finish_epoch({0.5, true, false, false, false});  // cold: not a reference
+  s.finish_epoch(full(2.0));                         // no reference yet: not counted
+  s.finish_epoch(warm_trace(2.0));
+  s.finish_epoch(quantized(1.0));  // the latest: 1.0
+  for (double t : {9.0, 1.5, 1.6}) s.finish_epoch(full(t));
+  EXPECT_TRUE(s.full_precision_given_up())
+      << "1.5 would keep full precision against 2.0, not against 1.0";
+  // A quantized epoch between full-precision ones starts the count again.
+  MeasuredSchedule t(true, false);
+  t.finish_epoch(kColdTrace);
+  t.finish_epoch(warm_trace(1.0));
+  for (double x : {9.0, 1.0}) t.finish_epoch(full(x));
+  t.finish_epoch(quantized(1.0));
+  for (double x : {9.0, 3.0}) t.finish_epoch(full(x));
+  EXPECT_FALSE(t.full_precision_given_up()) << "only two epochs of the second run so far";
+  t.finish_epoch(full(3.0));
+  EXPECT_TRUE(t.full_precision_given_up());
+  // Decided once: later epochs at full precision change nothing.
+  for (int i = 0; i < 5; ++i) t.finish_epoch(full(0.1));
+  EXPECT_TRUE(t.full_precision_given_up());
+}
+
+TEST(MeasuredSchedule, DisabledDecidesNothing) {
+  MeasuredSchedule s(/*enabled=*/false, false);
+  s.finish_epoch(kColdTrace);
+  s.finish_epoch(warm_trace(1.0));
+  for (double t : {9.0, 5.0, 5.0, 5.0, 5.0}) s.finish_epoch(full(t));
+  EXPECT_FALSE(s.full_precision_given_up());
+  EXPECT_FALSE(s.trial_due(true, 0.0));
+  EXPECT_TRUE(s.overlap());
+}
+
+TEST(MeasuredSchedule, ATrialIsDueWhereVanillasExchangesCostAtMostHalfAnEpoch) {
+  // Kept full precision: its timed epochs (1.0 and 0.8) are the trial's reference.
+  MeasuredSchedule s = checked(1.0, 1.0, 0.8);
+  EXPECT_TRUE(s.trial_due(true, 0.4)) << "0.4 s of exchanges against the faster epoch's 0.8 s";
+  EXPECT_FALSE(s.trial_due(true, 0.41));
+  // Before the check of full precision has decided, no trial.
+  MeasuredSchedule t(true, false);
+  t.finish_epoch(kColdTrace);
+  t.finish_epoch(warm_trace(1.0));
+  for (double x : {1.0, 1.0}) t.finish_epoch(quantized(x));
+  EXPECT_TRUE(t.trial_due(false, 0.0)) << "two planned epochs, all quantized";
+  EXPECT_FALSE(t.trial_due(true, 0.0)) << "a check of full precision to run first";
+  // Too few planned epochs to compare with.
+  MeasuredSchedule u(true, false);
+  u.finish_epoch(kColdTrace);
+  u.finish_epoch(warm_trace(1.0));
+  u.finish_epoch(quantized(1.0));
+  EXPECT_FALSE(u.trial_due(false, 0.0));
+}
+
+TEST(MeasuredSchedule, VanillaIsKeptWhenFasterByMoreThanTheMargin) {
+  // Reference: median of 1.0 and 1.0. Vanilla's median 0.98: 0.98 * 1.02 < 1 keeps it.
+  MeasuredSchedule kept = checked(1.0, 1.0, 1.0);
+  EXPECT_EQ(trial(kept, 0.97, 0.99), TrialEnd::kVanillaKept);
+  EXPECT_TRUE(kept.vanilla_schedule());
+  EXPECT_FALSE(kept.overlap());
+  EXPECT_FALSE(kept.trial_due(true, 0.0));
+  for (double t : {5.0, 5.0, 5.0}) EXPECT_EQ(kept.finish_epoch(full(t)), TrialEnd::kNone);
+  EXPECT_TRUE(kept.vanilla_schedule()) << "for the rest of the run";
+  // 0.99 * 1.02 > 1: within the margin, the scheme stays.
+  MeasuredSchedule lost = checked(1.0, 1.0, 1.0);
+  EXPECT_EQ(trial(lost, 0.99, 0.99), TrialEnd::kVanillaLost);
+  EXPECT_FALSE(lost.vanilla_schedule());
+  EXPECT_TRUE(lost.overlap());
+}
+
+TEST(MeasuredSchedule, ALostTrialRunsAgainAfterDoublingWaits) {
+  MeasuredSchedule s = checked(1.0, 1.0, 1.0);
+  ASSERT_EQ(trial(s, 2.0, 2.0), TrialEnd::kVanillaLost);
+  for (int gap : {MeasuredSchedule::kTrialGap, 2 * MeasuredSchedule::kTrialGap}) {
+    for (int i = 0; i < gap; ++i) {
+      EXPECT_FALSE(s.trial_due(true, 0.0)) << "epoch " << i << " of the wait of " << gap;
+      s.finish_epoch(full(1.0));
+    }
+    ASSERT_EQ(trial(s, 2.0, 2.0), TrialEnd::kVanillaLost) << "after " << gap << " epochs";
+  }
+}
+
+TEST(MeasuredSchedule, TheLatestEpochsOfEachScheduleDecide) {
+  // First trial lost (2.0 against 1.0). Then the scheme's epochs are slow (1.5) and the second
+  // trial fast (1.0, 1.0): the medians of the last four of each schedule, 1.5 for the scheme and
+  // 1.5 for Vanilla's (2.0, 2.0, 1.0, 1.0; its second trial alone would say 1.0), tie: the scheme
+  // stays.
+  MeasuredSchedule s = checked(1.0, 1.0, 1.0);
+  ASSERT_EQ(trial(s, 2.0, 2.0), TrialEnd::kVanillaLost);
+  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) s.finish_epoch(full(1.5));
+  EXPECT_EQ(trial(s, 1.0, 1.0), TrialEnd::kVanillaLost);
+  // A third trial after 32 epochs at 1.5: Vanilla's last four (1.0, 1.0, 1.48, 1.48) give 1.24,
+  // kept; all six of its timed epochs would give 1.48, within the margin of 1.5.
+  for (int i = 0; i < 2 * MeasuredSchedule::kTrialGap; ++i) s.finish_epoch(full(1.5));
+  EXPECT_EQ(trial(s, 1.48, 1.48), TrialEnd::kVanillaKept);
+}
+
+}  // namespace
+}  // namespace adaqp::assign
