@@ -111,6 +111,17 @@ DistributedPartition partition_distributed(const DatasetSpec& spec, const Partit
   DistributedPartition out;
   {
     const GraphSlice s = load_slice(spec, comm, step);
+    // Before anything is partitioned: the loss of an empty training split is undefined.
+    int64_t train = static_cast<int64_t>(s.train.size());
+    comm.allreduce_sum(&train, 1);
+    step([&] {
+      if (train == 0 && comm.rank() == 0) {
+        throw InputError(
+            spec.path.empty() ? "the generated graph" : spec.path, "training split",
+            fmt::format("has no nodes{}: training needs labelled training nodes",
+                        spec.split.empty() ? "" : " (dataset.split = " + spec.split + ")"));
+      }
+    });
     std::vector<int32_t> owner;
     step([&] { owner = ptscotch_owners(s, mpi, comm, opt); });
     out = build_distributed_partition(s, owner, opt, comm);

@@ -6,7 +6,8 @@
 # - adaqp partition under mpirun writes the same directory, byte for byte (deterministic);
 # - a rerun on that partition reads it back and reproduces the losses and parameters exactly;
 # - the partition's dataset fingerprint is the serial loader's (adaqp partition with METIS);
-# - a world size unlike partition.parts and the METIS-only balance constraints are one clear error;
+# - a world size unlike partition.parts, the METIS-only balance constraints and a dataset without
+#   training nodes are one clear error, before anything is partitioned;
 # - partition.sample_degree partitions a smaller symmetric sample (logged, recorded in meta.yaml,
 #   shown by adaqp info), the same one with METIS on one process;
 # - a dataset in the OGB layout (Cora) is read in slices as well.
@@ -99,6 +100,23 @@ run "$tmp/balance.log" 3 train "${job[@]}" --set "output.dir=$tmp/balance" \
     "$tmp/balance.log") == 1)); } ||
   { cat "$tmp/balance.log"; fail "balance_train with ptscotch"; }
 [[ ! -e $tmp/balance/partition ]] || fail "a failed partitioning left $tmp/balance/partition"
+# A dataset without training nodes stops before its slices are partitioned, in one message.
+cp -r "$tmp/data" "$tmp/no_train"
+python3 - "$tmp/no_train/train.npy" <<'PY2'
+import sys
+header = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,), }"
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+PY2
+rc=0
+run "$tmp/no_train.log" 3 train "${job[@]}" --set "dataset.path=$tmp/no_train" \
+  --set "output.dir=$tmp/no_train_out" || rc=$?
+{ ((rc != 0 && rc != 124)) &&
+  (($(grep -c "$tmp/no_train: training split: has no nodes" "$tmp/no_train.log") == 1)) &&
+  ! grep -q "ptscotch into" "$tmp/no_train.log"; } ||
+  { cat "$tmp/no_train.log"; fail "a dataset without training nodes (exit $rc)"; }
+[[ ! -e $tmp/no_train_out ]] || fail "a dataset without training nodes left $tmp/no_train_out"
 # The OGB layout (Cora) is read in slices too: every rank streams it and keeps its own nodes.
 # shellcheck source=tests/cli/lib/shared_datasets.sh
 source "$LIB/shared_datasets.sh"
