@@ -122,7 +122,8 @@ struct RelationTransform : public torch::autograd::Function<RelationTransform> {
     const std::vector<int64_t> offsets = ctx->saved_data["offsets"].toIntVector();
     const at::Tensor dt = grad_outputs[0].contiguous();
     at::Tensor dz = ctx->needs_input_grad(0) ? at::empty_like(z) : at::Tensor();
-    at::Tensor dw = at::empty_like(w);
+    // Zeros: a relation without pairs on this rank leaves its gradient to no product.
+    at::Tensor dw = at::zeros_like(w);
     for (size_t r = 0; r + 1 < offsets.size(); ++r) {
       const int64_t begin = offsets[r], count = offsets[r + 1] - begin;
       at::Tensor dw_r = dw[r];

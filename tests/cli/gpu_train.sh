@@ -145,6 +145,18 @@ done
 run adaptive cuda 2 "${synthetic[@]}" --set communication.mode=adaqp \
   --set communication.scheme=adaptive --set communication.objective=normalized
 "${compare[@]}" widths "$tmp/adaptive/cuda-w2"
+# ... with the width solve beside the epoch (solve_schedule auto: background on a GPU), not
+# inline for want of a second communicator: some epoch adopted a solve that ran in the background.
+if grep -q "the width solve runs inline" "$tmp/adaptive/cuda-w2.log" ||
+    ! "${ADAQP_PYTHON:-python3}" - "$tmp/adaptive/cuda-w2/metrics.jsonl" <<'PY'; then
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+sys.exit(0 if any(r.get("assign_background_s", 0) > 0 for r in recs) else 1)
+PY
+  cat "$tmp/adaptive/cuda-w2.log"
+  echo "FAIL: the adaptive run on CUDA solved no widths in the background" >&2
+  exit 1
+fi
 
 # Multi-label: the loss and F1 path on the device.
 PYTHON=${ADAQP_PYTHON:-python3}
