@@ -96,15 +96,8 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
                replace ? " to be replaced (--repartition)" : " does not exist",
                cfg.partition.options.parts);
   const Graph g = load_dataset(cfg.dataset);
-  // Before anything is written: the loss of an empty training split is undefined.
-  if (g.train.empty()) {
-    throw InputError(
-        cfg.dataset.path.empty() ? "the generated graph" : cfg.dataset.path, "training split",
-        fmt::format(
-            "has no nodes{}: training needs labelled training nodes",
-            cfg.dataset.split.empty() ? "" : " (dataset.split = " + cfg.dataset.split + ")"));
-  }
-  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);  // before any write
+  const std::filesystem::path parent = directory_path(dir).parent_path();
   if (!parent.empty()) create_dirs(parent);
   const PartitionMeta meta = replace ? replace_partition(dir, g, cfg.partition.options)
                                      : write_partition(dir, g, cfg.partition.options);

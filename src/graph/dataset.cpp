@@ -113,4 +113,11 @@ Graph load_dataset(const DatasetSpec& spec) {
   return g;
 }
 
+void require_training_nodes(int64_t train_nodes, const DatasetSpec& spec) {
+  if (train_nodes > 0) return;
+  throw InputError(spec.path.empty() ? "the generated graph" : spec.path, "training split",
+                   fmt::format("has no nodes{}: training needs labelled training nodes",
+                               spec.split.empty() ? "" : " (dataset.split = " + spec.split + ")"));
+}
+
 }  // namespace adaqp

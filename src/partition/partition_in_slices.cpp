@@ -12,6 +12,7 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
+#include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
 #include "adaqp/graph/slice_loader.h"
 #include "adaqp/partition/part_from_slices.h"
@@ -111,16 +112,10 @@ DistributedPartition partition_distributed(const DatasetSpec& spec, const Partit
   DistributedPartition out;
   {
     const GraphSlice s = load_slice(spec, comm, step);
-    // Before anything is partitioned: the loss of an empty training split is undefined.
     int64_t train = static_cast<int64_t>(s.train.size());
     comm.allreduce_sum(&train, 1);
     step([&] {
-      if (train == 0 && comm.rank() == 0) {
-        throw InputError(
-            spec.path.empty() ? "the generated graph" : spec.path, "training split",
-            fmt::format("has no nodes{}: training needs labelled training nodes",
-                        spec.split.empty() ? "" : " (dataset.split = " + spec.split + ")"));
-      }
+      if (comm.rank() == 0) require_training_nodes(train, spec);  // before partitioning
     });
     std::vector<int32_t> owner;
     step([&] { owner = ptscotch_owners(s, mpi, comm, opt); });

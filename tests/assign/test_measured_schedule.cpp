@@ -83,6 +83,24 @@ TEST(MeasuredSchedule, TheReferenceIsTheLatestWarmQuantizedEpoch) {
   EXPECT_TRUE(t.full_precision_given_up());
 }
 
+TEST(MeasuredSchedule, ColdUntracedOrUntimedEpochsAreNoReference) {
+  MeasuredSchedule s(true, false);
+  s.finish_epoch(kColdTrace);
+  for (double t : {9.0, 5.0, 5.0}) s.finish_epoch(full(t));
+  EXPECT_FALSE(s.full_precision_given_up()) << "the cold epoch is no quantized reference";
+  s.finish_epoch({1.0, /*traced=*/false, true, true, false});
+  for (double t : {9.0, 5.0, 5.0}) s.finish_epoch(full(t));
+  EXPECT_FALSE(s.full_precision_given_up()) << "an untraced epoch is no quantized reference";
+  s.finish_epoch(quantized(0.0));
+  for (double t : {9.0, 5.0, 5.0}) s.finish_epoch(full(t));
+  EXPECT_FALSE(s.full_precision_given_up()) << "an untimed epoch is no quantized reference";
+  s.finish_epoch(quantized(1.0));
+  for (double t : {9.0, 5.0, 0.0, 0.0}) s.finish_epoch(full(t));
+  EXPECT_FALSE(s.full_precision_given_up()) << "untimed epochs at full precision do not count";
+  s.finish_epoch(full(5.0));
+  EXPECT_TRUE(s.full_precision_given_up()) << "a warm, traced, timed reference, then 3 timed";
+}
+
 TEST(MeasuredSchedule, DisabledDecidesNothing) {
   MeasuredSchedule s(/*enabled=*/false, false);
   s.finish_epoch(kColdTrace);
@@ -94,8 +112,8 @@ TEST(MeasuredSchedule, DisabledDecidesNothing) {
 }
 
 TEST(MeasuredSchedule, ATrialIsDueWhereVanillasExchangesCostAtMostHalfAnEpoch) {
-  // Kept full precision: its timed epochs (1.0 and 0.8) are the trial's reference.
-  MeasuredSchedule s = checked(1.0, 1.0, 0.8);
+  // Kept full precision: its timed epochs (0.8 and 1.0) are the trial's reference.
+  MeasuredSchedule s = checked(1.0, 0.8, 1.0);
   EXPECT_TRUE(s.trial_due(true, 0.4)) << "0.4 s of exchanges against the faster epoch's 0.8 s";
   EXPECT_FALSE(s.trial_due(true, 0.41));
   // Before the check of full precision has decided, no trial.
@@ -105,6 +123,22 @@ TEST(MeasuredSchedule, ATrialIsDueWhereVanillasExchangesCostAtMostHalfAnEpoch) {
   for (double x : {1.0, 1.0}) t.finish_epoch(quantized(x));
   EXPECT_TRUE(t.trial_due(false, 0.0)) << "two planned epochs, all quantized";
   EXPECT_FALSE(t.trial_due(true, 0.0)) << "a check of full precision to run first";
+  // Full precision given up: the epochs before the decision are no reference, two after it are.
+  MeasuredSchedule given_up = checked(1.0, 2.0, 2.0);
+  ASSERT_TRUE(given_up.full_precision_given_up());
+  EXPECT_FALSE(given_up.trial_due(false, 0.0));
+  given_up.finish_epoch(quantized(1.0));
+  EXPECT_FALSE(given_up.trial_due(false, 0.0));
+  given_up.finish_epoch(quantized(1.0));
+  EXPECT_TRUE(given_up.trial_due(false, 0.5));
+  EXPECT_FALSE(given_up.trial_due(false, 0.51));
+  // An untimed epoch is no reference either.
+  MeasuredSchedule v(true, false);
+  v.finish_epoch(kColdTrace);
+  v.finish_epoch(warm_trace(1.0));
+  v.finish_epoch(quantized(1.0));
+  v.finish_epoch(quantized(0.0));
+  EXPECT_FALSE(v.trial_due(false, 0.0)) << "one timed planned epoch";
   // Too few planned epochs to compare with.
   MeasuredSchedule u(true, false);
   u.finish_epoch(kColdTrace);

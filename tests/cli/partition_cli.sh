@@ -206,4 +206,30 @@ grep -q "already exists" "$WORK/exists.err" || fail "message: $(cat "$WORK/exist
 after=$(cd "$WORK/part" && find . -type f -exec sha256sum {} + | sort)
 [[ "$before" == "$after" ]] || fail "existing partition directory was modified"
 ls "$WORK" | grep -q '\.tmp-' && fail "temporary directory left behind"
+
+# A dataset without training nodes is refused before anything is written (as train refuses it).
+cp -r "$WORK/graph" "$WORK/no_train"
+python3 - "$WORK/no_train/train.npy" <<'PY'
+import sys
+header = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,), }"
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+PY
+rc=0
+"$ADAQP_BIN" partition --config "$WORK/job.yaml" --set "dataset.path=$WORK/no_train" \
+  -o "$WORK/no_train_part" 2>"$WORK/no_train.err" || rc=$?
+((rc == 1)) && grep -q "$WORK/no_train: training split: has no nodes" "$WORK/no_train.err" ||
+  fail "a dataset without training nodes (exit $rc): $(cat "$WORK/no_train.err")"
+[[ ! -e $WORK/no_train_part ]] || fail "a dataset without training nodes left a partition"
+
+# A partition directory named with a trailing slash: train makes it there and reads it back.
+for attempt in first again; do
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe \
+    -np 3 "$ADAQP_BIN" train --config "$WORK/job.yaml" --set "partition.dir=$WORK/slash/part/" \
+    --set "output.dir=$WORK/slash/out-$attempt" --set training.epochs=1 --set training.threads=1 \
+    --set training.device=cpu >"$WORK/slash-$attempt.log" 2>&1 ||
+    fail "partition.dir with a trailing slash ($attempt run): $(cat "$WORK/slash-$attempt.log")"
+done
+[[ -s $WORK/slash/part/meta.yaml ]] || fail "no partition in $WORK/slash/part"
 echo "partition_cli: ok"

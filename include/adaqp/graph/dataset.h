@@ -107,4 +107,8 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec);
 // synthetic is a ConfigError.
 Graph load_dataset(const DatasetSpec& spec);
 
+// InputError naming the dataset's training split unless it has nodes (`train_nodes`, over every
+// slice): a partition is made for training, and the loss of an empty split is undefined.
+void require_training_nodes(int64_t train_nodes, const DatasetSpec& spec);
+
 }  // namespace adaqp
