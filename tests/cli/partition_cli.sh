@@ -208,14 +208,9 @@ after=$(cd "$WORK/part" && find . -type f -exec sha256sum {} + | sort)
 ls "$WORK" | grep -q '\.tmp-' && fail "temporary directory left behind"
 
 # A dataset without training nodes is refused before anything is written (as train refuses it).
-cp -r "$WORK/graph" "$WORK/no_train"
-python3 - "$WORK/no_train/train.npy" <<'PY'
-import sys
-header = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,), }"
-header += " " * (63 - (10 + len(header)) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
-PY
+# shellcheck source=tests/cli/lib/numpy_dataset.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/numpy_dataset.sh"
+without_training_nodes "$WORK/graph" "$WORK/no_train"
 rc=0
 "$ADAQP_BIN" partition --config "$WORK/job.yaml" --set "dataset.path=$WORK/no_train" \
   -o "$WORK/no_train_part" 2>"$WORK/no_train.err" || rc=$?

@@ -101,14 +101,9 @@ run "$tmp/balance.log" 3 train "${job[@]}" --set "output.dir=$tmp/balance" \
   { cat "$tmp/balance.log"; fail "balance_train with ptscotch"; }
 [[ ! -e $tmp/balance/partition ]] || fail "a failed partitioning left $tmp/balance/partition"
 # A dataset without training nodes stops before its slices are partitioned, in one message.
-cp -r "$tmp/data" "$tmp/no_train"
-python3 - "$tmp/no_train/train.npy" <<'PY2'
-import sys
-header = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,), }"
-header += " " * (63 - (10 + len(header)) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
-PY2
+# shellcheck source=tests/cli/lib/numpy_dataset.sh
+source "$LIB/numpy_dataset.sh"
+without_training_nodes "$tmp/data" "$tmp/no_train"
 rc=0
 run "$tmp/no_train.log" 3 train "${job[@]}" --set "dataset.path=$tmp/no_train" \
   --set "output.dir=$tmp/no_train_out" || rc=$?

@@ -144,14 +144,9 @@ expect_failure partition_dataset_files 2 \
   "partition $tmp/files/partition was made from other dataset files: label.npy had" \
   "${from_files[@]}"
 # A dataset without training nodes stops before anything is partitioned.
-cp -r "$tmp/numpy" "$tmp/no_train"
-python3 - "$tmp/no_train/train.npy" <<'PY'
-import sys
-header = "{'descr': '<i8', 'fortran_order': False, 'shape': (0,), }"
-header += " " * (63 - (10 + len(header)) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
-PY
+# shellcheck source=tests/cli/lib/numpy_dataset.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/numpy_dataset.sh"
+without_training_nodes "$tmp/numpy" "$tmp/no_train"
 expect_failure no_training_nodes 2 "$tmp/no_train: training split: has no nodes" \
   "${from_files[@]}" --set "dataset.path=$tmp/no_train" --set "output.dir=$tmp/no_train_out"
 [[ ! -e $tmp/no_train_out ]] ||
