@@ -8,6 +8,7 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
@@ -63,7 +64,7 @@ void require_directory(const std::string& path) {
                                    ? ""
                                    : fmt::format(" (relative to the working directory {}: {})",
                                                  fs::current_path(ec).string(),
-                                                 fs::absolute(p, ec).lexically_normal().string());
+                                                 directory_path(fs::absolute(p, ec)).string());
   throw InputError(path, "dataset.path",
                    (fs::exists(path, ec) ? "not a directory" : "directory not found") + resolved);
 }
