@@ -2,6 +2,8 @@
 // link cost fit, probe sizes, variance weights, and the clock offset of timestamps across ranks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -273,6 +275,108 @@ TEST(AssignModel, VarianceWeights) {
   EXPECT_DOUBLE_EQ(forward_variance_weight(0.3, 12, 0.5), 0.3 * 12 * 0.25 / 6);
   EXPECT_EQ(forward_variance_weight(0.0, 12, 0.5), 0.0);
   EXPECT_THROW(backward_variance_weight(0, 1.0), InvariantError);
+}
+
+// What validate() checks beyond ValidationNamesTheProblem: a non-finite hidden time, a negative
+// latency, a pair mapped to a wrong channel or a missing pair entry, a rank out of range, a
+// non-finite weight.
+TEST(AssignModel, ValidationRejectsEveryBadField) {
+  const AssignProblem good = two_rank_problem();
+  AssignProblem p = good;
+  for (double hidden : {std::nan(""), HUGE_VAL}) {
+    p = good;
+    p.hidden_s = hidden;
+    EXPECT_THROW(validate(p), ConfigError) << hidden;
+  }
+  p = good;
+  p.time.channels[1].alpha = -1e-6;
+  EXPECT_THROW(validate(p), ConfigError);
+  p = good;
+  p.time.channel_of_pair[0] = 0;  // 0->0 carries nothing: it maps to no channel
+  EXPECT_THROW(validate(p), ConfigError);
+  p = good;
+  p.time.channel_of_pair[1] = 4;  // 0->1 on a channel that does not exist
+  EXPECT_THROW(validate(p), ConfigError);
+  p = good;
+  p.time.channel_of_pair.pop_back();
+  EXPECT_THROW(validate(p), ConfigError);
+  p = good;
+  p.messages[0].receiver = 2;  // world size 2
+  EXPECT_THROW(validate(p), InvariantError);
+  p = good;
+  p.messages[0].sender = -1;
+  EXPECT_THROW(validate(p), InvariantError);
+  for (double weight : {std::nan(""), HUGE_VAL}) {
+    p = good;
+    p.messages[1].weight = weight;
+    EXPECT_THROW(validate(p), InvariantError) << weight;
+  }
+}
+
+// Links of two classes: channel 2 s + class, so the classes alternate; the other models have no
+// classes. A model needs at least one rank.
+TEST(AssignModel, TimeModelClassesAndEmptyWorlds) {
+  const TimeModel classes =
+      per_sender_class_time_model({0, 0, 1}, std::vector<LinkCost>(6, LinkCost{0, 1}));
+  EXPECT_EQ(classes.class_of_channel, (std::vector<int8_t>{kSameHost, kOtherHost, kSameHost,
+                                                           kOtherHost, kSameHost, kOtherHost}));
+  EXPECT_TRUE(per_sender_time_model({{0, 1}, {0, 1}}).class_of_channel.empty());
+  EXPECT_TRUE(
+      per_link_time_model(2, std::vector<LinkCost>(4, LinkCost{0, 1})).class_of_channel.empty());
+  EXPECT_THROW(per_link_time_model(0, {}), ConfigError);
+  EXPECT_THROW(per_sender_class_time_model({}, {}), ConfigError);
+}
+
+// The median of each size: the middle one of an odd count of repeats, the mean of the middle two
+// of an even count. Two sizes fix the line through their medians.
+TEST(AssignModel, FitGoesThroughTheMediansOfEachSize) {
+  // Even: medians 2 (of 3, 1) and 3 (of 4, 2): beta = 0.01 s per byte, alpha = 1 s.
+  const LinkFit even = fit_link({{100, 3.0}, {100, 1.0}, {200, 4.0}, {200, 2.0}}, "even");
+  EXPECT_NEAR(even.beta, 0.01, 1e-15);
+  EXPECT_NEAR(even.alpha, 1.0, 1e-12);
+  // Odd: medians 2 (of 9, 1, 2) and 4 (of 4, 3, 30): beta = 0.02, alpha = 0.
+  const LinkFit odd =
+      fit_link({{100, 9.0}, {100, 1.0}, {100, 2.0}, {200, 4.0}, {200, 3.0}, {200, 30.0}}, "odd");
+  EXPECT_NEAR(odd.beta, 0.02, 1e-15);
+  EXPECT_NEAR(odd.alpha, 0.0, 1e-12);
+}
+
+// Three sizes off one line: weighted least squares with weights 1 / t^2 (relative errors), worked
+// by hand in exact fractions: beta = 27 / 36.5e6 s per byte, alpha = 3 / 14600 s.
+TEST(AssignModel, FitWeighsByRelativeErrorExactly) {
+  const LinkFit fit = fit_link({{1000, 1.0e-3}, {2000, 1.5e-3}, {4000, 3.5e-3}}, "sender 0");
+  EXPECT_NEAR(fit.beta, 27.0 / 36.5e6, 1e-9 * 27.0 / 36.5e6);
+  EXPECT_NEAR(fit.alpha, 3.0 / 14600, 1e-9 * 3.0 / 14600);
+}
+
+// A non-finite time is no sample; a flat line (beta exactly 0, here in exact arithmetic) fits every
+// sample (R^2 = 1) but is no usable cost.
+TEST(AssignModel, FitRejectsNonFiniteTimesAndFlatLines) {
+  for (double bad : {std::nan(""), HUGE_VAL}) {
+    EXPECT_THROW(fit_link({{10, 1e-5}, {20, bad}}, "l"), InputError) << bad;
+  }
+  const LinkFit flat = fit_link({{10, 0.5}, {20, 0.5}}, "l");
+  EXPECT_EQ(flat.beta, 0.0);
+  EXPECT_EQ(flat.alpha, 0.5);
+  EXPECT_EQ(flat.r2, 1.0);
+  EXPECT_THROW(link_cost(flat, "l"), InputError);
+}
+
+TEST(AssignModel, VarianceWeightsRejectNegativeInputs) {
+  EXPECT_THROW(forward_variance_weight(-0.1, 12, 0.5), InvariantError);
+  EXPECT_THROW(backward_variance_weight(12, -0.5), InvariantError);
+  EXPECT_THROW(forward_variance_weight(0.1, 12, -0.5), InvariantError);
+}
+
+// The bounds count every message, whichever order the links come in: here the run of the link
+// that sets both bounds comes last.
+TEST(AssignModel, BoundsCountTheLastRunOfMessages) {
+  AssignProblem p = two_rank_problem();
+  std::reverse(p.messages.begin(), p.messages.end());  // 1->0, then the two of 0->1
+  const ObjectiveBounds b = objective_bounds(p);
+  EXPECT_DOUBLE_EQ(b.tmin, 12.0);
+  EXPECT_DOUBLE_EQ(b.tmax, 19.0);
+  EXPECT_DOUBLE_EQ(b.vmax, 234.0 / 9);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -384,6 +385,163 @@ TEST(AssignSolver, RejectsBadOptions) {
   EXPECT_EQ(parse_solver("exact"), Solver::kExact);
   EXPECT_EQ(parse_solver("fast"), Solver::kFast);
   EXPECT_THROW(parse_solver("gurobi"), ConfigError);
+}
+
+// Near lambda = 1 the variance outweighs the time of every upgrade: the best budget is the end of
+// the budget range, the sweep's last breakpoint (every message at the widest width), which both
+// channels reach at once here.
+TEST(AssignSolver, LastBreakpointIsABudgetCandidate) {
+  AssignProblem p;
+  p.row_width = 10;
+  p.time = per_sender_time_model({{1e-5, 1e-8}, {1e-5, 1e-8}});
+  p.messages = {{0, 1, 1.0}, {1, 0, 2.0}};
+  const ObjectiveBounds bounds = objective_bounds(p);
+  const BudgetSolver solver(p, 1);
+  EXPECT_EQ(solver.best_budget(0.99, bounds), bounds.tmax);
+  for (Solver s : {Solver::kFast, Solver::kExact}) {
+    const Assignment a = solve_assignment(p, options_for(s, 0.99));
+    EXPECT_EQ(a.bits, (std::vector<uint8_t>{8, 8})) << to_string(s);
+  }
+}
+
+// On a tie the smallest budget wins (budget_solver.h). One message, bits {2, 8}, lambda 0.5, one
+// second per byte and d = 6 (rows of 10 and 14 bytes, Tmax - Tmin = 4 s): all at 2 bits and all at
+// 8 bits both score 0.5, and the narrow width is kept.
+TEST(AssignSolver, TiesGoToTheSmallestBudget) {
+  AssignProblem p;
+  p.row_width = 6;
+  p.bits = {2, 8};
+  p.time = per_sender_time_model({{0, 1}, {0, 1}});
+  p.messages = {{0, 1, 3.0}};
+  const ObjectiveBounds bounds = objective_bounds(p);
+  ASSERT_EQ(bounds.tmin, 10.0);
+  ASSERT_EQ(bounds.tmax, 14.0);
+  const BudgetSolver solver(p, 1);
+  // The tie, as the sweep computes it (a weight of 3 makes it exact in floating point).
+  ASSERT_EQ(normalized_objective(bounds, 0.5, solver.prefix_variance(bounds.tmin), bounds.tmin),
+            normalized_objective(bounds, 0.5, solver.prefix_variance(bounds.tmax), bounds.tmax));
+  EXPECT_EQ(solver.best_budget(0.5, bounds), bounds.tmin);
+  EXPECT_EQ(solve_assignment(p, options_for(Solver::kFast, 0.5)).bits, std::vector<uint8_t>{2});
+}
+
+// Groups of zero weight never leave the smallest width (budget_solver.h), also where the cheapest
+// bytes buy more than one width (rows of 1 or 2 values: 2 and 4 bits cost the same bytes).
+TEST(AssignSolver, ZeroWeightStaysAtSmallestBitsOnTinyRows) {
+  for (const int64_t d : {1, 2}) {
+    AssignProblem p = random_problem(8, 300, 3, {2, 4, 8});
+    p.row_width = d;
+    for (size_t j = 0; j < p.messages.size(); j += 3) p.messages[j].weight = 0;
+    const Assignment a = solve_assignment(p, options_for(Solver::kFast, 0.5));
+    const std::vector<uint8_t> at_tmax = BudgetSolver(p, 1).assign(objective_bounds(p).tmax);
+    for (size_t j = 0; j < p.messages.size(); j += 3) {
+      EXPECT_EQ(a.bits[j], 2) << "d " << d << ", message " << j;
+      EXPECT_EQ(at_tmax[j], 2) << "d " << d << ", message " << j;
+    }
+  }
+}
+
+// Budgets hold for every row width and bit set, full precision included. With d = 3 and bits
+// {2, 8, 32} a message's second step (8 bits -> full precision, 1 byte) is smaller than its first
+// (2 -> 8 bits, 2 bytes): a message whose first step did not fit may find room for its second,
+// which it must not take alone.
+TEST(AssignSolver, BudgetIsRespectedForEveryRowWidthAndBitSet) {
+  {
+    AssignProblem p;
+    p.row_width = 3;  // rows of 9, 11 and 12 bytes
+    p.bits = {2, 8, quant::kFullPrecisionBits};
+    p.time = per_sender_time_model({{0, 1}, {0, 1}});  // one second per byte
+    // Greedy order: heavy 2 -> 8 (to 20 bytes), heavy 8 -> 32 (21), light 2 -> 8 (23, does not
+    // fit in 22), light 8 -> 32 (22 if it were a step of its own).
+    p.messages = {{0, 1, 1.0}, {0, 1, 1e-6}};
+    const std::vector<uint8_t> bits = BudgetSolver(p, 1).assign(22.0);
+    EXPECT_EQ(bits, (std::vector<uint8_t>{quant::kFullPrecisionBits, 2}));
+    EXPECT_LE(evaluate(p, bits, 0.5).time, 22.0);
+  }
+  const std::vector<std::vector<int>> sets = {{2, 4, 8},
+                                              {2, 8},
+                                              {4, 8},
+                                              {2, 4, 8, quant::kFullPrecisionBits},
+                                              {2, 8, quant::kFullPrecisionBits},
+                                              {4, quant::kFullPrecisionBits}};
+  for (int64_t d = 1; d <= 12; ++d) {
+    for (const std::vector<int>& bits : sets) {
+      Draw draw(static_cast<uint64_t>(6000 + d));
+      AssignProblem p;
+      p.row_width = d;
+      p.bits = bits;
+      p.time = per_sender_time_model({{0, 1}, {0, 1}, {0, 1}});  // times are bytes
+      p.messages = random_messages(draw, 60, 3);
+      const BudgetSolver solver(p, 1);
+      // From the time at the cheapest widths to that at the widest, byte by byte.
+      const double low = evaluate(p, solver.assign(0), 0.5).time;
+      const std::vector<uint8_t> widest(
+          p.messages.size(), static_cast<uint8_t>(*std::max_element(bits.begin(), bits.end())));
+      const double high = evaluate(p, widest, 0.5).time;
+      for (double tau = low; tau <= high; tau += 1) {
+        ASSERT_LE(evaluate(p, solver.assign(tau), 0.5).time, tau)
+            << "d " << d << ", " << bits.size() << " widths up to " << bits.back() << ", tau "
+            << tau;
+      }
+    }
+  }
+}
+
+// At lambda = 1 (variance only) the widest width is full precision where it is allowed
+// (docs/design.md, section 6: at lambda = 1 every exchange goes there); at lambda = 0 the
+// narrowest codec width.
+TEST(AssignSolver, LambdaEndpointsWithFullPrecision) {
+  const AssignProblem p = random_problem(5, 150, 3, {2, 4, 8, quant::kFullPrecisionBits});
+  EXPECT_EQ(endpoint_width(1.0, p.bits), quant::kFullPrecisionBits);
+  EXPECT_EQ(endpoint_width(0.0, p.bits), 2);
+  EXPECT_EQ(endpoint_width(0.5, p.bits), 0);
+  for (Solver solver : {Solver::kFast, Solver::kExact}) {
+    const Assignment all_full = solve_assignment(p, options_for(solver, 1.0));
+    EXPECT_EQ(all_full.bits, std::vector<uint8_t>(p.messages.size(), quant::kFullPrecisionBits));
+    EXPECT_EQ(all_full.eval.variance, 0.0);
+    const Assignment all_min = solve_assignment(p, options_for(solver, 0.0));
+    EXPECT_EQ(all_min.bits, std::vector<uint8_t>(p.messages.size(), 2));
+  }
+}
+
+TEST(AssignSolver, RejectsNonFiniteLambdaAndTimeLimits) {
+  const AssignProblem p = random_problem(11, 10, 2, {2, 4, 8});
+  AssignOptions o;
+  o.lambda = std::nan("");
+  EXPECT_THROW(solve_assignment(p, o), ConfigError);
+  o.lambda = 0.5;
+  for (double limit : {0.0, -1.0, 2e6, std::nan("")}) {
+    o.exact_time_limit_s = limit;
+    EXPECT_THROW(validate(o), ConfigError) << limit;
+  }
+  o.exact_time_limit_s = 1e6;
+  EXPECT_NO_THROW(validate(o));
+}
+
+// The order the bit set is listed in does not matter (the options are sorted by bytes, then by
+// variance): rows of 1 value, where every codec width costs the same bytes and the widest is
+// free, and rows of 64.
+TEST(AssignSolver, BitSetOrderDoesNotMatter) {
+  for (const int64_t d : {1, 64}) {
+    AssignProblem p = random_problem(9, 100, 2, {2, 4, 8});
+    p.row_width = d;
+    const Assignment sorted = solve_assignment(p, options_for(Solver::kFast, 0.5));
+    for (const std::vector<int>& bits :
+         {std::vector<int>{8, 4, 2}, std::vector<int>{4, 8, 2}, std::vector<int>{8, 2, 4}}) {
+      p.bits = bits;
+      EXPECT_EQ(solve_assignment(p, options_for(Solver::kFast, 0.5)).bits, sorted.bits)
+          << "d " << d << ", bits " << bits[0] << " " << bits[1] << " " << bits[2];
+    }
+  }
+}
+
+// A MILP that has no integer solution when its time limit stops it throws (solve.h). A limit below
+// a millisecond is GLPK's tm_lim = 0: branch and bound stops at its first check, before any
+// integer solution of this problem is found.
+TEST(AssignSolver, ExactWithoutASolutionInItsTimeLimitThrows) {
+  const AssignProblem p = random_problem(1001, 100, 3, {2, 4, 8});
+  AssignOptions o = options_for(Solver::kExact, 0.5);
+  o.exact_time_limit_s = 1e-4;
+  EXPECT_THROW(solve_assignment(p, o), Error);
 }
 
 }  // namespace

@@ -7,10 +7,13 @@
 #include <vector>
 
 #include "adaqp/comm/thread_communicator.h"
+#include "adaqp/common/error.h"
 #include "adaqp/exchange/cover_layout.h"
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_graph.h"
 #include "adaqp/partition/part.h"
+// Private to src/exchange: the reader of the start-up lists, tested on its own.
+#include "../../src/exchange/peer_lists.h"
 
 namespace adaqp {
 namespace {
@@ -72,6 +75,42 @@ TEST(CoverLayout, AggregationOfAMultigraphMatchesTheRowsLayout) {
     }
     // X's row: its self-loop and its three in-edges (A twice) through the partial sum.
     EXPECT_GT(by_layout[1][1].abs().sum().item<double>(), 0.0);
+  }
+}
+
+// The start-up lists a sender reads (src/exchange/peer_lists.h) are checked value by value: a
+// value outside its bounds, a list that ends early or one with entries left over, a partial sum
+// without an edge, a destination without in-degree or an edge outside the send list is an error.
+TEST(PeerLists, EveryValueIsCheckedAgainstItsBounds) {
+  using exchange_detail::ListReader;
+  const std::vector<int64_t> list = {3, 5};
+  ListReader in(list, 2, "test lists");
+  EXPECT_EQ(in.next("first", 0, 3), 3);  // both bounds are inclusive
+  EXPECT_EQ(in.remaining(), 1);
+  EXPECT_THROW(in.next("second", 0, 4), InvariantError);
+  ListReader low(list, 2, "test lists");
+  EXPECT_THROW(low.next("first", 4, 10), InvariantError);
+  ListReader whole(list, 2, "test lists");
+  whole.next("first", 0, 3);
+  EXPECT_THROW(whole.expect_end(), InvariantError);
+  whole.next("second", 5, 5);
+  whole.expect_end();
+  EXPECT_THROW(whole.next("third", 0, 9), InvariantError);
+
+  Part part;
+  part.send_idx = {10, 11, 12, 13, 14};
+  std::vector<int32_t> sources;
+  // in-degree 2, one edge, from position 1 of the 3 rows from position 1 (send_idx 12)
+  const std::vector<int64_t> good = {2, 1, 1};
+  ListReader ok(good, 1, "test lists");
+  EXPECT_EQ(exchange_detail::read_partial_sum(ok, part, 1, 3, &sources), 2);
+  EXPECT_EQ(sources, (std::vector<int32_t>{12}));
+  for (const std::vector<int64_t>& bad : {std::vector<int64_t>{0, 1, 1},     // in-degree 0
+                                          std::vector<int64_t>{2, 0},        // no edge
+                                          std::vector<int64_t>{2, 1, 3}}) {  // position 3 of 3
+    ListReader reader(bad, 1, "test lists");
+    EXPECT_THROW(exchange_detail::read_partial_sum(reader, part, 1, 3, &sources), InvariantError)
+        << bad[0] << " " << bad[1];
   }
 }
 

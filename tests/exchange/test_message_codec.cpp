@@ -7,14 +7,19 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "adaqp/assign/bit_widths.h"
+#include "adaqp/config.h"
 #include "adaqp/exchange/message_codec.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
+#include "adaqp/quant/block_codec.h"
 #include "dense_reference.h"
 
 namespace adaqp {
@@ -198,6 +203,158 @@ TEST(MessageCodec, WidthsThatDoNotCoverTheMessagesAreRefused) {
   auto codec = make_quantized_codec(context(ranks.parts[0], 64));
   EXPECT_THROW(codec->layout(f.t), InvariantError);
 }
+
+// Rank 0 of 3 on its own: send_rows[r] rows of width d to rank r and recv_rows[r] from it; send row
+// k is src[k] keyed by node 1000 + k; every message at `width` bits; layer 3, backward.
+struct Lone {
+  std::vector<int64_t> send_offsets{0}, recv_offsets{0}, gids;
+  std::vector<float> src, dst, ranges;
+  MessageBits bits;
+  Transfer t;
+  Lone(const std::vector<int64_t>& send_rows, const std::vector<int64_t>& recv_rows, int64_t d,
+       uint8_t width) {
+    for (int64_t rows : send_rows) send_offsets.push_back(send_offsets.back() + rows);
+    for (int64_t rows : recv_rows) recv_offsets.push_back(recv_offsets.back() + rows);
+    const int64_t sends = send_offsets.back(), recvs = recv_offsets.back();
+    gids.resize(static_cast<size_t>(sends));
+    std::iota(gids.begin(), gids.end(), int64_t{1000});
+    std::mt19937 gen(static_cast<uint32_t>(sends * 31 + d));
+    std::uniform_real_distribution<float> dist(-3.0f, 2.0f);
+    src.resize(static_cast<size_t>(sends * d));
+    for (float& v : src) v = dist(gen);
+    dst.assign(static_cast<size_t>(recvs * d), 0.0f);
+    ranges.assign(static_cast<size_t>(sends), -1.0f);
+    bits.send.assign(static_cast<size_t>(sends), width);
+    bits.recv.assign(static_cast<size_t>(recvs), width);
+    t.id = ExchangeId{3, Direction::kBackward};
+    t.d = d;
+    t.src = src.data();
+    t.gids = gids.data();
+    t.dst = dst.data();
+    t.send_offsets = &send_offsets;
+    t.recv_offsets = &recv_offsets;
+    t.precision.bits = &bits;
+    t.precision.key = quant::QuantKey{9, 2};
+    t.precision.ranges = ranges.data();
+  }
+  Lone(const Lone&) = delete;
+  Lone& operator=(const Lone&) = delete;
+};
+
+CodecContext lone_context(int64_t piece_elements) {
+  CodecContext ctx;
+  ctx.rank = 0;
+  ctx.num_parts = 3;
+  ctx.device = Device::cpu();
+  ctx.piece_elements = piece_elements;
+  ctx.quiesce = [] {};
+  return ctx;
+}
+
+// A block of n rows of width d is cut into min(8, n, max(1, n d / piece_elements)) pieces: as
+// many as keep each at least piece_elements values, at most 8, never an empty one; piece k holds
+// rows [n k / count, n (k + 1) / count).
+TEST(MessageCodec, BlocksAreCutIntoAsManyPiecesAsTheirMinimumSizeAllows) {
+  struct Case {
+    int64_t n, d, piece_elements;
+    size_t pieces;
+  };
+  for (const Case c : {Case{5, 3, 1, 5}, Case{100, 3, 50, 6}, Case{100, 3, 1, 8},
+                       Case{100, 3, 1000, 1}, Case{0, 3, 1, 1}}) {
+    Lone s({0, c.n, 2}, {0, c.n, 2}, c.d, 4);
+    auto codec = make_quantized_codec(lone_context(c.piece_elements));
+    const PeerLayout& l = codec->layout(s.t);
+    const auto row_bytes = static_cast<size_t>(8 + (c.d * 4 + 7) / 8);
+    ASSERT_EQ(l.send_pieces[1].size(), c.pieces)
+        << "n " << c.n << " pieces of " << c.piece_elements;
+    size_t begin = 0;
+    for (size_t k = 0; k < c.pieces; ++k) {
+      const auto rows = static_cast<size_t>(c.n * static_cast<int64_t>(k + 1) / c.pieces -
+                                            c.n * static_cast<int64_t>(k) / c.pieces);
+      EXPECT_EQ(l.send_pieces[1][k] - begin, rows * row_bytes) << "n " << c.n << " piece " << k;
+      begin = l.send_pieces[1][k];
+    }
+    EXPECT_EQ(l.recv_pieces[1], l.send_pieces[1]);
+  }
+}
+
+// The codec's layout of an exchange follows its widths, both ways, and its row width: a codec
+// keeps a layout per exchange only while neither changes.
+TEST(MessageCodec, LayoutFollowsTheWidthsAndTheRowWidth) {
+  Lone s({0, 5, 2}, {0, 7, 3}, 3, 2);
+  auto codec = make_quantized_codec(lone_context(1 << 20));
+  const auto bytes = [](int64_t rows, int64_t d, int b) {
+    return static_cast<size_t>(rows * (8 + (d * b + 7) / 8));
+  };
+  EXPECT_EQ(codec->layout(s.t).recv_bytes[1], bytes(7, 3, 2));
+  s.bits.recv.assign(s.bits.recv.size(), 8);
+  EXPECT_EQ(codec->layout(s.t).recv_bytes[1], bytes(7, 3, 8));
+  EXPECT_EQ(codec->layout(s.t).send_bytes[1], bytes(5, 3, 2));
+  s.bits.send.assign(s.bits.send.size(), 4);
+  EXPECT_EQ(codec->layout(s.t).send_bytes[1], bytes(5, 3, 4));
+  s.t.d = 20;
+  EXPECT_EQ(codec->layout(s.t).send_bytes[1], bytes(5, 20, 4));
+  EXPECT_EQ(codec->layout(s.t).recv_bytes[2], bytes(3, 20, 8));
+  // Receive widths that do not cover the messages received are refused as well.
+  s.bits.recv.pop_back();
+  EXPECT_THROW(codec->layout(s.t), InvariantError);
+}
+
+// What the codec sends is the block format itself: piece k of a peer's block is quant::encode_block
+// of the peer's rows [n k / count, n (k + 1) / count), keyed by the transfer's seed and epoch, its
+// layer and its direction's stream; the ranges traced are every sent row's max - min in send order
+// (whatever the piece); every peer's block starts 16-byte aligned.
+TEST(MessageCodec, PiecesAreEncodedBlocksOfTheLayerAndDirectionKey) {
+  for (int64_t piece_elements : {int64_t{1} << 30, int64_t{10}}) {
+    Lone s({0, 13, 21}, {0, 5, 9}, 7, 4);
+    std::mt19937 gen(5);
+    for (uint8_t& b : s.bits.send) {
+      b = static_cast<uint8_t>(
+          quant::message_width(static_cast<int>(gen() % quant::kNumMessageWidths)));
+    }
+    auto codec = make_quantized_codec(lone_context(piece_elements));
+    ExchangeBuffers b = ExchangeBuffers::none(3);
+    const ExchangeHooks h = codec->bind(s.t, b);
+    const quant::QuantKey key{9, 2, 3, RngStream::kQuantBackward};
+    for (int r = 1; r < 3; ++r) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(b.send[r]) % 16, 0u) << "send block to " << r;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(b.recv[r]) % 16, 0u) << "receive block from " << r;
+      const std::vector<size_t> ends = b.piece_ends(r, true);
+      for (size_t k = 0; k < ends.size(); ++k) h.pack(r, static_cast<int>(k), nullptr);
+      const int64_t first = s.send_offsets[r], n = s.send_offsets[r + 1] - first;
+      const auto count = static_cast<int64_t>(ends.size());
+      if (piece_elements < 100) {
+        EXPECT_GT(count, 1);
+      }
+      const auto* sent = static_cast<const uint8_t*>(b.send[r]);
+      size_t begin = 0;
+      for (int64_t k = 0; k < count; ++k) {
+        const int64_t lo = first + n * k / count, rows = n * (k + 1) / count - n * k / count;
+        const quant::BlockLayout layout(s.bits.send.data() + lo, rows, s.t.d);
+        std::vector<uint8_t> want(static_cast<size_t>(layout.bytes()));
+        quant::encode_block(layout, s.src.data() + lo * s.t.d, s.t.d, nullptr, s.gids.data() + lo,
+                            key, want.data());
+        ASSERT_EQ(ends[k] - begin, want.size()) << "peer " << r << " piece " << k;
+        EXPECT_EQ(std::vector<uint8_t>(sent + begin, sent + ends[k]), want)
+            << "peer " << r << " piece " << k;
+        begin = ends[k];
+      }
+    }
+    for (int64_t k = 0; k < s.t.sends(); ++k) {
+      const float* x = s.src.data() + k * s.t.d;
+      const auto [lo, hi] = std::minmax_element(x, x + s.t.d);
+      EXPECT_EQ(s.ranges[k], *hi - *lo) << "row " << k << ", pieces of " << piece_elements;
+    }
+  }
+}
+
+#if !ADAQP_WITH_CUDA
+TEST(MessageCodec, QuantizedCodecForACudaDeviceNeedsCuda) {
+  CodecContext ctx = lone_context(64);
+  ctx.device = Device::cuda(0);
+  EXPECT_THROW(make_quantized_codec(ctx), ConfigError);
+}
+#endif
 
 }  // namespace
 }  // namespace adaqp

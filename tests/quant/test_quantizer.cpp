@@ -426,5 +426,172 @@ TEST(Quantizer, MetadataAtAnyByteOffset) {
   }
 }
 
+// A constant row's codes are all zero whatever row the same thread quantized before it (the codes
+// buffer is reused from row to row), at every width and with and without a tail after the whole
+// groups of 32 codes.
+TEST(QuantFormula, ConstantRowAfterAVariedRowHasZeroCodes) {
+  const QuantKey key{9, 4, 1, RngStream::kQuantForward};
+  for (int bits : kBitWidths) {
+    for (int64_t d : {5, 40, 77}) {
+      std::vector<float> src = random_rows(3, d, -1.0f, 1.0f, static_cast<uint32_t>(60 + d));
+      std::fill(src.begin() + d, src.begin() + 2 * d, 0.75f);
+      const Quantized q = quantize(src, d, nullptr, {3, 4, 5}, bits, key);
+      EXPECT_EQ(q.meta[2], 0.75f);
+      EXPECT_EQ(q.meta[3], 0.0f);
+      const int64_t row_bytes = packed_row_bytes(d, bits);
+      EXPECT_TRUE(std::all_of(q.packed.begin() + row_bytes, q.packed.begin() + 2 * row_bytes,
+                              [](uint8_t b) { return b == 0; }))
+          << "b=" << bits << " d=" << d;
+      EXPECT_EQ(dequantize(q, 3, d, bits)[static_cast<size_t>(d + d / 2)], 0.75f);
+    }
+  }
+}
+
+// q = floor(t) + [u < f] with a strict <: a value on the grid (f = 0) never rounds up, even where
+// its 16 random bits are all zero (u = 0, once in 65536 elements). Rows keyed by nodes that draw
+// u = 0 at an element of a whole group of 32 (the vector path) and at one of the tail (the scalar
+// path) come back exactly.
+TEST(QuantFormula, GridValuesStayExactWhereTheRandomBitsAreZero) {
+  const QuantKey key{0xC0FFEEull, 7, 3, RngStream::kQuantForward};
+  const int64_t d = 40;  // one group of 32, then a tail of 8
+  std::vector<int64_t> gids;
+  bool in_group = false, in_tail = false;
+  for (uint64_t g = 0; g < (uint64_t{1} << 22) && !(in_group && in_tail); ++g) {
+    bool group_zero = false, tail_zero = false;
+    for (int64_t e = 0; e < d; ++e) {
+      const PhiloxWords w =
+          philox_block(key.seed, key.epoch, key.layer, key.stream, g, static_cast<uint32_t>(e / 8));
+      const uint32_t word = w.v[(e / 2) % 4];
+      if ((e % 2 == 0 ? word & 0xFFFFu : word >> 16) == 0) (e < 32 ? group_zero : tail_zero) = true;
+    }
+    if ((group_zero && !in_group) || (tail_zero && !in_tail))
+      gids.push_back(static_cast<int64_t>(g));
+    in_group = in_group || group_zero;
+    in_tail = in_tail || tail_zero;
+  }
+  ASSERT_TRUE(in_group && in_tail);
+  const auto n = static_cast<int64_t>(gids.size());
+  for (int bits : kBitWidths) {
+    const uint32_t levels = quant_levels(bits);
+    std::vector<float> x(static_cast<size_t>(n * d));
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t e = 0; e < d; ++e)
+        x[i * d + e] = -1.0f + 0.25f * static_cast<float>((e * 5 + i) % (levels + 1));
+      x[i * d] = -1.0f;
+      x[i * d + 1] = -1.0f + 0.25f * static_cast<float>(levels);
+    }
+    const Quantized q = quantize(x, d, nullptr, gids, bits, key);
+    EXPECT_EQ(dequantize(q, n, d, bits), x) << "b=" << bits;
+  }
+}
+
+// Min and max follow the IEEE order bit for bit, signed zeros and subnormals included: -0 lies
+// above every negative value and below +0 (and m is stored as +0 when it is -0).
+TEST(QuantFormula, MinimumAndMaximumOfSignedZerosAndSubnormals) {
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const QuantKey key{4, 2, 0, RngStream::kQuantForward};
+  for (int bits : kBitWidths) {
+    // {values}, the row minimum, the range
+    const std::vector<float> rows[] = {{-0.0f, -tiny}, {-2 * tiny, -3 * tiny, -tiny}};
+    const float mins[] = {-tiny, -3 * tiny}, spans[] = {tiny, 2 * tiny};
+    for (int k = 0; k < 2; ++k) {
+      const auto d = static_cast<int64_t>(rows[k].size());
+      const Quantized q = quantize(rows[k], d, nullptr, {8}, bits, key);
+      EXPECT_EQ(q.meta[0], mins[k]) << "row " << k << " b=" << bits;
+      EXPECT_EQ(q.ranges[0], spans[k]) << "row " << k << " b=" << bits;
+      EXPECT_EQ(dequantize(q, 1, d, bits), rows[k]) << "row " << k << " b=" << bits;  // on the grid
+    }
+    const std::vector<float> zeros = {0.0f, -0.0f, tiny};
+    const Quantized q = quantize(zeros, 3, nullptr, {8}, bits, key);
+    EXPECT_EQ(q.meta[0], 0.0f);
+    EXPECT_FALSE(std::signbit(q.meta[0])) << "m = -0 is stored as +0";
+    EXPECT_EQ(dequantize(q, 1, 3, bits), zeros);
+  }
+}
+
+// A range of exactly FLT_MAX is finite and quantizes (the row is m = -2^127 .. FLT_MAX - 2^127).
+TEST(QuantStatistics, RangeOfExactlyFloatMaxQuantizes) {
+  const float lo = -0x1p127f, hi = FLT_MAX - 0x1p127f;
+  ASSERT_EQ(hi - lo, FLT_MAX);
+  const std::vector<float> x = {lo, 0.0f, hi, 1.0e38f};
+  for (int bits : kBitWidths) {
+    const Quantized q =
+        quantize(x, 4, nullptr, {6}, bits, QuantKey{2, 1, 0, RngStream::kQuantForward});
+    EXPECT_EQ(q.meta[0], lo);
+    EXPECT_EQ(q.ranges[0], FLT_MAX);
+    const std::vector<float> y = dequantize(q, 1, 4, bits);
+    for (int64_t e = 0; e < 4; ++e) {
+      ASSERT_TRUE(std::isfinite(y[e])) << "b=" << bits << " e=" << e;
+      EXPECT_LE(std::abs(static_cast<double>(y[e]) - x[e]), static_cast<double>(q.meta[1]))
+          << "b=" << bits << " e=" << e;
+    }
+  }
+}
+
+// A finite range whose largest dequantized value m + s*L overflows float32 (s rounded up past
+// range / L next to FLT_MAX) cannot be quantized: an error, never an infinite value received.
+TEST(QuantErrors, LargestDequantizedValueBeyondFloat32IsRejected) {
+  const std::vector<float> x = {0x1.a2b3f4p+121f, 1.0e38f, FLT_MAX};
+  ASSERT_LE(x[2] - x[0], FLT_MAX);
+  try {
+    quantize(x, 3, nullptr, {5}, 2, QuantKey{});
+    FAIL() << "no error for m + s*L beyond FLT_MAX";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("overflows float32"), std::string::npos) << e.what();
+  }
+}
+
+// Full-precision rows are the source rows' float32 bytes, through the send list and at any byte
+// offset; the traced range is max - min, FLT_MAX where that spread overflows float32 (the values
+// are finite and travel as they are). A NaN names the node and the element of the listed row.
+TEST(QuantFullPrecision, RowsAreCopiedAndRangesClampedToFloatMax) {
+  const int64_t d = 3, n = 3;
+  const std::vector<float> src = {0.5f, -0.25f, 2.0f, -3.0e38f, 1.0f, 3.0e38f, 7.0f, 7.0f, 7.0f};
+  const std::vector<int64_t> index = {1, 2, 0};
+  const std::vector<int64_t> gids = {10, 11, 12};
+  std::vector<uint8_t> out(sizeof(float) * n * d + 1, 0xEE);
+  std::vector<float> ranges(n, -1.0f);
+  copy_full_precision_rows(src.data(), d, index.data(), gids.data(), n, QuantKey{}, out.data() + 1,
+                           ranges.data());
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(std::memcmp(out.data() + 1 + sizeof(float) * d * i, src.data() + index[i] * d,
+                          sizeof(float) * d),
+              0)
+        << "row " << i;
+  }
+  EXPECT_EQ(out[0], 0xEE);
+  EXPECT_EQ(ranges, (std::vector<float>{FLT_MAX, 0.0f, 2.25f}));
+  std::vector<float> bad = src;
+  bad[2 * d + 1] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    copy_full_precision_rows(bad.data(), d, index.data(), gids.data(), n,
+                             QuantKey{1, 3, 2, RngStream::kQuantForward}, out.data(), nullptr);
+    FAIL() << "no error for a NaN";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 11 (epoch 3): element 1 is nan"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A row width of 0 is a bug at every entry point; zero rows are nothing to do.
+TEST(QuantErrors, ZeroRowWidthIsABugAndZeroRowsAreNothingToDo) {
+  const float x[2] = {1.0f, 2.0f};
+  const int64_t gid = 0;
+  uint8_t packed[8] = {0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB};
+  uint8_t meta[8] = {};
+  float out[2] = {5.0f, 5.0f};
+  for (int bits : kBitWidths) {
+    EXPECT_THROW(quantize_rows(x, 0, nullptr, &gid, 1, bits, QuantKey{}, packed, meta, nullptr),
+                 InvariantError);
+    EXPECT_THROW(dequantize_rows(packed, meta, 1, 0, bits, out), InvariantError);
+    quantize_rows(x, 2, nullptr, &gid, 0, bits, QuantKey{}, packed, meta, nullptr);
+    dequantize_rows(packed, meta, 0, 2, bits, out);
+  }
+  EXPECT_THROW(copy_full_precision_rows(x, 0, nullptr, &gid, 1, QuantKey{}, packed, nullptr),
+               InvariantError);
+  EXPECT_EQ(packed[0], 0xAB);
+  EXPECT_EQ(out[0], 5.0f);
+}
+
 }  // namespace
 }  // namespace adaqp::quant

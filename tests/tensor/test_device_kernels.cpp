@@ -171,6 +171,26 @@ TEST(BlockCodec, NonFiniteFullPrecisionRowIsAnError) {
   }
 }
 
+// A layout's groups are the widths its rows use, none empty, narrowest first and full precision
+// last: the full-precision rows start the block, then the metadata, then the codes.
+TEST(BlockCodec, LayoutGroupsAreTheWidthsInUse) {
+  const std::vector<uint8_t> bits = {4, 4, 32, 4};
+  const int64_t d = 7;
+  const quant::BlockLayout layout(bits.data(), 4, d);
+  ASSERT_EQ(layout.groups().size(), 2u);
+  const quant::BlockLayout::Group& q = layout.groups()[0];
+  const quant::BlockLayout::Group& f = layout.groups()[1];
+  EXPECT_EQ(q.bits, 4);
+  EXPECT_EQ(q.rows, (std::vector<int64_t>{0, 1, 3}));
+  EXPECT_EQ(f.bits, quant::kFullPrecisionBits);
+  EXPECT_EQ(f.rows, (std::vector<int64_t>{2}));
+  EXPECT_EQ(f.code_offset, 0);
+  EXPECT_EQ(q.meta_offset, 4 * d);
+  EXPECT_EQ(q.code_offset, 4 * d + 3 * 8);
+  EXPECT_EQ(layout.bytes(), 4 * d + 3 * 8 + 3 * 4);
+  EXPECT_EQ(layout.rows(), 4);
+}
+
 TEST(ScatterAddRows, AddsEachRowIntoItsTargetOnce) {
   const int64_t d = 5;
   std::vector<float> dst(6 * d, 1.0f);
