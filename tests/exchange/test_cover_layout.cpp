@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "adaqp/comm/thread_communicator.h"
@@ -112,6 +113,31 @@ TEST(PeerLists, EveryValueIsCheckedAgainstItsBounds) {
     EXPECT_THROW(exchange_detail::read_partial_sum(reader, part, 1, 3, &sources), InvariantError)
         << bad[0] << " " << bad[1];
   }
+}
+
+// A rank that announces a negative number of entries is an error naming the lists and the rank
+// (here rank 1 sends -1 where exchange_lists sends a list's length).
+TEST(PeerLists, NegativeLengthAnnouncedIsAnError) {
+  run_thread_ranks(2, [](Communicator& comm) {
+    if (comm.rank() == 1) {
+      int64_t length = -1, ignored = 0;
+      ExchangeBuffers counts = ExchangeBuffers::none(2);
+      counts.send[0] = &length;
+      counts.send_bytes[0] = sizeof(length);
+      counts.recv[0] = &ignored;
+      counts.recv_bytes[0] = sizeof(ignored);
+      comm.exchange(counts, {77})->wait();
+      return;
+    }
+    try {
+      exchange_detail::exchange_lists(comm, std::vector<std::vector<int64_t>>(2), 77, "test lists");
+      ADD_FAILURE() << "no error for a negative length";
+    } catch (const InvariantError& e) {
+      EXPECT_NE(std::string(e.what()).find("test lists: entries announced by rank 1"),
+                std::string::npos)
+          << e.what();
+    }
+  });
 }
 
 }  // namespace
