@@ -14,8 +14,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 # One test more than cores: about a fifth of the tests' time is waiting (process start-up, files,
 # message latency); on the 2-core machine ctest took 488 s at 3 against 546 s at 2.
 status=0
-ctest --test-dir "$ADAQP_BUILD_DIR" --output-on-failure --no-tests=error --parallel "$(($(nproc) + 1))" \
-  "$@" || status=$?
+ctest --test-dir "$ADAQP_BUILD_DIR" --output-on-failure --no-tests=error \
+  --parallel "$(($(nproc) + 1))" "$@" || status=$?
 python3 "$ADAQP_ROOT/scripts/list_skips.py" "$ADAQP_BUILD_DIR"
 if [ "$#" -eq 0 ]; then
   "$ADAQP_ROOT/scripts/sanitize.sh" --core || status=$?
