@@ -530,10 +530,11 @@ std::vector<AdaptivePolicy::WidthCounts> AdaptivePolicy::count_widths(
 std::vector<AdaptivePolicy::Solution> AdaptivePolicy::solve(
     const std::vector<assign::AssignProblem>& problems, const std::vector<Direction>& dirs,
     const std::vector<double>& full_s) {
-  if (const int b = assign::endpoint_width(opt_.lambda, opt_.bit_set)) {
+  if (opt_.lambda <= 0 || opt_.lambda >= 1) {
     // Objective seconds reaches here only at lambda = 0 where full precision is slower.
     std::vector<Solution> solutions;
     for (const assign::AssignProblem& p : problems) {
+      const int b = assign::endpoint_width(opt_.lambda, p.bits, p.row_width);
       solutions.push_back({std::vector<uint8_t>(p.messages.size(), static_cast<uint8_t>(b))});
     }
     return solutions;

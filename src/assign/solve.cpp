@@ -42,17 +42,25 @@ void validate(const AssignOptions& options) {
   }
 }
 
-int endpoint_width(double lambda, const std::vector<int>& bits) {
+int endpoint_width(double lambda, const std::vector<int>& bits, int64_t row_width) {
   if (lambda > 0 && lambda < 1) return 0;
-  const auto [lo, hi] = std::minmax_element(bits.begin(), bits.end());
-  return lambda >= 1 ? *hi : *lo;
+  if (lambda >= 1) return *std::max_element(bits.begin(), bits.end());
+  // Fewest bytes; among widths of as many bytes, the widest (less noise for no time). Full
+  // precision is the fewest for rows of 1 or 2 values (4 or 8 bytes against 9 at 2 bits).
+  int best = bits.front();
+  for (const int b : bits) {
+    const int64_t bytes = quant::message_bytes(row_width, b);
+    const int64_t best_bytes = quant::message_bytes(row_width, best);
+    if (bytes < best_bytes || (bytes == best_bytes && b > best)) best = b;
+  }
+  return best;
 }
 
 Assignment solve_assignment(const AssignProblem& problem, const AssignOptions& options) {
   validate(problem);
   validate(options);
   Assignment result;
-  const int endpoint = endpoint_width(options.lambda, problem.bits);
+  const int endpoint = endpoint_width(options.lambda, problem.bits, problem.row_width);
   if (endpoint != 0 || problem.messages.empty()) {
     const auto [lo, hi] = std::minmax_element(problem.bits.begin(), problem.bits.end());
     result.bits.assign(problem.messages.size(),

@@ -487,13 +487,28 @@ TEST(AssignSolver, BudgetIsRespectedForEveryRowWidthAndBitSet) {
 }
 
 // At lambda = 1 (variance only) the widest width is full precision where it is allowed
-// (docs/design.md, section 6: at lambda = 1 every exchange goes there); at lambda = 0 the
-// narrowest codec width.
+// (docs/design.md, section 6: at lambda = 1 every exchange goes there); at lambda = 0 the width of
+// the fewest bytes a row: the narrowest codec width, except for rows of 1 or 2 values, which are
+// fewer bytes at full precision (4 or 8) than quantized (9), and where codec widths tie in bytes
+// the widest of them.
 TEST(AssignSolver, LambdaEndpointsWithFullPrecision) {
   const AssignProblem p = random_problem(5, 150, 3, {2, 4, 8, quant::kFullPrecisionBits});
-  EXPECT_EQ(endpoint_width(1.0, p.bits), quant::kFullPrecisionBits);
-  EXPECT_EQ(endpoint_width(0.0, p.bits), 2);
-  EXPECT_EQ(endpoint_width(0.5, p.bits), 0);
+  EXPECT_EQ(endpoint_width(1.0, p.bits, p.row_width), quant::kFullPrecisionBits);
+  EXPECT_EQ(endpoint_width(0.0, p.bits, p.row_width), 2);
+  EXPECT_EQ(endpoint_width(0.5, p.bits, p.row_width), 0);
+  const std::vector<int> codec{8, 2, 4};
+  const std::vector<int> full{2, 4, 8, quant::kFullPrecisionBits};
+  for (int64_t d : {1, 2}) EXPECT_EQ(endpoint_width(0.0, full, d), quant::kFullPrecisionBits) << d;
+  EXPECT_EQ(endpoint_width(0.0, full, 3), 2);   // 12 bytes at full precision, 9 at 2 bits
+  EXPECT_EQ(endpoint_width(0.0, codec, 1), 8);  // 9 bytes at every codec width
+  EXPECT_EQ(endpoint_width(0.0, codec, 2), 4);  // 9 bytes at 2 and 4 bits, 10 at 8
+  EXPECT_EQ(endpoint_width(0.0, codec, 5), 2);  // 10 bytes at 2 bits, 11 at 4
+  for (Solver solver : {Solver::kFast, Solver::kExact}) {
+    AssignProblem tiny = random_problem(6, 40, 3, full);
+    tiny.row_width = 2;
+    const Assignment a = solve_assignment(tiny, options_for(solver, 0.0));
+    EXPECT_EQ(a.bits, std::vector<uint8_t>(tiny.messages.size(), quant::kFullPrecisionBits));
+  }
   for (Solver solver : {Solver::kFast, Solver::kExact}) {
     const Assignment all_full = solve_assignment(p, options_for(solver, 1.0));
     EXPECT_EQ(all_full.bits, std::vector<uint8_t>(p.messages.size(), quant::kFullPrecisionBits));

@@ -39,9 +39,10 @@ struct AssignOptions {
 void validate(const AssignOptions& options);
 
 // The lambda end points need no search and give the canonical optimum among ties: the width every
-// message gets at lambda = 1 (variance only: the widest of `bits`) or lambda = 0 (time only: the
-// narrowest); 0 for lambda inside (0, 1).
-int endpoint_width(double lambda, const std::vector<int>& bits);
+// message of rows of `row_width` values gets at lambda = 1 (variance only: the widest of `bits`) or
+// lambda = 0 (time only: the fewest bytes a row, quant::message_bytes; of widths that tie, the
+// widest); 0 for lambda inside (0, 1).
+int endpoint_width(double lambda, const std::vector<int>& bits, int64_t row_width);
 
 struct Assignment {
   std::vector<uint8_t> bits;  // per message, in input order; always in the allowed bit set
