@@ -19,10 +19,17 @@ status=0
 # cores idle (waits, the last tests); its tests run after them.
 if [ "$#" -eq 0 ]; then
   sanitize_log=$(mktemp)
-  # Its own process group (setsid), so that an interrupted run stops the compilers too.
-  setsid nice -n 19 "$ADAQP_ROOT/scripts/sanitize.sh" --core --build-only >"$sanitize_log" 2>&1 &
+  # In this session (setsid would give it an autogroup of its own, where the kernel's scheduler
+  # shares the cores evenly whatever its nice value); an interrupted run stops it and its compilers.
+  nice -n 19 "$ADAQP_ROOT/scripts/sanitize.sh" --core --build-only >"$sanitize_log" 2>&1 &
   sanitize_build=$!
-  trap 'kill -- -"$sanitize_build" 2>/dev/null; rm -f "$sanitize_log"' EXIT
+  # shellcheck disable=SC2317  # called by the EXIT trap
+  kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+  }
+  trap 'kill_tree "$sanitize_build"; rm -f "$sanitize_log"' EXIT
 fi
 ctest --test-dir "$ADAQP_BUILD_DIR" --output-on-failure --no-tests=error \
   --parallel "$(($(nproc) + 1))" "$@" || status=$?
