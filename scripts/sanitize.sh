@@ -10,13 +10,11 @@
 #   full (default): also the layer/trainer tests (adaqp_nn_tests, the halo exchanger on ranks as
 #     threads), the multi-process tests at 2 ranks (adaqp_mpi_tests under mpirun -np 2), the
 #     checkpoint fuzz replay, and a 2-rank `adaqp train` with checkpoints, then a --resume of it.
-# Exits non-zero on the first failing test or sanitizer report. --build-only (after the scope)
-# configures and builds, and runs nothing (scripts/test.sh builds beside its ctest run this way).
+# Exits non-zero on the first failing test or sanitizer report.
 # Leak detection is off (detect_leaks=0): OpenMPI and libtorch keep process-lifetime allocations
 # that LeakSanitizer reports as leaks, and neither can be instrumented here. The CUDA kernels and
 # the benchmarks are not built (no instrumentation reaches device code; benchmarks add no coverage).
-# Usage: scripts/sanitize.sh [--core] [--build-only] [JOBS]   (JOBS: parallel build jobs; default:
-#        number of cores)
+# Usage: scripts/sanitize.sh [--core] [JOBS]   (parallel build jobs; default: number of cores)
 set -euo pipefail
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
@@ -24,11 +22,6 @@ BUILD=${ADAQP_ASAN_BUILD_DIR:-$ADAQP_ROOT/build-sanitize}
 scope=full
 if [ "${1:-}" = --core ]; then
   scope=core
-  shift
-fi
-build_only=false
-if [ "${1:-}" = --build-only ]; then
-  build_only=true
   shift
 fi
 JOBS=${1:-$(nproc)}
@@ -53,9 +46,6 @@ fi
 cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}"
 built=$(date +%s)
 echo "sanitize ($scope): build took $((built - start)) s"
-if [ "$build_only" = true ]; then
-  exit 0
-fi
 
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=0:strict_string_checks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
