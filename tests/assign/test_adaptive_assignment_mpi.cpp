@@ -363,6 +363,43 @@ TEST(AdaptiveTraining, LambdaZeroSendsEverythingAtTwoBitsOnceTraced) {
   }
 }
 
+// Rows of 2 values cost 9 bytes at 2 bits and at 4 (8 of metadata and one of codes): at lambda = 0
+// (time only) the messages of the layer that exchanges the 2 classes' rows go at 4 bits, less noise
+// for no time, and the run sends exactly the bytes of the uniform 2-bit scheme.
+TEST(AdaptiveTraining, LambdaZeroGivesTwoValueRowsFourBitsForTheBytesOfTwo) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  GeneratorOptions gen;
+  gen.num_nodes = 240;
+  gen.num_classes = 2;
+  gen.feat_dim = 12;
+  gen.avg_degree = 6;
+  gen.seed = 34;
+  Graph g = generate_graph(gen);
+  GraphTransform t;
+  t.self_loops = true;
+  apply_transform(g, t);
+  TrainerOptions opt = options("adaptive", 8, 0.0);
+  opt.adaptive.objective = assign::Objective::kNormalized;
+  const AdaptiveRun adaptive = train_adaptive(g, *comm, opt);
+  const AdaptiveRun two = train_adaptive(g, *comm, options("uniform", 2, 0.5));
+  int64_t at_four = 0;
+  for (int e = 1; e < kAdaptiveEpochs; ++e) {
+    const EpochStats& st = adaptive.epochs[e];
+    EXPECT_EQ(st.bytes_forward, two.epochs[e].bytes_forward) << "epoch " << e + 1;
+    EXPECT_EQ(st.bytes_backward, two.epochs[e].bytes_backward) << "epoch " << e + 1;
+    for (const auto* hists : {&st.assign.hist_forward, &st.assign.hist_backward}) {
+      for (const auto& h : *hists) {
+        EXPECT_EQ(h[2] + h[3], 0) << "epoch " << e + 1;  // never 8 bits or full precision
+        EXPECT_TRUE(h[0] == 0 || h[1] == 0) << "epoch " << e + 1 << ": one width a layer";
+        at_four += h[1];
+      }
+    }
+  }
+  comm->allreduce_sum(&at_four, 1);
+  EXPECT_GT(at_four, 0) << "no layer's 2-value rows went at 4 bits";
+}
+
 TEST(AdaptiveTraining, SameSeedGivesIdenticalRunsAndThePeriodIsKept) {
   const auto comm = test::world_comm();
   const Graph g = test::small_graph(240, 34);
