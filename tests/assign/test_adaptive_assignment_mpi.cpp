@@ -369,16 +369,7 @@ TEST(AdaptiveTraining, LambdaZeroSendsEverythingAtTwoBitsOnceTraced) {
 TEST(AdaptiveTraining, LambdaZeroGivesTwoValueRowsFourBitsForTheBytesOfTwo) {
   const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
-  GeneratorOptions gen;
-  gen.num_nodes = 240;
-  gen.num_classes = 2;
-  gen.feat_dim = 12;
-  gen.avg_degree = 6;
-  gen.seed = 34;
-  Graph g = generate_graph(gen);
-  GraphTransform t;
-  t.self_loops = true;
-  apply_transform(g, t);
+  const Graph g = test::small_graph(240, 34, 2);
   TrainerOptions opt = options("adaptive", 8, 0.0);
   opt.adaptive.objective = assign::Objective::kNormalized;
   const AdaptiveRun adaptive = train_adaptive(g, *comm, opt);

@@ -76,10 +76,10 @@ inline at::Tensor dense_adjacency(const Graph& g, ModelType type) {
 }
 
 // A small generated graph with self-loops, as the datasets of a GCN job are prepared.
-inline Graph small_graph(int64_t nodes, uint64_t seed) {
+inline Graph small_graph(int64_t nodes, uint64_t seed, int64_t classes = 4) {
   GeneratorOptions opt;
   opt.num_nodes = nodes;
-  opt.num_classes = 4;
+  opt.num_classes = classes;
   opt.feat_dim = 12;
   opt.avg_degree = 6;
   opt.seed = seed;
