@@ -20,8 +20,8 @@
 #include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
+#include "adaqp/graph/npy.h"
 #include "class_ids.h"
-#include "npy.h"
 #include "npz_reader.h"
 
 namespace adaqp {

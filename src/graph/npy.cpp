@@ -1,4 +1,4 @@
-#include "npy.h"
+#include "adaqp/graph/npy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -363,9 +363,8 @@ std::vector<int64_t> npy_to_int64(const std::vector<uint8_t>& bytes, NpyDtype d)
   return out;
 }
 
-void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,
-               const void* payload, size_t bytes) {
-  ADAQP_CHECK(dtype != NpyDtype::kBytes, "write_npy writes fixed-size dtypes only");
+std::string npy_header(NpyDtype dtype, const std::vector<int64_t>& shape) {
+  ADAQP_CHECK(dtype != NpyDtype::kBytes, "npy_header describes fixed-size dtypes only");
   NpyArray described;
   described.shape = shape;
   std::string header = std::string("{'descr': '") + npy_descr(dtype) +
@@ -375,15 +374,19 @@ void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_
       (preamble + header.size() + 1 + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment;
   header.append(padded - preamble - header.size() - 1, ' ');
   header.push_back('\n');
-  if (header.size() > UINT16_MAX) throw InvariantError("write_npy: header too long");
+  if (header.size() > UINT16_MAX) throw InvariantError("npy_header: header too long");
 
   std::string head(kMagic, kMagicSize);
   head.push_back('\x01');
   head.push_back('\x00');
   head.push_back(static_cast<char>(header.size() & 0xff));
   head.push_back(static_cast<char>(header.size() >> 8));
-  head += header;
+  return head + header;
+}
 
+void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,
+               const void* payload, size_t bytes) {
+  const std::string head = npy_header(dtype, shape);
   FilePtr file(std::fopen(path.c_str(), "wb"));
   if (!file) throw InputError(path, "", std::string("cannot create: ") + std::strerror(errno));
   if (std::fwrite(head.data(), 1, head.size(), file.get()) != head.size() ||

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
-#include "npy.h"
+#include "adaqp/graph/npy.h"
 
 namespace adaqp {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "adaqp/common/error.h"
-#include "npy.h"
+#include "adaqp/graph/npy.h"
 
 namespace adaqp {
 

@@ -15,9 +15,9 @@
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/npy.h"
 #include "atomic_dir.h"
 #include "class_ids.h"
-#include "npy.h"
 #include "numpy_layout.h"
 
 namespace adaqp {

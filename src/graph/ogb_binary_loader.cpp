@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/graph/npy.h"
 #include "class_ids.h"
-#include "npy.h"
 #include "npz_reader.h"
 #include "ogb_layout.h"
 

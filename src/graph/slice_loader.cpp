@@ -15,8 +15,8 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
+#include "adaqp/graph/npy.h"
 #include "class_ids.h"
-#include "npy.h"
 #include "numpy_layout.h"
 #include "row_transforms.h"
 

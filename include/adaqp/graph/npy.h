@@ -51,6 +51,10 @@ NpyHeader parse_npy_header(const std::string& origin, const uint8_t* bytes, uint
 std::vector<uint8_t> read_npy_range(const std::string& path, const NpyHeader& header, int64_t first,
                                     int64_t count);
 
+// The bytes of a .npy file (format 1.0) before its payload: magic, version and the header of an
+// array of `dtype` (not kBytes) and `shape`, padded to a multiple of 64 bytes.
+std::string npy_header(NpyDtype dtype, const std::vector<int64_t>& shape);
+
 // Writes `payload` (row-major, little-endian elements of `dtype`) with the given shape; InputError
 // naming the file if it cannot be written completely. Not for kBytes.
 void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,
