@@ -48,6 +48,7 @@
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/epoch_loop.h"
 #include "adaqp/train/memory_meter.h"
+#include "adaqp/train/predictions.h"
 #include "adaqp/train/trainer.h"
 #include "collective_step.h"
 #include "commands.h"
@@ -67,6 +68,13 @@ void create_dirs(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
+}
+
+// Removes `path` if it exists; InputError naming it if it cannot.
+void remove_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (ec) throw InputError(path.string(), "", "cannot remove: " + ec.message());
 }
 
 // ConfigError naming `key` unless `dir` is a writable directory or could be made one (its nearest
@@ -142,11 +150,21 @@ std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
   return trainer;
 }
 
-void train(Communicator& comm, const JobConfig& cfg, Trainer& trainer, const RunOptions& ropt) {
+// Trains over `comm`; with output.predictions, rank 0 then gathers every node's prediction over
+// `host` (MPI, host buffers, whatever the device).
+void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer& trainer,
+           const RunOptions& ropt) {
   const RunSummary s = train_epochs(trainer, comm, ropt);
+  const std::filesystem::path dir(cfg.output.dir);
+  if (cfg.output.predictions) {
+    const Part& part = trainer.part();
+    write_node_rows(host, part.owned_gid, part.global_num_nodes, trainer.predict(),
+                    (dir / "predictions.npy").string());
+  }
   if (comm.rank() == 0) {
-    spdlog::info("{}\nmetrics: {}", describe(s),
-                 (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string());
+    spdlog::info(
+        "{}\nmetrics: {}{}", describe(s), (dir / "metrics.jsonl").string(),
+        cfg.output.predictions ? "\npredictions: " + (dir / "predictions.npy").string() : "");
   }
 }
 
@@ -316,13 +334,15 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
   ropt.seconds = seconds;
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
   // Once every check has passed: a job stopped before training leaves no config.yaml (and a failed
-  // resume does not replace the one of the run it meant to continue).
+  // resume does not replace the one of the run it meant to continue). An earlier run's
+  // predictions.npy goes: it would not be this run's.
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
     write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", to_yaml(cfg));
+    remove_file(std::filesystem::path(cfg.output.dir) / "predictions.npy");
   });
-  run_guarded(rank, [&] { train(job_comm, cfg, *trainer, ropt); });
+  run_guarded(rank, [&] { train(job_comm, *comm, cfg, *trainer, ropt); });
 }
 
 }  // namespace

@@ -330,6 +330,8 @@ const std::vector<Field>& fields() {
           to_string),
       field<int>(
           "output.progress_every", [](C & c) -> auto& { return c.output.progress_every; }),
+      field<bool>(
+          "output.predictions", [](C & c) -> auto& { return c.output.predictions; }),
   };
   return all;
 }

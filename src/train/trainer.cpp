@@ -250,6 +250,14 @@ struct Trainer::Impl {
     comm.allreduce_sum(flat_grad.data_ptr<float>(), static_cast<size_t>(flat_grad.numel()));
   }
 
+  // The full-precision forward without dropout: the owned nodes' logits. Collective.
+  at::Tensor eval_logits() {
+    at::NoGradGuard no_grad;
+    const at::Tensor logits = model->forward(graph, ForwardMode{});
+    graph.settle();
+    return logits;
+  }
+
   Communicator& comm;
   TrainerOptions opt;
   DistGraph graph;
@@ -338,9 +346,7 @@ EpochStats Trainer::train_epoch(int epoch) {
 EvalScores Trainer::evaluate() {
   Impl& s = *impl_;
   const Part& p = s.graph.part();
-  at::NoGradGuard no_grad;
-  const at::Tensor logits = s.model->forward(s.graph, ForwardMode{});
-  s.graph.settle();
+  const at::Tensor logits = impl_->eval_logits();
   EvalScores scores;
   double* out[3] = {&scores.train, &scores.valid, &scores.test};
   if (p.multilabel) {
@@ -372,6 +378,19 @@ EvalScores Trainer::evaluate() {
   s.comm.allreduce_sum(correct, 3);
   for (int k = 0; k < 3; ++k) *out[k] = ratio(correct[k], p.global_split_counts[k]);
   return scores;
+}
+
+NodeRows Trainer::predict() {
+  const bool multilabel = impl_->graph.part().multilabel;
+  const at::Tensor logits = impl_->eval_logits();
+  const at::Tensor values =
+      (multilabel ? (logits > 0).to(at::kByte) : logits.argmax(1)).to(at::kCPU).contiguous();
+  NodeRows rows;
+  rows.dtype = multilabel ? NpyDtype::kUInt8 : NpyDtype::kInt64;
+  rows.columns = multilabel ? logits.size(1) : 0;
+  const auto* first = static_cast<const uint8_t*>(values.data_ptr());
+  rows.bytes.assign(first, first + values.nbytes());
+  return rows;
 }
 
 std::string Trainer::metric_name() const {

@@ -74,6 +74,8 @@ struct OutputConfig {
   std::string dir = "runs/default";
   LogLevel log_level = LogLevel::kInfo;
   int progress_every = 0;  // a progress line every this many epochs; 0 = about 20 lines per run
+  // Write predictions.npy: what the final parameters predict for every node (train/predictions.h).
+  bool predictions = false;
 };
 
 struct PartitionConfig {

@@ -21,6 +21,7 @@
 #include "adaqp/model/layer_exchange.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/train/link_probe.h"
+#include "adaqp/train/predictions.h"
 
 namespace torch::nn {
 class Module;
@@ -113,6 +114,10 @@ class Trainer {
   EpochStats train_epoch(int epoch);
   // Full-precision forward without dropout; collective.
   EvalScores evaluate();
+  // The same forward's prediction for every owned node (local order), as evaluate() scores it:
+  // the class of the largest logit (int64), or for multi-label data a row of 0/1 per class
+  // (uint8, logit > 0). Collective.
+  NodeRows predict();
 
   // "accuracy" or "f1_micro".
   std::string metric_name() const;

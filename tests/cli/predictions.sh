@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# output.predictions end-to-end: `mpirun -np 2 adaqp train` on GraphSAINT directories written by
+# NumPy (single- and multi-label, 240 nodes) leaves predictions.npy, and NumPy, from that file and
+# the dataset's own class_map.json and role.json, recomputes the last epoch's train, validation
+# and test scores (accuracy, F1-micro) that the binary reported: every node's row must sit at its
+# id. A later run without the key, on 3 workers, removes the file (it would not be that run's).
+set -euo pipefail
+: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
+PYTHON=${ADAQP_PYTHON:-python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+# shellcheck source=tests/cli/lib/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
+if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
+  skip_or_fail "$PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
+fi
+# shellcheck source=tests/cli/lib/graphsaint_dataset.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/graphsaint_dataset.sh"
+
+# train KIND RANKS ARGS...: 10 epochs on $tmp/KIND into $tmp/run-KIND.
+train() {
+  local kind=$1 ranks=$2
+  shift 2
+  timeout 300 mpirun --oversubscribe --bind-to none -np "$ranks" "$ADAQP_BIN" train \
+    --set "dataset.path=$tmp/$kind" --set "partition.parts=$ranks" \
+    --set "partition.dir=$tmp/part-$kind-$ranks" --set training.epochs=10 \
+    --set training.threads=1 --set "output.dir=$tmp/run-$kind" "$@" >"$tmp/train-$kind.log" 2>&1 ||
+    { cat "$tmp/train-$kind.log"; fail "adaqp train on the $kind-label directory ($ranks ranks)"; }
+}
+
+for kind in single multi; do
+  make_graphsaint_dataset "$tmp/$kind" "$kind"
+  train "$kind" 2 --set output.predictions=true
+  grep -qx "predictions: $tmp/run-$kind/predictions.npy" "$tmp/train-$kind.log" ||
+    { cat "$tmp/train-$kind.log"; fail "$kind: the summary does not name predictions.npy"; }
+  "$PYTHON" - "$tmp/$kind" "$tmp/run-$kind" "$kind" <<'PY'
+import json, sys
+import numpy as np
+
+data, run, kind = sys.argv[1:]
+pred = np.load(f"{run}/predictions.npy")
+labels = json.load(open(f"{data}/class_map.json"))
+roles = json.load(open(f"{data}/role.json"))
+n, c = len(labels), 4
+truth = np.array([labels[str(v)] for v in range(n)])
+if kind == "single":
+    assert pred.dtype == np.int64 and pred.shape == (n,), (pred.dtype, pred.shape)
+    assert pred.min() >= 0 and pred.max() < c and len(set(pred.tolist())) >= 2, pred
+    score = lambda ids: float(np.mean(pred[ids] == truth[ids]))
+else:
+    assert pred.dtype == np.uint8 and pred.shape == (n, c), (pred.dtype, pred.shape)
+    assert set(np.unique(pred).tolist()) == {0, 1}, np.unique(pred)
+    def score(ids):
+        p, t = pred[ids] == 1, truth[ids] == 1
+        tp, fp, fn = (p & t).sum(), (p & ~t).sum(), (~p & t).sum()
+        return float(2 * tp / (2 * tp + fp + fn))
+records = [json.loads(line) for line in open(f"{run}/metrics.jsonl")]
+last = [r for r in records if r.get("epoch") == 10 and r.get("rank") == 0 and "event" not in r]
+assert len(last) == 1, last
+for role, key in (("tr", "train_acc"), ("va", "val_acc"), ("te", "test_acc")):
+    ours, theirs = score(np.array(roles[role])), last[0][key]
+    assert abs(ours - theirs) < 1e-12, f"{kind} {key}: {ours} from predictions.npy, {theirs} reported"
+print(f"ok: {kind}: predictions.npy {pred.dtype} {pred.shape} gives the reported scores "
+      f"{[last[0][k] for k in ('train_acc', 'val_acc', 'test_acc')]}")
+PY
+done
+
+train single 3
+[[ ! -e $tmp/run-single/predictions.npy ]] || fail "a run without output.predictions kept the file"
+! grep -q "^predictions: " "$tmp/train-single.log" || fail "a run without predictions names a file"
+echo "ok: a later run without output.predictions removes the earlier run's predictions.npy"
