@@ -6,20 +6,9 @@
 # `adaqp info` and for a 2-epoch `mpirun -np 2 adaqp train`; partition.method ptscotch reads the
 # directory in slices (every rank streams it) and fingerprints it as the serial loader does;
 # format synthetic with a path, and a broken role.json, are one clear error each.
-set -euo pipefail
-: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
-PYTHON=${ADAQP_PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
-if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
-  skip_or_fail "$PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
-fi
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+require_numpy
 
 # shellcheck source=tests/cli/lib/graphsaint_dataset.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/graphsaint_dataset.sh"

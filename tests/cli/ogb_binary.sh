@@ -10,18 +10,9 @@
 #   every epoch and the same final parameters (vanilla exchanges: the adaptive bit-widths of the
 #   default mode follow measured times, which differ between runs);
 # - partition.method ptscotch reads the binary directory in 2 slices, same fingerprint.
-set -euo pipefail
-: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 : "${ADAQP_SOURCE_DIR:?set ADAQP_SOURCE_DIR to the source tree}"
-PYTHON=${ADAQP_PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
 if ! "$PYTHON" -c 'import numpy, torch' 2>/dev/null; then
   skip_or_fail "$PYTHON has no NumPy or PyTorch (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
 fi

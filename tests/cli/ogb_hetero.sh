@@ -11,15 +11,8 @@
 #   job exiting non-zero;
 # - `adaqp generate` writes the ogbn-mag-shaped generated graph (dataset.synthetic.heterogeneous)
 #   in this layout, and the directory is the generator's dataset (the same fingerprint).
-set -euo pipefail
-: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
-PYTHON=${ADAQP_PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 

@@ -4,20 +4,9 @@
 # the dataset's own class_map.json and role.json, recomputes the last epoch's train, validation
 # and test scores (accuracy, F1-micro) that the binary reported: every node's row must sit at its
 # id. A later run without the key, on 3 workers, removes the file (it would not be that run's).
-set -euo pipefail
-: "${ADAQP_BIN:?set ADAQP_BIN to the adaqp binary}"
-PYTHON=${ADAQP_PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
-if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
-  skip_or_fail "$PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
-fi
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+require_numpy
 # shellcheck source=tests/cli/lib/graphsaint_dataset.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/graphsaint_dataset.sh"
 
