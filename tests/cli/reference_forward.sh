@@ -7,7 +7,9 @@
 # features divided by their row sum, a_ij = 1 / sqrt(deg(i) deg(j)). The train, validation and
 # test accuracies of the last epoch's record must match the reference's within one node of each
 # split (ties between float32 and float64 logits), so evaluating on the wrong split, a wrong
-# normalisation or parameters that are not the final ones fail.
+# normalisation or parameters that are not the final ones fail. The run's predictions.npy
+# (output.predictions) must hold the reference's class for every node whose two largest logits are
+# more than 1e-4 apart (and such nodes must be at least 95% of them).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=tests/cli/lib/shared_datasets.sh
@@ -24,7 +26,8 @@ timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train \
   --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \
   --set partition.parts=2 --set "output.dir=$tmp/run" --set training.epochs=30 \
   --set training.threads=1 --set training.device=cpu --set communication.mode=vanilla \
-  --set output.log_level=warn >"$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; exit 1; }
+  --set output.log_level=warn --set output.predictions=true >"$tmp/train.log" 2>&1 ||
+  { cat "$tmp/train.log"; exit 1; }
 
 "$PYTHON" - "$cora" "$tmp/run" <<'PY'
 import csv, gzip, json, sys
@@ -83,6 +86,17 @@ for r in last:
         assert abs(r[key] - ref[s]) <= tol, \
             f"rank {r['rank']} {key} {r[key]:.4f}, NumPy reference {ref[s]:.4f} (tolerance {tol:.4f})"
 assert abs(summary["final_test_acc"] - ref["test"]) <= 1.0 / len(split["test"]) + 1e-9, summary
+# predictions.npy: the class of every node, in node id order, as NumPy's forward gives it wherever
+# its two largest logits are apart by more than the summation order could move them.
+written = np.load(f"{run}/predictions.npy")
+assert written.dtype == np.int64 and written.shape == (n,), (written.dtype, written.shape)
+top2 = np.sort(logits, axis=1)[:, -2:]
+clear = top2[:, 1] - top2[:, 0] > 1e-4
+differ = np.flatnonzero(clear & (written != pred))
+assert clear.sum() > 0.95 * n and differ.size == 0, \
+    f"predictions.npy differs from NumPy's forward at nodes {differ[:10]} ({clear.sum()} clear of {n})"
+print(f"reference_forward: predictions.npy is NumPy's argmax at all {clear.sum()} of {n} nodes "
+      "with a clear largest logit")
 print(f"reference_forward: train/val/test accuracy {ref['train']:.4f}/{ref['valid']:.4f}/"
       f"{ref['test']:.4f} recomputed in NumPy match the reported "
       f"{last[0]['train_acc']:.4f}/{last[0]['val_acc']:.4f}/{last[0]['test_acc']:.4f}")
