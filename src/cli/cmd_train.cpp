@@ -26,6 +26,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/make_communicator.h"
@@ -33,6 +34,7 @@
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/affinity.h"
+#include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
@@ -70,11 +72,21 @@ void create_dirs(const std::filesystem::path& dir) {
   if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
 }
 
-// Removes `path` if it exists; InputError naming it if it cannot.
-void remove_file(const std::filesystem::path& path) {
+// Removes dir/name and the temporary files of its writers (AtomicFile), if any; InputError naming
+// a file that cannot be removed.
+void remove_output(const std::filesystem::path& dir, const std::string& name) {
+  namespace fs = std::filesystem;
+  const std::string temp_prefix = name + AtomicFile::kTempInfix;
+  std::vector<fs::path> paths{dir / name};
   std::error_code ec;
-  std::filesystem::remove(path, ec);
-  if (ec) throw InputError(path.string(), "", "cannot remove: " + ec.message());
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().rfind(temp_prefix, 0) == 0) paths.push_back(e.path());
+  }
+  if (ec) throw InputError(dir.string(), "", "cannot list: " + ec.message());
+  for (const fs::path& p : paths) {
+    fs::remove(p, ec);
+    if (ec) throw InputError(p.string(), "", "cannot remove: " + ec.message());
+  }
 }
 
 // ConfigError naming `key` unless `dir` is a writable directory or could be made one (its nearest
@@ -335,12 +347,12 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
   // Once every check has passed: a job stopped before training leaves no config.yaml (and a failed
   // resume does not replace the one of the run it meant to continue). An earlier run's
-  // predictions.npy goes: it would not be this run's.
+  // predictions.npy goes (and what a killed writer left of one): it would not be this run's.
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
     write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", to_yaml(cfg));
-    remove_file(std::filesystem::path(cfg.output.dir) / "predictions.npy");
+    remove_output(cfg.output.dir, "predictions.npy");
   });
   run_guarded(rank, [&] { train(job_comm, *comm, cfg, *trainer, ropt); });
 }

@@ -23,15 +23,15 @@ std::vector<uint8_t> pack_block(const std::vector<int64_t>& gids, const NodeRows
   return block;
 }
 
-// Places one rank's block into `out` (row v at v * row_bytes), marking `seen`; InvariantError for
-// an id out of range or placed before.
-void place_block(const uint8_t* block, int64_t count, int rank, size_t row_bytes,
-                 std::vector<uint8_t>& out, std::vector<uint8_t>& seen) {
-  const uint8_t* rows = block + count * sizeof(int64_t);
+// Places `count` rows of `rank` into `out` (row v at v * row_bytes), marking `seen`; InvariantError
+// for an id out of range or placed before. `ids` (int64) need not be aligned: they may be a
+// block's.
+void place_rows(const uint8_t* ids, const uint8_t* rows, int64_t count, int rank, size_t row_bytes,
+                std::vector<uint8_t>& out, std::vector<uint8_t>& seen) {
   const auto n = static_cast<int64_t>(seen.size());
   for (int64_t i = 0; i < count; ++i) {
     int64_t v = 0;
-    std::memcpy(&v, block + i * sizeof(int64_t), sizeof(v));
+    std::memcpy(&v, ids + i * sizeof(int64_t), sizeof(v));
     if (v < 0 || v >= n)
       throw InvariantError(
           fmt::format("node rows: rank {} sent global id {}, outside [0, {})", rank, v, n));
@@ -61,7 +61,7 @@ void write_node_rows(Communicator& comm, const std::vector<int64_t>& gids, int64
   std::vector<int64_t> counts(static_cast<size_t>(world));
   comm.allgather(&mine, counts.data(), sizeof(int64_t));
 
-  const std::vector<uint8_t> own = pack_block(gids, rows);
+  const std::vector<uint8_t> own = root ? std::vector<uint8_t>{} : pack_block(gids, rows);
   const size_t entry_bytes = sizeof(int64_t) + row_bytes;
   std::vector<std::vector<uint8_t>> received(static_cast<size_t>(world));
   ExchangeBuffers b = ExchangeBuffers::none(world);
@@ -80,10 +80,14 @@ void write_node_rows(Communicator& comm, const std::vector<int64_t>& gids, int64
 
   std::vector<uint8_t> out(static_cast<size_t>(global_num_nodes) * row_bytes);
   std::vector<uint8_t> seen(static_cast<size_t>(global_num_nodes), 0);
-  int64_t placed = 0;
-  for (int r = 0; r < world; ++r) {
-    place_block(r == 0 ? own.data() : received[r].data(), counts[r], r, row_bytes, out, seen);
+  place_rows(reinterpret_cast<const uint8_t*>(gids.data()), rows.bytes.data(), counts[0], 0,
+             row_bytes, out, seen);
+  int64_t placed = counts[0];
+  for (int r = 1; r < world; ++r) {
+    const uint8_t* block = received[r].data();
+    place_rows(block, block + counts[r] * sizeof(int64_t), counts[r], r, row_bytes, out, seen);
     placed += counts[r];
+    std::vector<uint8_t>().swap(received[r]);  // freed as soon as placed
   }
   if (placed != global_num_nodes)
     throw InvariantError(

@@ -1,6 +1,7 @@
 // write_node_rows under mpirun at 1..4 ranks: every rank's rows land at their nodes' global ids in
 // the one .npy rank 0 writes (read back by the NumPy reader), whatever order and share each rank
-// holds; ids that do not cover every node exactly once are an error on rank 0 that leaves no file.
+// holds (none, for some); ids that do not cover every node exactly once are an error on rank 0 that
+// leaves no file.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -80,7 +81,23 @@ TEST(NodeRows, EveryRanksRowsLandAtTheirGlobalIds) {
     for (int64_t c = 0; c < 3; ++c) flags.bytes.push_back(static_cast<uint8_t>((v + c) % 2));
   write_node_rows(*comm, gids, kNodes, flags, dir.file("flags.npy"));
 
+  // Every node on the last rank: the others (rank 0 among them when W > 1) have no rows.
+  std::vector<int64_t> all;
+  NodeRows last_only;
+  if (rank == world - 1) {
+    for (int64_t v = 0; v < kNodes; ++v) {
+      all.push_back(v);
+      const int64_t value = 3 * v;
+      const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
+      last_only.bytes.insert(last_only.bytes.end(), bytes, bytes + sizeof(value));
+    }
+  }
+  write_node_rows(*comm, all, kNodes, last_only, dir.file("last.npy"));
+
   if (rank != 0) return;
+  const NpyArray last = read_npy(dir.file("last.npy"));
+  ASSERT_EQ(last.shape, std::vector<int64_t>{kNodes});
+  for (int64_t v = 0; v < kNodes; ++v) EXPECT_EQ(npy_element<int64_t>(last, v), 3 * v) << v;
   const NpyArray a = read_npy(dir.file("classes.npy"));
   ASSERT_EQ(a.dtype, NpyDtype::kInt64);
   ASSERT_EQ(a.shape, std::vector<int64_t>{kNodes});
@@ -90,7 +107,7 @@ TEST(NodeRows, EveryRanksRowsLandAtTheirGlobalIds) {
   ASSERT_EQ(b.shape, (std::vector<int64_t>{kNodes, 3}));
   for (int64_t v = 0; v < kNodes; ++v)
     for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(b.payload[v * 3 + c], (v + c) % 2) << v << ", " << c;
-  EXPECT_EQ(dir.entries().size(), 2u);  // no temporary file left
+  EXPECT_EQ(dir.entries().size(), 3u);  // no temporary file left
 }
 
 TEST(NodeRows, IdsThatMissOrRepeatANodeAreAnErrorOnRankZeroAndNoFile) {

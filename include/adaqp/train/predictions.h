@@ -24,10 +24,11 @@ struct NodeRows {
 // Collective over `comm`, a host transport (its buffers in host memory): every rank passes its
 // owned nodes' global ids and their rows (the same dtype and columns on every rank); rank 0
 // gathers them and writes one .npy of global_num_nodes rows at `path`, under a temporary name
-// renamed into place, so that a failed run leaves no partial file. Rank 0 holds every id and row
-// at once (16 bytes a node with int64 rows). InvariantError if a rank's rows do not match its ids,
-// or (on rank 0, before anything is written) unless the ids of all ranks cover [0,
-// global_num_nodes) exactly once; InputError naming the file if it cannot be written.
+// renamed into place, so that a failed run leaves no partial file. At its peak rank 0 holds the
+// other ranks' ids and rows, the whole array and a flag a node: 9 + 2 x (row bytes) bytes a node,
+// 25 with one int64 a row. InvariantError if a rank's rows do not match its ids, or (on rank 0,
+// before anything is written) unless the ids of all ranks cover [0, global_num_nodes) exactly
+// once; InputError naming the file if it cannot be written.
 void write_node_rows(Communicator& comm, const std::vector<int64_t>& gids, int64_t global_num_nodes,
                      const NodeRows& rows, const std::string& path);
 
