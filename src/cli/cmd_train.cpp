@@ -163,20 +163,27 @@ std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
 }
 
 // Trains over `comm`; with output.predictions, rank 0 then gathers every node's prediction over
-// `host` (MPI, host buffers, whatever the device).
+// `host` (MPI, host buffers, whatever the device). A finished run resumed with output.predictions
+// (resume.cpp) trains nothing and leaves its metrics.jsonl and params.bin as they are.
 void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer& trainer,
            const RunOptions& ropt) {
-  const RunSummary s = train_epochs(trainer, comm, ropt);
   const std::filesystem::path dir(cfg.output.dir);
+  const bool finished = ropt.start.epoch >= ropt.epochs;
+  RunSummary s;
+  if (!finished) s = train_epochs(trainer, comm, ropt);
   if (cfg.output.predictions) {
     const Part& part = trainer.part();
     write_node_rows(host, part.owned_gid, part.global_num_nodes, trainer.predict(),
                     (dir / "predictions.npy").string());
   }
-  if (comm.rank() == 0) {
-    spdlog::info(
-        "{}\nmetrics: {}{}", describe(s), (dir / "metrics.jsonl").string(),
-        cfg.output.predictions ? "\npredictions: " + (dir / "predictions.npy").string() : "");
+  if (comm.rank() != 0) return;
+  const std::string predictions =
+      cfg.output.predictions ? "\npredictions: " + (dir / "predictions.npy").string() : "";
+  if (finished) {
+    spdlog::info("training had finished at epoch {}: nothing trained{}", ropt.start.epoch,
+                 predictions);
+  } else {
+    spdlog::info("{}\nmetrics: {}{}", describe(s), (dir / "metrics.jsonl").string(), predictions);
   }
 }
 

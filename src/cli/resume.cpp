@@ -50,9 +50,11 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     ropt.start = load_checkpoint(path, expected, trainer.model(), trainer.optimizer());
     // Each rank takes its nodes' learned rows from the files of the ranks that wrote them.
     if (expected.embedding) trainer.load_embedding(path, written_on);
-    if (ropt.start.epoch >= cfg.training.epochs) {
+    // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp).
+    if (ropt.start.epoch >= cfg.training.epochs && !cfg.output.predictions) {
       throw ConfigError(fmt::format(
-          "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train",
+          "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train "
+          "(with output.predictions, the run's predictions would be written)",
           path, ropt.start.epoch, cfg.training.epochs));
     }
     if (comm.rank() != 0) return;

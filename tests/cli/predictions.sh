@@ -5,7 +5,9 @@
 # and test scores (accuracy, F1-micro) that the binary reported: every node's row must sit at its
 # id. Two epochs, so that the scores are short of 1 and come from the final parameters. A later
 # run without the key, on 3 workers, removes the file (it would not be that run's) and what a
-# killed writer would have left of one.
+# killed writer would have left of one; that run, finished, resumed with the key (`--resume --set
+# output.predictions=true`) trains nothing, writes the predictions of its last epoch and leaves
+# its metrics.jsonl and params.bin as they were.
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 require_numpy
@@ -23,12 +25,9 @@ train() {
     { cat "$tmp/train-$kind.log"; fail "adaqp train on the $kind-label directory ($ranks ranks)"; }
 }
 
-for kind in single multi; do
-  make_graphsaint_dataset "$tmp/$kind" "$kind"
-  train "$kind" 2 --set output.predictions=true
-  grep -qx "predictions: $tmp/run-$kind/predictions.npy" "$tmp/train-$kind.log" ||
-    { cat "$tmp/train-$kind.log"; fail "$kind: the summary does not name predictions.npy"; }
-  "$PYTHON" - "$tmp/$kind" "$tmp/run-$kind" "$kind" <<'PY'
+# scores KIND RUN: predictions.npy of RUN against the last epoch's scores of its metrics.jsonl.
+scores() {
+  "$PYTHON" - "$tmp/$1" "$2" "$1" <<'PY'
 import json, sys
 import numpy as np
 
@@ -59,12 +58,31 @@ for role, key in (("tr", "train_acc"), ("va", "val_acc"), ("te", "test_acc")):
 print(f"ok: {kind}: predictions.npy {pred.dtype} {pred.shape} gives the reported scores "
       f"{[last[0][k] for k in ('train_acc', 'val_acc', 'test_acc')]}")
 PY
+}
+
+for kind in single multi; do
+  make_graphsaint_dataset "$tmp/$kind" "$kind"
+  train "$kind" 2 --set output.predictions=true
+  grep -qx "predictions: $tmp/run-$kind/predictions.npy" "$tmp/train-$kind.log" ||
+    { cat "$tmp/train-$kind.log"; fail "$kind: the summary does not name predictions.npy"; }
+  scores "$kind" "$tmp/run-$kind"
 done
 
 touch "$tmp/run-single/predictions.npy.tmp-99999"
-train single 3
+train single 3 --set training.checkpoint_every=1
 [[ -z $(find "$tmp/run-single" -name 'predictions.npy*') ]] ||
   fail "a run without output.predictions kept $(find "$tmp/run-single" -name 'predictions.npy*')"
 ! grep -q "^predictions: " "$tmp/train-single.log" || fail "a run without predictions names a file"
 echo "ok: a later run without output.predictions removes the earlier run's predictions.npy and a"\
   "temporary file of one"
+
+cp "$tmp/run-single/metrics.jsonl" "$tmp/run-single/params.bin" "$tmp"
+train single 3 --set training.checkpoint_every=1 --set output.predictions=true --resume
+grep -q "training had finished at epoch 2: nothing trained" "$tmp/train-single.log" ||
+  { cat "$tmp/train-single.log"; fail "the finished run's resume does not say it trained nothing"; }
+if ! cmp "$tmp/metrics.jsonl" "$tmp/run-single/metrics.jsonl" ||
+  ! cmp "$tmp/params.bin" "$tmp/run-single/params.bin"; then
+  fail "resuming the finished run for its predictions changed metrics.jsonl or params.bin"
+fi
+scores single "$tmp/run-single"
+echo "ok: the finished run, resumed with output.predictions, wrote them and trained nothing"
