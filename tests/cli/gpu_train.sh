@@ -13,7 +13,7 @@
 # - the cover layout with quantized messages (random widths) sends exactly the CPU's bytes too;
 # - the adaptive scheme runs on the GPU and chooses several widths;
 # - multi-label training (a GraphSAINT-layout graph, binary cross-entropy) matches the CPU at W=2
-#   within DEVICE_TOL;
+#   within DEVICE_TOL, and its predictions.npy (output.predictions) the CPU's at 99% of entries;
 # - a diverging quantized run (learning rate 1e30) stops non-zero at epoch 2 with the codec's error
 #   naming the message from the first rank that meets it (on CUDA from settle(), which reads the
 #   device codec's status word; the job is then aborted), as on the CPU;
@@ -164,9 +164,21 @@ PYTHON=${ADAQP_PYTHON:-python3}
 source "$(dirname "${BASH_SOURCE[0]}")/lib/graphsaint_dataset.sh"
 make_graphsaint_dataset "$tmp/data/multi" multi
 for device in cpu cuda; do
-  run multi "$device" 2 --set "dataset.path=$tmp/data/multi" --set communication.mode=vanilla
+  run multi "$device" 2 --set "dataset.path=$tmp/data/multi" --set communication.mode=vanilla \
+    --set output.predictions=true
 done
 "${compare[@]}" losses "$tmp/multi/cpu-w2" "$tmp/multi/cuda-w2" "$DEVICE_TOL" --params "$DEVICE_TOL"
+"$PYTHON" - "$tmp/multi/cpu-w2/predictions.npy" "$tmp/multi/cuda-w2/predictions.npy" <<'PY'
+import sys
+import numpy as np
+cpu, cuda = (np.load(path) for path in sys.argv[1:])
+assert cpu.shape == cuda.shape == (240, 4) and cpu.dtype == cuda.dtype == np.uint8, \
+    (cpu.shape, cuda.shape, cpu.dtype, cuda.dtype)
+agree = float((cpu == cuda).mean())
+assert agree >= 0.99, f"multi-label predictions.npy: CUDA agrees with the CPU at {agree:.1%}"
+print(f"ok: multi-label predictions.npy (output.predictions) on CUDA agrees with the CPU's at "
+      f"{agree:.1%} of its entries")
+PY
 
 # Divergence inside a quantized exchange: the codec's error naming the message, on both devices.
 diverged="cannot quantize the layer [0-9]+ (forward|backward) message of node [0-9]+ \(epoch 2\): "
