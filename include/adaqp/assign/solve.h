@@ -47,8 +47,9 @@ int endpoint_width(double lambda, const std::vector<int>& bits, int64_t row_widt
 struct Assignment {
   std::vector<uint8_t> bits;  // per message, in input order; always in the allowed bit set
   Evaluation eval;
-  // Exact solver: optimality was proven within the time limit (otherwise the best solution found
-  // is returned). Fast solver and the lambda endpoints: false.
+  // Exact solver: optimality was proven within the time limit, up to GLPK's objective tolerance
+  // (relative 1e-7; otherwise the best solution found is returned). Fast solver and the lambda
+  // endpoints: false.
   bool proven_optimal = false;
 };
 
