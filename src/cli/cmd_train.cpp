@@ -168,9 +168,11 @@ std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
 void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer& trainer,
            const RunOptions& ropt) {
   const std::filesystem::path dir(cfg.output.dir);
-  const bool finished = ropt.start.epoch >= ropt.epochs;
+  const bool finished = training_finished(ropt);
   RunSummary s;
   if (!finished) s = train_epochs(trainer, comm, ropt);
+  // Training puts them back itself.
+  if (finished && ropt.start_best.epoch > 0) trainer.restore(ropt.start_best);
   if (cfg.output.predictions) {
     const Part& part = trainer.part();
     write_node_rows(host, part.owned_gid, part.global_num_nodes, trainer.predict(),

@@ -13,6 +13,28 @@
 #include "collective_step.h"
 
 namespace adaqp::cli {
+namespace {
+
+// training.restore_best: the best epoch's parameters a checkpoint kept, or its own where it is its
+// best epoch; a file written without restore_best has none of an earlier best epoch.
+void keep_best_of_checkpoint(const std::string& path, const CheckpointProgress& progress,
+                             const Trainer& trainer, ModelSnapshot& best) {
+  best.epoch = 0;
+  if (!progress.have_best) return;
+  if (!best.params.empty() && best.embedding.defined() == trainer.has_embedding()) {
+    best.epoch = progress.best_epoch;
+  } else if (progress.best_epoch == progress.epoch) {
+    best = trainer.snapshot(progress.epoch);
+  } else {
+    throw ConfigError(fmt::format(
+        "--resume with training.restore_best: checkpoint {} (epoch {}) holds no parameters of its "
+        "best validation epoch {}: it was written without training.restore_best; resume without "
+        "it",
+        path, progress.epoch, progress.best_epoch));
+  }
+}
+
+}  // namespace
 
 void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
                          RunOptions& ropt) {
@@ -47,15 +69,24 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     const std::string path = checkpoint_path(dir, epoch);
     CheckpointHeader expected = ropt.checkpoint_header;
     expected.embedding = trainer.has_embedding();
-    ropt.start = load_checkpoint(path, expected, trainer.model(), trainer.optimizer());
+    ModelSnapshot* best = ropt.restore_best ? &ropt.start_best : nullptr;
+    ropt.start = load_checkpoint(path, expected, trainer.model(), trainer.optimizer(), best);
     // Each rank takes its nodes' learned rows from the files of the ranks that wrote them.
-    if (expected.embedding) trainer.load_embedding(path, written_on);
+    if (expected.embedding) trainer.load_embedding(path, written_on, best);
+    if (best != nullptr) keep_best_of_checkpoint(path, ropt.start, trainer, *best);
     // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp).
-    if (ropt.start.epoch >= cfg.training.epochs && !cfg.output.predictions) {
-      throw ConfigError(fmt::format(
-          "--resume: checkpoint {} is at epoch {} and training.epochs is {}: nothing left to train "
-          "(with output.predictions, the run's predictions would be written)",
-          path, ropt.start.epoch, cfg.training.epochs));
+    if (training_finished(ropt) && !cfg.output.predictions) {
+      const std::string why =
+          ropt.start.epoch >= ropt.epochs
+              ? fmt::format("training.epochs is {}", ropt.epochs)
+              : fmt::format(
+                    "the run stopped early there (best validation at epoch {}, training.patience "
+                    "{})",
+                    ropt.start.best_epoch, ropt.patience);
+      throw ConfigError(
+          fmt::format("--resume: checkpoint {} is at epoch {} and {}: nothing left to train (with "
+                      "output.predictions, the run's predictions would be written)",
+                      path, ropt.start.epoch, why));
     }
     if (comm.rank() != 0) return;
     spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);

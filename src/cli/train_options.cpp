@@ -47,6 +47,8 @@ RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Tra
   RunOptions ropt;
   ropt.epochs = cfg.training.epochs;
   ropt.eval_every = cfg.training.eval_every;
+  ropt.patience = cfg.training.patience;
+  ropt.restore_best = cfg.training.restore_best;
   ropt.progress_every = cfg.output.progress_every > 0 ? cfg.output.progress_every
                                                       : std::max(1, cfg.training.epochs / 20);
   ropt.output_dir = cfg.output.dir;

@@ -266,6 +266,10 @@ const std::vector<Field>& fields() {
       field<int>(
           "training.eval_every", [](C & c) -> auto& { return c.training.eval_every; }),
       field<int>(
+          "training.patience", [](C & c) -> auto& { return c.training.patience; }),
+      field<bool>(
+          "training.restore_best", [](C & c) -> auto& { return c.training.restore_best; }),
+      field<int>(
           "training.threads", [](C & c) -> auto& { return c.training.threads; }),
       choice_field<DeviceChoice>(
           "training.device", [](C & c) -> auto& { return c.training.device; }, parse_device_choice,
@@ -578,6 +582,8 @@ void validate(const JobConfig& c, const Origin& origin) {
           "must be >= 0");
   require(t.eval_every >= 1, origin, "training.eval_every", std::to_string(t.eval_every),
           "must be >= 1");
+  require(t.patience >= 0, origin, "training.patience", std::to_string(t.patience),
+          "must be >= 0 (0 = no early stopping)");
   require(t.threads >= 0, origin, "training.threads", std::to_string(t.threads),
           "must be >= 0 (0 = automatic)");
   require(t.checkpoint_every >= 0, origin, "training.checkpoint_every",

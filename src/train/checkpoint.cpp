@@ -95,6 +95,14 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   p.have_best = best[0] != 0;
   p.best_val = best[1];
   p.test_at_best_val = best[2];
+  if (in.has("progress/best_epoch")) {
+    p.best_epoch = static_cast<int>(get_exact<int64_t>(in, path, "progress/best_epoch", 1)[0]);
+    if (p.best_epoch < (p.have_best ? 1 : 0) || p.best_epoch > p.epoch)
+      throw InputError(path, "progress/best_epoch",
+                       fmt::format("epoch {} outside 1..{}", p.best_epoch, p.epoch));
+  } else if (p.have_best) {
+    p.best_epoch = p.epoch;
+  }
   return info;
 }
 
@@ -124,6 +132,7 @@ void check_header(const std::string& path, const CheckpointHeader& f, const Chec
 struct StagedParam {
   at::Tensor param;  // the model's parameter
   at::Tensor values;
+  at::Tensor best;                                     // its values at the best epoch, if asked
   std::unique_ptr<torch::optim::AdamParamState> adam;  // null: no step taken yet
 };
 
@@ -135,7 +144,10 @@ std::string checkpoint_path(const std::string& dir, int epoch) {
 
 void save_checkpoint(const std::string& path, const CheckpointHeader& header,
                      const CheckpointProgress& progress, const torch::nn::Module& model,
-                     const torch::optim::Adam& optimizer) {
+                     const torch::optim::Adam& optimizer, const ModelSnapshot* best) {
+  const auto named = model.named_parameters();
+  ADAQP_CHECK(best == nullptr || best->params.size() == named.size(),
+              "the best epoch's parameters and the model's");
   ArrayFileWriter out;
   out.add("header/format_version", std::vector<int64_t>{header.format_version});
   out.add("header/dataset_fingerprint", text_bytes(header.dataset_fingerprint));
@@ -151,12 +163,14 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
   out.add("progress/epoch", std::vector<int64_t>{progress.epoch});
   out.add("progress/best", std::vector<double>{progress.have_best ? 1.0 : 0.0, progress.best_val,
                                                progress.test_at_best_val});
+  out.add("progress/best_epoch", std::vector<int64_t>{progress.best_epoch});
   const auto& state = optimizer.state();
-  for (const auto& item : model.named_parameters()) {
-    const std::string& name = item.key();
-    const at::Tensor& p = item.value();
+  for (size_t i = 0; i < named.size(); ++i) {
+    const std::string& name = named[i].key();
+    const at::Tensor& p = named[i].value();
     out.add("param/" + name, values_of(p));
     out.add("shape/" + name, sizes_of(p));
+    if (best != nullptr) out.add("best/" + name, values_of(best->params[i]));
     const auto it = state.find(p.unsafeGetTensorImpl());
     if (it == state.end()) continue;
     const auto* s = dynamic_cast<const torch::optim::AdamParamState*>(it->second.get());
@@ -185,13 +199,18 @@ std::string embedding_path(const std::string& checkpoint, int rank) {
 }
 
 void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gids,
-                         const at::Tensor& rows, const torch::optim::Adam& optimizer) {
+                         const at::Tensor& rows, const torch::optim::Adam& optimizer,
+                         const at::Tensor* best_rows) {
   ADAQP_CHECK(rows.dim() == 2 && rows.size(0) == static_cast<int64_t>(gids.size()),
               "embedding rows and their node ids");
   ArrayFileWriter out;
   out.add("embedding/gids", gids);
   out.add("embedding/shape", sizes_of(rows));
   out.add("embedding/rows", values_of(rows));
+  if (best_rows != nullptr) {
+    ADAQP_CHECK(best_rows->sizes() == rows.sizes(), "the best epoch's embedding rows");
+    out.add("embedding/best_rows", values_of(*best_rows));
+  }
   const auto& state = optimizer.state();
   if (const auto it = state.find(rows.unsafeGetTensorImpl()); it != state.end()) {
     const auto* s = dynamic_cast<const torch::optim::AdamParamState*>(it->second.get());
@@ -206,16 +225,20 @@ void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gi
 }
 
 void load_embedding_rows(const std::string& checkpoint, int ranks, const std::vector<int64_t>& gids,
-                         const at::Tensor& rows, torch::optim::Adam& optimizer) {
+                         const at::Tensor& rows, torch::optim::Adam& optimizer,
+                         at::Tensor* best_rows) {
   ADAQP_CHECK(rows.dim() == 2 && rows.size(0) == static_cast<int64_t>(gids.size()),
               "embedding rows and their node ids");
   const int64_t n = rows.size(0), d = rows.size(1);
   std::unordered_map<int64_t, int64_t> mine;
   for (int64_t k = 0; k < n; ++k) mine.emplace(gids[k], k);
   // Each row's arrays, in this rank's order: its values, then with Adam state exp_avg,
-  // exp_avg_sq and (amsgrad) max_exp_avg_sq.
+  // exp_avg_sq and (amsgrad) max_exp_avg_sq, then where asked for and written its values at the
+  // best epoch.
   const std::vector<std::string> names = {"embedding/rows", "embedding/exp_avg",
-                                          "embedding/exp_avg_sq", "embedding/max_exp_avg_sq"};
+                                          "embedding/exp_avg_sq", "embedding/max_exp_avg_sq",
+                                          "embedding/best_rows"};
+  constexpr size_t kBest = 4;
   std::vector<std::vector<float>> staged(names.size());
   std::vector<bool> present(names.size(), false);
   int64_t step = 0;
@@ -233,7 +256,8 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
     const bool adam = in.has("embedding/adam_step");
     if (r == 0) {
       for (size_t a = 0; a < names.size(); ++a) {
-        present[a] = a == 0 || (adam && in.has(names[a]));
+        present[a] = a == 0 || (a == kBest ? best_rows != nullptr && in.has(names[a])
+                                           : adam && in.has(names[a]));
         if (present[a]) staged[a].assign(static_cast<size_t>(n * d), 0.0F);
       }
       if (adam) step = get_exact<int64_t>(in, path, "embedding/adam_step", 1)[0];
@@ -279,9 +303,11 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
     adam->exp_avg_sq(tensor(2));
     if (present[3]) adam->max_exp_avg_sq(tensor(3));
   }
+  const at::Tensor best = present[kBest] ? tensor(kBest) : at::Tensor();
   at::NoGradGuard no_grad;
   at::Tensor target = rows;
   target.copy_(values);
+  if (best_rows != nullptr) *best_rows = best;
   auto& state = optimizer.state();
   void* key = rows.unsafeGetTensorImpl();
   if (adam)
@@ -291,7 +317,8 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
 }
 
 CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
-                                   torch::nn::Module& model, torch::optim::Adam& optimizer) {
+                                   torch::nn::Module& model, torch::optim::Adam& optimizer,
+                                   ModelSnapshot* best) {
   const ArrayFileReader in(path);
   const CheckpointInfo info = read_info(in, path);
   check_header(path, info.header, expected);
@@ -309,6 +336,12 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
                        fmt::format("checkpoint has shape [{}], the model has [{}]",
                                    fmt::join(sizes, ", "), fmt::join(sizes_of(s.param), ", ")));
     s.values = tensor_of(in, path, "param/" + name, sizes);
+    // The best epoch's values are all there or none (a file written without restore_best).
+    if (best != nullptr && in.has("best/" + name))
+      s.best = tensor_of(in, path, "best/" + name, sizes).to(s.param.device());
+    if (best != nullptr && !staged.empty() && s.best.defined() != staged[0].best.defined())
+      throw InputError(path, "best/" + name,
+                       "the best epoch's values of some parameters but not of all");
     const std::string prefix = "adam/" + name + "/";
     if (in.has(prefix + "step")) {
       s.adam = std::make_unique<torch::optim::AdamParamState>();
@@ -327,8 +360,10 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
 
   at::NoGradGuard no_grad;
   auto& state = optimizer.state();
+  if (best != nullptr) best->params.clear();
   for (StagedParam& s : staged) {
     s.param.copy_(s.values);
+    if (s.best.defined()) best->params.push_back(s.best);
     void* key = s.param.unsafeGetTensorImpl();
     if (s.adam)
       state[key] = std::move(s.adam);

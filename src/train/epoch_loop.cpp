@@ -139,13 +139,40 @@ void check_divergence(Trainer& trainer, double loss, int epoch, const std::strin
   }
 }
 
-void write_checkpoint(Trainer& trainer, const RunOptions& opt, const CheckpointProgress& progress) {
+void write_checkpoint(Trainer& trainer, const RunOptions& opt, const CheckpointProgress& progress,
+                      const ModelSnapshot* best) {
   const std::string path = checkpoint_path(opt.checkpoint_dir, progress.epoch);
   CheckpointHeader header = opt.checkpoint_header;
   header.embedding = trainer.has_embedding();
-  save_checkpoint(path, header, progress, trainer.model(), trainer.optimizer());
+  save_checkpoint(path, header, progress, trainer.model(), trainer.optimizer(), best);
   prune_checkpoints(opt.checkpoint_dir, kCheckpointsKept);
   spdlog::debug("wrote checkpoint {}", path);
+}
+
+// The progress line of one epoch (rank 0): loss, scores when evaluated, the slowest rank's times,
+// everyone's bytes.
+void log_progress(const std::vector<EpochRecord>& all, const EpochRecord& rec,
+                  const RunOptions& opt) {
+  double slowest = 0, slowest_comm = 0, slowest_exposed = 0, bytes = 0, predicted_s = 0;
+  for (const EpochRecord& r : all) {
+    slowest = std::max(slowest, r.stats.epoch_time_s);
+    slowest_comm = std::max(slowest_comm, r.stats.comm_time_s);
+    slowest_exposed = std::max(slowest_exposed, r.stats.exposed_comm_time_s);
+    bytes += static_cast<double>(r.stats.bytes_sent);
+  }
+  for (double t : rec.stats.assign.predicted_forward_s) predicted_s += t;
+  for (double t : rec.stats.assign.predicted_backward_s) predicted_s += t;
+  const std::string predicted =
+      rec.stats.adaptive ? fmt::format(", predicted {:.6f} s", predicted_s) : "";
+  const std::string scores = rec.evaluated
+                                 ? fmt::format(" | train {:.4f} val {:.4f} test {:.4f}",
+                                               rec.scores.train, rec.scores.valid, rec.scores.test)
+                                 : "";
+  spdlog::info(
+      "epoch {:4d}/{} | loss {:.4f}{} | {:.4f} s (comm {:.4f} s{}, exposed {:.4f} s) | {:.2f} "
+      "MB sent",
+      rec.stats.epoch, opt.epochs, rec.stats.loss, scores, slowest, slowest_comm, predicted,
+      slowest_exposed, bytes / 1e6);
 }
 
 // Sums over the epochs run, for the summary (rank 0).
@@ -202,10 +229,11 @@ void summarize(const Totals& t, bool adaptive, RunSummary& s) {
 
 std::string describe(const RunSummary& s) {
   std::string text = fmt::format(
-      "summary: best val {} {:.4f}, test {:.4f} at best val, final test {:.4f} | {} epochs on {} "
-      "worker(s) ({}), {:.4f} s/epoch ({:.2f} epochs/s)",
-      s.metric, s.best_val_acc, s.test_acc_at_best_val, s.final_test_acc, s.epochs, s.world_size,
-      s.device, s.mean_epoch_time_s, s.epochs_per_s);
+      "summary: best val {} {:.4f} (epoch {}), test {:.4f} at best val, final test {:.4f} | {} "
+      "epochs{} on {} worker(s) ({}), {:.4f} s/epoch ({:.2f} epochs/s)",
+      s.metric, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val, s.final_test_acc, s.epochs,
+      s.stopped_early ? " (stopped early)" : "", s.world_size, s.device, s.mean_epoch_time_s,
+      s.epochs_per_s);
   if (s.full_precision_bytes_per_epoch == 0) {
     // One worker: nothing is exchanged.
   } else if (s.bytes_per_epoch >= s.full_precision_bytes_per_epoch) {
@@ -291,6 +319,15 @@ std::string metrics_kept_on_resume(const std::string& path, int last) {
   return kept;
 }
 
+bool stops_early_after(const CheckpointProgress& p, const RunOptions& opt) {
+  return opt.patience > 0 && p.have_best && p.epoch < opt.epochs && p.epoch % opt.eval_every == 0 &&
+         p.epoch - p.best_epoch >= opt.patience;
+}
+
+bool training_finished(const RunOptions& opt) {
+  return opt.start.epoch >= opt.epochs || stops_early_after(opt.start, opt);
+}
+
 RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& opt) {
   const int world = comm.size();
   const bool root = comm.rank() == 0;
@@ -310,12 +347,11 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
 
   RunSummary summary;
   summary.metric = trainer.metric_name();
-  summary.epochs = opt.epochs;
   summary.world_size = world;
   summary.device = trainer.device().name();
-  bool have_best = opt.start.have_best;
-  summary.best_val_acc = opt.start.best_val;
-  summary.test_acc_at_best_val = opt.start.test_at_best_val;
+  CheckpointProgress progress = opt.start;  // the last epoch run and the best validation score
+  ModelSnapshot best = opt.start_best;      // restore_best: that epoch's parameters
+  const auto kept_best = [&] { return opt.restore_best && best.epoch > 0 ? &best : nullptr; };
   std::string last_checkpoint =
       opt.start.epoch > 0 ? checkpoint_path(opt.checkpoint_dir, opt.start.epoch) : "";
   const int layers = trainer.num_layers();
@@ -337,16 +373,22 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     rec.stats = trainer.train_epoch(epoch);
     check_divergence(trainer, rec.stats.loss, epoch, last_checkpoint);
     adaptive = rec.stats.adaptive;
+    progress.epoch = epoch;
     if (epoch % opt.eval_every == 0 || epoch == opt.epochs) {
       rec.scores = trainer.evaluate();
       rec.evaluated = true;
-      if (!have_best || rec.scores.valid > summary.best_val_acc) {
-        have_best = true;
-        summary.best_val_acc = rec.scores.valid;
-        summary.test_acc_at_best_val = rec.scores.test;
+      if (!progress.have_best || rec.scores.valid > progress.best_val) {
+        progress.have_best = true;
+        progress.best_val = rec.scores.valid;
+        progress.test_at_best_val = rec.scores.test;
+        progress.best_epoch = epoch;
+        if (opt.restore_best) best = trainer.snapshot(epoch);
       }
       summary.final_test_acc = rec.scores.test;
     }
+    // The scores are every rank's, so every rank stops after the same epoch.
+    summary.stopped_early = stops_early_after(progress, opt);
+    const bool last = summary.stopped_early || epoch == opt.epochs;
     const MemoryPeak epoch_peak = meter.peak();
     rec.stats.peak_rss_bytes = epoch_peak.rss_bytes;
     rec.stats.device_peak_bytes = epoch_peak.device_bytes;
@@ -359,10 +401,10 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     pack_record(rec, layers, mine.data());
     comm.allgather(mine.data(), gathered.data(), record_size * sizeof(double));
     const bool checkpoint_due =
-        opt.checkpoint_every > 0 && (epoch % opt.checkpoint_every == 0 || epoch == opt.epochs);
+        opt.checkpoint_every > 0 && (epoch % opt.checkpoint_every == 0 || last);
     if (checkpoint_due) last_checkpoint = checkpoint_path(opt.checkpoint_dir, epoch);
     if (checkpoint_due && trainer.has_embedding()) {
-      trainer.save_embedding(embedding_path(last_checkpoint, comm.rank()));
+      trainer.save_embedding(embedding_path(last_checkpoint, comm.rank()), kept_best());
       comm.barrier();  // every rank's rows are on disk before rank 0 writes the checkpoint
     }
     std::vector<EpochRecord> all;
@@ -370,37 +412,32 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
       all.push_back(unpack_record(gathered.data() + static_cast<size_t>(r) * record_size, layers));
     }
     totals.add(all);
-    if (!root) continue;
-    for (const EpochRecord& r : all) metrics << record_json(r) << '\n';
-    metrics.flush();
-    const bool progress =
-        epoch % opt.progress_every == 0 || epoch == opt.start.epoch + 1 || epoch == opt.epochs;
-    if (progress || spdlog::should_log(spdlog::level::debug)) {
-      double slowest = 0, slowest_comm = 0, slowest_exposed = 0, bytes = 0, predicted_s = 0;
-      for (const EpochRecord& r : all) {
-        slowest = std::max(slowest, r.stats.epoch_time_s);
-        slowest_comm = std::max(slowest_comm, r.stats.comm_time_s);
-        slowest_exposed = std::max(slowest_exposed, r.stats.exposed_comm_time_s);
-        bytes += static_cast<double>(r.stats.bytes_sent);
+    if (root) {
+      for (const EpochRecord& r : all) metrics << record_json(r) << '\n';
+      metrics.flush();
+      if (epoch % opt.progress_every == 0 || epoch == opt.start.epoch + 1 || last ||
+          spdlog::should_log(spdlog::level::debug)) {
+        log_progress(all, rec, opt);
       }
-      for (double t : rec.stats.assign.predicted_forward_s) predicted_s += t;
-      for (double t : rec.stats.assign.predicted_backward_s) predicted_s += t;
-      const std::string predicted =
-          rec.stats.adaptive ? fmt::format(", predicted {:.6f} s", predicted_s) : "";
-      const std::string scores =
-          rec.evaluated ? fmt::format(" | train {:.4f} val {:.4f} test {:.4f}", rec.scores.train,
-                                      rec.scores.valid, rec.scores.test)
-                        : "";
-      spdlog::info(
-          "epoch {:4d}/{} | loss {:.4f}{} | {:.4f} s (comm {:.4f} s{}, exposed {:.4f} s) | {:.2f} "
-          "MB sent",
-          epoch, opt.epochs, rec.stats.loss, scores, slowest, slowest_comm, predicted,
-          slowest_exposed, bytes / 1e6);
+      if (checkpoint_due) write_checkpoint(trainer, opt, progress, kept_best());
+      if (summary.stopped_early) {
+        spdlog::info(
+            "stopping early after epoch {}: no better validation {} than epoch {}'s {:.4f} for {} "
+            "epochs (training.patience {})",
+            epoch, summary.metric, progress.best_epoch, progress.best_val,
+            epoch - progress.best_epoch, opt.patience);
+      }
     }
-    if (checkpoint_due) {
-      write_checkpoint(trainer, opt,
-                       {epoch, have_best, summary.best_val_acc, summary.test_acc_at_best_val});
-    }
+    if (summary.stopped_early) break;
+  }
+  summary.epochs = progress.epoch;
+  summary.best_val_acc = progress.best_val;
+  summary.test_acc_at_best_val = progress.test_at_best_val;
+  summary.best_epoch = progress.best_epoch;
+  summary.params_epoch = progress.epoch;
+  if (kept_best() != nullptr) {
+    trainer.restore(best);
+    summary.params_epoch = best.epoch;
   }
   release_host_blocks();  // no epoch follows to take the blocks kept for reuse
   summarize(totals, adaptive, summary);

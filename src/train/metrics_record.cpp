@@ -304,6 +304,9 @@ std::string summary_json(const RunSummary& s) {
   j["epochs_per_s"] = finite(s.epochs_per_s);
   j["metric"] = s.metric;
   j["epochs"] = s.epochs;
+  j["best_epoch"] = s.best_epoch;
+  j["stopped_early"] = s.stopped_early;
+  j["params_epoch"] = s.params_epoch;
   j["world_size"] = s.world_size;
   j["device"] = s.device;
   j["bytes_per_epoch"] = finite(s.bytes_per_epoch);

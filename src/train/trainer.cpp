@@ -462,14 +462,37 @@ bool Trainer::has_embedding() const {
   return impl_->model->local_embedding().defined();
 }
 
-void Trainer::save_embedding(const std::string& path) const {
+void Trainer::save_embedding(const std::string& path, const ModelSnapshot* best) const {
   save_embedding_rows(path, impl_->model->options().embedding.gids, impl_->model->local_embedding(),
-                      *impl_->optimizer);
+                      *impl_->optimizer, best != nullptr ? &best->embedding : nullptr);
 }
 
-void Trainer::load_embedding(const std::string& checkpoint, int ranks) {
+void Trainer::load_embedding(const std::string& checkpoint, int ranks, ModelSnapshot* best) {
   load_embedding_rows(checkpoint, ranks, impl_->model->options().embedding.gids,
-                      impl_->model->local_embedding(), *impl_->optimizer);
+                      impl_->model->local_embedding(), *impl_->optimizer,
+                      best != nullptr ? &best->embedding : nullptr);
+}
+
+ModelSnapshot Trainer::snapshot(int epoch) const {
+  ModelSnapshot s;
+  s.epoch = epoch;
+  for (const at::Tensor& p : impl_->model->parameters()) s.params.push_back(p.detach().clone());
+  if (const at::Tensor& e = impl_->model->local_embedding(); e.defined())
+    s.embedding = e.detach().clone();
+  return s;
+}
+
+void Trainer::restore(const ModelSnapshot& s) {
+  std::vector<at::Tensor> params = impl_->model->parameters();
+  const at::Tensor& embedding = impl_->model->local_embedding();
+  ADAQP_CHECK(s.params.size() == params.size() && s.embedding.defined() == embedding.defined(),
+              "a snapshot of this model");
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < params.size(); ++i) params[i].copy_(s.params[i]);
+  if (embedding.defined()) {
+    at::Tensor target = embedding;
+    target.copy_(s.embedding);
+  }
 }
 
 int64_t Trainer::num_parameters() const {

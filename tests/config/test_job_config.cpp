@@ -85,8 +85,9 @@ dataset:
   synthetic: {num_nodes: 500, heavy_tailed: true, seed: 9}
 partition: {method: metis, parts: 3, seed: 4, balance_train: true, dir: parts/x}
 model: {type: sage, layers: 3, hidden: 256, dropout: 0.25, layer_norm: true}
-training: {epochs: 5, lr: 0.005, weight_decay: 0, seed: 3, eval_every: 2, threads: 4,
-           checkpoint_every: 10, checkpoint_dir: ckpt/x, recompute: aggregations}
+training: {epochs: 5, lr: 0.005, weight_decay: 0, seed: 3, eval_every: 2, patience: 7,
+           restore_best: true, threads: 4, checkpoint_every: 10, checkpoint_dir: ckpt/x,
+           recompute: aggregations}
 communication: {backend: nccl, mode: adaqp, bits: 8, scheme: adaptive, feature_cache: false, timeout_s: 30,
                 bit_set: [8, 2], lambda: 0.25, group_size: 100, assign_period: 50, solver: exact}
 output: {dir: out/x, log_level: debug}
@@ -114,6 +115,8 @@ output: {dir: out/x, log_level: debug}
   EXPECT_EQ(c.training.lr, 0.005);
   EXPECT_EQ(c.training.weight_decay, 0.0);
   EXPECT_EQ(c.training.eval_every, 2);
+  EXPECT_EQ(c.training.patience, 7);
+  EXPECT_TRUE(c.training.restore_best);
   EXPECT_EQ(c.training.threads, 4);
   EXPECT_EQ(c.training.checkpoint_every, 10);
   EXPECT_STREQ(to_string(c.training.recompute), "aggregations");
@@ -265,6 +268,7 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"training.lr=0", "training.lr = 0"},
       {"training.weight_decay=-1", "training.weight_decay = -1"},
       {"training.eval_every=0", "training.eval_every = 0"},
+      {"training.patience=-1", "training.patience = -1: must be >= 0"},
       {"training.threads=-2", "training.threads = -2"},
       {"training.checkpoint_every=-1", "training.checkpoint_every = -1"},
       {"training.recompute=all", "training.recompute = 'all'"},

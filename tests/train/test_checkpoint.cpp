@@ -84,6 +84,7 @@ CheckpointProgress progress(int epoch) {
   p.have_best = true;
   p.best_val = 0.625;
   p.test_at_best_val = 0.5;
+  p.best_epoch = epoch > 1 ? epoch - 1 : epoch;
   return p;
 }
 
@@ -112,6 +113,7 @@ TEST(Checkpoint, ResumedTrainingIsBitwiseTheUninterruptedOne) {
   EXPECT_TRUE(p.have_best);
   EXPECT_EQ(p.best_val, 0.625);
   EXPECT_EQ(p.test_at_best_val, 0.5);
+  EXPECT_EQ(p.best_epoch, 2);
   EXPECT_EQ(a.values(), b.values());
   for (int i = 0; i < 4; ++i) {
     a.step();
@@ -196,6 +198,28 @@ TEST(Checkpoint, FileWithoutHeadsLoadsWithoutComparingThem) {
   EXPECT_NO_THROW(load_checkpoint(old, other_heads, b.net, *b.adam));
   EXPECT_EQ(a.values(), b.values());
   EXPECT_THROW(load_checkpoint(path, other_heads, b.net, *b.adam), InputError);
+}
+
+// Files written before the best epoch was recorded read it as their own epoch (early stopping then
+// counts from there); a recorded one outside 1..epoch is a clear error.
+TEST(Checkpoint, BestEpochOfOlderFilesIsTheirEpochAndOutOfRangeIsNamed) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  const std::string path = dir.str("c.bin"), old = dir.str("old.bin"), bad = dir.str("bad.bin");
+  save_checkpoint(path, header(), progress(5), a.net, *a.adam);
+  EXPECT_EQ(read_checkpoint_info(path).progress.best_epoch, 4);
+  test::Arrays arrays = test::read_all(path);
+  ASSERT_EQ(arrays.erase("progress/best_epoch"), 1u) << "the file records the best epoch";
+  test::write_all(old, arrays);
+  EXPECT_EQ(read_checkpoint_info(old).progress.best_epoch, 5);
+  CheckpointProgress late = progress(5);
+  late.best_epoch = 6;
+  save_checkpoint(bad, header(), late, a.net, *a.adam);
+  const std::string msg = test::error_of<InputError>([&] { read_checkpoint_info(bad); });
+  EXPECT_TRUE(test::contains(msg, bad) && test::contains(msg, "progress/best_epoch") &&
+              test::contains(msg, "epoch 6 outside 1..5"))
+      << msg;
 }
 
 TEST(Checkpoint, CorruptTruncatedAndForeignFilesAreClearErrors) {
@@ -385,6 +409,67 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   EXPECT_FALSE(std::filesystem::exists(orphan));
   EXPECT_TRUE(std::filesystem::exists(coming));
   EXPECT_TRUE(std::filesystem::exists(checkpoint_path(tmp.str(), 4)));
+}
+
+// training.restore_best: the best epoch's parameters and embedding rows come back where the files
+// keep them, nothing where they do not, and a file with some parameters' but not all is an error.
+TEST(Checkpoint, BestEpochParametersAndRowsComeBackWhereKept) {
+  test::TempDir tmp;
+  Trained a(1);
+  a.step();
+  ModelSnapshot kept;
+  kept.epoch = 1;
+  for (const at::Tensor& p : a.net.parameters()) kept.params.push_back(p.detach().clone());
+  const std::vector<float> at_best = a.values();
+  a.step();
+  const std::string with = tmp.str("with.bin"), without = tmp.str("without.bin");
+  save_checkpoint(with, header(), progress(2), a.net, *a.adam, &kept);
+  save_checkpoint(without, header(), progress(2), a.net, *a.adam);
+
+  Trained b(2);
+  ModelSnapshot best;
+  load_checkpoint(with, header(), b.net, *b.adam, &best);
+  EXPECT_EQ(b.values(), a.values()) << "the live parameters are the last epoch's";
+  ASSERT_EQ(best.params.size(), b.net.parameters().size());
+  std::vector<float> loaded;
+  for (const at::Tensor& p : best.params) {
+    const at::Tensor c = p.contiguous();
+    loaded.insert(loaded.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
+  EXPECT_EQ(loaded, at_best);
+  load_checkpoint(without, header(), b.net, *b.adam, &best);
+  EXPECT_TRUE(best.params.empty());
+
+  test::Arrays arrays = test::read_all(with);
+  ASSERT_EQ(arrays.erase("best/second.bias"), 1u);
+  const std::string partial = tmp.str("partial.bin");
+  test::write_all(partial, arrays);
+  const std::string msg = test::error_of<InputError>(
+      [&] { load_checkpoint(partial, header(), b.net, *b.adam, &best); });
+  EXPECT_TRUE(test::contains(msg, "best/second.bias: the best epoch's values of some parameters"))
+      << msg;
+
+  const std::string ckpt = checkpoint_path(tmp.str(), 3);
+  OwnedRows r0({4, 0}), r1({2});
+  const at::Tensor best0 = r0.rows.detach().clone(), best1 = r1.rows.detach().clone();
+  r0.step();
+  r1.step();
+  save_embedding_rows(embedding_path(ckpt, 0), r0.gids, r0.rows, *r0.adam, &best0);
+  save_embedding_rows(embedding_path(ckpt, 1), r1.gids, r1.rows, *r1.adam, &best1);
+  OwnedRows c({2, 4});
+  at::Tensor rows;
+  load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam, &rows);
+  EXPECT_EQ(c.row(4), r0.row(4));
+  ASSERT_TRUE(rows.defined());
+  EXPECT_TRUE(at::equal(rows, at::stack({best1[0], best0[0]})));
+  save_embedding_rows(embedding_path(ckpt, 1), r1.gids, r1.rows, *r1.adam);
+  EXPECT_TRUE(test::contains(test::error_of<InputError>([&] {
+                               load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam, &rows);
+                             }),
+                             "embedding/best_rows"));
+  save_embedding_rows(embedding_path(ckpt, 0), r0.gids, r0.rows, *r0.adam);
+  load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam, &rows);
+  EXPECT_FALSE(rows.defined());
 }
 
 TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {

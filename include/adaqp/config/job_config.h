@@ -36,6 +36,12 @@ struct TrainingConfig {
   double weight_decay = 5e-4;
   uint64_t seed = 0;
   int eval_every = 1;
+  // Early stopping: end the run at the first evaluation at least this many epochs after the best
+  // validation score; 0 = train every epoch.
+  int patience = 0;
+  // Put the parameters of the best validation epoch back after the last one: params.bin and
+  // predictions.npy then hold them.
+  bool restore_best = false;
   int threads = 0;  // compute threads per worker; 0 = cores / workers on this host
   // Where the epoch runs: cpu, cuda (GPU local_rank % visible devices), or auto (cuda when the
   // build has CUDA and NCCL and every rank can have a GPU, else cpu).

@@ -19,23 +19,28 @@
 //   header/seed               int64 (training.seed, bit-cast)
 //   progress/epoch            int64 {epochs completed}
 //   progress/best             float64 {have_best, best validation score, test score at it}
+//   progress/best_epoch       int64 {the epoch of that score; absent in older files, read as the
+//                             file's epoch where it has a best score}
 //   param/<name>, shape/<name>            float32 values, int64 sizes, per model parameter
 //   adam/<name>/step, adam/<name>/exp_avg, adam/<name>/exp_avg_sq (and adam/<name>/max_exp_avg_sq
 //   with amsgrad): torch::optim::Adam's state of the parameter, absent before its first step.
 //   header/embedding          int64 {1 with learned featureless rows, else 0; absent in older
 //   files}
+//   best/<name>               float32: with training.restore_best, every parameter's values at the
+//                             best validation epoch (ModelSnapshot), once there is one
 // Learned featureless rows (model.featureless: embedding) are no parameter every rank shares: each
 // rank owns the rows of its nodes. Each rank writes its rows beside the checkpoint, to
 // embedding_path(checkpoint, rank), before rank 0 writes the checkpoint itself (every rank waits
 // for all of them first): embedding/gids (the rows' node ids), embedding/shape, embedding/rows,
 // and once stepped embedding/adam_step, embedding/exp_avg, embedding/exp_avg_sq (and
-// embedding/max_exp_avg_sq with amsgrad). A checkpoint with embedding rows reads back intact only
-// with all its header/world files, and a job on any W' takes each of its nodes' rows from them.
-// Random numbers carry no state to save: dropout masks (and quantization noise) are counter-based
-// Philox draws keyed by (seed, epoch, layer, global node id, ...), so seed and epoch resume them.
-// Not stored: the bit-width assignment and the fitted link model of adaptive quantization, which
-// belong to one partition and one set of links; a resumed job probes its links and traces its
-// messages afresh, as a new job does (the first epochs at 8 bits, then solved widths).
+// embedding/max_exp_avg_sq with amsgrad), and with training.restore_best embedding/best_rows (the
+// rows at the best validation epoch). A checkpoint with embedding rows reads back intact only with
+// all its header/world files, and a job on any W' takes each of its nodes' rows from them. Random
+// numbers carry no state to save: dropout masks (and quantization noise) are counter-based Philox
+// draws keyed by (seed, epoch, layer, global node id, ...), so seed and epoch resume them. Not
+// stored: the bit-width assignment and the fitted link model of adaptive quantization, which belong
+// to one partition and one set of links; a resumed job probes its links and traces its messages
+// afresh, as a new job does (the first epochs at 8 bits, then solved widths).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -81,31 +86,46 @@ struct CheckpointProgress {
   bool have_best = false;
   double best_val = 0;
   double test_at_best_val = 0;
+  int best_epoch = 0;  // the first epoch that reached best_val (0 without one)
+};
+
+// The parameters (in named_parameters() order) and this rank's learned featureless rows (undefined
+// without) copied at one epoch, on their device: training.restore_best's copy of the best
+// validation epoch, kept beside the live ones and put back after the last epoch.
+struct ModelSnapshot {
+  int epoch = 0;  // 0: nothing kept
+  std::vector<at::Tensor> params;
+  at::Tensor embedding;
 };
 
 // "<dir>/ckpt-000012.bin" for epoch 12.
 std::string checkpoint_path(const std::string& dir, int epoch);
 
-// Writes one checkpoint atomically. InputError naming the file if it cannot be written.
+// Writes one checkpoint atomically, with `best`'s parameters where given. InputError naming the
+// file if it cannot be written.
 void save_checkpoint(const std::string& path, const CheckpointHeader& header,
                      const CheckpointProgress& progress, const torch::nn::Module& model,
-                     const torch::optim::Adam& optimizer);
+                     const torch::optim::Adam& optimizer, const ModelSnapshot* best = nullptr);
 
 // The file of rank `rank`'s embedding rows of checkpoint `checkpoint`:
 // "<dir>/ckpt-000012.emb-0003.bin".
 std::string embedding_path(const std::string& checkpoint, int rank);
 
-// Writes this rank's embedding rows `rows` (rows x columns; their node ids `gids`) and their Adam
-// state in `optimizer` to `path` atomically. InputError naming the file if it cannot be written.
+// Writes this rank's embedding rows `rows` (rows x columns; their node ids `gids`), their Adam
+// state in `optimizer` and, where given, the same rows at the best epoch `best_rows` to `path`
+// atomically. InputError naming the file if it cannot be written.
 void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gids,
-                         const at::Tensor& rows, const torch::optim::Adam& optimizer);
+                         const at::Tensor& rows, const torch::optim::Adam& optimizer,
+                         const at::Tensor* best_rows = nullptr);
 
 // Restores into `rows` (this rank's, of node ids `gids`) and into its Adam state in `optimizer` the
 // rows of those ids from the `ranks` embedding files of `checkpoint`. InputError naming the file
 // for a node whose row is in none of them, rows of another width, or Adam steps that disagree; on
-// any error nothing has been changed.
+// any error nothing has been changed. With `best_rows`, also the rows at the best epoch into a new
+// tensor there where the files have them (else it stays undefined).
 void load_embedding_rows(const std::string& checkpoint, int ranks, const std::vector<int64_t>& gids,
-                         const at::Tensor& rows, torch::optim::Adam& optimizer);
+                         const at::Tensor& rows, torch::optim::Adam& optimizer,
+                         at::Tensor* best_rows = nullptr);
 
 // Reads the header and progress of `path`, verifying every array's checksum on the way (and its
 // embedding files', where it has them).
@@ -121,9 +141,11 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // InputError "<file>: <field>: checkpoint has X, this job has Y"), then restores the parameters
 // and the Adam state into `model` and `optimizer`, whose parameters must be the model's. A missing
 // parameter or one of another shape is an InputError naming it; on any error nothing has been
-// changed.
+// changed. With `best`, also the best epoch's parameters into best->params where the file has them
+// (else best->params stays empty).
 CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
-                                   torch::nn::Module& model, torch::optim::Adam& optimizer);
+                                   torch::nn::Module& model, torch::optim::Adam& optimizer,
+                                   ModelSnapshot* best = nullptr);
 
 // Epochs of the checkpoint files in `dir` (by file name only), newest first; none if `dir` does not
 // exist.

@@ -6,8 +6,8 @@
 //                  preceded for the adaptive scheme by the link model {"event":"link_model", ...}
 //                  (link_probe.h) and followed by one summary record {"event":"summary", ...} with
 //                  the fields of RunSummary; docs/metrics.md is the schema;
-//   params.bin     the final parameters: float32, little-endian, every parameter's values
-//                  concatenated in registration order (for comparing runs).
+//   params.bin     the final parameters (with restore_best, the best validation epoch's): float32,
+//                  little-endian, every parameter's values concatenated in registration order.
 // and, with checkpoint_every > 0, the checkpoints (train/checkpoint.h) in checkpoint_dir.
 #pragma once
 
@@ -25,7 +25,13 @@ namespace adaqp {
 
 struct RunOptions {
   int epochs = 200;
-  int eval_every = 1;      // evaluate every this many epochs, and after the last one
+  int eval_every = 1;  // evaluate every this many epochs, and after the last one
+  // Early stopping: end after an evaluated epoch at least this many epochs after the best
+  // validation score (stops_early_after); 0 = never.
+  int patience = 0;
+  // Keep a copy of the parameters at the best validation epoch (in checkpoints too) and put it back
+  // after the last epoch, before params.bin is written.
+  bool restore_best = false;
   int progress_every = 1;  // log a progress line every this many epochs, the first and the last
   std::string output_dir;
   // Rank 0 writes a checkpoint (train/checkpoint.h) into checkpoint_dir every checkpoint_every
@@ -36,6 +42,7 @@ struct RunOptions {
   // Where to continue from (a loaded checkpoint's progress); epoch 0 = a fresh run. A resumed run
   // keeps the records of metrics.jsonl up to that epoch and appends to them.
   CheckpointProgress start;
+  ModelSnapshot start_best;  // restore_best: the best epoch's parameters the checkpoint kept
   // This rank's peak memory in the phases before training (load, partition, start-up); the
   // training phase is measured here.
   PhasePeaks memory;
@@ -49,8 +56,11 @@ struct RunSummary {
   double final_test_acc = 0;
   double mean_epoch_time_s = 0;  // mean over epochs of the slowest rank's epoch time
   double epochs_per_s = 0;
-  std::string metric;  // accuracy | f1_micro
-  int epochs = 0;
+  std::string metric;          // accuracy | f1_micro
+  int epochs = 0;              // the last epoch run
+  int best_epoch = 0;          // the first epoch that reached best_val_acc
+  bool stopped_early = false;  // by RunOptions::patience, before RunOptions::epochs
+  int params_epoch = 0;        // the epoch whose parameters params.bin holds
   int world_size = 0;
   std::string device;  // "cpu" or "cuda:<index>" (rank 0's)
   // Halo exchanges, all ranks together, mean over the epochs run: bytes sent, and what the same
@@ -84,7 +94,16 @@ struct RunSummary {
 // and where the epoch time went.
 std::string describe(const RunSummary& s);
 
-// Trains epochs opt.start.epoch + 1 .. opt.epochs (the number keys the dropout masks). Collective.
+// Whether a run with options `opt` ends early after epoch p.epoch, whose best validation score so
+// far `p` records: with patience, p.epoch is evaluated (a multiple of eval_every, before the last),
+// and p.best_epoch is at least patience epochs older.
+bool stops_early_after(const CheckpointProgress& p, const RunOptions& opt);
+// Whether nothing is left to train from opt.start: its epoch is the last, or the run stopped early
+// there.
+bool training_finished(const RunOptions& opt);
+
+// Trains epochs opt.start.epoch + 1 .. opt.epochs (the number keys the dropout masks), or until it
+// stops early (stops_early_after). Collective.
 // After every step, a non-finite loss, gradient or parameter stops the run with a NumericalError
 // (the same on every rank) naming the epoch, the parameter and the last good checkpoint.
 RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& opt);

@@ -33,6 +33,7 @@ class Adam;
 namespace adaqp {
 
 struct SparseFeatures;  // model/sparse_features.h
+struct ModelSnapshot;   // train/checkpoint.h
 
 // communication.mode (docs/design.md, section 7): vanilla (full precision, no overlap), overlap
 // (AdaQP-p), quant (AdaQP-q), adaqp (both). Training exchanges of the quantized modes use the
@@ -129,11 +130,17 @@ class Trainer {
   torch::optim::Adam& optimizer();
   // Learned featureless rows (model.featureless: embedding, some type without features): each
   // rank's own, trained by `optimizer` but not among `model`'s parameters, so checkpoints keep
-  // them apart (train/checkpoint.h): save writes this rank's rows and their Adam state to `path`,
-  // load takes this rank's nodes' rows from the `ranks` embedding files of checkpoint `checkpoint`.
+  // them apart (train/checkpoint.h): save writes this rank's rows and their Adam state to `path`
+  // (and `best`'s rows, where given), load takes this rank's nodes' rows from the `ranks`
+  // embedding files of checkpoint `checkpoint` (and into best->embedding their rows at the best
+  // epoch, where given and written).
   bool has_embedding() const;
-  void save_embedding(const std::string& path) const;
-  void load_embedding(const std::string& checkpoint, int ranks);
+  void save_embedding(const std::string& path, const ModelSnapshot* best = nullptr) const;
+  void load_embedding(const std::string& checkpoint, int ranks, ModelSnapshot* best = nullptr);
+  // A copy of the parameters and this rank's learned featureless rows as they are after `epoch`,
+  // on their device; restore puts one back (training.restore_best).
+  ModelSnapshot snapshot(int epoch) const;
+  void restore(const ModelSnapshot& s);
 
   const Part& part() const;
   // The rows its halo exchanges send and receive, and their layout (communication.exchange).
