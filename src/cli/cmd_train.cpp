@@ -182,8 +182,10 @@ void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer
   const std::string predictions =
       cfg.output.predictions ? "\npredictions: " + (dir / "predictions.npy").string() : "";
   if (finished) {
-    spdlog::info("training had finished at epoch {}: nothing trained{}", ropt.start.epoch,
-                 predictions);
+    const int params_epoch = ropt.start_best.epoch > 0 ? ropt.start_best.epoch : ropt.start.epoch;
+    spdlog::info(
+        "training had finished at epoch {}: nothing trained{}{}", ropt.start.epoch, predictions,
+        cfg.output.predictions ? fmt::format(" (epoch {}'s parameters)", params_epoch) : "");
   } else {
     spdlog::info("{}\nmetrics: {}{}", describe(s), (dir / "metrics.jsonl").string(), predictions);
   }

@@ -15,22 +15,29 @@
 namespace adaqp::cli {
 namespace {
 
-// training.restore_best: the best epoch's parameters a checkpoint kept, or its own where it is its
-// best epoch; a file written without restore_best has none of an earlier best epoch.
+// training.restore_best: the best epoch's parameters a checkpoint kept, or its own where it records
+// itself as its best epoch; a file written without restore_best has none of an earlier best epoch,
+// and one written before the best epoch was recorded cannot say which it was.
 void keep_best_of_checkpoint(const std::string& path, const CheckpointProgress& progress,
                              const Trainer& trainer, ModelSnapshot& best) {
   best.epoch = 0;
   if (!progress.have_best) return;
   if (!best.params.empty() && best.embedding.defined() == trainer.has_embedding()) {
     best.epoch = progress.best_epoch;
-  } else if (progress.best_epoch == progress.epoch) {
+  } else if (progress.best_epoch_recorded && progress.best_epoch == progress.epoch) {
     best = trainer.snapshot(progress.epoch);
-  } else {
+  } else if (progress.best_epoch_recorded) {
     throw ConfigError(fmt::format(
         "--resume with training.restore_best: checkpoint {} (epoch {}) holds no parameters of its "
         "best validation epoch {}: it was written without training.restore_best; resume without "
         "it",
         path, progress.epoch, progress.best_epoch));
+  } else {
+    throw ConfigError(fmt::format(
+        "--resume with training.restore_best: checkpoint {} (epoch {}) was written before "
+        "checkpoints recorded their best validation epoch, and holds no parameters of it; resume "
+        "without training.restore_best",
+        path, progress.epoch));
   }
 }
 
@@ -74,15 +81,14 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     // Each rank takes its nodes' learned rows from the files of the ranks that wrote them.
     if (expected.embedding) trainer.load_embedding(path, written_on, best);
     if (best != nullptr) keep_best_of_checkpoint(path, ropt.start, trainer, *best);
-    // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp).
+    // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp),
+    // by the parameters this job's training.restore_best asks for.
     if (training_finished(ropt) && !cfg.output.predictions) {
       const std::string why =
           ropt.start.epoch >= ropt.epochs
               ? fmt::format("training.epochs is {}", ropt.epochs)
-              : fmt::format(
-                    "the run stopped early there (best validation at epoch {}, training.patience "
-                    "{})",
-                    ropt.start.best_epoch, ropt.patience);
+              : fmt::format("training.patience {} ends the run there (best validation at epoch {})",
+                            ropt.patience, ropt.start.best_epoch);
       throw ConfigError(
           fmt::format("--resume: checkpoint {} is at epoch {} and {}: nothing left to train (with "
                       "output.predictions, the run's predictions would be written)",

@@ -96,12 +96,15 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   p.best_val = best[1];
   p.test_at_best_val = best[2];
   if (in.has("progress/best_epoch")) {
-    p.best_epoch = static_cast<int>(get_exact<int64_t>(in, path, "progress/best_epoch", 1)[0]);
-    if (p.best_epoch < (p.have_best ? 1 : 0) || p.best_epoch > p.epoch)
+    const int64_t best_epoch = get_exact<int64_t>(in, path, "progress/best_epoch", 1)[0];
+    const int lowest = p.have_best ? 1 : 0, highest = p.have_best ? p.epoch : 0;
+    if (best_epoch < lowest || best_epoch > highest)
       throw InputError(path, "progress/best_epoch",
-                       fmt::format("epoch {} outside 1..{}", p.best_epoch, p.epoch));
-  } else if (p.have_best) {
-    p.best_epoch = p.epoch;
+                       fmt::format("epoch {} outside {}..{}", best_epoch, lowest, highest));
+    p.best_epoch = static_cast<int>(best_epoch);
+  } else {
+    p.best_epoch = p.have_best ? p.epoch : 0;
+    p.best_epoch_recorded = false;
   }
   return info;
 }
@@ -336,12 +339,8 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
                        fmt::format("checkpoint has shape [{}], the model has [{}]",
                                    fmt::join(sizes, ", "), fmt::join(sizes_of(s.param), ", ")));
     s.values = tensor_of(in, path, "param/" + name, sizes);
-    // The best epoch's values are all there or none (a file written without restore_best).
     if (best != nullptr && in.has("best/" + name))
       s.best = tensor_of(in, path, "best/" + name, sizes).to(s.param.device());
-    if (best != nullptr && !staged.empty() && s.best.defined() != staged[0].best.defined())
-      throw InputError(path, "best/" + name,
-                       "the best epoch's values of some parameters but not of all");
     const std::string prefix = "adam/" + name + "/";
     if (in.has(prefix + "step")) {
       s.adam = std::make_unique<torch::optim::AdamParamState>();
@@ -358,6 +357,14 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
     staged.push_back(std::move(s));
   }
 
+  // The best epoch's values are all there or none (a file written without restore_best).
+  const auto kept = [](const StagedParam& s) { return s.best.defined(); };
+  const auto missing = std::find_if_not(staged.begin(), staged.end(), kept);
+  if (missing != staged.end() && std::any_of(staged.begin(), staged.end(), kept)) {
+    const std::string name = model.named_parameters()[missing - staged.begin()].key();
+    throw InputError(path, "best/" + name,
+                     "missing, while other parameters have their best epoch's values");
+  }
   at::NoGradGuard no_grad;
   auto& state = optimizer.state();
   if (best != nullptr) best->params.clear();

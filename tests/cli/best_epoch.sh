@@ -12,8 +12,9 @@
 # records: the checkpoint keeps the best epoch (a count restarted at the resume would stop later).
 # restore_best: the stopped run's params.bin and predictions.npy are, byte for byte, those of a run
 # trained only up to the best epoch; so are they after a resume of a run cut after the best epoch
-# (the checkpoint keeps that epoch's parameters), and the finished run's predictions from its
-# checkpoint; a checkpoint written without restore_best, past its best epoch, is refused with it.
+# (the checkpoint keeps that epoch's parameters), after a resume with it of that shorter run's
+# checkpoint (written without it, at its own best epoch), and the finished run's predictions from
+# its checkpoint; a checkpoint written without restore_best, past its best epoch, is refused.
 # R-GCN with learned featureless rows (each rank's own, outside params.bin) likewise: the
 # predictions of the run with restore_best, uninterrupted or cut after its best epoch and resumed,
 # are those of a run trained up to that epoch.
@@ -118,8 +119,8 @@ if timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "$
   cat "$tmp/again.log"
   fail "--resume of a run that stopped early trained on"
 fi
-grep -q "is at epoch $stop and the run stopped early there (best validation at epoch $stop_best" \
-  "$tmp/again.log" || { cat "$tmp/again.log"; fail "the refusal does not say why"; }
+refusal="is at epoch $stop and training.patience 8 ends the run there (best validation at epoch"
+grep -q "$refusal $stop_best)" "$tmp/again.log" || { cat "$tmp/again.log"; fail "the refusal does not say why"; }
 cp "$tmp/stop/metrics.jsonl" "$tmp/stop-metrics.jsonl"
 train stop --set "training.epochs=$EPOCHS" --set training.patience=8 \
   --set training.checkpoint_every=50 --set output.predictions=true --resume
@@ -151,8 +152,15 @@ print([json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]["para
 }
 best=(--set training.patience=8 --set training.restore_best=true --set output.predictions=true)
 train best --set "training.epochs=$EPOCHS" "${best[@]}" --set training.checkpoint_every=50
-train at_best --set "training.epochs=$stop_best" --set output.predictions=true
+train at_best --set "training.epochs=$stop_best" --set output.predictions=true \
+  --set training.checkpoint_every=1000
 same best at_best
+# A checkpoint written without restore_best at its own best epoch resumes with it: that epoch's
+# parameters are its live ones.
+cp -r "$tmp/at_best" "$tmp/from_own_best"
+train from_own_best --set "training.epochs=$EPOCHS" "${best[@]}" \
+  --set training.checkpoint_every=1000 --resume
+same from_own_best at_best
 [[ $(params_epoch best) == "$stop_best" && $(params_epoch stop) == "$stop" ]] ||
   fail "params_epoch: $(params_epoch best) and $(params_epoch stop), not $stop_best and $stop"
 cp "$tmp/best/predictions.npy" "$tmp/best-predictions.npy"

@@ -20,6 +20,9 @@
 # - GraphSAGE with LayerNorm, GAT with 4 heads, the layer-0 feature cache off, and R-GCN on the
 #   generated ogbn-mag-shaped graph (learned rows for its featureless types) match the CPU at W=2
 #   within DEVICE_TOL (on the CPU these differ across W by 2.6e-7 and 4.6e-7);
+# - training.patience and training.restore_best on CUDA (R-GCN, its learned rows on the device):
+#   the model put back after the early stop has the parameters and predictions.npy of a CUDA run
+#   trained up to the best epoch (within DEVICE_TOL, and at 99% of nodes);
 # - training.device=auto takes the GPU and reproduces the CUDA run; every run's epoch records have
 #   consistent times, and on CUDA each rank's device allocator peak stays flat after epoch 2;
 # - checkpoints are device-independent: a CUDA run resumed on the CPU on 2 workers, and a CPU run
@@ -114,6 +117,43 @@ for name in sage gat nocache rgcn rgcn-first; do
     --params "$DEVICE_TOL"
   "${compare[@]}" sanity "$tmp/$name/cuda-w2" --device
 done
+
+# training.restore_best on CUDA: the best epoch's model, parameters and learned rows, put back.
+best_run() {
+  local out=$1
+  shift
+  # shellcheck disable=SC2016
+  timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np 2 bash -c \
+    'NCCL_HOSTID=adaqp-gpu-test-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN" train \
+    "${synthetic[@]}" --set dataset.synthetic.heterogeneous=true --set dataset.add_reverse=true \
+    --set model.type=rgcn --set model.featureless=embedding --set communication.exchange=rows \
+    --set training.device=cuda --set partition.parts=2 --set "partition.dir=$tmp/rgcn-partition-w2" \
+    --set training.seed=11 --set model.dropout=0.5 --set output.predictions=true \
+    --set "output.dir=$out" --set output.log_level=warn "$@" >"$out.log" 2>&1 ||
+    { cat "$out.log"; echo "FAIL: R-GCN on CUDA into $out" >&2; exit 1; }
+}
+best_run "$tmp/best" --set training.epochs=150 --set training.patience=10 \
+  --set training.restore_best=true
+read -r best_epoch last_epoch < <("${ADAQP_PYTHON:-python3}" -c 'import json, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]
+print(s["params_epoch"], s["epochs"])' "$tmp/best/metrics.jsonl")
+((best_epoch < last_epoch)) ||
+  { echo "FAIL: R-GCN's best epoch $best_epoch is its last: nothing to restore" >&2; exit 1; }
+best_run "$tmp/at-best" --set "training.epochs=$best_epoch"
+"${ADAQP_PYTHON:-python3}" - "$tmp/best" "$tmp/at-best" "$DEVICE_TOL" "$best_epoch" <<'PY'
+import sys
+import numpy as np
+best, at_best, tol, epoch = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+p, q = (np.fromfile(f"{d}/params.bin", dtype="<f4") for d in (best, at_best))
+assert p.shape == q.shape and p.size > 0, (p.shape, q.shape)
+worst = float(np.max(np.abs(p - q) / np.maximum(1.0, np.abs(q))))
+assert worst <= tol, f"restore_best on CUDA: parameters differ by {worst:.3g} from epoch {epoch}'s"
+a, b = (np.load(f"{d}/predictions.npy") for d in (best, at_best))
+agree = float((a == b).mean())
+assert a.shape == b.shape and agree >= 0.99, f"predictions agree at {agree:.1%}"
+print(f"ok: restore_best on CUDA gives epoch {epoch}'s model: parameters within {worst:.2g}, "
+      f"predictions agree at {agree:.1%}")
+PY
 
 # training.device=auto with a GPU per rank: the GPU, and the CUDA run's results.
 run auto auto 1 "${synthetic[@]}"

@@ -87,6 +87,8 @@ struct CheckpointProgress {
   double best_val = 0;
   double test_at_best_val = 0;
   int best_epoch = 0;  // the first epoch that reached best_val (0 without one)
+  // False for a file written before the best epoch was recorded: best_epoch is then its epoch.
+  bool best_epoch_recorded = true;
 };
 
 // The parameters (in named_parameters() order) and this rank's learned featureless rows (undefined
