@@ -142,6 +142,7 @@ const Field kFields[] = {
                r.stats.bytes_backward, reals, typed<int64_t>),
     ADAQP_SCALAR("train_acc", Kind::kReal, Emit::kEvaluated, r.scores.train),
     ADAQP_SCALAR("val_acc", Kind::kReal, Emit::kEvaluated, r.scores.valid),
+    ADAQP_SCALAR("val_loss", Kind::kReal, Emit::kEvaluated, r.scores.valid_loss),
     ADAQP_SCALAR("test_acc", Kind::kReal, Emit::kEvaluated, r.scores.test),
     ADAQP_PAIR("comm_time_by_layer", Kind::kRealPair, Emit::kAlways, r.stats.comm_forward_s,
                r.stats.comm_backward_s, reals, typed<double>),

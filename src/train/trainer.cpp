@@ -219,17 +219,19 @@ struct Trainer::Impl {
     }
   }
 
-  // This rank's share of the global loss: sum over its training nodes / global normaliser.
-  at::Tensor local_loss(const at::Tensor& logits) const {
+  // This rank's share of the global loss over split k (0 train, 1 valid, 2 test): the sum over
+  // its nodes of the split / the global normaliser (the split's nodes of all ranks, times the
+  // classes for multi-label data).
+  at::Tensor local_loss(const at::Tensor& logits, int k = 0) const {
     const Part& p = graph.part();
-    const at::Tensor out = logits.index_select(0, split_idx[0]);
-    const at::Tensor target = labels.index_select(0, split_idx[0]);
-    const auto global_train = static_cast<double>(p.global_split_counts[0]);
+    const at::Tensor out = logits.index_select(0, split_idx[k]);
+    const at::Tensor target = labels.index_select(0, split_idx[k]);
+    const auto nodes = static_cast<double>(std::max<int64_t>(p.global_split_counts[k], 1));
     if (p.multilabel) {
       return at::binary_cross_entropy_with_logits(out, target, {}, {}, at::Reduction::Sum) /
-             (global_train * static_cast<double>(p.num_classes));
+             (nodes * static_cast<double>(p.num_classes));
     }
-    return at::nll_loss(at::log_softmax(out, 1), target, {}, at::Reduction::Sum) / global_train;
+    return at::nll_loss(at::log_softmax(out, 1), target, {}, at::Reduction::Sum) / nodes;
   }
 
   // Makes every parameter's gradient a view of one flat buffer, so that the all-reduce moves
@@ -348,6 +350,8 @@ EvalScores Trainer::evaluate() {
   const Part& p = s.graph.part();
   const at::Tensor logits = impl_->eval_logits();
   EvalScores scores;
+  scores.valid_loss = s.local_loss(logits, 1).item<double>();
+  s.comm.allreduce_sum(&scores.valid_loss, 1);
   double* out[3] = {&scores.train, &scores.valid, &scores.test};
   if (p.multilabel) {
     // Per split: true positives, false positives, false negatives.

@@ -7,7 +7,9 @@
 # features divided by their row sum, a_ij = 1 / sqrt(deg(i) deg(j)). The train, validation and
 # test accuracies of the last epoch's record must match the reference's within one node of each
 # split (ties between float32 and float64 logits), so evaluating on the wrong split, a wrong
-# normalisation or parameters that are not the final ones fail. The run's predictions.npy
+# normalisation or parameters that are not the final ones fail; the validation loss (val_loss,
+# cross-entropy over the validation nodes) must match the reference's within 1e-5, relative. The
+# run's predictions.npy
 # (output.predictions) must hold the reference's class for every node whose two largest logits are
 # more than 1e-4 apart (and such nodes must be at least 95% of them).
 set -euo pipefail
@@ -86,6 +88,13 @@ for r in last:
         assert abs(r[key] - ref[s]) <= tol, \
             f"rank {r['rank']} {key} {r[key]:.4f}, NumPy reference {ref[s]:.4f} (tolerance {tol:.4f})"
 assert abs(summary["final_test_acc"] - ref["test"]) <= 1.0 / len(split["test"]) + 1e-9, summary
+shifted = logits - logits.max(axis=1, keepdims=True)
+log_softmax = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+valid = split["valid"]
+val_loss = float(-log_softmax[valid, labels[valid]].mean())
+for r in last:
+    assert abs(r["val_loss"] - val_loss) <= 1e-5 * val_loss, \
+        f"rank {r['rank']} val_loss {r['val_loss']:.8f}, NumPy reference {val_loss:.8f}"
 # predictions.npy: the class of every node, in node id order, as NumPy's forward gives it wherever
 # its two largest logits are apart by more than the summation order could move them.
 written = np.load(f"{run}/predictions.npy")
@@ -99,5 +108,6 @@ print(f"reference_forward: predictions.npy is NumPy's argmax at all {clear.sum()
       "with a clear largest logit")
 print(f"reference_forward: train/val/test accuracy {ref['train']:.4f}/{ref['valid']:.4f}/"
       f"{ref['test']:.4f} recomputed in NumPy match the reported "
-      f"{last[0]['train_acc']:.4f}/{last[0]['val_acc']:.4f}/{last[0]['test_acc']:.4f}")
+      f"{last[0]['train_acc']:.4f}/{last[0]['val_acc']:.4f}/{last[0]['test_acc']:.4f}, validation "
+      f"loss {val_loss:.6f} against the reported {last[0]['val_loss']:.6f}")
 PY

@@ -91,9 +91,12 @@ struct EpochStats {
   int64_t device_peak_bytes = 0;  // CUDA
 };
 
-// Scores over all ranks (identical on every rank): accuracy, or F1-micro for multi-label data.
+// Scores over all ranks (identical on every rank): accuracy, or F1-micro for multi-label data; and
+// the loss over the validation nodes of all ranks, defined as the training loss is over the
+// training nodes (0 without validation nodes).
 struct EvalScores {
   double train = 0, valid = 0, test = 0;
+  double valid_loss = 0;
 };
 
 // Sets the number of threads of libtorch's operators and of the project's kernels (OpenMP).
