@@ -37,7 +37,7 @@ train() {
   shift 2
   local out=$work/$ds/$name
   log "$ds $name"
-  mpirun --oversubscribe -np 1 "$ADAQP_BIN" train --config "$ADAQP_ROOT/configs/$ds.yaml" \
+  mpirun --oversubscribe --bind-to none -np 1 "$ADAQP_BIN" train --config "$ADAQP_ROOT/configs/$ds.yaml" \
     --set "dataset.path=$shared/$ds" --set partition.parts=1 \
     --set "partition.dir=$work/$ds/partition" --set "output.dir=$out" --set training.threads=1 \
     --set training.device=cpu \
