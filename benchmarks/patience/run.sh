@@ -37,8 +37,8 @@ train() {
   shift 2
   local out=$work/$ds/$name
   log "$ds $name"
-  mpirun --oversubscribe --bind-to none -np 1 "$ADAQP_BIN" train --config "$ADAQP_ROOT/configs/$ds.yaml" \
-    --set "dataset.path=$shared/$ds" --set partition.parts=1 \
+  mpirun --oversubscribe --bind-to none -np 1 "$ADAQP_BIN" train \
+    --config "$ADAQP_ROOT/configs/$ds.yaml" --set "dataset.path=$shared/$ds" --set partition.parts=1 \
     --set "partition.dir=$work/$ds/partition" --set "output.dir=$out" --set training.threads=1 \
     --set training.device=cpu \
     --set communication.mode=vanilla --set output.log_level=warn "$@" >"$out.log" 2>&1 ||
