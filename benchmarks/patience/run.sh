@@ -38,8 +38,9 @@ train() {
   local out=$work/$ds/$name
   log "$ds $name"
   mpirun --oversubscribe --bind-to none -np 1 "$ADAQP_BIN" train \
-    --config "$ADAQP_ROOT/configs/$ds.yaml" --set "dataset.path=$shared/$ds" --set partition.parts=1 \
-    --set "partition.dir=$work/$ds/partition" --set "output.dir=$out" --set training.threads=1 \
+    --config "$ADAQP_ROOT/configs/$ds.yaml" --set "dataset.path=$shared/$ds" \
+    --set partition.parts=1 --set "partition.dir=$work/$ds/partition" --set "output.dir=$out" \
+    --set training.threads=1 \
     --set training.device=cpu \
     --set communication.mode=vanilla --set output.log_level=warn "$@" >"$out.log" 2>&1 ||
     { cat "$out.log" >&2; die "$ds $name failed"; }
