@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/philox.h"
 #include "adaqp/common/philox_rows.h"
 #include "adaqp/common/vector_clones.h"
 #include "adaqp/kernels/no_cuda.h"
+#include "csr_row_product.h"
 
 namespace adaqp::kernels {
 namespace {
@@ -17,6 +19,23 @@ namespace {
 void check_probability(float p) {
   ADAQP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability " + std::to_string(p));
 }
+
+// Entry j of a row of masked_spmm's matrix (csr_row_avx2.h's Row): the masked entry as the dense
+// path forms it (value times scale, or zero where dropped), read through `entries` when the walk is
+// transposed; dropped entries add nothing.
+struct MaskedEntries {
+  const CsrView& a;
+  const uint32_t* keep;
+  float scale;
+  const int32_t* entries;
+  int64_t column(int64_t j) const { return a.indices[j]; }
+  float weight(int64_t j) const {
+    const int64_t k = entries != nullptr ? entries[j] : j;
+    const bool kept = keep == nullptr || ((keep[k / 32] >> (k % 32)) & 1u) != 0;
+    return a.values[k] * (kept ? scale : 0.0f);
+  }
+  static constexpr bool kSkipZero = true;
+};
 
 // Bits 32 * w .. 32 * w + 31 of a mask row (offset included): one word, or two straddled ones.
 inline uint32_t mask_word(const MaskView& m, int64_t row, int64_t w) {
@@ -254,20 +273,15 @@ void masked_spmm(const Device& device, const CsrView& a, const uint32_t* keep, f
 #endif
   }
   const int64_t work = (a.rows > 0 ? a.indptr[a.rows] : 0) * d;
+  const MaskedEntries entries_of{a, keep, scale, entries};
+  bool avx2 = false;
+#if ADAQP_X86_PATHS
+  avx2 = cpu_has_avx2();
+#endif
 #pragma omp parallel for schedule(dynamic, 64) if (work > kParallelElements)
   for (int64_t i = 0; i < a.rows; ++i) {
-    float* __restrict yi = y + i * d;
-    std::fill(yi, yi + d, 0.0f);
-    for (int64_t j = a.indptr[i]; j < a.indptr[i + 1]; ++j) {
-      const int64_t k = entries != nullptr ? entries[j] : j;
-      const bool kept = keep == nullptr || ((keep[k / 32] >> (k % 32)) & 1u) != 0;
-      // The masked entry as the dense path forms it (value times scale), then its product.
-      const float w = a.values[k] * (kept ? scale : 0.0f);
-      if (w == 0.0f) continue;
-      const float* __restrict xc = x + static_cast<int64_t>(a.indices[j]) * d;
-#pragma omp simd
-      for (int64_t e = 0; e < d; ++e) yi[e] += w * xc[e];
-    }
+    detail::best_row_product(avx2, entries_of, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
+                             /*accumulate=*/false);
   }
 }
 

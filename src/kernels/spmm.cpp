@@ -10,11 +10,9 @@
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
 #include "adaqp/kernels/no_cuda.h"
+#include "csr_row_product.h"
 #if ADAQP_WITH_CUDA
 #include "adaqp/kernels/spmm_cuda.h"
-#endif
-#if ADAQP_X86_PATHS
-#include <immintrin.h>
 #endif
 
 namespace adaqp::kernels {
@@ -50,90 +48,26 @@ class CudaSpmmPlan final : public SpmmPlan {
 };
 #endif
 
-// Row i of the product: y_i (or 0) plus w_k x_{j_k} for the row's entries k in stored order.
-void spmm_row(const CsrView& a, const float* x, int64_t d, float* __restrict yi, int64_t i,
-              bool accumulate) {
-  if (!accumulate) std::memset(yi, 0, sizeof(float) * static_cast<size_t>(d));
-  for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
-    const float w = a.values[k];
-    const float* __restrict xj = x + static_cast<int64_t>(a.indices[k]) * d;
-#pragma omp simd
-    for (int64_t c = 0; c < d; ++c) yi[c] += w * xj[c];
-  }
-}
-
-#if ADAQP_X86_PATHS
-// Columns [c, c + 8 N) of row i, summed in N registers over all of the row's entries and stored
-// once: spmm_row's multiplies and adds in its order, without its load and store of the output row
-// for every entry.
-template <int N>
-__attribute__((target("avx2"))) inline void columns_avx2(const CsrView& a, const float* x,
-                                                         int64_t d, float* yi, int64_t i, int64_t c,
-                                                         bool accumulate) {
-  __m256 s[N];
-  for (int v = 0; v < N; ++v)
-    s[v] = accumulate ? _mm256_loadu_ps(yi + c + 8 * v) : _mm256_setzero_ps();
-  for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
-    const __m256 w = _mm256_set1_ps(a.values[k]);
-    const float* xj = x + static_cast<int64_t>(a.indices[k]) * d + c;
-    for (int v = 0; v < N; ++v)
-      s[v] = _mm256_add_ps(s[v], _mm256_mul_ps(w, _mm256_loadu_ps(xj + 8 * v)));
-  }
-  for (int v = 0; v < N; ++v) _mm256_storeu_ps(yi + c + 8 * v, s[v]);
-}
-
-// The last d - c < 8 columns of row i, through masked loads and stores.
-__attribute__((target("avx2"))) inline void tail_avx2(const CsrView& a, const float* x, int64_t d,
-                                                      float* yi, int64_t i, int64_t c,
-                                                      bool accumulate) {
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(d - c)), lanes);
-  __m256 s = accumulate ? _mm256_maskload_ps(yi + c, mask) : _mm256_setzero_ps();
-  for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
-    const __m256 w = _mm256_set1_ps(a.values[k]);
-    const float* xj = x + static_cast<int64_t>(a.indices[k]) * d + c;
-    s = _mm256_add_ps(s, _mm256_mul_ps(w, _mm256_maskload_ps(xj, mask)));
-  }
-  _mm256_maskstore_ps(yi + c, mask, s);
-}
-
-// spmm_row, equal to it bit for bit: blocks of 64 columns, then 32, 16, 8 and the tail.
-__attribute__((target("avx2"))) void spmm_row_avx2(const CsrView& a, const float* x, int64_t d,
-                                                   float* yi, int64_t i, bool accumulate) {
-  int64_t c = 0;
-  for (; c + 64 <= d; c += 64) columns_avx2<8>(a, x, d, yi, i, c, accumulate);
-  if (c + 32 <= d) {
-    columns_avx2<4>(a, x, d, yi, i, c, accumulate);
-    c += 32;
-  }
-  if (c + 16 <= d) {
-    columns_avx2<2>(a, x, d, yi, i, c, accumulate);
-    c += 16;
-  }
-  if (c + 8 <= d) {
-    columns_avx2<1>(a, x, d, yi, i, c, accumulate);
-    c += 8;
-  }
-  if (c < d) tail_avx2(a, x, d, yi, i, c, accumulate);
-}
-#endif
+// A's entries as they are (a zero weight still multiplies: 0 * inf is NaN).
+struct StoredEntries {
+  const CsrView& a;
+  int64_t column(int64_t k) const { return a.indices[k]; }
+  float weight(int64_t k) const { return a.values[k]; }
+  static constexpr bool kSkipZero = false;
+};
 
 }  // namespace
 
 void spmm_cpu(const CsrView& a, const float* x, int64_t d, float* y, bool accumulate) {
   const int64_t work = (a.rows > 0 ? a.indptr[a.rows] : 0) * d;
+  bool avx2 = false;
 #if ADAQP_X86_PATHS
-  const bool avx2 = cpu_has_avx2();
+  avx2 = cpu_has_avx2();
 #endif
 #pragma omp parallel for schedule(dynamic, 64) if (work > kParallelWork)
   for (int64_t i = 0; i < a.rows; ++i) {
-#if ADAQP_X86_PATHS
-    if (avx2) {
-      spmm_row_avx2(a, x, d, y + i * d, i, accumulate);
-      continue;
-    }
-#endif
-    spmm_row(a, x, d, y + i * d, i, accumulate);
+    detail::best_row_product(avx2, StoredEntries{a}, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
+                             accumulate);
   }
 }
 

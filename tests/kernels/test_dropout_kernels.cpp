@@ -425,6 +425,41 @@ TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
   }
 }
 
+// Every split of a row into the vectorised path's column blocks (64, 32, 16, 8, the masked tail):
+// the same float multiplies and adds, in the row's stored order and with dropped entries skipped,
+// as the plain loop written here.
+TEST(MaskedSpmm, EqualsTheStoredOrderSumBitForBitAtEveryColumnBlock) {
+  const CsrMatrix a = random_csr(37, 53, 0.3, 21);
+  const TransposedWalk t = transposed_walk(a);
+  const auto nnz = static_cast<int64_t>(a.values.size());
+  std::vector<int64_t> gids(static_cast<size_t>(a.rows));
+  std::iota(gids.begin(), gids.end(), 50);
+  std::vector<uint32_t> keep(static_cast<size_t>(bit_words(nnz)));
+  sparse_keep_bits(kCpu, DropoutKey{5, 1, 0}, 0.5f, a.view(), nnz, gids.data(), 0, keep.data());
+  const float scale = 2.0f;
+  for (int64_t d : {1, 5, 8, 9, 16, 24, 31, 32, 47, 56, 63, 64, 65, 100, 127, 128, 200}) {
+    for (bool transposed : {false, true}) {
+      const CsrView m =
+          transposed ? CsrView{a.cols, a.rows, t.indptr.data(), t.rows.data(), a.values.data()}
+                     : a.view();
+      const int32_t* entries = transposed ? t.entries.data() : nullptr;
+      const std::vector<float> x = random_rows(m.cols, d, static_cast<uint32_t>(30 + d));
+      std::vector<float> want(static_cast<size_t>(m.rows * d), 0.0f);
+      for (int64_t i = 0; i < m.rows; ++i) {
+        for (int64_t j = m.indptr[i]; j < m.indptr[i + 1]; ++j) {
+          const int64_t k = entries != nullptr ? entries[j] : j;
+          const float w = a.values[k] * (bit(keep, 0, 0, k) ? scale : 0.0f);
+          if (w == 0.0f) continue;
+          for (int64_t c = 0; c < d; ++c) want[i * d + c] += w * x[m.indices[j] * d + c];
+        }
+      }
+      std::vector<float> y(want.size(), 7.0f);
+      masked_spmm(kCpu, m, keep.data(), scale, entries, x.data(), d, y.data());
+      ASSERT_EQ(y, want) << "d " << d << " transposed " << transposed;
+    }
+  }
+}
+
 TEST(MaskedSpmm, WithoutBitsIsTheSparseProduct) {
   const CsrMatrix a = random_csr(50, 40, 0.3, 12);
   const int64_t d = 9;
