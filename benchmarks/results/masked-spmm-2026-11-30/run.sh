@@ -1,0 +1,40 @@
+#!/bin/bash
+# Before (47bff56) and after (eb99ec1: masked_spmm, layer 0's product over a sparse A X, summing a
+# row's columns in AVX2 registers), alternated in every round (the order flips each round):
+#   1. bench_sparse_features, 1 thread, fastest of 5 (a training step's layer 0, dense against
+#      sparse, at 8 densities);
+#   2. `adaqp train`, Vanilla, GCN with each dataset's config: Cora and CiteSeer as the accuracy
+#      tests run them (4 workers of a random partition, hidden 64, 100 epochs), Coauthor Physics at
+#      W=2 (METIS, its config, 20 epochs); one thread a rank, mpirun --bind-to none.
+# BEFORE and AFTER are the two adaqp binaries, BENCH_BEFORE and BENCH_AFTER the two benchmarks.
+# Usage: BEFORE=... AFTER=... BENCH_BEFORE=... BENCH_AFTER=... run.sh OUT [ROUNDS]
+set -euo pipefail
+out=${1:?output dir}
+rounds=${2:-3}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+data=${ADAQP_SHARED_DATASETS:-$root/../shared/datasets}
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMP_NUM_THREADS=1
+train() {  # train BIN DATASET W RUN ARGS...
+  local bin=$1 ds=$2 w=$3 run=$4
+  shift 4
+  mpirun --oversubscribe --bind-to none -np "$w" "$bin" train --config "$root/configs/$ds.yaml" \
+    --set "dataset.path=$data/$ds" --set "partition.parts=$w" --set "partition.dir=$out/part-$ds" \
+    --set "output.dir=$out/$run" --set training.seed=1 --set training.threads=1 \
+    --set training.device=cpu --set communication.mode=vanilla --set output.log_level=warn "$@" \
+    >"$out/$run.log" 2>&1
+}
+for ((r = 1; r <= rounds; r++)); do
+  order="before after"
+  ((r % 2 == 0)) && order="after before"
+  for v in $order; do
+    bin=$BEFORE bench=$BENCH_BEFORE
+    [[ $v == after ]] && bin=$AFTER bench=$BENCH_AFTER
+    "$bench" --threads 1 --repeats 5 >"$out/bench-$v-$r.txt" 2>&1
+    for ds in cora citeseer; do
+      train "$bin" "$ds" 4 "$ds-$v-$r" --set partition.method=random --set training.epochs=100 \
+        --set model.hidden=64
+    done
+    train "$bin" coauthor-physics 2 "coauthor-physics-$v-$r" --set training.epochs=20
+  done
+done
