@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,14 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
     return 2;
   }
   return 0;
+}
+
+void exit_after_run(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  spdlog::shutdown();
+  std::_Exit(code);
 }
 
 }  // namespace adaqp::cli

@@ -2,5 +2,5 @@
 #include "adaqp/cli/command_line.h"
 
 int main(int argc, char** argv) {
-  return adaqp::cli::run(argc, argv);
+  adaqp::cli::exit_after_run(adaqp::cli::run(argc, argv));
 }

@@ -102,7 +102,7 @@ class ZeroHaloCommunicator : public Communicator {
 }  // namespace adaqp
 
 int main(int argc, char** argv) {
-  return adaqp::cli::run(argc, argv, [](adaqp::Communicator& inner) {
+  adaqp::cli::exit_after_run(adaqp::cli::run(argc, argv, [](adaqp::Communicator& inner) {
     return std::make_unique<adaqp::ZeroHaloCommunicator>(inner);
-  });
+  }));
 }
