@@ -97,13 +97,12 @@ __attribute__((target("avx2"))) void row_product_avx2(const Row& row, int64_t be
 
 #endif
 
-// The row by the widest path: row_product_avx2 where `avx2` (the caller's cpu_has_avx2(), asked
-// once per product), else row_product.
+// The row by the widest path this CPU has.
 template <class Row>
-inline void best_row_product([[maybe_unused]] bool avx2, const Row& row, int64_t begin, int64_t end,
-                             const float* x, int64_t d, float* yi, bool accumulate) {
+inline void best_row_product(const Row& row, int64_t begin, int64_t end, const float* x, int64_t d,
+                             float* yi, bool accumulate) {
 #if ADAQP_X86_PATHS
-  if (avx2) {
+  if (cpu_has_avx2()) {
     row_product_avx2(row, begin, end, x, d, yi, accumulate);
     return;
   }

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/philox.h"
 #include "adaqp/common/philox_rows.h"
@@ -20,7 +19,7 @@ void check_probability(float p) {
   ADAQP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability " + std::to_string(p));
 }
 
-// Entry j of a row of masked_spmm's matrix (csr_row_avx2.h's Row): the masked entry as the dense
+// Entry j of a row of masked_spmm's matrix (csr_row_product.h's Row): the masked entry as the dense
 // path forms it (value times scale, or zero where dropped), read through `entries` when the walk is
 // transposed; dropped entries add nothing.
 struct MaskedEntries {
@@ -274,13 +273,9 @@ void masked_spmm(const Device& device, const CsrView& a, const uint32_t* keep, f
   }
   const int64_t work = (a.rows > 0 ? a.indptr[a.rows] : 0) * d;
   const MaskedEntries entries_of{a, keep, scale, entries};
-  bool avx2 = false;
-#if ADAQP_X86_PATHS
-  avx2 = cpu_has_avx2();
-#endif
 #pragma omp parallel for schedule(dynamic, 64) if (work > kParallelElements)
   for (int64_t i = 0; i < a.rows; ++i) {
-    detail::best_row_product(avx2, entries_of, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
+    detail::best_row_product(entries_of, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
                              /*accumulate=*/false);
   }
 }

@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
 #include "adaqp/kernels/no_cuda.h"
@@ -60,13 +59,9 @@ struct StoredEntries {
 
 void spmm_cpu(const CsrView& a, const float* x, int64_t d, float* y, bool accumulate) {
   const int64_t work = (a.rows > 0 ? a.indptr[a.rows] : 0) * d;
-  bool avx2 = false;
-#if ADAQP_X86_PATHS
-  avx2 = cpu_has_avx2();
-#endif
 #pragma omp parallel for schedule(dynamic, 64) if (work > kParallelWork)
   for (int64_t i = 0; i < a.rows; ++i) {
-    detail::best_row_product(avx2, StoredEntries{a}, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
+    detail::best_row_product(StoredEntries{a}, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
                              accumulate);
   }
 }

@@ -3,9 +3,9 @@
 # rank, the summary's per-rank peaks of partition, load, startup and training), checked against the
 # kernel's own accounting read by GNU time: a rank resets its peak at the start of every epoch, so
 # the peak GNU time reports for a rank (getrusage, at exit) is the peak of its last epoch and what
-# followed it. After the last epoch a rank holds less than during it (at exit, libraries' pages are
-# faulted in for their destructors: about 110 MiB above the ~400 MiB a small job starts with, so the
-# checked job's epochs hold about 1 GiB), and the two must agree within 3%. And the reported peak
+# followed it. After the last epoch a rank holds less than during it (the process leaves without
+# libraries' destructors, whose pages, faulted in at exit, once added about 110 MiB; the checked
+# job's epochs hold about 1 GiB), and the two must agree within 3%. And the reported peak
 # grows with the job: by at least half of the activations the larger job adds. The host tensor
 # bytes (memory.host_tensor_peak_bytes) lie below the resident peak in every phase and, in training,
 # hold at least the activations the model keeps. The wall time by phase (seconds_by_phase) fits in

@@ -425,6 +425,15 @@ TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
   }
 }
 
+// The first entry whose bit is clear.
+int64_t dropped_entry(const std::vector<uint32_t>& keep, int64_t nnz) {
+  for (int64_t k = 0; k < nnz; ++k) {
+    if (!bit(keep, 0, 0, k)) return k;
+  }
+  ADAQP_CHECK(false, "no dropped entry");
+  return -1;
+}
+
 // Every split of a row into the vectorised path's column blocks (64, 32, 16, 8, the masked tail):
 // the same float multiplies and adds, in the row's stored order and with dropped entries skipped,
 // as the plain loop written here.
@@ -443,7 +452,14 @@ TEST(MaskedSpmm, EqualsTheStoredOrderSumBitForBitAtEveryColumnBlock) {
           transposed ? CsrView{a.cols, a.rows, t.indptr.data(), t.rows.data(), a.values.data()}
                      : a.view();
       const int32_t* entries = transposed ? t.entries.data() : nullptr;
-      const std::vector<float> x = random_rows(m.cols, d, static_cast<uint32_t>(30 + d));
+      std::vector<float> x = random_rows(m.cols, d, static_cast<uint32_t>(30 + d));
+      // An infinity in the row of a dropped entry: skipped, it adds nothing (0 * inf would be NaN).
+      const int64_t dropped = dropped_entry(keep, nnz);
+      const int64_t inf_row =
+          transposed
+              ? std::upper_bound(a.indptr.begin(), a.indptr.end(), dropped) - a.indptr.begin() - 1
+              : a.indices[dropped];
+      x[static_cast<size_t>(inf_row * d)] = std::numeric_limits<float>::infinity();
       std::vector<float> want(static_cast<size_t>(m.rows * d), 0.0f);
       for (int64_t i = 0; i < m.rows; ++i) {
         for (int64_t j = m.indptr[i]; j < m.indptr[i + 1]; ++j) {
@@ -456,6 +472,8 @@ TEST(MaskedSpmm, EqualsTheStoredOrderSumBitForBitAtEveryColumnBlock) {
       std::vector<float> y(want.size(), 7.0f);
       masked_spmm(kCpu, m, keep.data(), scale, entries, x.data(), d, y.data());
       ASSERT_EQ(y, want) << "d " << d << " transposed " << transposed;
+      ASSERT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return !std::isnan(v); }))
+          << "d " << d << " transposed " << transposed;
     }
   }
 }

@@ -1,13 +1,20 @@
-// The CPU CSR kernels against a dense reference computed in double precision.
+// The CPU CSR kernels against a dense reference computed in double precision, and their row
+// routine's two paths against each other.
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "../../src/kernels/csr_row_product.h"
+#include "adaqp/common/cpu_features.h"
 #include "adaqp/kernels/spmm.h"
 #include "random_csr.h"
+#include "test_util.h"
 
 namespace adaqp::kernels {
 namespace {
@@ -115,6 +122,76 @@ TEST(Spmm, EqualsTheStoredOrderSumBitForBitAtEveryColumnBlock) {
     spmm_cpu(a.view(), x.data(), d, y.data(), /*accumulate=*/true);
     EXPECT_EQ(y, stored_order_product(a.view(), x, d, init)) << "d " << d << ", accumulating";
   }
+}
+
+// A zero weight still multiplies its row: 0 * inf is NaN, on every column block's path.
+TEST(Spmm, AZeroWeightTimesInfinityIsNan) {
+  const int64_t indptr[] = {0, 2};
+  const int32_t indices[] = {0, 1};
+  const float values[] = {1.0f, 0.0f};
+  const CsrView a{1, 2, indptr, indices, values};
+  for (int64_t d : {3, 8, 64, 75}) {
+    std::vector<float> x(static_cast<size_t>(2 * d), 1.0f);
+    x[static_cast<size_t>(d + d - 1)] = std::numeric_limits<float>::infinity();
+    std::vector<float> y(static_cast<size_t>(d), 5.0f);
+    spmm_cpu(a, x.data(), d, y.data(), /*accumulate=*/false);
+    for (int64_t c = 0; c + 1 < d; ++c) ASSERT_EQ(y[c], 1.0f) << "d " << d << " column " << c;
+    EXPECT_TRUE(std::isnan(y[d - 1])) << "d " << d;
+  }
+}
+
+// The row routine's entry-by-entry path and its AVX2 path (where the CPU has it) give the same
+// bits, NaN included, with zero weights multiplied or skipped; the CSR products reach only the
+// widest path a CPU has, so this is where the other is tested on an AVX2 machine.
+template <bool Skip>
+struct TestRow {
+  const int32_t* columns;
+  const float* weights;
+  int64_t column(int64_t j) const { return columns[j]; }
+  float weight(int64_t j) const { return weights[j]; }
+  static constexpr bool kSkipZero = Skip;
+};
+
+#if ADAQP_X86_PATHS
+template <bool Skip>
+void expect_paths_agree() {
+  const int64_t cols = 13, entries = 40;
+  std::mt19937 rng(7);
+  std::vector<int32_t> columns(entries);
+  std::vector<float> weights(entries);
+  for (int64_t j = 0; j < entries; ++j) {
+    columns[j] = static_cast<int32_t>(rng() % cols);
+    weights[j] = j % 5 == 0 ? 0.0f : std::uniform_real_distribution<float>(-1, 1)(rng);
+  }
+  columns[0] = cols - 1;  // a zero weight on the row holding an infinity
+  const TestRow<Skip> row{columns.data(), weights.data()};
+  for (int64_t d : {1, 7, 8, 9, 16, 31, 32, 33, 64, 65, 100, 130}) {
+    std::vector<float> x = random_values(cols * d, 60 + d);
+    x[static_cast<size_t>((cols - 1) * d)] = std::numeric_limits<float>::infinity();
+    for (bool accumulate : {false, true}) {
+      std::vector<float> scalar = random_values(d, 90 + d), vector = scalar;
+      detail::row_product(row, 0, entries, x.data(), d, scalar.data(), accumulate);
+      detail::row_product_avx2(row, 0, entries, x.data(), d, vector.data(), accumulate);
+      EXPECT_EQ(std::memcmp(scalar.data(), vector.data(), sizeof(float) * d), 0)
+          << "d " << d << " accumulate " << accumulate;
+      EXPECT_EQ(std::isnan(scalar[0]), !Skip)
+          << "d " << d << ": 0 * inf " << (Skip ? "skipped" : "multiplied");
+    }
+  }
+}
+#endif
+
+TEST(CsrRowProduct, EntryByEntryAndAvx2GiveTheSameBits) {
+#if ADAQP_X86_PATHS
+  if (!cpu_has_avx2()) {
+    if (test::running_in_ci()) FAIL() << "no AVX2 on this CPU: the AVX2 path cannot run";
+    GTEST_SKIP() << "no AVX2 on this CPU: only the entry-by-entry path runs";
+  }
+  expect_paths_agree<false>();
+  expect_paths_agree<true>();
+#else
+  GTEST_SKIP() << "not an x86 build: only the entry-by-entry path exists";
+#endif
 }
 
 TEST(Spmm, EmptyMatrixGivesZeros) {

@@ -21,7 +21,8 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport = {});
 // spdlog's loggers, then leaves without running static destructors. run() has closed every file
 // and MPI by then; what is left are the libraries' teardowns, above all libtorch's deregistration
 // of its operators, about 0.1 s of CPU a process (a quarter of an empty run's), which the kernel
-// does by unmapping them.
+// does by unmapping them. Under a CUDA profiler, which writes its data in exit handlers, it exits
+// the ordinary way.
 [[noreturn]] void exit_after_run(int code);
 
 }  // namespace adaqp::cli
