@@ -53,9 +53,12 @@ void check_finite(const torch::nn::Module& model, double loss, int epoch) {
     names.push_back("parameter '" + item.key() + "'");
   }
   if (tensors.empty()) return;
-  std::vector<at::Tensor> flags;
-  for (const at::Tensor& t : tensors) flags.push_back(at::isfinite(t.detach()).all());
-  const at::Tensor finite = at::stack(flags).to(at::kCPU);
+  // Zero times a finite value is zero, times an infinity or NaN is NaN: a tensor's sum of its
+  // values times zero is NaN exactly when one of them is not finite. Two passes over the values,
+  // where isfinite(t).all() takes four (t == t, |t|, != inf, and).
+  std::vector<at::Tensor> sums;
+  for (const at::Tensor& t : tensors) sums.push_back(t.detach().mul(0).sum());
+  const at::Tensor finite = at::isfinite(at::stack(sums)).to(at::kCPU);
   const bool* ok = finite.data_ptr<bool>();
   for (size_t k = 0; k < tensors.size(); ++k) {
     if (!ok[k]) check_tensor(tensors[k], epoch, names[k]);

@@ -491,12 +491,18 @@ TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   EXPECT_TRUE(test::contains(error(INFINITY), "the loss is inf"));
 
   {
+    // The largest finite values, whose plain sum overflows to infinity, are finite.
     at::NoGradGuard no_grad;
-    a.net.second->weight.mutable_grad()[1][2] = INFINITY;
+    a.net.second->weight.mutable_grad().fill_(std::numeric_limits<float>::max());
+  }
+  EXPECT_NO_THROW(check_finite(a.net, 0.5, 3));
+  {
+    at::NoGradGuard no_grad;
+    a.net.second->weight.mutable_grad()[1][2] = -INFINITY;
   }
   EXPECT_EQ(error(0.5),
             "training diverged at epoch 3: the gradient of parameter 'second.weight' has 1 "
-            "non-finite value(s) of 15 (first at flat index 7: inf); lower training.lr");
+            "non-finite value(s) of 15 (first at flat index 7: -inf); lower training.lr");
   a.adam->zero_grad();  // libtorch drops the gradients: only the parameters are left to check
   {
     at::NoGradGuard no_grad;
