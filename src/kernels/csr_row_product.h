@@ -2,11 +2,14 @@
 // row_product entry by entry, row_product_avx2 with the row's columns summed in AVX2 registers and
 // stored once. The entries come from a Row policy, so the plain product (spmm.cpp) and the
 // dropout-masked one (dropout.cpp) share both:
-//   int64_t column(int64_t j) const;   the row of x that entry j multiplies
-//   float weight(int64_t j) const;     its weight
-//   static constexpr bool kSkipZero;   whether a zero weight is skipped (adds nothing)
-// The two make the same multiplies and adds in the same order, so their results are equal bit for
-// bit (x86-64's baseline has no fused multiply-add to contract them into, and the target adds
+//   Cursor entries(int64_t begin, int64_t end) const;   with Cursor's
+//   bool next(int64_t& column, float& weight);
+// giving the entries of [begin, end) that add to the row, in stored order: the row of x each one
+// multiplies and its weight. The plain product gives every entry (a zero weight still multiplies:
+// 0 * inf is NaN); the masked one only the kept entries of non-zero weight. (A cursor, not a
+// callback: a lambda inside an AVX2 function is not AVX2 code and would not be inlined.)
+// The two paths make the same multiplies and adds in the same order, so their results are equal bit
+// for bit (x86-64's baseline has no fused multiply-add to contract them into, and the target adds
 // none).
 #pragma once
 
@@ -25,10 +28,11 @@ template <class Row>
 void row_product(const Row& row, int64_t begin, int64_t end, const float* x, int64_t d,
                  float* __restrict yi, bool accumulate) {
   if (!accumulate) std::memset(yi, 0, sizeof(float) * static_cast<size_t>(d));
-  for (int64_t j = begin; j < end; ++j) {
-    const float w = row.weight(j);
-    if (Row::kSkipZero && w == 0.0f) continue;
-    const float* __restrict xj = x + row.column(j) * d;
+  auto it = row.entries(begin, end);
+  int64_t column;
+  float w;
+  while (it.next(column, w)) {
+    const float* __restrict xj = x + column * d;
 #pragma omp simd
     for (int64_t c = 0; c < d; ++c) yi[c] += w * xj[c];
   }
@@ -45,11 +49,12 @@ __attribute__((target("avx2"))) inline void row_columns_avx2(const Row& row, int
   __m256 s[N];
   for (int v = 0; v < N; ++v)
     s[v] = accumulate ? _mm256_loadu_ps(yi + c + 8 * v) : _mm256_setzero_ps();
-  for (int64_t j = begin; j < end; ++j) {
-    const float weight = row.weight(j);
-    if (Row::kSkipZero && weight == 0.0f) continue;
+  auto it = row.entries(begin, end);
+  int64_t column;
+  float weight;
+  while (it.next(column, weight)) {
     const __m256 w = _mm256_set1_ps(weight);
-    const float* xj = x + row.column(j) * d + c;
+    const float* xj = x + column * d + c;
     for (int v = 0; v < N; ++v)
       s[v] = _mm256_add_ps(s[v], _mm256_mul_ps(w, _mm256_loadu_ps(xj + 8 * v)));
   }
@@ -64,11 +69,12 @@ __attribute__((target("avx2"))) inline void row_tail_avx2(const Row& row, int64_
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(d - c)), lanes);
   __m256 s = accumulate ? _mm256_maskload_ps(yi + c, mask) : _mm256_setzero_ps();
-  for (int64_t j = begin; j < end; ++j) {
-    const float weight = row.weight(j);
-    if (Row::kSkipZero && weight == 0.0f) continue;
+  auto it = row.entries(begin, end);
+  int64_t column;
+  float weight;
+  while (it.next(column, weight)) {
     const __m256 w = _mm256_set1_ps(weight);
-    s = _mm256_add_ps(s, _mm256_mul_ps(w, _mm256_maskload_ps(x + row.column(j) * d + c, mask)));
+    s = _mm256_add_ps(s, _mm256_mul_ps(w, _mm256_maskload_ps(x + column * d + c, mask)));
   }
   _mm256_maskstore_ps(yi + c, mask, s);
 }

@@ -19,21 +19,56 @@ void check_probability(float p) {
   ADAQP_CHECK(p >= 0.0f && p < 1.0f, "dropout probability " + std::to_string(p));
 }
 
-// Entry j of a row of masked_spmm's matrix (csr_row_product.h's Row): the masked entry as the dense
-// path forms it (value times scale, or zero where dropped), read through `entries` when the walk is
-// transposed; dropped entries add nothing.
+// The entries of a row of masked_spmm's matrix (csr_row_product.h's Row) in walk order, each the
+// masked entry as the dense path forms it (its value times scale), its value read through `order`
+// when the walk is transposed. Dropped entries add nothing: only the set bits of `kept` are
+// visited, a word at a time, so a random mask costs no mispredicted branch per entry. Kept entries
+// of weight zero add nothing either.
 struct MaskedEntries {
-  const CsrView& a;
-  const uint32_t* keep;
+  // Walk positions j of [begin, end): with bits, each set bit of the words covering them, the
+  // bits outside the range cleared.
+  struct Cursor {
+    const MaskedEntries& m;
+    int64_t j, end;  // without bits: the next position
+    int64_t base;    // with bits: the position of the current word's bit 0
+    uint32_t word;   // its set bits not yet visited
+    bool next(int64_t& column, float& weight) {
+      for (;;) {
+        int64_t at;
+        if (m.kept == nullptr) {
+          if (j == end) return false;
+          at = j++;
+        } else {
+          while (word == 0) {
+            base += 32;
+            if (base >= end) return false;
+            word = m.kept[base / 32] & m.below(end - base);
+          }
+          at = base + __builtin_ctz(word);
+          word &= word - 1;
+        }
+        weight = m.walk.values[m.order != nullptr ? m.order[at] : at] * m.scale;
+        if (weight == 0.0f) continue;
+        column = m.walk.indices[at];
+        return true;
+      }
+    }
+  };
+
+  const CsrView& walk;
+  const int32_t* order;  // walk position -> stored entry; null when the walk is the stored order
+  const uint32_t* kept;  // bit j: walk position j kept; null: every entry
   float scale;
-  const int32_t* entries;
-  int64_t column(int64_t j) const { return a.indices[j]; }
-  float weight(int64_t j) const {
-    const int64_t k = entries != nullptr ? entries[j] : j;
-    const bool kept = keep == nullptr || ((keep[k / 32] >> (k % 32)) & 1u) != 0;
-    return a.values[k] * (kept ? scale : 0.0f);
+
+  // The bits of a word below position n of it (all for n >= 32).
+  static uint32_t below(int64_t n) { return n >= 32 ? ~0u : (1u << n) - 1u; }
+
+  Cursor entries(int64_t begin, int64_t end) const {
+    if (kept == nullptr || begin == end) return Cursor{*this, begin, end, end, 0u};
+    const int64_t base = begin - begin % 32;
+    return Cursor{*this, begin, end, base,
+                  kept[base / 32] & ~below(begin - base) & below(end - base)};
   }
-  static constexpr bool kSkipZero = true;
 };
 
 // Bits 32 * w .. 32 * w + 31 of a mask row (offset included): one word, or two straddled ones.
@@ -271,9 +306,24 @@ void masked_spmm(const Device& device, const CsrView& a, const uint32_t* keep, f
     no_cuda("masked_spmm");
 #endif
   }
-  const int64_t work = (a.rows > 0 ? a.indptr[a.rows] : 0) * d;
-  const MaskedEntries entries_of{a, keep, scale, entries};
-#pragma omp parallel for schedule(dynamic, 64) if (work > kParallelElements)
+  const int64_t nnz = a.rows > 0 ? a.indptr[a.rows] : 0;
+  // The transposed walk visits the entries out of stored order: its bits, gathered once, in walk
+  // order.
+  std::vector<uint32_t> walk_bits;
+  if (keep != nullptr && entries != nullptr) {
+    walk_bits.resize(static_cast<size_t>(bit_words(nnz)));
+#pragma omp parallel for schedule(static) if (nnz > kParallelElements)
+    for (int64_t w = 0; w < bit_words(nnz); ++w) {
+      uint32_t bits = 0;
+      for (int64_t b = 0; b < std::min<int64_t>(32, nnz - 32 * w); ++b) {
+        const int64_t k = entries[32 * w + b];
+        bits |= ((keep[k / 32] >> (k % 32)) & 1u) << b;
+      }
+      walk_bits[static_cast<size_t>(w)] = bits;
+    }
+  }
+  const MaskedEntries entries_of{a, entries, walk_bits.empty() ? keep : walk_bits.data(), scale};
+#pragma omp parallel for schedule(dynamic, 64) if (nnz * d > kParallelElements)
   for (int64_t i = 0; i < a.rows; ++i) {
     detail::best_row_product(entries_of, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
                              /*accumulate=*/false);

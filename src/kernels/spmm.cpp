@@ -49,10 +49,18 @@ class CudaSpmmPlan final : public SpmmPlan {
 
 // A's entries as they are (a zero weight still multiplies: 0 * inf is NaN).
 struct StoredEntries {
+  struct Cursor {
+    const CsrView& a;
+    int64_t k, end;
+    bool next(int64_t& column, float& weight) {
+      if (k == end) return false;
+      column = a.indices[k];
+      weight = a.values[k++];
+      return true;
+    }
+  };
   const CsrView& a;
-  int64_t column(int64_t k) const { return a.indices[k]; }
-  float weight(int64_t k) const { return a.values[k]; }
-  static constexpr bool kSkipZero = false;
+  Cursor entries(int64_t begin, int64_t end) const { return Cursor{a, begin, end}; }
 };
 
 }  // namespace

@@ -145,11 +145,22 @@ TEST(Spmm, AZeroWeightTimesInfinityIsNan) {
 // widest path a CPU has, so this is where the other is tested on an AVX2 machine.
 template <bool Skip>
 struct TestRow {
+  struct Cursor {
+    const TestRow& row;
+    int64_t j, end;
+    bool next(int64_t& column, float& weight) {
+      for (; j < end; ++j) {
+        if (Skip && row.weights[j] == 0.0f) continue;
+        column = row.columns[j];
+        weight = row.weights[j++];
+        return true;
+      }
+      return false;
+    }
+  };
   const int32_t* columns;
   const float* weights;
-  int64_t column(int64_t j) const { return columns[j]; }
-  float weight(int64_t j) const { return weights[j]; }
-  static constexpr bool kSkipZero = Skip;
+  Cursor entries(int64_t begin, int64_t end) const { return Cursor{*this, begin, end}; }
 };
 
 #if ADAQP_X86_PATHS
