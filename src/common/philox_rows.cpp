@@ -1,6 +1,7 @@
 #include "adaqp/common/philox_rows.h"
 
 #include "adaqp/common/cpu_features.h"
+#include "adaqp/common/error.h"
 
 #if ADAQP_X86_PATHS
 #include <immintrin.h>
@@ -136,6 +137,32 @@ __attribute__((target("avx2"))) void batch_avx2(PhiloxWords counter, uint32_t k0
   for (int v = 0; v < 4; ++v) store_blocks8(c[v], out + 32 * v);
 }
 
+// Blocks of scattered counters (words 0 to 2 per lane, word 3 shared), one picked word of each.
+__attribute__((target("avx2"))) void picked_avx2(const uint32_t (&ctr)[3][kPhiloxBatch],
+                                                 uint32_t ctr3, uint32_t k0, uint32_t k1,
+                                                 const uint32_t* pick, uint32_t* out) {
+  __m256i c[4][4];
+  for (int v = 0; v < 4; ++v) {
+    for (int k = 0; k < 3; ++k)
+      c[v][k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ctr[k] + 8 * v));
+    c[v][3] = _mm256_set1_epi32(static_cast<int>(ctr3));
+  }
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    const __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0));
+    const __m256i key1 = _mm256_set1_epi32(static_cast<int>(k1));
+    for (int v = 0; v < 4; ++v) round8(c[v], key0, key1);
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+  }
+  for (int v = 0; v < 4; ++v) {
+    const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pick + 8 * v));
+    __m256i w = c[v][0];
+    for (int k = 1; k < 4; ++k)
+      w = _mm256_blendv_epi8(w, c[v][k], _mm256_cmpeq_epi32(p, _mm256_set1_epi32(k)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * v), w);
+  }
+}
+
 // The widest path this CPU has.
 enum class PhiloxPath { kAvx512, kAvx2, kBlocks };
 
@@ -170,6 +197,29 @@ void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream s
 #endif
     batch_by_block(counter, k0, k1, static_cast<uint32_t>(first), out);
   }
+}
+
+void philox_picked_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream stream,
+                         const uint64_t* gids, const uint32_t* blocks, const uint32_t* pick,
+                         int64_t n, uint32_t* out) {
+  ADAQP_CHECK(n >= 0 && n <= kPhiloxBatch, "philox_picked_words: at most a batch of blocks");
+  const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+#if ADAQP_X86_PATHS
+  if (philox_path() != PhiloxPath::kBlocks) {
+    uint32_t ctr[3][kPhiloxBatch] = {}, picked[kPhiloxBatch] = {}, words[kPhiloxBatch];
+    for (int64_t j = 0; j < n; ++j) {
+      const PhiloxWords c = philox_counter(epoch, layer, stream, gids[j], blocks[j]);
+      for (int k = 0; k < 3; ++k) ctr[k][j] = c.v[k];
+      picked[j] = pick[j];
+    }
+    picked_avx2(ctr, epoch, k0, k1, picked, words);
+    for (int64_t j = 0; j < n; ++j) out[j] = words[j];
+    return;
+  }
+#endif
+  for (int64_t j = 0; j < n; ++j)
+    out[j] =
+        philox4x32_10(philox_counter(epoch, layer, stream, gids[j], blocks[j]), k0, k1).v[pick[j]];
 }
 
 }  // namespace adaqp

@@ -273,25 +273,24 @@ void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, cons
   for (int64_t w0 = 0; w0 < words; w0 += kChunkWords) {
     const int64_t k0 = 32 * w0, k1 = std::min(nnz, 32 * (w0 + kChunkWords));
     int64_t i = std::upper_bound(a.indptr, a.indptr + a.rows + 1, k0) - a.indptr - 1;
-    int64_t block = -1;  // the Philox block of the previous entry, when of the same row
-    PhiloxWords r{};
-    uint32_t bits = 0;
-    for (int64_t k = k0; k < k1; ++k) {
-      while (a.indptr[i + 1] <= k) {
-        ++i;
-        block = -1;
+    // A word's entries: each one's node, the Philox block of its element of the node's mask row
+    // (offset + column) and that element's word in the block.
+    uint64_t node[32];
+    uint32_t block[32], pick[32], u[32];
+    for (int64_t kw = k0; kw < k1; kw += 32) {
+      const int64_t n = std::min<int64_t>(32, k1 - kw);
+      for (int64_t j = 0; j < n; ++j) {
+        while (a.indptr[i + 1] <= kw + j) ++i;
+        const int64_t c = offset + a.indices[kw + j];
+        node[j] = static_cast<uint64_t>(gids[i]);
+        block[j] = static_cast<uint32_t>(c / 4);
+        pick[j] = static_cast<uint32_t>(c % 4);
       }
-      const int64_t c = offset + a.indices[k];  // the element of the node's mask row
-      if (c / 4 != block) {
-        block = c / 4;
-        r = philox_block(key.seed, key.epoch, key.layer, RngStream::kDropout,
-                         static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(block));
-      }
-      bits |= static_cast<uint32_t>(philox_uniform(r.v[c % 4]) >= p) << (k % 32);
-      if (k % 32 == 31 || k + 1 == k1) {
-        keep[k / 32] = bits;
-        bits = 0;
-      }
+      philox_picked_words(key.seed, key.epoch, key.layer, RngStream::kDropout, node, block, pick, n,
+                          u);
+      uint32_t bits = 0;
+      for (int64_t j = 0; j < n; ++j) bits |= static_cast<uint32_t>(philox_uniform(u[j]) >= p) << j;
+      keep[kw / 32] = bits;
     }
   }
 }

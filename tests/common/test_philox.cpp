@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <vector>
 
@@ -88,6 +89,30 @@ TEST(Philox, RowWordsAreTheBlocksWords) {
       for (int64_t i = size; i < size + 4; ++i)
         EXPECT_EQ(words[static_cast<size_t>(i)], 0xA5A5A5A5u);
     }
+  }
+}
+
+// Scattered blocks (any node, high id bits included, any block, repeats) give philox_block's
+// picked word in every lane, for every count up to a batch; nothing past the count is written.
+TEST(Philox, PickedWordsAreTheBlocksWords) {
+  const uint64_t seed = 0x0123456789abcdefull;
+  std::mt19937_64 rng(5);
+  for (const int64_t n : {1, 7, 8, 9, 31, 32}) {
+    std::vector<uint64_t> gids(static_cast<size_t>(n));
+    std::vector<uint32_t> blocks(gids.size()), pick(gids.size());
+    for (int64_t j = 0; j < n; ++j) {
+      gids[j] = j % 5 == 4 ? gids[j - 1] : rng() % (uint64_t{1} << 40);
+      blocks[j] = j % 5 == 4 ? blocks[j - 1] : static_cast<uint32_t>(rng() % 1000);
+      pick[j] = static_cast<uint32_t>(rng() % 4);
+    }
+    std::vector<uint32_t> out(static_cast<size_t>(n + 1), 0xA5A5A5A5u);
+    philox_picked_words(seed, 9, 1, RngStream::kDropout, gids.data(), blocks.data(), pick.data(), n,
+                        out.data());
+    for (int64_t j = 0; j < n; ++j) {
+      const PhiloxWords want = philox_block(seed, 9, 1, RngStream::kDropout, gids[j], blocks[j]);
+      ASSERT_EQ(out[j], want.v[pick[j]]) << "n " << n << " lane " << j;
+    }
+    EXPECT_EQ(out[n], 0xA5A5A5A5u) << "n " << n;
   }
 }
 

@@ -23,4 +23,12 @@ constexpr int64_t philox_row_words_size(int64_t blocks) {
 void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream stream, uint64_t gid,
                       int64_t blocks, uint32_t* words);
 
+// One word of each of n <= kPhiloxBatch scattered blocks of `stream`: out[j] = word pick[j] (0 to
+// 3) of philox_block(seed, epoch, layer, stream, gids[j], blocks[j]). For draws at scattered
+// elements (the dropout mask at a sparse matrix's entries): with AVX2 as four vectors of 8 blocks,
+// else block by block.
+void philox_picked_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream stream,
+                         const uint64_t* gids, const uint32_t* blocks, const uint32_t* pick,
+                         int64_t n, uint32_t* out);
+
 }  // namespace adaqp
