@@ -205,14 +205,15 @@ void philox_picked_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStrea
   ADAQP_CHECK(n >= 0 && n <= kPhiloxBatch, "philox_picked_words: at most a batch of blocks");
   const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
 #if ADAQP_X86_PATHS
-  if (philox_path() != PhiloxPath::kBlocks) {
+  if (cpu_has_avx2()) {
     uint32_t ctr[3][kPhiloxBatch] = {}, picked[kPhiloxBatch] = {}, words[kPhiloxBatch];
     for (int64_t j = 0; j < n; ++j) {
       const PhiloxWords c = philox_counter(epoch, layer, stream, gids[j], blocks[j]);
       for (int k = 0; k < 3; ++k) ctr[k][j] = c.v[k];
       picked[j] = pick[j];
     }
-    picked_avx2(ctr, epoch, k0, k1, picked, words);
+    // Word 3 (the epoch) is the same in every node's counter.
+    picked_avx2(ctr, philox_counter(epoch, layer, stream, 0, 0).v[3], k0, k1, picked, words);
     for (int64_t j = 0; j < n; ++j) out[j] = words[j];
     return;
   }

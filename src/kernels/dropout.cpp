@@ -42,7 +42,7 @@ struct MaskedEntries {
           while (word == 0) {
             base += 32;
             if (base >= end) return false;
-            word = m.kept[base / 32] & m.below(end - base);
+            word = m.kept[base / 32] & below(end - base);
           }
           at = base + __builtin_ctz(word);
           word &= word - 1;
@@ -321,10 +321,10 @@ void masked_spmm(const Device& device, const CsrView& a, const uint32_t* keep, f
       walk_bits[static_cast<size_t>(w)] = bits;
     }
   }
-  const MaskedEntries entries_of{a, entries, walk_bits.empty() ? keep : walk_bits.data(), scale};
+  const MaskedEntries masked{a, entries, entries != nullptr ? walk_bits.data() : keep, scale};
 #pragma omp parallel for schedule(dynamic, 64) if (nnz * d > kParallelElements)
   for (int64_t i = 0; i < a.rows; ++i) {
-    detail::best_row_product(entries_of, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
+    detail::best_row_product(masked, a.indptr[i], a.indptr[i + 1], x, d, y + i * d,
                              /*accumulate=*/false);
   }
 }

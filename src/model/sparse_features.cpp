@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
@@ -40,11 +41,15 @@ at::Tensor adopt(std::vector<T>&& v, at::ScalarType type, const Device& device) 
   return where_computed(host, device);
 }
 
-int64_t count_nonzero(const float* x, int64_t n) {
-  int64_t count = 0;
-#pragma omp parallel for reduction(+ : count) schedule(static)
-  for (int64_t k = 0; k < n; ++k) count += x[k] != 0.0f ? 1 : 0;
-  return count;
+// The non-zeros of x, and how many of its values are not finite.
+std::pair<int64_t, int64_t> count_nonzero(const float* x, int64_t n) {
+  int64_t count = 0, not_finite = 0;
+#pragma omp parallel for reduction(+ : count, not_finite) schedule(static)
+  for (int64_t k = 0; k < n; ++k) {
+    count += x[k] != 0.0f ? 1 : 0;
+    not_finite += std::isfinite(x[k]) ? 0 : 1;
+  }
+  return {count, not_finite};
 }
 
 }  // namespace
@@ -55,11 +60,16 @@ std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_densi
   const int64_t rows = dense.size(0), cols = dense.size(1);
   const Device device = tensor_device(dense);
   // Counted where the matrix is: a dense one is not copied off a GPU.
-  const int64_t nnz = device.is_cuda() ? dense.count_nonzero().item<int64_t>()
-                                       : count_nonzero(dense.data_ptr<float>(), dense.numel());
+  const auto [nnz, not_finite] =
+      device.is_cuda() ? std::pair{dense.count_nonzero().item<int64_t>(),
+                                   at::logical_not(at::isfinite(dense)).sum().item<int64_t>()}
+                       : count_nonzero(dense.data_ptr<float>(), dense.numel());
+  // A non-finite value stays dense: masked there, a dropped one is NaN (0 times it), which the
+  // sparse product, skipping dropped entries, would not give.
   if (static_cast<double>(nnz) >
           max_density * static_cast<double>(rows) * static_cast<double>(cols) ||
-      nnz > std::numeric_limits<int32_t>::max() || rows > std::numeric_limits<int32_t>::max()) {
+      nnz > std::numeric_limits<int32_t>::max() || rows > std::numeric_limits<int32_t>::max() ||
+      not_finite > 0) {
     return std::nullopt;
   }
   const at::Tensor host = dense.to(at::kCPU);

@@ -425,12 +425,12 @@ TEST(MaskedSpmm, BothWaysMatchTheMaskedMatrixEntryByEntry) {
   }
 }
 
-// The first entry whose bit is clear.
-int64_t dropped_entry(const std::vector<uint32_t>& keep, int64_t nnz) {
+// The first entry whose bit is `set`.
+int64_t entry_with_bit(const std::vector<uint32_t>& keep, int64_t nnz, bool set) {
   for (int64_t k = 0; k < nnz; ++k) {
-    if (!bit(keep, 0, 0, k)) return k;
+    if (bit(keep, 0, 0, k) == set) return k;
   }
-  ADAQP_CHECK(false, "no dropped entry");
+  ADAQP_CHECK(false, "no entry with that bit");
   return -1;
 }
 
@@ -438,7 +438,7 @@ int64_t dropped_entry(const std::vector<uint32_t>& keep, int64_t nnz) {
 // the same float multiplies and adds, in the row's stored order and with dropped entries skipped,
 // as the plain loop written here.
 TEST(MaskedSpmm, EqualsTheStoredOrderSumBitForBitAtEveryColumnBlock) {
-  const CsrMatrix a = random_csr(37, 53, 0.3, 21);
+  CsrMatrix a = random_csr(37, 53, 0.3, 21);
   const TransposedWalk t = transposed_walk(a);
   const auto nnz = static_cast<int64_t>(a.values.size());
   std::vector<int64_t> gids(static_cast<size_t>(a.rows));
@@ -446,6 +446,9 @@ TEST(MaskedSpmm, EqualsTheStoredOrderSumBitForBitAtEveryColumnBlock) {
   std::vector<uint32_t> keep(static_cast<size_t>(bit_words(nnz)));
   sparse_keep_bits(kCpu, DropoutKey{5, 1, 0}, 0.5f, a.view(), nnz, gids.data(), 0, keep.data());
   const float scale = 2.0f;
+  // Entries that add nothing: a dropped one, and a kept one of value zero.
+  const int64_t dropped = entry_with_bit(keep, nnz, false), zero = entry_with_bit(keep, nnz, true);
+  a.values[static_cast<size_t>(zero)] = 0.0f;
   for (int64_t d : {1, 5, 8, 9, 16, 24, 31, 32, 47, 56, 63, 64, 65, 100, 127, 128, 200}) {
     for (bool transposed : {false, true}) {
       const CsrView m =
@@ -453,13 +456,14 @@ TEST(MaskedSpmm, EqualsTheStoredOrderSumBitForBitAtEveryColumnBlock) {
                      : a.view();
       const int32_t* entries = transposed ? t.entries.data() : nullptr;
       std::vector<float> x = random_rows(m.cols, d, static_cast<uint32_t>(30 + d));
-      // An infinity in the row of a dropped entry: skipped, it adds nothing (0 * inf would be NaN).
-      const int64_t dropped = dropped_entry(keep, nnz);
-      const int64_t inf_row =
-          transposed
-              ? std::upper_bound(a.indptr.begin(), a.indptr.end(), dropped) - a.indptr.begin() - 1
-              : a.indices[dropped];
-      x[static_cast<size_t>(inf_row * d)] = std::numeric_limits<float>::infinity();
+      // An infinity in the row of x each of them would multiply: skipped, they add nothing (0 * inf
+      // would be NaN).
+      for (const int64_t k : {dropped, zero}) {
+        const int64_t inf_row = transposed ? std::upper_bound(a.indptr.begin(), a.indptr.end(), k) -
+                                                 a.indptr.begin() - 1
+                                           : a.indices[k];
+        x[static_cast<size_t>(inf_row * d)] = std::numeric_limits<float>::infinity();
+      }
       std::vector<float> want(static_cast<size_t>(m.rows * d), 0.0f);
       for (int64_t i = 0; i < m.rows; ++i) {
         for (int64_t j = m.indptr[i]; j < m.indptr[i + 1]; ++j) {

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <torch/nn/functional/linear.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace adaqp {
@@ -172,6 +174,11 @@ TEST(Sparsify, KeepsEveryNonZeroAndOnlyBelowTheDensity) {
   EXPECT_TRUE(at::equal(s->t_rows, at::tensor({3, 3, 0, 9}, at::kInt)));
   EXPECT_TRUE(at::equal(s->t_entries, at::tensor({1, 2, 0, 3}, at::kInt)));
   EXPECT_FALSE(sparsify(z, 0.03).has_value());
+  // A non-finite value keeps the matrix dense, at any density.
+  for (const float bad : {std::numeric_limits<float>::infinity(), std::nanf("")}) {
+    z.index_put_({3, 4}, bad);
+    EXPECT_FALSE(sparsify(z, 0.04).has_value()) << bad;
+  }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
-// The Philox words of the first blocks of one node's stream (CPU only), for the loops that draw
-// random values element by element: the quantizer's rounding and the dropout masks. Computed
-// kPhiloxBatch blocks at a time: with AVX-512 as two interleaved vectors of 16 blocks (each round's
-// multiplies wait on the previous round, so independent chains keep the unit busy), with AVX2 as
-// four of 8 blocks, else block by block. All give philox_block's words exactly.
+// Philox words many blocks at a time (CPU only), for the loops that draw random values element by
+// element: the first blocks of one node's stream (the quantizer's rounding, the dropout masks), or
+// one word each of scattered blocks (the dropout mask at a sparse matrix's entries). Computed
+// kPhiloxBatch blocks at a time: rows with AVX-512 as two interleaved vectors of 16 blocks (each
+// round's multiplies wait on the previous round, so independent chains keep the unit busy), with
+// AVX2 as four of 8 blocks, else block by block. All give philox_block's words exactly.
 #pragma once
 
 #include <cstdint>

@@ -68,11 +68,13 @@ void sparse_keep_bits(const Device& device, const DropoutKey& key, float p, cons
                       int64_t nnz, const int64_t* gids, int64_t offset, uint32_t* keep);
 
 // y = (a * mask) x over a sparse a's entries (a.rows x a.cols, CSR): entry k counts as
-// a.values[k] * scale when bit k of `keep` is set and as 0 when not (keep null: every entry kept;
-// pass scale 1). With `entries`, a walks the entries of another matrix B in another order (B's
-// transpose): row i's j-th entry (column a.indices[j]) is B's entry entries[j], whose value
-// a.values and whose bit `keep` hold. x is a.cols x d, y a.rows x d (overwritten), row-major. Each
-// row of y sums its entries in stored order. Layer 0 over a sparse A X (model/sparse_features.h).
+// a.values[k] * scale when bit k of `keep` is set and adds nothing when not (keep null: every entry
+// kept; pass scale 1), as in the dense product when a's values are finite (sparsify keeps a matrix
+// with a non-finite value dense). With `entries`, a walks the entries of another matrix B in
+// another order (B's transpose): row i's j-th entry (column a.indices[j]) is B's entry entries[j],
+// whose value a.values and whose bit `keep` hold. x is a.cols x d, y a.rows x d (overwritten),
+// row-major. Each row of y sums its entries in stored order. Layer 0 over a sparse A X
+// (model/sparse_features.h).
 void masked_spmm(const Device& device, const CsrView& a, const uint32_t* keep, float scale,
                  const int32_t* entries, const float* x, int64_t d, float* y);
 

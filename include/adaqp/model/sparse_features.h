@@ -37,7 +37,8 @@ struct SparseFeatures {
 };
 
 // `dense` (a contiguous float32 matrix, on any device) as SparseFeatures on its device when at most
-// `max_density` of its entries are non-zero (and fewer than 2^31); otherwise nullopt.
+// `max_density` of its entries are non-zero (and fewer than 2^31) and every value is finite;
+// otherwise nullopt.
 std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_density);
 
 }  // namespace adaqp
