@@ -14,11 +14,11 @@
 
 namespace adaqp {
 
-// Above this fraction of non-zero entries A X stays dense. At it a training step's sparse layer 0
-// (mask drawn at the non-zeros, forward, weight gradient) is still 1.2x faster than the dense one
-// (they break even near 25%: benchmarks/bench_sparse_features.cpp) and the CSR with its transpose
-// (16 bytes a non-zero) holds 80% of the dense matrix (4 bytes an entry).
-// benchmarks/results/README.md, "Sparse layer-0 input".
+// Above this fraction of non-zero entries A X stays dense: there the CSR with its transpose (16
+// bytes a non-zero) holds 80% of the dense matrix (4 bytes an entry), while a training step's
+// sparse layer 0 (mask drawn at the non-zeros, forward, weight gradient) is about 2x faster than
+// the dense one (they break even between 30% and 50% on one AVX2 core:
+// benchmarks/bench_sparse_features.cpp). benchmarks/results/README.md, "Sparse layer-0 input".
 constexpr double kMaxSparseFeatureDensity = 0.2;
 
 // A constant matrix (rows x cols) as CSR, and its transpose as a walk over the same entries
