@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# AddressSanitizer + UndefinedBehaviorSanitizer run (gcc): configures the project with the
+# AddressSanitizer + UndefinedBehaviorSanitizer run (clang): configures the project with the
 # `sanitize` preset of CMakePresets.json (-fsanitize=address,undefined at -O0) in build-sanitize (or
 # $ADAQP_ASAN_BUILD_DIR), builds what the scope needs, then runs it with every report fatal
-# (halt_on_error, -fno-sanitize-recover=all):
+# (halt_on_error, -fno-sanitize-recover=all). clang, not gcc: at -O0 with the sanitizers it builds
+# the core's scope in about half the time (70 against 130 s on the 2-core machine) and its tests
+# run as fast (81 against 77 s).
 #   --core (what scripts/test.sh, and so CI, runs): the library without libtorch (adaqp_core): the
 #     unit tests (loaders, partition store, quantizer and block codec, kernels, the thread-backed
 #     communicator's ranks as threads, solver) and the replays of the fuzz targets that need no
@@ -29,6 +31,11 @@ core_fuzz=(job_config ogb_loader ogb_binary_loader ogb_hetero_loader numpy_loade
   partition_loader)
 start=$(date +%s)
 
+# A directory configured by another compiler (gcc, the preset's before) starts afresh: CMake would
+# drop its cache mid-configure, and with it the command line's variables.
+if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$' "$BUILD/CMakeCache.txt"; then
+  rm -rf "$BUILD"
+fi
 mkdir -p "$BUILD"
 # The flags are the preset's (-O0: sanitized code compiles in half the time it takes at -O1, which
 # keeps the CI's run short; the tests run slower, and a few seconds matter less than the build).

@@ -555,7 +555,8 @@ const MalformedCase kOgbBinaryCases[] = {
     {"BinNanLabelInTest",
      Layout::kOgbBinaryStored,
      [](FileMap& f) {
-       set(f, kLabelMember, npy_bytes<float>("<f4", "(4,)", {0, 1, 2, kNan}));
+       set(f, kLabelMember,
+           npy_bytes<float>("<f4", "(4,)", {0, 1, 2, std::numeric_limits<float>::quiet_NaN()}));
      },
      nullptr,
      {"split/main/test.csv.gz: line 1: node id 3 is unlabelled"}},
