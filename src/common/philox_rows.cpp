@@ -118,6 +118,17 @@ __attribute__((target("avx2"))) inline void store_blocks8(const __m256i (&w)[4],
   _mm256_storeu_si256(v + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
 }
 
+// Every round on four interleaved vectors of 8 blocks.
+__attribute__((target("avx2"))) inline void rounds32(__m256i (&c)[4][4], uint32_t k0, uint32_t k1) {
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    const __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0));
+    const __m256i key1 = _mm256_set1_epi32(static_cast<int>(k1));
+    for (int v = 0; v < 4; ++v) round8(c[v], key0, key1);
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+  }
+}
+
 __attribute__((target("avx2"))) void batch_avx2(PhiloxWords counter, uint32_t k0, uint32_t k1,
                                                 uint32_t first, uint32_t* out) {
   static_assert(kPhiloxBatch == 32, "the AVX2 batch is four vectors of 8 blocks");
@@ -127,13 +138,7 @@ __attribute__((target("avx2"))) void batch_avx2(PhiloxWords counter, uint32_t k0
     c[v][0] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(first + 8 * v)), lane);
     for (int k = 1; k < 4; ++k) c[v][k] = _mm256_set1_epi32(static_cast<int>(counter.v[k]));
   }
-  for (int round = 0; round < kPhiloxRounds; ++round) {
-    const __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0));
-    const __m256i key1 = _mm256_set1_epi32(static_cast<int>(k1));
-    for (int v = 0; v < 4; ++v) round8(c[v], key0, key1);
-    k0 += kPhiloxW0;
-    k1 += kPhiloxW1;
-  }
+  rounds32(c, k0, k1);
   for (int v = 0; v < 4; ++v) store_blocks8(c[v], out + 32 * v);
 }
 
@@ -147,13 +152,7 @@ __attribute__((target("avx2"))) void picked_avx2(const uint32_t (&ctr)[3][kPhilo
       c[v][k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ctr[k] + 8 * v));
     c[v][3] = _mm256_set1_epi32(static_cast<int>(ctr3));
   }
-  for (int round = 0; round < kPhiloxRounds; ++round) {
-    const __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0));
-    const __m256i key1 = _mm256_set1_epi32(static_cast<int>(k1));
-    for (int v = 0; v < 4; ++v) round8(c[v], key0, key1);
-    k0 += kPhiloxW0;
-    k1 += kPhiloxW1;
-  }
+  rounds32(c, k0, k1);
   for (int v = 0; v < 4; ++v) {
     const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pick + 8 * v));
     __m256i w = c[v][0];
