@@ -12,7 +12,10 @@
 namespace adaqp {
 namespace {
 
-constexpr size_t kInitialBuffer = size_t{1} << 20;
+// Grows (doubling) only while one line outgrows it. Small: a loader opens one reader per file, and
+// a dataset can have many small ones (a heterogeneous graph's per-relation files; the fuzz
+// replays).
+constexpr size_t kInitialBuffer = size_t{1} << 16;
 constexpr unsigned kZlibBuffer = 1u << 18;
 
 // zlib's message for the file's current error, without the "<path>: " prefix zlib adds.
