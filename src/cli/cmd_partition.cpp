@@ -39,9 +39,10 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
     setup_logging(comm->rank(), cfg.output.log_level);
     if (cfg.partition.options.parts != comm->size()) {
       throw ConfigError(fmt::format(
-          "partition.parts is {} but mpirun started {} ranks: partition.method ptscotch makes one "
-          "part per rank (mpirun -np {})",
-          cfg.partition.options.parts, comm->size(), cfg.partition.options.parts));
+          "partition.parts is {} but the job started {} MPI ranks: partition.method ptscotch makes "
+          "one part per rank (mpirun -np {}, or srun -n {})",
+          cfg.partition.options.parts, comm->size(), cfg.partition.options.parts,
+          cfg.partition.options.parts));
     }
   });
   comm->set_timeout(std::max(cfg.communication.timeout_s, 24.0 * 3600));

@@ -238,7 +238,7 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
       }
       if (must_partition && cfg.partition.options.parts != world) {
         throw ConfigError(fmt::format(
-            "partition.parts is {} but mpirun started {} workers (partition {} does not exist "
+            "partition.parts is {} but the job started {} workers (partition {} does not exist "
             "yet): set partition.parts={}",
             cfg.partition.options.parts, world, dir, world));
       }

@@ -204,7 +204,7 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
     meta_text = read_partition_meta_text(dir);
     const PartitionMeta meta = parse_partition_meta(meta_text, partition_meta_path(dir));
     if (meta.parts != world) {
-      throw ConfigError(fmt::format("partition {} has {} parts but mpirun started {} workers", dir,
+      throw ConfigError(fmt::format("partition {} has {} parts but the job started {} workers", dir,
                                     meta.parts, world));
     }
   });

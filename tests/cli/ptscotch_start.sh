@@ -90,7 +90,7 @@ grep -q "^sample_degree: 4" "$tmp/metis-sample/meta.yaml" || fail "METIS meta.ya
 rc=0
 run "$tmp/world.log" 2 train "${job[@]}" --set "output.dir=$tmp/world" || rc=$?
 { ((rc != 0 && rc != 124)) &&
-  grep -q "partition.parts is 3 but mpirun started 2 workers" "$tmp/world.log"; } ||
+  grep -q "partition.parts is 3 but the job started 2 workers" "$tmp/world.log"; } ||
   { cat "$tmp/world.log"; fail "world size unlike partition.parts"; }
 rc=0
 run "$tmp/balance.log" 3 train "${job[@]}" --set "output.dir=$tmp/balance" \

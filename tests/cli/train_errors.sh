@@ -94,14 +94,14 @@ expect_failure missing_dataset 3 "$tmp/no-such-dataset" --set dataset.format=ogb
   --set "output.dir=$tmp/missing"
 
 # Partition and world size disagree.
-expect_failure parts_mismatch 3 "partition.parts is 2 but mpirun started 3 workers" \
+expect_failure parts_mismatch 3 "partition.parts is 2 but the job started 3 workers" \
   "${small[@]}" --set "output.dir=$tmp/fresh"
 timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" \
   --set "output.dir=$tmp/two" >"$tmp/two.log" 2>&1 || { cat "$tmp/two.log"; exit 1; }
 expect_failure world_mismatch 3 \
   "partition $tmp/two/partition was made with partition.parts = 2, the job asks for 3" \
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.parts=3
-expect_failure world_mismatch_one 1 "has 2 parts but mpirun started 1 workers" \
+expect_failure world_mismatch_one 1 "has 2 parts but the job started 1 workers" \
   "${small[@]}" --set "output.dir=$tmp/two"
 
 # A key with no effect on this dataset (known once the partition is): recompute without a layer
