@@ -3,7 +3,8 @@
 #   Debian packages: compilers, CMake, METIS, PT-Scotch, OpenMPI, spdlog, fmt, CLI11, yaml-cpp, GoogleTest,
 #   zlib, libzip (GraphSAINT .npz archives), nlohmann-json, GLPK and CBC (exact solver referee),
 #   gnuplot, iproute2, clang-format, GNU time (peak memory of benchmark and test runs), clang with
-#   its sanitizer, libFuzzer and OpenMP runtimes (scripts/sanitize.sh, scripts/fuzz.sh).
+#   its sanitizer, libFuzzer and OpenMP runtimes (scripts/sanitize.sh, scripts/fuzz.sh), Slurm and
+#   MUNGE (tests/cli/slurm_batch.sh runs scripts/slurm/train.sbatch on a private Slurm).
 #   PyTorch 2.11.0 from PyPI into a virtual environment ($ADAQP_VENV, default .venv): its bundled
 #   libtorch is what the C++ code links against, and the same version the GPU machines run.
 # Environment: ADAQP_BUILD_DIR (default build), ADAQP_VENV (default .venv), ADAQP_BUILD_TYPE
@@ -17,7 +18,7 @@ TORCH_VERSION=2.11.0
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config python3 python3-venv python3-pip
   libmetis-dev libptscotch-dev libopenmpi-dev openmpi-bin libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev
   libgtest-dev zlib1g-dev libzip-dev nlohmann-json3-dev glpk-utils libglpk-dev coinor-cbc gnuplot-nox iproute2 clang-format
-  time clang libclang-rt-dev libomp-dev)
+  time clang libclang-rt-dev libomp-dev slurm-wlm munge)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
