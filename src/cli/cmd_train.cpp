@@ -56,6 +56,7 @@
 #include "commands.h"
 #include "job_dataset_files.h"
 #include "job_options.h"
+#include "mpi_launch.h"
 #include "rank_placement.h"
 #include "resume.h"
 #include "train_options.h"
@@ -193,6 +194,7 @@ void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer
 
 void train_job(const JobOptions& job, bool resume, bool repartition,
                const TransportWrapper& wrap_transport) {
+  require_mpi_launch();
   MpiSession mpi(nullptr, nullptr);
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
   const int rank = comm->rank(), world = comm->size();

@@ -19,18 +19,10 @@
 #include "adaqp/config.h"
 #include "adaqp/model/host_block_cache.h"
 #include "commands.h"
+#include "mpi_launch.h"
 
 namespace adaqp::cli {
 namespace {
-
-// Command lines are parsed before MPI starts: under mpirun only the first rank reports a mistake
-// in one (every rank exits non-zero).
-bool first_rank() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
-    if (const char* r = std::getenv(var)) return std::string(r) == "0";
-  }
-  return true;
-}
 
 // The parse error in the form of every other error; a first word that names no command is said so.
 std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
@@ -72,7 +64,9 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    if (first_rank()) {
+    // Command lines are parsed before MPI starts: only the job's first process reports a mistake
+    // in one (every process exits non-zero).
+    if (first_launched_process()) {
       std::fprintf(stderr, "adaqp: error: %s\n", parse_error_text(app, e, argc, argv).c_str());
     }
     return 1;

@@ -9,7 +9,10 @@
 #      them (srun of Slurm 22.05 does not take --cpus-per-task from the allocation unless the
 #      script passes it on), resumes from the first job's last checkpoint and repartitions into 1;
 #   3. an unknown configuration key: the job fails, and its output names the key.
-# And the script outside a Slurm job says so and exits non-zero. Needs root (the daemons) and the
+# Then what docs/cluster.md offers beside the script: `mpirun` inside an allocation (OpenMPI starts
+# its daemons through Slurm) trains on the allocation's 2 tasks; and srun without an MPI plugin
+# (--mpi=none) is one error, printed once, naming the remedy, and a non-zero exit. And the script
+# outside a Slurm job says so and exits non-zero. Needs root (the daemons) and the
 # packages of scripts/setup.sh; a visible skip otherwise (a failure when CI=true).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
@@ -99,17 +102,10 @@ echo "ok: a private Slurm $(sinfo -V | cut -d' ' -f2) cluster of one node ($cpus
 export ADAQP_BIN
 cd "$ADAQP_SOURCE_DIR"
 run="$tmp/run"
-# job NAME SBATCH_ARGS... -- TRAIN_ARGS...: submits scripts/slurm/train.sbatch and waits for it
-# (polling: `sbatch --wait` looks every few seconds); succeeds when the job ends COMPLETED. Its
-# output is $tmp/job-NAME.out.
-job() {
-  local name=$1 sbatch_args=() id state
-  shift
-  while [[ $1 != -- ]]; do sbatch_args+=("$1"); shift; done
-  shift
-  id=$(sbatch --parsable --output="$tmp/job-$name.out" "${sbatch_args[@]}" \
-    scripts/slurm/train.sbatch --set "output.dir=$run" --set training.checkpoint_every=2 \
-    --set training.threads=0 --set output.log_level=info "$@") || fail "sbatch refused job $name"
+# wait_job NAME ID: waits for job ID (polling: `sbatch --wait` looks every few seconds); succeeds
+# when it ends COMPLETED.
+wait_job() {
+  local name=$1 id=$2 state
   for _ in $(seq 1500); do
     state=$(scontrol show job "$id" | grep -o 'JobState=[A-Z_]*')
     [[ $state =~ PENDING|CONFIGURING|RUNNING|COMPLETING ]] || break
@@ -119,6 +115,19 @@ job() {
   [[ $state =~ PENDING|CONFIGURING|RUNNING|COMPLETING ]] &&
     fail "job $name did not end in 300 s: $(scontrol show job "$id" | grep -o 'Reason=[^ ]*')"
   [[ $state == JobState=COMPLETED ]]
+}
+
+# job NAME SBATCH_ARGS... -- TRAIN_ARGS...: submits scripts/slurm/train.sbatch and waits for it.
+# Its output is $tmp/job-NAME.out.
+job() {
+  local name=$1 sbatch_args=() id
+  shift
+  while [[ $1 != -- ]]; do sbatch_args+=("$1"); shift; done
+  shift
+  id=$(sbatch --parsable --output="$tmp/job-$name.out" "${sbatch_args[@]}" \
+    scripts/slurm/train.sbatch --set "output.dir=$run" --set training.checkpoint_every=2 \
+    --set training.threads=0 --set output.log_level=info "$@") || fail "sbatch refused job $name"
+  wait_job "$name" "$id"
 }
 parts() { sed -n 's/^parts: *//p' "$run/partition/meta.yaml"; }
 threads() { grep -o '[0-9]* compute thread(s) on CPUs [0-9,-]*' "$tmp/job-$1.out" | sort; }
@@ -151,6 +160,23 @@ echo "ok: resumed at epoch 4 on 1 task: 1 part, $(threads one), epochs 1-6 in me
 if job bad -n 1 -- --set training.epochz=3; then fail "a job with an unknown key succeeded"; fi
 grep -q "unknown key 'training.epochz'" "$tmp/job-bad.out" || fail "the failed job does not name the key"
 echo "ok: an unknown key fails the job: $(grep -m1 -o "unknown key '[a-z._]*'" "$tmp/job-bad.out")"
+
+# shellcheck disable=SC2016  # $SLURM_NTASKS: the job's shell expands it
+id=$(sbatch --parsable -n 2 --cpus-per-task=1 --output="$tmp/job-mpirun.out" --wrap \
+  "mpirun $ADAQP_BIN train"' --set partition.parts=$SLURM_NTASKS --set training.epochs=2'" \
+   --set output.dir=$tmp/mpirun --set output.log_level=info") || fail "sbatch refused the mpirun job"
+wait_job mpirun "$id" || fail "mpirun inside an allocation"
+grep -q "2 epochs on 2 worker(s)" "$tmp/job-mpirun.out" || fail "mpirun inside an allocation"
+echo "ok: mpirun inside a 2-task allocation trains on 2 workers"
+
+if out=$(timeout 120 srun --mpi=none -n 2 "$ADAQP_BIN" train --set "output.dir=$tmp/none" 2>&1); then
+  fail "srun --mpi=none succeeded"
+fi
+if [[ $(grep -c "adaqp: error: srun started 2 task(s) without an MPI plugin" <<<"$out") != 1 ]] ||
+  [[ $out != *"srun --mpi=pmix"* ]]; then
+  fail "srun --mpi=none: $out"
+fi
+echo "ok: srun --mpi=none: one error, naming srun --mpi=pmix"
 
 if out=$(env -u SLURM_NTASKS bash scripts/slurm/train.sbatch 2>&1); then
   fail "the script ran outside a Slurm job"

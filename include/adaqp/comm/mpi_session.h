@@ -1,6 +1,6 @@
-// MPI start-up and shutdown for one process, as an RAII object owned by main(). A later issue adds
-// a communication progress thread, so the session asks for MPI_THREAD_MULTIPLE and records what
-// the library granted.
+// MPI start-up and shutdown for one process, as an RAII object owned by main(). Exchanges run on
+// a progress thread beside the computation, so the session asks for MPI_THREAD_MULTIPLE and
+// records what the library granted.
 #pragma once
 
 #include <mpi.h>
