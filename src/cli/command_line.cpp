@@ -62,6 +62,10 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
   try {
     setup_logging(0);
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    // A rank whose job failed elsewhere: the failing rank has printed the error
+    // (collective_step.h).
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
     // Command lines are parsed before MPI starts: only the job's first process reports a mistake

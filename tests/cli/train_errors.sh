@@ -104,6 +104,13 @@ expect_failure world_mismatch 3 \
 expect_failure world_mismatch_one 1 "has 2 parts but the job started 1 workers" \
   "${small[@]}" --set "output.dir=$tmp/two"
 
+# A problem only rank 1 meets: its part of a copied partition is corrupted. Rank 0 loads its own
+# part and then learns of the failure: it exits non-zero without a line of its own.
+cp -r "$tmp/two" "$tmp/rank1"
+printf 'garbage' | dd of="$tmp/rank1/partition/part-1/part.bin" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_failure rank1_part 2 "$tmp/rank1/partition/part-1/part.bin" "${small[@]}" \
+  --set "output.dir=$tmp/rank1"
+
 # A key with no effect on this dataset (known once the partition is): recompute without a layer
 # that aggregates first (2 GraphSAGE layers, more hidden units than the generated graph's classes).
 expect_failure recompute_no_effect 2 \
