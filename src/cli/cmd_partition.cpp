@@ -32,8 +32,7 @@ struct PartitionCommandOptions {
 
 // ptscotch: every rank of the mpirun job partitions its slice; rank 0 prints the summary.
 void run_distributed_partition(const PartitionCommandOptions& opt) {
-  require_mpi_launch();
-  MpiSession mpi(nullptr, nullptr);
+  const std::unique_ptr<MpiSession> mpi = start_mpi();
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
   JobConfig cfg;
   run_step(*comm, [&] {

@@ -194,8 +194,7 @@ void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer
 
 void train_job(const JobOptions& job, bool resume, bool repartition,
                const TransportWrapper& wrap_transport) {
-  require_mpi_launch();
-  MpiSession mpi(nullptr, nullptr);
+  const std::unique_ptr<MpiSession> mpi = start_mpi();
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
   const int rank = comm->rank(), world = comm->size();
   const LocalRanks local = local_ranks();  // collective: before any step that may fail

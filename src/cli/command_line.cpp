@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/comm/launcher.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/config.h"
 #include "adaqp/model/host_block_cache.h"
 #include "commands.h"
-#include "mpi_launch.h"
 
 namespace adaqp::cli {
 namespace {

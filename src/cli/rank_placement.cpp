@@ -1,12 +1,15 @@
 #include "rank_placement.h"
 
+#include <fmt/format.h>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "adaqp/comm/mpi_error.h"
@@ -21,8 +24,9 @@ LocalRanks local_ranks() {
   LocalRanks l;
   int code = MPI_Comm_rank(local, &l.rank);
   if (code == MPI_SUCCESS) code = MPI_Comm_size(local, &l.size);
-  // Per rank: the GPU it would use and its NCCL_HOSTID, as fixed-size texts.
-  constexpr size_t kText = 64;
+  // Per rank, as fixed-size texts: the GPU it would use, its NCCL_HOSTID, and a hash of the CPUs
+  // it may run on.
+  constexpr size_t kText = 64, kFields = 3;
   std::string gpu;
   try {
     gpu = gpu_identity(l.rank);
@@ -31,28 +35,37 @@ LocalRanks local_ranks() {
   }
   const char* env = std::getenv("NCCL_HOSTID");
   const std::string host_id = env != nullptr ? env : "";
-  std::string mine = gpu.substr(0, kText) + std::string(kText - std::min(gpu.size(), kText), '\0') +
-                     host_id.substr(0, kText) +
-                     std::string(kText - std::min(host_id.size(), kText), '\0');
-  std::vector<char> all(2 * kText * static_cast<size_t>(l.size));
+  const std::string cpus =
+      fmt::format("{:016x}", std::hash<std::string>{}(process_affinity().cpus));
+  std::string mine;
+  for (const std::string& field : {gpu, host_id, cpus}) {
+    mine += field.substr(0, kText) + std::string(kText - std::min(field.size(), kText), '\0');
+  }
+  std::vector<char> all(kFields * kText * static_cast<size_t>(l.size));
   if (code == MPI_SUCCESS) {
-    code = MPI_Allgather(mine.data(), 2 * kText, MPI_CHAR, all.data(), 2 * kText, MPI_CHAR, local);
+    code = MPI_Allgather(mine.data(), kFields * kText, MPI_CHAR, all.data(), kFields * kText,
+                         MPI_CHAR, local);
   }
   check_mpi(MPI_Comm_free(&local), "MPI_Comm_free", -1);
   check_mpi(code, "MPI_Allgather (ranks of this host)", -1);
   l.distinct_host_ids = !host_id.empty();
+  const auto field_of = [&](const char* text, size_t field) {
+    return std::string_view(text + field * kText, kText);
+  };
   for (int r = 0; r < l.size; ++r) {
     if (r == l.rank) continue;
-    const char* theirs = all.data() + 2 * kText * static_cast<size_t>(r);
-    if (!gpu.empty() && std::equal(mine.begin(), mine.begin() + kText, theirs)) l.gpu_shared = true;
-    if (std::equal(mine.begin() + kText, mine.end(), theirs + kText)) l.distinct_host_ids = false;
+    const char* theirs = all.data() + kFields * kText * static_cast<size_t>(r);
+    if (!gpu.empty() && field_of(mine.data(), 0) == field_of(theirs, 0)) l.gpu_shared = true;
+    if (field_of(mine.data(), 1) == field_of(theirs, 1)) l.distinct_host_ids = false;
+    if (field_of(mine.data(), 2) == field_of(theirs, 2)) ++l.on_same_cpus;
   }
   return l;
 }
 
 int compute_threads(const TrainingConfig& t, const LocalRanks& local) {
   std::string warning;
-  const int threads = compute_threads_for(t.threads, process_affinity(), local.size, &warning);
+  const int threads =
+      compute_threads_for(t.threads, process_affinity(), local.on_same_cpus, &warning);
   if (!warning.empty()) spdlog::warn("{}", warning);
   return threads;
 }

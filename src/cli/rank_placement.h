@@ -10,11 +10,13 @@
 namespace adaqp::cli {
 
 // This rank's place among the ranks of its host (an MPI shared-memory split): its index, their
-// number, whether another of them would use the same physical GPU, and whether this rank's
-// NCCL_HOSTID is set and unlike theirs (config/placement.h).
+// number, how many of them (itself included) may run on exactly its CPUs, whether another of them
+// would use the same physical GPU, and whether this rank's NCCL_HOSTID is set and unlike theirs
+// (config/placement.h).
 struct LocalRanks {
   int rank = 0;
   int size = 1;
+  int on_same_cpus = 1;
   bool gpu_shared = false;
   bool distinct_host_ids = false;
 };

@@ -42,22 +42,20 @@ void require_threads_within_host(int requested, const Affinity& affinity) {
       requested, affinity.host_cores, affinity.host_cores));
 }
 
-int compute_threads_for(int requested, const Affinity& affinity, int local_ranks,
+int compute_threads_for(int requested, const Affinity& affinity, int ranks_on_mask,
                         std::string* warning) {
   if (requested > 0) {
     if (requested > affinity.cores && warning != nullptr) {
       *warning = fmt::format(
           "training.threads = {} but this rank may run on {} core(s) (CPUs {}): its threads share "
-          "them. mpirun binds each rank to one core by default; launch with --bind-to none, or "
-          "--map-by ppr:<ranks per node>:node:PE=<cores per rank>, or lower training.threads",
+          "them. mpirun binds each of up to 2 ranks to one core by default; launch with "
+          "--bind-to none, or --map-by ppr:<ranks per node>:node:PE=<cores per rank> (srun: "
+          "--cpus-per-task=<cores per rank>), or lower training.threads",
           requested, affinity.cores, affinity.cpus);
     }
     return requested;
   }
-  if (affinity.cores >= affinity.host_cores && local_ranks > 1) {
-    return std::max(1, affinity.cores / local_ranks);  // unbound ranks share the host
-  }
-  return affinity.cores;
+  return std::max(1, affinity.cores / std::max(1, ranks_on_mask));
 }
 
 }  // namespace adaqp

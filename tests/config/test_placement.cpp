@@ -107,14 +107,19 @@ TEST(Placement, BackendMustMatchTheDevice) {
             Backend::kMpi);
 }
 
-// Threads follow the cores a rank may run on: its own cores when mpirun bound it, its share of the
-// host when not; a request beyond the mask is kept but explained.
+// Threads follow the cores a rank may run on, shared with the ranks bound to the same ones: its
+// own cores when the launcher gave it some, its share of a socket when bound to sockets, of the
+// host when not bound; a request beyond the mask is kept but explained.
 TEST(ComputeThreads, FollowTheAffinityMask) {
-  const Affinity bound{1, 16, "3"}, unbound{16, 16, "0-15"}, pe4{4, 16, "4-7"};
-  EXPECT_EQ(compute_threads_for(0, bound, 4, nullptr), 1);
+  const Affinity bound{1, 16, "3"}, unbound{16, 16, "0-15"}, pe4{4, 16, "4-7"},
+      socket{8, 16, "8-15"};
+  EXPECT_EQ(compute_threads_for(0, bound, 1, nullptr), 1);
   EXPECT_EQ(compute_threads_for(0, unbound, 4, nullptr), 4);
   EXPECT_EQ(compute_threads_for(0, unbound, 1, nullptr), 16);
-  EXPECT_EQ(compute_threads_for(0, pe4, 4, nullptr), 4);
+  EXPECT_EQ(compute_threads_for(0, pe4, 1, nullptr), 4);
+  EXPECT_EQ(compute_threads_for(0, socket, 2, nullptr), 4);
+  EXPECT_EQ(compute_threads_for(0, socket, 3, nullptr), 2);
+  EXPECT_EQ(compute_threads_for(0, bound, 3, nullptr), 1);
   std::string warning;
   EXPECT_EQ(compute_threads_for(2, pe4, 4, &warning), 2);
   EXPECT_TRUE(warning.empty()) << warning;

@@ -19,9 +19,12 @@ Affinity process_affinity();
 void require_threads_within_host(int requested, const Affinity& affinity);
 
 // Compute threads for a rank: `requested` (> 0) as given, else the cores of its mask, shared with
-// the other ranks of the host when the mask is the whole host (ranks not bound to cores).
-// `warning` (set when not null) explains a requested count beyond the mask, and the fix.
-int compute_threads_for(int requested, const Affinity& affinity, int local_ranks,
+// the other ranks of its host that may run on exactly the same CPUs (`ranks_on_mask`, itself
+// included): every rank of the host when none is bound (--bind-to none), the ranks of a socket
+// under binding to sockets (mpirun's default beyond 2 ranks), itself alone when each rank has
+// cores of its own. `warning` (set when not null) explains a requested count beyond the mask, and
+// the fix.
+int compute_threads_for(int requested, const Affinity& affinity, int ranks_on_mask,
                         std::string* warning);
 
 }  // namespace adaqp
