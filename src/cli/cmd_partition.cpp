@@ -1,6 +1,7 @@
 // adaqp partition: loads the job's dataset, partitions it and writes the partition directory. With
-// partition.method ptscotch it runs under mpirun, one rank per part, each on a slice of the graph
-// (partition/partition_in_slices.h); the directory must be one every rank sees to end up whole.
+// partition.method ptscotch it runs under mpirun or srun, one rank per part, each on a slice of the
+// graph (partition/partition_in_slices.h); the directory must be one every rank sees to end up
+// whole.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,7 +31,7 @@ struct PartitionCommandOptions {
   std::string out;
 };
 
-// ptscotch: every rank of the mpirun job partitions its slice; rank 0 prints the summary.
+// ptscotch: every rank of the job partitions its slice; rank 0 prints the summary.
 void run_distributed_partition(const PartitionCommandOptions& opt) {
   const std::unique_ptr<MpiSession> mpi = start_mpi();
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
@@ -87,7 +88,7 @@ void add_partition_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "partition",
       "Partition the job's dataset (partition.*) and write the partition directory (method "
-      "ptscotch: under mpirun, one rank per part)");
+      "ptscotch: under mpirun or srun, one rank per part)");
   add_job_options(cmd, opt->job);
   cmd->add_option("-o,--out", opt->out,
                   "partition directory (must not exist); default: the job's partition.dir");

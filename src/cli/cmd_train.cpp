@@ -1,4 +1,4 @@
-// adaqp train: distributed full-graph training, one process per worker, started by mpirun.
+// adaqp train: distributed full-graph training, one process per worker, started by mpirun or srun.
 //
 // Start-up runs in steps; after each, the ranks agree whether any of them failed, and if so every
 // rank exits non-zero while only the lowest failing rank reports its error, so a bad config or a
@@ -376,7 +376,7 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
   CLI::App* cmd = app.add_subcommand(
       "train",
       "Train the job's model on its partitioned dataset; start one process per worker with "
-      "mpirun (partitions the dataset first when partition.dir does not exist)");
+      "mpirun or srun (partitions the dataset first when partition.dir does not exist)");
   add_job_options(cmd, *job);
   auto resume = std::make_shared<bool>(false);
   cmd->add_flag("--resume", *resume,
