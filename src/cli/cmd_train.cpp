@@ -5,9 +5,9 @@
 // mismatched partition gives one clear message and no hang. After start-up, an error on one rank
 // is reported by that rank and ends the whole job (MPI_Abort): the others could not continue.
 // With training.checkpoint_every, rank 0 writes checkpoints (train/checkpoint.h; every rank writes
-// its learned featureless rows beside them); --resume
-// continues from the newest intact one, on any number of workers, and reproduces the uninterrupted
-// run (exactly on the same number of workers).
+// its learned featureless rows beside them); --resume continues from the newest intact one, on any
+// number of workers, and reproduces the uninterrupted run (exactly on the same number of workers);
+// --resume=auto does so where a checkpoint exists and starts afresh where none does.
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <mpi.h>
@@ -192,7 +192,7 @@ void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer
   }
 }
 
-void train_job(const JobOptions& job, bool resume, bool repartition,
+void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
                const TransportWrapper& wrap_transport) {
   const std::unique_ptr<MpiSession> mpi = start_mpi();
   const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
@@ -201,7 +201,7 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
 
   JobConfig cfg;
   std::string dir;
-  bool must_partition = false, replace = false;
+  bool must_partition = false, replace = false, resume = resume_mode == ResumeMode::kAlways;
   Placement placement;
   run_step(*comm, [&] {
     cfg = job.load();
@@ -245,7 +245,17 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
       }
       require_creatable(cfg.output.dir, "output.dir");
       // Before the partition is made: a resume without a checkpoint has nothing to continue.
-      if (resume && list_checkpoints(checkpoint_dir(cfg)).empty()) {
+      const bool have_checkpoints = !list_checkpoints(checkpoint_dir(cfg)).empty();
+      if (resume_mode == ResumeMode::kAuto) {
+        resume = have_checkpoints;
+        if (!resume) {
+          spdlog::info(
+              "--resume=auto: no checkpoint in {} (training.checkpoint_dir): training "
+              "starts from epoch 1",
+              checkpoint_dir(cfg));
+        }
+      }
+      if (resume && !have_checkpoints) {
         throw ConfigError(fmt::format("--resume: no checkpoint in {} (training.checkpoint_dir)",
                                       checkpoint_dir(cfg)));
       }
@@ -259,6 +269,7 @@ void train_job(const JobOptions& job, bool resume, bool repartition,
   // Rank 0's view of the file system decides, so all ranks take the same steps.
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
   comm->broadcast(&replace, sizeof(replace), 0);
+  comm->broadcast(&resume, sizeof(resume), 0);
   agree_on_device(*comm, placement);
   if (placement.device.is_cuda()) run_step(*comm, [] { load_torch_cuda_backend(); });
   if (rank == 0 && cfg.training.precision == ComputePrecision::kTf32 && !placement.device.is_cuda())
@@ -378,18 +389,24 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
       "Train the job's model on its partitioned dataset; start one process per worker with "
       "mpirun or srun (partitions the dataset first when partition.dir does not exist)");
   add_job_options(cmd, *job);
-  auto resume = std::make_shared<bool>(false);
-  cmd->add_flag("--resume", *resume,
+  auto resume = std::make_shared<std::string>();
+  cmd->add_flag("--resume{always}", *resume,
                 "continue from the newest intact checkpoint in the checkpoint directory "
                 "(training.checkpoint_dir), on any number of workers; the job must match its "
-                "dataset, model and seed");
+                "dataset, model and seed. --resume=auto continues where a checkpoint exists and "
+                "starts from epoch 1 where none does (a job that its scheduler may requeue)")
+      ->check(CLI::IsMember({"always", "auto"}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   auto repartition = std::make_shared<bool>(false);
   cmd->add_flag("--repartition", *repartition,
                 "partition the dataset again into partition.dir even if it exists (its partition "
                 "is replaced in one step once the new one is written); without it an existing "
                 "partition.dir made with other partition.* keys is an error");
   cmd->callback([job, resume, repartition, wrap_transport] {
-    train_job(*job, *resume, *repartition, wrap_transport);
+    const ResumeMode mode = resume->empty()       ? ResumeMode::kNo
+                            : *resume == "always" ? ResumeMode::kAlways
+                                                  : ResumeMode::kAuto;
+    train_job(*job, mode, *repartition, wrap_transport);
   });
 }
 

@@ -8,6 +8,10 @@
 
 namespace adaqp::cli {
 
+// `adaqp train --resume`: kAlways needs a checkpoint to continue from; kAuto continues from one
+// where the checkpoint directory holds any, else starts from epoch 1.
+enum class ResumeMode { kNo, kAlways, kAuto };
+
 // --resume: rank 0 picks the newest intact checkpoint, every rank loads that one into its trainer.
 // Without --resume, a checkpoint directory that already holds checkpoints is refused (they would
 // mix with this run's).

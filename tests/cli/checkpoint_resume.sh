@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Checkpoints and `adaqp train --resume`: a run cut short and resumed from its newest checkpoint
-# reproduces the uninterrupted run bitwise (every epoch's loss and scores, the summary's scores and
-# the final parameters), with dropout on, for GCN on 2 workers and SAGE with LayerNorm on 3; a
-# damaged newest checkpoint is skipped for the one before it; a checkpoint of another model or seed
-# is refused with one error naming the field and both values. Another worker count is not refused:
-# tests/cli/checkpoint_elastic.sh.
+# Checkpoints and `adaqp train --resume` (and --resume=auto): a run cut short and resumed from its
+# newest checkpoint reproduces the uninterrupted run bitwise (every epoch's loss and scores, the
+# summary's scores and the final parameters), with dropout on, for GCN on 2 workers and SAGE with
+# LayerNorm on 3; a damaged newest checkpoint is skipped for the one before it; a checkpoint of
+# another model or seed is refused with one error naming the field and both values. Another worker
+# count is not refused: tests/cli/checkpoint_elastic.sh.
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
 # shellcheck source=scripts/lib/adaqp.sh
@@ -84,13 +84,16 @@ expect_error() {
 }
 
 # GCN, 2 workers: the reference run, and a run stopped after 6 epochs (its final checkpoint) then
-# resumed to 12.
+# resumed to 12, both with --resume=auto (what a requeued job passes: the first run finds no
+# checkpoint and starts from epoch 1, the second continues).
 gcn=(--set model.type=gcn --set partition.parts=2 --set training.checkpoint_every=4)
 train gcn_ref 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
 [[ "$(ls "$tmp/gcn_ref/checkpoints")" == $'ckpt-000008.bin\nckpt-000012.bin' ]] ||
   { ls "$tmp/gcn_ref/checkpoints"; echo "FAIL: expected the newest 2 checkpoints kept" >&2; exit 1; }
-train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epochs=6
-train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epochs=12 --resume
+train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epochs=6 --resume=auto
+grep -q -- "--resume=auto: no checkpoint in $tmp/gcn_cut/checkpoints" "$tmp/gcn_cut.log" ||
+  { cat "$tmp/gcn_cut.log"; echo "FAIL: --resume=auto without a checkpoint" >&2; exit 1; }
+train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epochs=12 --resume=auto
 grep -q "resuming from $tmp/gcn_cut/checkpoints/ckpt-000006.bin (epoch 6)" "$tmp/gcn_cut.log" ||
   { cat "$tmp/gcn_cut.log"; echo "FAIL: did not resume from epoch 6" >&2; exit 1; }
 same "$tmp/gcn_ref" "$tmp/gcn_cut"
@@ -126,6 +129,8 @@ expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing l
   "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
 expect_error no_checkpoint 2 "--resume: no checkpoint in $tmp/none/checkpoints" \
   --set "output.dir=$tmp/none" --set partition.parts=2 --resume
+expect_error resume_value 2 "--resume: sometimes not in {always,auto}" \
+  --set "output.dir=$tmp/none" --set partition.parts=2 --resume=sometimes
 [[ ! -e $tmp/none/partition ]] ||
   { echo "FAIL: a resume without checkpoints partitioned the dataset first" >&2; exit 1; }
 # A metrics.jsonl the resumed run cannot keep is found at start-up, before training (no abort).

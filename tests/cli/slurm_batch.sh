@@ -4,6 +4,8 @@
 # commands through SLURM_CONF), then three batch jobs of the script, each waited for:
 #   1. a job whose configuration asks for 3 parts, on 2 tasks of 1 CPU: the script's
 #      partition.parts (the task count) wins, 2 workers train, each bound to a CPU of its own;
+#      then requeued (`scontrol requeue`) with 2 more epochs in its configuration: it resumes from
+#      its last checkpoint (the script adds --resume=auto to a restarted job);
 #   2. --resume --repartition on 1 task with every CPU (--cpus-per-task): the worker gets all of
 #      them (srun of Slurm 22.05 does not take --cpus-per-task from the allocation unless the
 #      script passes it on), resumes from the first job's last checkpoint and repartitions into 1;
@@ -140,7 +142,7 @@ wait_job() {
   local name=$1 id=$2 state
   while :; do
     state=$(scontrol show job "$id" | grep -o 'JobState=[A-Z_]*')
-    [[ $state =~ PENDING|CONFIGURING|RUNNING|COMPLETING ]] || break
+    [[ $state =~ PENDING|CONFIGURING|RUNNING|COMPLETING|REQUEUE ]] || break
     in_time "job $name ($state, $(scontrol show job "$id" | grep -o 'Reason=[^ ]*'))"
     sleep 0.2
   done
@@ -148,7 +150,8 @@ wait_job() {
   echo "$state"
 }
 # job NAME SBATCH_ARGS... -- TRAIN_ARGS...: submits scripts/slurm/train.sbatch with a 2-minute
-# limit, waits for it and prints its state. Its output is $tmp/job-NAME.out.
+# limit, waits for it and prints its state. Its output is $tmp/job-NAME.out, its id in
+# $tmp/id-NAME.
 job() {
   local name=$1 sbatch_args=() id
   shift
@@ -157,13 +160,14 @@ job() {
   id=$(sbatch --parsable --time=2 --output="$tmp/job-$name.out" "${sbatch_args[@]}" \
     scripts/slurm/train.sbatch --set "output.dir=$run" --set training.checkpoint_every=2 \
     --set training.threads=0 --set output.log_level=info "$@") || fail "sbatch refused job $name"
+  echo "$id" >"$tmp/id-$name"
   wait_job "$name" "$id"
 }
 parts() { sed -n 's/^parts: *//p' "$run/partition/meta.yaml"; }
 threads() { grep -o '[0-9]* compute thread(s) on CPUs [0-9,-]*' "$tmp/job-$1.out" | sort; }
 
-printf 'partition:\n  parts: 3\n' >"$tmp/three.yaml"
-[[ $(job two -n 2 --cpus-per-task=1 -- --config "$tmp/three.yaml" --set training.epochs=4) == *COMPLETED ]] ||
+printf 'partition:\n  parts: 3\ntraining:\n  epochs: 4\n' >"$tmp/three.yaml"
+[[ $(job two -n 2 --cpus-per-task=1 -- --config "$tmp/three.yaml") == *COMPLETED ]] ||
   fail "the 2-task job did not complete"
 [[ $(parts) == 2 ]] || fail "the 2-task job's partition has $(parts) parts"
 mapfile -t two < <(threads two)
@@ -173,21 +177,35 @@ if ! { ((${#two[@]} == 2)) && [[ ${two[0]} == "1 compute thread(s) on CPUs "* ]]
 fi
 echo "ok: 2 tasks of a job asking for 3 parts: 2 parts, ${two[*]}"
 
-[[ $(job one -n 1 --cpus-per-task="$cpus" -- --set training.epochs=6 --resume --repartition) == *COMPLETED ]] ||
+# Requeued with the same arguments (its configuration now asks for 6 epochs): the script adds
+# --resume=auto, and the job continues from its checkpoint of epoch 4.
+printf 'partition:\n  parts: 3\ntraining:\n  epochs: 6\n' >"$tmp/three.yaml"
+id=$(<"$tmp/id-two")
+scontrol requeue "$id" || fail "scontrol requeue $id"
+# Slurm holds a requeued job about 2 minutes (its BeginTime; seen here): start it now.
+scontrol update jobid="$id" starttime=now || fail "scontrol update jobid=$id starttime=now"
+[[ $(wait_job two-requeued "$id") == *COMPLETED ]] || fail "the requeued job did not complete"
+grep -q "restart 1 of job $id: adding --resume=auto" "$tmp/job-two.out" ||
+  fail "the requeued job did not add --resume=auto"
+grep -q "resuming from .*ckpt-0*4.bin (epoch 4)" "$tmp/job-two.out" ||
+  fail "the requeued job did not resume from epoch 4"
+echo "ok: requeued, the job resumed from epoch 4 (--resume=auto)"
+
+[[ $(job one -n 1 --cpus-per-task="$cpus" -- --set training.epochs=8 --resume --repartition) == *COMPLETED ]] ||
   fail "the resumed 1-task job did not complete"
 [[ $(parts) == 1 ]] || fail "the resumed job's partition has $(parts) parts"
 [[ $(threads one) == "$cpus compute thread(s) on CPUs $allowed" ]] ||
   fail "1 worker on all $cpus CPUs ($allowed): $(threads one)"
-grep -q "resuming from .*ckpt-0*4.bin (epoch 4)" "$tmp/job-one.out" || fail "no resume from epoch 4"
+grep -q "resuming from .*ckpt-0*6.bin (epoch 6)" "$tmp/job-one.out" || fail "no resume from epoch 6"
 python3 - "$run/metrics.jsonl" <<'PY' || fail "metrics of the resumed run"
 import json, sys
 records = [json.loads(line) for line in open(sys.argv[1])]
 summary = [r for r in records if r.get("event") == "summary"]
 epochs = sorted({r["epoch"] for r in records if "epoch" in r and "event" not in r})
-assert summary and summary[-1]["epochs"] == 6, summary
-assert epochs == list(range(1, 7)), epochs
+assert summary and summary[-1]["epochs"] == 8, summary
+assert epochs == list(range(1, 9)), epochs
 PY
-echo "ok: resumed at epoch 4 on 1 task: 1 part, $(threads one), epochs 1-6 in metrics.jsonl"
+echo "ok: resumed at epoch 6 on 1 task: 1 part, $(threads one), epochs 1-8 in metrics.jsonl"
 
 [[ $(job bad -n 1 -- --set training.epochz=3) == *JobState=FAILED ]] || fail "the job with an unknown key did not fail"
 grep -q "unknown key 'training.epochz'" "$tmp/job-bad.out" || fail "the failed job does not name the key"
