@@ -18,6 +18,7 @@
 #include "adaqp/common/rng.h"
 #include "adaqp/graph/generator.h"
 #include "hetero_generator.h"
+#include "node_draws.h"
 
 namespace adaqp {
 namespace {
