@@ -70,7 +70,8 @@ if [[ $what == volume || $what == all ]]; then
   mapfile -t job < <(gcn_job_args "$NODES" "$WORKERS")
   for m in vanilla quant8 quant4 quant2; do
     args=(--set communication.mode=vanilla)
-    [[ $m == quant* ]] && args=(--set communication.mode=quant --set "communication.bits=${m#quant}")
+    [[ $m == quant* ]] && args=(--set communication.mode=quant --set communication.scheme=uniform
+      --set "communication.bits=${m#quant}")
     mpirun --oversubscribe --bind-to none -np "$WORKERS" "$ADAQP_BIN" train "${job[@]}" \
       --set "output.dir=$OUT/volume-$m" "${args[@]}" >"$OUT/volume-$m.log" 2>&1 ||
       { cat "$OUT/volume-$m.log" >&2; exit 1; }

@@ -81,11 +81,11 @@ gnn_model() {
 
 # gcn_job_args NODES W: the benchmarks' GCN job (DEGREE, FEAT, LAYERS, HIDDEN, EPOCHS, THREADS and
 # OUT from the caller) on the generated graph of NODES nodes, split in W parts and partitioned once
-# per size and W, at full precision with the uniform scheme for the quantized modes.
+# per size and W, at full precision (a quantized mode takes communication.scheme from the caller).
 gcn_job_args() {
   synthetic_graph "$1" "avg_degree=$DEGREE" "feat_dim=$FEAT" seed=1
   gnn_model "$LAYERS" "$HIDDEN" type=gcn dropout=0.5
   set_pairs dataset.self_loops=true "partition.parts=$2" "partition.dir=$OUT/partition-$1-w$2" \
     "training.epochs=$EPOCHS" "training.eval_every=$EPOCHS" "training.threads=$THREADS" \
-    output.log_level=warn communication.mode=vanilla communication.scheme=uniform
+    output.log_level=warn communication.mode=vanilla
 }

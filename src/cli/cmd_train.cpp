@@ -119,9 +119,23 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
   const Graph g = load_dataset(cfg.dataset);
   require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);  // before any write
   const std::filesystem::path parent = directory_path(dir).parent_path();
+  // The directories made here (output.dir, the default partition.dir's parent) go again when the
+  // partitioning fails: a job stopped before training leaves no output.dir.
+  std::vector<std::filesystem::path> made;
+  for (std::filesystem::path p = parent; !p.empty() && !std::filesystem::exists(p);
+       p = p.parent_path()) {
+    made.push_back(p);
+  }
   if (!parent.empty()) create_dirs(parent);
-  const PartitionMeta meta = replace ? replace_partition(dir, g, cfg.partition.options)
-                                     : write_partition(dir, g, cfg.partition.options);
+  PartitionMeta meta;
+  try {
+    meta = replace ? replace_partition(dir, g, cfg.partition.options)
+                   : write_partition(dir, g, cfg.partition.options);
+  } catch (...) {
+    std::error_code ec;
+    for (const std::filesystem::path& p : made) std::filesystem::remove(p, ec);
+    throw;
+  }
   spdlog::info("wrote partition {}: {} nodes, {} edges, edge cut {}", dir, meta.num_nodes,
                meta.num_edges, meta.edge_cut);
 }

@@ -456,6 +456,11 @@ void require_effective(const JobConfig& c, const Origin& origin) {
           "partition.balance_edges", "true", balance_rule);
   require(!p.balance_types || p.method == PartitionMethod::kMetis, origin,
           "partition.balance_types", "true", balance_rule);
+  // A dataset on disk shows whether it has node types once it is read (partition/assign_parts.cpp).
+  require(!p.balance_types || !c.dataset.path.empty() || c.dataset.synthetic.heterogeneous, origin,
+          "partition.balance_types", "true",
+          "has no effect on the generated graph without dataset.synthetic.heterogeneous = true: "
+          "it has no node types");
   require(c.training.recompute == Recompute::kNone || c.model.layers > 1, origin,
           "training.recompute", to_string(c.training.recompute),
           "has no effect with model.layers = 1: layer 0 keeps no aggregation to recompute");
@@ -466,6 +471,11 @@ void require_effective(const JobConfig& c, const Origin& origin) {
       "communication.scheme = {}",
       to_string(m.mode), to_string(m.scheme));
   const bool quantized = quantizes(m.mode);
+  require(m.scheme == defaults.scheme || quantized, origin, "communication.scheme",
+          to_string(m.scheme),
+          fmt::format("has no effect with communication.mode = {}: only a quantized mode (quant, "
+                      "adaqp) chooses widths",
+                      to_string(m.mode)));
   require(m.bits == defaults.bits || (quantized && m.scheme == BitScheme::kUniform), origin,
           "communication.bits", std::to_string(m.bits),
           where +
@@ -597,8 +607,8 @@ void validate(const JobConfig& c, const Origin& origin) {
   const CommunicationConfig& m = c.communication;
   require(quant::valid_bits(m.bits), origin, "communication.bits", std::to_string(m.bits),
           "must be " + quant::width_list());
-  require(m.timeout_s > 0, origin, "communication.timeout_s", print_value(m.timeout_s),
-          "must be > 0");
+  require(m.timeout_s > 0 && m.timeout_s <= 1e6, origin, "communication.timeout_s",
+          print_value(m.timeout_s), "must be in (0, 1e6]");
   const std::string bit_set = fmt::format("[{}]", fmt::join(m.bit_set, ", "));
   require(!m.bit_set.empty(), origin, "communication.bit_set", bit_set, "must not be empty");
   for (int b : m.bit_set) {

@@ -70,7 +70,7 @@ expect_failure gat_cover 2 "communication.exchange = cover: must be auto or rows
   "${small[@]}" --set model.type=gat --set communication.exchange=cover
 expect_failure bad_dropout 2 "model.dropout" "${small[@]}" --set model.dropout=1.5
 expect_failure balance_types_untyped 2 \
-  "partition.balance_types = true: the dataset 'synthetic' has no node types" \
+  "partition.balance_types = true: has no effect on the generated graph without dataset.synthetic.heterogeneous = true" \
   "${small[@]}" --set partition.balance_types=true --set "output.dir=$tmp/balance-types"
 expect_failure rgcn_untyped 2 "model.type = rgcn aggregates each relation on its own, and the dataset has no node types" \
   "${small[@]}" --set model.type=rgcn
@@ -158,6 +158,13 @@ expect_failure no_training_nodes 2 "$tmp/no_train: training split: has no nodes"
   "${from_files[@]}" --set "dataset.path=$tmp/no_train" --set "output.dir=$tmp/no_train_out"
 [[ ! -e $tmp/no_train_out ]] ||
   { ls -R "$tmp/no_train_out"; echo "FAIL: a dataset without training nodes left files" >&2; exit 1; }
+# A partitioning that fails once the dataset is read (files without node types) leaves no
+# output.dir, which was made to hold the partition.
+expect_failure balance_types_files 2 \
+  "partition.balance_types = true: the dataset 'numpy' has no node types" \
+  "${from_files[@]}" --set partition.balance_types=true --set "output.dir=$tmp/types_out/run"
+[[ ! -e $tmp/types_out ]] ||
+  { ls -R "$tmp/types_out"; echo "FAIL: a failed partitioning left $tmp/types_out" >&2; exit 1; }
 # A failure after start-up (here the model's weights cannot be allocated) ends the job with
 # MPI_Abort, but each rank still says it in one line: libtorch's backtrace is left out.
 rc=0

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <fstream>
@@ -27,6 +28,25 @@ std::string config_error(const std::string& text, const std::vector<std::string>
     return e.what();
   }
   return "";
+}
+
+// The dotted paths of a YAML mapping's leaves, in document order ("dataset.synthetic.seed").
+void collect_key_paths(const YAML::Node& node, const std::string& prefix,
+                       std::vector<std::string>& out) {
+  for (const auto& kv : node) {
+    const std::string key = prefix + kv.first.as<std::string>();
+    if (kv.second.IsMap()) {
+      collect_key_paths(kv.second, key + ".", out);
+    } else {
+      out.push_back(key);
+    }
+  }
+}
+
+std::vector<std::string> yaml_key_paths(const YAML::Node& root) {
+  std::vector<std::string> out;
+  collect_key_paths(root, "", out);
+  return out;
 }
 
 TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
@@ -60,6 +80,10 @@ TEST(JobConfig, ShippedConfigsLoadAndDefaultYamlIsTheEmbeddedJob) {
   if (src == nullptr) GTEST_SKIP() << "ADAQP_SOURCE_DIR not set (run through ctest)";
   const std::string configs = std::string(src) + "/configs/";
   EXPECT_EQ(to_yaml(load_job_config(configs + "default.yaml")), to_yaml(load_job_config("")));
+  // ... and spells out every key (equal configurations alone would let a key be left out).
+  const std::vector<std::string> listed = yaml_key_paths(YAML::LoadFile(configs + "default.yaml"));
+  const std::vector<std::string> all = yaml_key_paths(YAML::Load(to_yaml(load_job_config(""))));
+  EXPECT_EQ(listed, all);
   for (const char* name : {"cora", "citeseer", "amazon-photo", "coauthor-physics"}) {
     const JobConfig c = load_job_config(configs + name + ".yaml");
     EXPECT_STREQ(to_string(c.dataset.format), "ogb") << name;
@@ -142,6 +166,9 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
   const JobConfig uniform =
       load_job_config("", {"communication.scheme=uniform", "communication.bits=4"});
   EXPECT_EQ(uniform.communication.bits, 4);
+  EXPECT_TRUE(
+      load_job_config("", {"dataset.synthetic.heterogeneous=true", "partition.balance_types=true"})
+          .partition.options.balance_types);
   const JobConfig solver = load_job_config("", {"communication.lambda=0.25"});
   EXPECT_EQ(solver.communication.lambda, 0.25);
   EXPECT_EQ(load_job_config("", {}).training.precision, ComputePrecision::kFp32);
@@ -154,8 +181,12 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
        {"communication.bits = 2: has no effect with communication.mode = adaqp and "
         "communication.scheme = adaptive",
         "communication.scheme=uniform"}},
-      {{"communication.mode=vanilla", "communication.scheme=uniform", "communication.bits=4"},
+      {{"communication.mode=vanilla", "communication.bits=4"},
        {"communication.bits = 4", "communication.mode = vanilla"}},
+      {{"communication.mode=vanilla", "communication.scheme=uniform"},
+       {"communication.scheme = uniform: has no effect with communication.mode = vanilla"}},
+      {{"communication.mode=overlap", "communication.scheme=random"},
+       {"communication.scheme = random: has no effect with communication.mode = overlap"}},
       {{"communication.scheme=random", "communication.lambda=0.9"},
        {"communication.lambda = 0.9", "communication.scheme = random", "adaptive scheme"}},
       {{"communication.mode=overlap", "communication.bit_set=[2, 4]"},
@@ -185,6 +216,9 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
        {"partition.balance_train = true: has no effect with partition.method = ptscotch"}},
       {{"partition.method=random", "partition.balance_types=true"},
        {"partition.balance_types = true: has no effect with partition.method = random"}},
+      {{"partition.balance_types=true"},
+       {"partition.balance_types = true: has no effect on the generated graph without "
+        "dataset.synthetic.heterogeneous = true"}},
       {{"model.type=sage", "model.layers=1", "training.recompute=aggregations"},
        {"training.recompute = aggregations: has no effect with model.layers = 1"}},
   };
@@ -280,6 +314,7 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"communication.scheme=greedy", "communication.scheme = 'greedy'"},
       {"communication.backend=gloo", "communication.backend = 'gloo'"},
       {"communication.timeout_s=0", "communication.timeout_s = 0"},
+      {"communication.timeout_s=1000001", "communication.timeout_s = 1000001: must be in (0, 1e6]"},
       {"communication.bit_set=[]", "communication.bit_set = []: must not be empty"},
       {"communication.bit_set=[2, 3]", "communication.bit_set = [2, 3]: entries must be 2, 4 or 8"},
       {"communication.bit_set=[4, 4]", "communication.bit_set = [4, 4]: entries must be"},
