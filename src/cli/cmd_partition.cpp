@@ -74,6 +74,7 @@ void run_partition(const PartitionCommandOptions& opt) {
   cfg.partition.options.dataset_files = list_dataset_files(cfg.dataset.path);
   const Graph g = load_dataset(cfg.dataset);
   require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);
+  require_features(g.feat_dim, cfg.dataset);
   const double t1 = steady_now_s();
   const PartitionMeta meta = write_partition(dir, g, cfg.partition.options);
   const double t2 = steady_now_s();

@@ -59,6 +59,7 @@
 #include "mpi_launch.h"
 #include "rank_placement.h"
 #include "resume.h"
+#include "same_job.h"
 #include "train_options.h"
 
 namespace adaqp::cli {
@@ -118,6 +119,7 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
                cfg.partition.options.parts);
   const Graph g = load_dataset(cfg.dataset);
   require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);  // before any write
+  require_features(g.feat_dim, cfg.dataset);
   const std::filesystem::path parent = directory_path(dir).parent_path();
   // The directories made here (output.dir, the default partition.dir's parent) go again when the
   // partitioning fails: a job stopped before training leaves no output.dir.
@@ -280,6 +282,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     }
   });
 
+  run_step(*comm, [&] { require_same_job(*comm, cfg); });
   // Rank 0's view of the file system decides, so all ranks take the same steps.
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
   comm->broadcast(&replace, sizeof(replace), 0);

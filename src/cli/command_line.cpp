@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -76,6 +78,16 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
     return 1;
   } catch (const Error& e) {
     std::fprintf(stderr, "adaqp: error: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The file system refused (a path, a permission, a full disk): the message names the path.
+    std::fprintf(stderr, "adaqp: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "adaqp: error: out of memory: the job's sizes (its dataset, or keys such as "
+                 "dataset.synthetic.num_nodes, feat_dim, model.hidden) need more memory than this "
+                 "process can have\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "adaqp: internal error: %s\n", e.what());

@@ -727,6 +727,21 @@ std::string to_yaml(const JobConfig& cfg) {
   return std::string(out.c_str()) + "\n";
 }
 
+std::vector<std::pair<std::string, std::string>> key_values(const JobConfig& cfg) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Field& f : fields()) {
+    if (f.print) {
+      out.emplace_back(f.key, f.print(cfg));
+    } else {
+      YAML::Emitter e;
+      e << YAML::Flow;
+      f.emit(cfg, e);
+      out.emplace_back(f.key, e.c_str());
+    }
+  }
+  return out;
+}
+
 void require_recompute_effect(const JobConfig& cfg, int64_t num_classes) {
   const ModelConfig& m = cfg.model;
   if (cfg.training.recompute == Recompute::kNone ||

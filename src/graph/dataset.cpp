@@ -121,4 +121,10 @@ void require_training_nodes(int64_t train_nodes, const DatasetSpec& spec) {
                                spec.split.empty() ? "" : " (dataset.split = " + spec.split + ")"));
 }
 
+void require_features(int64_t feat_dim, const DatasetSpec& spec) {
+  if (feat_dim > 0) return;
+  throw InputError(spec.path.empty() ? "the generated graph" : spec.path, "features",
+                   "have 0 columns: a model needs at least one input feature");
+}
+
 }  // namespace adaqp

@@ -407,7 +407,8 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   std::error_code ec;
   fs::remove_all(tmp, ec);
   TempDirGuard guard(tmp);
-  fs::create_directories(tmp);
+  fs::create_directories(tmp, ec);
+  if (ec) throw InputError(dir, "", "cannot create " + tmp.string() + ": " + ec.message());
 
   double t0 = steady_now_s();
   const std::vector<int32_t> owner = assign_parts(g, opt);
@@ -439,7 +440,9 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   for (int r = 0; r < opt.parts; ++r) {
     const Part p = build_part(g, owner, r);
     meta.counts.push_back(count_part(p));
-    fs::create_directories(fs::path(part_path(tmp.string(), r)).parent_path());
+    const fs::path part_dir = fs::path(part_path(tmp.string(), r)).parent_path();
+    fs::create_directories(part_dir, ec);
+    if (ec) throw InputError(part_dir.string(), "", "cannot create directory: " + ec.message());
     write_part_file(p, part_path(tmp.string(), r));
   }
   write_text(meta_path(tmp.string()), partition_meta_yaml(meta));

@@ -115,7 +115,10 @@ DistributedPartition partition_distributed(const DatasetSpec& spec, const Partit
     int64_t train = static_cast<int64_t>(s.train.size());
     comm.allreduce_sum(&train, 1);
     step([&] {
-      if (comm.rank() == 0) require_training_nodes(train, spec);  // before partitioning
+      if (comm.rank() == 0) {  // before partitioning
+        require_training_nodes(train, spec);
+        require_features(s.feat_dim, spec);
+      }
     });
     std::vector<int32_t> owner;
     step([&] { owner = ptscotch_owners(s, mpi, comm, opt); });

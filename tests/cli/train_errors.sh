@@ -158,6 +158,31 @@ expect_failure no_training_nodes 2 "$tmp/no_train: training split: has no nodes"
   "${from_files[@]}" --set "dataset.path=$tmp/no_train" --set "output.dir=$tmp/no_train_out"
 [[ ! -e $tmp/no_train_out ]] ||
   { ls -R "$tmp/no_train_out"; echo "FAIL: a dataset without training nodes left files" >&2; exit 1; }
+# Nodes without feature columns: refused before anything is partitioned, naming the dataset (the
+# model's check would otherwise stop the job after the partition was written).
+without_features "$tmp/numpy" "$tmp/no_feat" 400
+expect_failure no_features 2 "$tmp/no_feat: features: have 0 columns" \
+  "${from_files[@]}" --set "dataset.path=$tmp/no_feat" --set "output.dir=$tmp/no_feat_out"
+[[ ! -e $tmp/no_feat_out ]] ||
+  { ls -R "$tmp/no_feat_out"; echo "FAIL: a dataset without features left files" >&2; exit 1; }
+# Ranks started with different jobs (a configuration file that differs between hosts): one error
+# naming the key and both values, every rank non-zero, nothing written. Paths may differ.
+rc=0
+: >"$tmp/mixed.codes"
+# shellcheck disable=SC2016  # the ranks' shells expand them
+rank_cmd=('"$0" train "${@:2}"; echo "$OMPI_COMM_WORLD_RANK $?" >>"$1"' "$ADAQP_BIN" "$tmp/mixed.codes")
+timeout 60 mpirun --oversubscribe -np 1 bash -c "${rank_cmd[@]}" "${small[@]}" \
+  --set "output.dir=$tmp/mixed" : -np 1 bash -c "${rank_cmd[@]}" "${small[@]}" \
+  --set "output.dir=$tmp/mixed-host2" --set training.seed=7 >"$tmp/mixed.log" 2>&1 || rc=$?
+if ((rc == 124)) || [[ $(awk '$2 != 0' "$tmp/mixed.codes" | wc -l) != 2 ]] ||
+  [[ $(grep -c "adaqp: error" "$tmp/mixed.log") != 1 ]] ||
+  ! grep -q "adaqp: error: rank 1 was started with another job than rank 0: training.seed is 7 here and 0 on rank 0" "$tmp/mixed.log" ||
+  [[ -e $tmp/mixed ]]; then
+  cat "$tmp/mixed.log" "$tmp/mixed.codes"
+  echo "FAIL: ranks with different jobs: exit $rc" >&2
+  exit 1
+fi
+echo "ok: mixed_jobs: $(grep "adaqp: error" "$tmp/mixed.log")"
 # A partitioning that fails once the dataset is read (files without node types) leaves no
 # output.dir, which was made to hold the partition.
 expect_failure balance_types_files 2 \

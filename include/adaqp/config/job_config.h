@@ -128,6 +128,10 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
 // text gives back the same config.
 std::string to_yaml(const JobConfig& cfg);
 
+// Every key of the configuration with its value as to_yaml writes it (lists in flow style), in
+// to_yaml's order.
+std::vector<std::pair<std::string, std::string>> key_values(const JobConfig& cfg);
+
 // The data a job reads, as its dataset.* keys and values (dataset.path made absolute, without a
 // trailing separator; the generator's keys only for a generated graph; not dataset.format, which
 // the data fixes): what a partition directory records of the graph it was made from

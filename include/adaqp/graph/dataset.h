@@ -110,5 +110,8 @@ Graph load_dataset(const DatasetSpec& spec);
 // InputError naming the dataset's training split unless it has nodes (`train_nodes`, over every
 // slice): a partition is made for training, and the loss of an empty split is undefined.
 void require_training_nodes(int64_t train_nodes, const DatasetSpec& spec);
+// InputError naming the dataset when its nodes have no feature columns: every model's first layer
+// reads at least one.
+void require_features(int64_t feat_dim, const DatasetSpec& spec);
 
 }  // namespace adaqp

@@ -11,3 +11,16 @@ with open(sys.argv[1], "wb") as f:
     f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
 PY
 }
+
+# without_features SRC DST NODES: a copy of SRC in DST whose feat.npy has NODES rows of 0 columns
+# (a float32 array of shape (NODES, 0)).
+without_features() {
+  cp -r "$1" "$2"
+  python3 - "$2/feat.npy" "$3" <<'PY'
+import sys
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, 0), }" % int(sys.argv[2])
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+PY
+}
