@@ -218,6 +218,22 @@ rc=0
   fail "a dataset without training nodes (exit $rc): $(cat "$WORK/no_train.err")"
 [[ ! -e $WORK/no_train_part ]] || fail "a dataset without training nodes left a partition"
 
+# A partition directory the file system refuses (under a file): one error naming the path.
+touch "$WORK/a_file"
+rc=0
+"$ADAQP_BIN" partition --config "$WORK/job.yaml" -o "$WORK/a_file/part" 2>"$WORK/under_file.err" ||
+  rc=$?
+((rc == 1)) && [[ $(grep -c "adaqp: error: $WORK/a_file/part: cannot create" "$WORK/under_file.err") == 1 ]] ||
+  fail "a partition under a file (exit $rc): $(cat "$WORK/under_file.err")"
+# A generated graph larger than the process may allocate (its address space limited here): one
+# error naming the keys that size it, not an internal error.
+rc=0
+(ulimit -v 2000000 && exec "$ADAQP_BIN" generate --set dataset.synthetic.num_nodes=100000 --set dataset.synthetic.feat_dim=1048576 \
+  --out "$WORK/huge") 2>"$WORK/huge.err" || rc=$?
+((rc == 1)) && grep -q "adaqp: error: out of memory: .*dataset.synthetic.num_nodes" "$WORK/huge.err" ||
+  fail "a graph beyond the memory limit (exit $rc): $(cat "$WORK/huge.err")"
+[[ ! -e $WORK/huge ]] || fail "a graph beyond the memory limit left $WORK/huge"
+
 # A partition directory named with a trailing slash: train makes it there and reads it back.
 for attempt in first again; do
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe \
