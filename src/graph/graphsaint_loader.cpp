@@ -23,6 +23,7 @@
 #include "adaqp/graph/npy.h"
 #include "class_ids.h"
 #include "npz_reader.h"
+#include "strict_json.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
@@ -191,14 +192,6 @@ std::ifstream open_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open");
   return in;
-}
-
-// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
-[[noreturn]] void malformed_json(const std::string& path, size_t byte, const std::string& what) {
-  const size_t prefix = what.find("] ");
-  throw InputError(
-      path, "byte " + std::to_string(byte),
-      "malformed JSON: " + (prefix == std::string::npos ? what : what.substr(prefix + 2)));
 }
 
 // A node id key: a decimal integer as str(int) writes it.
@@ -376,25 +369,7 @@ void read_class_map(const std::string& path, GraphSlice& s) {
 // role.json: {"tr": [...], "va": [...], "te": [...]}, disjoint lists of node ids; checked whole,
 // the ids of `s`'s range kept.
 void read_roles(const std::string& path, GraphSlice& s) {
-  std::ifstream in = open_json(path);
-  json roles;
-  // A JSON object may repeat a key and the parser keeps the last value: refuse a repeated role.
-  std::vector<std::string> keys;
-  const json::parser_callback_t refuse_repeats = [&](int depth, json::parse_event_t event,
-                                                     json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) {
-      const std::string key = parsed.get<std::string>();
-      if (std::find(keys.begin(), keys.end(), key) != keys.end())
-        throw InputError(path, "key '" + key + "'", "appears twice");
-      keys.push_back(key);
-    }
-    return true;
-  };
-  try {
-    roles = json::parse(in, refuse_repeats);
-  } catch (const json::parse_error& e) {
-    malformed_json(path, e.byte, e.what());
-  }
+  const json roles = parse_strict_json(path);
   const char* names[] = {"tr", "va", "te"};
   std::vector<int64_t>* splits[] = {&s.train, &s.valid, &s.test};
   if (!roles.is_object())
@@ -421,13 +396,13 @@ void read_roles(const std::string& path, GraphSlice& s) {
       const json& entry = (*it)[i];
       const std::string where = std::string(names[r]) + " index " + std::to_string(i);
       if (!entry.is_number_integer())
-        throw InputError(path, where, "entry " + entry.dump() + " is not a node id");
+        throw InputError(path, where, "entry " + json_excerpt(entry) + " is not a node id");
       const bool in_range =
           entry.is_number_unsigned() && entry.get<uint64_t>() < static_cast<uint64_t>(s.num_nodes);
       if (!in_range)
-        throw InputError(
-            path, where,
-            "node id " + entry.dump() + out_of_range(s.num_nodes) + " (N from adj_full.npz)");
+        throw InputError(path, where,
+                         "node id " + json_excerpt(entry) + out_of_range(s.num_nodes) +
+                             " (N from adj_full.npz)");
       const int64_t v = entry.get<int64_t>();
       if (owner[v] == r + 1)
         throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");

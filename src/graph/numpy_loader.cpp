@@ -19,6 +19,7 @@
 #include "atomic_dir.h"
 #include "class_ids.h"
 #include "numpy_layout.h"
+#include "strict_json.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
@@ -51,14 +52,7 @@ void read_features(const std::string& path, Graph& g) {
 // target type], ...]}) and type ranges (node_type_offsets.npy: int [T + 1], from 0 to N).
 void read_types(const fs::path& root, Graph& g) {
   const std::string path = (root / kNodeTypesJson).string();
-  nlohmann::json doc;
-  try {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, "", "cannot open");
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, "", std::string("malformed JSON: ") + e.what());
-  }
+  const nlohmann::json doc = parse_strict_json(path);
   const auto strings = [&](const nlohmann::json& list, const std::string& key) {
     if (!list.is_array()) throw InputError(path, key, "must be a list of names");
     std::vector<std::string> out;

@@ -461,6 +461,22 @@ const MalformedSaint kCases[] = {
      [](GraphSaintFiles& f) { set_file(f, "role.json", R"({"tr": [0, 1], "va": [2], "te": [3])"); },
      nullptr,
      {"role.json: byte 36: malformed JSON: ", "unexpected end of input"}},
+    {"RoleNestedPastTheBound",
+     [](GraphSaintFiles& f) {
+       set_file(f, "role.json",
+                "{\"tr\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+     },
+     nullptr,
+     {"role.json: nested deeper than 8 levels"}},
+    {"RoleLongEntryCut",
+     [](GraphSaintFiles& f) {
+       set_file(f, "role.json",
+                "{\"tr\": [0, \"" + std::string(1000, 'x') + "\"], \"va\": [2], \"te\": [3]}");
+     },
+     nullptr,
+     {"role.json: tr index 1: entry \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... "
+      "is "
+      "not a node id"}},
 };
 
 // The slice reader at 2 and 3 ranks: the lowest failing rank (the one the CLI reports) gives the

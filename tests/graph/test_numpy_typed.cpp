@@ -51,7 +51,13 @@ TEST(NumpyTyped, EachMalformedTypedFileIsOneClearError) {
   using test::npy_bytes;
   const std::vector<Case> cases = {
       {"malformed JSON", "node_types.json", "{\"node_types\": [",
-       "node_types.json: malformed JSON"},
+       "node_types.json: byte 17: malformed JSON"},
+      {"a repeated key", "node_types.json",
+       R"({"node_types": ["a"], "node_types": ["author", "paper", "topic"], "relations": []})",
+       "node_types.json: key 'node_types': appears twice in one object"},
+      {"nested past the bound", "node_types.json",
+       "{\"node_types\": " + std::string(100000, '[') + std::string(100000, ']') + "}",
+       "node_types.json: nested deeper than 8 levels"},
       {"unknown type", "node_types.json",
        R"({"node_types": ["author", "paper", "topic"], "relations": [["author", "writes",
            "paper"], ["paper", "cites", "paper"], ["paper", "has_topic", "field"]]})",
