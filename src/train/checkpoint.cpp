@@ -8,6 +8,7 @@
 #include <torch/optim/adam.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -50,12 +51,25 @@ std::vector<float> values_of(const at::Tensor& t) {
   return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
 }
 
+// InputError naming the array and index of the first value of `values` that is not finite.
+void require_finite(const std::vector<float>& values, const std::string& path,
+                    const std::string& name) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]))
+      throw InputError(path, name + " index " + std::to_string(i),
+                       fmt::format("value {} is not finite", values[i]));
+  }
+}
+
 // A float32 tensor of `sizes` from array `name`, whose length must match.
 at::Tensor tensor_of(const ArrayFileReader& in, const std::string& path, const std::string& name,
                      const std::vector<int64_t>& sizes) {
   int64_t numel = 1;
   for (int64_t s : sizes) numel *= s;
   const std::vector<float> v = get_exact<float>(in, path, name, static_cast<size_t>(numel));
+  // A run that diverged stops before its next checkpoint (train/finite_check.h): a value that is
+  // not finite is damage, found here rather than as a divergence some epochs after the resume.
+  require_finite(v, path, name);
   at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(at::kFloat));
   std::copy(v.begin(), v.end(), t.data_ptr<float>());
   return t;
@@ -276,6 +290,7 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
       if (!present[a]) continue;
       const std::vector<float> v =
           get_exact<float>(in, path, names[a], static_cast<size_t>(shape[0] * d));
+      require_finite(v, path, names[a]);
       for (int64_t k = 0; k < shape[0]; ++k) {
         const auto it = mine.find(ids[k]);
         if (it == mine.end()) continue;
@@ -405,7 +420,12 @@ std::string latest_checkpoint(const std::string& dir) {
   for (int epoch : list_checkpoints(dir)) {
     const std::string path = checkpoint_path(dir, epoch);
     try {
-      read_checkpoint_info(path);
+      // A recorded epoch that is not the name's would send the ranks to another file.
+      const int recorded = read_checkpoint_info(path).progress.epoch;
+      if (recorded != epoch) {
+        throw InputError(path, "progress/epoch",
+                         fmt::format("is {}, but the file is named for epoch {}", recorded, epoch));
+      }
       return path;
     } catch (const InputError& e) {
       spdlog::warn("skipping unreadable checkpoint: {}", e.what());

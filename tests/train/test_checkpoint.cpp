@@ -279,6 +279,23 @@ TEST(Checkpoint, ParameterOfAnotherShapeIsNamed) {
       << msg;
 }
 
+TEST(Checkpoint, ParameterThatIsNotFiniteIsNamed) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  {
+    torch::NoGradGuard no_grad;
+    a.net.parameters()[0].view(-1)[3] = std::numeric_limits<float>::quiet_NaN();
+  }
+  const std::string path = dir.str("c.bin");
+  save_checkpoint(path, header(), progress(1), a.net, *a.adam);
+  Trained b(2);
+  const std::string msg =
+      test::error_of<InputError>([&] { load_checkpoint(path, header(), b.net, *b.adam); });
+  EXPECT_TRUE(test::contains(msg, path + ": param/first.weight index 3: value nan is not finite"))
+      << msg;
+}
+
 TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   test::TempDir dir;
   const std::string d = dir.str("ckpt");
@@ -298,6 +315,10 @@ TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   const std::string newest = read_file(checkpoint_path(d, 6));
   write_file(checkpoint_path(d, 6), newest.substr(0, newest.size() - 10));
   EXPECT_EQ(latest_checkpoint(d), checkpoint_path(d, 4));
+  // Intact, but recording another epoch than its name's (epoch 4's file named for 5).
+  write_file(checkpoint_path(d, 5), read_file(checkpoint_path(d, 4)));
+  EXPECT_EQ(latest_checkpoint(d), checkpoint_path(d, 4));
+  std::filesystem::remove(checkpoint_path(d, 5));
 
   prune_checkpoints(d, 2);
   EXPECT_EQ(list_checkpoints(d), (std::vector<int>{6, 4}));

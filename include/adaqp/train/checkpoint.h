@@ -153,8 +153,9 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
 // exist.
 std::vector<int> list_checkpoints(const std::string& dir);
 
-// Path of the newest checkpoint in `dir` that reads back intact; corrupt, truncated or unreadable
-// ones are skipped with a warning naming the problem. "" if there is none.
+// Path of the newest checkpoint in `dir` that reads back intact and records the epoch of its name;
+// corrupt, truncated or unreadable ones, and ones recording another epoch, are skipped with a
+// warning naming the problem. "" if there is none.
 std::string latest_checkpoint(const std::string& dir);
 
 // Deletes all but the newest `keep` checkpoints of `dir`, with their embedding files, and the
