@@ -9,12 +9,16 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
+#include <sstream>
 
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
+#include "adaqp/common/yaml_document.h"
 #include "adaqp/quant/widths.h"
 
 namespace adaqp {
@@ -638,17 +642,15 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
   if (!path.empty()) {
     if (!std::filesystem::is_regular_file(path))
       throw ConfigError(fmt::format("{}: job configuration file not found", path));
-    YAML::Node root;
-    try {
-      const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
-      // A second document would be ignored: its keys would silently have no effect.
-      if (documents.size() > 1)
-        throw ConfigError(fmt::format("{}: holds {} YAML documents ('---'); a job is one", path,
-                                      documents.size()));
-      if (!documents.empty()) root = documents.front();
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(fmt::format("{}: not valid YAML: {}", path, e.what()));
-    }
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in || in.bad())
+      throw ConfigError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    // A second document would be ignored: its keys would silently have no effect.
+    const YamlDocument doc = parse_yaml_document(text.str());
+    if (!doc.error.empty()) throw ConfigError(fmt::format("{}: {}", path, doc.error));
+    const YAML::Node& root = doc.root;
     if (!root.IsNull()) {
       if (!root.IsMap())
         throw ConfigError(

@@ -20,6 +20,7 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
+#include "adaqp/common/yaml_document.h"
 
 namespace adaqp {
 namespace {
@@ -176,6 +177,64 @@ T field(const YAML::Node& node, const std::string& key, const std::string& file,
   } catch (const YAML::Exception&) {
     throw InputError(file, at, "invalid value '" + YAML::Dump(v) + "'");
   }
+}
+
+// YAML allows no key twice in one mapping, and yaml-cpp would read the first silently.
+void refuse_repeated_keys(const YAML::Node& node, const std::string& file, const std::string& at) {
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      refuse_repeated_keys(node[i], file, fmt::format("{}[{}]", at, i));
+  }
+  if (!node.IsMap()) return;
+  std::vector<std::string> seen;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : YAML::Dump(kv.first);
+    const std::string path = at.empty() ? key : at + "." + key;
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw InputError(file, path, "appears twice");
+    seen.push_back(key);
+    refuse_repeated_keys(kv.second, file, path);
+  }
+}
+
+// The counts of meta.yaml against each other: what a partition this build writes always holds,
+// so that a damaged or edited file is named here, not met as nonsense (or an overflow) later.
+void check_meta_counts(const PartitionMeta& m, const std::string& file) {
+  const auto require = [&](bool ok, const std::string& at, int64_t value, const std::string& rule) {
+    if (!ok) throw InputError(file, at, fmt::format("is {}: {}", value, rule));
+  };
+  require(m.num_nodes >= 0, "num_nodes", m.num_nodes, "must be >= 0");
+  require(m.num_edges >= 0, "num_edges", m.num_edges, "must be >= 0");
+  require(m.feat_dim >= 0, "feat_dim", m.feat_dim, "must be >= 0");
+  require(m.num_classes >= 1, "num_classes", m.num_classes, "must be >= 1");
+  require(m.edge_cut >= 0 && m.edge_cut <= m.num_edges, "edge_cut", m.edge_cut,
+          fmt::format("must be in [0, num_edges = {}]", m.num_edges));
+  int64_t owned = 0, in_edges = 0;
+  for (size_t r = 0; r < m.counts.size(); ++r) {
+    const PartCounts& c = m.counts[r];
+    const std::string at = fmt::format("counts[{}].", r);
+    require(c.owned >= 0 && c.owned <= m.num_nodes, at + "owned", c.owned,
+            fmt::format("must be in [0, num_nodes = {}]", m.num_nodes));
+    require(c.central >= 0 && c.marginal >= 0 && c.central + c.marginal == c.owned, at + "central",
+            c.central,
+            fmt::format("central and marginal ({}) must be >= 0 and sum to owned ({})", c.marginal,
+                        c.owned));
+    require(c.halo >= 0 && c.halo <= m.num_nodes - c.owned, at + "halo", c.halo,
+            fmt::format("must be in [0, num_nodes - owned = {}]", m.num_nodes - c.owned));
+    require(c.in_edges >= 0 && c.in_edges <= m.num_edges, at + "in_edges", c.in_edges,
+            fmt::format("must be in [0, num_edges = {}]", m.num_edges));
+    require(c.local_in_edges >= 0 && c.local_in_edges <= c.in_edges, at + "local_in_edges",
+            c.local_in_edges, fmt::format("must be in [0, in_edges = {}]", c.in_edges));
+    require(c.sent_rows >= 0, at + "sent_rows", c.sent_rows, "must be >= 0");
+    require(c.train >= 0 && c.train <= c.owned, at + "train", c.train,
+            fmt::format("must be in [0, owned = {}]", c.owned));
+    owned += c.owned;
+    in_edges += c.in_edges;
+  }
+  require(owned == m.num_nodes, "counts", owned,
+          fmt::format("nodes owned in all, must be num_nodes = {}", m.num_nodes));
+  require(in_edges == m.num_edges, "counts", in_edges,
+          fmt::format("in-edges in all, must be num_edges = {}", m.num_edges));
 }
 
 // meta.yaml's dataset_files: [path, bytes, CRC-32 of the ends in hex] each (absent: none).
@@ -566,13 +625,11 @@ PartitionMeta read_partition_meta(const std::string& dir) {
 }
 
 PartitionMeta parse_partition_meta(const std::string& text, const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(file, "", std::string("not valid YAML: ") + e.what());
-  }
+  const YamlDocument doc = parse_yaml_document(text);
+  if (!doc.error.empty()) throw InputError(file, "", doc.error);
+  const YAML::Node& root = doc.root;
   if (!root.IsMap()) throw InputError(file, "", "expected a mapping");
+  refuse_repeated_keys(root, file, "");
   PartitionMeta m;
   m.format_version = field<int>(root, "format_version", file);
   if (m.format_version != kFormatVersion)
@@ -623,6 +680,7 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
     pc.train = field<int64_t>(c, "train", file, at);
     m.counts.push_back(pc);
   }
+  check_meta_counts(m, file);
   return m;
 }
 

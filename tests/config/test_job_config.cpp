@@ -468,7 +468,14 @@ TEST(JobConfig, DuplicateKeysSecondDocumentsAndQuotedNumbersAreRefused) {
   EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\nmodel: {dropout: 0.1}\n"),
                              "key 'model' is given twice"));
   EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\n---\nmodel: {hidden: 9}\n"),
-                             "holds 2 YAML documents"));
+                             "job.yaml: line 2: a second YAML document ('---'); one is read"));
+  EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\n...\nmodel: {hidden: 9}\n"),
+                             "line 3: content after the document's end ('...')"));
+  // A leading marker, comments and a document end are one document.
+  EXPECT_EQ(config_error("# a job\n---\nmodel: {hidden: 8}\n...\n"), "");
+  // yaml-cpp's LoadAll never returned on this (0.7); its Load reads it as an empty document.
+  EXPECT_TRUE(test::contains(config_error(",odel:\n  dru\n"),
+                             "not valid YAML: nothing could be read from it"));
   EXPECT_TRUE(test::contains(config_error("training: {epochs: \"3\"}\n"),
                              "key 'training.epochs' expects an integer (unquoted), got '3'"));
   EXPECT_TRUE(test::contains(config_error("training: {lr: '0.02'}\n"),

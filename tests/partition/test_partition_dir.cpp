@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -174,6 +175,38 @@ TEST(PartitionStore, MismatchesAreInputErrors) {
                              "partition " + dir + " has 3 parts but the job runs 2 workers"));
   EXPECT_TRUE(
       test::contains(input_error([&] { read_partition_meta(tmp.str("nothing")); }), "meta.yaml"));
+}
+
+// meta.yaml read strictly: one document, no key twice, and counts that agree with each other (a
+// partition this build writes always has them); each refusal names the file and the field.
+TEST(PartitionStore, EditedMetaYamlIsRefusedNamingTheField) {
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  write_partition(dir, sample_graph(), three_parts("random"));
+  const std::string text = read_partition_meta_text(dir);
+  const PartitionMeta meta = parse_partition_meta(text, "meta.yaml");
+  const auto error = [](const std::string& edited) {
+    return input_error([&] { parse_partition_meta(edited, "meta.yaml"); });
+  };
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.substr(0, at) + to + text.substr(at + from.size());
+  };
+  EXPECT_TRUE(test::contains(error(text + "seed: 7\n"), "meta.yaml: seed: appears twice"));
+  EXPECT_TRUE(test::contains(error(text + "---\nfoo: 1\n"), "a second YAML document"));
+  const std::string halo = fmt::format("halo: {}", meta.counts[0].halo);
+  EXPECT_TRUE(test::contains(error(replaced(halo, "halo: 9223372036854775807")),
+                             "meta.yaml: counts[0].halo: is 9223372036854775807: must be in [0, "));
+  const std::string cut = fmt::format("edge_cut: {}", meta.edge_cut);
+  EXPECT_TRUE(test::contains(error(replaced(cut, "edge_cut: -5")),
+                             "meta.yaml: edge_cut: is -5: must be in [0, num_edges = "));
+  const std::string edges = fmt::format("num_edges: {}", meta.num_edges);
+  EXPECT_TRUE(test::contains(error(replaced(edges, "num_edges: 7")), "num_edges = 7"));
+  const std::string train = fmt::format("train: {}", meta.counts[1].train);
+  EXPECT_TRUE(
+      test::contains(error(replaced(train, fmt::format("train: {}", meta.counts[1].owned + 1))),
+                     "meta.yaml: counts[1].train: is "));
 }
 
 template <typename F>

@@ -1,0 +1,54 @@
+#include "adaqp/common/yaml_document.h"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <sstream>
+
+namespace adaqp {
+namespace {
+
+// A line that is the document marker `marker` ("---" or "..."), alone or before a space.
+bool is_marker(const std::string& line, const char* marker) {
+  return line.compare(0, 3, marker) == 0 &&
+         (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+}
+
+}  // namespace
+
+YamlDocument parse_yaml_document(const std::string& text) {
+  YamlDocument doc;
+  bool content = false, ended = false;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (is_marker(line, "---")) {
+      if (content || ended) {
+        doc.error = fmt::format("line {}: a second YAML document ('---'); one is read", number);
+        return doc;
+      }
+      continue;
+    }
+    if (is_marker(line, "...")) {
+      ended = ended || content;
+      continue;
+    }
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    if (ended) {
+      doc.error = fmt::format("line {}: content after the document's end ('...')", number);
+      return doc;
+    }
+    content = true;
+  }
+  try {
+    doc.root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    doc.error = std::string("not valid YAML: ") + e.what();
+    return doc;
+  }
+  if (content && doc.root.IsNull()) doc.error = "not valid YAML: nothing could be read from it";
+  return doc;
+}
+
+}  // namespace adaqp
