@@ -614,7 +614,13 @@ std::string partition_part_path(const std::string& dir, int rank) {
 std::string read_partition_meta_text(const std::string& dir) {
   const std::string file = meta_path(dir);
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file, "", "missing: not a partition directory");
+  if (!in) {
+    const int error = errno;
+    std::error_code ec;
+    if (fs::exists(file, ec))
+      throw InputError(file, "", std::string("cannot read: ") + std::strerror(error));
+    throw InputError(file, "", "missing: not a partition directory");
+  }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw InputError(file, "", "read failed");
   return text;

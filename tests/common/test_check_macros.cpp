@@ -1,5 +1,6 @@
 // The invariant checks (common/error.h): ADAQP_CHECK_EQ and its kin throw InvariantError naming the
-// comparison and both values, evaluate each operand once, and pass silently when it holds.
+// comparison and both values, evaluate each operand once, and pass silently when it holds. And the
+// errors' text: control bytes written out.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -42,6 +43,15 @@ TEST(CheckMacros, HoldingChecksPassAndEvaluateEachOperandOnce) {
   EXPECT_EQ(calls, 3);
   EXPECT_THROW(ADAQP_CHECK_GT(next(), 4, "fourth call"), InvariantError);
   EXPECT_EQ(calls, 4);
+}
+
+// Messages quote input: a NUL or another control byte in it is written out, so that the message
+// printed (a C string) is whole.
+TEST(Errors, ControlBytesOfQuotedInputAreWrittenOut) {
+  const std::string token = std::string("1\0,2\x7f", 5);
+  const InputError e("edge.csv", "line 5", "source node id '" + token + "' is not a number");
+  EXPECT_STREQ(e.what(), "edge.csv: line 5: source node id '1\\x00,2\\x7f' is not a number");
+  EXPECT_STREQ(ConfigError("a\tb\nc\rd").what(), "a\tb\nc\\x0dd");
 }
 
 }  // namespace

@@ -11,7 +11,27 @@ namespace adaqp {
 
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& what) : std::runtime_error(printable(what)) {}
+  explicit Error(const char* what) : Error(std::string(what)) {}
+
+  // `text` with its control bytes but newline and tab written as \xNN: a message quotes input,
+  // and a NUL in it would end the message where it is printed.
+  static std::string printable(const std::string& text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+      const auto byte = static_cast<unsigned char>(c);
+      if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f) {
+        out += "\\x";
+        out += kHex[byte >> 4];
+        out += kHex[byte & 15];
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
 };
 
 // Bad input data: a dataset, partition or checkpoint file. Message: "<file>: <where>: <what>".
