@@ -206,7 +206,8 @@ void check_meta_counts(const PartitionMeta& m, const std::string& file) {
   require(m.num_nodes >= 0, "num_nodes", m.num_nodes, "must be >= 0");
   require(m.num_edges >= 0, "num_edges", m.num_edges, "must be >= 0");
   require(m.feat_dim >= 0, "feat_dim", m.feat_dim, "must be >= 0");
-  require(m.num_classes >= 1, "num_classes", m.num_classes, "must be >= 1");
+  require(m.num_classes >= (m.num_nodes > 0 ? 1 : 0), "num_classes", m.num_classes,
+          "must be >= 1 for a graph with nodes");
   require(m.edge_cut >= 0 && m.edge_cut <= m.num_edges, "edge_cut", m.edge_cut,
           fmt::format("must be in [0, num_edges = {}]", m.num_edges));
   int64_t owned = 0, in_edges = 0;
