@@ -335,6 +335,16 @@ class PartChecker {
     for (size_t i = 1; i < o.size(); ++i)
       require(o[i - 1] <= o[i], array, fmt::format("decreases at entry {}", i));
   }
+  // Strictly ascending: a node listed once.
+  void ascending(const std::string& array, const std::vector<int64_t>& v) const {
+    for (size_t i = 1; i < v.size(); ++i)
+      require(v[i - 1] < v[i], array,
+              fmt::format("entry {} = {} does not ascend (after {})", i, v[i], v[i - 1]));
+  }
+  void non_negative(const std::string& array, const std::vector<int64_t>& v) const {
+    for (size_t i = 0; i < v.size(); ++i)
+      require(v[i] >= 0, array, fmt::format("entry {} = {} is negative", i, v[i]));
+  }
   template <typename T>
   void in_range(const std::string& array, const std::vector<T>& v, int64_t hi) const {
     for (size_t i = 0; i < v.size(); ++i)
@@ -432,6 +442,12 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   check.size("owned_out_degree", p.owned_out_degree.size(), owned);
   check.size("halo_in_degree", p.halo_in_degree.size(), p.num_halo());
   check.size("halo_out_degree", p.halo_out_degree.size(), p.num_halo());
+  for (const auto& [name, degrees] : {std::pair{"owned_in_degree", &p.owned_in_degree},
+                                      {"owned_out_degree", &p.owned_out_degree},
+                                      {"halo_in_degree", &p.halo_in_degree},
+                                      {"halo_out_degree", &p.halo_out_degree}}) {
+    check.non_negative(name, *degrees);
+  }
 
   p.send_offsets = in.get<int64_t>("send_offsets");
   p.send_idx = in.get<int64_t>("send_idx");
@@ -454,6 +470,19 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   check.in_range("train_idx", p.train_idx, owned);
   check.in_range("valid_idx", p.valid_idx, owned);
   check.in_range("test_idx", p.test_idx, owned);
+  // Each node in one split at most: ascending lists, and no node in two of them.
+  check.ascending("train_idx", p.train_idx);
+  check.ascending("valid_idx", p.valid_idx);
+  check.ascending("test_idx", p.test_idx);
+  std::vector<char> in_split(static_cast<size_t>(owned), 0);
+  for (const auto& [name, split] : {std::pair{"train_idx", &p.train_idx},
+                                    {"valid_idx", &p.valid_idx},
+                                    {"test_idx", &p.test_idx}}) {
+    for (const int64_t v : *split) {
+      check.require(in_split[v] == 0, name, fmt::format("node {} is in another split too", v));
+      in_split[v] = 1;
+    }
+  }
   return p;
 }
 

@@ -119,6 +119,12 @@ const std::vector<Edit>& edits() {
        "is outside"},
       {"TestIndexRange", [](Arrays& a) { i64(a, "test_idx")[0] = owned(a) + 7; }, "test_idx",
        "is outside"},
+      {"NegativeDegree", [](Arrays& a) { i64(a, "owned_out_degree")[2] = -1; }, "owned_out_degree",
+       "entry 2 = -1 is negative"},
+      {"TrainIndexTwice", [](Arrays& a) { i64(a, "train_idx")[1] = i64(a, "train_idx")[0]; },
+       "train_idx", "entry 1 = "},
+      {"NodeInTwoSplits", [](Arrays& a) { i64(a, "test_idx")[0] = i64(a, "train_idx")[0]; },
+       "test_idx", "is in another split too"},
       {"MissingArray", [](Arrays& a) { a.erase("halo_gid"); }, "halo_gid", "missing"},
       {"WrongType",
        [](Arrays& a) {
