@@ -188,12 +188,6 @@ void read_features(const std::string& path, GraphSlice& s) {
 
 // ---- JSON ---------------------------------------------------------------------------------------
 
-std::ifstream open_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open");
-  return in;
-}
-
 // A node id key: a decimal integer as str(int) writes it.
 bool parse_node_key(const std::string& key, int64_t& id) {
   if (key.empty() || key.size() > 18 || (key.size() > 1 && key[0] == '0')) return false;

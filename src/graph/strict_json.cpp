@@ -21,10 +21,15 @@ std::string json_excerpt(const nlohmann::json& value) {
   return text.size() <= kMax ? text : text.substr(0, kMax - 3) + "...";
 }
 
-nlohmann::json parse_strict_json(const std::string& path) {
-  using json = nlohmann::json;
+std::ifstream open_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open");
+  return in;
+}
+
+nlohmann::json parse_strict_json(const std::string& path) {
+  using json = nlohmann::json;
+  std::ifstream in = open_json(path);
   std::vector<std::vector<std::string>> keys;  // the keys of each object being read
   const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
     if (depth > kMaxJsonDepth)

@@ -5,9 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <fstream>
 #include <string>
 
 namespace adaqp {
+
+// The JSON file at `path`, opened to read; InputError naming it when it cannot be.
+std::ifstream open_json(const std::string& path);
 
 // Nesting a file may have: the layouts need 3 levels (node_types.json's relations); deeper input
 // could only exhaust the stack of the recursive code that reads or prints a value.
