@@ -155,7 +155,7 @@ void run_guarded(int rank, Step&& step) {
   } catch (const std::exception& e) {
     // libtorch's errors carry a C++ backtrace after their message: one line is enough.
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    std::fprintf(stderr, "adaqp: error on rank %d: %s\n", rank,
+    std::fprintf(stderr, "adaqp: error on %s: %s\n", rank_and_host(rank).c_str(),
                  torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
     std::fflush(stderr);
     spdlog::shutdown();

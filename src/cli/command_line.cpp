@@ -21,6 +21,7 @@
 #include "adaqp/common/log.h"
 #include "adaqp/config.h"
 #include "adaqp/model/host_block_cache.h"
+#include "collective_step.h"
 #include "commands.h"
 
 namespace adaqp::cli {
@@ -36,6 +37,35 @@ std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int argc, 
     return fmt::format("unknown command '{}' (commands: {})", argv[1], fmt::join(names, ", "));
   }
   return fmt::format("{} (adaqp --help, adaqp COMMAND --help)", e.what());
+}
+
+// Prints the one line of an error that ended the command ("adaqp: error[ on WHERE]: ...") and
+// returns the exit code.
+int report_error(const std::exception_ptr& error, const std::string& where) {
+  const std::string head = where.empty() ? "error" : "error on " + where;
+  try {
+    std::rethrow_exception(error);
+  } catch (const RankFailure& f) {
+    return report_error(f.error(), f.where());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The file system refused (a path, a permission, a full disk): the message names the path.
+    std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "adaqp: %s: out of memory: the job's sizes (its dataset, or keys such as "
+                 "dataset.synthetic.num_nodes, feat_dim, model.hidden) need more memory than this "
+                 "process can have\n",
+                 head.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(), e.what());
+    return 2;
+  } catch (...) {
+    std::fprintf(stderr, "adaqp: internal %s: an exception of unknown type\n", head.c_str());
+    return 2;
+  }
+  return 1;
 }
 
 }  // namespace
@@ -76,22 +106,8 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
       std::fprintf(stderr, "adaqp: error: %s\n", parse_error_text(app, e, argc, argv).c_str());
     }
     return 1;
-  } catch (const Error& e) {
-    std::fprintf(stderr, "adaqp: error: %s\n", e.what());
-    return 1;
-  } catch (const std::filesystem::filesystem_error& e) {
-    // The file system refused (a path, a permission, a full disk): the message names the path.
-    std::fprintf(stderr, "adaqp: error: %s\n", e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "adaqp: error: out of memory: the job's sizes (its dataset, or keys such as "
-                 "dataset.synthetic.num_nodes, feat_dim, model.hidden) need more memory than this "
-                 "process can have\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "adaqp: internal error: %s\n", e.what());
-    return 2;
+  } catch (...) {
+    return report_error(std::current_exception(), "");
   }
   return 0;
 }

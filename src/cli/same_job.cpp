@@ -51,11 +51,10 @@ void require_same_job(Communicator& comm, const JobConfig& cfg) {
     const std::string theirs = 2 * i + 1 < lines.size() ? lines[2 * i + 1] : std::string();
     if (theirs_key == mine[i].first && theirs == mine[i].second) continue;
     throw ConfigError(fmt::format(
-        "rank {} was started with another job than rank 0: {} is {} here and {} on rank 0 (every "
-        "rank needs the same configuration; only paths, training.threads and output.log_level "
-        "may differ between hosts)",
-        comm.rank(), mine[i].first, mine[i].second,
-        theirs_key == mine[i].first ? theirs : "not set"));
+        "started with another job than rank 0: {} is {} here and {} on rank 0 (every rank needs "
+        "the same configuration; only paths, training.threads and output.log_level may differ "
+        "between hosts)",
+        mine[i].first, mine[i].second, theirs_key == mine[i].first ? theirs : "not set"));
   }
 }
 

@@ -95,12 +95,18 @@ std::string broadcast_text(Communicator& comm, std::string text) {
   return text;
 }
 
-bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed) {
+bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed, int* failed) {
   // max over ranks of (size - rank) for the failing ones identifies the lowest failing rank.
   double flag = local_failed ? static_cast<double>(comm.size() - comm.rank()) : 0.0;
   comm.allreduce_max(&flag, 1);
   int lowest = flag > 0.0 ? comm.size() - static_cast<int>(flag) : -1;
   if (first_failed != nullptr) *first_failed = lowest;
+  if (failed != nullptr) {
+    // Every rank knows by now whether any failed: the count costs a collective only then.
+    int64_t count = local_failed ? 1 : 0;
+    if (lowest >= 0) comm.allreduce_sum(&count, 1);
+    *failed = static_cast<int>(count);
+  }
   return lowest >= 0;
 }
 

@@ -234,7 +234,7 @@ for device in cpu cuda; do
     --set "training.device=$device" --set partition.parts=2 \
     --set "partition.dir=$tmp/gen-partition-w2" --set "output.dir=$tmp/nonfinite/$device" \
     --set output.log_level=warn >"$log" 2>&1 || rc=$?
-  if ((rc == 0 || rc == 124)) || ! grep -Eq "^adaqp: error on rank [01]: $diverged$" "$log"; then
+  if ((rc == 0 || rc == 124)) || ! grep -Eq "^adaqp: error on rank [01] \(host [^)]*\): $diverged$" "$log"; then
     cat "$log"
     echo "FAIL: a diverging quantized run on $device exited $rc without the codec's error" >&2
     exit 1

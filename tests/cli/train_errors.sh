@@ -176,7 +176,7 @@ timeout 60 mpirun --oversubscribe -np 1 bash -c "${rank_cmd[@]}" "${small[@]}" \
   --set "output.dir=$tmp/mixed-host2" --set training.seed=7 >"$tmp/mixed.log" 2>&1 || rc=$?
 if ((rc == 124)) || [[ $(awk '$2 != 0' "$tmp/mixed.codes" | wc -l) != 2 ]] ||
   [[ $(grep -c "adaqp: error" "$tmp/mixed.log") != 1 ]] ||
-  ! grep -q "adaqp: error: rank 1 was started with another job than rank 0: training.seed is 7 here and 0 on rank 0" "$tmp/mixed.log" ||
+  ! grep -q "adaqp: error on rank 1 (host $(hostname)): started with another job than rank 0: training.seed is 7 here and 0 on rank 0" "$tmp/mixed.log" ||
   [[ -e $tmp/mixed ]]; then
   cat "$tmp/mixed.log" "$tmp/mixed.codes"
   echo "FAIL: ranks with different jobs: exit $rc" >&2

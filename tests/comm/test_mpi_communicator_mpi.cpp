@@ -425,18 +425,22 @@ TEST(MpiCommunicator, RejectsMalformedExchangesAndTimeouts) {
   EXPECT_EQ(comm->timeout(), 3.0);
 }
 
-TEST(AnyRankFailed, AllRanksAgreeOnWhetherAndWhichRankFailedFirst) {
+TEST(AnyRankFailed, AllRanksAgreeOnWhetherWhichRankFailedFirstAndHowManyFailed) {
   auto comm = world();
   const int rank = comm->rank();
   const int last = comm->size() - 1;
-  int first = 123;
-  EXPECT_FALSE(any_rank_failed(*comm, false, &first));
+  int first = 123, failed = 123;
+  EXPECT_FALSE(any_rank_failed(*comm, false, &first, &failed));
   EXPECT_EQ(first, -1);
-  EXPECT_TRUE(any_rank_failed(*comm, rank == last, &first));
+  EXPECT_EQ(failed, 0);
+  EXPECT_TRUE(any_rank_failed(*comm, rank == last, &first, &failed));
   EXPECT_EQ(first, last);
-  EXPECT_TRUE(any_rank_failed(*comm, rank >= last / 2, &first));
+  EXPECT_EQ(failed, 1);
+  EXPECT_TRUE(any_rank_failed(*comm, rank >= last / 2, &first, &failed));
   EXPECT_EQ(first, last / 2);
-  EXPECT_TRUE(any_rank_failed(*comm, true));
+  EXPECT_EQ(failed, last - last / 2 + 1);
+  EXPECT_TRUE(any_rank_failed(*comm, true, nullptr, &failed));
+  EXPECT_EQ(failed, comm->size());
 }
 
 TEST(MpiError, CheckMpiNamesTheCallRankPeerAndMpiText) {

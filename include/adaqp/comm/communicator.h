@@ -164,10 +164,11 @@ double run_hook(const std::function<void(int, int, void*)>& hook, int peer, int 
                 void* stream);
 
 // Start-up failure agreement: every rank calls this once with whether it failed locally; all get
-// true if any rank failed, and *first_failed (when given) is the lowest failing rank, or -1. Lets
-// every rank exit non-zero together: the failing rank reports its own error, the others report
-// "aborting: rank R failed during start-up".
-bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed = nullptr);
+// true if any rank failed, *first_failed (when given) is the lowest failing rank, or -1, and
+// *failed (when given) how many ranks failed. Lets every rank exit non-zero together: the failing
+// rank reports its own error, the others report "aborting: rank R failed during start-up".
+bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed = nullptr,
+                     int* failed = nullptr);
 
 // Rank 0's `text` on every rank (collective; the other ranks' argument is ignored).
 std::string broadcast_text(Communicator& comm, std::string text);
