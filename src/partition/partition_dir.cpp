@@ -346,6 +346,38 @@ class PartChecker {
       if (v[i - 1] >= v[i])
         fail(array, fmt::format("entry {} = {} does not ascend (after {})", i, v[i], v[i - 1]));
   }
+  // Every global id once over the owned and the halo nodes (a node is either kind, once); ids are
+  // in [0, num_nodes). A bitmap of num_nodes bits: 14 MB at ogbn-papers100M's 111M nodes.
+  void distinct_nodes(const std::vector<int64_t>& owned, const std::vector<int64_t>& halo,
+                      int64_t num_nodes) const {
+    std::vector<uint64_t> seen(static_cast<size_t>((num_nodes + 63) / 64), 0);
+    for (const auto& [array, ids] : {std::pair{"owned_gid", &owned}, {"halo_gid", &halo}}) {
+      for (size_t i = 0; i < ids->size(); ++i) {
+        const auto v = static_cast<uint64_t>((*ids)[i]);
+        const uint64_t bit = uint64_t{1} << (v % 64);
+        if ((seen[v / 64] & bit) != 0)
+          fail(array, fmt::format("entry {} = node {} is listed twice (owned_gid and halo_gid "
+                                  "name each node once)",
+                                  i, v));
+        seen[v / 64] |= bit;
+      }
+    }
+  }
+  // Each peer's rows in `idx` (segments of `offsets`) once, and none for the part's own rank.
+  void sent_once(const std::string& array, const std::vector<int64_t>& offsets,
+                 const std::vector<int64_t>& idx, int64_t rows, int rank) const {
+    if (offsets[rank + 1] != offsets[rank])
+      fail(array, fmt::format("sends rows to its own rank {}", rank));
+    std::vector<int32_t> peer_of(static_cast<size_t>(rows), -1);
+    for (size_t peer = 0; peer + 1 < offsets.size(); ++peer) {
+      for (int64_t i = offsets[peer]; i < offsets[peer + 1]; ++i) {
+        int32_t& last = peer_of[static_cast<size_t>(idx[i])];
+        if (last == static_cast<int32_t>(peer))
+          fail(array, fmt::format("entry {} = {} is sent to rank {} twice", i, idx[i], peer));
+        last = static_cast<int32_t>(peer);
+      }
+    }
+  }
   void non_negative(const std::string& array, const std::vector<int64_t>& v) const {
     for (size_t i = 0; i < v.size(); ++i)
       if (v[i] < 0) fail(array, fmt::format("entry {} = {} is negative", i, v[i]));
@@ -425,6 +457,7 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   check.require(p.num_central >= 0 && p.num_central <= owned, "scalars", "bad central count");
   p.halo_gid = in.get<int64_t>("halo_gid");
   check.in_range("halo_gid", p.halo_gid, meta.num_nodes);
+  check.distinct_nodes(p.owned_gid, p.halo_gid, meta.num_nodes);
   p.halo_offsets = in.get<int64_t>("halo_offsets");
   check.offsets("halo_offsets", p.halo_offsets, meta.parts, p.num_halo());
   check.require(p.halo_count_from(rank) == 0, "halo_offsets", "lists halo nodes of its own rank");
@@ -460,6 +493,7 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   check.offsets("send_offsets", p.send_offsets, meta.parts,
                 static_cast<int64_t>(p.send_idx.size()));
   check.in_range("send_idx", p.send_idx, owned);
+  check.sent_once("send_idx", p.send_offsets, p.send_idx, owned, rank);
 
   p.features = in.get<float>("features");
   check.size("features", p.features.size(), owned * p.feat_dim);

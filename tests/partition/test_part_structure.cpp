@@ -69,6 +69,12 @@ const std::vector<Edit>& edits() {
        "entry 0 = 500 is outside [0, 500)"},
       {"HaloIdRange", [](Arrays& a) { i64(a, "halo_gid")[1] = -1; }, "halo_gid",
        "entry 1 = -1 is outside [0, 500)"},
+      {"OwnedIdTwice", [](Arrays& a) { i64(a, "owned_gid")[3] = i64(a, "owned_gid")[0]; },
+       "owned_gid", "entry 3 = node "},
+      {"HaloIdOwnedToo", [](Arrays& a) { i64(a, "halo_gid")[2] = i64(a, "owned_gid")[5]; },
+       "halo_gid", "entry 2 = node "},
+      {"HaloIdTwice", [](Arrays& a) { i64(a, "halo_gid")[1] = i64(a, "halo_gid")[0]; }, "halo_gid",
+       "is listed twice"},
       {"HaloOffsetsEnd", [](Arrays& a) { i64(a, "halo_offsets").back() += 1; }, "halo_offsets",
        "must run from 0 to"},
       {"HaloOffsetsDecrease", [](Arrays& a) { i64(a, "halo_offsets")[1] = halo(a) + 1; },
@@ -104,6 +110,19 @@ const std::vector<Edit>& edits() {
        "must run from 0 to"},
       {"SendIndexRange", [](Arrays& a) { i64(a, "send_idx")[0] = owned(a); }, "send_idx",
        "is outside"},
+      {"SendIndexTwice",
+       [](Arrays& a) {
+         // Rank 0's rows: the first two of its segment made one.
+         auto& idx = i64(a, "send_idx");
+         idx[1] = idx[0];
+       },
+       "send_idx", "entry 1 = "},
+      {"SendToItsOwnRank",
+       [](Arrays& a) {
+         // Rank 0's last row moved into rank 1's (own) segment.
+         i64(a, "send_offsets")[1] -= 1;
+       },
+       "send_idx", "sends rows to its own rank 1"},
       {"FeatureCount", [](Arrays& a) { get<float>(a, "features").pop_back(); }, "features",
        "entries, expected"},
       {"LabelRange", [](Arrays& a) { i64(a, "labels")[0] = 4; }, "labels",
@@ -155,9 +174,10 @@ TEST_P(PartStructure, EditIsRejectedNamingFileArrayAndProblem) {
   write_partition(dir, generate_graph(g), opt);
   const fs::path file = fs::path(dir) / "part-1" / "part.bin";
   Arrays arrays = read_all(file);
-  // The edits need central rows and halo nodes from rank 0: this part has both.
+  // The edits need central rows, halo nodes from rank 0 and rows sent to it: this part has them.
   ASSERT_GT(i64(arrays, "scalars")[kNumCentral], 0);
   ASSERT_GT(i64(arrays, "halo_offsets")[1], 0);
+  ASSERT_GE(i64(arrays, "send_offsets")[1], 2);
   ASSERT_NO_THROW(load_part(dir, 1, 3)) << "the unedited part must load";
   edit.apply(arrays);
   write_all(file, arrays);
