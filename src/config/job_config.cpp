@@ -43,9 +43,10 @@ std::string scalar_text(const YAML::Node& n) {
       fmt::format("{}: key '{}' expects {}, got '{}'", origin, key, expected, scalar_text(n)));
 }
 
-// A quoted scalar is a string in YAML ("3" is not 3): numbers and booleans must be plain.
+// A quoted scalar is a string in YAML ("3" is not 3), as is one tagged so (!!str 3): numbers and
+// booleans must be plain.
 bool plain_scalar(const YAML::Node& n) {
-  return n.IsScalar() && n.Tag() != "!";
+  return n.IsScalar() && n.Tag() != "!" && n.Tag() != "tag:yaml.org,2002:str";
 }
 
 template <typename T>
@@ -651,15 +652,19 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
     const YamlDocument doc = parse_yaml_document(text.str());
     if (!doc.error.empty()) throw ConfigError(fmt::format("{}: {}", path, doc.error));
     const YAML::Node& root = doc.root;
-    if (!root.IsNull()) {
-      if (!root.IsMap())
-        throw ConfigError(
-            fmt::format("{}: expected a mapping of sections ({})", path, known_keys("")));
-      try {
-        apply_map(cfg, root, "", origin);
-      } catch (const YAML::Exception& e) {
-        throw ConfigError(fmt::format("{}: unreadable key: {}", path, e.what()));
-      }
+    // An empty file (a truncated copy, a failed template) would silently run the default job.
+    if (root.IsNull())
+      throw ConfigError(fmt::format(
+          "{}: holds no keys (the default job runs without --config; configs/default.yaml "
+          "lists every key)",
+          path));
+    if (!root.IsMap())
+      throw ConfigError(
+          fmt::format("{}: expected a mapping of sections ({})", path, known_keys("")));
+    try {
+      apply_map(cfg, root, "", origin);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(fmt::format("{}: unreadable key: {}", path, e.what()));
     }
   }
   Origin origins{origin, {}};

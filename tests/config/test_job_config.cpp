@@ -19,6 +19,9 @@ std::string write_config(const test::TempDir& dir, const std::string& text) {
   return path;
 }
 
+// A job file with one key at its default: the default job, read from a file.
+constexpr const char* kDefaultJob = "output: {log_level: info}\n";
+
 // The ConfigError message of loading `text` with `overrides` ("" if it loads).
 std::string config_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
   test::TempDir dir;
@@ -340,7 +343,7 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"dataset.synthetic.num_classes=1", "dataset.synthetic.num_classes = 1"},
   };
   for (const auto& [override_text, expected] : cases) {
-    const std::string msg = config_error("", {override_text});
+    const std::string msg = config_error(kDefaultJob, {override_text});
     EXPECT_TRUE(test::contains(msg, expected)) << override_text << " gave: '" << msg << "'";
     EXPECT_TRUE(test::contains(msg, "job.yaml")) << msg;
   }
@@ -410,7 +413,8 @@ TEST(JobConfig, DatasetPathWithSyntheticOrFormatWithoutPathIsAnError) {
                              "job.yaml: dataset.path = 'data/x': given with dataset.format = "
                              "synthetic, which reads no files"))
       << both;
-  const std::string set = config_error("", {"dataset.format=synthetic", "dataset.path=data/y"});
+  const std::string set =
+      config_error(kDefaultJob, {"dataset.format=synthetic", "dataset.path=data/y"});
   EXPECT_TRUE(test::contains(set, "dataset.path = 'data/y'") &&
               test::contains(set, "dataset.format"))
       << set;
@@ -434,15 +438,17 @@ TEST(JobConfig, OverridesApplyAfterTheFile) {
 }
 
 TEST(JobConfig, MalformedOverridesAreErrors) {
-  EXPECT_TRUE(test::contains(config_error("", {"model.hidden"}), "expected section.key=value"));
-  EXPECT_TRUE(test::contains(config_error("", {"=3"}), "expected section.key=value"));
-  EXPECT_TRUE(test::contains(config_error("", {"model.hiden=3"}),
-                             "--set: unknown key 'model.hiden' (known keys: model.type"));
-  EXPECT_TRUE(test::contains(config_error("", {"model=3"}),
-                             "--set 'model=3': model is a section; set one of its keys"));
   EXPECT_TRUE(
-      test::contains(config_error("", {"communication.bit_set=[2,"}), "value is not valid YAML"));
-  EXPECT_TRUE(test::contains(config_error("", {"model.hidden=x"}), "--set: key 'model.hidden'"));
+      test::contains(config_error(kDefaultJob, {"model.hidden"}), "expected section.key=value"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"=3"}), "expected section.key=value"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"model.hiden=3"}),
+                             "--set: unknown key 'model.hiden' (known keys: model.type"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"model=3"}),
+                             "--set 'model=3': model is a section; set one of its keys"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"communication.bit_set=[2,"}),
+                             "value is not valid YAML"));
+  EXPECT_TRUE(
+      test::contains(config_error(kDefaultJob, {"model.hidden=x"}), "--set: key 'model.hidden'"));
 }
 
 // A value out of range is blamed where it was given: the file, or --set (whose value replaced the
@@ -478,6 +484,9 @@ TEST(JobConfig, DuplicateKeysSecondDocumentsAndQuotedNumbersAreRefused) {
                              "not valid YAML: nothing could be read from it"));
   EXPECT_TRUE(test::contains(config_error("training: {epochs: \"3\"}\n"),
                              "key 'training.epochs' expects an integer (unquoted), got '3'"));
+  EXPECT_TRUE(test::contains(config_error("training: {epochs: !!str 3}\n"),
+                             "key 'training.epochs' expects an integer (unquoted), got '3'"));
+  EXPECT_EQ(config_error("training: {epochs: !!int 3}\n"), "");
   EXPECT_TRUE(test::contains(config_error("training: {lr: '0.02'}\n"),
                              "key 'training.lr' expects a number (unquoted)"));
   EXPECT_TRUE(test::contains(config_error("training: {sparse_features: \"true\"}\n"),
@@ -495,7 +504,10 @@ TEST(JobConfig, MissingOrInvalidFileIsNamed) {
   }
   EXPECT_TRUE(test::contains(config_error("model: {hidden: [1,\n"), "not valid YAML"));
   EXPECT_TRUE(test::contains(config_error("- 1\n- 2\n"), "expected a mapping"));
-  EXPECT_EQ(config_error(""), "");  // an empty file is the default job
+  // An empty file would run the default job in the place of the one meant.
+  for (const std::string text : {"", "\n", "# every key commented out\n", "---\n...\n"}) {
+    EXPECT_TRUE(test::contains(config_error(text + "\n"), "job.yaml: holds no keys")) << text;
+  }
 }
 
 TEST(JobConfig, ToYamlRoundTrips) {
