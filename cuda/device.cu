@@ -21,12 +21,6 @@ void cuda_set_device(int device) {
   ADAQP_CUDA_CHECK(cudaSetDevice(device));
 }
 
-const char* cuda_device_name(int device) {
-  static thread_local cudaDeviceProp prop;
-  ADAQP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  return prop.name;
-}
-
 std::string cuda_device_uuid(int device) {
   cudaDeviceProp prop;
   ADAQP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));

@@ -122,9 +122,8 @@ struct CudaSpmm::Impl {
   size_t workspace_bytes = 0;
 
   void prepare_cusparse() {
-    ADAQP_CHECK(a.cols < INT32_MAX,
-                "cuSPARSE path: " + std::to_string(a.cols) +
-                    " columns exceed 32-bit indices; use the row_warp algorithm");
+    ADAQP_CHECK(a.cols < INT32_MAX, "cuSPARSE path: " + std::to_string(a.cols) +
+                                        " columns exceed cuSPARSE's 32-bit column indices");
     std::vector<int64_t> indptr(static_cast<size_t>(a.rows + 1));
     ADAQP_CUDA_CHECK(cudaMemcpy(indptr.data(), a.indptr, sizeof(int64_t) * indptr.size(),
                                 cudaMemcpyDeviceToHost));

@@ -62,7 +62,7 @@ Assignment solve_assignment(const AssignProblem& problem, const AssignOptions& o
   Assignment result;
   const int endpoint = endpoint_width(options.lambda, problem.bits, problem.row_width);
   if (endpoint != 0 || problem.messages.empty()) {
-    const auto [lo, hi] = std::minmax_element(problem.bits.begin(), problem.bits.end());
+    const auto lo = std::min_element(problem.bits.begin(), problem.bits.end());
     result.bits.assign(problem.messages.size(),
                        static_cast<uint8_t>(endpoint != 0 ? endpoint : *lo));
   } else if (options.solver == Solver::kExact) {

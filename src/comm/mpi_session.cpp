@@ -11,8 +11,8 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), "MPI_Initialized", -1);
   if (initialized) throw InvariantError("MpiSession: MPI is already initialised");
-  check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &thread_level_), "MPI_Init_thread",
-            -1);
+  int provided = MPI_THREAD_SINGLE;
+  check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread", -1);
   try {
     int rank = -1;
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);

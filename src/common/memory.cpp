@@ -27,10 +27,6 @@ int64_t status_kb(const char* field) {
 
 }  // namespace
 
-int64_t current_rss_bytes() {
-  return status_kb("VmRSS");
-}
-
 int64_t peak_rss_bytes() {
   return status_kb("VmHWM");
 }

@@ -57,7 +57,6 @@ bool GzLineReader::fill() {
     throw InputError(path_, where, "corrupt gzip data (" + msg + ")");
   }
   end_ += static_cast<size_t>(n);
-  bytes_read_ += static_cast<uint64_t>(n);
   return n > 0;
 }
 

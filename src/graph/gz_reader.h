@@ -24,8 +24,6 @@ class GzLineReader {
   // 1-based number of the line last returned by next().
   int64_t line_number() const { return line_number_; }
   const std::string& path() const { return path_; }
-  // Decompressed bytes consumed so far.
-  uint64_t bytes_read() const { return bytes_read_; }
 
  private:
   // Appends decompressed data after the unread tail; false when the file has no more data.
@@ -42,7 +40,6 @@ class GzLineReader {
   size_t end_ = 0;    // one past the last valid byte in buffer_
   bool eof_ = false;
   int64_t line_number_ = 0;
-  uint64_t bytes_read_ = 0;
 };
 
 }  // namespace adaqp

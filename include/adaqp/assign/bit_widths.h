@@ -34,7 +34,7 @@ struct MessageBits {
 // The bit-widths of one training epoch's exchanges, and the key of its quantization noise.
 // forward[l] / backward[l] belong to layer l; a layer without an entry travels at full precision.
 // With trace_ranges, every quantized exchange also records the value range of each message sent
-// (DistGraph::message_trace), the adaptive scheme's input for its next solve.
+// (DistGraph::message_traces), the adaptive scheme's input for its next solve.
 struct QuantPlan {
   uint64_t seed = 0;
   uint32_t epoch = 0;

@@ -70,7 +70,6 @@ class MeasuredSchedule {
   TrialEnd finish_epoch(const Epoch& e);
 
   bool full_precision_given_up() const { return full_given_up_; }
-  bool trial_running() const { return trial_running_; }
   bool vanilla_schedule() const { return vanilla_schedule_; }
   // Vanilla's schedule, for a trial or for the rest of the run: no overlap, full precision.
   bool overlap() const { return !(vanilla_schedule_ || trial_running_); }

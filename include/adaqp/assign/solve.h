@@ -53,9 +53,8 @@ struct Assignment {
   bool proven_optimal = false;
 };
 
-// Validates both arguments, then solves. The endpoints need no search and give the canonical
-// optimum among ties: lambda = 1 (variance only) assigns every message the largest allowed
-// bit-width, lambda = 0 (time only) the smallest. Deterministic: the same input gives the same
+// Validates both arguments, then solves. At the lambda end points every message gets
+// endpoint_width's width. Deterministic: the same input gives the same
 // output. Throws Error if the exact solver fails or finds no solution within its time limit.
 Assignment solve_assignment(const AssignProblem& problem, const AssignOptions& options);
 

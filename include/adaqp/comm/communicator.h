@@ -165,8 +165,8 @@ double run_hook(const std::function<void(int, int, void*)>& hook, int peer, int 
 
 // Start-up failure agreement: every rank calls this once with whether it failed locally; all get
 // true if any rank failed, *first_failed (when given) is the lowest failing rank, or -1, and
-// *failed (when given) how many ranks failed. Lets every rank exit non-zero together: the failing
-// rank reports its own error, the others report "aborting: rank R failed during start-up".
+// *failed (when given) how many ranks failed. Lets every rank exit non-zero together: the lowest
+// failing rank reports its error, the others exit without a message of their own.
 bool any_rank_failed(Communicator& comm, bool local_failed, int* first_failed = nullptr,
                      int* failed = nullptr);
 

@@ -1,6 +1,6 @@
 // MPI start-up and shutdown for one process, as an RAII object owned by main(). Exchanges run on
-// a progress thread beside the computation, so the session asks for MPI_THREAD_MULTIPLE and
-// records what the library granted.
+// a progress thread beside the computation, so the session asks for MPI_THREAD_MULTIPLE (the
+// communicator queries what the library granted, mpi_communicator.h).
 #pragma once
 
 #include <mpi.h>
@@ -17,13 +17,6 @@ class MpiSession {
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
-
-  // The thread level MPI provided (MPI_THREAD_SINGLE .. MPI_THREAD_MULTIPLE).
-  int thread_level() const { return thread_level_; }
-  bool thread_multiple() const { return thread_level_ == MPI_THREAD_MULTIPLE; }
-
- private:
-  int thread_level_ = MPI_THREAD_SINGLE;
 };
 
 }  // namespace adaqp

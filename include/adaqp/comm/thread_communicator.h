@@ -14,8 +14,6 @@
 
 namespace adaqp {
 
-class ThreadWorld;
-
 // `size` communicators of one world; give each to its own thread.
 std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int size, double timeout_s);
 

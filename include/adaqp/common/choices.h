@@ -96,11 +96,8 @@ enum class PartDistribution { kAuto, kShared, kScatter };
 // path: the generator).
 enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 
-// The name of each value: "vanilla", "quant", "overlap", "adaqp"; "adaptive", "uniform", "random";
-// "rows", "cover"; "auto", "inline", "background"; "none", "aggregations"; "fp32", "tf32"; "gcn",
-// "sage", "gat"; "auto", "cpu", "cuda"; "auto", "mpi", "nccl"; "trace", "debug", "info", "warn",
-// "error", "off"; "metis", "random", "contiguous", "ptscotch"; "auto", "shared", "scatter"; "auto",
-// "ogb", "numpy", "graphsaint", "synthetic".
+// The name of each value, as the configuration spells it (the tables of choices.cpp;
+// docs/configuration.md lists them by key).
 const char* to_string(CommMode mode);
 const char* to_string(BitScheme scheme);
 const char* to_string(ExchangeLayout layout);

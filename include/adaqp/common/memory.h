@@ -7,8 +7,7 @@
 
 namespace adaqp {
 
-// VmRSS and VmHWM of /proc/self/status in bytes; 0 where unavailable.
-int64_t current_rss_bytes();
+// VmHWM of /proc/self/status in bytes; 0 where unavailable.
 int64_t peak_rss_bytes();
 
 // Makes the peak the current resident set (writes 5 to /proc/self/clear_refs). False where the

@@ -23,8 +23,6 @@ namespace adaqp::kernels {
 int cuda_device_count(std::string* why = nullptr);
 // Makes `device` current for the calling thread.
 void cuda_set_device(int device);
-// "NVIDIA H100 80GB HBM3" etc.
-const char* cuda_device_name(int device);
 // The device's UUID (32 hex digits): the same physical GPU gives the same text in every process,
 // whatever CUDA_VISIBLE_DEVICES numbers it as.
 std::string cuda_device_uuid(int device);

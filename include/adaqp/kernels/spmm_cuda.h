@@ -1,5 +1,6 @@
 // CSR times dense products on the GPU: y = a . x (or y += a . x), the aggregation of every GNN
-// layer. Two algorithms, chosen per matrix by measurement (benchmarks/bench_spmm_cuda.cpp):
+// layer. Two algorithms; the runtime uses kCusparse, faster at every width measured
+// (benchmarks/bench_spmm_cuda.cpp compares both, cuda/GPU-CHECKLIST.md):
 // - kCusparse: cusparseSpMM (CSR, row-major dense, default algorithm). cuSPARSE needs equal index
 //   widths, so the plan keeps 32-bit copies of the row offsets, one per block of rows of at most
 //   2^31 - 1 entries (row_blocks, spmm.h): a part of any size, as long as it has fewer than 2^31

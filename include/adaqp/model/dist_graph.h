@@ -91,7 +91,6 @@ class DistGraph {
   const Part& part() const { return part_; }
   // The rows the halo exchanges send and receive (the exchange layout's).
   const Boundary& boundary() const;
-  Communicator& comm() { return comm_; }
   const Device& device() const { return opt_.device; }
   const DistGraphOptions& options() const { return opt_; }
   const EdgeNorm& norm() const { return *opt_.norm; }

@@ -6,8 +6,8 @@
 // The layouts (communication.exchange):
 //   rows:  a row per boundary node and peer, the node's embedding h_j; its key is j's global id.
 //   cover: per (sender, receiver) pair, a minimum vertex cover of the pair's cut edges
-//          (boundary_cover.h, cover_exchange.h): the source rows of the cover, then partial sums
-//          over the other cut edges, one per destination i in the cover, keyed
+//          (boundary_cover.h, exchange/cover_layout.h): the source rows of the cover, then partial
+//          sums over the other cut edges, one per destination i in the cover, keyed
 //          global_num_nodes * (1 + sender) + i (distinct from every global id and across senders).
 //   relation_first (R-GCN): per pair, a minimum cover of transformed source rows h_j W_r, keyed
 //          global_num_nodes * (1 + num_parts) + j * num_relations + r, and partial sums keyed as

@@ -15,6 +15,7 @@
 //   header/format_version     int64 {kCheckpointFormatVersion}
 //   header/dataset_fingerprint, header/model_type   uint8 (text)
 //   header/model_shape        int64 {layers, hidden, in_dim, out_dim, layer_norm}
+//   header/model_heads        int64 {GAT's attention heads; absent in older files, read as 0}
 //   header/world              int64 {world size W, writer rank} (recorded, not compared)
 //   header/seed               int64 (training.seed, bit-cast)
 //   progress/epoch            int64 {epochs completed}

@@ -2,7 +2,7 @@
 // (central and marginal nodes, share of local in-edges, bytes of one full-precision exchange per
 // layer), a progress line every RunOptions::progress_every epochs, and writes, under the output
 // directory:
-//   metrics.jsonl  one JSON record per epoch and rank (epoch_record.h), flushed every epoch,
+//   metrics.jsonl  one JSON record per epoch and rank (metrics_record.h), flushed every epoch,
 //                  preceded for the adaptive scheme by the link model {"event":"link_model", ...}
 //                  (link_probe.h) and followed by one summary record {"event":"summary", ...} with
 //                  the fields of RunSummary; docs/metrics.md is the schema;
