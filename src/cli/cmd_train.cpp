@@ -16,11 +16,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +57,7 @@
 #include "job_dataset_files.h"
 #include "job_options.h"
 #include "mpi_launch.h"
+#include "output_lock.h"
 #include "rank_placement.h"
 #include "resume.h"
 #include "same_job.h"
@@ -97,18 +98,23 @@ void remove_output(const std::filesystem::path& dir, const std::string& name) {
 void require_creatable(const std::filesystem::path& dir, const std::string& key) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path p = directory_path(fs::absolute(dir, ec));
-  while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
   const auto refuse = [&](const std::string& why) {
     throw ConfigError(fmt::format("{} = {}: cannot create directory: {}", key, dir.string(), why));
   };
+  fs::path p = directory_path(fs::absolute(dir, ec));
+  if (p.string().size() >= PATH_MAX) refuse(fmt::format("longer than {} bytes", PATH_MAX - 1));
+  for (const fs::path& part : p) {
+    if (part.string().size() > NAME_MAX)
+      refuse(fmt::format("a name of {} bytes (at most {})", part.string().size(), NAME_MAX));
+  }
+  while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) {
+    if (fs::is_symlink(fs::symlink_status(p, ec)))
+      refuse(fmt::format("{} is a symbolic link to {}, which does not exist", p.string(),
+                         fs::read_symlink(p, ec).string()));
+    p = p.parent_path();
+  }
   if (!fs::is_directory(p, ec)) refuse(p.string() + " is not a directory");
   if (::access(p.c_str(), W_OK | X_OK) != 0) refuse(p.string() + ": " + std::strerror(errno));
-}
-
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!(out << text) || !out.flush()) throw InputError(path.string(), "", "cannot write");
 }
 
 // Rank 0 loads the dataset and partitions it into the job's partition directory (`replace`:
@@ -385,13 +391,16 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   ropt.memory_resets = meter.resets();
   ropt.seconds = seconds;
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
+  std::optional<OutputLock> output_lock;  // rank 0's, until the process ends
   // Once every check has passed: a job stopped before training leaves no config.yaml (and a failed
   // resume does not replace the one of the run it meant to continue). An earlier run's
   // predictions.npy goes (and what a killed writer left of one): it would not be this run's.
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
-    write_text(std::filesystem::path(cfg.output.dir) / "config.yaml", to_yaml(cfg));
+    output_lock.emplace(cfg.output.dir);
+    AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
+                           to_yaml(cfg));
     remove_output(cfg.output.dir, "predictions.npy");
   });
   run_guarded(rank, [&] { train(job_comm, *comm, cfg, *trainer, ropt); });

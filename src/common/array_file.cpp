@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "adaqp/common/atomic_file.h"
 #include "adaqp/common/error.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -145,7 +146,7 @@ void ArrayFileWriter::add(const std::string& name, const std::vector<T>& values)
 }
 
 void ArrayFileWriter::write(const std::string& path) const {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  const std::string tmp = temp_path(path);
   try {
     Output out(tmp);
     out.put(kMagic, sizeof kMagic);

@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include "adaqp/common/atomic_file.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/paths.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
@@ -15,7 +17,10 @@ void write_dir_atomically(const std::string& dir,
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dir, ec)))
     throw InputError(dir, "", "already exists; refusing to overwrite it");
-  const std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
+  const fs::path target = directory_path(dir);
+  remove_stale_temporaries(target.parent_path().string(),
+                           target.filename().string() + AtomicFile::kTempInfix);
+  const std::string tmp = temp_path(dir);
   if (!fs::create_directory(tmp, ec))
     throw InputError(tmp, "",
                      "cannot create the temporary directory" +

@@ -1,7 +1,6 @@
 #include "adaqp/partition/obtain_part.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -68,25 +67,6 @@ class TimeoutGuard {
   Communicator& comm_;
   double saved_;
 };
-
-bool process_alive(pid_t pid) {
-  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
-}
-
-// Removes temporary files of transfers whose process is gone (killed during a transfer).
-void remove_stale_temporaries(const fs::path& folder) {
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
-    const std::string name = e.path().filename().string();
-    const size_t at = name.find(AtomicFile::kTempInfix);
-    if (at == std::string::npos) continue;
-    const pid_t pid =
-        static_cast<pid_t>(std::atol(name.c_str() + at + std::strlen(AtomicFile::kTempInfix)));
-    if (process_alive(pid) && pid != ::getpid()) continue;
-    fs::remove(e.path(), ec);
-    spdlog::info("removed {} (left by an interrupted transfer)", e.path().string());
-  }
-}
 
 void create_dirs(const fs::path& dir) {
   std::error_code ec;
@@ -235,7 +215,7 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
       }
     }
     create_dirs(fs::path(cached_part).parent_path());
-    remove_stale_temporaries(fs::path(cached_part).parent_path());
+    remove_stale_temporaries(fs::path(cached_part).parent_path().string());
     try {
       if (std::optional<Part> p = load_if_same(cache, rank, meta_text, got.meta)) {
         got.part = std::move(*p);

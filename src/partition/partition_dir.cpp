@@ -17,6 +17,7 @@
 #include <string>
 
 #include "adaqp/common/array_file.h"
+#include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
@@ -289,13 +290,6 @@ void read_meta_types(const YAML::Node& root, const std::string& file, PartitionM
     throw InputError(file, "node_types", "a heterogeneous partition lists types and relations");
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) throw InputError(path, "", "write failed");
-}
-
 // Removes a temporary directory unless the work in it was committed.
 class TempDirGuard {
  public:
@@ -532,9 +526,10 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   const fs::path target = directory_path(dir);
   if (fs::exists(target))
     throw InputError(dir, "", "already exists; remove it or choose another partition directory");
-  const fs::path tmp = target.string() + ".tmp-" + std::to_string(::getpid());
+  remove_stale_temporaries(target.parent_path().string(),
+                           target.filename().string() + AtomicFile::kTempInfix);
+  const fs::path tmp = temp_path(target.string());
   std::error_code ec;
-  fs::remove_all(tmp, ec);
   TempDirGuard guard(tmp);
   fs::create_directories(tmp, ec);
   if (ec) throw InputError(dir, "", "cannot create " + tmp.string() + ": " + ec.message());
@@ -574,7 +569,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
     if (ec) throw InputError(part_dir.string(), "", "cannot create directory: " + ec.message());
     write_part_file(p, part_path(tmp.string(), r));
   }
-  write_text(meta_path(tmp.string()), partition_meta_yaml(meta));
+  AtomicFile::write_text(meta_path(tmp.string()), partition_meta_yaml(meta));
   spdlog::info("partition: built and wrote {} parts in {:.3f} s", opt.parts, steady_now_s() - t0);
 
   fs::rename(tmp, target, ec);
@@ -588,9 +583,11 @@ PartitionMeta replace_partition(const std::string& dir, const Graph& g,
                                 const PartitionOptions& opt) {
   const fs::path target = directory_path(dir);
   if (!fs::is_directory(target)) throw InputError(dir, "", "not a directory: nothing to replace");
-  const fs::path fresh = target.string() + ".new-" + std::to_string(::getpid());
+  // The new partition is written beside it under a temporary name, then the two are swapped.
+  remove_stale_temporaries(target.parent_path().string(),
+                           target.filename().string() + AtomicFile::kTempInfix);
+  const fs::path fresh = temp_path(target.string());
   std::error_code ec;
-  fs::remove_all(fresh, ec);
   PartitionMeta meta = write_partition(fresh.string(), g, opt);
   if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
     const int err = errno;

@@ -55,10 +55,15 @@ void write_distributed_partition(const std::string& dir, const Part& part,
                                  const PartitionMeta& meta, Communicator& comm,
                                  const CollectiveStep& step) {
   const fs::path target = directory_path(dir);
-  // One name for the temporary folder on every rank: rank 0's pid.
+  // One name for the temporary folder on every rank: rank 0's pid. Rank 0 removes what a stopped
+  // run left before any rank writes.
+  if (comm.rank() == 0) {
+    remove_stale_temporaries(target.parent_path().string(),
+                             target.filename().string() + AtomicFile::kTempInfix);
+  }
   int64_t token = ::getpid();
   comm.broadcast(&token, sizeof token, 0);
-  const fs::path tmp = target.string() + ".tmp-" + std::to_string(token);
+  const fs::path tmp = temp_path(target.string(), static_cast<pid_t>(token));
   // A failure on any rank leaves nothing behind: every rank removes what it sees of the folder.
   try {
     write_and_rename(dir, target, tmp, part, meta, comm, step);

@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "adaqp/common/append_file.h"
+#include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/model/host_tensor_bytes.h"
@@ -31,22 +33,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::ofstream open_output(const std::filesystem::path& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(path.string(), "", "cannot open for writing");
-  return out;
-}
-
 // Writes the parameters via a temporary file and a rename, so a reader never sees half a file.
 void write_params(const std::filesystem::path& path, const std::vector<float>& values) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out = open_output(tmp);
-    out.write(reinterpret_cast<const char*>(values.data()),
-              static_cast<std::streamsize>(values.size() * sizeof(float)));
-    if (!out.flush()) throw InputError(tmp.string(), "", "write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  AtomicFile out(path.string());
+  out.write(values.data(), values.size() * sizeof(float));
+  out.commit();
 }
 
 // What rank 0 logs at start-up about every rank's part.
@@ -115,17 +106,14 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
 
 // Keeps the per-epoch records of `path` up to epoch `last` (dropping later ones, the link model
 // and the summary), rewritten via a temporary file and a rename, and opens it for appending.
-std::ofstream reopen_metrics(const std::filesystem::path& path, int last) {
-  const std::string kept = metrics_kept_on_resume(path.string(), last);
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out = open_output(tmp);
-    if (!(out << kept) || !out.flush()) throw InputError(tmp.string(), "", "write failed");
+AppendFile reopen_metrics(const std::filesystem::path& path, int last) {
+  int cut_line = 0;
+  AtomicFile::write_text(path.string(), metrics_kept_on_resume(path.string(), last, &cut_line));
+  if (cut_line > 0) {
+    spdlog::warn("{}: line {}: dropped a record that a failed write cut short", path.string(),
+                 cut_line);
   }
-  std::filesystem::rename(tmp, path);
-  std::ofstream out(path, std::ios::binary | std::ios::app);
-  if (!out) throw InputError(path.string(), "", "cannot open for appending");
-  return out;
+  return AppendFile(path.string(), /*truncate=*/false);
 }
 
 // check_finite, naming the last good checkpoint in the error.
@@ -305,11 +293,16 @@ std::string describe(const RunSummary& s) {
   return text;
 }
 
-std::string metrics_kept_on_resume(const std::string& path, int last) {
+std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line) {
   std::string kept, line;
   std::ifstream in(path);
+  if (cut_line != nullptr) *cut_line = 0;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
+    if (in.eof()) {
+      if (cut_line != nullptr) *cut_line = number;
+      break;
+    }
     const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded())
       throw InputError(path, fmt::format("line {}", number), "not a JSON record");
@@ -333,17 +326,23 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   const int world = comm.size();
   const bool root = comm.rank() == 0;
   const std::filesystem::path dir(opt.output_dir);
-  std::ofstream metrics;
+  AppendFile metrics;
   if (root) {
     metrics = opt.start.epoch > 0 ? reopen_metrics(dir / "metrics.jsonl", opt.start.epoch)
-                                  : open_output(dir / "metrics.jsonl");
+                                  : AppendFile((dir / "metrics.jsonl").string(), /*truncate=*/true);
   }
   // Rank 0 writes the checkpoints; with learned featureless rows every rank writes its own beside
   // them.
   if (opt.checkpoint_every > 0 && (root || trainer.has_embedding())) {
     std::error_code ec;
     std::filesystem::create_directories(opt.checkpoint_dir, ec);
-    if (ec) throw InputError(opt.checkpoint_dir, "", "cannot create directory: " + ec.message());
+    if (ec) {
+      throw ConfigError(fmt::format("training.checkpoint_dir = {}: cannot create directory: {}",
+                                    opt.checkpoint_dir, ec.message()));
+    }
+    // What a run killed while writing a checkpoint left (no rank writes one before epoch 1's
+    // collectives, which wait for this).
+    if (root) remove_stale_temporaries(opt.checkpoint_dir);
   }
 
   RunSummary summary;
@@ -359,7 +358,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   const size_t record_size = packed_record_size(layers);
   std::vector<double> mine(record_size), gathered(record_size * world);
   if (root && trainer.link_model() != nullptr) {
-    metrics << link_model_json(*trainer.link_model()) << '\n';
+    metrics.write(link_model_json(*trainer.link_model()) + '\n');
   }
   log_parts(trainer, comm, summary);
   Totals totals;
@@ -414,8 +413,9 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     }
     totals.add(all);
     if (root) {
-      for (const EpochRecord& r : all) metrics << record_json(r) << '\n';
-      metrics.flush();
+      std::string lines;
+      for (const EpochRecord& r : all) lines += record_json(r) + '\n';
+      metrics.write(lines);
       if (epoch % opt.progress_every == 0 || epoch == opt.start.epoch + 1 || last ||
           spdlog::should_log(spdlog::level::debug)) {
         log_progress(all, rec, opt);
@@ -455,9 +455,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   summary.seconds.resize(static_cast<size_t>(world));
   comm.allgather(&mine_seconds, summary.seconds.data(), sizeof(PhaseSeconds));
   if (root) {
-    metrics << summary_json(summary) << '\n';
-    metrics.flush();
-    if (!metrics) throw InputError((dir / "metrics.jsonl").string(), "", "write failed");
+    metrics.write(summary_json(summary) + '\n');
     write_params(dir / "params.bin", trainer.parameter_values());
   }
   return summary;

@@ -1,7 +1,10 @@
-// A file written under a temporary name (<path>.tmp-<pid>), synced and renamed into place by
-// commit(): a reader never sees it half-written, and a process killed on the way leaves only the
-// temporary file. Not committed, it is removed. Errors are InputErrors naming the file.
+// Files and folders written under a temporary name (<path>.tmp-<pid>) and renamed into place, so a
+// reader never sees them half-written and a process killed on the way leaves only the temporary.
+// AtomicFile is one such file: synced and renamed by commit(); not committed, it is removed.
+// Errors are InputErrors naming the file.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstddef>
 #include <string>
@@ -29,5 +32,14 @@ class AtomicFile {
   int fd_ = -1;
   bool committed_ = false;
 };
+
+// The temporary name of `path` for the process `pid` (default: this one).
+std::string temp_path(const std::string& path, pid_t pid = 0);
+
+// Removes the temporaries in `folder` whose name starts with `prefix` and whose writer is no
+// other live process of this host (killed while writing; a live writer's are kept), logging each;
+// returns how many it removed. Call it before this process writes temporaries there. Files and
+// folders alike; errors are ignored (a temporary that stays harms nothing).
+int remove_stale_temporaries(const std::string& folder, const std::string& prefix = "");
 
 }  // namespace adaqp

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# What a run leaves in its output directory when the file system fails it, and what the next run
+# makes of that (docs/running.md, Errors):
+# - a full disk (a tmpfs of a few KiB, in a private mount namespace) stops training at the first
+#   metrics record it cannot write, not at the end, with one error naming metrics.jsonl and the
+#   system's reason; no params.bin and no temporary file are left; once there is room again,
+#   --resume continues from the last checkpoint, dropping the record the full disk cut short, and
+#   the resumed run's metrics hold every epoch once;
+# - a second job writing into an output.dir whose lock another process holds stops before it
+#   writes anything, naming output.dir and the holder;
+# - the temporaries of a writer that was killed (a checkpoint's, a partition directory's) are
+#   removed by the next run that writes there; a live writer's are kept;
+# - a training.checkpoint_dir that is a dangling symbolic link is refused at start-up, naming the
+#   key, before anything is written.
+# Needs root (mount namespaces); skips visibly without (fails when CI=true and root).
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+((EUID == 0)) || skip_or_fail "needs root for a private mount namespace (a small tmpfs)" root
+unshare --mount true 2>/dev/null || skip_or_fail "unshare --mount is not permitted here" root
+
+mapfile -t job < <(synthetic_graph 800 seed=3; gnn_model 2 16
+  set_pairs partition.parts=2 "partition.dir=$tmp/part" training.threads=1 training.device=cpu \
+    output.log_level=warn)
+# train LOG ARGS...: `adaqp train` on 2 workers, output in LOG; its exit status.
+train() {
+  local log=$1
+  shift
+  timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" "$@" >"$log" 2>&1
+}
+# A pid no process has: one that ended.
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+kill -0 "$dead" 2>/dev/null && fail "pid $dead still runs"
+# The partition, made once; a stale temporary of a killed partitioning beside a live one's.
+mkdir -p "$tmp/part.tmp-$dead/part-0" "$tmp/part.tmp-$$"
+train "$tmp/first.log" --set "output.dir=$tmp/first" --set training.epochs=2 ||
+  fail "first run: $(cat "$tmp/first.log")"
+[[ ! -e $tmp/part.tmp-$dead && -d $tmp/part.tmp-$$ ]] ||
+  fail "partitioning: the killed writer's temporary should go, the live one's stay: $(ls "$tmp")"
+rmdir "$tmp/part.tmp-$$"
+echo "ok: a killed partitioning's temporary removed, a live writer's kept"
+
+# A full disk: the job's output on a 16 KiB tmpfs, checkpoints (every epoch) beside it with room.
+cat >"$tmp/full.sh" <<'EOF'
+set -u
+out=$1 size=$2 log=$3
+shift 3
+mount -t tmpfs -o "size=$size" tmpfs "$out" || exit 90
+timeout 120 mpirun --oversubscribe -np 2 "$@" >"$log" 2>&1
+rc=$?
+cp -a "$out/." "$out.copy"
+exit $rc
+EOF
+mkdir -p "$tmp/full" "$tmp/full.copy"
+rc=0
+unshare --mount --propagation private bash "$tmp/full.sh" "$tmp/full" 16k "$tmp/full.log" \
+  "$ADAQP_BIN" train "${job[@]}" --set "output.dir=$tmp/full" --set training.epochs=400 \
+  --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/ckpt" || rc=$?
+((rc != 90)) || fail "could not mount a tmpfs"
+if ((rc == 0 || rc == 124)) || ! grep -q \
+  "adaqp: error on rank 0 (host .*): $tmp/full/metrics.jsonl: write failed: No space left on device" \
+  "$tmp/full.log"; then
+  fail "full disk (exit $rc): $(cat "$tmp/full.log")"
+fi
+epochs=$(grep -c '"epoch"' "$tmp/full.copy/metrics.jsonl" || true)
+newest=$(find "$tmp/ckpt" -name 'ckpt-*.bin' | sort | tail -1)
+if ((epochs >= 200)) || [[ -z $newest || -e $tmp/full.copy/params.bin ]]; then
+  fail "full disk: training went on after the failed write: $epochs records, newest checkpoint" \
+    "'$newest': $(ls -a "$tmp/full.copy")"
+fi
+[[ -z $(find "$tmp/full.copy" "$tmp/ckpt" -name '*.tmp-*') ]] || fail "temporaries left behind"
+[[ $(tail -c 1 "$tmp/full.copy/metrics.jsonl" | od -An -c | tr -d ' ') != '\n' ]] ||
+  echo "note: the full disk cut no record short this time"
+echo "ok: full disk stops at once ($epochs records, newest checkpoint ${newest##*/}):" \
+  "$(grep -m1 "adaqp: error" "$tmp/full.log")"
+
+# Room again: the resumed run continues from the newest checkpoint; every epoch once.
+rm -rf "$tmp/full" && mv "$tmp/full.copy" "$tmp/full"
+# A killed checkpoint writer's temporary, and a live one's (this shell's).
+touch "$tmp/ckpt/ckpt-000999.bin.tmp-$dead" "$tmp/ckpt/ckpt-000998.bin.tmp-$$"
+train "$tmp/resume.log" --set "output.dir=$tmp/full" --set training.epochs=40 \
+  --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/ckpt" --resume ||
+  fail "resume after the full disk: $(cat "$tmp/resume.log")"
+python3 - "$tmp/full/metrics.jsonl" <<'PY' || fail "resumed metrics: $(cat "$tmp/resume.log")"
+import collections, json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+seen = collections.Counter((r["epoch"], r["rank"]) for r in records if "event" not in r)
+want = {(e, r) for e in range(1, 41) for r in range(2)}
+assert set(seen) == want and max(seen.values()) == 1, sorted(set(want) ^ set(seen))[:5]
+assert records[-1].get("event") == "summary" and records[-1]["epochs"] == 40, records[-1]
+PY
+[[ ! -e $tmp/ckpt/ckpt-000999.bin.tmp-$dead && -e $tmp/ckpt/ckpt-000998.bin.tmp-$$ ]] ||
+  fail "checkpoints: the killed writer's temporary should go, the live one's stay: $(ls "$tmp/ckpt")"
+echo "ok: resumed after the full disk ($(grep -c "dropped a record that a failed write cut short" "$tmp/resume.log")" \
+  "cut record dropped); epochs 1-40 once each; a killed checkpoint writer's temporary removed"
+
+# A lock held by another process: the second job writes nothing.
+mkdir -p "$tmp/locked"
+echo previous >"$tmp/locked/config.yaml"
+python3 - "$tmp/locked/.adaqp.lock" "$tmp/lock.ready" <<'PY' &
+import fcntl, os, sys, time
+f = open(sys.argv[1], "w")
+fcntl.lockf(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+holder=$!
+for _ in $(seq 100); do [[ -e $tmp/lock.ready ]] && break; sleep 0.1; done
+rc=0
+train "$tmp/locked.log" --set "output.dir=$tmp/locked" --set training.epochs=2 || rc=$?
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+if ((rc == 0 || rc == 124)) || [[ $(grep -c "adaqp: error" "$tmp/locked.log") != 1 ]] ||
+  ! grep -q "output.dir = $tmp/locked: another job is writing into it (process $holder holds" \
+    "$tmp/locked.log" || [[ $(cat "$tmp/locked/config.yaml") != previous ]] ||
+  [[ -e $tmp/locked/metrics.jsonl ]]; then
+  fail "locked output.dir (exit $rc): $(cat "$tmp/locked.log")"
+fi
+echo "ok: a locked output.dir: $(grep "adaqp: error" "$tmp/locked.log")"
+
+# A dangling symbolic link as the checkpoint directory: refused before anything is written.
+ln -s "$tmp/nowhere/ckpt" "$tmp/dangling"
+rc=0
+train "$tmp/dangling.log" --set "output.dir=$tmp/dangling_out" --set training.epochs=2 \
+  --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/dangling" || rc=$?
+if ((rc == 0 || rc == 124)) || [[ -e $tmp/dangling_out ]] || ! grep -q "adaqp: error on rank 0 (host [^)]*): training.checkpoint_dir = $tmp/dangling: cannot create directory: $tmp/dangling is a symbolic link to $tmp/nowhere/ckpt, which does not exist" \
+  "$tmp/dangling.log"; then
+  fail "dangling checkpoint_dir (exit $rc): $(cat "$tmp/dangling.log")"
+fi
+echo "ok: a dangling checkpoint_dir: $(grep "adaqp: error" "$tmp/dangling.log")"
