@@ -13,6 +13,7 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
+#include "adaqp/common/timeouts.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/partition_dir.h"
 #include "adaqp/partition/partition_in_slices.h"
@@ -34,7 +35,8 @@ struct PartitionCommandOptions {
 // ptscotch: every rank of the job partitions its slice; rank 0 prints the summary.
 void run_distributed_partition(const PartitionCommandOptions& opt) {
   const std::unique_ptr<MpiSession> mpi = start_mpi();
-  const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
+  const std::unique_ptr<Communicator> comm =
+      make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
   JobConfig cfg;
   run_step(*comm, [&] {
     cfg = opt.job.load();
@@ -47,7 +49,7 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
           cfg.partition.options.parts));
     }
   });
-  comm->set_timeout(std::max(cfg.communication.timeout_s, 24.0 * 3600));
+  comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
   const double t0 = steady_now_s();
   // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.

@@ -39,6 +39,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/common/paths.h"
+#include "adaqp/common/timeouts.h"
 #include "adaqp/config.h"
 #include "adaqp/config/job_config.h"
 #include "adaqp/config/placement.h"
@@ -65,9 +66,6 @@
 
 namespace adaqp::cli {
 namespace {
-
-// Bound on the wait of the other ranks while rank 0 partitions a dataset.
-constexpr double kPartitionTimeoutS = 24 * 3600;
 
 void create_dirs(const std::filesystem::path& dir) {
   std::error_code ec;
@@ -217,7 +215,8 @@ void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer
 void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
                const TransportWrapper& wrap_transport) {
   const std::unique_ptr<MpiSession> mpi = start_mpi();
-  const std::unique_ptr<Communicator> comm = make_mpi_communicator(MPI_COMM_WORLD, 300.0);
+  const std::unique_ptr<Communicator> comm =
+      make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
   const int rank = comm->rank(), world = comm->size();
   const LocalRanks local = local_ranks();  // collective: before any step that may fail
 
@@ -307,7 +306,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   // partition.method ptscotch: every rank takes part and keeps the part it built.
   std::optional<DistributedPartition> made;
   if (must_partition) {
-    comm->set_timeout(std::max(cfg.communication.timeout_s, kPartitionTimeoutS));
+    comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
     if (cfg.partition.options.method == PartitionMethod::kPtscotch) {
       if (rank == 0) {
         spdlog::info(

@@ -1,18 +1,16 @@
 #include "collective_step.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <array>
-#include <climits>
 #include <utility>
+
+#include "adaqp/comm/host_of.h"
 
 namespace adaqp::cli {
 
 std::string rank_and_host(int rank) {
-  std::array<char, HOST_NAME_MAX + 1> host{};
-  if (gethostname(host.data(), host.size() - 1) != 0) return fmt::format("rank {}", rank);
-  return fmt::format("rank {} (host {})", rank, host.data());
+  const std::string host = host_name();
+  return host.empty() ? fmt::format("rank {}", rank) : fmt::format("rank {} (host {})", rank, host);
 }
 
 RankFailure::RankFailure(int rank, std::exception_ptr error)

@@ -17,13 +17,29 @@
 
 namespace adaqp::cli {
 
+namespace {
+
+// The communicator of this host's ranks, freed however the scope ends.
+struct HostComm {
+  HostComm() {
+    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm),
+              "MPI_Comm_split_type", -1);
+  }
+  ~HostComm() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+  HostComm(const HostComm&) = delete;
+  HostComm& operator=(const HostComm&) = delete;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+}  // namespace
+
 LocalRanks local_ranks() {
-  MPI_Comm local = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local),
-            "MPI_Comm_split_type", -1);
+  const HostComm host;
   LocalRanks l;
-  int code = MPI_Comm_rank(local, &l.rank);
-  if (code == MPI_SUCCESS) code = MPI_Comm_size(local, &l.size);
+  int code = MPI_Comm_rank(host.comm, &l.rank);
+  if (code == MPI_SUCCESS) code = MPI_Comm_size(host.comm, &l.size);
   // Per rank, as fixed-size texts: the GPU it would use, its NCCL_HOSTID, and a hash of the CPUs
   // it may run on.
   constexpr size_t kText = 64, kFields = 3;
@@ -44,9 +60,8 @@ LocalRanks local_ranks() {
   std::vector<char> all(kFields * kText * static_cast<size_t>(l.size));
   if (code == MPI_SUCCESS) {
     code = MPI_Allgather(mine.data(), kFields * kText, MPI_CHAR, all.data(), kFields * kText,
-                         MPI_CHAR, local);
+                         MPI_CHAR, host.comm);
   }
-  check_mpi(MPI_Comm_free(&local), "MPI_Comm_free", -1);
   check_mpi(code, "MPI_Allgather (ranks of this host)", -1);
   l.distinct_host_ids = !host_id.empty();
   const auto field_of = [&](const char* text, size_t field) {

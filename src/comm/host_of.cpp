@@ -15,16 +15,20 @@ constexpr size_t kKeyBytes = 256;
 
 }  // namespace
 
-std::string host_key() {
+std::string host_name() {
   std::array<char, HOST_NAME_MAX + 1> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) name[0] = '\0';
+  if (gethostname(name.data(), name.size() - 1) != 0) return "";
+  return name.data();
+}
+
+std::string host_key() {
   // The first network namespace has the same inode on every machine: the boot id tells machines
   // (cloned ones with one host name too) apart.
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
   std::array<char, 128> ns{};
   const ssize_t n = readlink("/proc/self/ns/net", ns.data(), ns.size() - 1);
-  return std::string(name.data()) + " " + boot + " " +
+  return host_name() + " " + boot + " " +
          std::string(ns.data(), n > 0 ? static_cast<size_t>(n) : 0);
 }
 

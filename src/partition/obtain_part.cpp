@@ -18,6 +18,7 @@
 #include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/timeouts.h"
 
 namespace adaqp {
 namespace {
@@ -25,8 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kPartTag = 32759;
-// Bound on a rank's wait for its turn: rank 0 sends the parts one after another.
-constexpr double kTurnTimeoutS = 24 * 3600;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 uint32_t crc_update(uint32_t crc, const void* data, size_t bytes) {
@@ -123,7 +122,7 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
 int64_t receive_part(Communicator& comm, int rank, const std::string& path, size_t chunk) {
   int64_t header[2] = {0, 0};
   {
-    const TimeoutGuard turn(comm, kTurnTimeoutS);
+    const TimeoutGuard turn(comm, kSoloWorkTimeoutS);
     recv_from(comm, 0, header, sizeof header);
   }
   if (header[1] == 0) throw InputError(path, "", "rank 0 could not read this rank's part");

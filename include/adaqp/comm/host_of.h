@@ -12,6 +12,9 @@
 
 namespace adaqp {
 
+// This machine's host name ("" where it cannot be read).
+std::string host_name();
+
 // This process's host key: "<host name> <boot id> <network namespace>" (the boot id of
 // /proc/sys/kernel/random/boot_id, the namespace as /proc/self/ns/net names it; each empty where
 // it cannot be read).

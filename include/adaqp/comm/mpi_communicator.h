@@ -22,12 +22,13 @@
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/progress_thread.h"
+#include "adaqp/common/timeouts.h"
 
 namespace adaqp {
 
 struct MpiCommunicatorOptions {
   // Bound on every blocking wait, in seconds, in (0, 1e6].
-  double timeout_s = 300.0;
+  double timeout_s = kDefaultTimeoutS;
   // Largest single MPI message: larger transfers and collectives are split into chunks of at most
   // this many bytes, each its own request (MPI counts are int). In [1, INT_MAX].
   size_t max_chunk_bytes = size_t{1} << 30;

@@ -33,6 +33,7 @@
 // Threading: one thread at a time may call a communicator and the Works it created.
 #pragma once
 
+#include "adaqp/common/timeouts.h"
 #include "adaqp/config.h"
 
 #if ADAQP_WITH_NCCL
@@ -49,7 +50,7 @@ struct NcclCommunicatorOptions {
   // CUDA device of this rank, in [0, number of visible devices).
   int device = 0;
   // Bound on every blocking wait, in seconds, in (0, 1e6].
-  double timeout_s = 300.0;
+  double timeout_s = kDefaultTimeoutS;
 };
 
 class NcclCommunicator : public Communicator {

@@ -9,6 +9,7 @@
 
 #include "adaqp/assign/solve.h"
 #include "adaqp/common/choices.h"
+#include "adaqp/common/timeouts.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/quant/widths.h"
@@ -60,7 +61,7 @@ struct CommunicationConfig {
   BitScheme scheme = BitScheme::kAdaptive;
   bool feature_cache = true;  // exchange layer-0 input features once, at full precision
   ExchangeLayout exchange = ExchangeLayout::kAuto;  // auto | rows | cover | relation_first
-  double timeout_s = 300;                           // bound on every blocking wait
+  double timeout_s = kDefaultTimeoutS;              // bound on every blocking wait
   // Scheme adaptive (docs/design.md, section 6): the allowed widths, the weight of the variance
   // term in the objective, how many consecutive messages of one link share a width, the epochs
   // between solves, the solver (fast | exact), the objective (seconds | normalized) and the drift

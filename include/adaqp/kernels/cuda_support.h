@@ -5,6 +5,12 @@
 // Include only where ADAQP_WITH_CUDA is 1.
 #pragma once
 
+#include "adaqp/config.h"
+
+#if !ADAQP_WITH_CUDA
+#error "cuda_support.h is for CUDA builds only; code of every build uses kernels/cuda_device.h"
+#endif
+
 #include <cuda_runtime.h>
 
 #include <cstddef>

@@ -1,0 +1,13 @@
+// Bounds on blocking waits between ranks, in seconds.
+#pragma once
+
+namespace adaqp {
+
+// Every exchange and collective by default (communication.timeout_s).
+constexpr double kDefaultTimeoutS = 300.0;
+
+// Waits on one rank's long work alone (rank 0 partitioning a dataset, parts sent one after
+// another): the others wait at most this long, whatever communication.timeout_s says.
+constexpr double kSoloWorkTimeoutS = 24 * 3600.0;
+
+}  // namespace adaqp
