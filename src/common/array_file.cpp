@@ -1,7 +1,6 @@
 #include "adaqp/common/array_file.h"
-
-#include <unistd.h>
-#include <zlib.h>
+#include "adaqp/common/c_file.h"
+#include "adaqp/common/crc.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -61,48 +60,9 @@ const char* dtype_name(DType t) {
   return "unknown";
 }
 
-// zlib's crc32 takes a 32-bit length: feed large payloads in chunks.
 uint32_t crc_of(const std::vector<uint8_t>& bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    const size_t chunk = std::min<size_t>(bytes.size() - pos, 1u << 30);
-    crc = crc32(crc, bytes.data() + pos, static_cast<uInt>(chunk));
-    pos += chunk;
-  }
-  return static_cast<uint32_t>(crc);
+  return crc_bytes(kCrcEmpty, bytes.data(), bytes.size());
 }
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-class Output {
- public:
-  explicit Output(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
-    if (!file_) throw InputError(path, "", std::string("cannot create: ") + std::strerror(errno));
-  }
-  void put(const void* data, size_t n) {
-    if (n != 0 && std::fwrite(data, 1, n, file_.get()) != n)
-      throw InputError(path_, "", std::string("write failed: ") + std::strerror(errno));
-  }
-  template <typename T>
-  void put_scalar(T v) {
-    put(&v, sizeof v);
-  }
-  // Flushes to stable storage and closes; any failure is an error (a full disk shows up here).
-  void finish() {
-    if (std::fflush(file_.get()) != 0 || ::fsync(::fileno(file_.get())) != 0)
-      throw InputError(path_, "", std::string("flush failed: ") + std::strerror(errno));
-    if (std::fclose(file_.release()) != 0)
-      throw InputError(path_, "", std::string("close failed: ") + std::strerror(errno));
-  }
-
- private:
-  std::string path_;
-  File file_;
-};
 
 class Input {
  public:
@@ -128,7 +88,7 @@ class Input {
 
  private:
   std::string path_;
-  File file_;
+  CFile file_;
   uint64_t remaining_ = 0;
 };
 
@@ -146,27 +106,19 @@ void ArrayFileWriter::add(const std::string& name, const std::vector<T>& values)
 }
 
 void ArrayFileWriter::write(const std::string& path) const {
-  const std::string tmp = temp_path(path);
-  try {
-    Output out(tmp);
-    out.put(kMagic, sizeof kMagic);
-    out.put_scalar<uint32_t>(static_cast<uint32_t>(entries_.size()));
-    for (const auto& [name, e] : entries_) {
-      out.put_scalar<uint32_t>(static_cast<uint32_t>(name.size()));
-      out.put(name.data(), name.size());
-      out.put_scalar<uint8_t>(static_cast<uint8_t>(e.dtype));
-      out.put_scalar<uint64_t>(e.count);
-      out.put_scalar<uint32_t>(crc_of(e.bytes));
-      out.put(e.bytes.data(), e.bytes.size());
-    }
-    out.finish();
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw InputError(path, "",
-                       std::string("cannot rename temporary file: ") + std::strerror(errno));
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+  AtomicFile out(path);
+  const auto put_scalar = [&](auto v) { out.write(&v, sizeof v); };
+  out.write(kMagic, sizeof kMagic);
+  put_scalar(static_cast<uint32_t>(entries_.size()));
+  for (const auto& [name, e] : entries_) {
+    put_scalar(static_cast<uint32_t>(name.size()));
+    out.write(name.data(), name.size());
+    put_scalar(static_cast<uint8_t>(e.dtype));
+    put_scalar(static_cast<uint64_t>(e.count));
+    put_scalar(crc_of(e.bytes));
+    out.write(e.bytes.data(), e.bytes.size());
   }
+  out.commit();
 }
 
 ArrayFileReader::ArrayFileReader(const std::string& path) : path_(path) {

@@ -1,13 +1,13 @@
 #include "adaqp/graph/graph.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
+#include "adaqp/common/crc.h"
 #include "adaqp/common/error.h"
 #include "row_transforms.h"
 
@@ -147,10 +147,7 @@ void row_normalize(Graph& g) {
 template <typename T>
 uint32_t crc_add(uint32_t crc, const std::vector<T>& values) {
   const uint64_t count = values.size();
-  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(&count), sizeof(count));
-  // crc32_z restarts on a null buffer, which an empty vector may have.
-  if (values.empty()) return crc;
-  return crc32_z(crc, reinterpret_cast<const Bytef*>(values.data()), values.size() * sizeof(T));
+  return crc_bytes(crc_bytes(crc, &count, sizeof(count)), values.data(), values.size() * sizeof(T));
 }
 
 uint32_t crc_add(uint32_t crc, const std::string& text) {
@@ -158,7 +155,7 @@ uint32_t crc_add(uint32_t crc, const std::string& text) {
 }
 
 uint32_t crc_add(uint32_t crc, int64_t value) {
-  return crc32_z(crc, reinterpret_cast<const Bytef*>(&value), sizeof(value));
+  return crc_bytes(crc, &value, sizeof(value));
 }
 
 void check_split(const Graph& g, const std::string& origin, const char* name,
@@ -391,7 +388,7 @@ void apply_transform(Graph& g, const GraphTransform& t) {
 }
 
 std::string fingerprint(const Graph& g) {
-  const uint32_t empty = crc32_z(0, Z_NULL, 0);
+  const uint32_t empty = kCrcEmpty;
   uint32_t structure = crc_add(crc_add(crc_add(empty, g.num_nodes), g.indptr), g.indices);
   if (g.heterogeneous()) {
     structure = crc_add(crc_add(structure, g.type_offsets), g.edge_relation);

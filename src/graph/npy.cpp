@@ -9,6 +9,7 @@
 #include <memory>
 #include <string_view>
 
+#include "adaqp/common/c_file.h"
 #include "adaqp/common/error.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -22,11 +23,6 @@ constexpr size_t kMagicSize = 6;
 constexpr size_t kHeaderAlignment = 64;
 // The widest '|S<n>' accepted: byte strings here are short tags such as b'csr'.
 constexpr size_t kMaxBytesWidth = 1 << 16;
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
 constexpr NpyDtype kAllDtypes[] = {NpyDtype::kInt32,   NpyDtype::kInt64,   NpyDtype::kFloat16,
                                    NpyDtype::kFloat32, NpyDtype::kFloat64, NpyDtype::kUInt8,
@@ -139,12 +135,12 @@ uint64_t read_le(const uint8_t* bytes, size_t n) {
 }
 
 // Opens a regular file for reading and gives its size; InputError naming it otherwise.
-FilePtr open_regular_file(const std::string& path, uint64_t& size) {
+CFile open_regular_file(const std::string& path, uint64_t& size) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", "file not found");
   size = std::filesystem::file_size(path, ec);
   if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
-  FilePtr file(std::fopen(path.c_str(), "rb"));
+  CFile file(std::fopen(path.c_str(), "rb"));
   if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
   return file;
 }
@@ -210,7 +206,7 @@ std::string NpyArray::shape_string() const {
 
 NpyArray read_npy(const std::string& path) {
   uint64_t file_size = 0;
-  const FilePtr file = open_regular_file(path, file_size);
+  const CFile file = open_regular_file(path, file_size);
   std::vector<uint8_t> bytes(file_size);
   if (std::fread(bytes.data(), 1, file_size, file.get()) != file_size)
     throw InputError(path, "", std::string("read failed: ") + std::strerror(errno));
@@ -301,7 +297,7 @@ NpyArray parse_npy(const std::string& origin, std::vector<uint8_t> bytes) {
 
 NpyHeader read_npy_header(const std::string& path) {
   uint64_t file_size = 0;
-  const FilePtr file = open_regular_file(path, file_size);
+  const CFile file = open_regular_file(path, file_size);
   // The fixed preamble, then the header it announces.
   std::vector<uint8_t> bytes(std::min<uint64_t>(file_size, kMagicSize + 6));
   if (std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
@@ -326,7 +322,7 @@ std::vector<uint8_t> read_npy_range(const std::string& path, const NpyHeader& h,
                                     int64_t count) {
   ADAQP_CHECK(first >= 0 && count >= 0 && first + count <= h.elements,
               "element range within the array");
-  FilePtr file(std::fopen(path.c_str(), "rb"));
+  CFile file(std::fopen(path.c_str(), "rb"));
   if (!file) throw InputError(path, "", std::string("cannot open: ") + std::strerror(errno));
   std::vector<uint8_t> out(static_cast<size_t>(count) * h.array.item_size);
   const uint64_t offset = h.payload_offset + static_cast<uint64_t>(first) * h.array.item_size;
@@ -387,7 +383,7 @@ std::string npy_header(NpyDtype dtype, const std::vector<int64_t>& shape) {
 void write_npy(const std::string& path, NpyDtype dtype, const std::vector<int64_t>& shape,
                const void* payload, size_t bytes) {
   const std::string head = npy_header(dtype, shape);
-  FilePtr file(std::fopen(path.c_str(), "wb"));
+  CFile file(std::fopen(path.c_str(), "wb"));
   if (!file) throw InputError(path, "", std::string("cannot create: ") + std::strerror(errno));
   if (std::fwrite(head.data(), 1, head.size(), file.get()) != head.size() ||
       (bytes > 0 && std::fwrite(payload, 1, bytes, file.get()) != bytes) ||

@@ -13,12 +13,14 @@
 
 #include "adaqp/comm/all_to_all.h"
 #include "adaqp/common/clock.h"
+#include "adaqp/common/crc.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
 #include "adaqp/graph/npy.h"
 #include "class_ids.h"
 #include "numpy_layout.h"
 #include "row_transforms.h"
+#include "split_checks.h"
 
 namespace adaqp {
 namespace {
@@ -137,10 +139,7 @@ std::vector<int64_t> read_split_ids(const std::string& path, const GraphSlice& s
       const std::vector<int64_t> piece = npy_to_int64(read_npy_range(path, h, at, k), a.dtype);
       for (int64_t i = 0; i < k; ++i) {
         const int64_t v = piece[i];
-        if (v < 0 || v >= n)
-          throw InputError(
-              path, index1(at + i),
-              "node id " + std::to_string(v) + " is out of range [0, " + std::to_string(n) + ")");
+        if (v < 0 || v >= n) throw InputError(path, index1(at + i), node_out_of_range(v, n));
         if (s.holds(v)) ids.emplace_back(v, at + i);
       }
     }
@@ -148,14 +147,7 @@ std::vector<int64_t> read_split_ids(const std::string& path, const GraphSlice& s
   std::vector<int64_t> out;
   out.reserve(ids.size());
   for (const auto& [v, at] : ids) {
-    char& o = owner[static_cast<size_t>(v - s.first)];
-    if (o == tag)
-      throw InputError(path, index1(at), "node id " + std::to_string(v) + " is listed twice");
-    if (o != 0)
-      throw InputError(path, index1(at),
-                       "node id " + std::to_string(v) + " is also in " + names[o - 1] +
-                           " (splits must be disjoint)");
-    o = tag;
+    claim_split_node(owner[static_cast<size_t>(v - s.first)], tag, v, names, path, index1(at));
     out.push_back(v);
   }
   std::sort(out.begin(), out.end());
@@ -271,11 +263,6 @@ GraphSlice scatter_slices(const DatasetSpec& spec, Communicator& comm, const Col
   return s;
 }
 
-uint32_t crc_bytes(uint32_t crc, const void* data, size_t bytes) {
-  if (bytes == 0) return crc;
-  return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), bytes));
-}
-
 uint32_t crc_value(uint32_t crc, int64_t value) {
   return crc_bytes(crc, &value, sizeof value);
 }
@@ -283,9 +270,8 @@ uint32_t crc_value(uint32_t crc, int64_t value) {
 // The CRC of `crc`'s input followed by every rank's piece in rank order.
 template <typename T>
 uint32_t crc_pieces(uint32_t crc, const std::vector<T>& piece, Communicator& comm) {
-  const uint64_t mine[2] = {
-      crc_bytes(crc32_z(0, Z_NULL, 0), piece.data(), piece.size() * sizeof(T)),
-      piece.size() * sizeof(T)};
+  const uint64_t mine[2] = {crc_bytes(kCrcEmpty, piece.data(), piece.size() * sizeof(T)),
+                            piece.size() * sizeof(T)};
   std::vector<uint64_t> all(2 * static_cast<size_t>(comm.size()));
   comm.allgather(mine, all.data(), sizeof mine);
   for (int r = 0; r < comm.size(); ++r)
@@ -380,7 +366,7 @@ void symmetrize_slices(GraphSlice& s, Communicator& comm) {
 }
 
 std::string slice_fingerprint(const GraphSlice& s, Communicator& comm) {
-  const uint32_t empty = crc32_z(0, Z_NULL, 0);
+  const uint32_t empty = kCrcEmpty;
   // indptr as the whole graph's: this slice's rows at their global edge offsets; the final entry
   // (the edge count) belongs to the last rank.
   int64_t offset = 0;

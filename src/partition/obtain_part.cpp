@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +16,7 @@
 
 #include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
+#include "adaqp/common/crc.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/timeouts.h"
 
@@ -27,10 +27,6 @@ namespace fs = std::filesystem;
 
 constexpr int kPartTag = 32759;
 constexpr double kMiB = 1024.0 * 1024.0;
-
-uint32_t crc_update(uint32_t crc, const void* data, size_t bytes) {
-  return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), bytes));
-}
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -93,7 +89,7 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
   if (header[1] == 0)
     throw InputError(path, "", "cannot read the part to send it to rank " + std::to_string(peer));
   std::vector<char> buf(std::min<size_t>(chunk, static_cast<size_t>(size)));
-  uint32_t crc = crc_update(0, nullptr, 0);
+  uint32_t crc = kCrcEmpty;
   bool read_ok = true;
   const double t0 = steady_now_s();
   double last_log = 0;
@@ -101,7 +97,7 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
     const size_t n = static_cast<size_t>(std::min<int64_t>(buf.size(), header[0] - done));
     if (read_ok && !in.read(buf.data(), static_cast<std::streamsize>(n))) read_ok = false;
     if (!read_ok) std::fill(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n), 0);
-    crc = crc_update(crc, buf.data(), n);
+    crc = crc_bytes(crc, buf.data(), n);
     send_to(comm, peer, buf.data(), n);
     done += static_cast<int64_t>(n);
     if (const double t = steady_now_s() - t0; t - last_log >= 5.0 && done < header[0]) {
@@ -134,11 +130,11 @@ int64_t receive_part(Communicator& comm, int rank, const std::string& path, size
     error = std::current_exception();
   }
   std::vector<char> buf(std::min<size_t>(chunk, static_cast<size_t>(header[0])));
-  uint32_t crc = crc_update(0, nullptr, 0);
+  uint32_t crc = kCrcEmpty;
   for (int64_t done = 0; done < header[0];) {
     const size_t n = static_cast<size_t>(std::min<int64_t>(buf.size(), header[0] - done));
     recv_from(comm, 0, buf.data(), n);
-    crc = crc_update(crc, buf.data(), n);
+    crc = crc_bytes(crc, buf.data(), n);
     if (!error) {
       try {
         out->write(buf.data(), n);
@@ -169,7 +165,7 @@ void cache_meta(const std::string& folder, const std::string& meta_text) {
 }  // namespace
 
 std::string part_cache_path(const std::string& cache_root, const std::string& meta_text) {
-  const uint32_t crc = crc_update(crc_update(0, nullptr, 0), meta_text.data(), meta_text.size());
+  const uint32_t crc = crc_bytes(kCrcEmpty, meta_text.data(), meta_text.size());
   return (fs::path(cache_root) / fmt::format("partition-{:08x}", crc)).string();
 }
 
