@@ -23,6 +23,7 @@
 #include "adaqp/graph/npy.h"
 #include "class_ids.h"
 #include "npz_reader.h"
+#include "split_checks.h"
 #include "strict_json.h"
 
 namespace adaqp {
@@ -364,7 +365,7 @@ void read_class_map(const std::string& path, GraphSlice& s) {
 // the ids of `s`'s range kept.
 void read_roles(const std::string& path, GraphSlice& s) {
   const json roles = parse_strict_json(path);
-  const char* names[] = {"tr", "va", "te"};
+  const std::vector<std::string> names = {"tr", "va", "te"};
   std::vector<int64_t>* splits[] = {&s.train, &s.valid, &s.test};
   if (!roles.is_object())
     throw InputError(path, "",
@@ -372,8 +373,7 @@ void read_roles(const std::string& path, GraphSlice& s) {
                                  "[...]}, got ") +
                          roles.type_name());
   for (const auto& item : roles.items()) {
-    if (std::find_if(std::begin(names), std::end(names),
-                     [&item](const char* name) { return item.key() == name; }) == std::end(names))
+    if (std::find(names.begin(), names.end(), item.key()) == names.end())
       throw InputError(path, "key '" + item.key() + "'", "is not a role (expected tr, va, te)");
   }
   std::vector<char> owner(static_cast<size_t>(s.num_nodes), 0);
@@ -398,13 +398,8 @@ void read_roles(const std::string& path, GraphSlice& s) {
                          "node id " + json_excerpt(entry) + out_of_range(s.num_nodes) +
                              " (N from adj_full.npz)");
       const int64_t v = entry.get<int64_t>();
-      if (owner[v] == r + 1)
-        throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
-      if (owner[v] != 0)
-        throw InputError(path, where,
-                         "node id " + std::to_string(v) + " is also in " + names[owner[v] - 1] +
-                             " (roles must be disjoint)");
-      owner[v] = static_cast<char>(r + 1);
+      claim_split_node(owner[static_cast<size_t>(v)], static_cast<char>(r + 1), v, names, path,
+                       where, "roles");
       any_training = any_training || r == 0;
       if (s.holds(v)) ids.push_back(v);
     }

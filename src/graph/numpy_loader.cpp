@@ -19,6 +19,7 @@
 #include "atomic_dir.h"
 #include "class_ids.h"
 #include "numpy_layout.h"
+#include "split_checks.h"
 #include "strict_json.h"
 
 namespace adaqp {
@@ -230,15 +231,8 @@ std::vector<int64_t> read_split(const std::string& path, int64_t n, std::vector<
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t v = ids[i];
     const std::string where = index1(a.dtype == NpyDtype::kBool ? v : static_cast<int64_t>(i));
-    if (v < 0 || v >= n)
-      throw InputError(path, where, "node id " + std::to_string(v) + out_of_range(n));
-    if (owner[v] == tag)
-      throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
-    if (owner[v] != 0)
-      throw InputError(path, where,
-                       "node id " + std::to_string(v) + " is also in " + names[owner[v] - 1] +
-                           " (splits must be disjoint)");
-    owner[v] = tag;
+    if (v < 0 || v >= n) throw InputError(path, where, node_out_of_range(v, n));
+    claim_split_node(owner[v], tag, v, names, path, where);
   }
   std::sort(ids.begin(), ids.end());
   return ids;

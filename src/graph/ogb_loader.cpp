@@ -17,6 +17,7 @@
 #include "class_ids.h"
 #include "gz_reader.h"
 #include "ogb_layout.h"
+#include "split_checks.h"
 
 namespace adaqp {
 namespace fs = std::filesystem;
@@ -283,24 +284,14 @@ std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes, Node
     check_columns(in, split_fields(line, fields), 1, "one node id per line");
     const int64_t v = parse_int(in, fields[0], "node id");
     const std::string where = "line " + std::to_string(in.line_number());
-    if (v < 0 || v >= num_nodes)
-      throw InputError(path, where,
-                       "node id " + std::to_string(v) + " is out of range [0, " +
-                           std::to_string(num_nodes) + ")");
+    if (v < 0 || v >= num_nodes) throw InputError(path, where, node_out_of_range(v, num_nodes));
     if (v < keep.first || v >= keep.first + keep.count) continue;
     if (!unlabelled.empty() && unlabelled[static_cast<size_t>(v - keep.first)])
       throw InputError(path, where,
                        "node id " + std::to_string(v) +
                            " is unlabelled (its label in raw/node-label.npz is NaN); a split may "
                            "name labelled nodes only");
-    char& o = owner[static_cast<size_t>(v - keep.first)];
-    if (o == tag)
-      throw InputError(path, where, "node id " + std::to_string(v) + " is listed twice");
-    if (o != 0)
-      throw InputError(path, where,
-                       "node id " + std::to_string(v) + " is also in " + names[o - 1] +
-                           " (splits must be disjoint)");
-    o = tag;
+    claim_split_node(owner[static_cast<size_t>(v - keep.first)], tag, v, names, path, where);
     ids.push_back(v);
   }
   std::sort(ids.begin(), ids.end());
