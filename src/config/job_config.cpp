@@ -419,13 +419,17 @@ void apply_override(JobConfig& cfg, const std::string& text, const std::string& 
                     text, key, known_keys(key), key));
   }
   if (f == nullptr) unknown_key("--set", key);
-  YAML::Node value;
-  try {
-    value = YAML::Load(text.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("--set '{}': value is not valid YAML: {}", text, e.what()));
+  const std::string raw = text.substr(eq + 1);
+  const YamlDocument doc = parse_yaml_document(raw);
+  if (!doc.error.empty())
+    throw ConfigError(fmt::format("--set '{}': value is not valid YAML: {}", text, doc.error));
+  // YAML folds the lines of a plain scalar into one, joined by spaces: a path with a newline
+  // would silently name another path.
+  if (doc.root.IsScalar() && doc.root.Tag() == "?" && raw.find('\n') != std::string::npos) {
+    throw ConfigError(fmt::format(
+        "--set {}: a value of several lines; quote it (\"...\") or set it in the job file", key));
   }
-  f->parse(cfg, value, job + ": --set");
+  f->parse(cfg, doc.root, job + ": --set");
 }
 
 // Where the keys' values came from: the job file (or the default job), and the keys --set gave.

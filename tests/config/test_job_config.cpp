@@ -449,6 +449,16 @@ TEST(JobConfig, MalformedOverridesAreErrors) {
                              "value is not valid YAML"));
   EXPECT_TRUE(
       test::contains(config_error(kDefaultJob, {"model.hidden=x"}), "--set: key 'model.hidden'"));
+  // yaml-cpp's Load read these as nothing (the value's default would have stood).
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"training.epochs=,odel:\n  dru"}),
+                             "value is not valid YAML"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"training.epochs=3\n---\n4"}),
+                             "value is not valid YAML"));
+  // A plain value of several lines would be folded into one, joined by a space.
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"output.dir=runs/a\nb"}),
+                             "--set output.dir: a value of several lines; quote it"));
+  EXPECT_EQ(config_error(kDefaultJob, {"output.dir=\"runs/a\\nb\""}), "");
+  EXPECT_EQ(config_error(kDefaultJob, {"dataset.path="}), "");
 }
 
 // A value out of range is blamed where it was given: the file, or --set (whose value replaced the
