@@ -76,14 +76,19 @@ LinkFit fit_link(const std::vector<TimingSample>& samples, const std::string& li
   return fit;
 }
 
-LinkCost link_cost(const LinkFit& fit, const std::string& link) {
-  if (!(fit.beta > 0)) {
-    throw InputError(link, "",
-                     "fitted time per byte " + std::to_string(fit.beta) +
-                         " is not positive: times do not grow with size (probe a wider "
-                         "size range)");
+std::vector<LinkCost> plan_costs(const std::vector<LinkFit>& fits, int classes) {
+  std::vector<double> fallback(static_cast<size_t>(classes), 0.0);
+  for (size_t c = 0; c < fits.size(); ++c) {
+    double& f = fallback[c % static_cast<size_t>(classes)];
+    f = std::max(f, fits[c].beta);
   }
-  return {std::max(fit.alpha, 0.0), fit.beta};
+  std::vector<LinkCost> costs;
+  for (size_t c = 0; c < fits.size(); ++c) {
+    const double f = fallback[c % static_cast<size_t>(classes)];
+    costs.push_back({std::max(fits[c].alpha, 0.0),
+                     fits[c].beta > 0 ? fits[c].beta : (f > 0 ? f : kFallbackBeta)});
+  }
+  return costs;
 }
 
 std::vector<int64_t> probe_sizes(int64_t min_bytes, int64_t max_bytes, int count) {

@@ -140,33 +140,6 @@ void record(Communicator& comm, const std::vector<double>& arrival,
   }
 }
 
-// Slopes that are not positive get the largest positive slope of the other channels of their
-// class (channel c is of class c % classes).
-std::vector<assign::LinkCost> plan_costs(const std::vector<assign::LinkFit>& fits, int classes,
-                                         bool log) {
-  std::vector<double> fallback(classes, 0.0);
-  for (size_t c = 0; c < fits.size(); ++c) {
-    fallback[c % classes] = std::max(fallback[c % classes], fits[c].beta);
-  }
-  std::vector<assign::LinkCost> costs;
-  for (size_t c = 0; c < fits.size(); ++c) {
-    assign::LinkCost cost;
-    cost.alpha = std::max(fits[c].alpha, 0.0);
-    cost.beta = fits[c].beta;
-    if (!(cost.beta > 0)) {
-      const double planned = fallback[c % classes] > 0 ? fallback[c % classes] : 1e-9;
-      // A channel without samples carries nothing in any exchange: its cost never matters.
-      if (log && fits[c].samples > 0)
-        spdlog::warn("link model: {} fitted slope {} s/byte over {} samples; planning with {}",
-                     channel_name(static_cast<int>(c), classes), fits[c].beta, fits[c].samples,
-                     planned);
-      cost.beta = planned;
-    }
-    costs.push_back(cost);
-  }
-  return costs;
-}
-
 // Seconds left until deadline_s on the rank with the least left (ranks' clocks differ; every rank
 // reads the same value, so all take the same decisions).
 double seconds_left(Communicator& comm, double deadline_s) {
@@ -321,7 +294,15 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
         model.min_bytes == 0 ? run.min_bytes : std::min(model.min_bytes, run.min_bytes);
     model.max_bytes = std::max(model.max_bytes, run.max_bytes);
   }
-  model.costs = plan_costs(model.fits, classes, comm.rank() == 0);
+  model.costs = assign::plan_costs(model.fits, classes);
+  for (size_t c = 0; comm.rank() == 0 && c < model.fits.size(); ++c) {
+    // A channel without samples carries nothing in any exchange: its cost never matters.
+    if (model.costs[c].beta != model.fits[c].beta && model.fits[c].samples > 0) {
+      spdlog::warn("link model: {} fitted slope {} s/byte over {} samples; planning with {}",
+                   channel_name(static_cast<int>(c), classes), model.fits[c].beta,
+                   model.fits[c].samples, model.costs[c].beta);
+    }
+  }
   model.time = classes == 1 ? assign::per_sender_time_model(model.costs)
                             : assign::per_sender_class_time_model(host_of, model.costs);
   double elapsed = steady_now_s() - t_start;

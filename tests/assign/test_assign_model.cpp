@@ -201,9 +201,9 @@ TEST(AssignModel, FitRecoversNoisyLink) {
   EXPECT_NEAR(fit.alpha, alpha, 0.05 * alpha);
   EXPECT_NEAR(fit.beta, beta, 0.05 * beta);
   EXPECT_GT(fit.r2, 0.95);
-  const LinkCost cost = link_cost(fit, "link 1->0");
-  EXPECT_EQ(cost.alpha, fit.alpha);
-  EXPECT_EQ(cost.beta, fit.beta);
+  const std::vector<LinkCost> cost = plan_costs({fit}, 1);
+  EXPECT_EQ(cost[0].alpha, fit.alpha);
+  EXPECT_EQ(cost[0].beta, fit.beta);
 }
 
 TEST(AssignModel, FitIgnoresDelayedRepeatsAndWeighsSizesByRelativeError) {
@@ -248,13 +248,20 @@ TEST(AssignModel, FitRejectsDegenerateSamples) {
   }
   EXPECT_THROW(fit_link({}, "link 0->1"), InputError);
   EXPECT_THROW(fit_link({{-1, 1e-5}, {10, 2e-5}}, "link 0->1"), InputError);
-  // A flat or falling line is no usable cost; a negative intercept is clamped.
+  // A falling line plans with the largest slope of its class (channel c is of class c % 2), or
+  // kFallbackBeta where its class has none; a negative intercept is clamped.
   const LinkFit falling = fit_link({{10, 2e-5}, {20, 1e-5}}, "link 0->1");
+  const LinkFit rising = fit_link({{10, 0.5e-5}, {20, 2e-5}}, "link 1->0");
+  const LinkFit steeper = fit_link({{10, 1e-5}, {20, 4e-5}}, "link 2->0");
   EXPECT_LT(falling.beta, 0);
-  EXPECT_THROW(link_cost(falling, "link 0->1"), InputError);
-  const LinkCost clamped = link_cost(fit_link({{10, 0.5e-5}, {20, 2e-5}}, "l"), "l");
-  EXPECT_EQ(clamped.alpha, 0.0);
-  EXPECT_DOUBLE_EQ(clamped.beta, 1.5e-6);
+  EXPECT_LT(rising.alpha, 0);
+  const std::vector<LinkCost> costs = plan_costs({falling, rising, steeper, falling}, 2);
+  EXPECT_DOUBLE_EQ(costs[0].beta, steeper.beta);  // class 0: {falling, steeper}
+  EXPECT_EQ(costs[1].alpha, 0.0);
+  EXPECT_DOUBLE_EQ(costs[1].beta, 1.5e-6);
+  EXPECT_DOUBLE_EQ(costs[2].beta, steeper.beta);
+  EXPECT_DOUBLE_EQ(costs[3].beta, rising.beta);  // class 1: {rising, falling}
+  EXPECT_EQ(plan_costs({falling}, 1)[0].beta, kFallbackBeta);
 }
 
 TEST(AssignModel, ProbeSizesAreGeometric) {
@@ -359,7 +366,7 @@ TEST(AssignModel, FitRejectsNonFiniteTimesAndFlatLines) {
   EXPECT_EQ(flat.beta, 0.0);
   EXPECT_EQ(flat.alpha, 0.5);
   EXPECT_EQ(flat.r2, 1.0);
-  EXPECT_THROW(link_cost(flat, "l"), InputError);
+  EXPECT_EQ(plan_costs({flat}, 1)[0].beta, kFallbackBeta);
 }
 
 TEST(AssignModel, VarianceWeightsRejectNegativeInputs) {

@@ -31,9 +31,12 @@ struct LinkFit {
 // sizes, a negative size or a non-finite time.
 LinkFit fit_link(const std::vector<TimingSample>& samples, const std::string& link);
 
-// The cost to plan with: alpha clamped at 0 (a negative intercept is noise); InputError naming
-// `link` if beta <= 0 (its times do not grow with size: probe a wider size range).
-LinkCost link_cost(const LinkFit& fit, const std::string& link);
+// The costs to plan with, one per channel of `fits` (channel c is of link class c % classes): alpha
+// clamped at 0 (a negative intercept is noise); a slope that is not positive (times that do not
+// grow with size: noise, or too narrow a size range) replaced by the largest slope of its class's
+// channels, or by kFallbackBeta where none has a positive one.
+constexpr double kFallbackBeta = 1e-9;  // seconds per byte: 1 GB/s
+std::vector<LinkCost> plan_costs(const std::vector<LinkFit>& fits, int classes);
 
 // `count` distinct sizes from min_bytes to max_bytes (both included), spaced geometrically and
 // rounded to whole bytes, ascending; fewer when the range holds fewer distinct integers.
