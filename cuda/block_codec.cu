@@ -24,8 +24,7 @@ constexpr int kRowsPerBlock = 8;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
 dim3 launch_grid(int64_t n) {
-  const int64_t blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
-  return dim3(static_cast<unsigned>(blocks < 65535 ? blocks : 65535));
+  return dim3(cuda::grid_blocks(n, kRowsPerBlock));
 }
 
 // The minimum and maximum of row x on every lane of the warp (each lane reads its elements, then

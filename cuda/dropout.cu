@@ -14,8 +14,7 @@ constexpr int kWarpsPerBlock = kThreads / 32;
 // 32 * (k % words) + j (idle past the row's end), so loads and stores are coalesced and a word of
 // bits is one ballot. The loop bound is the same for every lane of a warp (ballots need all 32).
 unsigned grid_for(int64_t warps) {
-  const int64_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+  return cuda::grid_blocks(warps, kWarpsPerBlock);
 }
 
 __device__ __forceinline__ int64_t first_warp() {
@@ -172,8 +171,7 @@ void edge_dropout_scale_cuda(const DropoutKey& key, float p, const int64_t* dst,
                              int64_t heads, float* scale) {
   const int64_t threads = edges * ((heads + 3) / 4);
   if (threads == 0) return;
-  const int64_t blocks = (threads + kThreads - 1) / kThreads;
-  edge_scale_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads>>>(
+  edge_scale_kernel<<<cuda::grid_blocks(threads, kThreads), kThreads>>>(
       key, p, dst, src, edges, dst_gids, src_gids, heads, scale);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
@@ -188,9 +186,8 @@ void apply_mask_cuda(const float* x, int64_t n, int64_t d, const MaskView& mask,
 void apply_mask_backward_cuda(const float* dy, int64_t n, int64_t d, const MaskView& mask,
                               const uint32_t* positive, float* dx) {
   if (n == 0 || d == 0) return;
-  const int64_t blocks = (n * d + kThreads - 1) / kThreads;
-  mask_backward_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads>>>(
-      dy, n, d, mask, positive, dx);
+  mask_backward_kernel<<<cuda::grid_blocks(n * d, kThreads), kThreads>>>(dy, n, d, mask, positive,
+                                                                         dx);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -31,10 +31,9 @@ void launch(const float* src, int64_t cols, const int64_t* idx, int64_t n, float
             void* stream) {
   if (n == 0 || cols == 0) return;
   const dim3 block(32, kRowsPerBlock);
-  const int64_t blocks = (n + kRowsPerBlock - 1) / kRowsPerBlock;
-  const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
   rows_kernel<kScatterAdd>
-      <<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(src, cols, idx, n, dst);
+      <<<cuda::grid_blocks(n, kRowsPerBlock), block, 0, static_cast<cudaStream_t>(stream)>>>(
+          src, cols, idx, n, dst);
   ADAQP_CUDA_CHECK(cudaGetLastError());
 }
 

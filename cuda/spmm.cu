@@ -44,8 +44,7 @@ using SpMatPtr = std::unique_ptr<std::remove_pointer_t<cusparseConstSpMatDescr_t
 using DnMatPtr = std::unique_ptr<std::remove_pointer_t<cusparseConstDnMatDescr_t>, DnMatDestroy>;
 
 dim3 row_grid(int64_t rows) {
-  const int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  return dim3(static_cast<unsigned>(blocks < 65535 ? blocks : 65535));
+  return dim3(cuda::grid_blocks(rows, kWarpsPerBlock));
 }
 
 // One warp per row (grid-stride over rows). The warp loads 32 (column, weight) pairs at a time and
@@ -142,8 +141,7 @@ struct CudaSpmm::Impl {
       void* offsets = nullptr;
       ADAQP_CUDA_CHECK(cudaMalloc(&offsets, sizeof(int32_t) * static_cast<size_t>(b.rows + 1)));
       b.indptr32.reset(offsets);
-      const int64_t grid = (b.rows + 1 + 255) / 256;
-      narrow_offsets_kernel<<<static_cast<unsigned>(grid < 65535 ? grid : 65535), 256>>>(
+      narrow_offsets_kernel<<<cuda::grid_blocks(b.rows + 1, 256), 256>>>(
           a.indptr + b.first_row, b.rows + 1, b.first_entry, static_cast<int32_t*>(offsets));
       ADAQP_CUDA_CHECK(cudaGetLastError());
       cusparseConstSpMatDescr_t m = nullptr;
