@@ -28,14 +28,13 @@
 # what its width histogram costs, some epoch uses at least two widths, and the run sends fewer bytes
 # than every message at 8 bits would. Skips visibly when the shared datasets are missing (fails
 # when CI=true). One compute thread per worker; about 3 s per run (sparse A X: Cora, CiteSeer).
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 : "${ADAQP_ZERO_HALO_BIN:?path of the negative control adaqp_zero_halo}"
 # shellcheck source=tests/cli/lib/shared_datasets.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/shared_datasets.sh"
 require_shared_datasets cora citeseer
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1 EPOCHS=100
 seeds=(1 2 3)
 

@@ -12,14 +12,13 @@
 # Prints a table of per-seed and mean scores and the run time. Skips visibly when the shared
 # datasets are missing (fails when CI=true). One compute thread per worker; the runs of one
 # dataset and worker count share one partition directory.
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 data="${ADAQP_SHARED_DATASETS:-}"
 # shellcheck source=tests/cli/lib/shared_datasets.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/shared_datasets.sh"
 require_shared_datasets cora amazon-photo
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
 start=$SECONDS
 

@@ -10,14 +10,11 @@
 # checkpoint) resumes alike; a checkpoint missing one rank's rows is refused. Adaptive quantization
 # (mode adaqp) resumed from 4 workers on 2 ends within 0.5 points of test accuracy of the
 # uninterrupted run.
-set -euo pipefail
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # run NAME W ARGS...: `adaqp train` on W workers into $tmp/NAME (log appended to $tmp/NAME.log).
 run() {

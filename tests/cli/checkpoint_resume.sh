@@ -5,12 +5,10 @@
 # LayerNorm on 3; a damaged newest checkpoint is skipped for the one before it; a checkpoint of
 # another model or seed is refused with one error naming the field and both values. Another worker
 # count is not refused: tests/cli/checkpoint_elastic.sh.
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 mapfile -t job < <(synthetic_graph 1500 seed=5; gnn_model 2 16 dropout=0.5
   set_pairs communication.mode=vanilla training.device=cpu training.seed=11 training.threads=1 \

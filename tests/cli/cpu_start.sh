@@ -5,18 +5,10 @@
 # - the dynamic loader's own trace (LD_DEBUG=files) of a 2-worker CPU training run never opens it,
 #   and the same trace of the venv's `import torch`, which does load it, shows it: the probe can
 #   see a load when one happens (skips that control where the venv's torch has no CUDA backend).
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 if readelf -d "$ADAQP_BIN" | grep -E 'NEEDED.*libtorch_cuda' >"$tmp/needed.txt"; then
   cat "$tmp/needed.txt"

@@ -8,11 +8,10 @@
 # - a run that loses every halo row (adaqp_zero_halo: the halo messages zeroed on arrival) differs
 #   by more than 10 x DEVICE_TOL in both, so a broken exchange cannot pass;
 # - the epoch records' times are consistent (compare_runs.py sanity, which gpu_train.sh also runs).
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 : "${ADAQP_ZERO_HALO_BIN:?path of the negative control adaqp_zero_halo}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/cli/lib/device_job.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/device_job.sh"
 compare=(python3 "$ADAQP_SOURCE_DIR/tests/cli/lib/compare_runs.py")

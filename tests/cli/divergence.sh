@@ -4,12 +4,10 @@
 # epoch and the last good checkpoint (epoch 1), and nothing of epoch 2 is checkpointed. That
 # checkpoint is intact: resuming it loads it and diverges again at epoch 2, with the same error.
 # (Its weights, finite but ~1e30, are beyond rescue by a smaller learning rate.)
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 mapfile -t job < <(synthetic_graph 800; gnn_model 2 16
   set_pairs partition.parts=2 communication.mode=vanilla training.device=cpu training.threads=1 \

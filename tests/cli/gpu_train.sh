@@ -28,17 +28,14 @@
 # - checkpoints are device-independent: a CUDA run resumed on the CPU on 2 workers, and a CPU run
 #   resumed on CUDA, reproduce the uninterrupted run.
 # Skipped (exit 77) without a visible GPU.
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "SKIP: no GPU visible (nvidia-smi -L failed)"
   exit 77
 fi
-compare=("${ADAQP_PYTHON:-python3}" "$ADAQP_SOURCE_DIR/tests/cli/lib/compare_runs.py")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+compare=("$PYTHON" "$ADAQP_SOURCE_DIR/tests/cli/lib/compare_runs.py")
 
 # shellcheck source=tests/cli/lib/device_job.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/device_job.sh"
@@ -134,13 +131,13 @@ best_run() {
 }
 best_run "$tmp/best" --set training.epochs=150 --set training.patience=10 \
   --set training.restore_best=true
-read -r best_epoch last_epoch < <("${ADAQP_PYTHON:-python3}" -c 'import json, sys
+read -r best_epoch last_epoch < <("$PYTHON" -c 'import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][-1]
 print(s["params_epoch"], s["epochs"])' "$tmp/best/metrics.jsonl")
 ((best_epoch < last_epoch)) ||
   { echo "FAIL: R-GCN's best epoch $best_epoch is its last: nothing to restore" >&2; exit 1; }
 best_run "$tmp/at-best" --set "training.epochs=$best_epoch"
-"${ADAQP_PYTHON:-python3}" - "$tmp/best" "$tmp/at-best" "$DEVICE_TOL" "$best_epoch" <<'PY'
+"$PYTHON" - "$tmp/best" "$tmp/at-best" "$DEVICE_TOL" "$best_epoch" <<'PY'
 import sys
 import numpy as np
 best, at_best, tol, epoch = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
@@ -188,7 +185,7 @@ run adaptive cuda 2 "${synthetic[@]}" --set communication.mode=adaqp \
 # ... with the width solve beside the epoch (solve_schedule auto: background on a GPU), not
 # inline for want of a second communicator: some epoch adopted a solve that ran in the background.
 if grep -q "the width solve runs inline" "$tmp/adaptive/cuda-w2.log" ||
-    ! "${ADAQP_PYTHON:-python3}" - "$tmp/adaptive/cuda-w2/metrics.jsonl" <<'PY'; then
+    ! "$PYTHON" - "$tmp/adaptive/cuda-w2/metrics.jsonl" <<'PY'; then
 import json, sys
 recs = [json.loads(line) for line in open(sys.argv[1])]
 sys.exit(0 if any(r.get("assign_background_s", 0) > 0 for r in recs) else 1)
@@ -199,7 +196,6 @@ PY
 fi
 
 # Multi-label: the loss and F1 path on the device.
-PYTHON=${ADAQP_PYTHON:-python3}
 # shellcheck source=tests/cli/lib/graphsaint_dataset.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/graphsaint_dataset.sh"
 make_graphsaint_dataset "$tmp/data/multi" multi

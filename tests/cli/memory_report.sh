@@ -10,16 +10,12 @@
 # bytes (memory.host_tensor_peak_bytes) lie below the resident peak in every phase and, in training,
 # hold at least the activations the model keeps. The wall time by phase (seconds_by_phase) fits in
 # the process's elapsed time by GNU time.
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 py=${ADAQP_PYTHON:-python3}
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
 [[ -x /usr/bin/time ]] || skip_or_fail "GNU time (/usr/bin/time) is not installed (scripts/setup.sh)" 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 run() {  # run NAME NODES HIDDEN
   local out="$tmp/$1" job

@@ -10,18 +10,11 @@
 #   left by a killed transfer is removed;
 # - a part rank 0 cannot read fails the job on every rank with one message naming the file, no
 #   hang, and leaves nothing in that rank's cache folder.
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 mapfile -t job < <(synthetic_graph 3000 seed=5; gnn_model 2 16
   set_pairs partition.parts=3 training.epochs=4 training.threads=1 training.device=cpu \

@@ -11,18 +11,11 @@
 # - partition.sample_degree partitions a smaller symmetric sample (logged, recorded in meta.yaml,
 #   shown by adaqp info), the same one with METIS on one process;
 # - a dataset in the OGB layout (Cora) is read in slices as well.
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 mapfile -t graph < <(synthetic_graph 4000 seed=9)
 "$ADAQP_BIN" generate "${graph[@]}" -o "$tmp/data" >/dev/null

@@ -7,13 +7,11 @@
 # and the option is refused for GCN, naming both keys. The resident peak is printed, not bounded:
 # it also holds the BLAS library's buffers, which differ between CPUs (on one CI machine the
 # resident saving was 48 MiB where this machine saves 90 MiB).
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 py=${ADAQP_PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 mapfile -t job < <(synthetic_graph 4000; gnn_model 3 32 type=sage
   set_pairs training.epochs=8 training.threads=1 training.device=cpu output.log_level=warn \

@@ -12,17 +12,14 @@
 # run's predictions.npy
 # (output.predictions) must hold the reference's class for every node whose two largest logits are
 # more than 1e-4 apart (and such nodes must be at least 95% of them).
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=tests/cli/lib/shared_datasets.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/shared_datasets.sh"
 require_shared_datasets cora
-PYTHON=${ADAQP_PYTHON:-python3}
-"$PYTHON" -c 'import numpy' 2>/dev/null ||
-  skip_or_fail "$PYTHON has no NumPy (set ADAQP_PYTHON to the venv of scripts/setup.sh)"
+require_numpy
 cora="$ADAQP_SHARED_DATASETS/cora"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train \
   --config "$ADAQP_SOURCE_DIR/configs/cora.yaml" --set "dataset.path=$cora" \

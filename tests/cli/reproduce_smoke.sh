@@ -10,20 +10,14 @@
 #   non-zero and still writes results.md, marked unfinished, and no process or namespace remains.
 # Skips (exit 77) where network namespaces cannot be created, except when CI=true and running as
 # root, where it must run.
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?path of the source tree}"
 
 # shellcheck source=tests/cli/lib/netns.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/netns.sh"
 require_netns
 command -v gnuplot >/dev/null || skip_or_fail "gnuplot is not installed (scripts/setup.sh)"
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 out=$tmp/out
 python3 "$ADAQP_SOURCE_DIR/benchmarks/reproduce/reproduce.py" --profile smoke --bin "$ADAQP_BIN" \

@@ -8,13 +8,12 @@
 # 1e-5 relative (only the summation order differs: 1e-7 here; a mask read at a wrong element
 # moves epoch 2's loss by 1e-3 or more). Skips visibly when the shared datasets are missing (fails
 # when CI=true).
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=tests/cli/lib/shared_datasets.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/shared_datasets.sh"
 require_shared_datasets cora
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
 
 # run NAME ARGS...: trains into $tmp/NAME; ends the test on failure with the log.

@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Start-up errors of `adaqp train` under mpirun: every rank exits non-zero, exactly one clear
 # message names the problem, and nothing hangs (each run is bounded by `timeout 60`).
-set -euo pipefail
-: "${ADAQP_BIN:?path of the adaqp binary}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 mapfile -t small < <(synthetic_graph 400; set_pairs training.epochs=2 output.log_level=warn)
 

@@ -15,14 +15,11 @@
 # runs here use models without LayerNorm. tests/train/test_dist_training_mpi.cpp checks LayerNorm models
 # step by step at 1e-5. One compute thread per worker keeps the summation order independent of the
 # machine's core count.
-set -euo pipefail
-# shellcheck source=tests/cli/lib/skip.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
-: "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+: "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # run NAME W ARGS...: trains on W workers into $tmp/NAME/w$W.
 run() {
