@@ -224,6 +224,9 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   std::string dir;
   bool must_partition = false, replace = false, resume = resume_mode == ResumeMode::kAlways;
   Placement placement;
+  // Rank 0's, until the process ends: taken before anything is written into an existing output.dir
+  // (its default partition directory included), else once the job makes it.
+  std::optional<OutputLock> output_lock;
   run_step(*comm, [&] {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
@@ -265,6 +268,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
             cfg.partition.options.parts, world, dir, world));
       }
       require_creatable(cfg.output.dir, "output.dir");
+      if (std::filesystem::is_directory(cfg.output.dir)) output_lock.emplace(cfg.output.dir);
       // Before the partition is made: a resume without a checkpoint has nothing to continue.
       const bool have_checkpoints = !list_checkpoints(checkpoint_dir(cfg)).empty();
       if (resume_mode == ResumeMode::kAuto) {
@@ -390,14 +394,16 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   ropt.memory_resets = meter.resets();
   ropt.seconds = seconds;
   prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
-  std::optional<OutputLock> output_lock;  // rank 0's, until the process ends
   // Once every check has passed: a job stopped before training leaves no config.yaml (and a failed
   // resume does not replace the one of the run it meant to continue). An earlier run's
   // predictions.npy goes (and what a killed writer left of one): it would not be this run's.
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
-    output_lock.emplace(cfg.output.dir);
+    if (!output_lock) output_lock.emplace(cfg.output.dir);
+    // What a run killed while writing these left (the checkpoints' are removed where they are).
+    for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin"})
+      remove_stale_temporaries(cfg.output.dir, std::string(name) + AtomicFile::kTempInfix);
     AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
                            to_yaml(cfg));
     remove_output(cfg.output.dir, "predictions.npy");

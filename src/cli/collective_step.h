@@ -1,7 +1,8 @@
 // The CLI's start-up step over MPI (CollectiveStep, comm/communicator.h): runs `step` on this
 // rank, then agrees with all ranks; if any failed, the lowest failing rank rethrows its error
-// (main prints it) and the others exit non-zero without a message. An error that not every rank
-// met comes from that rank's own files or host, so it travels as a RankFailure naming both.
+// (main prints it) and the others exit non-zero without a message. An error of a rank other than 0
+// that not every rank met comes from that rank's own files or host, so it travels as a RankFailure
+// naming both (rank 0's are the job's: the checks only rank 0 makes, the dataset it partitions).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -41,7 +42,7 @@ void run_step(Communicator& comm, Step&& step) {
   int first_failed = -1, failed = 0;
   if (!any_rank_failed(comm, error != nullptr, &first_failed, &failed)) return;
   if (comm.rank() != first_failed) throw CLI::RuntimeError(1);
-  if (failed < comm.size()) throw RankFailure(comm.rank(), error);
+  if (comm.rank() != 0 && failed < comm.size()) throw RankFailure(comm.rank(), error);
   std::rethrow_exception(error);
 }
 

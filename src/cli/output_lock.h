@@ -1,8 +1,9 @@
-// Rank 0's hold on output.dir for the whole run: a POSIX record lock on <output.dir>/.adaqp.lock,
-// which the kernel releases when the process ends however it ends (and which NFS honours). A second
-// job writing into the same directory (a requeued job whose first run still lives, a copied
-// command) stops with an error instead of interleaving its metrics, parameters and checkpoints
-// with this run's.
+// Rank 0's hold on output.dir for the whole run: a POSIX record lock on <output.dir>/.adaqp.lock
+// (which records "<pid> <host>" of its holder), released by the kernel when the process ends
+// however it ends, and honoured by NFS. A second job writing into the same directory (a requeued
+// job whose first run still lives, a copied command) stops with an error instead of interleaving
+// its partition, metrics, parameters and checkpoints with this run's. On a file system without
+// record locks the run goes on unguarded, with a warning.
 #pragma once
 
 #include <string>

@@ -76,7 +76,7 @@ int remove_stale_temporaries(const std::string& folder, const std::string& prefi
     std::error_code rm;
     if (fs::remove_all(e.path(), rm) > 0 && !rm) {
       ++removed;
-      spdlog::info("removed {}: left by process {}, which stopped while writing it",
+      spdlog::info("removed {}: left by a process {} that stopped while writing it",
                    e.path().string(), pid);
     }
   }

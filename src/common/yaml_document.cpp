@@ -16,9 +16,22 @@ bool is_marker(const std::string& line, const char* marker) {
 
 }  // namespace
 
+// YAML's spellings of null, which Load reads as a null node like the text it cannot read.
+bool is_null_scalar(std::string line) {
+  const size_t comment = line.find(" #");
+  if (comment != std::string::npos) line.resize(comment);
+  const size_t first = line.find_first_not_of(" \t\r");
+  const size_t last = line.find_last_not_of(" \t\r");
+  if (first == std::string::npos) return false;
+  const std::string word = line.substr(first, last - first + 1);
+  return word == "null" || word == "Null" || word == "NULL" || word == "~";
+}
+
 YamlDocument parse_yaml_document(const std::string& text) {
   YamlDocument doc;
   bool content = false, ended = false;
+  int content_lines = 0;
+  std::string content_line;
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
@@ -40,6 +53,8 @@ YamlDocument parse_yaml_document(const std::string& text) {
       return doc;
     }
     content = true;
+    ++content_lines;
+    content_line = line;
   }
   try {
     doc.root = YAML::Load(text);
@@ -47,7 +62,9 @@ YamlDocument parse_yaml_document(const std::string& text) {
     doc.error = std::string("not valid YAML: ") + e.what();
     return doc;
   }
-  if (content && doc.root.IsNull()) doc.error = "not valid YAML: nothing could be read from it";
+  const bool null_text = content_lines == 1 && is_null_scalar(content_line);
+  if (content && doc.root.IsNull() && !null_text)
+    doc.error = "not valid YAML: nothing could be read from it";
   return doc;
 }
 

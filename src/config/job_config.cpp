@@ -381,9 +381,11 @@ std::string known_keys(const std::string& section) {
       fmt::format("{}: unknown key '{}' (known keys: {})", origin, key, known_keys(section)));
 }
 
-void apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
-               const std::string& origin) {
+// Sets the keys of `map` (under `prefix`); returns how many it set.
+int apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
+              const std::string& origin) {
   std::vector<std::string> seen;
+  int set = 0;
   for (const auto& kv : map) {
     const std::string key = prefix + kv.first.as<std::string>();
     // YAML forbids a key twice in one mapping; yaml-cpp would keep the last silently.
@@ -392,16 +394,18 @@ void apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
     seen.push_back(key);
     if (const Field* f = find_field(key)) {
       f->parse(cfg, kv.second, origin);
+      ++set;
     } else if (is_section(key)) {
       if (kv.second.IsNull()) continue;
       if (!kv.second.IsMap())
         throw ConfigError(fmt::format("{}: key '{}' must be a mapping of keys ({}), got '{}'",
                                       origin, key, known_keys(key), scalar_text(kv.second)));
-      apply_map(cfg, kv.second, key + ".", origin);
+      set += apply_map(cfg, kv.second, key + ".", origin);
     } else {
       unknown_key(origin, key);
     }
   }
+  return set;
 }
 
 // An override of the job `job` (a file or the default job); its errors name both.
@@ -420,15 +424,16 @@ void apply_override(JobConfig& cfg, const std::string& text, const std::string& 
   }
   if (f == nullptr) unknown_key("--set", key);
   const std::string raw = text.substr(eq + 1);
-  const YamlDocument doc = parse_yaml_document(raw);
-  if (!doc.error.empty())
-    throw ConfigError(fmt::format("--set '{}': value is not valid YAML: {}", text, doc.error));
-  // YAML folds the lines of a plain scalar into one, joined by spaces: a path with a newline
-  // would silently name another path.
-  if (doc.root.IsScalar() && doc.root.Tag() == "?" && raw.find('\n') != std::string::npos) {
+  // YAML folds the lines of a scalar, quoted or not, into one joined by spaces: a path with a
+  // newline would silently name another path.
+  if (raw.find('\n') != std::string::npos) {
     throw ConfigError(fmt::format(
-        "--set {}: a value of several lines; quote it (\"...\") or set it in the job file", key));
+        "--set {}: a value of several lines (YAML would join them with spaces); write a newline "
+        "as \\n inside double quotes",
+        key));
   }
+  const YamlDocument doc = parse_yaml_document(raw);
+  if (!doc.error.empty()) throw ConfigError(fmt::format("--set '{}': {}", text, doc.error));
   f->parse(cfg, doc.root, job + ": --set");
 }
 
@@ -656,19 +661,22 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
     const YamlDocument doc = parse_yaml_document(text.str());
     if (!doc.error.empty()) throw ConfigError(fmt::format("{}: {}", path, doc.error));
     const YAML::Node& root = doc.root;
-    // An empty file (a truncated copy, a failed template) would silently run the default job.
-    if (root.IsNull())
+    if (!root.IsNull() && !root.IsMap())
+      throw ConfigError(
+          fmt::format("{}: expected a mapping of sections ({})", path, known_keys("")));
+    int set = 0;
+    try {
+      if (root.IsMap()) set = apply_map(cfg, root, "", origin);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(fmt::format("{}: unreadable key: {}", path, e.what()));
+    }
+    // A file that sets nothing (empty, only comments, a truncated copy's bare "dataset:") would
+    // silently run the default job.
+    if (set == 0) {
       throw ConfigError(fmt::format(
           "{}: holds no keys (the default job runs without --config; configs/default.yaml "
           "lists every key)",
           path));
-    if (!root.IsMap())
-      throw ConfigError(
-          fmt::format("{}: expected a mapping of sections ({})", path, known_keys("")));
-    try {
-      apply_map(cfg, root, "", origin);
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(fmt::format("{}: unreadable key: {}", path, e.what()));
     }
   }
   Origin origins{origin, {}};

@@ -20,7 +20,7 @@ void write_dir_atomically(const std::string& dir,
   const fs::path target = directory_path(dir);
   remove_stale_temporaries(target.parent_path().string(),
                            target.filename().string() + AtomicFile::kTempInfix);
-  const std::string tmp = temp_path(dir);
+  const std::string tmp = temp_path(target.string());
   if (!fs::create_directory(tmp, ec))
     throw InputError(tmp, "",
                      "cannot create the temporary directory" +

@@ -342,7 +342,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     }
     // What a run killed while writing a checkpoint left (no rank writes one before epoch 1's
     // collectives, which wait for this).
-    if (root) remove_stale_temporaries(opt.checkpoint_dir);
+    if (root) remove_stale_temporaries(opt.checkpoint_dir, "ckpt-");
   }
 
   RunSummary summary;

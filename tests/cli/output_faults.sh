@@ -7,9 +7,10 @@
 #   --resume continues from the last checkpoint, dropping the record the full disk cut short, and
 #   the resumed run's metrics hold every epoch once;
 # - a second job writing into an output.dir whose lock another process holds stops before it
-#   writes anything, naming output.dir and the holder;
-# - the temporaries of a writer that was killed (a checkpoint's, a partition directory's) are
-#   removed by the next run that writes there; a live writer's are kept;
+#   writes anything (not even the partition it would make under output.dir), naming output.dir
+#   and the holder;
+# - the temporaries of a writer that was killed (a checkpoint's, a partition directory's,
+#   params.bin's) are removed by the next run that writes there; a live writer's are kept;
 # - a training.checkpoint_dir that is a dangling symbolic link is refused at start-up, naming the
 #   key, before anything is written.
 # Needs root (mount namespaces); skips visibly without (fails when CI=true and root).
@@ -80,7 +81,8 @@ echo "ok: full disk stops at once ($epochs records, newest checkpoint ${newest##
 # Room again: the resumed run continues from the newest checkpoint; every epoch once.
 rm -rf "$tmp/full" && mv "$tmp/full.copy" "$tmp/full"
 # A killed checkpoint writer's temporary, and a live one's (this shell's).
-touch "$tmp/ckpt/ckpt-000999.bin.tmp-$dead" "$tmp/ckpt/ckpt-000998.bin.tmp-$$"
+touch "$tmp/ckpt/ckpt-000999.bin.tmp-$dead" "$tmp/ckpt/ckpt-000998.bin.tmp-$$" \
+  "$tmp/ckpt/notes.tmp-$dead" "$tmp/full/params.bin.tmp-$dead"
 train "$tmp/resume.log" --set "output.dir=$tmp/full" --set training.epochs=40 \
   --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/ckpt" --resume ||
   fail "resume after the full disk: $(cat "$tmp/resume.log")"
@@ -92,8 +94,10 @@ want = {(e, r) for e in range(1, 41) for r in range(2)}
 assert set(seen) == want and max(seen.values()) == 1, sorted(set(want) ^ set(seen))[:5]
 assert records[-1].get("event") == "summary" and records[-1]["epochs"] == 40, records[-1]
 PY
-[[ ! -e $tmp/ckpt/ckpt-000999.bin.tmp-$dead && -e $tmp/ckpt/ckpt-000998.bin.tmp-$$ ]] ||
-  fail "checkpoints: the killed writer's temporary should go, the live one's stay: $(ls "$tmp/ckpt")"
+[[ ! -e $tmp/ckpt/ckpt-000999.bin.tmp-$dead && -e $tmp/ckpt/ckpt-000998.bin.tmp-$$ &&
+  -e $tmp/ckpt/notes.tmp-$dead && ! -e $tmp/full/params.bin.tmp-$dead ]] ||
+  fail "the killed writers' temporaries should go, the live one's and others' files stay:" \
+    "$(ls "$tmp/ckpt" "$tmp/full")"
 echo "ok: resumed after the full disk ($(grep -c "dropped a record that a failed write cut short" "$tmp/resume.log")" \
   "cut record dropped); epochs 1-40 once each; a killed checkpoint writer's temporary removed"
 
@@ -110,13 +114,14 @@ PY
 holder=$!
 for _ in $(seq 100); do [[ -e $tmp/lock.ready ]] && break; sleep 0.1; done
 rc=0
-train "$tmp/locked.log" --set "output.dir=$tmp/locked" --set training.epochs=2 || rc=$?
+train "$tmp/locked.log" --set "output.dir=$tmp/locked" --set training.epochs=2 \
+  --set "partition.dir=$tmp/locked/partition" || rc=$?
 kill "$holder"
 wait "$holder" 2>/dev/null || true
 if ((rc == 0 || rc == 124)) || [[ $(grep -c "adaqp: error" "$tmp/locked.log") != 1 ]] ||
   ! grep -q "output.dir = $tmp/locked: another job is writing into it (process $holder holds" \
     "$tmp/locked.log" || [[ $(cat "$tmp/locked/config.yaml") != previous ]] ||
-  [[ -e $tmp/locked/metrics.jsonl ]]; then
+  [[ -e $tmp/locked/metrics.jsonl || -e $tmp/locked/partition ]]; then
   fail "locked output.dir (exit $rc): $(cat "$tmp/locked.log")"
 fi
 echo "ok: a locked output.dir: $(grep "adaqp: error" "$tmp/locked.log")"
@@ -126,7 +131,7 @@ ln -s "$tmp/nowhere/ckpt" "$tmp/dangling"
 rc=0
 train "$tmp/dangling.log" --set "output.dir=$tmp/dangling_out" --set training.epochs=2 \
   --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/dangling" || rc=$?
-if ((rc == 0 || rc == 124)) || [[ -e $tmp/dangling_out ]] || ! grep -q "adaqp: error on rank 0 (host [^)]*): training.checkpoint_dir = $tmp/dangling: cannot create directory: $tmp/dangling is a symbolic link to $tmp/nowhere/ckpt, which does not exist" \
+if ((rc == 0 || rc == 124)) || [[ -e $tmp/dangling_out ]] || ! grep -q "adaqp: error: training.checkpoint_dir = $tmp/dangling: cannot create directory: $tmp/dangling is a symbolic link to $tmp/nowhere/ckpt, which does not exist" \
   "$tmp/dangling.log"; then
   fail "dangling checkpoint_dir (exit $rc): $(cat "$tmp/dangling.log")"
 fi

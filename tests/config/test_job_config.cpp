@@ -445,20 +445,25 @@ TEST(JobConfig, MalformedOverridesAreErrors) {
                              "--set: unknown key 'model.hiden' (known keys: model.type"));
   EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"model=3"}),
                              "--set 'model=3': model is a section; set one of its keys"));
-  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"communication.bit_set=[2,"}),
-                             "value is not valid YAML"));
+  EXPECT_TRUE(
+      test::contains(config_error(kDefaultJob, {"communication.bit_set=[2,"}), "not valid YAML"));
   EXPECT_TRUE(
       test::contains(config_error(kDefaultJob, {"model.hidden=x"}), "--set: key 'model.hidden'"));
-  // yaml-cpp's Load read these as nothing (the value's default would have stood).
-  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"training.epochs=,odel:\n  dru"}),
-                             "value is not valid YAML"));
-  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"training.epochs=3\n---\n4"}),
-                             "value is not valid YAML"));
-  // A plain value of several lines would be folded into one, joined by a space.
-  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"output.dir=runs/a\nb"}),
-                             "--set output.dir: a value of several lines; quote it"));
+  // yaml-cpp's Load read this as nothing (the value's default would have stood).
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"training.epochs=,odel:"}),
+                             "--set 'training.epochs=,odel:': not valid YAML"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"training.epochs=[3"}),
+                             "--set 'training.epochs=[3': not valid YAML"));
+  // A value of several lines would be folded into one, joined by a space, quoted or not.
+  for (const char* value :
+       {"output.dir=runs/a\nb", "output.dir=\"runs/a\nb\"", "training.epochs=3\n---\n4"}) {
+    EXPECT_TRUE(test::contains(config_error(kDefaultJob, {value}), "a value of several lines"))
+        << value;
+  }
   EXPECT_EQ(config_error(kDefaultJob, {"output.dir=\"runs/a\\nb\""}), "");
   EXPECT_EQ(config_error(kDefaultJob, {"dataset.path="}), "");
+  EXPECT_EQ(config_error(kDefaultJob, {"training.checkpoint_dir=null"}), "");
+  EXPECT_EQ(config_error(kDefaultJob, {"training.checkpoint_dir=~"}), "");
 }
 
 // A value out of range is blamed where it was given: the file, or --set (whose value replaced the
@@ -515,7 +520,8 @@ TEST(JobConfig, MissingOrInvalidFileIsNamed) {
   EXPECT_TRUE(test::contains(config_error("model: {hidden: [1,\n"), "not valid YAML"));
   EXPECT_TRUE(test::contains(config_error("- 1\n- 2\n"), "expected a mapping"));
   // An empty file would run the default job in the place of the one meant.
-  for (const std::string text : {"", "\n", "# every key commented out\n", "---\n...\n"}) {
+  for (const std::string text : {"", "\n", "# every key commented out\n", "---\n...\n",
+                                 "dataset:\n", "{}\n", "model: {}\ntraining:\n"}) {
     EXPECT_TRUE(test::contains(config_error(text + "\n"), "job.yaml: holds no keys")) << text;
   }
 }

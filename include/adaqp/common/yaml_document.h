@@ -16,7 +16,7 @@ struct YamlDocument {
 };
 
 // `text` as one YAML document: a second document ('---' after content, or content after '...'),
-// text yaml-cpp cannot parse, and content it reads as nothing are errors.
+// text yaml-cpp cannot parse, and content it reads as nothing (but a null: null, ~) are errors.
 YamlDocument parse_yaml_document(const std::string& text);
 
 }  // namespace adaqp
