@@ -1,13 +1,13 @@
 #include "adaqp/partition/dataset_files.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "adaqp/common/crc.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -20,12 +20,12 @@ namespace fs = std::filesystem;
 std::optional<uint32_t> ends_crc(const fs::path& path, int64_t bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  uLong crc = crc32_z(0L, Z_NULL, 0);
+  uint32_t crc = kCrcEmpty;
   std::vector<char> buf(static_cast<size_t>(std::min(bytes, 2 * kDatasetFileEndBytes)));
   auto add = [&](int64_t offset, int64_t n) {
     in.seekg(offset);
     if (!in.read(buf.data(), n)) return false;
-    crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<size_t>(n));
+    crc = crc_bytes(crc, buf.data(), static_cast<size_t>(n));
     return true;
   };
   const bool ok =
@@ -33,7 +33,7 @@ std::optional<uint32_t> ends_crc(const fs::path& path, int64_t bytes) {
           ? bytes == 0 || add(0, bytes)
           : add(0, kDatasetFileEndBytes) && add(bytes - kDatasetFileEndBytes, kDatasetFileEndBytes);
   if (!ok) return std::nullopt;
-  return static_cast<uint32_t>(crc);
+  return crc;
 }
 
 // Whether a loader may read the file at `rel` (relative to the dataset directory).
