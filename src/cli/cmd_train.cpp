@@ -404,6 +404,11 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     // What a run killed while writing these left (the checkpoints' are removed where they are).
     for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin"})
       remove_stale_temporaries(cfg.output.dir, std::string(name) + AtomicFile::kTempInfix);
+    // Training writes metrics.jsonl in place: one that refuses writing (read-only, immutable)
+    // stops the job here, before config.yaml replaces the earlier run's.
+    const std::string metrics = (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string();
+    if (::access(metrics.c_str(), F_OK) == 0 && ::access(metrics.c_str(), W_OK) != 0)
+      throw InputError(metrics, "", std::string("cannot be written: ") + std::strerror(errno));
     AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
                            to_yaml(cfg));
     remove_output(cfg.output.dir, "predictions.npy");

@@ -12,7 +12,9 @@
 # - the temporaries of a writer that was killed (a checkpoint's, a partition directory's,
 #   params.bin's) are removed by the next run that writes there; a live writer's are kept;
 # - a training.checkpoint_dir that is a dangling symbolic link is refused at start-up, naming the
-#   key, before anything is written.
+#   key, before anything is written;
+# - an earlier run's metrics.jsonl that cannot be written (a read-only bind mount of it) stops the
+#   job before its config.yaml replaces the earlier one.
 # Needs root (mount namespaces); skips visibly without (fails when CI=true and root).
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
@@ -136,3 +138,18 @@ if ((rc == 0 || rc == 124)) || [[ -e $tmp/dangling_out ]] || ! grep -q "adaqp: e
   fail "dangling checkpoint_dir (exit $rc): $(cat "$tmp/dangling.log")"
 fi
 echo "ok: a dangling checkpoint_dir: $(grep "adaqp: error" "$tmp/dangling.log")"
+
+# An earlier run's metrics.jsonl that refuses writing: the earlier config.yaml stays.
+cp "$tmp/first/config.yaml" "$tmp/first.config.yaml"
+rc=0
+# shellcheck disable=SC2016  # expanded by the namespace's shell
+unshare --mount --propagation private bash -c 'mount --bind -o ro "$1" "$1" || exit 90; shift
+  timeout 120 mpirun --oversubscribe -np 2 "$@"' _ "$tmp/first/metrics.jsonl" "$ADAQP_BIN" train \
+  "${job[@]}" --set "output.dir=$tmp/first" --set training.epochs=3 >"$tmp/readonly.log" 2>&1 || rc=$?
+((rc != 90)) || fail "could not bind-mount metrics.jsonl read-only"
+if ((rc == 0 || rc == 124)) || ! grep -q \
+  "adaqp: error: $tmp/first/metrics.jsonl: cannot be written: Read-only file system" \
+  "$tmp/readonly.log" || ! cmp -s "$tmp/first/config.yaml" "$tmp/first.config.yaml"; then
+  fail "read-only metrics.jsonl (exit $rc): $(cat "$tmp/readonly.log")"
+fi
+echo "ok: a metrics.jsonl that refuses writing: $(grep "adaqp: error" "$tmp/readonly.log")"

@@ -115,7 +115,8 @@ cat >"$tmp/slurm.conf" <<EOF
 ClusterName=adaqptest
 SlurmctldHost=$(hostname -s)(10.77.0.1)
 AuthType=auth/munge
-AuthInfo=socket=$tmp/munge.socket
+# cred_expire: how long a requeued job must wait before it starts again (120 s by default).
+AuthInfo=socket=$tmp/munge.socket,cred_expire=5
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$tmp/state
@@ -200,7 +201,10 @@ echo "ok: 2 tasks of a job asking for 3 parts: 2 parts, ${two[*]}"
 printf 'partition:\n  parts: 3\ntraining:\n  epochs: 6\n' >"$tmp/three.yaml"
 id=$(<"$tmp/id-two")
 scontrol requeue "$id" || fail "scontrol requeue $id"
-# Slurm holds a requeued job about 2 minutes (its BeginTime; seen here): start it now.
+# Slurm holds it past cred_expire, then waits for its next scheduling pass; started sooner, the job
+# raced with the revocation of its first run's credential ("Killing non-startable batch JobId=1:
+# Job credential revoked", once in a few runs). Started once cred_expire has passed:
+sleep 6
 scontrol update jobid="$id" starttime=now || fail "scontrol update jobid=$id starttime=now"
 [[ $(wait_job two-requeued "$id") == *COMPLETED ]] || fail "the requeued job did not complete"
 grep -q "restart 1 of job $id: adding --resume=auto" "$tmp/job-two.out" ||
