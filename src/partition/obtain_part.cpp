@@ -63,12 +63,6 @@ class TimeoutGuard {
   double saved_;
 };
 
-void create_dirs(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
-}
-
 // A part loaded from `dir` when it holds this partition (its meta.yaml is `meta_text`).
 std::optional<Part> load_if_same(const std::string& dir, int rank, const std::string& meta_text,
                                  const PartitionMeta& meta) {
@@ -209,7 +203,15 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
                                                  "every host sees; use auto or scatter"));
       }
     }
-    create_dirs(fs::path(cached_part).parent_path());
+    {
+      std::error_code ec;
+      fs::create_directories(fs::path(cached_part).parent_path(), ec);
+      if (ec) {
+        throw InputError(fs::path(cached_part).parent_path().string(), "",
+                         "cannot create this host's cache of received parts: " + ec.message() +
+                             " (partition.local_dir; by default under $TMPDIR)");
+      }
+    }
     remove_stale_temporaries(fs::path(cached_part).parent_path().string());
     try {
       if (std::optional<Part> p = load_if_same(cache, rank, meta_text, got.meta)) {
