@@ -31,7 +31,10 @@ void run_info(const InfoOptions& opt) {
   if ((opt.covers || opt.verify) && opt.partition.empty())
     throw ConfigError(std::string("info: ") + (opt.covers ? "--covers" : "--verify") +
                       " needs --partition DIR");
-  std::string dataset_report, partition_report, covers_report;
+  // JSON: one object, each report null when not asked for. Names are the dataset's bytes: those
+  // that are not UTF-8 print as U+FFFD.
+  std::string text;
+  Json json = {{"dataset", nullptr}, {"partition", nullptr}, {"boundary_covers", nullptr}};
   if (want_job || !opt.dataset.empty()) {
     DatasetSpec spec;
     if (want_job) {
@@ -40,7 +43,11 @@ void run_info(const InfoOptions& opt) {
       spec.path = opt.dataset;
     }
     const Graph g = load_dataset(spec);
-    dataset_report = opt.json ? dataset_json(g) : dataset_text(g);
+    if (opt.json) {
+      json["dataset"] = dataset_json(g);
+    } else {
+      text += dataset_text(g);
+    }
   }
   if (!opt.partition.empty()) {
     const PartitionMeta meta = read_partition_meta(opt.partition);
@@ -55,8 +62,11 @@ void run_info(const InfoOptions& opt) {
       }
       if (!opt.covers) load_part(opt.partition, r, meta.parts);
     }
-    partition_report =
-        opt.json ? partition_json(opt.partition, meta) : partition_text(opt.partition, meta);
+    if (opt.json) {
+      json["partition"] = partition_json(opt.partition, meta);
+    } else {
+      text += partition_text(opt.partition, meta);
+    }
     if (opt.covers) {
       std::vector<PairCover> pairs;
       for (int r = 0; r < meta.parts; ++r) {
@@ -64,16 +74,17 @@ void run_info(const InfoOptions& opt) {
             boundary_covers(load_part(opt.partition, r, meta.parts));
         pairs.insert(pairs.end(), into.begin(), into.end());
       }
-      covers_report = opt.json ? covers_json(pairs) : covers_text(pairs);
+      if (opt.json) {
+        json["boundary_covers"] = covers_json(pairs);
+      } else {
+        text += covers_text(pairs);
+      }
     }
   }
   if (opt.json) {
-    fmt::print("{{\"dataset\": {}, \"partition\": {}, \"boundary_covers\": {}}}\n",
-               dataset_report.empty() ? "null" : dataset_report,
-               partition_report.empty() ? "null" : partition_report,
-               covers_report.empty() ? "null" : covers_report);
+    fmt::print("{}\n", json.dump(-1, ' ', false, Json::error_handler_t::replace));
   } else {
-    fmt::print("{}{}{}", dataset_report, partition_report, covers_report);
+    fmt::print("{}", text);
   }
 }
 

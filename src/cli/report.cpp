@@ -33,21 +33,6 @@ DegreeStats in_degree_stats(const Graph& g) {
   return s;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 double percent(int64_t part, int64_t whole) {
   return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
@@ -124,30 +109,41 @@ std::string dataset_text(const Graph& g) {
   return out;
 }
 
-std::string dataset_json(const Graph& g) {
+Json dataset_json(const Graph& g) {
   const DegreeStats d = in_degree_stats(g);
   const TypeCounts t = type_counts(g);
-  std::vector<std::string> types, relations;
+  Json types = Json::array(), relations = Json::array();
   for (size_t k = 0; k < g.node_types.size(); ++k) {
-    types.push_back(fmt::format("{{\"name\": {}, \"nodes\": {}, \"features\": {}, \"split\": {}}}",
-                                json_string(g.node_types[k]), t.nodes[k], t.featured[k] != 0,
-                                t.labelled[k]));
+    types.push_back({{"name", g.node_types[k]},
+                     {"nodes", t.nodes[k]},
+                     {"features", t.featured[k] != 0},
+                     {"split", t.labelled[k]}});
   }
   for (size_t r = 0; r < g.relations.size(); ++r) {
     const Relation& rel = g.relations[r];
-    relations.push_back(
-        fmt::format("{{\"source\": {}, \"name\": {}, \"target\": {}, \"edges\": {}}}",
-                    json_string(g.node_types[rel.src_type]), json_string(rel.name),
-                    json_string(g.node_types[rel.dst_type]), t.edges[r]));
+    relations.push_back({{"source", g.node_types[rel.src_type]},
+                         {"name", rel.name},
+                         {"target", g.node_types[rel.dst_type]},
+                         {"edges", t.edges[r]}});
   }
-  return fmt::format(
-      "{{\"name\": {}, \"nodes\": {}, \"edges\": {}, \"self_loops\": {}, \"feat_dim\": {}, "
-      "\"num_classes\": {}, \"multilabel\": {}, \"train\": {}, \"valid\": {}, \"test\": {}, "
-      "\"in_degree\": {{\"min\": {}, \"median\": {}, \"mean\": {}, \"max\": {}, "
-      "\"isolated\": {}}}, \"node_types\": [{}], \"relations\": [{}]}}",
-      json_string(g.name), g.num_nodes, g.num_edges(), d.self_loops, g.feat_dim, g.num_classes,
-      g.multilabel, g.train.size(), g.valid.size(), g.test.size(), d.min, d.median, d.mean, d.max,
-      d.isolated, fmt::join(types, ", "), fmt::join(relations, ", "));
+  return {{"name", g.name},
+          {"nodes", g.num_nodes},
+          {"edges", g.num_edges()},
+          {"self_loops", d.self_loops},
+          {"feat_dim", g.feat_dim},
+          {"num_classes", g.num_classes},
+          {"multilabel", g.multilabel},
+          {"train", g.train.size()},
+          {"valid", g.valid.size()},
+          {"test", g.test.size()},
+          {"in_degree",
+           {{"min", d.min},
+            {"median", d.median},
+            {"mean", d.mean},
+            {"max", d.max},
+            {"isolated", d.isolated}}},
+          {"node_types", types},
+          {"relations", relations}};
 }
 
 std::string partition_text(const std::string& dir, const PartitionMeta& m) {
@@ -191,30 +187,39 @@ std::string partition_text(const std::string& dir, const PartitionMeta& m) {
   return out;
 }
 
-std::string partition_json(const std::string& dir, const PartitionMeta& m) {
-  std::vector<std::string> parts, bytes;
+Json partition_json(const std::string& dir, const PartitionMeta& m) {
+  Json parts = Json::array(), bytes = Json::object();
   for (int r = 0; r < m.parts; ++r) {
     const PartCounts& c = m.counts[r];
-    parts.push_back(fmt::format(
-        "{{\"part\": {}, \"owned\": {}, \"central\": {}, \"marginal\": {}, \"halo\": {}, "
-        "\"in_edges\": {}, \"local_in_edges\": {}, \"local_in_edge_percent\": {}, "
-        "\"sent_rows\": {}, \"train\": {}}}",
-        r, c.owned, c.central, c.marginal, c.halo, c.in_edges, c.local_in_edges,
-        percent(c.local_in_edges, c.in_edges), c.sent_rows, c.train));
+    parts.push_back({{"part", r},
+                     {"owned", c.owned},
+                     {"central", c.central},
+                     {"marginal", c.marginal},
+                     {"halo", c.halo},
+                     {"in_edges", c.in_edges},
+                     {"local_in_edges", c.local_in_edges},
+                     {"local_in_edge_percent", percent(c.local_in_edges, c.in_edges)},
+                     {"sent_rows", c.sent_rows},
+                     {"train", c.train}});
   }
   const int64_t rows = exchange_rows(m);
-  for (int h : kReportHiddenSizes)
-    bytes.push_back(fmt::format("\"{}\": {}", h, exchange_bytes(rows, h)));
-  return fmt::format(
-      "{{\"dir\": {}, \"dataset\": {}, \"fingerprint\": {}, \"method\": {}, \"seed\": {}, "
-      "\"sample_degree\": {}, \"parts\": {}, \"num_nodes\": {}, \"num_edges\": {}, \"edge_cut\": "
-      "{}, "
-      "\"edge_cut_percent\": {}, \"per_part\": [{}], \"exchange_rows\": {}, "
-      "\"exchange_bytes_by_hidden\": {{{}}}, \"node_types\": {}, \"relations\": {}}}",
-      json_string(dir), json_string(m.dataset_name), json_string(m.dataset_fingerprint),
-      json_string(m.method), m.seed, m.sample_degree, m.parts, m.num_nodes, m.num_edges, m.edge_cut,
-      percent(m.edge_cut, m.num_edges), fmt::join(parts, ", "), rows, fmt::join(bytes, ", "),
-      m.node_types.size(), m.relations.size());
+  for (int h : kReportHiddenSizes) bytes[std::to_string(h)] = exchange_bytes(rows, h);
+  return {{"dir", dir},
+          {"dataset", m.dataset_name},
+          {"fingerprint", m.dataset_fingerprint},
+          {"method", m.method},
+          {"seed", m.seed},
+          {"sample_degree", m.sample_degree},
+          {"parts", m.parts},
+          {"num_nodes", m.num_nodes},
+          {"num_edges", m.num_edges},
+          {"edge_cut", m.edge_cut},
+          {"edge_cut_percent", percent(m.edge_cut, m.num_edges)},
+          {"per_part", parts},
+          {"exchange_rows", rows},
+          {"exchange_bytes_by_hidden", bytes},
+          {"node_types", m.node_types.size()},
+          {"relations", m.relations.size()}};
 }
 
 namespace {
@@ -279,21 +284,27 @@ std::string covers_text(const std::vector<PairCover>& pairs) {
   return out;
 }
 
-std::string covers_json(const std::vector<PairCover>& pairs) {
-  std::vector<std::string> rows;
+Json covers_json(const std::vector<PairCover>& pairs) {
+  Json rows = Json::array();
   for (const PairCover& p : pairs) {
-    rows.push_back(fmt::format(
-        "{{\"from\": {}, \"to\": {}, \"cut_edges\": {}, \"source_rows\": {}, "
-        "\"cover_sources\": {}, \"cover_partials\": {}}}",
-        p.sender, p.receiver, p.cut_edges, p.source_rows, p.cover_sources, p.cover_partials));
+    rows.push_back({{"from", p.sender},
+                    {"to", p.receiver},
+                    {"cut_edges", p.cut_edges},
+                    {"source_rows", p.source_rows},
+                    {"cover_sources", p.cover_sources},
+                    {"cover_partials", p.cover_partials}});
   }
   const CoverTotals t = totals(pairs);
-  return fmt::format(
-      "{{\"pairs\": [{}], \"cut_edges\": {}, \"source_rows\": {}, \"cover_sources\": {}, "
-      "\"cover_partials\": {}, \"relation_cover_sources\": {}, \"relation_cover_partials\": {}, "
-      "\"destinations\": {}, \"first_cover_sources\": {}, \"first_cover_partials\": {}}}",
-      fmt::join(rows, ", "), t.cut_edges, t.source_rows, t.sources, t.partials, t.relation_sources,
-      t.relation_partials, t.destinations, t.first_sources, t.first_partials);
+  return {{"pairs", rows},
+          {"cut_edges", t.cut_edges},
+          {"source_rows", t.source_rows},
+          {"cover_sources", t.sources},
+          {"cover_partials", t.partials},
+          {"relation_cover_sources", t.relation_sources},
+          {"relation_cover_partials", t.relation_partials},
+          {"destinations", t.destinations},
+          {"first_cover_sources", t.first_sources},
+          {"first_cover_partials", t.first_partials}};
 }
 
 }  // namespace adaqp::cli
