@@ -6,7 +6,10 @@
 // (read_checkpoint_info, load_checkpoint against the job's header). load_checkpoint promises that
 // an error changes nothing: the target checks the model's parameters and Adam's state after every
 // rejected input, and a change escapes as a crash.
-#include <torch/torch.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/adam.h>
+#include <torch/utils.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <regex>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -395,19 +395,46 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
   return info.progress;
 }
 
+namespace {
+
+// Whether `s` is `min` to `max` decimal digits.
+bool all_digits(std::string_view s, size_t min, size_t max) {
+  return s.size() >= min && s.size() <= max &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The epoch in the name of a checkpoint, "ckpt-<6 to 9 digits>.bin", or (rows = true) of its
+// embedding rows, "ckpt-<6 to 9 digits>.emb-<4 or more digits>.bin"; -1 for any other name.
+int named_epoch(std::string_view file, bool rows) {
+  constexpr std::string_view kPrefix = "ckpt-", kSuffix = ".bin", kRows = ".emb-";
+  if (file.size() < kPrefix.size() + kSuffix.size() || file.substr(0, kPrefix.size()) != kPrefix ||
+      file.substr(file.size() - kSuffix.size()) != kSuffix)
+    return -1;
+  std::string_view epoch =
+      file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size());
+  if (rows) {
+    const size_t at = epoch.find(kRows);
+    if (at == std::string_view::npos ||
+        !all_digits(epoch.substr(at + kRows.size()), 4, std::string_view::npos))
+      return -1;
+    epoch = epoch.substr(0, at);
+  }
+  return all_digits(epoch, 6, 9) ? std::stoi(std::string(epoch)) : -1;
+}
+
+}  // namespace
+
 std::vector<int> list_checkpoints(const std::string& dir) {
   std::vector<int> epochs;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return epochs;
-  static const std::regex name("ckpt-([0-9]{6,9})\\.bin");
   for (auto it = std::filesystem::directory_iterator(dir, ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     const std::filesystem::directory_entry& entry = *it;
-    std::smatch m;
     const std::string file = entry.path().filename().string();
     std::error_code entry_error;
-    if (!entry.is_regular_file(entry_error) || !std::regex_match(file, m, name)) continue;
-    const int epoch = std::stoi(m[1].str());
+    const int epoch = named_epoch(file, false);
+    if (epoch < 0 || !entry.is_regular_file(entry_error)) continue;
     if (std::filesystem::path(checkpoint_path(dir, epoch)).filename() == file)
       epochs.push_back(epoch);
   }
@@ -445,13 +472,10 @@ void prune_checkpoints(const std::string& dir, int keep) {
   }
   // Embedding files of the deleted checkpoints, and of none older than the newest.
   if (epochs.empty()) return;
-  static const std::regex rows("ckpt-([0-9]{6,9})\\.emb-[0-9]{4,}\\.bin");
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::smatch m;
-    const std::string file = entry.path().filename().string();
-    if (!std::regex_match(file, m, rows)) continue;
-    const int epoch = std::stoi(m[1].str());
+    const int epoch = named_epoch(entry.path().filename().string(), true);
+    if (epoch < 0) continue;
     if (epoch >= epochs.front() ||
         std::find(epochs.begin(), epochs.begin() + static_cast<std::ptrdiff_t>(kept), epoch) !=
             epochs.begin() + static_cast<std::ptrdiff_t>(kept))

@@ -3,7 +3,8 @@
 // reason, in builds without libtorch's CUDA libraries or without a GPU.
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/cuda.h>
+#include <torch/types.h>
 
 #include <string>
 

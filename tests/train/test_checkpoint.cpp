@@ -309,6 +309,8 @@ TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   }
   write_file(d + "/ckpt-000008.bin.tmp-123", "partial");  // an interrupted write
   write_file(d + "/ckpt-12.bin", "");                     // not a name the writer produces
+  write_file(d + "/ckpt-0000010.bin", "");                // nor this one (epoch 10's has 6 digits)
+  write_file(d + "/ckpt-00001a.bin", "");
   EXPECT_EQ(list_checkpoints(d), (std::vector<int>{6, 4, 2}));
   EXPECT_EQ(latest_checkpoint(d), checkpoint_path(d, 6));
 
@@ -426,7 +428,10 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   const std::string coming = embedding_path(checkpoint_path(tmp.str(), 6), 0);
   save_embedding_rows(orphan, a.gids, a.rows, *a.adam);
   save_embedding_rows(coming, a.gids, a.rows, *a.adam);
+  const std::string other = tmp.str("ckpt-000001.emb-01.bin");  // not a name the writer produces
+  write_file(other, "");
   prune_checkpoints(tmp.str(), 2);
+  EXPECT_TRUE(std::filesystem::exists(other));
   EXPECT_FALSE(std::filesystem::exists(ckpt));
   EXPECT_FALSE(std::filesystem::exists(embedding_path(ckpt, 0)));
   EXPECT_FALSE(std::filesystem::exists(orphan));
