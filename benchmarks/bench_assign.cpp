@@ -18,6 +18,7 @@
 #include "adaqp/assign/budget_solver.h"
 #include "adaqp/assign/solve.h"
 #include "adaqp/common/error.h"
+#include "bench_options.h"
 
 namespace {
 
@@ -34,23 +35,12 @@ struct Options {
 
 Options parse_options(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) throw adaqp::ConfigError("bench_assign: " + arg + " needs a value");
-    const std::string value = argv[++i];
-    if (arg == "--messages") {
-      opt.messages = std::stoll(value);
-    } else if (arg == "--world") {
-      opt.world = std::stoi(value);
-    } else if (arg == "--repeats") {
-      opt.repeats = std::stoi(value);
-    } else {
-      throw adaqp::ConfigError("bench_assign: unknown option " + arg);
-    }
-  }
-  if (opt.messages < 1 || opt.world < 2 || opt.repeats < 1) {
-    throw adaqp::ConfigError("bench_assign: need --messages >= 1, --world >= 2, --repeats >= 1");
-  }
+  adaqp::bench::Options cli("bench_assign",
+                            "The bit-width assignment solvers: fast at scale, exact vs fast");
+  cli.add("--messages", &opt.messages, "messages of the large instance")
+      .add("--world", &opt.world, "ranks of the large instance", 2)
+      .add("--repeats", &opt.repeats, "solves timed (median reported)");
+  cli.parse(argc, argv);
   return opt;
 }
 
@@ -62,7 +52,7 @@ double seconds_since(Clock::time_point start) {
 double thread_cpu_seconds() {
   timespec ts;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
-    throw adaqp::Error("bench_assign: clock_gettime failed");
+    throw adaqp::Error("clock_gettime failed");
   }
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
@@ -112,7 +102,7 @@ void bench_fast_at_scale(const Options& o) {
     start = Clock::now();
     const std::vector<uint8_t> bits = solver.assign(tau);
     fill.push_back(seconds_since(start));
-    if (bits != result.bits) throw adaqp::InvariantError("bench_assign: solves disagree");
+    if (bits != result.bits) throw adaqp::InvariantError("solves disagree");
   }
   double best_uniform = 1e300;
   int best_uniform_bits = 0;

@@ -18,12 +18,12 @@
 #include <cstdint>
 #include <iostream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/kernels/spmm.h"
+#include "bench_options.h"
 
 namespace {
 
@@ -43,34 +43,16 @@ struct Options {
 
 Options parse_options(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) throw adaqp::ConfigError("bench_compute_ratio: " + arg + " needs a value");
-    const std::string value = argv[++i];
-    if (arg == "--nodes") {
-      opt.nodes = std::stoll(value);
-    } else if (arg == "--edges") {
-      opt.edges = std::stoll(value);
-    } else if (arg == "--cols") {
-      opt.cols = std::stoll(value);
-    } else if (arg == "--repeats") {
-      opt.repeats = std::stoi(value);
-    } else if (arg == "--threads") {
-      opt.threads.clear();
-      std::stringstream list(value);
-      std::string item;
-      while (std::getline(list, item, ',')) opt.threads.push_back(std::stoi(item));
-    } else {
-      throw adaqp::ConfigError("bench_compute_ratio: unknown option " + arg);
-    }
-  }
-  if (opt.nodes < 1 || opt.nodes > (int64_t{1} << 31) - 1 || opt.edges < opt.nodes ||
-      opt.cols < 1 || opt.repeats < 1 || opt.threads.empty())
-    throw adaqp::ConfigError(
-        "bench_compute_ratio: need 1 <= nodes < 2^31, edges >= nodes, cols >= 1, repeats >= 1 "
-        "and at least one thread count");
-  for (const int t : opt.threads)
-    if (t < 1) throw adaqp::ConfigError("bench_compute_ratio: thread counts must be >= 1");
+  adaqp::bench::Options cli(
+      "bench_compute_ratio",
+      "CPU time of one GCN layer against an H100 modelled from its datasheet");
+  cli.add("--nodes", &opt.nodes, "nodes of the random graph", 1, (int64_t{1} << 31) - 1)
+      .add("--edges", &opt.edges, "edges of the random graph (at least the nodes)")
+      .add("--cols", &opt.cols, "feature columns")
+      .add("--repeats", &opt.repeats, "timed runs (median reported)")
+      .add("--threads", &opt.threads, "thread counts to run");
+  cli.parse(argc, argv);
+  if (opt.edges < opt.nodes) throw adaqp::ConfigError("--edges must be at least --nodes");
   return opt;
 }
 

@@ -14,13 +14,13 @@
 #include <cstdint>
 #include <cstring>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/error.h"
+#include "bench_options.h"
 
 namespace {
 
@@ -46,43 +46,15 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Options parse_options(int argc, char** argv, int size) {
+// Parsed before MPI starts, so that a bad command line ends each rank before MPI_Init.
+Options parse_options(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) throw adaqp::ConfigError("bench_link: " + arg + " needs a value");
-    const std::string value = argv[++i];
-    if (arg == "--seconds") {
-      opt.seconds = std::stod(value);
-      if (!(opt.seconds > 0.0 && opt.seconds <= 60.0))
-        throw adaqp::ConfigError("bench_link: --seconds must be in (0, 60], got " + value);
-    } else if (arg == "--sizes") {
-      opt.sizes.clear();
-      std::stringstream list(value);
-      std::string item;
-      while (std::getline(list, item, ',')) {
-        const int64_t bytes = std::stoll(item);
-        if (bytes < kStampBytes || bytes > (int64_t{1} << 30))
-          throw adaqp::ConfigError("bench_link: --sizes entry must be in [8, 2^30], got " + item);
-        opt.sizes.push_back(bytes);
-      }
-      if (opt.sizes.empty()) throw adaqp::ConfigError("bench_link: --sizes is empty");
-    } else if (arg == "--peer") {
-      opt.peers.clear();
-      std::stringstream list(value);
-      std::string item;
-      while (std::getline(list, item, ',')) {
-        const int peer = std::stoi(item);
-        if (peer < 1 || peer >= size)
-          throw adaqp::ConfigError(
-              fmt::format("bench_link: --peer entry must be in [1, {}], got {}", size - 1, item));
-        opt.peers.push_back(peer);
-      }
-      if (opt.peers.empty()) throw adaqp::ConfigError("bench_link: --peer is empty");
-    } else {
-      throw adaqp::ConfigError("bench_link: unknown option " + arg);
-    }
-  }
+  adaqp::bench::Options cli("bench_link",
+                            "Latency and bandwidth between rank 0 and each peer, under MPI");
+  cli.add("--seconds", &opt.seconds, "seconds per phase", 1e-3, 60.0)
+      .add("--sizes", &opt.sizes, "message sizes in bytes", kStampBytes, int64_t{1} << 30)
+      .add("--peer", &opt.peers, "ranks measured against rank 0");
+  cli.parse(argc, argv);
   return opt;
 }
 
@@ -222,13 +194,17 @@ void measure(int rank, int peer, const Options& opt) {
 
 int main(int argc, char** argv) {
   try {
+    const Options opt = parse_options(argc, argv);
     adaqp::MpiSession session(&argc, &argv);
     int rank = 0, size = 0;
     adaqp::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank", -1);
     adaqp::check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size", rank);
-    if (size < 2)
-      throw adaqp::ConfigError("bench_link needs at least 2 ranks, got " + std::to_string(size));
-    const Options opt = parse_options(argc, argv, size);
+    if (size < 2) throw adaqp::ConfigError("needs at least 2 ranks, got " + std::to_string(size));
+    for (const int peer : opt.peers) {
+      if (peer >= size)
+        throw adaqp::ConfigError(
+            fmt::format("--peer {} is not a rank of the {} started", peer, size));
+    }
     for (const int peer : opt.peers) measure(rank, peer, opt);
     adaqp::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", rank);
     return 0;

@@ -3,8 +3,8 @@
 // one rank's load of its slice (either OGB layout) in a process of its own: time and peak resident
 // memory (the loader's per-rank cost; run the W processes side by side), and at W = 1 the dataset
 // fingerprint.
-// Usage: bench_loader DATASET_DIR [REPEATS]   (e.g. ../shared/datasets/coauthor-physics)
-//        bench_loader --slice RANK WORLD DATASET_DIR
+// Usage: bench_loader DATASET_DIR [--repeats R]   (e.g. ../shared/datasets/coauthor-physics)
+//        bench_loader DATASET_DIR --slice RANK --world W
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <zlib.h>
@@ -22,6 +22,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
+#include "bench_options.h"
 
 namespace {
 
@@ -122,23 +123,20 @@ int run_slice(const std::string& dir, int rank, int world) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 5 && std::string(argv[1]) == "--slice") {
-    try {
-      return run_slice(argv[4], std::stoi(argv[2]), std::stoi(argv[3]));
-    } catch (const std::exception& e) {
-      std::cerr << "bench_loader: " << e.what() << "\n";
-      return 1;
-    }
-  }
-  if (argc < 2 || argc > 3) {
-    std::cerr << "usage: " << argv[0] << " DATASET_DIR [REPEATS]\n       " << argv[0]
-              << " --slice RANK WORLD DATASET_DIR\n";
-    return 2;
-  }
+  std::string dir;
+  int repeats = 3, rank = -1, world = 1;
+  adaqp::bench::Options cli("bench_loader",
+                            "OGB loader throughput against zlib alone, or one rank's slice");
+  cli.positional("DATASET_DIR", &dir, "a dataset in the OGB raw or binary layout")
+      .add("--repeats", &repeats, "timed loads of the whole dataset (median reported)")
+      .add("--slice", &rank, "load only this rank's slice (with --world)", 0)
+      .add("--world", &world, "ranks the dataset is sliced for");
+  cli.parse(argc, argv);
   try {
-    const int repeats = argc == 3 ? std::stoi(argv[2]) : 3;
-    if (repeats < 1) throw std::invalid_argument("REPEATS must be at least 1");
-    return run(argv[1], repeats);
+    if (rank < 0) return run(dir, repeats);
+    if (rank >= world)
+      throw adaqp::ConfigError(fmt::format("--slice {} is not a rank of --world {}", rank, world));
+    return run_slice(dir, rank, world);
   } catch (const std::exception& e) {
     std::cerr << "bench_loader: " << e.what() << "\n";
     return 1;

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/partition/partition_dir.h"
+#include "bench_options.h"
 
 namespace {
 
@@ -63,13 +63,6 @@ void report(const std::string& phase, const std::string& method, Elapsed t,
   std::fflush(stdout);
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,29 +72,17 @@ int main(int argc, char** argv) {
   int parts = 8;
   std::vector<std::string> methods = {"metis", "random"};
   std::string dir = std::filesystem::temp_directory_path().string();
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--nodes") {
-      gen.num_nodes = std::stoll(value);
-    } else if (key == "--avg-degree") {
-      gen.avg_degree = std::stod(value);
-    } else if (key == "--parts") {
-      parts = std::stoi(value);
-    } else if (key == "--methods") {
-      methods = split_commas(value);
-    } else if (key == "--seed") {
-      gen.seed = std::stoull(value);
-    } else if (key == "--dir") {
-      dir = value;
-    } else {
-      std::fprintf(stderr, "bench_partition: unknown option %s\n", key.c_str());
-      return 2;
-    }
-  }
-  if (argc % 2 == 0) {
-    std::fprintf(stderr, "bench_partition: option %s needs a value\n", argv[argc - 1]);
-    return 2;
-  }
+  int64_t seed = static_cast<int64_t>(gen.seed);
+  adaqp::bench::Options cli("bench_partition",
+                            "Generator and partitioner cost on a large synthetic graph");
+  cli.add("--nodes", &gen.num_nodes, "nodes of the generated graph")
+      .add("--avg-degree", &gen.avg_degree, "average in-degree", 0.0, 1e6)
+      .add("--parts", &parts, "parts to split it into")
+      .add("--methods", &methods, "partitioning methods to run")
+      .add("--seed", &seed, "generator seed", 0)
+      .add("--dir", &dir, "where the partition is written");
+  cli.parse(argc, argv);
+  gen.seed = static_cast<uint64_t>(seed);
 
   try {
     const Timer gen_timer;

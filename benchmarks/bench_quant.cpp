@@ -25,6 +25,7 @@
 #include "adaqp/config.h"
 #include "adaqp/quant/block_codec.h"
 #include "adaqp/quant/quantizer.h"
+#include "bench_options.h"
 
 #if ADAQP_WITH_CUDA
 #include <cuda_runtime.h>
@@ -47,32 +48,13 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) throw adaqp::ConfigError("missing value after " + flag);
-    const std::string text = argv[++i];
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != text.size() || value <= 0)
-      throw adaqp::ConfigError(flag + " must be a positive integer, got '" + text + "'");
-    if (flag == "--rows") {
-      o.rows = value;
-    } else if (flag == "--dim") {
-      o.dim = value;
-    } else if (flag == "--threads") {
-      o.threads = static_cast<int>(value);
-    } else if (flag == "--repeats") {
-      o.repeats = static_cast<int>(value);
-    } else {
-      throw adaqp::ConfigError("unknown option " + flag +
-                               " (use --rows, --dim, --threads, --repeats)");
-    }
-  }
+  adaqp::bench::Options cli("bench_quant",
+                            "Quantizer throughput per bit-width against memcpy in the same run");
+  cli.add("--rows", &o.rows, "rows quantized")
+      .add("--dim", &o.dim, "values per row")
+      .add("--threads", &o.threads, "OpenMP threads (default: all)")
+      .add("--repeats", &o.repeats, "timed runs (median reported)");
+  cli.parse(argc, argv);
   if (o.threads == 0) o.threads = omp_get_max_threads();
   return o;
 }

@@ -17,13 +17,13 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/model/dropout.h"
 #include "adaqp/model/sparse_features.h"
+#include "bench_options.h"
 
 namespace {
 
@@ -37,28 +37,15 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    ADAQP_CHECK(i + 1 < argc, "missing value after " + arg);
-    const std::string value = argv[++i];
-    if (arg == "--rows") {
-      o.rows = std::stoll(value);
-    } else if (arg == "--cols") {
-      o.cols = std::stoll(value);
-    } else if (arg == "--hidden") {
-      o.hidden = std::stoll(value);
-    } else if (arg == "--threads") {
-      o.threads = std::stoi(value);
-    } else if (arg == "--repeats") {
-      o.repeats = std::stoi(value);
-    } else if (arg == "--densities") {
-      o.densities.clear();
-      std::stringstream list(value);
-      for (std::string d; std::getline(list, d, ',');) o.densities.push_back(std::stod(d));
-    } else {
-      throw adaqp::ConfigError("unknown option " + arg);
-    }
-  }
+  adaqp::bench::Options cli("bench_sparse_features",
+                            "Layer 0's training step over a dense and a sparse input per density");
+  cli.add("--rows", &o.rows, "input rows")
+      .add("--cols", &o.cols, "input columns")
+      .add("--hidden", &o.hidden, "output columns")
+      .add("--threads", &o.threads, "libtorch threads")
+      .add("--repeats", &o.repeats, "timed runs (fastest reported)")
+      .add("--densities", &o.densities, "input densities", 0.0, 1.0);
+  cli.parse(argc, argv);
   return o;
 }
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "adaqp/common/error.h"
 #include "adaqp/config.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/kernels/spmm.h"
+#include "bench_options.h"
 
 #if ADAQP_WITH_CUDA
 #include <cuda_runtime.h>
@@ -38,44 +38,14 @@ struct Options {
   int repeats = 20;
 };
 
-int64_t positive_integer(const std::string& flag, const std::string& text) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value <= 0)
-    throw adaqp::ConfigError(flag + " must be a positive integer, got '" + text + "'");
-  return value;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) throw adaqp::ConfigError("missing value after " + flag);
-    const std::string text = argv[++i];
-    if (flag == "--nodes") {
-      o.nodes = positive_integer(flag, text);
-    } else if (flag == "--degree") {
-      o.degree = static_cast<double>(positive_integer(flag, text));
-    } else if (flag == "--repeats") {
-      o.repeats = static_cast<int>(positive_integer(flag, text));
-    } else if (flag == "--dims") {
-      o.dims.clear();
-      size_t start = 0;
-      while (start <= text.size()) {
-        const size_t comma = std::min(text.find(',', start), text.size());
-        o.dims.push_back(positive_integer(flag, text.substr(start, comma - start)));
-        start = comma + 1;
-      }
-    } else {
-      throw adaqp::ConfigError("unknown option " + flag +
-                               " (use --nodes, --degree, --dims, --repeats)");
-    }
-  }
+  adaqp::bench::Options cli("bench_spmm_cuda", "cuSPARSE against the row-per-warp SpMM kernel");
+  cli.add("--nodes", &o.nodes, "nodes of the random graph")
+      .add("--degree", &o.degree, "average in-degree", 1.0, 1e6)
+      .add("--dims", &o.dims, "feature columns to run")
+      .add("--repeats", &o.repeats, "timed runs (median reported)");
+  cli.parse(argc, argv);
   return o;
 }
 

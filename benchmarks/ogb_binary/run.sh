@@ -28,7 +28,7 @@ for world in ${WORLDS:-1 2}; do
   for layout in csv bin bin-stored; do
     for ((rank = 0; rank < world; ++rank)); do
       /usr/bin/time -f '%M' -o "$out/time-$layout-$world-$rank.txt" \
-        "$bench" --slice "$rank" "$world" "$data/$layout" >"$out/slice-$layout-$world-$rank.json" &
+        "$bench" "$data/$layout" --slice "$rank" --world "$world" >"$out/slice-$layout-$world-$rank.json" &
     done
     wait
     for ((rank = 0; rank < world; ++rank)); do
