@@ -3,9 +3,9 @@
 // gtest output; the other ranks print only their failures, tagged with the rank.
 //
 // Skips are sorted by kind (mpi/mpi_skip.h): a test that needs more ranks than this run has is not
-// applicable; the others (no GPU, a missing precondition) rank 0 lists after the run under the line
-// "ADAQP_SKIPPED_TESTS", which makes ctest show the entry as skipped, not passed
-// (tests/CMakeLists.txt). When CI=true a skip for anything but a GPU fails the run instead.
+// applicable; the others (no GPU, a missing precondition) rank 0 lists after the run, under the
+// skip marker (skip_marker.h) when no rank failed. When CI=true a skip for anything but a GPU fails
+// the run instead.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -20,6 +20,7 @@
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/log.h"
 #include "mpi_skip.h"
+#include "skip_marker.h"
 #include "torch_cuda_setup.h"
 
 namespace {
@@ -95,19 +96,21 @@ int run(int* argc, char*** argv) {
   auto* collector = new SkipCollector;  // owned by gtest's listener list
   listeners.Append(collector);
   int local_failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  if (rank == 0 && !collector->skips().empty()) {
-    const bool fail = running_in_ci() && collector->precondition_skips() > 0;
-    std::fprintf(stderr, "%s: %zu test(s) skipped:\n",
-                 fail ? "FAIL (CI=true: only GPU tests may skip)" : "ADAQP_SKIPPED_TESTS",
-                 collector->skips().size());
-    for (const auto& skip : collector->skips()) std::fprintf(stderr, "  %s\n", skip.c_str());
-    if (fail) local_failed = 1;
-  }
+  const bool ci_fail = running_in_ci() && collector->precondition_skips() > 0;
+  if (ci_fail) local_failed = 1;
   int any_failed = 0;
   adaqp::check_mpi(MPI_Allreduce(&local_failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
                    "MPI_Allreduce", rank);
   if (rank == 0 && any_failed && !local_failed)
     std::fprintf(stderr, "some tests failed on other ranks (see their [rank R] lines)\n");
+  // The skip marker only after a run without a failure on any rank: it would hide the failure.
+  if (rank == 0 && !collector->skips().empty()) {
+    const char* head = ci_fail      ? "FAIL (CI=true: only GPU tests may skip)"
+                       : any_failed ? "skipped besides the failures"
+                                    : adaqp::test::kSkippedMarker;
+    std::fprintf(stderr, "%s: %zu test(s) skipped:\n", head, collector->skips().size());
+    for (const auto& skip : collector->skips()) std::fprintf(stderr, "  %s\n", skip.c_str());
+  }
   return any_failed ? 1 : 0;
 }
 
