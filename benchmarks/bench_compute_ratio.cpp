@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "adaqp/common/error.h"
 #include "adaqp/kernels/spmm.h"
 #include "bench_options.h"
 
@@ -52,7 +51,7 @@ Options parse_options(int argc, char** argv) {
       .add("--repeats", &opt.repeats, "timed runs (median reported)")
       .add("--threads", &opt.threads, "thread counts to run");
   cli.parse(argc, argv);
-  if (opt.edges < opt.nodes) throw adaqp::ConfigError("--edges must be at least --nodes");
+  if (opt.edges < opt.nodes) cli.fail("--edges must be at least --nodes");
   return opt;
 }
 

@@ -132,11 +132,10 @@ int main(int argc, char** argv) {
       .add("--slice", &rank, "load only this rank's slice (with --world)", 0)
       .add("--world", &world, "ranks the dataset is sliced for");
   cli.parse(argc, argv);
+  if (rank < 0 && world != 1) cli.fail("--world needs --slice");
+  if (rank >= world) cli.fail(fmt::format("--slice {} is not a rank of --world {}", rank, world));
   try {
-    if (rank < 0) return run(dir, repeats);
-    if (rank >= world)
-      throw adaqp::ConfigError(fmt::format("--slice {} is not a rank of --world {}", rank, world));
-    return run_slice(dir, rank, world);
+    return rank < 0 ? run(dir, repeats) : run_slice(dir, rank, world);
   } catch (const std::exception& e) {
     std::cerr << "bench_loader: " << e.what() << "\n";
     return 1;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace adaqp::bench {
@@ -18,7 +19,15 @@ std::string text_of(T value) {
   return out.str();
 }
 
-// Values within [min, max], described as ">= MIN" when max is the type's largest.
+// Whether `text` is a decimal integer: CLI11 reads integers in any base ("010" is 8, "0x2" is 2).
+bool decimal(const std::string& text) {
+  const size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  return text.size() > digits &&
+         text.find_first_not_of("0123456789", digits) == std::string::npos &&
+         (text[digits] != '0' || text.size() == digits + 1);
+}
+
+// Values within [min, max] (NaN is not), described as ">= MIN" when max is the type's largest.
 template <typename T>
 CLI::Validator bounds(T min, T max) {
   const std::string range = max == std::numeric_limits<T>::max()
@@ -27,8 +36,10 @@ CLI::Validator bounds(T min, T max) {
   return CLI::Validator(
       [min, max, range](std::string& input) -> std::string {
         T value{};
-        if (!CLI::detail::lexical_cast(input, value)) return "'" + input + "' is not a number";
-        if (value < min || value > max) return "must be " + range + ", got " + input;
+        if ((std::is_integral_v<T> && !decimal(input)) || !CLI::detail::lexical_cast(input, value))
+          return "'" + input + "' is not a " +
+                 (std::is_integral_v<T> ? "decimal integer" : "number");
+        if (!(value >= min && value <= max)) return "must be " + range + ", got " + input;
         return std::string();
       },
       range);
@@ -37,13 +48,19 @@ CLI::Validator bounds(T min, T max) {
 template <typename T>
 CLI::Option* number(CLI::App& app, const std::string& flag, T* value, const std::string& help,
                     T min, T max) {
-  return app.add_option(flag, *value, help)->capture_default_str()->check(bounds(min, max));
+  return app.add_option(flag, *value, help)
+      ->capture_default_str()
+      ->check(bounds(min, max))
+      ->take_last();
 }
 
 template <typename T>
 CLI::Option* list(CLI::App& app, const std::string& flag, std::vector<T>* values,
                   const std::string& help) {
-  return app.add_option(flag, *values, help)->capture_default_str()->delimiter(',');
+  return app.add_option(flag, *values, help)
+      ->capture_default_str()
+      ->delimiter(',')
+      ->allow_extra_args(false);
 }
 
 }  // namespace
@@ -72,7 +89,7 @@ Options& Options::add(const std::string& flag, double* value, const std::string&
 }
 
 Options& Options::add(const std::string& flag, std::string* value, const std::string& help) {
-  app_->add_option(flag, *value, help)->capture_default_str();
+  app_->add_option(flag, *value, help)->capture_default_str()->take_last();
   return *this;
 }
 
@@ -107,6 +124,12 @@ Options& Options::positional(const std::string& name, std::string* value, const 
   return *this;
 }
 
+void Options::fail(const std::string& message) const {
+  std::fprintf(stderr, "%s: error: %s (%s --help)\n", name_.c_str(), message.c_str(),
+               name_.c_str());
+  std::exit(2);
+}
+
 void Options::parse(int argc, char** argv) {
   try {
     app_->parse(argc, argv);
@@ -114,8 +137,7 @@ void Options::parse(int argc, char** argv) {
     std::fputs(app_->help().c_str(), stdout);
     std::exit(0);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: error: %s (%s --help)\n", name_.c_str(), e.what(), name_.c_str());
-    std::exit(2);
+    fail(e.what());
   }
 }
 

@@ -31,8 +31,8 @@ class Options {
   Options& add(const std::string& flag, double* value, const std::string& help, double min,
                double max);
   Options& add(const std::string& flag, std::string* value, const std::string& help);
-  // Comma-separated lists (one entry or more, each within [min, max]); given, they replace the
-  // default list.
+  // Comma-separated lists, each entry within [min, max] (empty entries are dropped); given, they
+  // replace the default list.
   Options& add(const std::string& flag, std::vector<int64_t>* values, const std::string& help,
                int64_t min = 1, int64_t max = std::numeric_limits<int64_t>::max());
   Options& add(const std::string& flag, std::vector<int>* values, const std::string& help,
@@ -45,8 +45,12 @@ class Options {
                       bool optional = false);
 
   // Parses the command line. --help prints the usage and exits 0; a bad command line prints one
-  // line, "NAME: error: ..." naming the option and its value, and exits 2.
+  // line, "NAME: error: ..." naming the option, and exits 2. A repeated option takes its last
+  // value; a repeated list option joins its lists.
   void parse(int argc, char** argv);
+
+  // Ends the program as parse() does, for a check across options.
+  [[noreturn]] void fail(const std::string& message) const;
 
  private:
   std::string name_;

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   adaqp::bench::Options cli("bench_partition",
                             "Generator and partitioner cost on a large synthetic graph");
   cli.add("--nodes", &gen.num_nodes, "nodes of the generated graph")
-      .add("--avg-degree", &gen.avg_degree, "average in-degree", 0.0, 1e6)
+      .add("--avg-degree", &gen.avg_degree, "average in-degree", 1e-3, 1e6)
       .add("--parts", &parts, "parts to split it into")
       .add("--methods", &methods, "partitioning methods to run")
       .add("--seed", &seed, "generator seed", 0)

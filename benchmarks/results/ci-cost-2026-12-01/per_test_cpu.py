@@ -24,7 +24,7 @@ for line in open(EXECS):
         if "adaqp_mpi_tests" in args: roots.setdefault(pid, "mpi:" + " ".join(a[2:5]))
     elif "fuzz_replay_" in path:
         roots.setdefault(pid, "fuzz:" + path.rsplit("/",1)[1])
-# pacct's cpu in what unit? assume centiseconds-ish: report raw and normalized
+# Shares only: the trace inflates every process's time, and dump-acct's units are its own.
 tot = collections.Counter(); cnt = collections.Counter()
 def test_of(pid):
     seen = 0
