@@ -2,8 +2,8 @@
 # named after the suite and run as `TARGET --gtest_filter=SUITE.*` with the environment ENV.
 #
 # Why suites and not test cases (gtest_discover_tests): a process per test case paid the start-up
-# of the binary (libtorch's operator registry, a singleton MPI run) 632 times, 215 s of the 2-core
-# CI machine's ctest time against 18 s for the same tests in one process per binary. A suite keeps
+# of the binary (libtorch's operator registry, a singleton MPI run) 632 times: 39 s against 17-19 s
+# per suite, 3 at a time on the 2-core machine (benchmarks/results/ci-cost-2026-12-01). A suite keeps
 # what a process per test gave: a crash or leaked state stays within its suite, ctest runs suites in
 # parallel and `ctest -R SUITE` selects one.
 #
