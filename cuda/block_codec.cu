@@ -15,8 +15,9 @@
 namespace adaqp::quant {
 namespace {
 
-// One warp per row. Quantizing, lane l handles the 8-element blocks l, l + 32, ... (one Philox
-// block each, quant_math.h): 8 codes of B bits are exactly B whole bytes of the packed row.
+// One warp per row. Quantizing, lane l handles the 16-element blocks l, l + 32, ... (one Philox
+// block each, quant_math.h quant_pack_block): 16 codes of B bits are exactly 2B whole bytes of the
+// packed row.
 // Dequantizing, it handles 4-element blocks: B/2 whole bytes. Either way no two lanes write the
 // same byte.
 constexpr int kWarp = 32;
@@ -58,7 +59,6 @@ __device__ bool quantize_row(const float* __restrict__ x, int64_t d, uint64_t gi
                              const QuantKey& key, uint8_t* __restrict__ out,
                              float* __restrict__ meta, float* __restrict__ range) {
   const int lane = threadIdx.x;
-  const int64_t row_bytes = packed_row_bytes(d, B);
   const int64_t blocks = (d + kQuantElementsPerBlock - 1) / kQuantElementsPerBlock;
   float lo = 0.0f, hi = 0.0f;
   if (!row_min_max(x, d, lo, hi)) return false;
@@ -70,22 +70,10 @@ __device__ bool quantize_row(const float* __restrict__ x, int64_t d, uint64_t gi
     if (range != nullptr) *range = p.range;
   }
   for (int64_t blk = lane; blk < blocks; blk += kWarp) {
-    uint64_t codes = 0;  // code j of the block at bits j*B
-    if (p.s > 0.0f) {
-      const PhiloxWords w =
-          philox_block(key.seed, key.epoch, key.layer, key.stream, gid, static_cast<uint32_t>(blk));
-#pragma unroll
-      for (int j = 0; j < kQuantElementsPerBlock; ++j) {
-        const int64_t e = kQuantElementsPerBlock * blk + j;
-        if (e < d) {
-          const uint32_t q = quant_code(x[e], p.m, p.s, quant_random_bits(w.v[j / 2], e));
-          codes |= static_cast<uint64_t>(q) << (j * B);
-        }
-      }
-    }
-    const int64_t first = blk * B;
-    for (int k = 0; k < B && first + k < row_bytes; ++k)
-      out[first + k] = static_cast<uint8_t>(codes >> (8 * k));
+    PhiloxWords w{};  // a constant row's codes are zero whatever w
+    if (p.s > 0.0f)
+      w = philox_block(key.seed, key.epoch, key.layer, key.stream, gid, static_cast<uint32_t>(blk));
+    quant_pack_block<B>(x, d, p, w, blk, out);
   }
   return true;
 }

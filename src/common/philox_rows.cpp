@@ -1,5 +1,7 @@
 #include "adaqp/common/philox_rows.h"
 
+#include <algorithm>
+
 #include "adaqp/common/cpu_features.h"
 #include "adaqp/common/error.h"
 
@@ -10,9 +12,10 @@
 namespace adaqp {
 namespace {
 
-// One batch, block by block: the reference every faster path equals.
-void batch_by_block(PhiloxWords counter, uint32_t k0, uint32_t k1, uint32_t first, uint32_t* out) {
-  for (uint32_t j = 0; j < kPhiloxBatch; ++j) {
+// Blocks first .. first + count - 1 one by one: the reference every faster path equals.
+void batch_by_block(PhiloxWords counter, uint32_t k0, uint32_t k1, uint32_t first, int64_t count,
+                    uint32_t* out) {
+  for (uint32_t j = 0; j < count; ++j) {
     counter.v[0] = first + j;
     const PhiloxWords w = philox4x32_10(counter, k0, k1);
     for (int k = 0; k < 4; ++k) out[4 * j + k] = w.v[k];
@@ -63,23 +66,24 @@ __attribute__((target("avx512f"))) inline void store_blocks16(const __m512i (&w)
   _mm512_storeu_si512(out + 48, _mm512_shuffle_i32x4(v2, v3, 0xDD));
 }
 
+// V interleaved vectors of 16 blocks (V = 2: a whole batch; 1: its first half).
+template <int V>
 __attribute__((target("avx512f"))) void batch_avx512(PhiloxWords counter, uint32_t k0, uint32_t k1,
                                                      uint32_t first, uint32_t* out) {
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  __m512i a[4], b[4];
-  a[0] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first)), lane);
-  b[0] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first + 16)), lane);
-  for (int k = 1; k < 4; ++k) a[k] = b[k] = _mm512_set1_epi32(static_cast<int>(counter.v[k]));
+  __m512i c[V][4];
+  for (int v = 0; v < V; ++v) {
+    c[v][0] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first + 16 * v)), lane);
+    for (int k = 1; k < 4; ++k) c[v][k] = _mm512_set1_epi32(static_cast<int>(counter.v[k]));
+  }
   for (int round = 0; round < kPhiloxRounds; ++round) {
     const __m512i key0 = _mm512_set1_epi32(static_cast<int>(k0));
     const __m512i key1 = _mm512_set1_epi32(static_cast<int>(k1));
-    round16(a, key0, key1);
-    round16(b, key0, key1);
+    for (int v = 0; v < V; ++v) round16(c[v], key0, key1);
     k0 += kPhiloxW0;
     k1 += kPhiloxW1;
   }
-  store_blocks16(a, out);
-  store_blocks16(b, out + 64);
+  for (int v = 0; v < V; ++v) store_blocks16(c[v], out + 64 * v);
 }
 
 #pragma GCC diagnostic pop
@@ -118,28 +122,31 @@ __attribute__((target("avx2"))) inline void store_blocks8(const __m256i (&w)[4],
   _mm256_storeu_si256(v + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
 }
 
-// Every round on four interleaved vectors of 8 blocks.
-__attribute__((target("avx2"))) inline void rounds32(__m256i (&c)[4][4], uint32_t k0, uint32_t k1) {
+// Every round on V interleaved vectors of 8 blocks.
+template <int V>
+__attribute__((target("avx2"))) inline void rounds8(__m256i (&c)[V][4], uint32_t k0, uint32_t k1) {
   for (int round = 0; round < kPhiloxRounds; ++round) {
     const __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0));
     const __m256i key1 = _mm256_set1_epi32(static_cast<int>(k1));
-    for (int v = 0; v < 4; ++v) round8(c[v], key0, key1);
+    for (int v = 0; v < V; ++v) round8(c[v], key0, key1);
     k0 += kPhiloxW0;
     k1 += kPhiloxW1;
   }
 }
 
+// V interleaved vectors of 8 blocks (V = 4: a whole batch; fewer: its first 8 V blocks).
+template <int V>
 __attribute__((target("avx2"))) void batch_avx2(PhiloxWords counter, uint32_t k0, uint32_t k1,
                                                 uint32_t first, uint32_t* out) {
   static_assert(kPhiloxBatch == 32, "the AVX2 batch is four vectors of 8 blocks");
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  __m256i c[4][4];
-  for (int v = 0; v < 4; ++v) {
+  __m256i c[V][4];
+  for (int v = 0; v < V; ++v) {
     c[v][0] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(first + 8 * v)), lane);
     for (int k = 1; k < 4; ++k) c[v][k] = _mm256_set1_epi32(static_cast<int>(counter.v[k]));
   }
-  rounds32(c, k0, k1);
-  for (int v = 0; v < 4; ++v) store_blocks8(c[v], out + 32 * v);
+  rounds8<V>(c, k0, k1);
+  for (int v = 0; v < V; ++v) store_blocks8(c[v], out + 32 * v);
 }
 
 // Blocks of scattered counters (words 0 to 2 per lane, word 3 shared), one picked word of each.
@@ -152,7 +159,7 @@ __attribute__((target("avx2"))) void picked_avx2(const uint32_t (&ctr)[3][kPhilo
       c[v][k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ctr[k] + 8 * v));
     c[v][3] = _mm256_set1_epi32(static_cast<int>(ctr3));
   }
-  rounds32(c, k0, k1);
+  rounds8<4>(c, k0, k1);
   for (int v = 0; v < 4; ++v) {
     const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pick + 8 * v));
     __m256i w = c[v][0];
@@ -183,18 +190,36 @@ void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream s
   const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int64_t first = 0; first < blocks; first += kPhiloxBatch) {
     uint32_t* out = words + 4 * first;
+    const auto at = static_cast<uint32_t>(first);
+    const int64_t count = std::min(blocks - first, kPhiloxBatch);  // a short row: no whole batch
 #if ADAQP_X86_PATHS
     const PhiloxPath path = philox_path();
     if (path == PhiloxPath::kAvx512) {
-      batch_avx512(counter, k0, k1, static_cast<uint32_t>(first), out);
+      if (count > 16) {
+        batch_avx512<2>(counter, k0, k1, at, out);
+      } else {
+        batch_avx512<1>(counter, k0, k1, at, out);
+      }
       continue;
     }
     if (path == PhiloxPath::kAvx2) {
-      batch_avx2(counter, k0, k1, static_cast<uint32_t>(first), out);
+      switch ((count + 7) / 8) {
+        case 1:
+          batch_avx2<1>(counter, k0, k1, at, out);
+          break;
+        case 2:
+          batch_avx2<2>(counter, k0, k1, at, out);
+          break;
+        case 3:
+          batch_avx2<3>(counter, k0, k1, at, out);
+          break;
+        default:
+          batch_avx2<4>(counter, k0, k1, at, out);
+      }
       continue;
     }
 #endif
-    batch_by_block(counter, k0, k1, static_cast<uint32_t>(first), out);
+    batch_by_block(counter, k0, k1, at, count, out);
   }
 }
 

@@ -28,15 +28,11 @@ constexpr int64_t random_blocks(int64_t d) {
   return (d + kQuantElementsPerBlock - 1) / kQuantElementsPerBlock;
 }
 
-// Per-thread buffers for one row: its random words, their 16-bit halves and its codes.
+// Per-thread buffer for one row's random words.
 struct RowScratch {
   explicit RowScratch(int64_t d)
-      : words(static_cast<size_t>(philox_row_words_size(random_blocks(d)))),
-        halves(2 * words.size()),
-        codes(d) {}
+      : words(static_cast<size_t>(philox_row_words_size(random_blocks(d)))) {}
   std::vector<uint32_t> words;
-  std::vector<uint16_t> halves;
-  std::vector<uint8_t> codes;
 };
 
 // Minimum and maximum of a row; false if it holds a NaN or an infinity. Integer reductions on the
@@ -59,46 +55,32 @@ ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float
   return special == 0;
 }
 
-// The codes of elements [first, d) of a row with step s > 0, from the row's Philox words. Every
-// clone gives the same results: integer arithmetic and single IEEE float operations, never
-// contracted (-ffp-contract=off).
-ADAQP_VECTOR_CLONES void stochastic_codes(const float* x, int64_t first, int64_t d, float m,
-                                          float s, const uint32_t* words, uint16_t* halves,
-                                          uint8_t* codes) {
-  // Element e's bits (quant_random_bits) are half e of the words read as 16-bit halves, low first.
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "halves are read low half first");
-  const size_t skipped = sizeof(uint16_t) * static_cast<size_t>(first);
-  std::memcpy(reinterpret_cast<char*>(halves) + skipped,
-              reinterpret_cast<const char*>(words) + skipped,
-              sizeof(uint16_t) * static_cast<size_t>(d) - skipped);
-  for (int64_t e = first; e < d; ++e)
-    codes[e] = static_cast<uint8_t>(quant_code(x[e], m, s, halves[e]));
-}
-
 #if ADAQP_X86_PATHS
-// The packed codes of the row's first 32 * (d / 32) elements, 32 a step: quant_code's operations
-// in its order on 8 lanes (so the codes are the scalar loop's, bit for bit), the 32 codes narrowed
-// to bytes in element order, then for B < 8 joined into B-bit fields (vpmaddubsw / vpmaddwd: q0 +
-// 2^B q1 ...) and stored. Returns the elements done.
+// The packed codes of the row's first 32 * (d / 32) elements (two Philox blocks), 32 a step:
+// quant_code's operations in its order on 8 lanes (so the codes are the scalar formula's, bit for
+// bit), the 32 codes narrowed to bytes in element order, then for B < 8 joined into B-bit fields
+// (vpmaddubsw / vpmaddwd: q0 + 2^B q1 ...) and stored. `random` is the row's Philox words read as
+// bytes: element e's random byte is random[e] (quant_random_byte). Returns the elements done.
 template <int B>
-__attribute__((target("avx2"))) int64_t packed_codes_avx2(const float* x, int64_t d, float m,
-                                                          float s, const uint32_t* words,
+__attribute__((target("avx2"))) int64_t packed_codes_avx2(const float* x, int64_t d,
+                                                          const RowParams& p, const uint8_t* random,
                                                           uint8_t* out) {
-  const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(s);
-  const __m256 unit = _mm256_set1_ps(1.0f / 65536.0f);
+  const __m256 vm = _mm256_set1_ps(p.m), vs = _mm256_set1_ps(p.s), vr = _mm256_set1_ps(p.r);
+  const __m256 grid = _mm256_set1_ps(256.0f), half = _mm256_set1_ps(0.5f);
+  const bool by_product = p.r > 0.0f;
   const __m256i element_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   const int64_t groups = d / 32;
   for (int64_t g = 0; g < groups; ++g) {
     __m256i q[4];
     for (int k = 0; k < 4; ++k) {
       const int64_t e = 32 * g + 8 * k;
-      const __m256 t = _mm256_div_ps(_mm256_sub_ps(_mm256_loadu_ps(x + e), vm), vs);
-      const __m256i whole = _mm256_cvttps_epi32(t);
-      const __m256 frac = _mm256_sub_ps(t, _mm256_cvtepi32_ps(whole));
-      const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(words + e / 2));
-      const __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(halves)), unit);
-      // The comparison's all-ones lanes are -1: subtracting them adds the rounding's 1.
-      q[k] = _mm256_sub_epi32(whole, _mm256_castps_si256(_mm256_cmp_ps(u, frac, _CMP_LT_OQ)));
+      const __m256 diff = _mm256_sub_ps(_mm256_loadu_ps(x + e), vm);
+      const __m256 scaled =
+          by_product ? _mm256_mul_ps(diff, vr) : _mm256_mul_ps(_mm256_div_ps(diff, vs), grid);
+      const __m256i n = _mm256_cvttps_epi32(_mm256_add_ps(scaled, half));
+      const __m256i bytes =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(random + e)));
+      q[k] = _mm256_srli_epi32(_mm256_add_epi32(n, bytes), 8);
     }
     // Bytes of the 32 codes; the in-lane packs leave the codes 4i..4i+3 of vector k at dword
     // 4i + k.
@@ -147,21 +129,25 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
   if (!p.ok) return false;
   store_meta(p.m, p.s, meta);
   if (range != nullptr) *range = p.range;
-  uint8_t* codes = scratch.codes.data();
   if (p.s == 0.0f) {
-    std::fill(codes, codes + d, uint8_t{0});
-    detail::pack_row<B>(codes, d, out);
+    std::fill(out, out + packed_row_bytes(d, B), uint8_t{0});
     return true;
   }
   uint32_t* words = scratch.words.data();
-  philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, random_blocks(d), words);
+  const int64_t blocks = random_blocks(d);
+  philox_row_words(key.seed, key.epoch, key.layer, key.stream, gid, blocks, words);
   int64_t done = 0;
 #if ADAQP_X86_PATHS
-  if (cpu_has_avx2()) done = packed_codes_avx2<B>(x, d, p.m, p.s, words, out);
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "random bytes are read low byte first");
+  if (cpu_has_avx2())
+    done = packed_codes_avx2<B>(x, d, p, reinterpret_cast<const uint8_t*>(words), out);
 #endif
-  // The rest starts on a byte (32 * B bits a step): its codes are packed on their own.
-  stochastic_codes(x, done, d, p.m, p.s, words, scratch.halves.data(), codes);
-  detail::pack_row<B>(codes + done, d - done, out + done * B / 8);
+  // The rest starts on a block (32 elements a vector step).
+  for (int64_t blk = done / kQuantElementsPerBlock; blk < blocks; ++blk) {
+    const PhiloxWords w{
+        {words[4 * blk], words[4 * blk + 1], words[4 * blk + 2], words[4 * blk + 3]}};
+    quant_pack_block<B>(x, d, p, w, blk, out);
+  }
   return true;
 }
 

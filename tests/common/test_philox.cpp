@@ -60,20 +60,14 @@ TEST(Philox, UniformCoversZeroToOneExclusive) {
   EXPECT_EQ(philox_uniform(0xFFFFFFFFu), 1.0f - 1.0f / 16777216.0f);
 }
 
-TEST(Philox, Uniform16UsesTheLowHalfOnly) {
-  EXPECT_EQ(philox_uniform16(0u), 0.0f);
-  EXPECT_EQ(philox_uniform16(0xFFFF0000u), 0.0f);
-  EXPECT_EQ(philox_uniform16(0x8000u), 0.5f);
-  EXPECT_EQ(philox_uniform16(0xFFFFu), 1.0f - 1.0f / 65536.0f);
-}
-
 // The row generator (AVX-512 or AVX2, whichever is the widest the CPU has) gives philox_block's
-// words for every block, across batch boundaries, for nodes with high id bits, and writes whole
-// batches only (the words past the last batch keep their sentinel).
+// words for every block, across batch boundaries and in a last batch of every vector count, for
+// nodes with high id bits, and writes nothing past the buffer (the words after it keep their
+// sentinel).
 TEST(Philox, RowWordsAreTheBlocksWords) {
   const uint64_t seed = 0xfedcba9876543210ull;
   for (const uint64_t gid : {uint64_t{0}, uint64_t{12345}, (uint64_t{1} << 40) - 1}) {
-    for (const int64_t blocks : {1, 31, 32, 33, 64, 100}) {
+    for (const int64_t blocks : {1, 8, 9, 16, 17, 24, 31, 32, 33, 48, 64, 100}) {
       const int64_t size = philox_row_words_size(blocks);
       ASSERT_EQ(size % (4 * kPhiloxBatch), 0);
       ASSERT_GE(size, 4 * blocks);

@@ -83,10 +83,4 @@ ADAQP_HOST_DEVICE float philox_uniform(uint32_t word) {
   return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
 }
 
-// A float uniform in [0, 1) from the low 16 bits of `half` (exact in float32): the quantizer's
-// rounding, where a 2^-16 grid keeps the bias far below the noise and one block serves 8 elements.
-ADAQP_HOST_DEVICE float philox_uniform16(uint32_t half) {
-  return static_cast<float>(half & 0xFFFFu) * (1.0f / 65536.0f);
-}
-
 }  // namespace adaqp

@@ -3,7 +3,8 @@
 // one word each of scattered blocks (the dropout mask at a sparse matrix's entries). Computed
 // kPhiloxBatch blocks at a time: rows with AVX-512 as two interleaved vectors of 16 blocks (each
 // round's multiplies wait on the previous round, so independent chains keep the unit busy), with
-// AVX2 as four of 8 blocks, else block by block. All give philox_block's words exactly.
+// AVX2 as four of 8 blocks, else block by block; a row's last batch computes only the vectors it
+// needs. All give philox_block's words exactly.
 #pragma once
 
 #include <cstdint>
@@ -14,13 +15,14 @@ namespace adaqp {
 
 constexpr int64_t kPhiloxBatch = 32;
 
-// Words written for `blocks` blocks: whole batches, so that every batch is stored in full.
+// The words buffer for `blocks` blocks: whole batches, so that every vector is stored in full.
 constexpr int64_t philox_row_words_size(int64_t blocks) {
   return (blocks + kPhiloxBatch - 1) / kPhiloxBatch * kPhiloxBatch * 4;
 }
 
 // words[4*b + j] = word j of philox_block(seed, epoch, layer, stream, gid, b) for every block
-// b < blocks; `words` holds philox_row_words_size(blocks) entries.
+// b < blocks; `words` holds philox_row_words_size(blocks) entries, of which those past block
+// `blocks` may or may not be written.
 void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream stream, uint64_t gid,
                       int64_t blocks, uint32_t* words);
 

@@ -69,6 +69,9 @@ struct RowParams {
   float m;      // the row minimum, -0 turned into +0 (so that m + 0*q is m, bit for bit)
   float s;      // step: 0 for a constant row, else the smallest float >= fl(range / L) whose
                 // fl(range / s) <= L, so every (x - m) / s lies in [0, L] and no code is clamped
+  float r;      // the encoder's scale, 256 / s as a product: fl(256 / s) lowered until
+                // fl(range * r) <= 256 L, so every fl((x - m) * r) lies in [0, 256 L]; 0 where
+                // 256 / s is not finite (a subnormal s) or s = 0. Not on the wire.
   float range;  // fl(M - m), what the bit-width solver needs
   bool ok;      // false when the range or the largest dequantized value m + s*L is not finite
 };
@@ -78,33 +81,71 @@ ADAQP_HOST_DEVICE RowParams quant_row_params(float lo, float hi, int bits) {
   p.m = qadd(lo, 0.0f);
   p.range = qsub(hi, p.m);
   p.s = 0.0f;
+  p.r = 0.0f;
   p.ok = p.range <= FLT_MAX;
   if (!p.ok || p.range == 0.0f) return p;
   const float levels = static_cast<float>(quant_levels(bits));
   p.s = qdiv(p.range, levels);
   while (p.s == 0.0f || qdiv(p.range, p.s) > levels) p.s = nextafterf(p.s, FLT_MAX);
   p.ok = qadd(p.m, qmul(p.s, levels)) <= FLT_MAX;
+  const float grid_levels = 256.0f * levels;
+  p.r = qdiv(256.0f, p.s);
+  if (p.r > FLT_MAX) {
+    p.r = 0.0f;
+  } else {
+    while (qmul(p.range, p.r) > grid_levels) p.r = nextafterf(p.r, 0.0f);
+  }
   return p;
 }
 
-// Elements whose rounding draws on one Philox block: 16 of its 128 bits each.
-constexpr int kQuantElementsPerBlock = 8;
+// Elements whose rounding draws on one Philox block: 8 of its 128 bits each.
+constexpr int kQuantElementsPerBlock = 16;
 
-// The 16 random bits of element e, from word w = word (e / 2) % 4 of its block (e / 8): the low
-// half of w for even e, the high half for odd e.
-ADAQP_HOST_DEVICE uint32_t quant_random_bits(uint32_t w, int64_t e) {
-  return (w >> (16 * (e & 1))) & 0xFFFFu;
+// The random byte of element e: byte e % 4 (low byte first) of word (e / 4) % 4 of its block
+// (e / 16). Read as bytes, a row's blocks in order are its elements' random bytes in order.
+ADAQP_HOST_DEVICE uint32_t quant_random_byte(const PhiloxWords& w, int64_t e) {
+  return (w.v[(e / 4) % 4] >> (8 * (e % 4))) & 0xFFu;
 }
 
-// Code of x in a row with metadata (m, s), s > 0, x in [m, M]: with t = (x - m) / s in [0, L],
-// q = floor(t) + [u < t - floor(t)] where u = philox_uniform16(random_bits) in [0, 1) on a 2^-16
-// grid. So t <= E[q] < t + 2^-16 (a bias below 2^-16 of a step), q is in [0, L] without clamping,
-// and this equals floor(t + u) of docs/design.md (section 5) without the rounding of the sum.
-ADAQP_HOST_DEVICE uint32_t quant_code(float x, float m, float s, uint32_t random_bits) {
-  const float t = qdiv(qsub(x, m), s);
-  const int32_t whole = static_cast<int32_t>(t);  // floor, as t >= 0
-  const float frac = qsub(t, static_cast<float>(whole));
-  return static_cast<uint32_t>(whole) + (philox_uniform16(random_bits) < frac ? 1u : 0u);
+// 256 t for t = (x - m) / s in [0, L], the value's place on the row's grid in 1/256 steps:
+// fl((x - m) * r), or fl((x - m) / s) * 256 where r = 0. A product, because a division costs a
+// vector unit several times as much (bench_quant: 10% of quantizing on AVX2); in [0, 256 L] either
+// way.
+ADAQP_HOST_DEVICE float quant_scaled(float x, const RowParams& p) {
+  const float diff = qsub(x, p.m);
+  return p.r > 0.0f ? qmul(diff, p.r) : qmul(qdiv(diff, p.s), 256.0f);
+}
+
+// Code of x in a row with metadata p (s > 0), x in [m, M]: with n = floor(quant_scaled + 1/2) (t on
+// a grid of 1/256, to nearest) and k the element's random byte, q = floor((n + k) / 256). So q is
+// floor(t) or that plus one, E[q] = n / 256 lies within 1/512 of t (a bias below s / 512 against a
+// rounding noise of up to s / 2), q is in [0, L] without clamping (n <= 256 L), and a value on the
+// grid (t within 1/512 of an integer) comes back exactly.
+ADAQP_HOST_DEVICE uint32_t quant_code(float x, const RowParams& p, uint32_t random_byte) {
+  const auto n = static_cast<uint32_t>(qadd(quant_scaled(x, p), 0.5f));  // floor, as it is >= 0
+  return (n + random_byte) >> 8;
+}
+
+// The packed codes of block `blk` of a row of d values (elements 16 blk .. 16 blk + 15, those
+// below d) with metadata p, from the block's Philox words w: 16 codes of B bits are exactly 2B
+// whole bytes of the packed row (quantizer.h), written to out[2B blk ..] up to the row's end. All
+// zero for a constant row (s = 0), whatever w. The CUDA codec's per-lane step, and the CPU's
+// wherever its vector path does not reach.
+template <int B>
+ADAQP_HOST_DEVICE void quant_pack_block(const float* x, int64_t d, const RowParams& p,
+                                        const PhiloxWords& w, int64_t blk, uint8_t* out) {
+  const int64_t row_bytes = (d * B + 7) / 8;
+  for (int j = 0; j < 4; ++j) {
+    const int64_t first = kQuantElementsPerBlock * blk + 4 * j;  // word j rounds 4 elements
+    if (first >= d) return;
+    uint32_t codes = 0;  // the B bits of element first + i at bit i B
+    for (int i = 0; i < 4 && first + i < d; ++i) {
+      if (p.s > 0.0f)
+        codes |= quant_code(x[first + i], p, quant_random_byte(w, first + i)) << (i * B);
+    }
+    for (int k = 0; k < B / 2 && first * B / 8 + k < row_bytes; ++k)
+      out[first * B / 8 + k] = static_cast<uint8_t>(codes >> (8 * k));
+  }
 }
 
 // Dequantized value m + s*q (exactly m for a constant row, where s = 0).

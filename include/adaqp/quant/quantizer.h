@@ -1,8 +1,8 @@
 // Stochastic message quantization (docs/design.md, section 5): each row (message) x in R^d becomes
 // d codes of b bits (b in {2, 4, 8}) plus its metadata (m, s); dequantized x^_i = m + s*q_i with
-// E[x^] = x and Var[x^_i] = s^2 f_i (1 - f_i) <= s^2 / 4 (f_i the fractional part of
-// (x_i - m) / s). The per-element formulas are in quant_math.h; the widths and the wire size of a
-// message in widths.h.
+// |E[x^_i] - x_i| <= s / 512 (the rounding's 8-bit dither) and Var[x^_i] = s^2 f_i (1 - f_i),
+// at most s^2 / 4 (f_i the fractional part of (x_i - m) / s on the dither's 1/256 grid). The
+// per-element formulas are in quant_math.h; the widths and the wire size of a message in widths.h.
 //
 // Wire format of a block of n rows at bit-width b (sender and receiver both know n, d and b):
 // - packed codes: n rows of packed_row_bytes(d, b) = ceil(d*b/8) bytes each, back to back; code k
@@ -12,11 +12,11 @@
 //   8i + 4 .. 8i + 7 (host byte order, read and written bytewise: no alignment is required).
 // Why float32 metadata and not two bfloat16: m is then the exact row minimum, so a constant row
 // (s = 0) comes back exactly without a special case, and s is rounded up in float32 only, so any
-// finite range works (1e30 spreads included) and the estimator stays unbiased (no code is ever
-// clamped). The cost is 4 bytes per row more than bfloat16: 6% of a 2-bit row of d = 256.
+// finite range works (1e30 spreads included) and no code is ever clamped (which would bias the
+// estimate). The cost is 4 bytes per row more than bfloat16: 6% of a 2-bit row of d = 256.
 //
-// Randomness: element e of the row of global node g uses the 16 bits quant_random_bits(w, e) of
-// word w = (e / 2) % 4 of philox_block(seed, epoch, layer, stream, g, e / 8). Codes are therefore a
+// Randomness: element e of the row of global node g uses the byte quant_random_byte(w, e), byte
+// e % 4 of word (e / 4) % 4 of w = philox_block(seed, epoch, layer, stream, g, e / 16). Codes are a
 // pure function of the input values and the key: independent of thread count, row order,
 // partitioning and device; the CUDA block codec (block_codec.h) gives bit-identical packed bytes
 // and metadata.
