@@ -35,24 +35,30 @@ struct RowScratch {
   std::vector<uint32_t> words;
 };
 
-// Minimum and maximum of a row; false if it holds a NaN or an infinity. Integer reductions on the
-// ordered bit patterns, because gcc vectorises those (float min/max reductions only under
-// -ffinite-math-only).
+// Minimum and maximum of a row in the IEEE total order (-0 below +0, as ordered_bits); false if it
+// holds a NaN or an infinity. Integer reductions of the bit patterns, which gcc vectorises (float
+// min/max only under -ffinite-math-only): as signed integers the non-negative floats keep their
+// order, as unsigned ones every negative float lies above them in reverse order. So the minimum is
+// the largest unsigned pattern if the row has a negative value, else the smallest; the maximum is
+// the largest signed one if it has a non-negative value, else the smallest unsigned one.
 ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float& hi) {
-  int32_t key_lo = INT32_MAX, key_hi = INT32_MIN;
-  uint32_t special = 0;
+  int32_t signed_max = INT32_MIN;
+  uint32_t unsigned_min = UINT32_MAX, unsigned_max = 0, magnitude_max = 0;
+#pragma GCC unroll 4
   for (int64_t e = 0; e < d; ++e) {
-    int32_t bits;
+    uint32_t bits;
     std::memcpy(&bits, x + e, sizeof(bits));
-    const int32_t key = ordered_bits(bits);
-    key_lo = std::min(key_lo, key);
-    key_hi = std::max(key_hi, key);
-    special |= (bits & 0x7F800000) == 0x7F800000 ? 1u : 0u;  // exponent all ones: NaN or inf
+    signed_max = std::max(signed_max, static_cast<int32_t>(bits));
+    unsigned_min = std::min(unsigned_min, bits);
+    unsigned_max = std::max(unsigned_max, bits);
+    magnitude_max = std::max(magnitude_max, bits & 0x7FFFFFFFu);
   }
-  const int32_t bits_lo = ordered_bits(key_lo), bits_hi = ordered_bits(key_hi);
+  constexpr uint32_t kSign = 0x80000000u;
+  const uint32_t bits_lo = unsigned_max >= kSign ? unsigned_max : unsigned_min;
+  const uint32_t bits_hi = unsigned_min < kSign ? static_cast<uint32_t>(signed_max) : unsigned_min;
   std::memcpy(&lo, &bits_lo, sizeof(lo));
   std::memcpy(&hi, &bits_hi, sizeof(hi));
-  return special == 0;
+  return magnitude_max < 0x7F800000u;  // exponent all ones: NaN or infinity
 }
 
 #if ADAQP_X86_PATHS

@@ -607,6 +607,12 @@ TEST(QuantFormula, MinimumAndMaximumOfSignedZerosAndSubnormals) {
     EXPECT_EQ(q.meta[0], 0.0f);
     EXPECT_FALSE(std::signbit(q.meta[0])) << "m = -0 is stored as +0";
     EXPECT_EQ(dequantize(q, 1, 3, bits), zeros);
+    // -0 the only value below the positive ones: the minimum still, so m = +0 and not tiny.
+    const std::vector<float> negative_zero = {2 * tiny, -0.0f, tiny};
+    const Quantized z = quantize(negative_zero, 3, nullptr, {8}, bits, key);
+    EXPECT_EQ(z.meta[0], 0.0f);
+    EXPECT_FALSE(std::signbit(z.meta[0]));
+    EXPECT_EQ(z.ranges[0], 2 * tiny);
   }
 }
 
@@ -670,6 +676,16 @@ TEST(QuantFullPrecision, RowsAreCopiedAndRangesClampedToFloatMax) {
     FAIL() << "no error for a NaN";
   } catch (const NonFiniteError& e) {
     EXPECT_NE(std::string(e.what()).find("node 11 (epoch 3): element 1 is nan"), std::string::npos)
+        << e.what();
+  }
+  bad = src;  // an infinity: no range check would catch it here, as rows travel as they are
+  bad[2 * d + 2] = std::numeric_limits<float>::infinity();
+  try {
+    copy_full_precision_rows(bad.data(), d, index.data(), gids.data(), n,
+                             QuantKey{1, 3, 2, RngStream::kQuantForward}, out.data(), nullptr);
+    FAIL() << "no error for an infinity";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 11 (epoch 3): element 2 is inf"), std::string::npos)
         << e.what();
   }
 }
