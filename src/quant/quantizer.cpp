@@ -149,6 +149,7 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
     done = packed_codes_avx2<B>(x, d, p, reinterpret_cast<const uint8_t*>(words), out);
 #endif
   // The rest starts on a block (32 elements a vector step).
+  static_assert(32 % kQuantElementsPerBlock == 0, "the vector path ends on a block");
   for (int64_t blk = done / kQuantElementsPerBlock; blk < blocks; ++blk) {
     const PhiloxWords w{
         {words[4 * blk], words[4 * blk + 1], words[4 * blk + 2], words[4 * blk + 3]}};

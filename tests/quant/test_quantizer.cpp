@@ -50,12 +50,22 @@ struct Quantized {
 Quantized quantize(const std::vector<float>& src, int64_t d, const int64_t* row_index,
                    const std::vector<int64_t>& gids, int bits, const QuantKey& key) {
   const auto n = static_cast<int64_t>(gids.size());
+  const int64_t row_bytes = packed_row_bytes(d, bits);
+  constexpr size_t kGuard = 8;  // bytes after the rows, which nothing may write
   Quantized q;
-  q.packed.assign(static_cast<size_t>(n * packed_row_bytes(d, bits)), 0xAB);
+  q.packed.assign(static_cast<size_t>(n * row_bytes) + kGuard, 0xAB);
   q.meta.assign(static_cast<size_t>(n * 2), -1.0f);
   q.ranges.assign(static_cast<size_t>(n), -1.0f);
   quantize_rows(src.data(), d, row_index, gids.data(), n, bits, key, q.packed.data(),
                 as_bytes(q.meta), q.ranges.data());
+  for (size_t k = q.packed.size() - kGuard; k < q.packed.size(); ++k)
+    EXPECT_EQ(q.packed[k], 0xAB) << "written past the rows, b=" << bits << " d=" << d;
+  q.packed.resize(q.packed.size() - kGuard);
+  // The unused high bits of each row's last byte are zero (the wire format, quantizer.h).
+  const int used = static_cast<int>(d * bits % 8);
+  for (int64_t i = 0; i < n && used != 0; ++i)
+    EXPECT_EQ(q.packed[static_cast<size_t>((i + 1) * row_bytes - 1)] >> used, 0)
+        << "row " << i << " b=" << bits << " d=" << d;
   return q;
 }
 
@@ -132,6 +142,7 @@ TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
             // where 256 / s overflows.
             ASSERT_EQ(p.r == 0.0f, scale < 1.0f) << "b=" << bits << " d=" << d;
             if (p.r > 0.0f) {
+              EXPECT_LE(p.r, 256.0f / p.s);
               EXPECT_LE((hi - lo) * p.r, 256.0f * levels);
               const float above = std::nextafter(p.r, FLT_MAX);
               EXPECT_TRUE(p.r == 256.0f / p.s || (hi - lo) * above > 256.0f * levels);
@@ -144,9 +155,9 @@ TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
                              static_cast<uint64_t>(gids[i]), static_cast<uint32_t>(e / 16));
             const uint32_t random_byte = (w.v[(e / 4) % 4] >> (8 * (e % 4))) & 0xFFu;
             const uint32_t want = p.s == 0.0f ? 0u : quant_code(x[e], p, random_byte);
+            ASSERT_LE(want, quant_levels(bits)) << "b=" << bits << " d=" << d << " e=" << e;
             ASSERT_EQ(codes[e], want)
                 << "b=" << bits << " d=" << d << " scale " << scale << " row " << i << " e=" << e;
-            ASSERT_LE(codes[e], quant_levels(bits));
           }
         }
       }
@@ -245,6 +256,29 @@ TEST(QuantFormula, GridValuesRoundTripExactly) {
   }
 }
 
+// The same where s is not a power of two, so that r * s is not 256 and the products fl((x - m) r)
+// miss the grid by float rounding: values fl(j s) from m = 0 still come back exactly.
+TEST(QuantFormula, GridValuesOfAStepNotAPowerOfTwoRoundTripExactly) {
+  const QuantKey key{3, 2, 0, RngStream::kQuantForward};
+  for (int bits : kBitWidths) {
+    const uint32_t levels = quant_levels(bits);
+    int inexact = 0;  // steps whose r * s is not exactly 256
+    for (const float step : {0.1f, 0.3f, 0.7f, 1.3f, 0.013f}) {
+      const int64_t d = 77;  // two vector groups and a tail
+      std::vector<float> x(static_cast<size_t>(d));
+      for (int64_t e = 0; e < d; ++e) x[e] = static_cast<float>((e * 5) % (levels + 1)) * step;
+      x[0] = 0.0f;
+      x[1] = static_cast<float>(levels) * step;
+      const RowParams p = quant_row_params(0.0f, x[1], bits);
+      if (p.s != step) continue;  // the grid then is another one
+      inexact += static_cast<double>(p.r) * p.s != 256.0 ? 1 : 0;
+      const Quantized q = quantize(x, d, nullptr, {43}, bits, key);
+      EXPECT_EQ(dequantize(q, 1, d, bits), x) << "b=" << bits << " s=" << step;
+    }
+    EXPECT_GT(inexact, 0) << "b=" << bits;
+  }
+}
+
 // A constant row has s = 0, all codes 0, and comes back bit for bit, whatever its value.
 TEST(QuantFormula, ConstantRowsAreExact) {
   const QuantKey key{9, 4, 1, RngStream::kQuantForward};
@@ -313,7 +347,7 @@ void check_unbiased(const std::vector<float>& x, int bits, int draws, const std:
     EXPECT_LE(std::abs(freq - f), 6.0 * std::sqrt(f * (1.0 - f) / draws) + 1e-6)
         << label << " e=" << e << " f=" << f;
     const double mean = sum[e] / draws;
-    // Float rounding (of x - m, of the division by s, of m + s*q) moves a draw by a few ulps of
+    // Float rounding (of x - m, of its product with r, of m + s*q) moves a draw by a few ulps of
     // the row's largest magnitude; the rows here span 0, so that bounds every term.
     const double scale =
         std::max(std::abs(static_cast<double>(lo)), std::abs(static_cast<double>(hi)));
@@ -498,9 +532,9 @@ TEST(Quantizer, MetadataAtAnyByteOffset) {
   }
 }
 
-// A constant row's codes are all zero whatever row the same thread quantized before it (the codes
-// buffer is reused from row to row), at every width and with and without a tail after the whole
-// groups of 32 codes.
+// A constant row's codes are all zero whatever row the same thread quantized before it (its random
+// words are skipped, the packed bytes filled), at every width and with and without a tail after the
+// whole groups of 32 codes.
 TEST(QuantFormula, ConstantRowAfterAVariedRowHasZeroCodes) {
   const QuantKey key{9, 4, 1, RngStream::kQuantForward};
   for (int bits : kBitWidths) {

@@ -228,13 +228,16 @@ std::vector<T> to_host(const at::Tensor& t) {
 TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
   ADAQP_REQUIRE_CUDA_DEVICE();
   const quant::QuantKey key{77, 5, 2, RngStream::kQuantForward};
-  for (int64_t d : {1, 7, 64, 129}) {
+  // d = 48: one 16-element block after the CPU's vector group; 600: lanes that wrap past 32 blocks.
+  for (int64_t d : {1, 7, 48, 64, 129, 600}) {
     // 600,000 rows: more than one grid of the row kernels (65,535 blocks of 8 rows) covers.
     for (int64_t n : {1, 40, 1000, 600000}) {
       if (n > 1000 && d > 7) continue;
       const int64_t rows = n + 5;
       std::vector<float> src = random_rows(rows, d, static_cast<uint32_t>(d + n));
       for (int64_t e = 0; e < d; ++e) src[e] = 0.25f;  // a constant row
+      for (int64_t e = 0; e < d; ++e)
+        src[3 * d + e] *= 1.0e-39f;  // subnormal step: r = 0, sent as k = 1
       std::vector<int64_t> src_rows(static_cast<size_t>(n)), gids(static_cast<size_t>(n));
       for (int64_t k = 0; k < n; ++k) src_rows[k] = (k * 3) % rows, gids[k] = 500 + 7 * k;
       const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(d * 3 + n));

@@ -51,8 +51,9 @@ ADAQP_HOST_DEVICE uint32_t quant_levels(int bits) {
 }
 
 // A float's bit pattern mapped to an int32 of the same order (-0 below +0; NaN excluded); it is its
-// own inverse. Row minima and maxima are reduced in this total order on both devices, so they pick
-// the same bit pattern whatever the reduction order.
+// own inverse. Row minima and maxima are those of this total order on both devices (the CUDA codec
+// reduces these keys; the CPU's row_min_max gets the same patterns from signed and unsigned
+// reductions), so they pick the same bit pattern whatever the reduction order.
 ADAQP_HOST_DEVICE int32_t ordered_bits(int32_t bits) {
   return bits ^ ((bits >> 31) & 0x7FFFFFFF);
 }
@@ -71,7 +72,7 @@ struct RowParams {
                 // fl(range / s) <= L, so every (x - m) / s lies in [0, L] and no code is clamped
   float r;      // the encoder's scale, 256 / s as a product: fl(256 / s) lowered until
                 // fl(range * r) <= 256 L, so every fl((x - m) * r) lies in [0, 256 L]; 0 where
-                // 256 / s is not finite (a subnormal s) or s = 0. Not on the wire.
+                // 256 / s overflows (s below about 2^-120) or s = 0. Not on the wire.
   float range;  // fl(M - m), what the bit-width solver needs
   bool ok;      // false when the range or the largest dequantized value m + s*L is not finite
 };
@@ -117,10 +118,10 @@ ADAQP_HOST_DEVICE float quant_scaled(float x, const RowParams& p) {
 }
 
 // Code of x in a row with metadata p (s > 0), x in [m, M]: with n = floor(quant_scaled + 1/2) (t on
-// a grid of 1/256, to nearest) and k the element's random byte, q = floor((n + k) / 256). So q is
-// floor(t) or that plus one, E[q] = n / 256 lies within 1/512 of t (a bias below s / 512 against a
-// rounding noise of up to s / 2), q is in [0, L] without clamping (n <= 256 L), and a value on the
-// grid (t within 1/512 of an integer) comes back exactly.
+// a grid of 1/256, to nearest) and k the element's random byte, q = floor((n + k) / 256). So
+// E[q] = n / 256 lies within 1/512 of the computed 256 t / 256 (which differs from t by float
+// rounding only: a few ulps of 256 L), q is in [0, L] without clamping (n <= 256 L), and a value
+// on the grid (t an integer, up to that rounding) comes back exactly.
 ADAQP_HOST_DEVICE uint32_t quant_code(float x, const RowParams& p, uint32_t random_byte) {
   const auto n = static_cast<uint32_t>(qadd(quant_scaled(x, p), 0.5f));  // floor, as it is >= 0
   return (n + random_byte) >> 8;

@@ -1,7 +1,8 @@
 // Stochastic message quantization (docs/design.md, section 5): each row (message) x in R^d becomes
 // d codes of b bits (b in {2, 4, 8}) plus its metadata (m, s); dequantized x^_i = m + s*q_i with
-// |E[x^_i] - x_i| <= s / 512 (the rounding's 8-bit dither) and Var[x^_i] = s^2 f_i (1 - f_i),
-// at most s^2 / 4 (f_i the fractional part of (x_i - m) / s on the dither's 1/256 grid). The
+// |E[x^_i] - x_i| <= s / 512 up to float rounding (the rounding's 8-bit dither) and Var[x^_i] =
+// s^2 f_i (1 - f_i), at most s^2 / 4 (f_i the fractional part of (x_i - m) / s on the dither's
+// 1/256 grid). The
 // per-element formulas are in quant_math.h; the widths and the wire size of a message in widths.h.
 //
 // Wire format of a block of n rows at bit-width b (sender and receiver both know n, d and b):
