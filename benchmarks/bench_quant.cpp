@@ -7,6 +7,8 @@
 // Correctness beside speed: the mean squared error of the round trip and its bound mean(s^2/4)
 // (and, on CUDA, whether the device's bytes equal the CPU's). Then the host's cost of a block's
 // layout when its widths change (ns a row, mixed widths).
+// The CPU's rows say which vector path ran (cpu_isa; ADAQP_MAX_CPU_ISA=scalar measures the scalar
+// one).
 // Usage: bench_quant [--rows N] [--dim D] [--threads T] [--repeats R]
 //        defaults: 1048576 rows, dim 256, all OpenMP threads, 5 repeats (median reported).
 #include <fmt/format.h>
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/error.h"
 #include "adaqp/config.h"
 #include "adaqp/quant/block_codec.h"
@@ -122,12 +125,16 @@ void report(const std::string& device, const std::string& op, int bits, int thre
             const Options& o, double seconds, double memcpy_gbps, const std::string& extra) {
   const double gb = static_cast<double>(o.rows * o.dim) * sizeof(float) / 1e9;
   const double gbps = gb / seconds;
+  // The CPU codec's vector path (ADAQP_MAX_CPU_ISA caps it).
+  const std::string isa =
+      device == "cpu" ? fmt::format(",\"cpu_isa\":\"{}\"", adaqp::cpu_isa_name(adaqp::cpu_isa()))
+                      : "";
   std::cout << fmt::format(
                    "{{\"benchmark\":\"quant\",\"device\":\"{}\",\"op\":\"{}\",\"bits\":{},"
                    "\"threads\":{},\"rows\":{},\"dim\":{},\"repeats\":{},\"seconds_median\":{:.5f},"
-                   "\"gbps\":{:.3f},\"memcpy_gbps\":{:.3f},\"fraction_of_memcpy\":{:.3f}{}}}",
+                   "\"gbps\":{:.3f},\"memcpy_gbps\":{:.3f},\"fraction_of_memcpy\":{:.3f}{}{}}}",
                    device, op, bits, threads, o.rows, o.dim, o.repeats, seconds, gbps, memcpy_gbps,
-                   gbps / memcpy_gbps, extra)
+                   gbps / memcpy_gbps, isa, extra)
             << "\n";
   std::cout << fmt::format(
                    "# {} {:<10} b={} threads={:<3} {:8.3f} GB/s = {:5.1f}% of memcpy ({:.3f} GB/s)",

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "adaqp/comm/launcher.h"
+#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/config.h"
@@ -93,6 +94,14 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
   add_train_command(app, wrap_transport);
   try {
     setup_logging(0);
+    // The environment's cap on the CPU kernels' vector paths, read before MPI starts: a wrong value
+    // is reported once, by the job's first process, like a wrong command line.
+    try {
+      cpu_isa();
+    } catch (const ConfigError& e) {
+      if (first_launched_process()) std::fprintf(stderr, "adaqp: error: %s\n", e.what());
+      return 1;
+    }
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
     // A rank whose job failed elsewhere: the failing rank has printed the error

@@ -169,17 +169,6 @@ __attribute__((target("avx2"))) void picked_avx2(const uint32_t (&ctr)[3][kPhilo
   }
 }
 
-// The widest path this CPU has.
-enum class PhiloxPath { kAvx512, kAvx2, kBlocks };
-
-PhiloxPath philox_path() {
-  static const PhiloxPath path = [] {
-    if (cpu_has_avx512f()) return PhiloxPath::kAvx512;
-    if (cpu_has_avx2()) return PhiloxPath::kAvx2;
-    return PhiloxPath::kBlocks;
-  }();
-  return path;
-}
 #endif
 
 }  // namespace
@@ -193,8 +182,8 @@ void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream s
     const auto at = static_cast<uint32_t>(first);
     const int64_t count = std::min(blocks - first, kPhiloxBatch);  // a short row: no whole batch
 #if ADAQP_X86_PATHS
-    const PhiloxPath path = philox_path();
-    if (path == PhiloxPath::kAvx512) {
+    const CpuIsa isa = cpu_isa();
+    if (isa == CpuIsa::kAvx512) {
       if (count > 16) {
         batch_avx512<2>(counter, k0, k1, at, out);
       } else {
@@ -202,7 +191,7 @@ void philox_row_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStream s
       }
       continue;
     }
-    if (path == PhiloxPath::kAvx2) {
+    if (isa == CpuIsa::kAvx2) {
       switch ((count + 7) / 8) {
         case 1:
           batch_avx2<1>(counter, k0, k1, at, out);
@@ -229,7 +218,7 @@ void philox_picked_words(uint64_t seed, uint32_t epoch, uint32_t layer, RngStrea
   ADAQP_CHECK(n >= 0 && n <= kPhiloxBatch, "philox_picked_words: at most a batch of blocks");
   const auto k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
 #if ADAQP_X86_PATHS
-  if (cpu_has_avx2()) {
+  if (cpu_isa() >= CpuIsa::kAvx2) {
     uint32_t ctr[3][kPhiloxBatch] = {}, picked[kPhiloxBatch] = {}, words[kPhiloxBatch];
     for (int64_t j = 0; j < n; ++j) {
       const PhiloxWords c = philox_counter(epoch, layer, stream, gids[j], blocks[j]);

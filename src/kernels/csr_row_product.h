@@ -108,7 +108,7 @@ template <class Row>
 inline void best_row_product(const Row& row, int64_t begin, int64_t end, const float* x, int64_t d,
                              float* yi, bool accumulate) {
 #if ADAQP_X86_PATHS
-  if (cpu_has_avx2()) {
+  if (cpu_isa() >= CpuIsa::kAvx2) {
     row_product_avx2(row, begin, end, x, d, yi, accumulate);
     return;
   }

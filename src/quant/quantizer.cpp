@@ -145,7 +145,7 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
   int64_t done = 0;
 #if ADAQP_X86_PATHS
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "random bytes are read low byte first");
-  if (cpu_has_avx2())
+  if (cpu_isa() >= CpuIsa::kAvx2)
     done = packed_codes_avx2<B>(x, d, p, reinterpret_cast<const uint8_t*>(words), out);
 #endif
   // The rest starts on a block (32 elements a vector step).
@@ -205,7 +205,7 @@ void dequantize_row(const uint8_t* packed, const uint8_t* meta, int64_t d, float
   load_meta(meta, m, s);
   int64_t e = 0;
 #if ADAQP_X86_PATHS
-  if (cpu_has_avx2()) e = dequantize_avx2<B, Add>(packed, d, m, s, dst);
+  if (cpu_isa() >= CpuIsa::kAvx2) e = dequantize_avx2<B, Add>(packed, d, m, s, dst);
 #endif
   for (; e < d; ++e) {
     const float v = dequant_value(m, s, code_at<B>(packed, e));

@@ -20,6 +20,7 @@
 #include "adaqp/common/append_file.h"
 #include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
+#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/error.h"
 #include "adaqp/model/host_tensor_bytes.h"
 #include "adaqp/model/sparse_features.h"
@@ -349,6 +350,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   summary.metric = trainer.metric_name();
   summary.world_size = world;
   summary.device = trainer.device().name();
+  summary.cpu_isa = cpu_isa_name(cpu_isa());
   CheckpointProgress progress = opt.start;  // the last epoch run and the best validation score
   ModelSnapshot best = opt.start_best;      // restore_best: that epoch's parameters
   const auto kept_best = [&] { return opt.restore_best && best.epoch > 0 ? &best : nullptr; };

@@ -310,6 +310,7 @@ std::string summary_json(const RunSummary& s) {
   j["params_epoch"] = s.params_epoch;
   j["world_size"] = s.world_size;
   j["device"] = s.device;
+  j["cpu_isa"] = s.cpu_isa;
   j["bytes_per_epoch"] = finite(s.bytes_per_epoch);
   j["full_precision_bytes_per_epoch"] = finite(s.full_precision_bytes_per_epoch);
   j["exchange"] = s.exchange;

@@ -60,7 +60,8 @@ TEST(Philox, UniformCoversZeroToOneExclusive) {
   EXPECT_EQ(philox_uniform(0xFFFFFFFFu), 1.0f - 1.0f / 16777216.0f);
 }
 
-// The row generator (AVX-512 or AVX2, whichever is the widest the CPU has) gives philox_block's
+// The row generator (the widest path in use; ctest's unit_isa_* run it again on the narrower ones)
+// gives philox_block's
 // words for every block, across batch boundaries and in a last batch of every vector count, for
 // nodes with high id bits, and writes nothing past the buffer (the words after it keep their
 // sentinel).

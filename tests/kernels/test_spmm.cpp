@@ -194,7 +194,7 @@ void expect_paths_agree() {
 
 TEST(CsrRowProduct, EntryByEntryAndAvx2GiveTheSameBits) {
 #if ADAQP_X86_PATHS
-  if (!cpu_has_avx2()) {
+  if (!cpu_supports(CpuIsa::kAvx2)) {
     if (test::running_in_ci()) FAIL() << "no AVX2 on this CPU: the AVX2 path cannot run";
     GTEST_SKIP() << "no AVX2 on this CPU: only the entry-by-entry path runs";
   }

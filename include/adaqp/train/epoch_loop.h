@@ -63,6 +63,8 @@ struct RunSummary {
   int params_epoch = 0;        // the epoch whose parameters params.bin holds
   int world_size = 0;
   std::string device;  // "cpu" or "cuda:<index>" (rank 0's)
+  // The widest vector path rank 0's CPU kernels use (common/cpu_features.h): scalar, avx2, avx512.
+  std::string cpu_isa;
   // Halo exchanges, all ranks together, mean over the epochs run: bytes sent, and what the same
   // exchanges would send at float32.
   double bytes_per_epoch = 0;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# ADAQP_MAX_CPU_ISA (include/adaqp/common/cpu_features.h) end to end:
+# - the run's summary reports the CPU's widest path (read here from /proc/cpuinfo's flags) without
+#   the variable and `scalar` with ADAQP_MAX_CPU_ISA=scalar;
+# - the scalar paths train exactly as the vector ones: a 2-worker run with quantized messages
+#   (2 bits, rows of 64 values: the codec's rounding, packing and unpacking), dropout and the CSR
+#   product gives the same loss, accuracy and bytes in every epoch of every rank, and the same
+#   parameters, bit for bit;
+# - a value that names no path is one error line naming the variable and the value, a non-zero exit,
+#   and no output directory.
+# shellcheck source=tests/cli/lib/cli_test.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+# shellcheck source=scripts/lib/adaqp.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+
+widest=scalar
+if grep -qw avx512f /proc/cpuinfo; then
+  widest=avx512
+elif grep -qw avx2 /proc/cpuinfo; then
+  widest=avx2
+fi
+
+mapfile -t job < <(synthetic_graph 1200 seed=5 feat_dim=40 avg_degree=8
+  gnn_model 3 64 type=gcn dropout=0.5
+  set_pairs partition.parts=2 "partition.dir=$tmp/part" communication.mode=quant
+  set_pairs communication.scheme=uniform communication.bits=2 training.epochs=6 training.threads=1 output.log_level=warn)
+
+# train NAME [ENV...]: the job into $tmp/NAME, each ENV (NAME=VALUE) exported to the ranks.
+train() {
+  local name=$1 exports=()
+  shift
+  for kv in "$@"; do exports+=(-x "$kv"); done
+  env "$@" timeout 300 mpirun --oversubscribe -np 2 "${exports[@]}" "$ADAQP_BIN" train "${job[@]}" \
+    --set "output.dir=$tmp/$name" >"$tmp/$name.log" 2>&1
+}
+
+train widest || {
+  cat "$tmp/widest.log"
+  fail "the run without ADAQP_MAX_CPU_ISA failed"
+}
+train scalar ADAQP_MAX_CPU_ISA=scalar || {
+  cat "$tmp/scalar.log"
+  fail "the run with ADAQP_MAX_CPU_ISA=scalar failed"
+}
+"$PYTHON" - "$tmp" "$widest" <<'PY' || fail "the scalar paths did not train as the vector ones"
+import json, sys
+tmp, widest = sys.argv[1], sys.argv[2]
+def records(name):
+    rows = [json.loads(l) for l in open(f"{tmp}/{name}/metrics.jsonl")]
+    epochs = {(r["epoch"], r["rank"]): r for r in rows if "rank" in r}
+    summary = [r for r in rows if r.get("event") == "summary"][0]
+    return epochs, summary
+wide, wide_summary = records("widest")
+scalar, scalar_summary = records("scalar")
+assert wide_summary["cpu_isa"] == widest, (wide_summary["cpu_isa"], widest)
+assert scalar_summary["cpu_isa"] == "scalar", scalar_summary["cpu_isa"]
+assert len(wide) == 12 and wide.keys() == scalar.keys(), sorted(wide)
+for key, r in sorted(wide.items()):
+    for field in ("loss", "train_acc", "bytes_sent"):
+        assert r[field] == scalar[key][field], (key, field, r[field], scalar[key][field])
+# Layer 1 sends rows of 64 values (the vector paths' width), as 8 + 16 bytes at 2 bits, not 256.
+assert 0 < wide_summary["bytes_per_epoch"] < wide_summary["full_precision_bytes_per_epoch"] / 4, \
+    ("messages not quantized", wide_summary["bytes_per_epoch"])
+PY
+cmp "$tmp/widest/params.bin" "$tmp/scalar/params.bin" ||
+  fail "the parameters after the scalar paths differ from the $widest paths'"
+
+if train bad ADAQP_MAX_CPU_ISA=avx3; then
+  fail "ADAQP_MAX_CPU_ISA=avx3 was accepted"
+fi
+grep -c "ADAQP_MAX_CPU_ISA = 'avx3'" "$tmp/bad.log" | grep -qx 1 || {
+  cat "$tmp/bad.log"
+  fail "not one error line naming ADAQP_MAX_CPU_ISA and its value"
+}
+[ ! -e "$tmp/bad" ] || fail "the refused run left $tmp/bad"
+echo "PASS: the $widest and scalar paths train alike; ADAQP_MAX_CPU_ISA is checked"
