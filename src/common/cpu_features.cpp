@@ -48,9 +48,12 @@ bool cpu_supports(CpuIsa isa) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
   }();
+  // x86-64-v4's AVX-512 subsets, which the compiled loops' AVX-512 copies (vector_clones.h) use.
   static const bool avx512 = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
   }();
   switch (isa) {
     case CpuIsa::kAvx2:

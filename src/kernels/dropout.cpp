@@ -82,8 +82,8 @@ inline uint32_t mask_word(const MaskView& m, int64_t row, int64_t w) {
   return (words[0] >> shift) | (hi << (32 - shift));
 }
 
-ADAQP_VECTOR_CLONES void keep_row(const DropoutKey& key, float p, uint64_t gid, int64_t width,
-                                  uint32_t* words, uint32_t* keep) {
+ADAQP_CLONED_BODY void keep_row_body(const DropoutKey& key, float p, uint64_t gid, int64_t width,
+                                     uint32_t* words, uint32_t* keep) {
   philox_row_words(key.seed, key.epoch, key.layer, RngStream::kDropout, gid, (width + 3) / 4,
                    words);
   for (int64_t w = 0; w < bit_words(width); ++w) {
@@ -96,6 +96,10 @@ ADAQP_VECTOR_CLONES void keep_row(const DropoutKey& key, float p, uint64_t gid, 
     keep[w] = bits;
   }
 }
+ADAQP_VECTOR_CLONES(void, keep_row,
+                    (const DropoutKey& key, float p, uint64_t gid, int64_t width, uint32_t* words,
+                     uint32_t* keep),
+                    (key, p, gid, width, words, keep))
 
 // 32 elements of a row under one mask word (count of them valid), each a select and a multiply;
 // with a constant count (a whole word) the loops vectorise.
@@ -138,18 +142,21 @@ inline void mask_row_words(const float* x, int64_t d, const MaskView& m, int64_t
   }
 }
 
-// The ReLU is a parameter, not a template's: clang does not clone templates (target_clones).
-ADAQP_VECTOR_CLONES void mask_row(const float* x, int64_t d, const MaskView& m, int64_t row,
-                                  bool relu, float* out, uint32_t* positive) {
+ADAQP_CLONED_BODY void mask_row_body(const float* x, int64_t d, const MaskView& m, int64_t row,
+                                     bool relu, float* out, uint32_t* positive) {
   if (relu) {
     mask_row_words<true>(x, d, m, row, out, positive);
   } else {
     mask_row_words<false>(x, d, m, row, out, positive);
   }
 }
+ADAQP_VECTOR_CLONES(void, mask_row,
+                    (const float* x, int64_t d, const MaskView& m, int64_t row, bool relu,
+                     float* out, uint32_t* positive),
+                    (x, d, m, row, relu, out, positive))
 
-ADAQP_VECTOR_CLONES void mask_row_backward(const float* dy, int64_t d, const MaskView& m,
-                                           int64_t row, const uint32_t* positive, float* dx) {
+ADAQP_CLONED_BODY void mask_row_backward_body(const float* dy, int64_t d, const MaskView& m,
+                                              int64_t row, const uint32_t* positive, float* dx) {
   const int64_t whole = d / 32;
   for (int64_t w = 0; w < bit_words(d); ++w) {
     const uint32_t keep = m.bits != nullptr ? mask_word(m, row, w) : ~0u;
@@ -161,6 +168,10 @@ ADAQP_VECTOR_CLONES void mask_row_backward(const float* dy, int64_t d, const Mas
     }
   }
 }
+ADAQP_VECTOR_CLONES(void, mask_row_backward,
+                    (const float* dy, int64_t d, const MaskView& m, int64_t row,
+                     const uint32_t* positive, float* dx),
+                    (dy, d, m, row, positive, dx))
 
 constexpr int64_t kParallelElements = 65536;
 

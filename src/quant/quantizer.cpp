@@ -41,7 +41,7 @@ struct RowScratch {
 // order, as unsigned ones every negative float lies above them in reverse order. So the minimum is
 // the largest unsigned pattern if the row has a negative value, else the smallest; the maximum is
 // the largest signed one if it has a non-negative value, else the smallest unsigned one.
-ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float& hi) {
+ADAQP_CLONED_BODY bool row_min_max_body(const float* x, int64_t d, float& lo, float& hi) {
   int32_t signed_max = INT32_MIN;
   uint32_t unsigned_min = UINT32_MAX, unsigned_max = 0, magnitude_max = 0;
 #pragma GCC unroll 4
@@ -60,6 +60,8 @@ ADAQP_VECTOR_CLONES bool row_min_max(const float* x, int64_t d, float& lo, float
   std::memcpy(&hi, &bits_hi, sizeof(hi));
   return magnitude_max < 0x7F800000u;  // exponent all ones: NaN or infinity
 }
+ADAQP_VECTOR_CLONES(bool, row_min_max, (const float* x, int64_t d, float& lo, float& hi),
+                    (x, d, lo, hi))
 
 #if ADAQP_X86_PATHS
 // The packed codes of the row's first 32 * (d / 32) elements (two Philox blocks), 32 a step:

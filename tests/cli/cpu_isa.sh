@@ -13,10 +13,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 
+# The widest path the kernel's flags allow (AVX-512: x86-64-v4's subsets).
+flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
+has() {
+  local f
+  for f in "$@"; do [[ $flags == *" $f "* ]] || return 1; done
+}
 widest=scalar
-if grep -qw avx512f /proc/cpuinfo; then
+if has avx512f avx512bw avx512cd avx512dq avx512vl; then
   widest=avx512
-elif grep -qw avx2 /proc/cpuinfo; then
+elif has avx2; then
   widest=avx2
 fi
 

@@ -28,7 +28,10 @@ TEST(CpuIsa, SupportIsWhatTheKernelReports) {
   EXPECT_TRUE(cpu_supports(CpuIsa::kScalar));
 #if ADAQP_X86_PATHS
   EXPECT_EQ(cpu_supports(CpuIsa::kAvx2), flags.find(" avx2 ") != std::string::npos);
-  EXPECT_EQ(cpu_supports(CpuIsa::kAvx512), flags.find(" avx512f ") != std::string::npos);
+  bool avx512 = true;
+  for (const char* subset : {" avx512f ", " avx512bw ", " avx512cd ", " avx512dq ", " avx512vl "})
+    avx512 = avx512 && flags.find(subset) != std::string::npos;
+  EXPECT_EQ(cpu_supports(CpuIsa::kAvx512), avx512);
 #else
   EXPECT_FALSE(cpu_supports(CpuIsa::kAvx2));
   EXPECT_FALSE(cpu_supports(CpuIsa::kAvx512));

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# bench_quant on one thread under each ADAQP_MAX_CPU_ISA cap (avx512 where the CPU has it, avx2,
+# scalar), ROUNDS alternated rounds (the caps' order reversed in even rounds), into runs/<isa>.roundN.txt.
+# Usage: run.sh [ROUNDS] (default 5); BENCH (default build/benchmarks/bench_quant).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+bench=${BENCH:-$root/build/benchmarks/bench_quant}
+rounds=${1:-5}
+isas=(avx512 avx2 scalar)
+grep -qw avx512f /proc/cpuinfo || isas=(avx2 scalar)
+mkdir -p "$here/runs"
+python3 "$root/benchmarks/provenance.py" -- "$bench" --rows 262144 --dim 256 --threads 1 \
+  --repeats 5 >"$here/runs/provenance.json"
+for ((r = 1; r <= rounds; r++)); do
+  order=("${isas[@]}")
+  if ((r % 2 == 0)); then
+    order=()
+    for ((i = ${#isas[@]} - 1; i >= 0; i--)); do order+=("${isas[i]}"); done
+  fi
+  for isa in "${order[@]}"; do
+    echo "round $r: $isa"
+    ADAQP_MAX_CPU_ISA=$isa OMP_NUM_THREADS=1 "$bench" --rows 262144 --dim 256 --threads 1 \
+      --repeats 5 >"$here/runs/$isa.round$r.txt"
+  done
+done
