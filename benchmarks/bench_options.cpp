@@ -9,6 +9,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "adaqp/common/cpu_features.h"
+#include "adaqp/common/error.h"
+
 namespace adaqp::bench {
 namespace {
 
@@ -137,6 +140,13 @@ void Options::parse(int argc, char** argv) {
     std::fputs(app_->help().c_str(), stdout);
     std::exit(0);
   } catch (const CLI::ParseError& e) {
+    fail(e.what());
+  }
+  // The kernels read ADAQP_MAX_CPU_ISA on first use, inside OpenMP regions where a throw ends the
+  // process: a wrong value is reported here instead, as a wrong option is.
+  try {
+    cpu_isa();
+  } catch (const ConfigError& e) {
     fail(e.what());
   }
 }

@@ -103,7 +103,7 @@ __attribute__((target("avx2"))) void row_product_avx2(const Row& row, int64_t be
 
 #endif
 
-// The row by the widest path this CPU has.
+// The row by the widest path cpu_isa() allows.
 template <class Row>
 inline void best_row_product(const Row& row, int64_t begin, int64_t end, const float* x, int64_t d,
                              float* yi, bool accumulate) {

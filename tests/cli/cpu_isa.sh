@@ -5,14 +5,15 @@
 # - the scalar paths train exactly as the vector ones: a 2-worker run with quantized messages
 #   (2 bits, rows of 64 values: the codec's rounding, packing and unpacking), dropout and the CSR
 #   product gives the same loss, accuracy and bytes in every epoch of every rank, and the same
-#   parameters, bit for bit;
-# - a value that names no path is one error line naming the variable and the value, a non-zero exit,
-#   and no output directory.
+#   parameters, bit for bit.
+# (A value that names no path: train_errors.sh.)
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
 
+# The caller's cap would make the first run's path narrower than the CPU's.
+unset ADAQP_MAX_CPU_ISA
 # The widest path the kernel's flags allow (AVX-512: x86-64-v4's subsets).
 flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
 has() {
@@ -33,7 +34,7 @@ mapfile -t job < <(synthetic_graph 1200 seed=5 feat_dim=40 avg_degree=8
 
 # train NAME [ENV...]: the job into $tmp/NAME, each ENV (NAME=VALUE) exported to the ranks.
 train() {
-  local name=$1 exports=()
+  local name=$1 exports=() kv
   shift
   for kv in "$@"; do exports+=(-x "$kv"); done
   env "$@" timeout 300 mpirun --oversubscribe -np 2 "${exports[@]}" "$ADAQP_BIN" train "${job[@]}" \
@@ -71,12 +72,4 @@ PY
 cmp "$tmp/widest/params.bin" "$tmp/scalar/params.bin" ||
   fail "the parameters after the scalar paths differ from the $widest paths'"
 
-if train bad ADAQP_MAX_CPU_ISA=avx3; then
-  fail "ADAQP_MAX_CPU_ISA=avx3 was accepted"
-fi
-grep -c "ADAQP_MAX_CPU_ISA = 'avx3'" "$tmp/bad.log" | grep -qx 1 || {
-  cat "$tmp/bad.log"
-  fail "not one error line naming ADAQP_MAX_CPU_ISA and its value"
-}
-[ ! -e "$tmp/bad" ] || fail "the refused run left $tmp/bad"
-echo "PASS: the $widest and scalar paths train alike; ADAQP_MAX_CPU_ISA is checked"
+echo "PASS: the $widest and scalar paths train alike"

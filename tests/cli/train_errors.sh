@@ -82,7 +82,12 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   expect_failure cuda_without_gpu 2 "training.device = cuda" "${small[@]}" \
     --set training.device=cuda --set "output.dir=$tmp/cuda"
 fi
-for d in nccl cuda; do
+# The environment's cap on the CPU kernels' vector paths (read before MPI starts, as the command
+# line: reported by the first rank only).
+ADAQP_MAX_CPU_ISA=avx3 expect_failure bad_cpu_isa 2 \
+  "environment variable ADAQP_MAX_CPU_ISA = 'avx3': not one of scalar, avx2, avx512" \
+  "${small[@]}" --set "output.dir=$tmp/isa"
+for d in nccl cuda isa; do
   [ ! -e "$tmp/$d" ] || { echo "FAIL: a refused job left $tmp/$d behind" >&2; exit 1; }
 done
 

@@ -61,10 +61,9 @@ TEST(Philox, UniformCoversZeroToOneExclusive) {
 }
 
 // The row generator (the widest path in use; ctest's unit_isa_* run it again on the narrower ones)
-// gives philox_block's
-// words for every block, across batch boundaries and in a last batch of every vector count, for
-// nodes with high id bits, and writes nothing past the buffer (the words after it keep their
-// sentinel).
+// gives philox_block's words for every block, across batch boundaries and in a last batch of every
+// vector count, for nodes with high id bits, and writes nothing past the buffer (the words after
+// it keep their sentinel).
 TEST(Philox, RowWordsAreTheBlocksWords) {
   const uint64_t seed = 0xfedcba9876543210ull;
   for (const uint64_t gid : {uint64_t{0}, uint64_t{12345}, (uint64_t{1} << 40) - 1}) {

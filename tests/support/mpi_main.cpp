@@ -18,6 +18,7 @@
 
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
+#include "adaqp/common/cpu_features.h"
 #include "adaqp/common/log.h"
 #include "mpi_skip.h"
 #include "skip_marker.h"
@@ -82,6 +83,8 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 };
 
 int run(int* argc, char*** argv) {
+  // ADAQP_MAX_CPU_ISA, read here rather than on the kernels' first use (inside OpenMP regions).
+  adaqp::cpu_isa();
   adaqp::MpiSession mpi(argc, argv);
   ::testing::InitGoogleTest(argc, *argv);
   int rank = 0;

@@ -1,6 +1,6 @@
 """Medians (min-max) over the alternated rounds of bench_quant's quantize and dequantize lines, per
 ADAQP_MAX_CPU_ISA cap: runs/<isa>.round<N>.txt, one JSON line per (op, bits) in each file; each
-line's own cpu_isa must be the cap it ran under (or narrower, where the CPU lacks the cap)."""
+line's own cpu_isa must be the cap it ran under (run.sh runs only the caps the CPU has)."""
 import glob
 import json
 import statistics
