@@ -72,10 +72,14 @@ class RequestSet {
     return progress;
   }
 
-  // Polls until every request completes, one fails, or timeout_s passes.
+  // Polls until every request completes, one fails, or timeout_s passes. A non-blocking
+  // collective moves on only inside a poll (each round of its schedule, each rendezvous step of
+  // TCP), so the pause is capped at 50 us: capped at 1 ms, the gradient all-reduce of a 3-layer
+  // GCN (136 KB) took 9-13 ms at 300 Mbit/s instead of 4-6, and rank 0 lagged its peer by 5 ms
+  // into every epoch (benchmarks/results/README.md, "Collectives polled every 50 us").
   Progress wait(double timeout_s) {
     const double deadline = steady_now_s() + timeout_s;
-    Backoff backoff(64, std::chrono::microseconds(10), std::chrono::microseconds(1000));
+    Backoff backoff(64, std::chrono::microseconds(10), std::chrono::microseconds(50));
     for (;;) {
       Progress progress = test();
       if (progress.done || progress.code != MPI_SUCCESS) return progress;
