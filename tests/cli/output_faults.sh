@@ -14,7 +14,9 @@
 # - a training.checkpoint_dir that is a dangling symbolic link is refused at start-up, naming the
 #   key, before anything is written;
 # - an earlier run's metrics.jsonl that cannot be written (a read-only bind mount of it) stops the
-#   job before its config.yaml replaces the earlier one.
+#   job before its config.yaml replaces the earlier one;
+# - so does an earlier run's params.bin that cannot be replaced (a bind mount of it: a mount point
+#   cannot be removed or renamed over), before training rather than after it.
 # Needs root (mount namespaces); skips visibly without (fails when CI=true and root).
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
@@ -153,3 +155,22 @@ if ((rc == 0 || rc == 124)) || ! grep -q \
   fail "read-only metrics.jsonl (exit $rc): $(cat "$tmp/readonly.log")"
 fi
 echo "ok: a metrics.jsonl that refuses writing: $(grep "adaqp: error" "$tmp/readonly.log")"
+
+# An earlier run's params.bin that cannot be replaced: the job stops before config.yaml and
+# metrics.jsonl change, naming the file, instead of failing after training.
+cp "$tmp/first/metrics.jsonl" "$tmp/first.metrics.jsonl"
+cp "$tmp/first/params.bin" "$tmp/first.params.bin"
+rc=0
+# shellcheck disable=SC2016  # expanded by the namespace's shell
+unshare --mount --propagation private bash -c 'mount --bind -o ro "$1" "$1" || exit 90; shift
+  timeout 120 mpirun --oversubscribe -np 2 "$@"' _ "$tmp/first/params.bin" "$ADAQP_BIN" train \
+  "${job[@]}" --set "output.dir=$tmp/first" --set training.epochs=3 >"$tmp/params.log" 2>&1 || rc=$?
+((rc != 90)) || fail "could not bind-mount params.bin"
+if ((rc == 0 || rc == 124)) || ! grep -q \
+  "adaqp: error: $tmp/first/params.bin: cannot remove: Device or resource busy" "$tmp/params.log" ||
+  ! cmp -s "$tmp/first/config.yaml" "$tmp/first.config.yaml" ||
+  ! cmp -s "$tmp/first/metrics.jsonl" "$tmp/first.metrics.jsonl" ||
+  ! cmp -s "$tmp/first/params.bin" "$tmp/first.params.bin"; then
+  fail "params.bin that cannot be replaced (exit $rc): $(cat "$tmp/params.log")"
+fi
+echo "ok: a params.bin that cannot be replaced: $(grep "adaqp: error" "$tmp/params.log")"
