@@ -74,9 +74,9 @@ class RequestSet {
 
   // Polls until every request completes, one fails, or timeout_s passes. A non-blocking
   // collective moves on only inside a poll (each round of its schedule, each rendezvous step of
-  // TCP), so the pause is capped at 50 us: capped at 1 ms, the gradient all-reduce of a 3-layer
-  // GCN (136 KB) took 9-13 ms at 300 Mbit/s instead of 4-6, and rank 0 lagged its peer by 5 ms
-  // into every epoch (benchmarks/results/README.md, "Collectives polled every 50 us").
+  // TCP), so the pause is capped at 50 us: capped at 1 ms, the loss's and gradients' all-reduces
+  // of a 3-layer GCN (136 KB) took 13 ms an epoch at 10 Gbit/s instead of 4.5, 24 instead of 7.5
+  // at 300 Mbit/s (benchmarks/results/collective-poll-2026-12-02).
   Progress wait(double timeout_s) {
     const double deadline = steady_now_s() + timeout_s;
     Backoff backoff(64, std::chrono::microseconds(10), std::chrono::microseconds(50));
