@@ -141,14 +141,20 @@ if ((rc == 0 || rc == 124)) || [[ -e $tmp/dangling_out ]] || ! grep -q "adaqp: e
 fi
 echo "ok: a dangling checkpoint_dir: $(grep "adaqp: error" "$tmp/dangling.log")"
 
+# Trains 3 epochs into $tmp/first with FILE bind-mounted read-only onto itself in a private mount
+# namespace (a mount point can be neither written nor removed nor renamed over), into LOG; sets rc.
+train_over_mount() { # FILE LOG
+  rc=0
+  # shellcheck disable=SC2016  # expanded by the namespace's shell
+  unshare --mount --propagation private bash -c 'mount --bind -o ro "$1" "$1" || exit 90; shift
+    timeout 120 mpirun --oversubscribe -np 2 "$@"' _ "$1" "$ADAQP_BIN" train "${job[@]}" \
+    --set "output.dir=$tmp/first" --set training.epochs=3 >"$2" 2>&1 || rc=$?
+  ((rc != 90)) || fail "could not bind-mount $1"
+}
+
 # An earlier run's metrics.jsonl that refuses writing: the earlier config.yaml stays.
 cp "$tmp/first/config.yaml" "$tmp/first.config.yaml"
-rc=0
-# shellcheck disable=SC2016  # expanded by the namespace's shell
-unshare --mount --propagation private bash -c 'mount --bind -o ro "$1" "$1" || exit 90; shift
-  timeout 120 mpirun --oversubscribe -np 2 "$@"' _ "$tmp/first/metrics.jsonl" "$ADAQP_BIN" train \
-  "${job[@]}" --set "output.dir=$tmp/first" --set training.epochs=3 >"$tmp/readonly.log" 2>&1 || rc=$?
-((rc != 90)) || fail "could not bind-mount metrics.jsonl read-only"
+train_over_mount "$tmp/first/metrics.jsonl" "$tmp/readonly.log"
 if ((rc == 0 || rc == 124)) || ! grep -q \
   "adaqp: error: $tmp/first/metrics.jsonl: cannot be written: Read-only file system" \
   "$tmp/readonly.log" || ! cmp -s "$tmp/first/config.yaml" "$tmp/first.config.yaml"; then
@@ -160,12 +166,7 @@ echo "ok: a metrics.jsonl that refuses writing: $(grep "adaqp: error" "$tmp/read
 # metrics.jsonl change, naming the file, instead of failing after training.
 cp "$tmp/first/metrics.jsonl" "$tmp/first.metrics.jsonl"
 cp "$tmp/first/params.bin" "$tmp/first.params.bin"
-rc=0
-# shellcheck disable=SC2016  # expanded by the namespace's shell
-unshare --mount --propagation private bash -c 'mount --bind -o ro "$1" "$1" || exit 90; shift
-  timeout 120 mpirun --oversubscribe -np 2 "$@"' _ "$tmp/first/params.bin" "$ADAQP_BIN" train \
-  "${job[@]}" --set "output.dir=$tmp/first" --set training.epochs=3 >"$tmp/params.log" 2>&1 || rc=$?
-((rc != 90)) || fail "could not bind-mount params.bin"
+train_over_mount "$tmp/first/params.bin" "$tmp/params.log"
 if ((rc == 0 || rc == 124)) || ! grep -q \
   "adaqp: error: $tmp/first/params.bin: cannot remove: Device or resource busy" "$tmp/params.log" ||
   ! cmp -s "$tmp/first/config.yaml" "$tmp/first.config.yaml" ||
