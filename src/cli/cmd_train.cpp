@@ -397,8 +397,9 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   // Once every check has passed: a job stopped before training leaves no config.yaml (and a failed
   // resume does not replace the one of the run it meant to continue). An earlier run's
   // predictions.npy goes (and what a killed writer left of one): it would not be this run's; so
-  // does its params.bin where this run trains, before config.yaml: one that cannot be replaced
-  // (immutable, a mount point) stops the job here rather than after training.
+  // does its params.bin unless this is a finished run resumed for its predictions, before
+  // config.yaml: one that cannot be replaced (immutable, a mount point) stops the job here rather
+  // than after training.
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
@@ -412,7 +413,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     if (::access(metrics.c_str(), F_OK) == 0 && ::access(metrics.c_str(), W_OK) != 0)
       throw InputError(metrics, "", std::string("cannot be written: ") + std::strerror(errno));
     remove_output(cfg.output.dir, "predictions.npy");
-    if (!training_finished(ropt)) remove_output(cfg.output.dir, "params.bin");
+    if (!resume || !training_finished(ropt)) remove_output(cfg.output.dir, "params.bin");
     AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
                            to_yaml(cfg));
   });
