@@ -140,9 +140,9 @@ TEST(Spmm, AZeroWeightTimesInfinityIsNan) {
   }
 }
 
-// The row routine's entry-by-entry path and its AVX2 path (where the CPU has it) give the same
+// The row routine's entry-by-entry path and its vector paths (where the CPU has them) give the same
 // bits, NaN included, with zero weights multiplied or skipped; the CSR products reach only the
-// widest path a CPU has, so this is where the other is tested on an AVX2 machine.
+// widest path a CPU has, so this is where the others are tested on an AVX2 or AVX-512 machine.
 template <bool Skip>
 struct TestRow {
   struct Cursor {
@@ -164,8 +164,10 @@ struct TestRow {
 };
 
 #if ADAQP_X86_PATHS
-template <bool Skip>
-void expect_paths_agree() {
+// `path`: the vector path against the entry-by-entry one; widths cross each block size of both
+// (8 to 64 columns a block with AVX2, 16 to 256 with AVX-512) and their tails.
+template <bool Skip, class Path>
+void expect_paths_agree(Path path) {
   const int64_t cols = 13, entries = 40;
   std::mt19937 rng(7);
   std::vector<int32_t> columns(entries);
@@ -176,13 +178,14 @@ void expect_paths_agree() {
   }
   columns[0] = cols - 1;  // a zero weight on the row holding an infinity
   const TestRow<Skip> row{columns.data(), weights.data()};
-  for (int64_t d : {1, 7, 8, 9, 16, 31, 32, 33, 64, 65, 100, 130}) {
+  for (int64_t d :
+       {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65, 100, 128, 130, 255, 256, 257, 300, 512, 529}) {
     std::vector<float> x = random_values(cols * d, 60 + d);
     x[static_cast<size_t>((cols - 1) * d)] = std::numeric_limits<float>::infinity();
     for (bool accumulate : {false, true}) {
       std::vector<float> scalar = random_values(d, 90 + d), vector = scalar;
       detail::row_product(row, 0, entries, x.data(), d, scalar.data(), accumulate);
-      detail::row_product_avx2(row, 0, entries, x.data(), d, vector.data(), accumulate);
+      path(row, 0, entries, x.data(), d, vector.data(), accumulate);
       EXPECT_EQ(std::memcmp(scalar.data(), vector.data(), sizeof(float) * d), 0)
           << "d " << d << " accumulate " << accumulate;
       EXPECT_EQ(std::isnan(scalar[0]), !Skip)
@@ -198,8 +201,20 @@ TEST(CsrRowProduct, EntryByEntryAndAvx2GiveTheSameBits) {
     if (test::running_in_ci()) FAIL() << "no AVX2 on this CPU: the AVX2 path cannot run";
     GTEST_SKIP() << "no AVX2 on this CPU: only the entry-by-entry path runs";
   }
-  expect_paths_agree<false>();
-  expect_paths_agree<true>();
+  expect_paths_agree<false>([](auto&&... a) { detail::row_product_avx2(a...); });
+  expect_paths_agree<true>([](auto&&... a) { detail::row_product_avx2(a...); });
+#else
+  GTEST_SKIP() << "not an x86 build: only the entry-by-entry path exists";
+#endif
+}
+
+// As for AVX2; a CPU without AVX-512 (the CI machine's CPU is not chosen) skips, as a machine
+// without a GPU skips the CUDA kernels' tests.
+TEST(CsrRowProduct, EntryByEntryAndAvx512GiveTheSameBits) {
+#if ADAQP_X86_PATHS
+  if (!cpu_supports(CpuIsa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  expect_paths_agree<false>([](auto&&... a) { detail::row_product_avx512(a...); });
+  expect_paths_agree<true>([](auto&&... a) { detail::row_product_avx512(a...); });
 #else
   GTEST_SKIP() << "not an x86 build: only the entry-by-entry path exists";
 #endif
