@@ -114,6 +114,48 @@ __attribute__((target("avx2"))) int64_t packed_codes_avx2(const float* x, int64_
   }
   return 32 * groups;
 }
+// GCC 12's AVX-512 intrinsics warn about their own _mm512_undefined_* (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The packed codes of the row's first 16 * (d / 16) elements (one Philox block), 16 a step, as
+// packed_codes_avx2 computes them on 8 lanes: quant_code's operations in its order on 16 lanes, the
+// codes narrowed to bytes in element order (vpmovdb), then for B < 8 joined into B-bit fields as
+// there. Returns the elements done.
+template <int B>
+__attribute__((target("avx512f"))) int64_t packed_codes_avx512(const float* x, int64_t d,
+                                                               const RowParams& p,
+                                                               const uint8_t* random,
+                                                               uint8_t* out) {
+  const __m512 vm = _mm512_set1_ps(p.m), vs = _mm512_set1_ps(p.s), vr = _mm512_set1_ps(p.r);
+  const __m512 grid = _mm512_set1_ps(256.0f), half = _mm512_set1_ps(0.5f);
+  const bool by_product = p.r > 0.0f;
+  const int64_t blocks = d / 16;
+  for (int64_t g = 0; g < blocks; ++g) {
+    const int64_t e = 16 * g;
+    const __m512 diff = _mm512_sub_ps(_mm512_loadu_ps(x + e), vm);
+    const __m512 scaled =
+        by_product ? _mm512_mul_ps(diff, vr) : _mm512_mul_ps(_mm512_div_ps(diff, vs), grid);
+    const __m512i n = _mm512_cvttps_epi32(_mm512_add_ps(scaled, half));
+    const __m512i k =
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(random + e)));
+    const __m128i bytes = _mm512_cvtepi32_epi8(_mm512_srli_epi32(_mm512_add_epi32(n, k), 8));
+    if constexpr (B == 8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * g), bytes);
+    } else if constexpr (B == 4) {
+      const __m128i pairs = _mm_maddubs_epi16(bytes, _mm_set1_epi16(0x1001));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 8 * g), _mm_packus_epi16(pairs, pairs));
+    } else {
+      const __m128i pairs = _mm_maddubs_epi16(bytes, _mm_set1_epi16(0x0401));
+      const __m128i quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x00100001));
+      const auto word = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_shuffle_epi8(
+          quads, _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1))));
+      std::memcpy(out + 4 * g, &word, sizeof(word));
+    }
+  }
+  return 16 * blocks;
+}
+#pragma GCC diagnostic pop
 #endif
 
 // The metadata of a row as bytes: a block's pieces start anywhere, so no float alignment.
@@ -147,11 +189,17 @@ bool quantize_row(const float* x, int64_t d, uint64_t gid, const QuantKey& key, 
   int64_t done = 0;
 #if ADAQP_X86_PATHS
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "random bytes are read low byte first");
-  if (cpu_isa() >= CpuIsa::kAvx2)
-    done = packed_codes_avx2<B>(x, d, p, reinterpret_cast<const uint8_t*>(words), out);
+  const CpuIsa isa = cpu_isa();
+  const auto* random = reinterpret_cast<const uint8_t*>(words);
+  if (isa == CpuIsa::kAvx512) {
+    done = packed_codes_avx512<B>(x, d, p, random, out);
+  } else if (isa == CpuIsa::kAvx2) {
+    done = packed_codes_avx2<B>(x, d, p, random, out);
+  }
 #endif
-  // The rest starts on a block (32 elements a vector step).
-  static_assert(32 % kQuantElementsPerBlock == 0, "the vector path ends on a block");
+  // The rest starts on a block (32 or 16 elements a vector step).
+  static_assert(32 % kQuantElementsPerBlock == 0 && 16 % kQuantElementsPerBlock == 0,
+                "the vector paths end on a block");
   for (int64_t blk = done / kQuantElementsPerBlock; blk < blocks; ++blk) {
     const PhiloxWords w{
         {words[4 * blk], words[4 * blk + 1], words[4 * blk + 2], words[4 * blk + 3]}};

@@ -164,11 +164,11 @@ TEST(QuantFormula, CodesAndMetadataMatchTheReference) {
   }
 }
 
-// Both paths scale by the product r where it is not 0, never by a division: in a row (d = 48: a
-// vector group of 32, then a tail) whose r * s is not 256, values placed where fl((x - m) * r) and
-// fl((x - m) / s) * 256 round to neighbouring n, and where the element's random byte k makes
-// (n + k) / 256 differ between them, must get the product's code. Found by search, as they depend
-// on the rounding of both formulas.
+// Every path scales by the product r where it is not 0, never by a division: in a row (d = 48: on
+// AVX2 a vector group of 32, then a tail; on AVX-512 three blocks of 16) whose r * s is not 256,
+// values placed where fl((x - m) * r) and fl((x - m) / s) * 256 round to neighbouring n, and where
+// the element's random byte k makes (n + k) / 256 differ between them, must get the product's code.
+// Found by search, as they depend on the rounding of both formulas.
 TEST(QuantFormula, CodesScaleByTheProductWhereItIsNotZero) {
   const QuantKey key{77, 5, 1, RngStream::kQuantForward};
   const int64_t d = 48;
