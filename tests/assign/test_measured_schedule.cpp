@@ -163,6 +163,17 @@ TEST(MeasuredSchedule, VanillaIsKeptWhenFasterByMoreThanTheMargin) {
   EXPECT_TRUE(lost.overlap());
 }
 
+TEST(MeasuredSchedule, OneStalledEpochOfTheSchemeDoesNotKeepVanilla) {
+  // The scheme's two timed epochs 1.0 and 1.6 (a stall): their median 1.3 against Vanilla's 1.225
+  // would keep Vanilla's schedule, but its fastest epoch (1.2) is slower than the scheme's (1.0).
+  MeasuredSchedule s = checked(1.0, 1.0, 1.6);
+  EXPECT_EQ(trial(s, 1.2, 1.25), TrialEnd::kVanillaLost);
+  EXPECT_FALSE(s.vanilla_schedule());
+  // Faster in both (its fastest 0.9 against 1.0, its median 0.95 against 1.3): kept.
+  MeasuredSchedule faster = checked(1.0, 1.0, 1.6);
+  EXPECT_EQ(trial(faster, 0.9, 1.0), TrialEnd::kVanillaKept);
+}
+
 TEST(MeasuredSchedule, ALostTrialRunsAgainAfterDoublingWaits) {
   MeasuredSchedule s = checked(1.0, 1.0, 1.0);
   ASSERT_EQ(trial(s, 2.0, 2.0), TrialEnd::kVanillaLost);

@@ -14,7 +14,8 @@
 //   kept full precision, else the epochs since), and no check is running, 1 + kFullCheckEpochs
 //   epochs run Vanilla's schedule (the first cold). If the median of the latest timed trial epochs
 //   (over every trial so far) beats the median of as many of the scheme's latest epochs (at most
-//   kTrialSamples each) by more than kTrialMargin, the rest of the run keeps Vanilla's schedule;
+//   kTrialSamples each) by more than kTrialMargin, and the fastest of them the fastest of those,
+//   the rest of the run keeps Vanilla's schedule;
 //   else the trial runs again kTrialGap epochs later, then after twice the previous wait each time.
 // Pure bookkeeping on numbers every rank shares (gathered epoch times, decisions common to all):
 // every rank takes the same decisions.
@@ -38,10 +39,11 @@ class MeasuredSchedule {
   // ... and kept where its epochs were faster by more than this: the goal's tolerance, so that the
   // machine's jitter does not decide.
   static constexpr double kTrialMargin = 0.02;
-  // A trial decides on the medians of as many of each schedule's latest timed epochs, up to this
-  // many. Epochs of one schedule jitter by 20-30% on a loaded 2-core machine, so that one trial's
-  // two epochs against two could keep the slower schedule (2026-11-29: 200k nodes over shared
-  // memory, 1.22x Vanilla for the rest of a run).
+  // A trial decides on the medians (and the fastest) of as many of each schedule's latest timed
+  // epochs, up to this many. Epochs of one schedule jitter by 20-30% on a loaded 2-core machine,
+  // so that one trial's two epochs against two could keep the slower schedule (2026-11-29: 200k
+  // nodes over shared memory, 1.22x Vanilla for the rest of a run; 2026-12-02: one stalled epoch
+  // of the scheme's two kept Vanilla's schedule, up to 1.2x Vanilla).
   static constexpr size_t kTrialSamples = 4;
   // The first wait after a lost trial: a run of E epochs spends about 3 log2(E / kTrialGap) epochs
   // on trials.
