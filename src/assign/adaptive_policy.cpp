@@ -254,10 +254,17 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
     }
   }
   if (schedule_.trial_due(any_full_precision(current_), vanilla_comm_time(traces))) {
+    const bool of_scheme = schedule_.vanilla_schedule();
     schedule_.start_trial();
-    saved_full_.clear();
-    for (Direction dir : kDirs) {
-      for (const MessageBits& b : plan_bits(current_, dir)) saved_full_.push_back(b.full_precision);
+    if (of_scheme) {
+      // The scheme's plans from before Vanilla's schedule was kept run its trial.
+      restore_saved_full();
+    } else {
+      saved_full_.clear();
+      for (Direction dir : kDirs) {
+        for (const MessageBits& b : plan_bits(current_, dir))
+          saved_full_.push_back(b.full_precision);
+      }
     }
   }
   current_.overlap = schedule_.overlap();
@@ -421,6 +428,13 @@ void AdaptivePolicy::adopt_pending(int epoch) {
   if (solver_launched_) stats_.background_solve_s = done.seconds;
   solver_launched_ = false;
   widths_solved_ = true;
+}
+
+void AdaptivePolicy::restore_saved_full() {
+  size_t at = 0;
+  for (Direction dir : kDirs) {
+    for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = saved_full_[at++];
+  }
 }
 
 double AdaptivePolicy::vanilla_comm_time(const std::vector<const MessageTrace*>& traces) const {
@@ -836,12 +850,11 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   stats_.vanilla_schedule = !current_.overlap;
   const assign::MeasuredSchedule::Epoch timed{epoch_s, traced_anywhere, traced_epochs_ >= 2,
                                               solved_once_, any_full_precision(current_)};
+  // A lost trial of Vanilla's schedule: the plans from before it come back. (A trial of the scheme
+  // ran them: where it won they stay; where it lost, plan() puts every exchange at full precision
+  // again.)
   if (schedule_.finish_epoch(timed) == assign::MeasuredSchedule::TrialEnd::kVanillaLost) {
-    // The plans from before the trial come back.
-    size_t at = 0;
-    for (Direction dir : kDirs) {
-      for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = saved_full_[at++];
-    }
+    restore_saved_full();
   }
   stats_.full_precision_given_up = schedule_.full_precision_given_up();
   stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);

@@ -37,10 +37,9 @@ bool MeasuredSchedule::trial_due(bool any_full, double vanilla_comm_s) const {
   // Tried also where full precision was measured slower than quantizing: that check timed the
   // overlapped schedule, whose progress thread and split aggregation Vanilla's does without (at
   // 200k nodes over shared memory both lost to Vanilla's, 2026-11-29).
-  if (!enabled_ || trial_running_ || vanilla_schedule_ || epochs_to_trial_ > 0 ||
-      recent_epochs_s_.size() < kFullCheckEpochs) {
-    return false;
-  }
+  if (!enabled_ || trial_running_ || epochs_to_trial_ > 0) return false;
+  if (vanilla_schedule_) return true;  // the scheme's trial, after its wait
+  if (recent_epochs_s_.size() < kFullCheckEpochs) return false;
   if (any_full && !full_checked_ && quantized_epoch_s_ > 0) return false;  // that check first
   const double reference = *std::min_element(recent_epochs_s_.begin(), recent_epochs_s_.end());
   return vanilla_comm_s <= kTrialCommShare * reference;
@@ -51,7 +50,15 @@ void MeasuredSchedule::start_trial() {
 }
 
 MeasuredSchedule::TrialEnd MeasuredSchedule::finish_epoch(const Epoch& e) {
-  if (vanilla_schedule_) return TrialEnd::kNone;
+  if (vanilla_schedule_ && !trial_running_) {
+    // The scheme's next trial is judged against Vanilla's latest epochs.
+    if (e.seconds > 0) {
+      const std::vector<double> one{e.seconds};
+      keep_latest(vanilla_epochs_s_, one.begin(), one.end());
+    }
+    if (epochs_to_trial_ > 0) --epochs_to_trial_;
+    return TrialEnd::kNone;
+  }
   if (!trial_running_) {
     // The trial's reference: the scheme's own epochs after its first plan from traces (before it,
     // every message at the widest width).
@@ -67,28 +74,38 @@ MeasuredSchedule::TrialEnd MeasuredSchedule::finish_epoch(const Epoch& e) {
   if (trial_epochs_s_.size() < 1 + kFullCheckEpochs) return TrialEnd::kNone;
   trial_running_ = false;
   ++trials_;
-  keep_latest(vanilla_epochs_s_, trial_epochs_s_.begin() + 1, trial_epochs_s_.end());
+  // The trial's timed epochs join the latest of the schedule it ran.
+  const bool of_scheme = vanilla_schedule_;
+  keep_latest(of_scheme ? recent_epochs_s_ : vanilla_epochs_s_, trial_epochs_s_.begin() + 1,
+              trial_epochs_s_.end());
   trial_epochs_s_.clear();
   const size_t k = std::min(recent_epochs_s_.size(), vanilla_epochs_s_.size());
-  const Summary vanilla_s = summary_of_last(vanilla_epochs_s_, k);
-  const Summary reference_s = summary_of_last(recent_epochs_s_, k);
-  const double vanilla = vanilla_s.median, reference = reference_s.median;
-  // Both must win: of two or three epochs a median is swayed by one slow epoch of the scheme (a
-  // stall of the machine, not of the schedule), which the fastest is not.
-  vanilla_schedule_ = vanilla * (1 + kTrialMargin) < reference &&
-                      vanilla_s.fastest * (1 + kTrialMargin) < reference_s.fastest;
-  if (!vanilla_schedule_) epochs_to_trial_ = kTrialGap << std::min(trials_ - 1, 16);
+  const Summary vanilla = summary_of_last(vanilla_epochs_s_, k);
+  const Summary scheme = summary_of_last(recent_epochs_s_, k);
+  // The schedule tried replaces the one in use only where it is faster by the margin in both the
+  // median and the fastest epoch: of two or three epochs a median is swayed by one stalled epoch
+  // of the other schedule's (a stall of the machine, not of the schedule), which the fastest is
+  // not.
+  const Summary& tried = of_scheme ? scheme : vanilla;
+  const Summary& in_use = of_scheme ? vanilla : scheme;
+  const bool wins = tried.median * (1 + kTrialMargin) < in_use.median &&
+                    tried.fastest * (1 + kTrialMargin) < in_use.fastest;
+  if (wins) vanilla_schedule_ = !vanilla_schedule_;
+  epochs_to_trial_ = kTrialGap << std::min(trials_ - 1, 16);
   if (log_) {
+    const char* vanilla_name = "Vanilla's schedule (full precision, no overlap)";
+    const char* scheme_name = "the adaptive scheme";
     spdlog::info(
-        "adaptive: trial {} of Vanilla's schedule (full precision, no overlap): its epochs took "
-        "{:.4f} s (fastest {:.4f} s), the adaptive scheme's {:.4f} s (fastest {:.4f} s; medians "
-        "of the last {}): {}",
-        trials_, vanilla, vanilla_s.fastest, reference, reference_s.fastest, k,
-        vanilla_schedule_
-            ? "Vanilla's schedule from now on"
-            : fmt::format("the adaptive scheme stays, tried again in {} epochs", epochs_to_trial_));
+        "adaptive: trial {} of {}: its epochs took {:.4f} s (fastest {:.4f} s), those of {} "
+        "{:.4f} s (fastest {:.4f} s; medians of the last {}): {} {}, the other tried again in {} "
+        "epochs",
+        trials_, of_scheme ? scheme_name : vanilla_name, tried.median, tried.fastest,
+        of_scheme ? vanilla_name : scheme_name, in_use.median, in_use.fastest, k,
+        vanilla_schedule_ ? vanilla_name : scheme_name, wins ? "from now on" : "stays",
+        epochs_to_trial_);
   }
-  return vanilla_schedule_ ? TrialEnd::kVanillaKept : TrialEnd::kVanillaLost;
+  if (of_scheme) return wins ? TrialEnd::kSchemeBack : TrialEnd::kSchemeLost;
+  return wins ? TrialEnd::kVanillaKept : TrialEnd::kVanillaLost;
 }
 
 void MeasuredSchedule::check_full_precision(const Epoch& e) {

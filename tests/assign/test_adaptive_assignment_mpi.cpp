@@ -604,6 +604,29 @@ TEST(AdaptiveSeconds, VanillaScheduleIsTriedAndKeptWhereFaster) {
   }
 }
 
+// A kept Vanilla's schedule is tried against the scheme kTrialGap (16) epochs later: epochs 1-8 as
+// above (Vanilla faster: kept from 9), Vanilla's epochs 21-24 slow, the scheme's trial in 25-27 (25
+// cold) on its plans from before (overlapped, at full precision): faster, so it runs from 28 on.
+TEST(AdaptiveSeconds, AKeptVanillaScheduleGivesWayWhereTheSchemeIsFasterAgain) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const FastLink c(*comm, /*overlap=*/true);
+  DistGraph& graph = *c.graph;
+  AdaptivePolicy policy = c.policy();
+  for (int epoch = 1; epoch <= 30; ++epoch) {
+    const bool slow = epoch == 4 || epoch == 5 || (epoch >= 21 && epoch <= 24);
+    const double extra_s = epoch == 2 ? 0.6 : slow ? 0.3 : 0.0;
+    const PlannedEpoch e = run_epoch(policy, graph, epoch, c.h, c.grad, extra_s);
+    const bool vanilla = epoch >= 6 && epoch <= 24;
+    const std::string what = "epoch " + std::to_string(epoch);
+    EXPECT_EQ(e.plan.overlap, !vanilla) << what;
+    EXPECT_EQ(e.stats.vanilla_schedule, vanilla) << what;
+    EXPECT_EQ(e.plan.forward[kLayer].full_precision, epoch > 2) << what;
+    EXPECT_EQ(e.plan.backward[kLayer].full_precision, epoch > 2) << what;
+    EXPECT_FALSE(e.stats.full_precision_given_up) << what;
+  }
+}
+
 // A trial that Vanilla's schedule lost runs again kTrialGap (16) epochs later, and decides on the
 // medians of the latest epochs of each schedule: epochs 1-8 as above with the trial's epochs 7-8
 // slow (lost), the adaptive scheme's epochs 9-24, the second trial in 25-27 (25 cold). Where the

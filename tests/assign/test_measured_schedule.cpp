@@ -155,7 +155,7 @@ TEST(MeasuredSchedule, VanillaIsKeptWhenFasterByMoreThanTheMargin) {
   EXPECT_FALSE(kept.overlap());
   EXPECT_FALSE(kept.trial_due(true, 0.0));
   for (double t : {5.0, 5.0, 5.0}) EXPECT_EQ(kept.finish_epoch(full(t)), TrialEnd::kNone);
-  EXPECT_TRUE(kept.vanilla_schedule()) << "for the rest of the run";
+  EXPECT_TRUE(kept.vanilla_schedule()) << "until a trial of the scheme, kTrialGap epochs later";
   // 0.99 * 1.02 > 1: within the margin, the scheme stays.
   MeasuredSchedule lost = checked(1.0, 1.0, 1.0);
   EXPECT_EQ(trial(lost, 0.99, 0.99), TrialEnd::kVanillaLost);
@@ -172,6 +172,45 @@ TEST(MeasuredSchedule, OneStalledEpochOfTheSchemeDoesNotKeepVanilla) {
   // Faster in both (its fastest 0.9 against 1.0, its median 0.95 against 1.3): kept.
   MeasuredSchedule faster = checked(1.0, 1.0, 1.6);
   EXPECT_EQ(trial(faster, 0.9, 1.0), TrialEnd::kVanillaKept);
+}
+
+// A trial of the scheme from now (Vanilla's schedule kept): its cold epoch, then two timed ones.
+TrialEnd scheme_trial(MeasuredSchedule& s, double timed1, double timed2) {
+  EXPECT_TRUE(s.trial_due(/*any_full=*/true, /*vanilla_comm_s=*/0.0));
+  s.start_trial();
+  EXPECT_TRUE(s.overlap()) << "the scheme's trial runs the overlapped schedule";
+  EXPECT_EQ(s.finish_epoch(full(100.0)), TrialEnd::kNone);
+  EXPECT_EQ(s.finish_epoch(full(timed1)), TrialEnd::kNone);
+  return s.finish_epoch(full(timed2));
+}
+
+TEST(MeasuredSchedule, AKeptVanillaScheduleIsTriedAgainstTheSchemeAfterAWait) {
+  // Vanilla kept against the scheme's 1.0 and 2.0 (its 0.9 and 0.9 win in both statistics); then
+  // its epochs take 1.2. After kTrialGap of them the scheme's trial (1.0, 1.0; with its check's
+  // epochs, median 1.0 and fastest 1.0 against Vanilla's last four at 1.2) brings it back.
+  MeasuredSchedule s = checked(1.0, 1.0, 2.0);
+  ASSERT_EQ(trial(s, 0.9, 0.9), TrialEnd::kVanillaKept);
+  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) {
+    EXPECT_FALSE(s.trial_due(true, 0.0)) << "epoch " << i << " of the wait";
+    EXPECT_FALSE(s.overlap());
+    EXPECT_EQ(s.finish_epoch(full(1.2)), TrialEnd::kNone);
+  }
+  EXPECT_EQ(scheme_trial(s, 1.0, 1.0), TrialEnd::kSchemeBack);
+  EXPECT_FALSE(s.vanilla_schedule());
+  EXPECT_TRUE(s.overlap());
+  // Where Vanilla's epochs stay faster (0.9), the scheme's trial loses and the next one waits
+  // twice as long.
+  MeasuredSchedule v = checked(1.0, 1.0, 2.0);
+  ASSERT_EQ(trial(v, 0.9, 0.9), TrialEnd::kVanillaKept);
+  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) v.finish_epoch(full(0.9));
+  EXPECT_EQ(scheme_trial(v, 1.0, 1.0), TrialEnd::kSchemeLost);
+  EXPECT_TRUE(v.vanilla_schedule());
+  EXPECT_FALSE(v.overlap());
+  for (int i = 0; i < 2 * MeasuredSchedule::kTrialGap; ++i) {
+    EXPECT_FALSE(v.trial_due(true, 0.0)) << "epoch " << i << " of the wait";
+    v.finish_epoch(full(0.9));
+  }
+  EXPECT_EQ(scheme_trial(v, 0.95, 0.95), TrialEnd::kSchemeLost);
 }
 
 TEST(MeasuredSchedule, ALostTrialRunsAgainAfterDoublingWaits) {

@@ -132,8 +132,9 @@ class AdaptivePolicy : public BitPolicy {
   // and the trials of Vanilla's schedule of measured_schedule.h time every epoch on the slowest
   // rank without plan() (a solve, one-off or settling with the drift, is not the schedule's cost);
   // full precision given up there is never chosen again, and a trial's epochs (and, where it won,
-  // every later one) run Vanilla's schedule (QuantPlan::overlap false, every exchange at full
-  // precision, nothing to solve); after a lost trial the plans from before it come back. Every
+  // every later one until a trial of the scheme wins back) run Vanilla's schedule
+  // (QuantPlan::overlap false, every exchange at full precision, nothing to solve); after a lost
+  // trial, and for a trial of the scheme, the plans from before it come back. Every
   // plan traces its quantized exchanges.
   // Background solve (AdaptiveOptions::background_solve, where comm.host_duplicate() gives a
   // communicator for a second thread): after the first solve (inline: until it every message
@@ -215,6 +216,8 @@ class AdaptivePolicy : public BitPolicy {
   // Waits for the solve in flight, if any, and puts its widths into the plan of `epoch` (rethrows
   // what the solve threw).
   void adopt_pending(int epoch);
+  // Puts saved_full_ back into the plan's exchanges.
+  void restore_saved_full();
 
   const Boundary& boundary_;
   Communicator& comm_;
@@ -256,7 +259,9 @@ class AdaptivePolicy : public BitPolicy {
   // When the epoch's plan() began: epochs are timed from there, without plan() itself.
   double plan_start_s_ = -1;
   assign::MeasuredSchedule schedule_;
-  std::vector<bool> saved_full_;  // the full-precision choices a running trial suspended
+  // The full-precision choices of the scheme's plans when a trial of Vanilla's schedule began,
+  // which a lost trial of it, or a trial of the scheme, puts back (restore_saved_full).
+  std::vector<bool> saved_full_;
   // send_counts_[exchange][peer]: count_widths of the plan's send widths, kept beside them so
   // that finish_epoch's statistics do not walk every message.
   std::vector<std::vector<WidthCounts>> send_counts_;

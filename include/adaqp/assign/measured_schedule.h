@@ -15,8 +15,11 @@
 //   epochs run Vanilla's schedule (the first cold). If the median of the latest timed trial epochs
 //   (over every trial so far) beats the median of as many of the scheme's latest epochs (at most
 //   kTrialSamples each) by more than kTrialMargin, and the fastest of them the fastest of those,
-//   the rest of the run keeps Vanilla's schedule;
-//   else the trial runs again kTrialGap epochs later, then after twice the previous wait each time.
+//   the run goes on with Vanilla's schedule. Either way the next trial comes kTrialGap epochs
+//   later, then after twice the previous wait each time: of Vanilla's schedule while the scheme
+//   runs, of the scheme (its plans from before Vanilla's schedule was kept, overlapped) while
+//   Vanilla's runs, judged alike against Vanilla's latest epochs; so that a decision a stall of the
+//   machine made is undone.
 // Pure bookkeeping on numbers every rank shares (gathered epoch times, decisions common to all):
 // every rank takes the same decisions.
 #pragma once
@@ -57,24 +60,30 @@ class MeasuredSchedule {
     bool planned = false;   // the scheme has planned from traces
     bool any_full = false;  // the epoch's plan had an exchange at full precision
   };
-  // How a trial that ended with an epoch came out.
-  enum class TrialEnd { kNone, kVanillaKept, kVanillaLost };
+  // How a trial that ended with an epoch came out: of Vanilla's schedule (kept for the epochs to
+  // come, or lost) or of the scheme while Vanilla's ran (back, or lost).
+  enum class TrialEnd { kNone, kVanillaKept, kVanillaLost, kSchemeBack, kSchemeLost };
 
   // `enabled`: the objective in seconds with measured times and more than one rank; else nothing
   // is ever decided here. `log`: this rank reports the decisions (rank 0).
   MeasuredSchedule(bool enabled, bool log);
 
   // Whether a trial should start before the next epoch: `any_full` as in Epoch, and
-  // `vanilla_comm_s` the model's time for all of Vanilla's exchanges.
+  // `vanilla_comm_s` the model's time for all of Vanilla's exchanges (neither matters for a trial
+  // of the scheme).
   bool trial_due(bool any_full, double vanilla_comm_s) const;
+  // A trial of Vanilla's schedule where the scheme runs (vanilla_schedule() false), else of the
+  // scheme.
   void start_trial();
-  // The bookkeeping after every epoch; kVanillaLost: the plans from before the trial come back.
+  // The bookkeeping after every epoch; kVanillaLost: the plans from before the trial come back
+  // (and they ran the scheme's trial where it ends kSchemeBack).
   TrialEnd finish_epoch(const Epoch& e);
 
   bool full_precision_given_up() const { return full_given_up_; }
   bool vanilla_schedule() const { return vanilla_schedule_; }
-  // Vanilla's schedule, for a trial or for the rest of the run: no overlap, full precision.
-  bool overlap() const { return !(vanilla_schedule_ || trial_running_); }
+  // Whether the next epoch runs the scheme's overlapped schedule; else Vanilla's (no overlap, full
+  // precision), for a trial of it or for as long as it is kept.
+  bool overlap() const { return vanilla_schedule_ == trial_running_; }
 
  private:
   void check_full_precision(const Epoch& e);
@@ -88,8 +97,9 @@ class MeasuredSchedule {
   bool full_checked_ = false;
   bool full_given_up_ = false;
   // The trials: whether one is running, the scheme's latest timed epochs (at most kTrialSamples),
-  // as many timed trial epochs over every trial so far, the running trial's epochs, the trials so
-  // far, the epochs before the next may start, and the outcome.
+  // as many of Vanilla's (its trials' timed epochs, and its epochs while kept), the running
+  // trial's epochs, the trials so far, the epochs before the next may start, and the schedule in
+  // use.
   bool trial_running_ = false;
   std::vector<double> recent_epochs_s_, vanilla_epochs_s_, trial_epochs_s_;
   int trials_ = 0;
