@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <string>
 
 namespace adaqp::assign {
 
@@ -108,10 +109,26 @@ MeasuredSchedule::TrialEnd MeasuredSchedule::finish_epoch(const Epoch& e) {
   return wins ? TrialEnd::kVanillaKept : TrialEnd::kVanillaLost;
 }
 
+void MeasuredSchedule::count_down_full_check() {
+  if (!full_given_up_ || !full_checked_ || epochs_to_full_check_ == 0) return;
+  if (--epochs_to_full_check_ > 0) return;
+  full_checked_ = false;
+  full_epochs_s_.clear();
+}
+
 void MeasuredSchedule::check_full_precision(const Epoch& e) {
-  if (!enabled_ || full_checked_ || e.seconds <= 0) return;
+  if (!enabled_) return;
+  count_down_full_check();
+  if (full_checked_ || e.seconds <= 0) return;
+  const bool again = full_given_up_;
   if (!e.any_full) {
-    if (e.traced && e.warm) quantized_epoch_s_ = e.seconds;
+    // Checked again: every epoch since the last check quantized; their median, so that one
+    // stalled or lucky epoch does not decide.
+    if (e.traced && e.warm) {
+      quantized_epoch_s_ = again && !recent_epochs_s_.empty()
+                               ? summary_of_last(recent_epochs_s_, recent_epochs_s_.size()).median
+                               : e.seconds;
+    }
     full_epochs_s_.clear();
     return;
   }
@@ -121,21 +138,24 @@ void MeasuredSchedule::check_full_precision(const Epoch& e) {
   full_checked_ = true;
   const double best = *std::min_element(full_epochs_s_.begin() + 1, full_epochs_s_.end());
   full_given_up_ = best > quantized_epoch_s_ * (1 + kFullCheckMargin);
+  if (full_given_up_) epochs_to_full_check_ = kTrialGap << std::min(full_give_ups_++, 16);
   // The trial's reference: epochs of what was decided here, the timed ones where it is kept.
   recent_epochs_s_.clear();
   if (!full_given_up_)
     keep_latest(recent_epochs_s_, full_epochs_s_.begin() + 1, full_epochs_s_.end());
   if (!log_) return;
+  const std::string measured = fmt::format(
+      "adaptive: epochs with exchanges at full precision took {:.4f} s, {:+.0f}% against {} "
+      "({:.4f} s)",
+      best, 100 * (best / quantized_epoch_s_ - 1),
+      again ? "the latest quantized ones" : "a quantized one", quantized_epoch_s_);
   if (full_given_up_) {
-    spdlog::info(
-        "adaptive: epochs with exchanges at full precision took {:.4f} s, {:.0f}% more than a "
-        "quantized one ({:.4f} s): every exchange is quantized from now on",
-        best, 100 * (best / quantized_epoch_s_ - 1), quantized_epoch_s_);
+    spdlog::info("{}: every exchange is quantized, full precision checked again in {} epochs",
+                 measured, epochs_to_full_check_);
+  } else if (again) {
+    spdlog::info("{}: full precision is back where the model puts it", measured);
   } else {
-    spdlog::debug(
-        "adaptive: epochs with exchanges at full precision took {:.4f} s, a quantized "
-        "one {:.4f} s: full precision stays where the model puts it",
-        best, quantized_epoch_s_);
+    spdlog::debug("{}: full precision stays where the model puts it", measured);
   }
 }
 

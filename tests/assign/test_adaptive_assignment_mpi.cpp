@@ -566,6 +566,44 @@ TEST(AdaptiveSeconds, FullPrecisionMeasuredSlowerIsGivenUp) {
   }
 }
 
+// Full precision given up is checked again kTrialGap (16) epochs of the scheme later: epochs 1-10
+// as above (given up at 5; 6 traced at the largest width, 7 solved; Vanilla's trial in 8-10, lost),
+// 11-24 quantized, after which the model puts every exchange at full precision again (25 cold,
+// 26-27 timed against the median of the latest quantized epochs, 21-24). Where those were slow
+// (0.3 s of sleep), full precision is back for good, and the trial of Vanilla's schedule, due since
+// 27, follows the check (28-30). Where the check's epochs are slow, full precision is given up
+// again: 28 traced at the largest width, 29 solved, Vanilla's trial at 30.
+TEST(AdaptiveSeconds, GivenUpFullPrecisionIsCheckedAgainAfterAWait) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const FastLink c(*comm, /*overlap=*/false);
+  DistGraph& graph = *c.graph;
+  for (const bool back : {true, false}) {
+    AdaptivePolicy policy = c.policy();
+    for (int epoch = 1; epoch <= 30; ++epoch) {
+      const bool slow = epoch == 4 || epoch == 5 || epoch == 9 || epoch == 10 ||
+                        (back ? epoch >= 21 && epoch <= 24 : epoch == 26 || epoch == 27);
+      const PlannedEpoch e = run_epoch(policy, graph, epoch, c.h, c.grad, slow ? 0.3 : 0.0);
+      const std::string what =
+          std::string(back ? "back" : "given up again") + ", epoch " + std::to_string(epoch);
+      const bool trial = (epoch >= 8 && epoch <= 10) || (back ? epoch >= 28 : epoch == 30);
+      const bool full = (epoch >= 3 && epoch <= 5) || trial || (epoch >= 25 && epoch <= 27);
+      EXPECT_EQ(e.plan.forward[kLayer].full_precision, full) << what;
+      EXPECT_EQ(e.plan.backward[kLayer].full_precision, full) << what;
+      EXPECT_EQ(e.stats.vanilla_schedule, trial) << what;
+      const bool given_up = (epoch >= 5 && epoch <= 23) || (!back && epoch >= 27);
+      EXPECT_EQ(e.stats.full_precision_given_up, given_up) << what;
+      if (!back && epoch == 28) {
+        EXPECT_TRUE(std::all_of(e.plan.forward[kLayer].send.begin(),
+                                e.plan.forward[kLayer].send.end(),
+                                [](uint8_t b) { return b == quant::all_widths().back(); }))
+            << what << ": traced once more at the largest width";
+      }
+      if (!back && epoch == 29) EXPECT_TRUE(e.stats.solved) << what;
+    }
+  }
+}
+
 // The trial of Vanilla's schedule on a fast link: epochs 1-2 traced, 3-5 the check of full
 // precision (kept; its timed epochs 4-5 are the trial's reference), 6-8 the trial (Vanilla's
 // schedule: full precision, no overlap; 6 cold). Epoch 2 sleeps longer than any other, so that

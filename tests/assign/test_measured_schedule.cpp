@@ -78,9 +78,64 @@ TEST(MeasuredSchedule, TheReferenceIsTheLatestWarmQuantizedEpoch) {
   EXPECT_FALSE(t.full_precision_given_up()) << "only two epochs of the second run so far";
   t.finish_epoch(full(3.0));
   EXPECT_TRUE(t.full_precision_given_up());
-  // Decided once: later epochs at full precision change nothing.
+  // Decided until the check comes again: later epochs at full precision change nothing.
   for (int i = 0; i < 5; ++i) t.finish_epoch(full(0.1));
   EXPECT_TRUE(t.full_precision_given_up());
+}
+
+// `n` epochs of the scheme with every exchange quantized, each `s` long; expects full precision
+// given up before each.
+void quantized_epochs(MeasuredSchedule& schedule, int n, double s) {
+  for (int i = 0; i < n; ++i) {
+    EXPECT_TRUE(schedule.full_precision_given_up()) << "epoch " << i << " of " << n;
+    EXPECT_EQ(schedule.finish_epoch(quantized(s)), TrialEnd::kNone);
+  }
+}
+
+TEST(MeasuredSchedule, GivenUpFullPrecisionIsCheckedAgainAfterDoublingWaits) {
+  // Given up (2.0 against 1.0), then kTrialGap quantized epochs of 1.0: the model may put
+  // exchanges at full precision again, and their epochs are checked as before. Faster (1.04):
+  // full precision is back, and stays.
+  MeasuredSchedule back = checked(1.0, 2.0, 2.0);
+  quantized_epochs(back, MeasuredSchedule::kTrialGap, 1.0);
+  EXPECT_FALSE(back.full_precision_given_up()) << "checked again";
+  EXPECT_FALSE(back.trial_due(/*any_full=*/true, 0.0)) << "the check before a trial";
+  for (double t : {100.0, 3.0, 1.04}) back.finish_epoch(full(t));
+  EXPECT_FALSE(back.full_precision_given_up());
+  for (int i = 0; i < 8 * MeasuredSchedule::kTrialGap; ++i) back.finish_epoch(full(1.04));
+  EXPECT_FALSE(back.full_precision_given_up()) << "kept full precision is not checked again";
+  // Slower again (1.2): given up for twice the wait, then checked once more.
+  MeasuredSchedule again = checked(1.0, 2.0, 2.0);
+  quantized_epochs(again, MeasuredSchedule::kTrialGap, 1.0);
+  for (double t : {100.0, 1.2, 1.2}) again.finish_epoch(full(t));
+  quantized_epochs(again, 2 * MeasuredSchedule::kTrialGap, 1.0);
+  EXPECT_FALSE(again.full_precision_given_up());
+  for (double t : {100.0, 1.0, 1.0}) again.finish_epoch(full(t));
+  EXPECT_FALSE(again.full_precision_given_up());
+  // The model keeps every exchange quantized: the check waits, nothing else changes.
+  MeasuredSchedule waits = checked(1.0, 2.0, 2.0);
+  quantized_epochs(waits, MeasuredSchedule::kTrialGap, 1.0);
+  for (int i = 0; i < 40; ++i) waits.finish_epoch(quantized(1.0));
+  EXPECT_FALSE(waits.full_precision_given_up());
+  for (double t : {100.0, 1.0, 3.0}) waits.finish_epoch(full(t));
+  EXPECT_FALSE(waits.full_precision_given_up());
+}
+
+TEST(MeasuredSchedule, ACheckAgainIsJudgedAgainstTheMedianOfTheLatestQuantizedEpochs) {
+  // The latest four quantized epochs 1.0, 1.0, 1.0 and a stalled 3.0: against their median, 1.0,
+  // full precision's 1.2 is slower by more than the margin (against the latest epoch alone it
+  // would come back).
+  MeasuredSchedule stalled = checked(1.0, 2.0, 2.0);
+  quantized_epochs(stalled, MeasuredSchedule::kTrialGap - 1, 1.0);
+  stalled.finish_epoch(quantized(3.0));
+  for (double t : {100.0, 1.2, 1.2}) stalled.finish_epoch(full(t));
+  EXPECT_TRUE(stalled.full_precision_given_up());
+  // A lucky last epoch (0.5) does not give full precision's 1.04 up either.
+  MeasuredSchedule lucky = checked(1.0, 2.0, 2.0);
+  quantized_epochs(lucky, MeasuredSchedule::kTrialGap - 1, 1.0);
+  lucky.finish_epoch(quantized(0.5));
+  for (double t : {100.0, 1.04, 1.04}) lucky.finish_epoch(full(t));
+  EXPECT_FALSE(lucky.full_precision_given_up());
 }
 
 TEST(MeasuredSchedule, ColdUntracedOrUntimedEpochsAreNoReference) {

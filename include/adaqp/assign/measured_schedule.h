@@ -7,7 +7,10 @@
 // - Check of full precision: once the plan has an exchange at full precision, its first
 //   1 + kFullCheckEpochs epochs (the first cold) are timed against the last warm epoch with every
 //   exchange quantized; if the faster of the timed ones is slower by more than kFullCheckMargin,
-//   full precision is given up for the rest of the run.
+//   full precision is given up. It is checked again kTrialGap epochs of the scheme later, then
+//   after twice the previous wait each time (the model may put exchanges at full precision again;
+//   their epochs are timed against the median of the scheme's latest, quantized, epochs), so that
+//   a stall of the machine during the check does not keep the codec for the rest of the run.
 // - Trial of Vanilla's schedule: once the model prices all of Vanilla's exchanges (full precision,
 //   nothing hidden) at most kTrialCommShare of the faster of the scheme's latest epochs (after its
 //   first plan from traces; after a check of full precision, the check's timed epochs where it
@@ -79,7 +82,9 @@ class MeasuredSchedule {
   // (and they ran the scheme's trial where it ends kSchemeBack).
   TrialEnd finish_epoch(const Epoch& e);
 
-  bool full_precision_given_up() const { return full_given_up_; }
+  // Whether the model may not put exchanges at full precision: given up by the last check, and not
+  // being checked again.
+  bool full_precision_given_up() const { return full_given_up_ && full_checked_; }
   bool vanilla_schedule() const { return vanilla_schedule_; }
   // Whether the next epoch runs the scheme's overlapped schedule; else Vanilla's (no overlap, full
   // precision), for a trial of it or for as long as it is kept.
@@ -87,15 +92,22 @@ class MeasuredSchedule {
 
  private:
   void check_full_precision(const Epoch& e);
+  // Counts an epoch of the scheme towards the next check where full precision was given up, and
+  // starts that check when due.
+  void count_down_full_check();
 
   bool enabled_;
   bool log_;
-  // The check of full precision: the latest warm epoch with every exchange quantized, the first
-  // epochs with an exchange at full precision, and the outcome.
+  // The check of full precision: the latest warm epoch with every exchange quantized (where the
+  // check runs again: the median of the scheme's latest epochs), the first epochs with an exchange
+  // at full precision, the outcome, the checks that gave full precision up so far, and the epochs
+  // before the next check.
   double quantized_epoch_s_ = 0;
   std::vector<double> full_epochs_s_;
   bool full_checked_ = false;
   bool full_given_up_ = false;
+  int full_give_ups_ = 0;
+  int epochs_to_full_check_ = 0;
   // The trials: whether one is running, the scheme's latest timed epochs (at most kTrialSamples),
   // as many of Vanilla's (its trials' timed epochs, and its epochs while kept), the running
   // trial's epochs, the trials so far, the epochs before the next may start, and the schedule in
