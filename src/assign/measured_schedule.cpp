@@ -92,6 +92,14 @@ MeasuredSchedule::TrialEnd MeasuredSchedule::finish_epoch(const Epoch& e) {
   const bool wins = tried.median * (1 + kTrialMargin) < in_use.median &&
                     tried.fastest * (1 + kTrialMargin) < in_use.fastest;
   if (wins) vanilla_schedule_ = !vanilla_schedule_;
+  // The scheme's trial ran the model's plans, full precision allowed: where they had an exchange at
+  // full precision and won, full precision is back (measured against Vanilla's schedule, which had
+  // beaten the quantized scheme).
+  const bool full_back = of_scheme && wins && full_given_up_ && e.any_full;
+  if (full_back) {
+    full_given_up_ = false;
+    full_checked_ = true;
+  }
   epochs_to_trial_ = kTrialGap << std::min(trials_ - 1, 16);
   if (log_) {
     const char* vanilla_name = "Vanilla's schedule (full precision, no overlap)";
@@ -105,6 +113,7 @@ MeasuredSchedule::TrialEnd MeasuredSchedule::finish_epoch(const Epoch& e) {
         vanilla_schedule_ ? vanilla_name : scheme_name, wins ? "from now on" : "stays",
         epochs_to_trial_);
   }
+  if (log_ && full_back) spdlog::info("adaptive: full precision is back where the model puts it");
   if (of_scheme) return wins ? TrialEnd::kSchemeBack : TrialEnd::kSchemeLost;
   return wins ? TrialEnd::kVanillaKept : TrialEnd::kVanillaLost;
 }

@@ -599,8 +599,34 @@ TEST(AdaptiveSeconds, GivenUpFullPrecisionIsCheckedAgainAfterAWait) {
                                 [](uint8_t b) { return b == quant::all_widths().back(); }))
             << what << ": traced once more at the largest width";
       }
-      if (!back && epoch == 29) EXPECT_TRUE(e.stats.solved) << what;
+      if (!back && epoch == 29) {
+        EXPECT_TRUE(e.stats.solved) << what;
+      }
     }
+  }
+}
+
+// Full precision given up (at 5, epochs 4-5 slow), then Vanilla's schedule kept against the
+// quantized scheme (trial 8-10 against the slow 6-7) from 11 on: the scheme's trial after 16 of its
+// epochs (27-29, Vanilla's 23-26 slow) runs the model's plans, full precision allowed, overlapped,
+// and wins: from 30 on the scheme runs with every exchange at full precision again.
+TEST(AdaptiveSeconds, ASchemeThatWinsBackFromVanillasScheduleBringsFullPrecisionBack) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const FastLink c(*comm, /*overlap=*/false);
+  DistGraph& graph = *c.graph;
+  AdaptivePolicy policy = c.policy();
+  for (int epoch = 1; epoch <= 32; ++epoch) {
+    const bool slow = (epoch >= 4 && epoch <= 7) || (epoch >= 23 && epoch <= 26);
+    const PlannedEpoch e = run_epoch(policy, graph, epoch, c.h, c.grad, slow ? 0.3 : 0.0);
+    const std::string what = "epoch " + std::to_string(epoch);
+    const bool vanilla = epoch >= 8 && epoch <= 26;
+    EXPECT_EQ(e.plan.overlap, !vanilla) << what;
+    EXPECT_EQ(e.stats.vanilla_schedule, vanilla) << what;
+    const bool full = epoch >= 3 && epoch != 6 && epoch != 7;
+    EXPECT_EQ(e.plan.forward[kLayer].full_precision, full) << what;
+    EXPECT_EQ(e.plan.backward[kLayer].full_precision, full) << what;
+    EXPECT_EQ(e.stats.full_precision_given_up, epoch >= 5 && epoch <= 26) << what;
   }
 }
 

@@ -121,6 +121,41 @@ TEST(MeasuredSchedule, GivenUpFullPrecisionIsCheckedAgainAfterDoublingWaits) {
   EXPECT_FALSE(waits.full_precision_given_up());
 }
 
+TEST(MeasuredSchedule, ASchemeThatWinsBackFromVanillasScheduleBringsFullPrecisionBack) {
+  // Given up (2.0 against 1.0), then Vanilla's schedule kept against the quantized scheme (its 0.5
+  // against 1.0). The wait counts no epoch of Vanilla's schedule; the scheme's trial after
+  // kTrialGap of them runs the model's plans, full precision allowed, and wins (1.0 against
+  // Vanilla's latest 1.2): full precision is back, and stays.
+  for (const bool wins : {true, false}) {
+    MeasuredSchedule s = checked(1.0, 2.0, 2.0);
+    ASSERT_TRUE(s.full_precision_given_up());
+    quantized_epochs(s, 2, 1.0);
+    ASSERT_EQ(trial(s, 0.5, 0.5), TrialEnd::kVanillaKept);
+    for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) {
+      EXPECT_TRUE(s.full_precision_given_up()) << "epoch " << i << " of Vanilla's schedule";
+      s.finish_epoch(full(wins ? 1.2 : 0.5));
+    }
+    EXPECT_TRUE(s.trial_due(false, 0.0));
+    s.start_trial();
+    EXPECT_FALSE(s.full_precision_given_up()) << "the scheme's trial: the model's plans";
+    for (double t : {100.0, 1.0, 1.0}) s.finish_epoch(full(t));
+    EXPECT_EQ(s.vanilla_schedule(), !wins);
+    EXPECT_EQ(s.full_precision_given_up(), !wins) << (wins ? "won" : "lost");
+    if (!wins) continue;
+    for (int i = 0; i < 8 * MeasuredSchedule::kTrialGap; ++i) s.finish_epoch(full(1.0));
+    EXPECT_FALSE(s.full_precision_given_up());
+  }
+  // Where the winning trial's plans had nothing at full precision, nothing comes back.
+  MeasuredSchedule none = checked(1.0, 2.0, 2.0);
+  quantized_epochs(none, 2, 1.0);
+  ASSERT_EQ(trial(none, 0.5, 0.5), TrialEnd::kVanillaKept);
+  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) none.finish_epoch(full(1.2));
+  none.start_trial();
+  for (double t : {100.0, 1.0, 1.0}) none.finish_epoch(quantized(t));
+  EXPECT_FALSE(none.vanilla_schedule());
+  EXPECT_TRUE(none.full_precision_given_up());
+}
+
 TEST(MeasuredSchedule, ACheckAgainIsJudgedAgainstTheMedianOfTheLatestQuantizedEpochs) {
   // The latest four quantized epochs 1.0, 1.0, 1.0 and a stalled 3.0: against their median, 1.0,
   // full precision's 1.2 is slower by more than the margin (against the latest epoch alone it

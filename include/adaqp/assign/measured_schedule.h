@@ -10,7 +10,9 @@
 //   full precision is given up. It is checked again kTrialGap epochs of the scheme later, then
 //   after twice the previous wait each time (the model may put exchanges at full precision again;
 //   their epochs are timed against the median of the scheme's latest, quantized, epochs), so that
-//   a stall of the machine during the check does not keep the codec for the rest of the run.
+//   a stall of the machine during the check does not keep the codec for the rest of the run; and
+//   where Vanilla's schedule was kept since, the scheme's trials against it run the model's plans,
+//   full precision allowed, and a scheme that wins back brings full precision back.
 // - Trial of Vanilla's schedule: once the model prices all of Vanilla's exchanges (full precision,
 //   nothing hidden) at most kTrialCommShare of the faster of the scheme's latest epochs (after its
 //   first plan from traces; after a check of full precision, the check's timed epochs where it
@@ -82,9 +84,12 @@ class MeasuredSchedule {
   // (and they ran the scheme's trial where it ends kSchemeBack).
   TrialEnd finish_epoch(const Epoch& e);
 
-  // Whether the model may not put exchanges at full precision: given up by the last check, and not
-  // being checked again.
-  bool full_precision_given_up() const { return full_given_up_ && full_checked_; }
+  // Whether the model may not put exchanges at full precision: given up by the last check, not
+  // being checked again, and no trial of the scheme against a kept Vanilla's schedule running (the
+  // scheme is tried as the model plans it; where it wins, full precision is back with it).
+  bool full_precision_given_up() const {
+    return full_given_up_ && full_checked_ && !(vanilla_schedule_ && trial_running_);
+  }
   bool vanilla_schedule() const { return vanilla_schedule_; }
   // Whether the next epoch runs the scheme's overlapped schedule; else Vanilla's (no overlap, full
   // precision), for a trial of it or for as long as it is kept.
