@@ -48,6 +48,10 @@ bool MeasuredSchedule::trial_due(bool any_full, double vanilla_comm_s) const {
 
 void MeasuredSchedule::start_trial() {
   trial_running_ = true;
+  // The scheme tried with full precision allowed again is not the quantized scheme whose epochs
+  // (some of them stalled, which gave full precision up) lost to Vanilla's schedule: its trial's
+  // epochs alone speak for it.
+  if (vanilla_schedule_ && full_given_up_) recent_epochs_s_.clear();
 }
 
 MeasuredSchedule::TrialEnd MeasuredSchedule::finish_epoch(const Epoch& e) {

@@ -145,6 +145,16 @@ TEST(MeasuredSchedule, ASchemeThatWinsBackFromVanillasScheduleBringsFullPrecisio
     for (int i = 0; i < 8 * MeasuredSchedule::kTrialGap; ++i) s.finish_epoch(full(1.0));
     EXPECT_FALSE(s.full_precision_given_up());
   }
+  // The quantized scheme's epochs from before Vanilla's schedule was kept (2.0, stalled) do not
+  // weigh in: the trial's 0.95 and 0.95 against Vanilla's latest 1.0 and 1.0 win.
+  MeasuredSchedule stale = checked(1.0, 2.0, 2.0);
+  quantized_epochs(stale, 2, 2.0);
+  ASSERT_EQ(trial(stale, 0.5, 0.5), TrialEnd::kVanillaKept);
+  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) stale.finish_epoch(full(1.0));
+  stale.start_trial();
+  for (double t : {100.0, 0.95, 0.95}) stale.finish_epoch(full(t));
+  EXPECT_FALSE(stale.vanilla_schedule());
+  EXPECT_FALSE(stale.full_precision_given_up());
   // Where the winning trial's plans had nothing at full precision, nothing comes back.
   MeasuredSchedule none = checked(1.0, 2.0, 2.0);
   quantized_epochs(none, 2, 1.0);

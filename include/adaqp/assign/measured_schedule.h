@@ -12,7 +12,8 @@
 //   their epochs are timed against the median of the scheme's latest, quantized, epochs), so that
 //   a stall of the machine during the check does not keep the codec for the rest of the run; and
 //   where Vanilla's schedule was kept since, the scheme's trials against it run the model's plans,
-//   full precision allowed, and a scheme that wins back brings full precision back.
+//   full precision allowed, judged on their own epochs, and a scheme that wins back brings full
+//   precision back.
 // - Trial of Vanilla's schedule: once the model prices all of Vanilla's exchanges (full precision,
 //   nothing hidden) at most kTrialCommShare of the faster of the scheme's latest epochs (after its
 //   first plan from traces; after a check of full precision, the check's timed epochs where it
