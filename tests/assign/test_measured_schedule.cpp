@@ -121,21 +121,27 @@ TEST(MeasuredSchedule, GivenUpFullPrecisionIsCheckedAgainAfterDoublingWaits) {
   EXPECT_FALSE(waits.full_precision_given_up());
 }
 
+// Full precision given up (2.0 against 1.0), two quantized epochs of `quantized_s`, Vanilla's
+// schedule kept against them (0.5), then kTrialGap of its epochs of `vanilla_s` (the wait counts
+// no epoch of Vanilla's schedule): the scheme's trial is due.
+MeasuredSchedule vanilla_kept_after_give_up(double quantized_s, double vanilla_s) {
+  MeasuredSchedule s = checked(1.0, 2.0, 2.0);
+  EXPECT_TRUE(s.full_precision_given_up());
+  quantized_epochs(s, 2, quantized_s);
+  EXPECT_EQ(trial(s, 0.5, 0.5), TrialEnd::kVanillaKept);
+  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) {
+    EXPECT_TRUE(s.full_precision_given_up()) << "epoch " << i << " of Vanilla's schedule";
+    s.finish_epoch(full(vanilla_s));
+  }
+  EXPECT_TRUE(s.trial_due(false, 0.0));
+  return s;
+}
+
 TEST(MeasuredSchedule, ASchemeThatWinsBackFromVanillasScheduleBringsFullPrecisionBack) {
-  // Given up (2.0 against 1.0), then Vanilla's schedule kept against the quantized scheme (its 0.5
-  // against 1.0). The wait counts no epoch of Vanilla's schedule; the scheme's trial after
-  // kTrialGap of them runs the model's plans, full precision allowed, and wins (1.0 against
-  // Vanilla's latest 1.2): full precision is back, and stays.
+  // The scheme's trial runs the model's plans, full precision allowed; where it wins (1.0 against
+  // Vanilla's latest 1.2), full precision is back, and stays.
   for (const bool wins : {true, false}) {
-    MeasuredSchedule s = checked(1.0, 2.0, 2.0);
-    ASSERT_TRUE(s.full_precision_given_up());
-    quantized_epochs(s, 2, 1.0);
-    ASSERT_EQ(trial(s, 0.5, 0.5), TrialEnd::kVanillaKept);
-    for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) {
-      EXPECT_TRUE(s.full_precision_given_up()) << "epoch " << i << " of Vanilla's schedule";
-      s.finish_epoch(full(wins ? 1.2 : 0.5));
-    }
-    EXPECT_TRUE(s.trial_due(false, 0.0));
+    MeasuredSchedule s = vanilla_kept_after_give_up(1.0, wins ? 1.2 : 0.5);
     s.start_trial();
     EXPECT_FALSE(s.full_precision_given_up()) << "the scheme's trial: the model's plans";
     for (double t : {100.0, 1.0, 1.0}) s.finish_epoch(full(t));
@@ -147,19 +153,13 @@ TEST(MeasuredSchedule, ASchemeThatWinsBackFromVanillasScheduleBringsFullPrecisio
   }
   // The quantized scheme's epochs from before Vanilla's schedule was kept (2.0, stalled) do not
   // weigh in: the trial's 0.95 and 0.95 against Vanilla's latest 1.0 and 1.0 win.
-  MeasuredSchedule stale = checked(1.0, 2.0, 2.0);
-  quantized_epochs(stale, 2, 2.0);
-  ASSERT_EQ(trial(stale, 0.5, 0.5), TrialEnd::kVanillaKept);
-  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) stale.finish_epoch(full(1.0));
+  MeasuredSchedule stale = vanilla_kept_after_give_up(2.0, 1.0);
   stale.start_trial();
   for (double t : {100.0, 0.95, 0.95}) stale.finish_epoch(full(t));
   EXPECT_FALSE(stale.vanilla_schedule());
   EXPECT_FALSE(stale.full_precision_given_up());
   // Where the winning trial's plans had nothing at full precision, nothing comes back.
-  MeasuredSchedule none = checked(1.0, 2.0, 2.0);
-  quantized_epochs(none, 2, 1.0);
-  ASSERT_EQ(trial(none, 0.5, 0.5), TrialEnd::kVanillaKept);
-  for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) none.finish_epoch(full(1.2));
+  MeasuredSchedule none = vanilla_kept_after_give_up(1.0, 1.2);
   none.start_trial();
   for (double t : {100.0, 1.0, 1.0}) none.finish_epoch(quantized(t));
   EXPECT_FALSE(none.vanilla_schedule());
