@@ -146,6 +146,26 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
                meta.num_edges, meta.edge_cut);
 }
 
+// The best epoch is the one of best validation accuracy: without validation nodes every epoch
+// scores 0, and the first would be kept, or stopped after. The counts are the whole dataset's, the
+// same on every rank.
+void check_splits(const JobConfig& cfg, const Part& part, int rank) {
+  const std::vector<int64_t>& split = part.global_split_counts;
+  if (split[1] == 0 && (cfg.training.patience > 0 || cfg.training.restore_best)) {
+    throw ConfigError(fmt::format(
+        "training.{} chooses an epoch by validation accuracy, and the dataset has no validation "
+        "nodes",
+        cfg.training.patience > 0 ? "patience" : "restore_best"));
+  }
+  if (rank != 0) return;
+  if (split[1] == 0) {
+    spdlog::warn(
+        "the dataset has no validation nodes: validation accuracy reads 0, and the summary's best "
+        "epoch is the first");
+  }
+  if (split[2] == 0) spdlog::warn("the dataset has no test nodes: test accuracy reads 0");
+}
+
 // Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could
 // not continue. A NumericalError (divergence) is raised identically on every rank, so rank 0
 // reports it and every rank exits non-zero without aborting.
@@ -354,6 +374,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   run_step(*comm, [&] {
     require_recompute_effect(cfg, meta.num_classes);
     require_relations(cfg, meta.relations.size());
+    check_splits(cfg, part, rank);
   });
   const std::string fingerprint = meta.dataset_fingerprint;
   if (rank == 0) {
@@ -407,9 +428,14 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     // What a run killed while writing these left (the checkpoints' are removed where they are).
     for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin"})
       remove_stale_temporaries(cfg.output.dir, std::string(name) + AtomicFile::kTempInfix);
-    // Training writes metrics.jsonl in place: one that refuses writing (read-only, immutable)
-    // stops the job here, before config.yaml replaces the earlier run's.
+    // Training writes metrics.jsonl in place: one that refuses writing (read-only, immutable), or
+    // that is not a file (a directory; a FIFO, whose open would wait for a reader), stops the job
+    // here, before config.yaml replaces the earlier run's.
     const std::string metrics = (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string();
+    std::error_code ec;
+    const std::filesystem::file_status status = std::filesystem::status(metrics, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+      throw InputError(metrics, "", "is not a regular file: training writes its records there");
     if (::access(metrics.c_str(), F_OK) == 0 && ::access(metrics.c_str(), W_OK) != 0)
       throw InputError(metrics, "", std::string("cannot be written: ") + std::strerror(errno));
     remove_output(cfg.output.dir, "predictions.npy");

@@ -650,8 +650,12 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
   JobConfig cfg;
   const std::string origin = path.empty() ? "<default job>" : path;
   if (!path.empty()) {
-    if (!std::filesystem::is_regular_file(path))
-      throw ConfigError(fmt::format("{}: job configuration file not found", path));
+    if (!std::filesystem::is_regular_file(path)) {
+      std::error_code ec;
+      throw ConfigError(
+          fmt::format("{}: job configuration file {}", path,
+                      std::filesystem::exists(path, ec) ? "is not a regular file" : "not found"));
+    }
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();

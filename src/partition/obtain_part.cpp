@@ -275,7 +275,19 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
   }
   step([&] {
     if (have) return;
-    got.part = load_part(cache, rank, got.meta, world);
+    try {
+      got.part = load_part(cache, rank, got.meta, world);
+    } catch (const InputError& e) {
+      // The copy is the file rank 0 read, byte for byte (the transfer's CRC-32 matched): the
+      // damage is in the partition directory. The copy goes, so that no later run takes it.
+      std::error_code ec;
+      fs::remove(cached_part, ec);
+      const std::string what = e.what();
+      const std::string prefix = cached_part + ": ";
+      throw InputError(partition_part_path(dir, rank), "",
+                       (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what) +
+                           " (found in the copy rank 0 sent, which is removed from the cache)");
+    }
     got.source = "received from rank 0";
     got.path = cached_part;
     spdlog::info("received part {} ({:.2f} MiB) from rank 0, cached in {}", rank,

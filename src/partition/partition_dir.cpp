@@ -686,6 +686,8 @@ std::string read_partition_meta_text(const std::string& dir) {
     std::error_code ec;
     if (fs::exists(file, ec))
       throw InputError(file, "", std::string("cannot read: ") + std::strerror(error));
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+      throw InputError(dir, "", "is not a directory: not a partition directory");
     throw InputError(file, "", "missing: not a partition directory");
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -61,15 +63,34 @@ void require_finite(const std::vector<float>& values, const std::string& path,
   }
 }
 
+// Whether array `name` holds Adam's second moments (a running mean of squared gradients, and
+// their running maximum), which cannot be negative: Adam would divide by the square root of one.
+bool second_moment(const std::string& name) {
+  return name.size() >= 10 && (name.compare(name.size() - 10, 10, "exp_avg_sq") == 0);
+}
+
+// InputError for the first value of `values` that is not finite, or (Adam's second moments) that
+// is negative. A run that diverged stops before its next checkpoint (train/finite_check.h): such
+// a value is damage, found here rather than as a divergence some epochs after the resume.
+void require_valid(const std::vector<float>& values, const std::string& path,
+                   const std::string& name) {
+  require_finite(values, path, name);
+  if (!second_moment(name)) return;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < 0)
+      throw InputError(
+          path, name + " index " + std::to_string(i),
+          fmt::format("value {} is negative (a mean of squared gradients)", values[i]));
+  }
+}
+
 // A float32 tensor of `sizes` from array `name`, whose length must match.
 at::Tensor tensor_of(const ArrayFileReader& in, const std::string& path, const std::string& name,
                      const std::vector<int64_t>& sizes) {
   int64_t numel = 1;
   for (int64_t s : sizes) numel *= s;
   const std::vector<float> v = get_exact<float>(in, path, name, static_cast<size_t>(numel));
-  // A run that diverged stops before its next checkpoint (train/finite_check.h): a value that is
-  // not finite is damage, found here rather than as a divergence some epochs after the resume.
-  require_finite(v, path, name);
+  require_valid(v, path, name);
   at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(at::kFloat));
   std::copy(v.begin(), v.end(), t.data_ptr<float>());
   return t;
@@ -93,19 +114,33 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   h.layer_norm = shape[4] != 0;
   h.heads =
       in.has("header/model_heads") ? get_exact<int64_t>(in, path, "header/model_heads", 1)[0] : 0;
+  // Read as 64-bit values and checked before they are narrowed to int.
+  constexpr int64_t kMostInt = std::numeric_limits<int>::max();
   const std::vector<int64_t> world = get_exact<int64_t>(in, path, "header/world", 2);
+  if (world[0] < 1 || world[0] > kMostInt || world[1] < 0 || world[1] >= world[0])
+    throw InputError(path, "header/world",
+                     fmt::format("rank {} of {} workers", world[1], world[0]));
   h.world_size = static_cast<int>(world[0]);
   h.rank = static_cast<int>(world[1]);
   h.embedding =
       in.has("header/embedding") && get_exact<int64_t>(in, path, "header/embedding", 1)[0] != 0;
-  if (h.embedding && h.world_size < 1)
-    throw InputError(path, "header/world", fmt::format("{} workers", h.world_size));
   const int64_t seed = get_exact<int64_t>(in, path, "header/seed", 1)[0];
   std::memcpy(&h.seed, &seed, sizeof seed);
   CheckpointProgress& p = info.progress;
-  p.epoch = static_cast<int>(get_exact<int64_t>(in, path, "progress/epoch", 1)[0]);
-  if (p.epoch < 1) throw InputError(path, "progress/epoch", fmt::format("epoch {} < 1", p.epoch));
+  const int64_t epoch = get_exact<int64_t>(in, path, "progress/epoch", 1)[0];
+  if (epoch < 1 || epoch > kMostInt)
+    throw InputError(path, "progress/epoch",
+                     fmt::format("epoch {} outside 1..{}", epoch, kMostInt));
+  p.epoch = static_cast<int>(epoch);
+  // (whether a best epoch was scored, its validation score, the test score there)
   const std::vector<double> best = get_exact<double>(in, path, "progress/best", 3);
+  if (best[0] != 0 && best[0] != 1)
+    throw InputError(path, "progress/best index 0", fmt::format("value {} is not 0 or 1", best[0]));
+  for (size_t i = 1; i < best.size(); ++i) {
+    if (!std::isfinite(best[i]))
+      throw InputError(path, fmt::format("progress/best index {}", i),
+                       fmt::format("value {} is not finite", best[i]));
+  }
   p.have_best = best[0] != 0;
   p.best_val = best[1];
   p.test_at_best_val = best[2];
@@ -260,6 +295,7 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
   std::vector<bool> present(names.size(), false);
   int64_t step = 0;
   std::vector<uint8_t> found(static_cast<size_t>(n), 0);
+  std::vector<std::pair<int64_t, int>> file_of_id;  // every row's node id and file (its rank)
   for (int r = 0; r < ranks; ++r) {
     const std::string path = embedding_path(checkpoint, r);
     const ArrayFileReader in(path);
@@ -270,6 +306,12 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
           fmt::format("rows [{}], the model's are {} wide", fmt::join(shape, ", "), d));
     const std::vector<int64_t> ids =
         get_exact<int64_t>(in, path, "embedding/gids", static_cast<size_t>(shape[0]));
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (ids[k] < 0)
+        throw InputError(path, fmt::format("embedding/gids index {}", k),
+                         fmt::format("node id {} is negative", ids[k]));
+      file_of_id.emplace_back(ids[k], r);
+    }
     const bool adam = in.has("embedding/adam_step");
     if (r == 0) {
       for (size_t a = 0; a < names.size(); ++a) {
@@ -290,7 +332,7 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
       if (!present[a]) continue;
       const std::vector<float> v =
           get_exact<float>(in, path, names[a], static_cast<size_t>(shape[0] * d));
-      require_finite(v, path, names[a]);
+      require_valid(v, path, names[a]);
       for (int64_t k = 0; k < shape[0]; ++k) {
         const auto it = mine.find(ids[k]);
         if (it == mine.end()) continue;
@@ -299,12 +341,25 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
       }
     }
   }
+  // A node's row in two files, or twice in one: one of them is damaged.
+  std::sort(file_of_id.begin(), file_of_id.end());
+  const auto twice =
+      std::adjacent_find(file_of_id.begin(), file_of_id.end(),
+                         [](const auto& a, const auto& b) { return a.first == b.first; });
+  if (twice != file_of_id.end()) {
+    const std::string first = embedding_path(checkpoint, twice->second);
+    const std::string second = embedding_path(checkpoint, std::next(twice)->second);
+    throw InputError(second, "embedding/gids",
+                     fmt::format("node {} has a row here and {}", twice->first,
+                                 first == second ? "again in this file" : "in " + first));
+  }
   for (int64_t k = 0; k < n; ++k) {
     if (!found[k])
       throw InputError(checkpoint, "embedding/gids",
                        fmt::format("node {}'s embedding row is in none of the checkpoint's {} "
-                                   "embedding files",
-                                   gids[k], ranks));
+                                   "embedding files ({} to {}, {} rows in all)",
+                                   gids[k], ranks, embedding_path(checkpoint, 0),
+                                   embedding_path(checkpoint, ranks - 1), file_of_id.size()));
   }
   const auto tensor = [&](size_t a) {
     at::Tensor t = at::empty({n, d}, at::TensorOptions().dtype(at::kFloat));

@@ -13,8 +13,9 @@
 #   params.bin's) are removed by the next run that writes there; a live writer's are kept;
 # - a training.checkpoint_dir that is a dangling symbolic link is refused at start-up, naming the
 #   key, before anything is written;
-# - an earlier run's metrics.jsonl that cannot be written (a read-only bind mount of it) stops the
-#   job before its config.yaml replaces the earlier one;
+# - an earlier run's metrics.jsonl that cannot be written (a read-only bind mount of it), or that
+#   is not a file (a FIFO, a directory), stops the job before its config.yaml replaces the earlier
+#   one;
 # - so does an earlier run's params.bin that cannot be replaced (a bind mount of it: a mount point
 #   cannot be removed or renamed over), before training rather than after it.
 # Needs root (mount namespaces); skips visibly without (fails when CI=true and root).
@@ -161,6 +162,23 @@ if ((rc == 0 || rc == 124)) || ! grep -q \
   fail "read-only metrics.jsonl (exit $rc): $(cat "$tmp/readonly.log")"
 fi
 echo "ok: a metrics.jsonl that refuses writing: $(grep "adaqp: error" "$tmp/readonly.log")"
+
+# An earlier run's metrics.jsonl that is not a file: a FIFO (opening it to append would wait for a
+# reader for ever) or a directory stops the job at start-up, naming it; config.yaml stays.
+for kind in fifo directory; do
+  rm -rf "$tmp/notfile"
+  mkdir "$tmp/notfile"
+  cp "$tmp/first.config.yaml" "$tmp/notfile/config.yaml"
+  if [[ $kind == fifo ]]; then mkfifo "$tmp/notfile/metrics.jsonl"; else mkdir "$tmp/notfile/metrics.jsonl"; fi
+  rc=0
+  train "$tmp/notfile.log" --set "output.dir=$tmp/notfile" --set training.epochs=2 || rc=$?
+  if ((rc == 0 || rc == 124)) || ! grep -q \
+    "adaqp: error: $tmp/notfile/metrics.jsonl: is not a regular file" "$tmp/notfile.log" ||
+    ! cmp -s "$tmp/notfile/config.yaml" "$tmp/first.config.yaml"; then
+    fail "metrics.jsonl as a $kind (exit $rc): $(cat "$tmp/notfile.log")"
+  fi
+done
+echo "ok: a metrics.jsonl that is a FIFO or a directory: $(grep "adaqp: error" "$tmp/notfile.log")"
 
 # An earlier run's params.bin that cannot be replaced: the job stops before config.yaml and
 # metrics.jsonl change, naming the file, instead of failing after training.

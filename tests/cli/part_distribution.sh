@@ -8,6 +8,8 @@
 # - a rerun reads both parts from the cache and moves nothing;
 # - a corrupted cached part is dropped and fetched again (only that one), and a temporary file
 #   left by a killed transfer is removed;
+# - a part damaged in the partition directory fails the job with one message naming that file
+#   (not the receiver's copy, which is removed);
 # - a part rank 0 cannot read fails the job on every rank with one message naming the file, no
 #   hang, and leaves nothing in that rank's cache folder.
 # shellcheck source=tests/cli/lib/cli_test.sh
@@ -75,6 +77,23 @@ cmp "$tmp/partition/part-1/part.bin" "$cache/part-1/part.bin" || fail "part 1 no
 [[ ! -e $stale ]] || fail "the stale temporary file $stale was left"
 python3 "$LIB/compare_runs.py" losses "$tmp/shared" "$tmp/repaired" 0 --params 0 ||
   fail "repaired run differs from the shared run"
+
+# A damaged part in the partition directory itself: rank 1 names that file, not its copy in the
+# cache (the same bytes: the transfer's CRC-32 matched), which is removed; every rank exits
+# non-zero.
+rm -rf "$tmp/cache"
+cp "$tmp/partition/part-1/part.bin" "$tmp/part-1.bin"
+printf '\xff\xff\xff\xff' | dd of="$tmp/partition/part-1/part.bin" bs=1 seek=$((size / 2)) \
+  conv=notrunc status=none
+rc=0
+train damaged --set partition.distribute=scatter || rc=$?
+((rc != 0 && rc != 124)) || { cat "$tmp/damaged.log"; fail "exit $rc with a damaged part"; }
+{ (($(grep -c "^adaqp: error.*$tmp/partition/part-1/part.bin: .*removed from the cache" \
+  "$tmp/damaged.log") == 1)) && ! grep -q "$tmp/cache/.*part-1/part.bin:" "$tmp/damaged.log"; } ||
+  { cat "$tmp/damaged.log"; fail "no single message naming the damaged part where it lies"; }
+leftover=$(find "$tmp/cache" -path "*part-1*" -type f)
+[[ -z $leftover ]] || fail "the damaged copy stayed in rank 1's cache folder: $leftover"
+mv "$tmp/part-1.bin" "$tmp/partition/part-1/part.bin"
 
 # Rank 0 cannot read part 2: every rank exits non-zero, one message, nothing cached for rank 2.
 rm -rf "$tmp/cache"

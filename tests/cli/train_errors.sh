@@ -121,6 +121,14 @@ expect_failure recompute_no_effect 2 \
   "${small[@]}" --set "output.dir=$tmp/two" --set model.type=sage --set model.layers=2 \
   --set model.hidden=64 --set training.recompute=aggregations
 
+# Early stopping, or keeping the best epoch, without validation nodes: every epoch would score 0
+# and the first would be kept.
+expect_failure patience_without_validation 2 \
+  "training.patience chooses an epoch by validation accuracy, and the dataset has no validation nodes" \
+  "${small[@]}" --set "output.dir=$tmp/no-valid" --set dataset.synthetic.valid_fraction=0 \
+  --set training.patience=5
+[ ! -e "$tmp/no-valid/config.yaml" ] || { echo "FAIL: a refused job wrote config.yaml" >&2; exit 1; }
+
 # An existing partition made with other partition.* keys is never reused silently.
 way_out="choose another partition.dir, or pass --repartition to adaqp train to replace it"
 expect_failure partition_method 2 \

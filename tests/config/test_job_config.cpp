@@ -515,7 +515,16 @@ TEST(JobConfig, MissingOrInvalidFileIsNamed) {
     load_job_config(dir.str("absent.yaml"));
     FAIL() << "missing file accepted";
   } catch (const ConfigError& e) {
-    EXPECT_TRUE(test::contains(e.what(), dir.str("absent.yaml"))) << e.what();
+    EXPECT_TRUE(
+        test::contains(e.what(), dir.str("absent.yaml") + ": job configuration file not found"))
+        << e.what();
+  }
+  try {
+    load_job_config(dir.str());
+    FAIL() << "a directory accepted as the job's file";
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(test::contains(e.what(), ": job configuration file is not a regular file"))
+        << e.what();
   }
   EXPECT_TRUE(test::contains(config_error("model: {hidden: [1,\n"), "not valid YAML"));
   EXPECT_TRUE(test::contains(config_error("- 1\n- 2\n"), "expected a mapping"));

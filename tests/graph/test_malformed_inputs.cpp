@@ -2,6 +2,7 @@
 // offending value; none crashes the loader.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <exception>
@@ -72,6 +73,12 @@ std::string many_edges() {
   return text;
 }
 
+// The tiny dataset's edges replaced by many_edges(), counted in num-edge-list.
+void with_many_edges(FileMap& files) {
+  set(files, "raw/edge.csv.gz", many_edges());
+  set(files, "raw/num-edge-list.csv.gz", "20000\n");
+}
+
 // The tiny dataset of the case's layout with the case's edit and damage, in `dir`.
 void write_case(const MalformedCase& c, const std::string& dir) {
   FileMap files = c.layout == Layout::kOgbCsv  ? test::tiny_ogb_text()
@@ -115,7 +122,7 @@ const MalformedCase kOgbCases[] = {
      {"raw/node-feat.csv.gz: file not found"}},
     {"OgbTruncatedGzip",
      Layout::kOgbCsv,
-     [](FileMap& f) { set(f, "raw/edge.csv.gz", many_edges()); },
+     [](FileMap& f) { with_many_edges(f); },
      [](const std::string& d) { truncate_file(d + "/raw/edge.csv.gz", 200); },
      {"raw/edge.csv.gz: after line ", "truncated gzip data"}},
     {"OgbCorruptGzip",
@@ -633,6 +640,35 @@ const MalformedCase kOgbBinaryCases[] = {
 
 // Random edits never crash a loader: each either throws InputError or yields a graph that
 // validates. Fixed seeds, so every run tries the same inputs.
+// A gzip stream cut short: the lines zlib can still decompress are read (and checked) first, so
+// the error names the last whole line before the cut, counted here from zlib's own output.
+TEST(MalformedInput, TruncatedGzipNamesTheLastWholeLine) {
+  test::TempDir tmp;
+  const std::string dir = tmp.str("data");
+  FileMap files = test::tiny_ogb_text();
+  with_many_edges(files);
+  test::write_ogb(dir, files);
+  const std::string edges = dir + "/raw/edge.csv.gz";
+  truncate_file(edges, test::read_bytes(edges).size() / 2);
+  // One read into room for all of it: zlib decompresses straight into it, up to the cut.
+  std::string text(many_edges().size(), '\0');
+  gzFile in = gzopen(edges.c_str(), "rb");
+  ASSERT_NE(in, nullptr);
+  const int n = gzread(in, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(in);
+  text.resize(static_cast<size_t>(std::max(n, 0)));
+  const auto whole = std::count(text.begin(), text.end(), '\n');
+  ASSERT_GT(whole, 0);
+  ASSERT_LT(whole, 20000);
+  try {
+    load_ogb(dir, "");
+    FAIL() << "a truncated edge file accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("raw/edge.csv.gz: after line " + std::to_string(whole) +
+                                    ": truncated gzip data"));
+  }
+}
+
 TEST(MalformedInputFuzz, RandomCsvEditsGiveInputErrorOrValidGraph) {
   const std::string alphabet = "0123456789,-.eEnaif \n\r";
   std::mt19937 rng(7);

@@ -173,8 +173,11 @@ TEST(PartitionStore, MismatchesAreInputErrors) {
   write_partition(dir, g, three_parts("random"));
   EXPECT_TRUE(test::contains(input_error([&] { load_part(dir, 0, 2); }),
                              "partition " + dir + " has 3 parts but the job runs 2 workers"));
-  EXPECT_TRUE(
-      test::contains(input_error([&] { read_partition_meta(tmp.str("nothing")); }), "meta.yaml"));
+  EXPECT_TRUE(test::contains(input_error([&] { read_partition_meta(tmp.str("nothing")); }),
+                             "meta.yaml: missing: not a partition directory"));
+  std::ofstream(tmp.str("file")) << "not a directory\n";
+  EXPECT_TRUE(test::contains(input_error([&] { read_partition_meta(tmp.str("file")); }),
+                             tmp.str("file") + ": is not a directory"));
 }
 
 // meta.yaml read strictly: one document, no key twice, and counts that agree with each other (a

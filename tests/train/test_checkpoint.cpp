@@ -296,6 +296,55 @@ TEST(Checkpoint, ParameterThatIsNotFiniteIsNamed) {
       << msg;
 }
 
+// Values no run writes, each edited into an otherwise valid file (checksums rewritten): an epoch
+// beyond int (not narrowed into range first), a best score that is not finite or a flag that is
+// not 0 or 1, a rank outside the world, and a negative Adam second moment (Adam would take its
+// square root) are named with their value; a file of each reads back unedited.
+TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  const std::string good = dir.str("good.bin"), path = dir.str("c.bin");
+  save_checkpoint(good, header(), progress(4), a.net, *a.adam);
+  const test::Arrays arrays = test::read_all(good);
+  const auto edited = [&](const std::string& name, const test::Array& values) {
+    test::Arrays copy = arrays;
+    ASSERT_EQ(copy.count(name), 1u) << name;
+    copy[name] = values;
+    test::write_all(path, copy);
+  };
+  const auto info_error = [&] {
+    return test::error_of<InputError>([&] { read_checkpoint_info(path); });
+  };
+  const auto load_error = [&] {
+    Trained b(2);
+    return test::error_of<InputError>([&] { load_checkpoint(path, header(), b.net, *b.adam); });
+  };
+  edited("progress/epoch", std::vector<int64_t>{(int64_t{1} << 32) + 4});
+  EXPECT_TRUE(
+      test::contains(info_error(), "progress/epoch: epoch 4294967300 outside 1..2147483647"))
+      << info_error();
+  edited("progress/best", std::vector<double>{1, std::nan(""), 0.5});
+  EXPECT_TRUE(test::contains(info_error(), "progress/best index 1: value nan is not finite"))
+      << info_error();
+  edited("progress/best", std::vector<double>{2, 0.6, 0.5});
+  EXPECT_TRUE(test::contains(info_error(), "progress/best index 0: value 2 is not 0 or 1"))
+      << info_error();
+  edited("header/world", std::vector<int64_t>{3, 3});
+  EXPECT_TRUE(test::contains(info_error(), "header/world: rank 3 of 3 workers")) << info_error();
+  std::vector<float> second =
+      std::get<std::vector<float>>(arrays.at("adam/first.weight/exp_avg_sq"));
+  second[2] = -1;
+  edited("adam/first.weight/exp_avg_sq", second);
+  EXPECT_TRUE(test::contains(load_error(), path +
+                                               ": adam/first.weight/exp_avg_sq index 2: value -1 "
+                                               "is negative"))
+      << load_error();
+  Trained b(2);
+  EXPECT_EQ(load_checkpoint(good, header(), b.net, *b.adam).epoch, 4);
+  EXPECT_EQ(b.values(), a.values());
+}
+
 TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   test::TempDir dir;
   const std::string d = dir.str("ckpt");
@@ -405,6 +454,22 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   EXPECT_TRUE(test::contains(
       test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
       "embedding/adam_step: Adam state unlike"));
+  // A node id that is negative, or whose row is in two files (one of them damaged), is named with
+  // the file that holds it.
+  save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
+  OwnedRows negative({-3}), again({4});
+  negative.step();
+  again.step();
+  save_embedding_rows(embedding_path(ckpt, 1), negative.gids, negative.rows, *negative.adam);
+  EXPECT_TRUE(test::contains(
+      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
+      embedding_path(ckpt, 1) + ": embedding/gids index 0: node id -3 is negative"));
+  save_embedding_rows(embedding_path(ckpt, 1), again.gids, again.rows, *again.adam);
+  EXPECT_TRUE(test::contains(
+      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
+      embedding_path(ckpt, 1) + ": embedding/gids: node 4 has a row here and in " +
+          embedding_path(ckpt, 0)));
+  save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
   const at::Tensor wide = at::zeros({1, 4});
   EXPECT_TRUE(test::contains(
       test::error_of<InputError>([&] { load_embedding_rows(ckpt, 1, {4}, wide, *c.adam); }),

@@ -123,7 +123,8 @@ void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gi
 
 // Restores into `rows` (this rank's, of node ids `gids`) and into its Adam state in `optimizer` the
 // rows of those ids from the `ranks` embedding files of `checkpoint`. InputError naming the file
-// for a node whose row is in none of them, rows of another width, or Adam steps that disagree; on
+// for a node whose row is in none of them, a negative node id or one with two rows, rows of another
+// width, Adam steps that disagree, values that are not finite or negative second moments; on
 // any error nothing has been changed. With `best_rows`, also the rows at the best epoch into a new
 // tensor there where the files have them (else it stays undefined).
 void load_embedding_rows(const std::string& checkpoint, int ranks, const std::vector<int64_t>& gids,
@@ -143,7 +144,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // Checks `path` against `expected` (every header field but the world size and the writer rank;
 // InputError "<file>: <field>: checkpoint has X, this job has Y"), then restores the parameters
 // and the Adam state into `model` and `optimizer`, whose parameters must be the model's. A missing
-// parameter or one of another shape is an InputError naming it; on any error nothing has been
+// parameter or one of another shape, a value that is not finite and a negative Adam second moment
+// are InputErrors naming the array, index and value; on any error nothing has been
 // changed. With `best`, also the best epoch's parameters into best->params where the file has them
 // (else best->params stays empty).
 CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
