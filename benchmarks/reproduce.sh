@@ -14,7 +14,7 @@
 # repository); missing ones are skipped with a message. Output (default runs/reproduce-PROFILE):
 # throughput.csv, accuracy.csv, accuracy_summary.csv, accuracy_curves.csv, bits.csv,
 # calibration.csv, meta.json, results.md and PNG plots; every run's directory and log under runs/.
-# Profiles: smoke about 1 minute, quick about 10, full about 40 on a 2-core machine.
+# Profiles: smoke about 1 minute, quick about 15, full about 40 on a 2-core machine.
 set -euo pipefail
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/adaqp.sh"
