@@ -457,8 +457,9 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   summary.seconds.resize(static_cast<size_t>(world));
   comm.allgather(&mine_seconds, summary.seconds.data(), sizeof(PhaseSeconds));
   if (root) {
-    metrics.write(summary_json(summary) + '\n');
+    // The summary last: a run whose params.bin could not be written (a full disk) has none.
     write_params(dir / "params.bin", trainer.parameter_values());
+    metrics.write(summary_json(summary) + '\n');
   }
   return summary;
 }
