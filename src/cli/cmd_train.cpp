@@ -151,19 +151,24 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
 // same on every rank.
 void check_splits(const JobConfig& cfg, const Part& part, int rank) {
   const std::vector<int64_t>& split = part.global_split_counts;
+  const std::string dataset = fmt::format(
+      "the dataset {}(split: {} train, {} validation, {} test nodes)",
+      cfg.dataset.path.empty() ? "" : cfg.dataset.path + " ", split[0], split[1], split[2]);
   if (split[1] == 0 && (cfg.training.patience > 0 || cfg.training.restore_best)) {
     throw ConfigError(fmt::format(
-        "training.{} chooses an epoch by validation accuracy, and the dataset has no validation "
-        "nodes",
-        cfg.training.patience > 0 ? "patience" : "restore_best"));
+        "training.{}: chooses an epoch by its validation score, and {} has no validation nodes",
+        cfg.training.patience > 0 ? fmt::format("patience = {}", cfg.training.patience)
+                                  : std::string("restore_best = true"),
+        dataset));
   }
   if (rank != 0) return;
   if (split[1] == 0) {
     spdlog::warn(
-        "the dataset has no validation nodes: validation accuracy reads 0, and the summary's best "
-        "epoch is the first");
+        "{} has no validation nodes: the validation score reads 0, and the summary's best "
+        "epoch is the first",
+        dataset);
   }
-  if (split[2] == 0) spdlog::warn("the dataset has no test nodes: test accuracy reads 0");
+  if (split[2] == 0) spdlog::warn("{} has no test nodes: the test score reads 0", dataset);
 }
 
 // Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could

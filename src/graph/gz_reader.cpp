@@ -39,10 +39,6 @@ GzLineReader::GzLineReader(std::string path) : path_(std::move(path)) {
 }
 
 bool GzLineReader::fill() {
-  if (!truncated_.empty()) {
-    throw InputError(path_, "after line " + std::to_string(line_number_),
-                     "truncated gzip data (" + truncated_ + ")");
-  }
   if (begin_ > 0) {
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
@@ -53,12 +49,11 @@ bool GzLineReader::fill() {
   const int n = gzread(file_.get(), buffer_.data() + end_, static_cast<unsigned>(room));
   int errnum = Z_OK;
   const std::string msg = zlib_message(file_.get(), path_, &errnum);
-  if (n > 0 && errnum == Z_BUF_ERROR) {
-    truncated_ = msg;
-    end_ += static_cast<size_t>(n);
-    return true;
-  }
-  if (n < 0 || errnum != Z_OK) {
+  // A stream cut short (Z_BUF_ERROR) still yields what zlib decompressed before the cut, over
+  // as many reads as it takes: the error comes with the read that yields nothing, so that it names
+  // the last whole line.
+  const bool cut_with_data = n > 0 && errnum == Z_BUF_ERROR;
+  if (!cut_with_data && (n < 0 || errnum != Z_OK)) {
     const std::string where = "after line " + std::to_string(line_number_);
     if (errnum == Z_BUF_ERROR) throw InputError(path_, where, "truncated gzip data (" + msg + ")");
     if (errnum == Z_ERRNO)

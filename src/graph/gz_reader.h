@@ -40,9 +40,6 @@ class GzLineReader {
   size_t end_ = 0;    // one past the last valid byte in buffer_
   bool eof_ = false;
   int64_t line_number_ = 0;
-  // zlib's message for data that ends before the compressed stream does: the bytes it could
-  // decompress are read first, so that the error names the last whole line.
-  std::string truncated_;
 };
 
 }  // namespace adaqp

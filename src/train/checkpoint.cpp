@@ -99,11 +99,13 @@ at::Tensor tensor_of(const ArrayFileReader& in, const std::string& path, const s
 CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   CheckpointInfo info;
   CheckpointHeader& h = info.header;
-  h.format_version = static_cast<int>(get_exact<int64_t>(in, path, "header/format_version", 1)[0]);
-  if (h.format_version != kCheckpointFormatVersion)
+  // Compared as read, before it is narrowed to int.
+  const int64_t version = get_exact<int64_t>(in, path, "header/format_version", 1)[0];
+  if (version != kCheckpointFormatVersion)
     throw InputError(path, "header/format_version",
                      fmt::format("format version {} is not supported (this build reads version {})",
-                                 h.format_version, kCheckpointFormatVersion));
+                                 version, kCheckpointFormatVersion));
+  h.format_version = kCheckpointFormatVersion;
   h.dataset_fingerprint = bytes_text(in.get<uint8_t>("header/dataset_fingerprint"));
   h.model_type = bytes_text(in.get<uint8_t>("header/model_type"));
   const std::vector<int64_t> shape = get_exact<int64_t>(in, path, "header/model_shape", 5);
@@ -114,7 +116,6 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   h.layer_norm = shape[4] != 0;
   h.heads =
       in.has("header/model_heads") ? get_exact<int64_t>(in, path, "header/model_heads", 1)[0] : 0;
-  // Read as 64-bit values and checked before they are narrowed to int.
   constexpr int64_t kMostInt = std::numeric_limits<int>::max();
   const std::vector<int64_t> world = get_exact<int64_t>(in, path, "header/world", 2);
   if (world[0] < 1 || world[0] > kMostInt || world[1] < 0 || world[1] >= world[0])

@@ -295,6 +295,11 @@ std::string describe(const RunSummary& s) {
 }
 
 std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line) {
+  // Opening a FIFO to read would wait for a writer for ever.
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InputError(path, "", "is not a regular file: training writes its records there");
   std::string kept, line;
   std::ifstream in(path);
   if (cut_line != nullptr) *cut_line = 0;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # What a run leaves in its output directory when the file system fails it, and what the next run
 # makes of that (docs/running.md, Errors):
+# - a disk with room for the records but not for params.bin fails the job naming that file, and
+#   metrics.jsonl has no summary record (only a finished run writes one);
 # - a full disk (a tmpfs of a few KiB, in a private mount namespace) stops training at the first
 #   metrics record it cannot write, not at the end, with one error naming metrics.jsonl and the
 #   system's reason; no params.bin and no temporary file are left; once there is room again,
@@ -105,6 +107,30 @@ PY
     "$(ls "$tmp/ckpt" "$tmp/full")"
 echo "ok: resumed after the full disk ($(grep -c "dropped a record that a failed write cut short" "$tmp/resume.log")" \
   "cut record dropped); epochs 1-40 once each; a killed checkpoint writer's temporary removed"
+
+# Room for the run's records but not for its parameters (1024 hidden units: about 300 KiB on a 64
+# KiB tmpfs): the job fails naming params.bin, and metrics.jsonl holds every epoch but no summary,
+# which only a finished run writes.
+mkdir -p "$tmp/noparams" "$tmp/noparams.copy"
+rc=0
+unshare --mount --propagation private bash "$tmp/full.sh" "$tmp/noparams" 64k \
+  "$tmp/noparams.log" "$ADAQP_BIN" train "${job[@]}" --set "output.dir=$tmp/noparams" \
+  --set training.epochs=2 --set model.hidden=1024 || rc=$?
+((rc != 90)) || fail "could not mount a tmpfs"
+if ((rc == 0 || rc == 124)) || ! grep -q "adaqp: error.*params.bin.*No space left on device" \
+  "$tmp/noparams.log"; then
+  fail "no room for params.bin (exit $rc): $(cat "$tmp/noparams.log")"
+fi
+python3 - "$tmp/noparams.copy/metrics.jsonl" <<'PY' || fail "no room for params.bin: metrics"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert sorted((r["epoch"], r["rank"]) for r in records if "event" not in r) == [
+    (e, r) for e in (1, 2) for r in (0, 1)], records
+assert not any(r.get("event") == "summary" for r in records), "a summary for a run that failed"
+PY
+[[ ! -e $tmp/noparams.copy/params.bin && -z $(find "$tmp/noparams.copy" -name '*.tmp-*') ]] ||
+  fail "no room for params.bin: left $(ls -a "$tmp/noparams.copy")"
+echo "ok: no room for params.bin: no summary record: $(grep -m1 "adaqp: error" "$tmp/noparams.log")"
 
 # A lock held by another process: the second job writes nothing.
 mkdir -p "$tmp/locked"

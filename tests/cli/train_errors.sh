@@ -123,11 +123,22 @@ expect_failure recompute_no_effect 2 \
 
 # Early stopping, or keeping the best epoch, without validation nodes: every epoch would score 0
 # and the first would be kept.
+no_valid="has no validation nodes"
 expect_failure patience_without_validation 2 \
-  "training.patience chooses an epoch by validation accuracy, and the dataset has no validation nodes" \
+  "training.patience = 5: chooses an epoch by its validation score, and the dataset (split: 240 train, 0 validation, 160 test nodes) $no_valid" \
   "${small[@]}" --set "output.dir=$tmp/no-valid" --set dataset.synthetic.valid_fraction=0 \
   --set training.patience=5
+expect_failure restore_best_without_validation 2 "training.restore_best = true: chooses an epoch" \
+  "${small[@]}" --set "output.dir=$tmp/no-valid" --set dataset.synthetic.valid_fraction=0 \
+  --set training.restore_best=true
 [ ! -e "$tmp/no-valid/config.yaml" ] || { echo "FAIL: a refused job wrote config.yaml" >&2; exit 1; }
+# Without them, training runs and says so once.
+timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" \
+  --set "output.dir=$tmp/no-valid" --set dataset.synthetic.valid_fraction=0 >"$tmp/no-valid.log" 2>&1 ||
+  { cat "$tmp/no-valid.log"; echo "FAIL: training without validation nodes" >&2; exit 1; }
+(($(grep -c "warn.*$no_valid: the validation score reads 0" "$tmp/no-valid.log") == 1)) ||
+  { cat "$tmp/no-valid.log"; echo "FAIL: no single warning of the empty validation split" >&2; exit 1; }
+echo "ok: training without validation nodes warns once"
 
 # An existing partition made with other partition.* keys is never reused silently.
 way_out="choose another partition.dir, or pass --repartition to adaqp train to replace it"

@@ -638,37 +638,52 @@ const MalformedCase kOgbBinaryCases[] = {
       "does not read: write the split beside it as train.csv.gz, valid.csv.gz and test.csv.gz"}},
 };
 
-// Random edits never crash a loader: each either throws InputError or yields a graph that
-// validates. Fixed seeds, so every run tries the same inputs.
-// A gzip stream cut short: the lines zlib can still decompress are read (and checked) first, so
-// the error names the last whole line before the cut, counted here from zlib's own output.
+// A gzip stream cut short: every line zlib can still decompress is read (and checked) first, so
+// the error names the last whole line before the cut, counted here from zlib's own output. The
+// edges do not repeat, so that what survives a cut spans several of the reader's reads, and zlib
+// decompresses ahead of them (into its own buffer): cuts at several places.
 TEST(MalformedInput, TruncatedGzipNamesTheLastWholeLine) {
   test::TempDir tmp;
   const std::string dir = tmp.str("data");
   FileMap files = test::tiny_ogb_text();
-  with_many_edges(files);
+  constexpr int kEdges = 800000;
+  std::string edges_text;
+  uint32_t state = 12345;
+  for (int i = 0; i < kEdges; ++i) {
+    state = state * 1664525u + 1013904223u;
+    edges_text += std::to_string(state >> 30) + "," + std::to_string((state >> 28) & 3) + "\n";
+  }
+  set(files, "raw/edge.csv.gz", edges_text);
+  set(files, "raw/num-edge-list.csv.gz", std::to_string(kEdges) + "\n");
   test::write_ogb(dir, files);
   const std::string edges = dir + "/raw/edge.csv.gz";
-  truncate_file(edges, test::read_bytes(edges).size() / 2);
-  // One read into room for all of it: zlib decompresses straight into it, up to the cut.
-  std::string text(many_edges().size(), '\0');
-  gzFile in = gzopen(edges.c_str(), "rb");
-  ASSERT_NE(in, nullptr);
-  const int n = gzread(in, text.data(), static_cast<unsigned>(text.size()));
-  gzclose(in);
-  text.resize(static_cast<size_t>(std::max(n, 0)));
-  const auto whole = std::count(text.begin(), text.end(), '\n');
-  ASSERT_GT(whole, 0);
-  ASSERT_LT(whole, 20000);
-  try {
-    load_ogb(dir, "");
-    FAIL() << "a truncated edge file accepted";
-  } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("raw/edge.csv.gz: after line " + std::to_string(whole) +
-                                    ": truncated gzip data"));
+  const std::string whole_file = test::read_bytes(edges);
+  for (const double cut : {0.35, 0.5, 0.65, 0.8}) {
+    test::write_file(edges, whole_file.substr(0, static_cast<size_t>(cut * whole_file.size())));
+    // One read into room for all of it: zlib decompresses straight into it, up to the cut.
+    std::string text(edges_text.size(), '\0');
+    gzFile in = gzopen(edges.c_str(), "rb");
+    ASSERT_NE(in, nullptr);
+    const int n = gzread(in, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(in);
+    text.resize(static_cast<size_t>(std::max(n, 0)));
+    // More than the reader's first buffer (64 KiB) and zlib's (512 KiB, gzbuffer) hold.
+    ASSERT_GT(text.size(), size_t{1} << 20) << cut;
+    const auto whole = std::count(text.begin(), text.end(), '\n');
+    ASSERT_LT(whole, kEdges);
+    try {
+      load_ogb(dir, "");
+      ADD_FAILURE() << "a truncated edge file accepted, cut at " << cut;
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("raw/edge.csv.gz: after line " + std::to_string(whole) +
+                                      ": truncated gzip data"))
+          << cut;
+    }
   }
 }
 
+// Random edits never crash a loader: each either throws InputError or yields a graph that
+// validates. Fixed seeds, so every run tries the same inputs.
 TEST(MalformedInputFuzz, RandomCsvEditsGiveInputErrorOrValidGraph) {
   const std::string alphabet = "0123456789,-.eEnaif \n\r";
   std::mt19937 rng(7);

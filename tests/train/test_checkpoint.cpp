@@ -320,6 +320,9 @@ TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
     Trained b(2);
     return test::error_of<InputError>([&] { load_checkpoint(path, header(), b.net, *b.adam); });
   };
+  edited("header/format_version", std::vector<int64_t>{(int64_t{1} << 32) + 1});
+  EXPECT_TRUE(test::contains(info_error(), "format version 4294967297 is not supported"))
+      << info_error();
   edited("progress/epoch", std::vector<int64_t>{(int64_t{1} << 32) + 4});
   EXPECT_TRUE(
       test::contains(info_error(), "progress/epoch: epoch 4294967300 outside 1..2147483647"))
@@ -469,6 +472,12 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
       test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
       embedding_path(ckpt, 1) + ": embedding/gids: node 4 has a row here and in " +
           embedding_path(ckpt, 0)));
+  OwnedRows twice({2, 2});
+  twice.step();
+  save_embedding_rows(embedding_path(ckpt, 1), twice.gids, twice.rows, *twice.adam);
+  EXPECT_TRUE(test::contains(
+      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
+      embedding_path(ckpt, 1) + ": embedding/gids: node 2 has a row here and again in this file"));
   save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
   const at::Tensor wide = at::zeros({1, 4});
   EXPECT_TRUE(test::contains(

@@ -3,7 +3,9 @@
 // newline (a write a full disk cut short) is dropped and named; any other line that is not JSON is
 // an error naming the file and the line.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -55,6 +57,23 @@ TEST(MetricsResume, ABrokenLineBeforeTheLastIsAnErrorNamingIt) {
     FAIL() << "a broken record was kept";
   } catch (const InputError& e) {
     EXPECT_TRUE(test::contains(e.what(), path + ": line 6: not a JSON record")) << e.what();
+  }
+}
+
+// A metrics.jsonl that is not a file is named before anything reads it: a directory would read as
+// empty, and opening a FIFO would wait for a writer for ever.
+TEST(MetricsResume, APathThatIsNotARegularFileIsAnErrorNamingIt) {
+  test::TempDir dir;
+  const std::string fifo = dir.str("fifo.jsonl"), directory = dir.str("dir.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directory(directory);
+  for (const std::string& path : {fifo, directory}) {
+    try {
+      metrics_kept_on_resume(path, 3);
+      FAIL() << path << " was read";
+    } catch (const InputError& e) {
+      EXPECT_TRUE(test::contains(e.what(), path + ": is not a regular file")) << e.what();
+    }
   }
 }
 

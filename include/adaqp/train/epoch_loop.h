@@ -113,7 +113,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
 // The lines of metrics.jsonl (at `path`) a run resumed after epoch `last` keeps: its epoch records
 // up to `last`. A last line without its newline is a record a failed write cut short (a full
 // disk): it is dropped, and *cut_line (when given) is its number (else 0). InputError naming the
-// file and line of another record that is not JSON.
+// file and line of another record that is not JSON, or the file when it is not a regular file.
 std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line = nullptr);
 
 }  // namespace adaqp
