@@ -88,6 +88,13 @@ CheckpointProgress progress(int epoch) {
   return p;
 }
 
+// Saves `a` at `path` as a checkpoint of header() and progress(epoch); returns its arrays, for a
+// test to edit.
+test::Arrays saved_arrays(const std::string& path, const Trained& a, int epoch) {
+  save_checkpoint(path, header(), progress(epoch), a.net, *a.adam);
+  return test::read_all(path);
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -187,8 +194,7 @@ TEST(Checkpoint, FileWithoutHeadsLoadsWithoutComparingThem) {
   Trained a(1);
   a.step();
   const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
-  save_checkpoint(path, header(), progress(1), a.net, *a.adam);
-  test::Arrays arrays = test::read_all(path);
+  test::Arrays arrays = saved_arrays(path, a, 1);
   ASSERT_EQ(arrays.erase("header/model_heads"), 1u) << "the file records the heads";
   test::write_all(old, arrays);
   EXPECT_EQ(read_checkpoint_info(old).header.heads, 0);
@@ -305,8 +311,7 @@ TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
   Trained a(1);
   a.step();
   const std::string good = dir.str("good.bin"), path = dir.str("c.bin");
-  save_checkpoint(good, header(), progress(4), a.net, *a.adam);
-  const test::Arrays arrays = test::read_all(good);
+  const test::Arrays arrays = saved_arrays(good, a, 4);
   const auto edited = [&](const std::string& name, const test::Array& values) {
     test::Arrays copy = arrays;
     ASSERT_EQ(copy.count(name), 1u) << name;
@@ -457,27 +462,21 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   EXPECT_TRUE(test::contains(
       test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
       "embedding/adam_step: Adam state unlike"));
-  // A node id that is negative, or whose row is in two files (one of them damaged), is named with
-  // the file that holds it.
-  save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
-  OwnedRows negative({-3}), again({4});
-  negative.step();
-  again.step();
-  save_embedding_rows(embedding_path(ckpt, 1), negative.gids, negative.rows, *negative.adam);
-  EXPECT_TRUE(test::contains(
-      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
-      embedding_path(ckpt, 1) + ": embedding/gids index 0: node id -3 is negative"));
-  save_embedding_rows(embedding_path(ckpt, 1), again.gids, again.rows, *again.adam);
-  EXPECT_TRUE(test::contains(
-      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
-      embedding_path(ckpt, 1) + ": embedding/gids: node 4 has a row here and in " +
-          embedding_path(ckpt, 0)));
-  OwnedRows twice({2, 2});
-  twice.step();
-  save_embedding_rows(embedding_path(ckpt, 1), twice.gids, twice.rows, *twice.adam);
-  EXPECT_TRUE(test::contains(
-      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
-      embedding_path(ckpt, 1) + ": embedding/gids: node 2 has a row here and again in this file"));
+  // A node id that is negative, or whose row is in two files or twice in one (damage either way),
+  // is named with the file that holds it.
+  const std::string second = embedding_path(ckpt, 1);
+  const std::pair<std::vector<int64_t>, std::string> damaged[] = {
+      {{-3}, second + ": embedding/gids index 0: node id -3 is negative"},
+      {{4}, second + ": embedding/gids: node 4 has a row here and in " + embedding_path(ckpt, 0)},
+      {{2, 2}, second + ": embedding/gids: node 2 has a row here and again in this file"}};
+  for (const auto& [ids, expected] : damaged) {
+    OwnedRows rows(ids);
+    rows.step();
+    save_embedding_rows(second, rows.gids, rows.rows, *rows.adam);
+    EXPECT_TRUE(test::contains(
+        test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
+        expected));
+  }
   save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
   const at::Tensor wide = at::zeros({1, 4});
   EXPECT_TRUE(test::contains(
