@@ -437,10 +437,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     // that is not a file (a directory; a FIFO, whose open would wait for a reader), stops the job
     // here, before config.yaml replaces the earlier run's.
     const std::string metrics = (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string();
-    std::error_code ec;
-    const std::filesystem::file_status status = std::filesystem::status(metrics, ec);
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-      throw InputError(metrics, "", "is not a regular file: training writes its records there");
+    require_metrics_file(metrics);
     if (::access(metrics.c_str(), F_OK) == 0 && ::access(metrics.c_str(), W_OK) != 0)
       throw InputError(metrics, "", std::string("cannot be written: ") + std::strerror(errno));
     remove_output(cfg.output.dir, "predictions.npy");

@@ -294,12 +294,15 @@ std::string describe(const RunSummary& s) {
   return text;
 }
 
-std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line) {
-  // Opening a FIFO to read would wait for a writer for ever.
+void require_metrics_file(const std::string& path) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
     throw InputError(path, "", "is not a regular file: training writes its records there");
+}
+
+std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line) {
+  require_metrics_file(path);  // opening a FIFO to read would wait for a writer for ever
   std::string kept, line;
   std::ifstream in(path);
   if (cut_line != nullptr) *cut_line = 0;

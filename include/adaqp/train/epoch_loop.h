@@ -110,6 +110,10 @@ bool training_finished(const RunOptions& opt);
 // (the same on every rank) naming the epoch, the parameter and the last good checkpoint.
 RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& opt);
 
+// InputError naming `path` (a run's metrics.jsonl) when it exists and is not a regular file: a
+// directory, or a FIFO, whose open would wait for a peer for ever.
+void require_metrics_file(const std::string& path);
+
 // The lines of metrics.jsonl (at `path`) a run resumed after epoch `last` keeps: its epoch records
 // up to `last`. A last line without its newline is a record a failed write cut short (a full
 // disk): it is dropped, and *cut_line (when given) is its number (else 0). InputError naming the
