@@ -209,21 +209,26 @@ std::unique_ptr<Trainer> make_trainer(Communicator& comm, const JobConfig& cfg,
 }
 
 // Trains over `comm`; with output.predictions, rank 0 then gathers every node's prediction over
-// `host` (MPI, host buffers, whatever the device). A finished run resumed with output.predictions
-// (resume.cpp) trains nothing and leaves its metrics.jsonl and params.bin as they are.
+// `host` (MPI, host buffers, whatever the device), before the summary record. A finished run
+// resumed with output.predictions (resume.cpp) trains nothing and leaves its metrics.jsonl and
+// params.bin as they are.
 void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer& trainer,
-           const RunOptions& ropt) {
+           RunOptions ropt) {
   const std::filesystem::path dir(cfg.output.dir);
   const bool finished = training_finished(ropt);
-  RunSummary s;
-  if (!finished) s = train_epochs(trainer, comm, ropt);
-  // Training puts them back itself.
-  if (finished && ropt.start_best.epoch > 0) trainer.restore(ropt.start_best);
   if (cfg.output.predictions) {
-    const Part& part = trainer.part();
-    write_node_rows(host, part.owned_gid, part.global_num_nodes, trainer.predict(),
-                    (dir / "predictions.npy").string());
+    ropt.write_outputs = [&] {
+      const Part& part = trainer.part();
+      write_node_rows(host, part.owned_gid, part.global_num_nodes, trainer.predict(),
+                      (dir / "predictions.npy").string());
+    };
   }
+  RunSummary s;
+  // Training writes the predictions before its summary record, and puts the best epoch's
+  // parameters back itself.
+  if (!finished) s = train_epochs(trainer, comm, ropt);
+  if (finished && ropt.start_best.epoch > 0) trainer.restore(ropt.start_best);
+  if (finished && ropt.write_outputs) ropt.write_outputs();
   if (comm.rank() != 0) return;
   const std::string predictions =
       cfg.output.predictions ? "\npredictions: " + (dir / "predictions.npy").string() : "";
@@ -445,7 +450,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
                            to_yaml(cfg));
   });
-  run_guarded(rank, [&] { train(job_comm, *comm, cfg, *trainer, ropt); });
+  run_guarded(rank, [&] { train(job_comm, *comm, cfg, *trainer, std::move(ropt)); });
 }
 
 }  // namespace

@@ -464,11 +464,11 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   mine_seconds[static_cast<int>(Phase::kTraining)] = steady_now_s() - training_start_s;
   summary.seconds.resize(static_cast<size_t>(world));
   comm.allgather(&mine_seconds, summary.seconds.data(), sizeof(PhaseSeconds));
-  if (root) {
-    // The summary last: a run whose params.bin could not be written (a full disk) has none.
-    write_params(dir / "params.bin", trainer.parameter_values());
-    metrics.write(summary_json(summary) + '\n');
-  }
+  // The summary last: a run whose params.bin or predictions could not be written (a full disk)
+  // has none.
+  if (root) write_params(dir / "params.bin", trainer.parameter_values());
+  if (opt.write_outputs) opt.write_outputs();
+  if (root) metrics.write(summary_json(summary) + '\n');
   return summary;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What a run leaves in its output directory when the file system fails it, and what the next run
 # makes of that (docs/running.md, Errors):
-# - a disk with room for the records but not for params.bin fails the job naming that file, and
-#   metrics.jsonl has no summary record (only a finished run writes one);
+# - a disk with room for the records but not for params.bin, or for params.bin but not for
+#   predictions.npy, fails the job naming that file, and metrics.jsonl has no summary record (only
+#   a finished run writes one);
 # - a full disk (a tmpfs of a few KiB, in a private mount namespace) stops training at the first
 #   metrics record it cannot write, not at the end, with one error naming metrics.jsonl and the
 #   system's reason; no params.bin and no temporary file are left; once there is room again,
@@ -131,6 +132,30 @@ PY
 [[ ! -e $tmp/noparams.copy/params.bin && -z $(find "$tmp/noparams.copy" -name '*.tmp-*') ]] ||
   fail "no room for params.bin: left $(ls -a "$tmp/noparams.copy")"
 echo "ok: no room for params.bin: no summary record: $(grep -m1 "adaqp: error" "$tmp/noparams.log")"
+
+# Room for the records and params.bin but not for output.predictions' file (20,000 nodes: about
+# 160 KiB): the job fails naming predictions.npy, and metrics.jsonl has no summary record.
+mkdir -p "$tmp/nopred" "$tmp/nopred.copy"
+rc=0
+unshare --mount --propagation private bash "$tmp/full.sh" "$tmp/nopred" 64k "$tmp/nopred.log" \
+  "$ADAQP_BIN" train "${job[@]}" --set "output.dir=$tmp/nopred" --set training.epochs=2 \
+  --set dataset.synthetic.num_nodes=20000 --set "partition.dir=$tmp/part-20000" \
+  --set output.predictions=true || rc=$?
+((rc != 90)) || fail "could not mount a tmpfs"
+if ((rc == 0 || rc == 124)) || ! grep -q "adaqp: error.*predictions.npy.*No space left on device" \
+  "$tmp/nopred.log"; then
+  fail "no room for predictions.npy (exit $rc): $(cat "$tmp/nopred.log")"
+fi
+python3 - "$tmp/nopred.copy/metrics.jsonl" <<'PY' || fail "no room for predictions.npy: metrics"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert len([r for r in records if "event" not in r]) == 4, records
+assert not any(r.get("event") == "summary" for r in records), "a summary for a run that failed"
+PY
+[[ -s $tmp/nopred.copy/params.bin && ! -e $tmp/nopred.copy/predictions.npy &&
+  -z $(find "$tmp/nopred.copy" -name '*.tmp-*') ]] ||
+  fail "no room for predictions.npy: left $(ls -a "$tmp/nopred.copy")"
+echo "ok: no room for predictions.npy: no summary record: $(grep -m1 "adaqp: error" "$tmp/nopred.log")"
 
 # A lock held by another process: the second job writes nothing.
 mkdir -p "$tmp/locked"

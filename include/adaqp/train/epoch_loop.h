@@ -5,13 +5,15 @@
 //   metrics.jsonl  one JSON record per epoch and rank (metrics_record.h), flushed every epoch,
 //                  preceded for the adaptive scheme by the link model {"event":"link_model", ...}
 //                  (link_probe.h) and followed by one summary record {"event":"summary", ...} with
-//                  the fields of RunSummary; docs/metrics.md is the schema;
+//                  the fields of RunSummary, written last (after params.bin and
+//                  RunOptions::write_outputs); docs/metrics.md is the schema;
 //   params.bin     the final parameters (with restore_best, the best validation epoch's): float32,
 //                  little-endian, every parameter's values concatenated in registration order.
 // and, with checkpoint_every > 0, the checkpoints (train/checkpoint.h) in checkpoint_dir.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,10 @@ struct RunOptions {
   PhasePeaks memory;
   bool memory_resets = true;  // MemoryMeter::resets() of those phases
   PhaseSeconds seconds{};     // and their wall times (the training phase's is measured here)
+  // Collective, when set: the run's other outputs (output.predictions), written on every rank
+  // after params.bin and before the summary record, so that a summary stands for a run whose
+  // outputs were all written.
+  std::function<void()> write_outputs;
 };
 
 struct RunSummary {
