@@ -88,11 +88,12 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-// Blocks of a grid-stride launch over `items` items, `per_block` a block, at most 65535 (the
-// kernels loop over what one launch's grid does not cover).
+// Blocks of a grid-stride launch over `items` items, `per_block` a block: at least 1 (a launch of
+// none is an error, cudaErrorInvalidConfiguration) and at most 65535 (the kernels loop over what
+// one launch's grid does not cover).
 inline unsigned grid_blocks(int64_t items, int64_t per_block) {
   const int64_t blocks = (items + per_block - 1) / per_block;
-  return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+  return static_cast<unsigned>(blocks < 1 ? 1 : blocks < 65535 ? blocks : 65535);
 }
 
 // `count` elements of T in device memory of the current device (at least one byte allocated).
