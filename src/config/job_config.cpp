@@ -600,7 +600,7 @@ void validate(const JobConfig& c, const Origin& origin) {
               (rules.no_partial_sums != nullptr ? "auto or rows" : "auto, rows or cover") +
               " for " + to_string(c.model.type) + "): its rows are aggregated per relation");
   const TrainingConfig& t = c.training;
-  require(t.epochs >= 0, origin, "training.epochs", std::to_string(t.epochs), "must be >= 0");
+  require(t.epochs >= 1, origin, "training.epochs", std::to_string(t.epochs), "must be >= 1");
   require(t.lr > 0, origin, "training.lr", print_value(t.lr), "must be > 0");
   require(t.weight_decay >= 0, origin, "training.weight_decay", print_value(t.weight_decay),
           "must be >= 0");

@@ -88,11 +88,21 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
     throw ConfigError("dataset path '" + spec.path +
                       "' given with format synthetic, which reads no files (use format auto, or "
                       "no path for the generator)");
+  DatasetFormat format = spec.format;
   if (spec.path.empty()) {
-    return spec.format == DatasetFormat::kAuto ? DatasetFormat::kSynthetic : spec.format;
+    if (format == DatasetFormat::kAuto) format = DatasetFormat::kSynthetic;
+  } else {
+    require_directory(spec.path);
+    if (format == DatasetFormat::kAuto) format = detect_format(spec.path);
   }
-  require_directory(spec.path);
-  return spec.format == DatasetFormat::kAuto ? detect_format(spec.path) : spec.format;
+  // The other layouts carry one split each, which a split name would silently not choose.
+  if (!spec.split.empty() && format != DatasetFormat::kOgb) {
+    throw ConfigError(fmt::format(
+        "dataset.split = '{}': only the OGB layout has named splits (the folders under split/); {} "
+        "is the {} layout, with one split: leave dataset.split empty",
+        spec.split, spec.path.empty() ? "the generated graph" : spec.path, to_string(format)));
+  }
+  return format;
 }
 
 Graph load_dataset(const DatasetSpec& spec) {

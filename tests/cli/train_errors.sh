@@ -67,6 +67,11 @@ expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gin
 expect_failure gat_cover 2 "communication.exchange = cover: must be auto or rows with model.type gat" \
   "${small[@]}" --set model.type=gat --set communication.exchange=cover
 expect_failure bad_dropout 2 "model.dropout" "${small[@]}" --set model.dropout=1.5
+expect_failure zero_epochs 2 "training.epochs = 0: must be >= 1" "${small[@]}" \
+  --set training.epochs=0
+expect_failure split_without_ogb 2 \
+  "dataset.split = 'nope': only the OGB layout has named splits" "${small[@]}" \
+  --set dataset.split=nope
 expect_failure balance_types_untyped 2 \
   "partition.balance_types = true: has no effect on the generated graph without dataset.synthetic.heterogeneous = true" \
   "${small[@]}" --set partition.balance_types=true --set "output.dir=$tmp/balance-types"

@@ -301,7 +301,7 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"model.hidden=0", "model.hidden = 0"},
       {"model.dropout=1", "model.dropout = 1"},
       {"model.dropout=-0.1", "model.dropout = -0.1"},
-      {"training.epochs=-1", "training.epochs = -1"},
+      {"training.epochs=0", "training.epochs = 0: must be >= 1"},
       {"training.lr=0", "training.lr = 0"},
       {"training.weight_decay=-1", "training.weight_decay = -1"},
       {"training.eval_every=0", "training.eval_every = 0"},
@@ -470,14 +470,14 @@ TEST(JobConfig, MalformedOverridesAreErrors) {
 // file's).
 TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
   const std::string from_set = config_error("training: {epochs: 200}\n", {"training.epochs=-5"});
-  EXPECT_TRUE(test::contains(from_set, "job.yaml: --set: training.epochs = -5: must be >= 0"))
+  EXPECT_TRUE(test::contains(from_set, "job.yaml: --set: training.epochs = -5: must be >= 1"))
       << from_set;
   const std::string generator =
       config_error("dataset: {synthetic: {num_nodes: 100}}\n", {"dataset.synthetic.num_classes=1"});
   EXPECT_TRUE(test::contains(generator, "job.yaml: --set: dataset.synthetic.num_classes = 1"))
       << generator;
   const std::string from_file = config_error("training: {epochs: -5}\n", {"model.hidden=8"});
-  EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 0"))
+  EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 1"))
       << from_file;
 }
 

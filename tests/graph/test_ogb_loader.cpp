@@ -174,5 +174,31 @@ TEST(LoadDataset, AutoWithoutPathGeneratesAndSyntheticRefusesAPath) {
   }
 }
 
+// Only the OGB layout names its splits; elsewhere a split name would be ignored, so it is refused.
+TEST(LoadDataset, ASplitNameWithAnotherLayoutIsRefused) {
+  TempDir tmp;
+  test::write_files(tmp.str("npy"), test::tiny_numpy_files());
+  DatasetSpec spec;
+  spec.path = tmp.str("npy");
+  spec.split = "nope";
+  try {
+    load_dataset(spec);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("dataset.split = 'nope': only the OGB layout has named splits"));
+    EXPECT_THAT(e.what(), HasSubstr(tmp.str("npy") + " is the numpy layout"));
+  }
+  DatasetSpec generated;
+  generated.synthetic.num_nodes = 50;
+  generated.split = "public";
+  try {
+    load_dataset(generated);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the generated graph is the synthetic layout"));
+  }
+}
+
 }  // namespace
 }  // namespace adaqp

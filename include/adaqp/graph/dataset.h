@@ -96,7 +96,8 @@ void save_ogb_hetero(const Graph& g, const std::string& dir);
 // heterogeneous g also gets its node_types.json, node_type_offsets.npy and edge_type.npy.
 void save_numpy(const Graph& g, const std::string& dir);
 
-// spec.format, or for auto the format detected as load_dataset detects it (errors as there).
+// spec.format, or for auto the format detected as load_dataset detects it (errors as there);
+// ConfigError for a split name (spec.split) with a layout other than OGB's.
 DatasetFormat resolve_dataset_format(const DatasetSpec& spec);
 
 // Dispatches on spec.format through the loader registry (dataset.cpp: name, detect, load; auto: no
