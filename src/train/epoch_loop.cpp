@@ -12,6 +12,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <set>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -105,14 +107,27 @@ void log_parts(const Trainer& trainer, Communicator& comm, RunSummary& summary) 
   }
 }
 
-// Keeps the per-epoch records of `path` up to epoch `last` (dropping later ones, the link model
-// and the summary), rewritten via a temporary file and a rename, and opens it for appending.
+// Keeps the records of `path` up to epoch `last` (metrics_kept_on_resume), rewritten via a
+// temporary file and a rename, and opens it for appending.
 AppendFile reopen_metrics(const std::filesystem::path& path, int last) {
   int cut_line = 0;
-  AtomicFile::write_text(path.string(), metrics_kept_on_resume(path.string(), last, &cut_line));
+  const std::string kept = metrics_kept_on_resume(path.string(), last, &cut_line);
+  AtomicFile::write_text(path.string(), kept);
   if (cut_line > 0) {
     spdlog::warn("{}: line {}: dropped a record that a failed write cut short", path.string(),
                  cut_line);
+  }
+  std::set<int> epochs;
+  std::istringstream lines(kept);
+  for (std::string line; std::getline(lines, line);) {
+    const Json j = Json::parse(line);
+    if (!j.contains("event")) epochs.insert(j["epoch"].get<int>());
+  }
+  if (static_cast<int>(epochs.size()) < last) {
+    spdlog::warn(
+        "{}: holds the records of {} of the epochs 1-{} this run resumes after (were they written "
+        "to another output.dir?); the summary covers the epochs from {} on",
+        path.string(), epochs.size(), last, last + 1);
   }
   return AppendFile(path.string(), /*truncate=*/false);
 }
@@ -303,7 +318,7 @@ void require_metrics_file(const std::string& path) {
 
 std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line) {
   require_metrics_file(path);  // opening a FIFO to read would wait for a writer for ever
-  std::string kept, line;
+  std::string kept, line, link_model;
   std::ifstream in(path);
   if (cut_line != nullptr) *cut_line = 0;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -315,9 +330,15 @@ std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_l
     const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded())
       throw InputError(path, fmt::format("line {}", number), "not a JSON record");
-    if (j.contains("epoch") && !j.contains("event") && j["epoch"].is_number_integer() &&
-        j["epoch"].get<int>() <= last)
-      kept += line + '\n';
+    // A link model is kept where a kept epoch record follows it: the model of the process that
+    // ran those epochs.
+    if (j.value("event", "") == "link_model") {
+      link_model = line + '\n';
+    } else if (j.contains("epoch") && !j.contains("event") && j["epoch"].is_number_integer() &&
+               j["epoch"].get<int>() <= last) {
+      kept += link_model + line + '\n';
+      link_model.clear();
+    }
   }
   return kept;
 }
@@ -441,6 +462,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     }
     if (summary.stopped_early) break;
   }
+  summary.first_epoch = opt.start.epoch + 1;
   summary.epochs = progress.epoch;
   summary.best_val_acc = progress.best_val;
   summary.test_acc_at_best_val = progress.test_at_best_val;

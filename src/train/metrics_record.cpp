@@ -304,6 +304,7 @@ std::string summary_json(const RunSummary& s) {
   j["mean_epoch_time_s"] = finite(s.mean_epoch_time_s);
   j["epochs_per_s"] = finite(s.epochs_per_s);
   j["metric"] = s.metric;
+  j["first_epoch"] = s.first_epoch;
   j["epochs"] = s.epochs;
   j["best_epoch"] = s.best_epoch;
   j["stopped_early"] = s.stopped_early;

@@ -26,14 +26,23 @@ train() {
   fi
 }
 
-# same REF RUN: the two output directories hold identical per-epoch records (times aside), summary
-# scores and parameters.
+# same REF RUN FIRST: the two output directories hold identical per-epoch records (times aside),
+# summary scores and parameters; RUN's summary covers its epochs from FIRST on (the resumed ones),
+# REF's all, and each summary's mean epoch time is the mean of its slowest ranks' over those.
 same() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
 
-def load(d):
-    epochs, summary = {}, None
+def check_mean(d, summary, times, first):
+    assert summary["first_epoch"] == first, f"{d}: summary first_epoch {summary['first_epoch']} != {first}"
+    slowest = [max(t for (e, _), t in times.items() if e == epoch)
+               for epoch in range(first, summary["epochs"] + 1)]
+    mean = sum(slowest) / len(slowest)
+    assert abs(summary["mean_epoch_time_s"] - mean) <= 1e-9 * mean, \
+        f"{d}: mean_epoch_time_s {summary['mean_epoch_time_s']} != {mean} over epochs {first}-"
+
+def load(d, first):
+    epochs, summary, times = {}, None, {}
     with open(d + "/metrics.jsonl") as f:
         for line in f:
             r = json.loads(line)
@@ -43,14 +52,16 @@ def load(d):
                 continue
             key = (r["epoch"], r["rank"])
             assert key not in epochs, f"{d}: epoch {key} recorded twice"
+            times[key] = r["epoch_time_s"]
             epochs[key] = {k: r.get(k) for k in ("loss", "train_acc", "val_acc", "test_acc",
                                                    "bytes_sent")}
     assert summary is not None, f"{d}: no summary"
+    check_mean(d, summary, times, first)
     with open(d + "/params.bin", "rb") as f:
         params = f.read()
     return epochs, summary, params
 
-ref, run = load(sys.argv[1]), load(sys.argv[2])
+ref, run = load(sys.argv[1], 1), load(sys.argv[2], int(sys.argv[3]))
 assert sorted(ref[0]) == sorted(run[0]), (sorted(ref[0])[-3:], sorted(run[0])[-3:])
 for key in ref[0]:
     assert ref[0][key] == run[0][key], f"epoch {key}: {ref[0][key]} != {run[0][key]}"
@@ -94,7 +105,13 @@ grep -q -- "--resume=auto: no checkpoint in $tmp/gcn_cut/checkpoints" "$tmp/gcn_
 train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epochs=12 --resume=auto
 grep -q "resuming from $tmp/gcn_cut/checkpoints/ckpt-000006.bin (epoch 6)" "$tmp/gcn_cut.log" ||
   { cat "$tmp/gcn_cut.log"; echo "FAIL: did not resume from epoch 6" >&2; exit 1; }
-same "$tmp/gcn_ref" "$tmp/gcn_cut"
+same "$tmp/gcn_ref" "$tmp/gcn_cut" 7
+# Resumed into another output.dir from the same checkpoints: its metrics.jsonl lacks the epochs
+# before the checkpoint, which the run says.
+train gcn_moved 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_moved" --set training.epochs=14 \
+  --set "training.checkpoint_dir=$tmp/gcn_cut/checkpoints" --resume
+grep -q "gcn_moved/metrics.jsonl: holds the records of 0 of the epochs 1-12" "$tmp/gcn_moved.log" ||
+  { cat "$tmp/gcn_moved.log"; echo "FAIL: no warning of the missing epochs" >&2; exit 1; }
 
 # SAGE with LayerNorm, 3 workers, evaluated every 3 epochs: the newest checkpoint (epoch 7, the
 # end of the cut run) is damaged, so the resume falls back to epoch 5.
@@ -112,7 +129,7 @@ if ! grep -q "skipping unreadable checkpoint: $newest" "$tmp/sage_cut.log" ||
   echo "FAIL: did not fall back to epoch 5" >&2
   exit 1
 fi
-same "$tmp/sage_ref" "$tmp/sage_cut"
+same "$tmp/sage_ref" "$tmp/sage_cut" 6
 
 # Refusals, each naming the field and both values.
 resume=(--set model.type=gcn --set training.checkpoint_every=4 --set training.epochs=20 --resume

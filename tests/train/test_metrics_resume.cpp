@@ -1,5 +1,6 @@
 // What a resumed run keeps of metrics.jsonl (train/epoch_loop.h metrics_kept_on_resume): the epoch
-// records up to the resumed epoch, without the link model and the summary; a last line without its
+// records up to the resumed epoch, with the link model of the process that ran them, without the
+// summary; a last line without its
 // newline (a write a full disk cut short) is dropped and named; any other line that is not JSON is
 // an error naming the file and the line.
 #include <gtest/gtest.h>
@@ -32,20 +33,32 @@ TEST(MetricsResume, KeepsTheEpochRecordsUpToTheResumedEpoch) {
   int cut = -1;
   const std::string path = write(dir, kRecords + "{\"event\":\"summary\",\"epochs\":2}\n");
   EXPECT_EQ(metrics_kept_on_resume(path, 1, &cut),
-            "{\"epoch\":1,\"rank\":0}\n{\"epoch\":1,\"rank\":1}\n");
+            kRecords.substr(0, kRecords.find("{\"epoch\":2")));
   EXPECT_EQ(cut, 0);
-  EXPECT_EQ(metrics_kept_on_resume(path, 2), kRecords.substr(kRecords.find('\n') + 1));
+  EXPECT_EQ(metrics_kept_on_resume(path, 2), kRecords);
+}
+
+// Each process of a resumed run writes its link model before its epochs: one stays where an epoch
+// record kept follows it, and goes with the epochs it preceded.
+TEST(MetricsResume, ALinkModelStaysWithTheEpochsItPreceded) {
+  test::TempDir dir;
+  const std::string second = "{\"event\":\"link_model\",\"probe_time_s\":2}\n";
+  const std::string later = "{\"epoch\":3,\"rank\":0}\n{\"epoch\":3,\"rank\":1}\n";
+  const std::string path = write(dir, kRecords + second + later + "{\"event\":\"summary\"}\n");
+  EXPECT_EQ(metrics_kept_on_resume(path, 3), kRecords + second + later);
+  EXPECT_EQ(metrics_kept_on_resume(path, 2), kRecords);
+  EXPECT_EQ(metrics_kept_on_resume(path, 0), "");
 }
 
 TEST(MetricsResume, ALastRecordCutShortIsDroppedAndNamed) {
   test::TempDir dir;
   int cut = -1;
   const std::string path = write(dir, kRecords + "{\"epoch\":3,\"ra");
-  EXPECT_EQ(metrics_kept_on_resume(path, 3, &cut), kRecords.substr(kRecords.find('\n') + 1));
+  EXPECT_EQ(metrics_kept_on_resume(path, 3, &cut), kRecords);
   EXPECT_EQ(cut, 6);
   // Cut at a record's end, before its newline: still a write that did not finish.
   write(dir, kRecords + "{\"epoch\":3,\"rank\":0}");
-  EXPECT_EQ(metrics_kept_on_resume(path, 3, &cut), kRecords.substr(kRecords.find('\n') + 1));
+  EXPECT_EQ(metrics_kept_on_resume(path, 3, &cut), kRecords);
   EXPECT_EQ(cut, 6);
 }
 

@@ -62,9 +62,11 @@ struct RunSummary {
   double final_test_acc = 0;
   double mean_epoch_time_s = 0;  // mean over epochs of the slowest rank's epoch time
   double epochs_per_s = 0;
-  std::string metric;          // accuracy | f1_micro
-  int epochs = 0;              // the last epoch run
-  int best_epoch = 0;          // the first epoch that reached best_val_acc
+  std::string metric;   // accuracy | f1_micro
+  int first_epoch = 0;  // the first epoch this run ran (after a checkpoint, when resumed):
+                        // the means and the memory and time by phase cover first_epoch..epochs
+  int epochs = 0;       // the last epoch run
+  int best_epoch = 0;   // the first epoch that reached best_val_acc
   bool stopped_early = false;  // by RunOptions::patience, before RunOptions::epochs
   int params_epoch = 0;        // the epoch whose parameters params.bin holds
   int world_size = 0;
@@ -121,9 +123,10 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
 void require_metrics_file(const std::string& path);
 
 // The lines of metrics.jsonl (at `path`) a run resumed after epoch `last` keeps: its epoch records
-// up to `last`. A last line without its newline is a record a failed write cut short (a full
-// disk): it is dropped, and *cut_line (when given) is its number (else 0). InputError naming the
-// file and line of another record that is not JSON, or the file when it is not a regular file.
+// up to `last`, each link model record that one of them follows (the model of the process that
+// ran them), no summary. A last line without its newline is a record a failed write cut short (a
+// full disk): it is dropped, and *cut_line (when given) is its number (else 0). InputError naming
+// the file and line of another record that is not JSON, or the file when it is not a regular file.
 std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line = nullptr);
 
 }  // namespace adaqp
