@@ -71,12 +71,12 @@ expect_failure zero_epochs 2 "training.epochs = 0: must be >= 1" "${small[@]}" \
   --set training.epochs=0
 expect_failure split_without_ogb 2 \
   "dataset.split = 'nope': only the OGB layout has named splits" "${small[@]}" \
-  --set dataset.split=nope
+  --set dataset.split=nope --set "output.dir=$tmp/split"
 expect_failure balance_types_untyped 2 \
   "partition.balance_types = true: has no effect on the generated graph without dataset.synthetic.heterogeneous = true" \
   "${small[@]}" --set partition.balance_types=true --set "output.dir=$tmp/balance-types"
 expect_failure rgcn_untyped 2 "model.type = rgcn aggregates each relation on its own, and the dataset has no node types" \
-  "${small[@]}" --set model.type=rgcn
+  "${small[@]}" --set model.type=rgcn --set "output.dir=$tmp/rgcn"
 expect_failure missing_config 2 "no-such-job.yaml" --config "$tmp/no-such-job.yaml"
 
 # Device and transport: NCCL needs a GPU run; a GPU run needs a GPU of its own per rank (or
