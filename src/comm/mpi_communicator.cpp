@@ -463,8 +463,10 @@ void MpiCommunicator::finish_collective(std::vector<MPI_Request>& requests, cons
   Progress progress = set.wait(timeout_s);
   if (progress.done) return;
   if (progress.code != MPI_SUCCESS) abandon_collective(set.take(), name, progress.code);
-  broken_ = fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", name,
-                        timeout_s, rank_);
+  broken_ = fmt::format(
+      "{} timed out after {} s on rank {} (a peer stalled, died, or is busy for longer than "
+      "communication.timeout_s)",
+      name, timeout_s, rank_);
   std::vector<MPI_Request> pending = set.take();
   stale_.insert(stale_.end(), pending.begin(), pending.end());
   throw CommError(broken_);

@@ -85,8 +85,10 @@ class NcclState {
     if (result == ncclInProgress) result = settled_state();
     if (result == ncclSuccess) return;
     if (result == ncclInProgress)
-      fail(fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", call,
-                       timeout_s.load(), rank));
+      fail(
+          fmt::format("{} timed out after {} s on rank {} (a peer stalled, died, or is busy for "
+                      "longer than communication.timeout_s)",
+                      call, timeout_s.load(), rank));
     fail(fmt::format("{} failed on rank {} (device {}): {} ({})", call, rank, device,
                      ncclGetErrorString(result), ncclGetLastError(comm)));
   }
@@ -115,8 +117,10 @@ class NcclState {
     Backoff pause = poll_pause();
     while (!poll(event, what)) {
       if (steady_now_s() >= deadline)
-        fail(fmt::format("{} timed out after {} s on rank {} (a peer stalled or died)", what,
-                         seconds, rank));
+        fail(
+            fmt::format("{} timed out after {} s on rank {} (a peer stalled, died, or is busy for "
+                        "longer than communication.timeout_s)",
+                        what, seconds, rank));
       pause.pause();
     }
   }
