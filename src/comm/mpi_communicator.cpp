@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <exception>
 #include <thread>
 
 #include "adaqp/comm/mpi_error.h"
@@ -128,8 +129,10 @@ class MpiWork : public HostWork {
     int finalized = 0;
     if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
     if (requests_.test().done) return;
-    spdlog::warn("halo exchange (tag {}) on rank {} destroyed before completion; cancelling {}",
-                 options_.tag, link_.rank, pending());
+    // While an error unwinds (reported on its own) this is its consequence, not news.
+    spdlog::log(std::uncaught_exceptions() > 0 ? spdlog::level::debug : spdlog::level::warn,
+                "halo exchange (tag {}) on rank {} destroyed before completion; cancelling {}",
+                options_.tag, link_.rank, pending());
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (!requests_.pending(i)) continue;
       int code = MPI_Cancel(&requests_[i]);

@@ -261,8 +261,10 @@ class NcclWork : public Work {
       try {
         cuda::DeviceGuard guard(state_->device, where(state_->rank, state_->device));
         if (!state_->poll(events_.done->get(), what_)) {
-          spdlog::warn("{} on rank {} destroyed before completion; waiting for it", what_,
-                       state_->rank);
+          // While an error unwinds (reported on its own) this is its consequence, not news.
+          spdlog::log(std::uncaught_exceptions() > 0 ? spdlog::level::debug : spdlog::level::warn,
+                      "{} on rank {} destroyed before completion; waiting for it", what_,
+                      state_->rank);
           state_->wait(events_.done->get(), what_);
         }
       } catch (const std::exception& e) {

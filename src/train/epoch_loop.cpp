@@ -26,6 +26,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/model/host_tensor_bytes.h"
 #include "adaqp/model/sparse_features.h"
+#include "adaqp/quant/quantizer.h"
 #include "adaqp/quant/widths.h"
 #include "adaqp/train/finite_check.h"
 #include "adaqp/train/metrics_record.h"
@@ -132,14 +133,28 @@ AppendFile reopen_metrics(const std::filesystem::path& path, int last) {
   return AppendFile(path.string(), /*truncate=*/false);
 }
 
+// The end of a divergence error: where training can be taken up again.
+std::string checkpoint_text(const std::string& checkpoint) {
+  return checkpoint.empty() ? "; no checkpoint was written"
+                            : "; last good checkpoint: " + checkpoint;
+}
+
+// The epoch; a row the codec could not quantize (met on this rank only, so the error is not
+// collective: the job aborts) gets the advice and checkpoint of the collective checks below.
+EpochStats train_one_epoch(Trainer& trainer, int epoch, const std::string& checkpoint) {
+  try {
+    return trainer.train_epoch(epoch);
+  } catch (const quant::NonFiniteError& e) {
+    throw quant::NonFiniteError(e, "; lower training.lr" + checkpoint_text(checkpoint));
+  }
+}
+
 // check_finite, naming the last good checkpoint in the error.
 void check_divergence(Trainer& trainer, double loss, int epoch, const std::string& checkpoint) {
   try {
     check_finite(trainer.model(), loss, epoch);
   } catch (const NumericalError& e) {
-    throw NumericalError(std::string(e.what()) + (checkpoint.empty()
-                                                      ? "; no checkpoint was written"
-                                                      : "; last good checkpoint: " + checkpoint));
+    throw NumericalError(std::string(e.what()) + checkpoint_text(checkpoint));
   }
 }
 
@@ -401,7 +416,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     EpochRecord rec;
     rec.rank = comm.rank();
     meter.start();
-    rec.stats = trainer.train_epoch(epoch);
+    rec.stats = train_one_epoch(trainer, epoch, last_checkpoint);
     check_divergence(trainer, rec.stats.loss, epoch, last_checkpoint);
     adaptive = rec.stats.adaptive;
     progress.epoch = epoch;

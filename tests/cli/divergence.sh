@@ -3,7 +3,8 @@
 # the second epoch's loss overflows. Training stops there on every rank with one error naming the
 # epoch and the last good checkpoint (epoch 1), and nothing of epoch 2 is checkpointed. That
 # checkpoint is intact: resuming it loads it and diverges again at epoch 2, with the same error.
-# (Its weights, finite but ~1e30, are beyond rescue by a smaller learning rate.)
+# (Its weights, finite but ~1e30, are beyond rescue by a smaller learning rate.) In a quantized
+# mode the codec meets the divergence first, with the same advice and checkpoint.
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
@@ -37,4 +38,26 @@ fi
 [[ "$(grep -c '"epoch":' "$tmp/run/metrics.jsonl")" == 2 ]] ||
   { cat "$tmp/run/metrics.jsonl"; echo "FAIL: expected the epoch-1 records of 2 ranks" >&2; exit 1; }
 echo "ok: the last good checkpoint resumes and diverges the same way"
+
+# In a quantized mode the first non-finite value meets the codec, in the exchange of epoch 2,
+# before any loss: the ranks that meet it stop the job (not a collective check), each with the
+# codec's error and the same advice and last good checkpoint; the exchanges its unwinding cancels
+# are that error's consequence, not warnings of their own.
+rc=0
+timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=5 \
+  --set training.lr=1e30 --set communication.mode=adaqp --set "output.dir=$tmp/run-q" \
+  >"$tmp/diverge-q.log" 2>&1 || rc=$?
+codec="^adaqp: error on rank [01] \(host [^)]*\): cannot quantize the layer [0-9]+ (forward|backward) "
+codec+="message of node [0-9]+ \(epoch 2\): .*; the training has diverged; lower training.lr; "
+codec+="last good checkpoint: $tmp/run-q/checkpoints/ckpt-000001.bin\$"
+errors=$(grep -c "adaqp: error" "$tmp/diverge-q.log" || true)
+if ((rc == 0 || rc == 124 || errors == 0)) ||
+    [[ "$(grep -Ec "$codec" "$tmp/diverge-q.log")" != "$errors" ]] ||
+    grep -q "destroyed before completion" "$tmp/diverge-q.log"; then
+  cat "$tmp/diverge-q.log"
+  echo "FAIL: exit $rc; expected every error line to match $codec, and no warning of the" \
+    "exchanges it cancelled" >&2
+  exit 1
+fi
+echo "ok: a quantized run diverging in the codec: $(grep -Em1 "$codec" "$tmp/diverge-q.log")"
 echo "divergence: all passed"

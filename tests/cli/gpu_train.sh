@@ -218,7 +218,8 @@ PY
 
 # Divergence inside a quantized exchange: the codec's error naming the message, on both devices.
 diverged="cannot quantize the layer [0-9]+ (forward|backward) message of node [0-9]+ \(epoch 2\): "
-diverged+=".*; the training has diverged"
+diverged+=".*; the training has diverged; lower training.lr; "
+diverged+="(last good checkpoint: .*|no checkpoint was written)"
 for device in cpu cuda; do
   log="$tmp/nonfinite-$device.log"
   rc=0

@@ -54,6 +54,9 @@ class NonFiniteError : public Error {
               (key.stream == RngStream::kQuantBackward ? "backward" : "forward") +
               " message of node " + std::to_string(gid) + " (epoch " + std::to_string(key.epoch) +
               "): " + what + "; the training has diverged") {}
+  // `e` with `more` appended: what the runtime adds (advice, the last good checkpoint).
+  NonFiniteError(const NonFiniteError& e, const std::string& more)
+      : Error(std::string(e.what()) + more) {}
 };
 
 // What makes a row of d values unquantizable (the first NaN or infinite element, else its range);
