@@ -67,7 +67,7 @@ std::array<int64_t, 4> type_counts(const GeneratorOptions& o) {
 void validate_hetero_options(const GeneratorOptions& o) {
   if (o.heavy_tailed)
     throw ConfigError(
-        "dataset.synthetic.heavy_tailed applies to the homogeneous generator only (the "
+        "dataset.synthetic.heavy_tailed = true: applies to the homogeneous generator only (the "
         "heterogeneous one draws its relations per node)");
   if (type_counts(o)[kAuthor] < o.num_classes)
     throw ConfigError(fmt::format(

@@ -476,6 +476,10 @@ TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
       config_error("dataset: {synthetic: {num_nodes: 100}}\n", {"dataset.synthetic.num_classes=1"});
   EXPECT_TRUE(test::contains(generator, "job.yaml: --set: dataset.synthetic.num_classes = 1"))
       << generator;
+  const std::string hetero = config_error("dataset: {synthetic: {heterogeneous: true}}\n",
+                                          {"dataset.synthetic.heavy_tailed=true"});
+  EXPECT_TRUE(test::contains(hetero, "job.yaml: --set: dataset.synthetic.heavy_tailed = true: "))
+      << hetero;
   const std::string from_file = config_error("training: {epochs: -5}\n", {"model.hidden=8"});
   EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 1"))
       << from_file;
