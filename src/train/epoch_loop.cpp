@@ -248,10 +248,14 @@ void summarize(const Totals& t, bool adaptive, RunSummary& s) {
 }  // namespace
 
 std::string describe(const RunSummary& s) {
+  // After a resume the means cover this run's epochs only: say which.
+  const std::string epochs = s.first_epoch > 1
+                                 ? fmt::format("epochs {}-{} (resumed)", s.first_epoch, s.epochs)
+                                 : fmt::format("{} epochs", s.epochs);
   std::string text = fmt::format(
-      "summary: best val {} {:.4f} (epoch {}), test {:.4f} at best val, final test {:.4f} | {} "
-      "epochs{} on {} worker(s) ({}), {:.4f} s/epoch ({:.2f} epochs/s)",
-      s.metric, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val, s.final_test_acc, s.epochs,
+      "summary: best val {} {:.4f} (epoch {}), test {:.4f} at best val, final test {:.4f} | {}{} "
+      "on {} worker(s) ({}), {:.4f} s/epoch ({:.2f} epochs/s)",
+      s.metric, s.best_val_acc, s.best_epoch, s.test_acc_at_best_val, s.final_test_acc, epochs,
       s.stopped_early ? " (stopped early)" : "", s.world_size, s.device, s.mean_epoch_time_s,
       s.epochs_per_s);
   if (s.full_precision_bytes_per_epoch == 0) {
@@ -259,11 +263,11 @@ std::string describe(const RunSummary& s) {
   } else if (s.bytes_per_epoch >= s.full_precision_bytes_per_epoch) {
     text += fmt::format("\nexchanges: {:.3f} MB/epoch at full precision", s.bytes_per_epoch / 1e6);
   } else {
-    text += fmt::format(
-        "\nexchanges: {:.3f} MB/epoch, {:.1f}x less than at full precision ({:.3f} MB/epoch)",
-        s.bytes_per_epoch / 1e6,
-        s.full_precision_bytes_per_epoch / std::max(s.bytes_per_epoch, 1.0),
-        s.full_precision_bytes_per_epoch / 1e6);
+    const double less = s.full_precision_bytes_per_epoch / std::max(s.bytes_per_epoch, 1.0);
+    text +=
+        fmt::format("\nexchanges: {:.3f} MB/epoch, {:.0f}% of full precision's {:.3f} MB/epoch{}",
+                    s.bytes_per_epoch / 1e6, 100 / less, s.full_precision_bytes_per_epoch / 1e6,
+                    less >= 1.5 ? fmt::format(" ({:.1f}x less)", less) : "");
     if (s.adaptive) {
       std::vector<int> widths;
       std::vector<std::string> shares;
@@ -317,9 +321,11 @@ std::string describe(const RunSummary& s) {
     auto pct = [&](double v) { return 100 * v / total; };
     text += fmt::format(
         "\nepoch time (slowest rank): compute {:.0f}% | waiting for exchanges {:.0f}% | loss and "
-        "gradient all-reduce {:.0f}% | bit-width assignment {:.0f}%; (de)quantization {:.1f} "
-        "ms/epoch",
-        pct(s.compute_s), pct(s.exposed_comm_s), pct(s.reduce_s), pct(s.assign_s), 1e3 * s.quant_s);
+        "gradient all-reduce {:.0f}%",
+        pct(s.compute_s), pct(s.exposed_comm_s), pct(s.reduce_s));
+    // What only the quantized modes spend.
+    if (s.adaptive) text += fmt::format(" | bit-width assignment {:.0f}%", pct(s.assign_s));
+    if (s.quant_s > 0) text += fmt::format("; (de)quantization {:.1f} ms/epoch", 1e3 * s.quant_s);
   }
   return text;
 }
