@@ -64,8 +64,14 @@ void run_info(const InfoOptions& opt) {
     }
     if (opt.json) {
       json["partition"] = partition_json(opt.partition, meta);
+      if (opt.verify) json["partition"]["verified"] = true;
     } else {
       text += partition_text(opt.partition, meta);
+      // Said, so that a sound partition is not mistaken for an unchecked one.
+      if (opt.verify)
+        text += fmt::format(
+            "verified: all {} parts read whole: present, checksums and structure sound\n",
+            meta.parts);
     }
     if (opt.covers) {
       std::vector<PairCover> pairs;

@@ -123,7 +123,13 @@ PY
 "$ADAQP_BIN" info --partition "$WORK/part" --covers | grep -q "boundary covers" || fail "covers text"
 # info reads the counts from meta.yaml; --verify reads every part: a flipped byte or a missing
 # part fails it.
-"$ADAQP_BIN" info --partition "$WORK/part" --verify >/dev/null || fail "info --verify of a sound partition"
+"$ADAQP_BIN" info --partition "$WORK/part" --verify >"$WORK/verified.out" ||
+  fail "info --verify of a sound partition"
+grep -q "^verified: all [0-9]* parts read whole" "$WORK/verified.out" ||
+  fail "info --verify of a sound partition does not say so: $(cat "$WORK/verified.out")"
+"$ADAQP_BIN" info --partition "$WORK/part" --verify --json |
+  python3 -c 'import json, sys; assert json.load(sys.stdin)["partition"]["verified"] is True' ||
+  fail "info --verify --json of a sound partition lacks partition.verified"
 cp -r "$WORK/part" "$WORK/broken"
 python3 - "$WORK/broken/part-1/part.bin" <<'PY'
 import os, sys
