@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/common/choices.h"
 #include "adaqp/common/error.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/epoch_loop.h"
@@ -97,10 +98,13 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     if (comm.rank() != 0) return;
     spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);
     if (written_on != comm.size()) {
+      const bool adaptive =
+          quantizes(cfg.communication.mode) && cfg.communication.scheme == BitScheme::kAdaptive;
       spdlog::info(
           "the checkpoint was written on {} workers and training continues on {}: parameters and "
-          "optimizer state carry over; the adaptive scheme probes and traces afresh",
-          written_on, comm.size());
+          "optimizer state carry over{}",
+          written_on, comm.size(),
+          adaptive ? "; the adaptive scheme probes and traces afresh" : "");
     }
   });
 }

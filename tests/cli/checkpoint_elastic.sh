@@ -107,6 +107,9 @@ if ((rc == 0 || rc == 124)) ||
 fi
 rm -rf "$tmp/gen-4to2"
 resume gen-cut4 gen-4to2 2 "${vanilla[@]}" --repartition
+# The adaptive scheme's start afresh is news only where it runs.
+! grep -q "adaptive scheme" "$tmp/gen-4to2.log" ||
+  { grep "adaptive scheme" "$tmp/gen-4to2.log"; echo "FAIL: Vanilla's resume names the adaptive scheme" >&2; exit 1; }
 compare gen-ref4 gen-4to2
 
 # Negative control: without the optimizer state the resumed run leaves the reference.
@@ -165,6 +168,8 @@ mapfile -t adaqp < <(synthetic_graph 20000 seed=5; gnn_model 2 32 type=gcn
 run adaqp-ref4 4 "${adaqp[@]}" --set training.epochs=12
 run adaqp-cut4 4 "${adaqp[@]}" --set training.epochs=6
 resume adaqp-cut4 adaqp-4to2 2 "${adaqp[@]}" --set "partition.dir=$tmp/adaqp-part2"
+grep -q "the adaptive scheme probes and traces afresh" "$tmp/adaqp-4to2.log" ||
+  { cat "$tmp/adaqp-4to2.log"; echo "FAIL: adaqp's elastic resume does not say the scheme starts afresh" >&2; exit 1; }
 python3 - "$tmp/adaqp-ref4" "$tmp/adaqp-4to2" <<'PY'
 import json, sys
 
