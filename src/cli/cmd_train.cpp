@@ -45,6 +45,7 @@
 #include "adaqp/config/placement.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/obtain_part.h"
+#include "adaqp/partition/part_agreement.h"
 #include "adaqp/partition/partition_dir.h"
 #include "adaqp/partition/partition_in_slices.h"
 #include "adaqp/tensor/torch_cuda_backend.h"
@@ -381,6 +382,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     spdlog::info("rank {}: part {} ({})", rank, got.source, got.path);
   }
   made.reset();
+  run_step(*comm, [&] { check_parts_agree(*comm, part, dir); });
   run_step(*comm, [&] {
     require_recompute_effect(cfg, meta.num_classes);
     require_relations(cfg, meta.relations.size());

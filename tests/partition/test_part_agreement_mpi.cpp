@@ -1,0 +1,100 @@
+// The ranks' parts belong together (partition/part_agreement.h), at every world size the MPI tests
+// run: the parts of one partitioning agree; parts of two partitionings, a halo row that differs
+// from its owner's row, or split counts that are not what the parts hold, are one InputError on
+// every rank, naming the part files. (Parts of two partitionings made the exchange's receives
+// smaller than what arrived, and Open MPI's shared-memory transport wrote past them.)
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/generator.h"
+#include "adaqp/partition/assign_parts.h"
+#include "adaqp/partition/part_agreement.h"
+#include "mpi_world.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+const char* const kDir = "/partitions/job";
+
+Graph test_graph() {
+  GeneratorOptions o;
+  o.num_nodes = 400;
+  o.avg_degree = 6;
+  o.feat_dim = 4;
+  o.seed = 3;
+  return generate_graph(o);
+}
+
+Part part_of(const Graph& g, int parts, int rank, uint64_t seed) {
+  PartitionOptions popt;
+  popt.method = PartitionMethod::kRandom;
+  popt.parts = parts;
+  popt.seed = seed;
+  return build_part(g, assign_parts(g, popt), rank);
+}
+
+// The error check_parts_agree throws on this rank ("" if none).
+std::string disagreement(Communicator& comm, const Part& part) {
+  try {
+    check_parts_agree(comm, part, kDir);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PartAgreement, ThePartsOfOnePartitioningAgree) {
+  auto comm = test::world_comm();
+  const Graph g = test_graph();
+  EXPECT_EQ(disagreement(*comm, test::my_part(g, *comm)), "");
+  EXPECT_EQ(disagreement(*comm, part_of(g, comm->size(), comm->rank(), 5)), "");
+}
+
+TEST(PartAgreement, PartsOfTwoPartitioningsAreRefusedOnEveryRank) {
+  auto comm = test::world_comm();
+  const Graph g = test_graph();
+  // Rank 0's part of one random partitioning, the others' of another.
+  const Part part = part_of(g, comm->size(), comm->rank(), comm->rank() == 0 ? 5 : 6);
+  const std::string error = disagreement(*comm, part);
+  EXPECT_TRUE(test::contains(error, std::string(kDir) + "/part-")) << error;
+  EXPECT_TRUE(test::contains(error, "the parts come from different partitionings")) << error;
+}
+
+TEST(PartAgreement, AHaloRowThatIsNotItsOwnersRowIsRefused) {
+  auto comm = test::world_comm();
+  const Graph g = test_graph();
+  Part part = test::my_part(g, *comm);
+  // The last rank's first halo row from rank 0: same count, another out-degree.
+  const int last = comm->size() - 1;
+  ASSERT_GT(part.num_parts, 1);
+  if (comm->rank() == last) {
+    ASSERT_GT(part.halo_count_from(0), 0);
+    part.halo_out_degree[static_cast<size_t>(part.halo_offsets[0])] += 1;
+  }
+  const std::string error = disagreement(*comm, part);
+  EXPECT_TRUE(test::contains(error, std::string(kDir) + "/part-0/part.bin: the ")) << error;
+  EXPECT_TRUE(test::contains(error, "rows part 0 sends to part " + std::to_string(last) +
+                                        " are not, in global id, degrees and type, the halo rows " +
+                                        kDir + "/part-" + std::to_string(last) + "/part.bin"))
+      << error;
+}
+
+TEST(PartAgreement, SplitCountsMustBeWhatThePartsHold) {
+  auto comm = test::world_comm();
+  const Graph g = test_graph();
+  Part part = test::my_part(g, *comm);
+  const int64_t held = part.global_split_counts[0];
+  if (comm->rank() == 0) part.global_split_counts[0] = held - 1;
+  const std::string error = disagreement(*comm, part);
+  EXPECT_TRUE(test::contains(error, std::string(kDir) +
+                                        "/part-0/part.bin: array 'global_split_counts': [" +
+                                        std::to_string(held - 1) + ", "))
+      << error;
+  EXPECT_TRUE(test::contains(error, "parts hold [" + std::to_string(held) + ", ")) << error;
+}
+
+}  // namespace
+}  // namespace adaqp
