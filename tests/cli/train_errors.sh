@@ -119,6 +119,29 @@ printf 'garbage' | dd of="$tmp/rank1/partition/part-1/part.bin" bs=1 seek=100 co
 expect_failure rank1_part 2 "$tmp/rank1/partition/part-1/part.bin" "${small[@]}" \
   --set "output.dir=$tmp/rank1"
 
+# Parts of two partitionings of the same graph into parts of equal sizes, each sound and
+# consistent with meta.yaml (part 1 and its counts line of a random partitioning swapped in from a
+# contiguous one): their send lists and halo blocks disagree, which no single part shows; the
+# exchange's receives would be smaller than what arrives.
+for method in random contiguous; do
+  timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" \
+    --set "partition.method=$method" --set "output.dir=$tmp/$method" >"$tmp/$method.log" 2>&1 ||
+    { cat "$tmp/$method.log"; exit 1; }
+done
+cp -r "$tmp/random" "$tmp/two-partitionings"
+cp "$tmp/contiguous/partition/part-1/part.bin" "$tmp/two-partitionings/partition/part-1/part.bin"
+python3 - "$tmp/two-partitionings/partition/meta.yaml" "$tmp/contiguous/partition/meta.yaml" <<'PY'
+import re, sys
+mixed, other = (open(path).read().split("\n") for path in sys.argv[1:])
+at = mixed.index("counts:") + 2
+mixed[at] = other[other.index("counts:") + 2]
+edges = sum(int(re.search(r"in_edges: (\d+)", line).group(1)) for line in mixed[at - 1:at + 1])
+mixed = [f"num_edges: {edges}" if line.startswith("num_edges:") else line for line in mixed]
+open(sys.argv[1], "w").write("\n".join(mixed))
+PY
+expect_failure mixed_partitionings 2 "whose $tmp/two-partitionings/partition/part-1/part.bin expects" \
+  "${small[@]}" --set "output.dir=$tmp/two-partitionings" --set partition.method=random
+
 # A key with no effect on this dataset (known once the partition is): recompute without a layer
 # that aggregates first (2 GraphSAGE layers, more hidden units than the generated graph's classes).
 expect_failure recompute_no_effect 2 \
