@@ -312,7 +312,10 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
         }
       }
       if (resume && !have_checkpoints) {
-        throw ConfigError(fmt::format("--resume: no checkpoint in {} (training.checkpoint_dir)",
+        const bool file = std::filesystem::exists(checkpoint_dir(cfg)) &&
+                          !std::filesystem::is_directory(checkpoint_dir(cfg));
+        throw ConfigError(fmt::format("--resume: {} {} (training.checkpoint_dir)",
+                                      file ? "not a directory:" : "no checkpoint in",
                                       checkpoint_dir(cfg)));
       }
       // Found now, not when the first checkpoint is due.

@@ -30,7 +30,10 @@ std::string zlib_message(gzFile file, const std::string& path, int* errnum) {
 
 GzLineReader::GzLineReader(std::string path) : path_(std::move(path)) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path_, ec)) throw InputError(path_, "", "file not found");
+  if (!std::filesystem::is_regular_file(path_, ec)) {
+    const bool there = std::filesystem::exists(path_, ec);
+    throw InputError(path_, "", there ? "is not a regular file" : "file not found");
+  }
   buffer_.resize(kInitialBuffer);
   file_.reset(gzopen(path_.c_str(), "rb"));
   if (!file_) throw InputError(path_, "", std::string("cannot open: ") + strerror(errno));

@@ -137,7 +137,10 @@ uint64_t read_le(const uint8_t* bytes, size_t n) {
 // Opens a regular file for reading and gives its size; InputError naming it otherwise.
 CFile open_regular_file(const std::string& path, uint64_t& size) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, "", "file not found");
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    const bool there = std::filesystem::exists(path, ec);
+    throw InputError(path, "", there ? "is not a regular file" : "file not found");
+  }
   size = std::filesystem::file_size(path, ec);
   if (ec) throw InputError(path, "", "cannot stat: " + ec.message());
   CFile file(std::fopen(path.c_str(), "rb"));

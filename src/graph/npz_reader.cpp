@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "adaqp/common/error.h"
@@ -116,8 +118,15 @@ NpzReader::NpzReader(std::string path, std::string members)
     zip_error_fini(&error);
     throw InputError(path_, "", "cannot open the zip archive: " + what);
   }
-  if (zip_get_num_entries(zip_.get(), 0) == 0)
-    throw InputError(path_, "", "is an empty zip archive (" + members_ + ")");
+  const zip_int64_t entries = zip_get_num_entries(zip_.get(), 0);
+  if (entries == 0) throw InputError(path_, "", "is an empty zip archive (" + members_ + ")");
+  // A name twice is ambiguous: numpy reads the last copy, a lookup by name the first.
+  std::set<std::string> names;
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    const char* name = zip_get_name(zip_.get(), static_cast<zip_uint64_t>(i), 0);
+    if (name != nullptr && !names.insert(name).second)
+      throw InputError(path_, std::string("member ") + name, "appears twice in the archive");
+  }
 }
 
 NpzMember NpzReader::open(const std::string& name) const {

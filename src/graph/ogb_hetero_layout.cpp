@@ -167,10 +167,29 @@ void read_relation(const fs::path& raw, const std::vector<NodeType>& types,
   ogb_csv::check_line_count(in, count, "num-edge-list.csv.gz");
 }
 
+// A folder of `dir` (raw/node-feat or raw/node-label) that names no node type would be ignored:
+// a misspelt type's data, silently missing.
+void refuse_unknown_type_folders(const fs::path& dir, const std::vector<NodeType>& types) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory(ec)) continue;
+    if (std::none_of(types.begin(), types.end(),
+                     [&](const NodeType& t) { return t.name == name; })) {
+      std::string known;
+      for (const NodeType& t : types) known += (known.empty() ? "" : ", ") + t.name;
+      throw InputError(entry.path().string(), "",
+                       "node type " + ogb_csv::quoted(name) + " is not in " + kNodeDict +
+                           " (types: " + known + ")");
+    }
+  }
+}
+
 // Features (raw/node-feat/<type>/node-feat.csv.gz) of the types that have them, one width for all;
 // the other types' rows stay zero.
 void read_type_features(const fs::path& raw, const std::vector<NodeType>& types,
                         const std::vector<int64_t>& offset, Graph& g) {
+  refuse_unknown_type_folders(raw / "node-feat", types);
   std::string first;  // the first featured type's file
   for (size_t t = 0; t < types.size(); ++t) {
     const fs::path path = raw / "node-feat" / types[t].name / "node-feat.csv.gz";
@@ -199,6 +218,7 @@ void read_type_features(const fs::path& raw, const std::vector<NodeType>& types,
 // or all multi-label; `labelled[t]` records which. The other types' nodes hold class 0.
 void read_type_labels(const fs::path& raw, const std::vector<NodeType>& types,
                       const std::vector<int64_t>& offset, Graph& g, std::vector<char>& labelled) {
+  refuse_unknown_type_folders(raw / "node-label", types);
   std::string first;
   std::vector<GraphSlice> parts(types.size());
   for (size_t t = 0; t < types.size(); ++t) {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -117,10 +119,17 @@ const char* parse_feature(const GzLineReader& in, const char* p, const char* end
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   const std::string where = "line " + std::to_string(in.line_number());
   const std::string what = "column " + std::to_string(column + 1) + ": " + quoted(field);
-  if (ec == std::errc::result_out_of_range)
-    throw InputError(in.path(), where, what + " is out of float32 range");
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+  if (ptr != text.data() + text.size() || text.empty() ||
+      (ec != std::errc() && ec != std::errc::result_out_of_range))
     throw InputError(in.path(), where, what + " is not a number");
+  if (ec == std::errc::result_out_of_range) {
+    // Too large for float32 is refused; too small (float64 data written out) rounds to zero or a
+    // subnormal, as the binary layouts' float64 values do.
+    const double wide = std::strtod(std::string(text).c_str(), nullptr);
+    if (!(std::fabs(wide) <= std::numeric_limits<float>::max()))
+      throw InputError(in.path(), where, what + " is out of float32 range");
+    out = static_cast<float>(wide);
+  }
   if (!std::isfinite(out)) throw InputError(in.path(), where, what + " is not finite");
   return field_end;
 }

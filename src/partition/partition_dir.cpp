@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -237,6 +238,10 @@ void check_meta_counts(const PartitionMeta& m, const std::string& file) {
           fmt::format("nodes owned in all, must be num_nodes = {}", m.num_nodes));
   require(in_edges == m.num_edges, "counts", in_edges,
           fmt::format("in-edges in all, must be num_edges = {}", m.num_edges));
+  int64_t cut = 0;
+  for (const PartCounts& c : m.counts) cut += c.in_edges - c.local_in_edges;
+  require(m.edge_cut == cut, "edge_cut", m.edge_cut,
+          fmt::format("must be the parts' in-edges from other parts, {}", cut));
 }
 
 // meta.yaml's dataset_files: [path, bytes, CRC-32 of the ends in hex] each (absent: none).
@@ -480,6 +485,20 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
                                       {"halo_in_degree", &p.halo_in_degree},
                                       {"halo_out_degree", &p.halo_out_degree}}) {
     check.non_negative(name, *degrees);
+    for (size_t i = 0; i < degrees->size(); ++i) {
+      if ((*degrees)[i] > meta.num_edges)
+        check.fail(name, fmt::format("entry {} is {}, more than num_edges = {}", i, (*degrees)[i],
+                                     meta.num_edges));
+    }
+  }
+  // Every in-edge of an owned node is in its part: its in-degree is its row's entries.
+  for (int64_t i = 0; i < owned; ++i) {
+    const int64_t entries =
+        p.local_indptr[i + 1] - p.local_indptr[i] + p.halo_indptr[i + 1] - p.halo_indptr[i];
+    if (p.owned_in_degree[i] != entries)
+      check.fail("owned_in_degree",
+                 fmt::format("entry {} is {}, but the node's row holds {} in-edges", i,
+                             p.owned_in_degree[i], entries));
   }
 
   p.send_offsets = in.get<int64_t>("send_offsets");
@@ -491,6 +510,14 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
 
   p.features = in.get<float>("features");
   check.size("features", p.features.size(), owned * p.feat_dim);
+  // As every dataset loader refuses them: a non-finite input would pass for a divergence.
+  const auto bad =
+      std::find_if(p.features.begin(), p.features.end(), [](float v) { return !std::isfinite(v); });
+  if (bad != p.features.end()) {
+    const auto at = static_cast<int64_t>(bad - p.features.begin());
+    check.fail("features", fmt::format("node {} (global id {}), element {} is {}", at / p.feat_dim,
+                                       p.owned_gid[at / p.feat_dim], at % p.feat_dim, *bad));
+  }
   p.labels = in.get<int64_t>("labels");
   p.multilabels = in.get<uint8_t>("multilabels");
   check.size("labels", p.labels.size(), p.multilabel ? 0 : owned);
@@ -516,6 +543,23 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
       if (in_split[v] != 0) check.fail(name, fmt::format("node {} is in another split too", v));
       in_split[v] = 1;
     }
+  }
+  // meta.yaml's line for this part is what the part holds (info reports it without reading it).
+  const PartCounts held = count_part(p), said = meta.counts[static_cast<size_t>(rank)];
+  const struct {
+    const char* key;
+    const char* array;  // where the part holds it
+    int64_t held, said;
+  } fields[] = {{"central", "scalars", held.central, said.central},
+                {"halo", "halo_gid", held.halo, said.halo},
+                {"local_in_edges", "local_indices", held.local_in_edges, said.local_in_edges},
+                {"in_edges", "halo_indices", held.in_edges, said.in_edges},
+                {"sent_rows", "send_idx", held.sent_rows, said.sent_rows},
+                {"train", "train_idx", held.train, said.train}};
+  for (const auto& f : fields) {
+    if (f.held != f.said)
+      check.fail(f.array, fmt::format("makes {} {}, but meta.yaml's counts[{}].{} says {}", f.held,
+                                      f.key, rank, f.key, f.said));
   }
   return p;
 }
@@ -713,6 +757,13 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
                                  m.format_version, kFormatVersion));
   m.dataset_name = field<std::string>(root, "dataset_name", file);
   m.dataset_fingerprint = field<std::string>(root, "dataset_fingerprint", file);
+  // What graph.h's fingerprint() writes: 32 lowercase hex digits (checkpoints carry it on).
+  const bool hex =
+      std::all_of(m.dataset_fingerprint.begin(), m.dataset_fingerprint.end(),
+                  [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  if (m.dataset_fingerprint.size() != 32 || !hex)
+    throw InputError(file, "dataset_fingerprint",
+                     fmt::format("is '{}': expected 32 hex digits", m.dataset_fingerprint));
   m.method = field<std::string>(root, "method", file);
   m.seed = field<uint64_t>(root, "seed", file);
   if (root["sample_degree"]) m.sample_degree = field<int64_t>(root, "sample_degree", file);

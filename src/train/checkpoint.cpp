@@ -123,8 +123,13 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
                      fmt::format("rank {} of {} workers", world[1], world[0]));
   h.world_size = static_cast<int>(world[0]);
   h.rank = static_cast<int>(world[1]);
-  h.embedding =
-      in.has("header/embedding") && get_exact<int64_t>(in, path, "header/embedding", 1)[0] != 0;
+  if (in.has("header/embedding")) {
+    const int64_t embedding = get_exact<int64_t>(in, path, "header/embedding", 1)[0];
+    if (embedding != 0 && embedding != 1)
+      throw InputError(path, "header/embedding index 0",
+                       fmt::format("value {} is not 0 or 1", embedding));
+    h.embedding = embedding == 1;
+  }
   const int64_t seed = get_exact<int64_t>(in, path, "header/seed", 1)[0];
   std::memcpy(&h.seed, &seed, sizeof seed);
   CheckpointProgress& p = info.progress;
@@ -137,10 +142,11 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   const std::vector<double> best = get_exact<double>(in, path, "progress/best", 3);
   if (best[0] != 0 && best[0] != 1)
     throw InputError(path, "progress/best index 0", fmt::format("value {} is not 0 or 1", best[0]));
+  // Scores (accuracy, micro-F1) lie in [0, 1]; NaN fails the test too.
   for (size_t i = 1; i < best.size(); ++i) {
-    if (!std::isfinite(best[i]))
+    if (!(best[i] >= 0 && best[i] <= 1))
       throw InputError(path, fmt::format("progress/best index {}", i),
-                       fmt::format("value {} is not finite", best[i]));
+                       fmt::format("value {} is not a score in [0, 1]", best[i]));
   }
   p.have_best = best[0] != 0;
   p.best_val = best[1];
@@ -490,9 +496,14 @@ std::vector<int> list_checkpoints(const std::string& dir) {
     const std::string file = entry.path().filename().string();
     std::error_code entry_error;
     const int epoch = named_epoch(file, false);
-    if (epoch < 0 || !entry.is_regular_file(entry_error)) continue;
-    if (std::filesystem::path(checkpoint_path(dir, epoch)).filename() == file)
-      epochs.push_back(epoch);
+    if (epoch < 0 || std::filesystem::path(checkpoint_path(dir, epoch)).filename() != file)
+      continue;
+    // Where a checkpoint is written: found now, not when the epoch's checkpoint cannot replace it.
+    if (!entry.is_regular_file(entry_error)) {
+      throw InputError(entry.path().string(), "",
+                       "is not a regular file, where a checkpoint belongs: remove it");
+    }
+    epochs.push_back(epoch);
   }
   if (ec) throw InputError(dir, "", "cannot list its checkpoints: " + ec.message());
   std::sort(epochs.rbegin(), epochs.rend());

@@ -144,6 +144,9 @@ expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing l
   "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
 expect_error no_checkpoint 2 "--resume: no checkpoint in $tmp/none/checkpoints" \
   --set "output.dir=$tmp/none" --set partition.parts=2 --resume
+mkdir -p "$tmp/file-dir" && echo x >"$tmp/file-dir/checkpoints"
+expect_error checkpoint_dir_file 2 "--resume: not a directory: $tmp/file-dir/checkpoints" \
+  --set "output.dir=$tmp/file-dir" --set partition.parts=2 --resume
 expect_error resume_value 2 "--resume: sometimes not in {always,auto}" \
   --set "output.dir=$tmp/none" --set partition.parts=2 --resume=sometimes
 [[ ! -e $tmp/none/partition ]] ||

@@ -135,8 +135,10 @@ import re, sys
 mixed, other = (open(path).read().split("\n") for path in sys.argv[1:])
 at = mixed.index("counts:") + 2
 mixed[at] = other[other.index("counts:") + 2]
-edges = sum(int(re.search(r"in_edges: (\d+)", line).group(1)) for line in mixed[at - 1:at + 1])
-mixed = [f"num_edges: {edges}" if line.startswith("num_edges:") else line for line in mixed]
+count = lambda key: sum(int(re.search(key + r": (\d+)", line).group(1)) for line in mixed[at - 1:at + 1])
+edges, cut = count("in_edges"), count("in_edges") - count("local_in_edges")
+mixed = [f"num_edges: {edges}" if line.startswith("num_edges:") else
+         f"edge_cut: {cut}" if line.startswith("edge_cut:") else line for line in mixed]
 open(sys.argv[1], "w").write("\n".join(mixed))
 PY
 expect_failure mixed_partitionings 2 "whose $tmp/two-partitionings/partition/part-1/part.bin expects" \

@@ -224,6 +224,21 @@ const MalformedSaint kCases[] = {
        test::write_file(d + "/adj_full.npz", bytes);
      },
      {"adj_full.npz: member indices.npy: cannot read: CRC error"}},
+    {"MemberTwice",
+     [](GraphSaintFiles& f) {
+       // A second indices.npy, added under a name of the same length and renamed in place below
+       // (libzip refuses to write a name twice; numpy would read this copy, the last).
+       f.deflate = false;
+       f.npz["indicez.npy"] = f.npz.at("indices.npy");
+     },
+     [](const std::string& d) {
+       std::string bytes = test::read_bytes(d + "/adj_full.npz");
+       for (size_t at = bytes.find("indicez.npy"); at != std::string::npos;
+            at = bytes.find("indicez.npy", at))
+         bytes[at + 6] = 's';
+       test::write_file(d + "/adj_full.npz", bytes);
+     },
+     {"adj_full.npz: member indices.npy: appears twice in the archive"}},
     {"MemberNotNpy",
      [](GraphSaintFiles& f) { set_npz(f, "shape.npy", "4,4\n"); },
      nullptr,

@@ -256,6 +256,13 @@ const MalformedCase kOgbCases[] = {
      [](FileMap& f) { f.erase("split/main/test.csv.gz"); },
      nullptr,
      {"split/main/test.csv.gz: file not found"}},
+    {"OgbCsvSplitFileIsADirectory",
+     Layout::kOgbCsv,
+     [](FileMap& f) { f.erase("split/main/test.csv.gz"); },
+     [](const std::string& dir) {
+       std::filesystem::create_directory(dir + "/split/main/test.csv.gz");
+     },
+     {"split/main/test.csv.gz: is not a regular file"}},
 };
 
 const std::vector<int64_t> kEdges = {0, 1, 2, 3, 1, 1, 2, 3, 0, 0};
@@ -266,6 +273,11 @@ const MalformedCase kNumpyCases[] = {
      [](FileMap& f) { f.erase("label.npy"); },
      nullptr,
      {"label.npy: file not found"}},
+    {"NumpyLabelFileIsADirectory",
+     Layout::kNumpy,
+     [](FileMap& f) { f.erase("label.npy"); },
+     [](const std::string& dir) { std::filesystem::create_directory(dir + "/label.npy"); },
+     {"label.npy: is not a regular file"}},
     {"NumpyBadMagic",
      Layout::kNumpy,
      [](FileMap& f) { set(f, "feat.npy", "PK\x03\x04 not numpy"); },

@@ -184,6 +184,10 @@ TEST(OgbHeteroLoader, EachMalformedVariantIsOneClearError) {
        "raw/node-label/author/node-label.csv.gz"},
       {"no features at all", "raw/node-feat/paper/node-feat.csv.gz", "<none>",
        "raw/node-feat: no node type has node-feat.csv.gz"},
+      {"features of no node type", "raw/node-feat/Paper/node-feat.csv.gz", "1,2\n",
+       "raw/node-feat/Paper: node type 'Paper' is not in num-node-dict.csv.gz (types: "},
+      {"labels of no node type", "raw/node-label/papers/node-label.csv.gz", "0\n",
+       "raw/node-label/papers: node type 'papers' is not in num-node-dict.csv.gz (types: "},
   };
   for (const Malformed& c : cases) {
     TempDir tmp;

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
 #include "dataset_files.h"
@@ -54,6 +56,21 @@ TEST(OgbLoader, AcceptsCrlfSpacesExponentsAndUnsortedSplits) {
   EXPECT_THAT(g.features, ElementsAre(1, 0, 0.25f, 0, 12345678.0f, 3, 0.1f, 7, 0.001f, 0, 0, 0));
   EXPECT_EQ(g.num_edges(), 5);
   EXPECT_THAT(g.train, ElementsAre(0, 1));
+}
+
+// Values below float32's smallest magnitude (float64 data written out) round to zero or a
+// subnormal, as the binary layouts' float64 values do; only too large a magnitude is refused
+// (test_malformed_inputs.cpp).
+TEST(OgbLoader, ValuesTooSmallForFloat32RoundToZero) {
+  TempDir tmp;
+  FileMap text = test::tiny_ogb_text();
+  text["raw/node-feat.csv.gz"] = "1e-46,-1e-400,1e-40\n0,0,0\n0,0,0\n0,0,0";
+  test::write_ogb(tmp.str(), text);
+  const Graph g = load_ogb(tmp.str(), "");
+  EXPECT_EQ(g.features[0], 0.0f);
+  EXPECT_EQ(g.features[1], 0.0f);
+  EXPECT_TRUE(std::signbit(g.features[1]));
+  EXPECT_EQ(g.features[2], static_cast<float>(1e-40));
 }
 
 TEST(OgbLoader, ReadsMultiLabelColumns) {

@@ -59,6 +59,11 @@ TEST(PartAgreement, PartsOfTwoPartitioningsAreRefusedOnEveryRank) {
   // Rank 0's part of one random partitioning, the others' of another.
   const Part part = part_of(g, comm->size(), comm->rank(), comm->rank() == 0 ? 5 : 6);
   const std::string error = disagreement(*comm, part);
+  // One part alone has no peer to disagree with.
+  if (comm->size() == 1) {
+    EXPECT_EQ(error, "");
+    return;
+  }
   EXPECT_TRUE(test::contains(error, std::string(kDir) + "/part-")) << error;
   EXPECT_TRUE(test::contains(error, "the parts come from different partitionings")) << error;
 }
@@ -69,7 +74,10 @@ TEST(PartAgreement, AHaloRowThatIsNotItsOwnersRowIsRefused) {
   Part part = test::my_part(g, *comm);
   // The last rank's first halo row from rank 0: same count, another out-degree.
   const int last = comm->size() - 1;
-  ASSERT_GT(part.num_parts, 1);
+  if (comm->size() == 1) {
+    EXPECT_EQ(part.num_halo(), 0);  // no halo row to edit
+    return;
+  }
   if (comm->rank() == last) {
     ASSERT_GT(part.halo_count_from(0), 0);
     part.halo_out_degree[static_cast<size_t>(part.halo_offsets[0])] += 1;

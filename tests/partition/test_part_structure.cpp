@@ -4,8 +4,10 @@
 // problem. The fuzz target partition_loader reaches the same checks at random (fuzz/).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <variant>
@@ -144,6 +146,23 @@ const std::vector<Edit>& edits() {
        "train_idx", "entry 1 = "},
       {"NodeInTwoSplits", [](Arrays& a) { i64(a, "test_idx")[0] = i64(a, "train_idx")[0]; },
        "test_idx", "is in another split too"},
+      {"InDegreeIsNotTheRowsEntries", [](Arrays& a) { i64(a, "owned_in_degree")[0] += 1; },
+       "owned_in_degree", "entry 0 is "},
+      {"DegreeBeyondTheGraphsEdges",
+       [](Arrays& a) { i64(a, "halo_out_degree")[0] = 1'000'000'000'000; }, "halo_out_degree",
+       "entry 0 is 1000000000000, more than num_edges = "},
+      {"NonFiniteFeature",
+       [](Arrays& a) { get<float>(a, "features")[7] = std::numeric_limits<float>::infinity(); },
+       "features", "node 1 (global id "},
+      {"TrainCountDisagreesWithMeta",
+       [](Arrays& a) {
+         // The last training node moved to the test split: sound, but not what meta.yaml counts.
+         auto& train = i64(a, "train_idx");
+         auto& test = i64(a, "test_idx");
+         test.insert(std::upper_bound(test.begin(), test.end(), train.back()), train.back());
+         train.pop_back();
+       },
+       "train_idx", "but meta.yaml's counts[1].train says "},
       {"MissingArray", [](Arrays& a) { a.erase("halo_gid"); }, "halo_gid", "missing"},
       {"WrongType",
        [](Arrays& a) {

@@ -204,6 +204,13 @@ TEST(PartitionStore, EditedMetaYamlIsRefusedNamingTheField) {
   const std::string cut = fmt::format("edge_cut: {}", meta.edge_cut);
   EXPECT_TRUE(test::contains(error(replaced(cut, "edge_cut: -5")),
                              "meta.yaml: edge_cut: is -5: must be in [0, num_edges = "));
+  EXPECT_TRUE(test::contains(
+      error(replaced(cut, fmt::format("edge_cut: {}", meta.edge_cut - 1))),
+      fmt::format("meta.yaml: edge_cut: is {}: must be the parts' in-edges from other parts, {}",
+                  meta.edge_cut - 1, meta.edge_cut)));
+  const std::string print = "dataset_fingerprint: " + meta.dataset_fingerprint;
+  EXPECT_TRUE(test::contains(error(replaced(print, "dataset_fingerprint: zz")),
+                             "meta.yaml: dataset_fingerprint: is 'zz': expected 32 hex digits"));
   const std::string edges = fmt::format("num_edges: {}", meta.num_edges);
   EXPECT_TRUE(test::contains(error(replaced(edges, "num_edges: 7")), "num_edges = 7"));
   const std::string train = fmt::format("train: {}", meta.counts[1].train);

@@ -303,9 +303,10 @@ TEST(Checkpoint, ParameterThatIsNotFiniteIsNamed) {
 }
 
 // Values no run writes, each edited into an otherwise valid file (checksums rewritten): an epoch
-// beyond int (not narrowed into range first), a best score that is not finite or a flag that is
-// not 0 or 1, a rank outside the world, and a negative Adam second moment (Adam would take its
-// square root) are named with their value; a file of each reads back unedited.
+// beyond int (not narrowed into range first), a best score outside [0, 1] (NaN among them) or a
+// flag that is not 0 or 1 (the best flag, the learned rows'), a rank outside the world, and a
+// negative Adam second moment (Adam would take its square root) are named with their value; a file
+// of each reads back unedited.
 TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
   test::TempDir dir;
   Trained a(1);
@@ -333,7 +334,15 @@ TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
       test::contains(info_error(), "progress/epoch: epoch 4294967300 outside 1..2147483647"))
       << info_error();
   edited("progress/best", std::vector<double>{1, std::nan(""), 0.5});
-  EXPECT_TRUE(test::contains(info_error(), "progress/best index 1: value nan is not finite"))
+  EXPECT_TRUE(
+      test::contains(info_error(), "progress/best index 1: value nan is not a score in [0, 1]"))
+      << info_error();
+  edited("progress/best", std::vector<double>{1, 0.6, 7.5});
+  EXPECT_TRUE(
+      test::contains(info_error(), "progress/best index 2: value 7.5 is not a score in [0, 1]"))
+      << info_error();
+  edited("header/embedding", std::vector<int64_t>{7});
+  EXPECT_TRUE(test::contains(info_error(), "header/embedding index 0: value 7 is not 0 or 1"))
       << info_error();
   edited("progress/best", std::vector<double>{2, 0.6, 0.5});
   EXPECT_TRUE(test::contains(info_error(), "progress/best index 0: value 2 is not 0 or 1"))
@@ -382,6 +391,12 @@ TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   prune_checkpoints(d, 2);
   EXPECT_EQ(list_checkpoints(d), (std::vector<int>{6, 4}));
   EXPECT_TRUE(std::filesystem::exists(d + "/ckpt-000008.bin.tmp-123"));
+
+  // A directory of a checkpoint's name: no checkpoint could be written there; named at once.
+  std::filesystem::create_directory(checkpoint_path(d, 8));
+  EXPECT_TRUE(test::contains(
+      test::error_of<InputError>([&] { list_checkpoints(d); }),
+      checkpoint_path(d, 8) + ": is not a regular file, where a checkpoint belongs"));
 }
 
 // Learned rows owned by ranks: `gids` rows of 3 columns, values gid + column / 10, one Adam step

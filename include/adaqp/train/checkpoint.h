@@ -153,7 +153,7 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
                                    ModelSnapshot* best = nullptr);
 
 // Epochs of the checkpoint files in `dir` (by file name only), newest first; none if `dir` does not
-// exist.
+// exist. InputError for an entry of a checkpoint's name that is not a regular file (a directory).
 std::vector<int> list_checkpoints(const std::string& dir);
 
 // Path of the newest checkpoint in `dir` that reads back intact and records the epoch of its name;
