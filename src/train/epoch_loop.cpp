@@ -182,15 +182,15 @@ void log_progress(const std::vector<EpochRecord>& all, const EpochRecord& rec,
   for (double t : rec.stats.assign.predicted_forward_s) predicted_s += t;
   for (double t : rec.stats.assign.predicted_backward_s) predicted_s += t;
   const std::string predicted =
-      rec.stats.adaptive ? fmt::format(", predicted {:.6f} s", predicted_s) : "";
+      rec.stats.adaptive ? fmt::format(", model {:.6f} s", predicted_s) : "";
   const std::string scores =
       rec.evaluated
           ? fmt::format(" | train {:.4f} val {:.4f} (loss {:.4f}) test {:.4f}", rec.scores.train,
                         rec.scores.valid, rec.scores.valid_loss, rec.scores.test)
           : "";
   spdlog::info(
-      "epoch {:4d}/{} | loss {:.4f}{} | {:.4f} s (comm {:.4f} s{}, exposed {:.4f} s) | {:.2f} "
-      "MB sent",
+      "epoch {:4d}/{} | loss {:.4f}{} | {:.4f} s (comm {:.4f} s{}, exposed {:.4f} s) | {:.3f} "
+      "MB sent by all ranks",
       rec.stats.epoch, opt.epochs, rec.stats.loss, scores, slowest, slowest_comm, predicted,
       slowest_exposed, bytes / 1e6);
 }

@@ -315,9 +315,13 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
     for (size_t c = 0; c < model.fits.size(); ++c) {
       const assign::LinkFit& f = model.fits[c];
       if (f.samples == 0) continue;
-      spdlog::info("link model: {}: alpha {:.1f} us, beta {:.3f} ns/byte ({:.1f} MB/s), R^2 {:.4f}",
-                   channel_name(static_cast<int>(c), classes), f.alpha * 1e6, f.beta * 1e9,
-                   f.beta > 0 ? 1e-6 / f.beta : 0.0, f.r2);
+      // A loose fit (times that vary more than the sizes explain: a busy or shared machine) is
+      // said, not left to be read as a measurement of the link.
+      spdlog::info(
+          "link model: {}: alpha {:.1f} us, beta {:.3f} ns/byte ({:.1f} MB/s), R^2 {:.4f}{}",
+          channel_name(static_cast<int>(c), classes), f.alpha * 1e6, f.beta * 1e9,
+          f.beta > 0 ? 1e-6 / f.beta : 0.0, f.r2,
+          f.r2 < 0.5 ? " (a loose fit: the probe's times vary more than its sizes explain)" : "");
     }
   }
   return model;
