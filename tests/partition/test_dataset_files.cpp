@@ -95,7 +95,7 @@ TEST(DatasetFiles, AGoneOrResizedFileIsNamedAnAddedOneIsNotCompared) {
 TEST(DatasetFiles, MetaYamlKeepsTheRecordAndRefusesAMalformedOne) {
   PartitionMeta m;
   m.dataset_name = "d";
-  m.dataset_fingerprint = "00";
+  m.dataset_fingerprint = std::string(32, '0');
   m.method = "metis";
   m.parts = 1;
   m.counts.resize(1);
