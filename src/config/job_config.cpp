@@ -601,9 +601,12 @@ void validate(const JobConfig& c, const Origin& origin) {
               " for " + to_string(c.model.type) + "): its rows are aggregated per relation");
   const TrainingConfig& t = c.training;
   require(t.epochs >= 1, origin, "training.epochs", std::to_string(t.epochs), "must be >= 1");
-  require(t.lr > 0, origin, "training.lr", print_value(t.lr), "must be > 0");
-  require(t.weight_decay >= 0, origin, "training.weight_decay", print_value(t.weight_decay),
-          "must be >= 0");
+  // The optimizer holds them as float32.
+  const double most = std::numeric_limits<float>::max();
+  require(t.lr > 0 && t.lr <= most, origin, "training.lr", print_value(t.lr),
+          "must be > 0 and at most float32's largest, 3.4e38");
+  require(t.weight_decay >= 0 && t.weight_decay <= most, origin, "training.weight_decay",
+          print_value(t.weight_decay), "must be >= 0 and at most float32's largest, 3.4e38");
   require(t.eval_every >= 1, origin, "training.eval_every", std::to_string(t.eval_every),
           "must be >= 1");
   require(t.patience >= 0, origin, "training.patience", std::to_string(t.patience),

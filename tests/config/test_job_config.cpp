@@ -480,6 +480,11 @@ TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
                                           {"dataset.synthetic.heavy_tailed=true"});
   EXPECT_TRUE(test::contains(hetero, "job.yaml: --set: dataset.synthetic.heavy_tailed = true: "))
       << hetero;
+  const std::string lr = config_error("training: {epochs: 2}\n", {"training.lr=1e300"});
+  EXPECT_TRUE(test::contains(lr,
+                             "job.yaml: --set: training.lr = 1e+300: must be > 0 and at most "
+                             "float32's largest"))
+      << lr;
   const std::string from_file = config_error("training: {epochs: -5}\n", {"model.hidden=8"});
   EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 1"))
       << from_file;
