@@ -62,7 +62,9 @@ void add_generate_command(CLI::App& app) {
       "Write the job's synthetic graph (dataset.synthetic.*) in the NumPy layout (a heterogeneous "
       "one in OGB's heterogeneous layout)");
   add_job_options(cmd, opt->job);
-  cmd->add_option("-o,--out", opt->out, "output directory (must not exist)")->required();
+  cmd->add_option("-o,--out", opt->out, "output directory (must not exist)")
+      ->required()
+      ->check(non_empty_path());
   cmd->callback([opt] { run_generate(*opt); });
 }
 

@@ -94,7 +94,8 @@ void add_partition_command(CLI::App& app) {
       "ptscotch: under mpirun or srun, one rank per part)");
   add_job_options(cmd, opt->job);
   cmd->add_option("-o,--out", opt->out,
-                  "partition directory (must not exist); default: the job's partition.dir");
+                  "partition directory (must not exist); default: the job's partition.dir")
+      ->check(non_empty_path());
   cmd->callback([opt] { run_partition(*opt); });
 }
 

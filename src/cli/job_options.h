@@ -16,6 +16,10 @@ struct JobOptions {
   JobConfig load() const { return load_job_config(config, overrides); }
 };
 
+// A path option's check: an empty path (`--config ''`, an unset variable) is refused, not taken
+// for the option's absence.
+const CLI::Validator& non_empty_path();
+
 // Adds --config and --set to `cmd`, storing into `opts`.
 void add_job_options(CLI::App* cmd, JobOptions& opts);
 

@@ -78,6 +78,8 @@ expect_failure balance_types_untyped 2 \
 expect_failure rgcn_untyped 2 "model.type = rgcn aggregates each relation on its own, and the dataset has no node types" \
   "${small[@]}" --set model.type=rgcn --set "output.dir=$tmp/rgcn"
 expect_failure missing_config 2 "no-such-job.yaml" --config "$tmp/no-such-job.yaml"
+# An empty path (an unset variable) is not the option's absence: not the embedded default job.
+expect_failure empty_config 2 "--config: an empty path" --config ""
 
 # Device and transport: NCCL needs a GPU run; a GPU run needs a GPU of its own per rank (or
 # distinct NCCL_HOSTIDs); without a visible GPU, training.device=cuda is refused.
