@@ -311,6 +311,15 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
               checkpoint_dir(cfg));
         }
       }
+      // A new run must not leave an earlier run's checkpoints beside its own output, even one
+      // that writes none: a later --resume would continue that run over this one's metrics.
+      if (!resume && have_checkpoints) {
+        throw ConfigError(fmt::format(
+            "{} already holds checkpoints (newest: epoch {}) of an earlier run: pass --resume to "
+            "continue that run, remove them, or set training.checkpoint_dir (or output.dir) to "
+            "another directory",
+            checkpoint_dir(cfg), list_checkpoints(checkpoint_dir(cfg)).front()));
+      }
       if (resume && !have_checkpoints) {
         const bool file = std::filesystem::exists(checkpoint_dir(cfg)) &&
                           !std::filesystem::is_directory(checkpoint_dir(cfg));

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <string>
-#include <vector>
 
 #include "adaqp/common/choices.h"
 #include "adaqp/common/error.h"
@@ -46,21 +45,12 @@ void keep_best_of_checkpoint(const std::string& path, const CheckpointProgress& 
 
 void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
                          RunOptions& ropt) {
+  if (!resume) return;
   const std::string& dir = ropt.checkpoint_dir;
   int epoch = 0;
   int written_on = 0;  // workers of the job that wrote the checkpoint
   run_step(comm, [&] {
     if (comm.rank() != 0) return;
-    if (!resume) {
-      const std::vector<int> old = list_checkpoints(dir);
-      if (cfg.training.checkpoint_every > 0 && !old.empty()) {
-        throw ConfigError(fmt::format(
-            "{} already holds checkpoints (newest: epoch {}): pass --resume to continue that run, "
-            "or set training.checkpoint_dir (or output.dir) to another directory",
-            dir, old.front()));
-      }
-      return;
-    }
     const std::string path = latest_checkpoint(dir);
     if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
     const CheckpointInfo info = read_checkpoint_info(path);
@@ -70,7 +60,6 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     metrics_kept_on_resume((std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string(),
                            epoch);
   });
-  if (!resume) return;
   comm.broadcast(&epoch, sizeof epoch, 0);
   comm.broadcast(&written_on, sizeof written_on, 0);
   run_step(comm, [&] {

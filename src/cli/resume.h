@@ -12,9 +12,8 @@ namespace adaqp::cli {
 // where the checkpoint directory holds any, else starts from epoch 1.
 enum class ResumeMode { kNo, kAlways, kAuto };
 
-// --resume: rank 0 picks the newest intact checkpoint, every rank loads that one into its trainer.
-// Without --resume, a checkpoint directory that already holds checkpoints is refused (they would
-// mix with this run's).
+// --resume: rank 0 picks the newest intact checkpoint, every rank loads that one into its trainer;
+// without it, nothing (cmd_train.cpp refused a checkpoint directory holding checkpoints already).
 void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
                          RunOptions& ropt);
 

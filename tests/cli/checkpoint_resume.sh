@@ -165,4 +165,11 @@ cmp -s "$tmp/config.keep" "$tmp/gcn_ref/config.yaml" ||
 mv "$tmp/metrics.keep" "$tmp/gcn_ref/metrics.jsonl"
 expect_error stale_checkpoints 2 "$tmp/gcn_ref/checkpoints already holds checkpoints" \
   "${gcn[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
+# ... even by a run that writes none: a later --resume would continue the earlier run over the new
+# run's metrics.jsonl.
+expect_error stale_checkpoints_unwritten 2 "$tmp/gcn_ref/checkpoints already holds checkpoints" \
+  "${gcn[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12 \
+  --set training.checkpoint_every=0
+cmp -s "$tmp/config.keep" "$tmp/gcn_ref/config.yaml" ||
+  { echo "FAIL: a refused new run rewrote config.yaml" >&2; exit 1; }
 echo "checkpoint_resume: all passed"
