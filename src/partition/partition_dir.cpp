@@ -576,7 +576,11 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   std::error_code ec;
   TempDirGuard guard(tmp);
   fs::create_directories(tmp, ec);
-  if (ec) throw InputError(dir, "", "cannot create " + tmp.string() + ": " + ec.message());
+  if (ec) {
+    throw InputError(dir, "",
+                     "cannot create the partition directory: " + ec.message() +
+                         " (it is written first as " + tmp.filename().string() + " beside it)");
+  }
 
   double t0 = steady_now_s();
   const std::vector<int32_t> owner = assign_parts(g, opt);

@@ -135,6 +135,17 @@ TEST(PartitionStore, SameSeedGivesByteIdenticalFiles) {
   }
 }
 
+// The error names the directory the job asked for, and the temporary name only as an aside.
+TEST(PartitionStore, AnUncreatableDirectoryIsNamed) {
+  test::TempDir tmp;
+  std::ofstream(tmp.path() / "file") << "not a directory";
+  const std::string dir = tmp.str("file/part");
+  EXPECT_TRUE(test::contains(
+      input_error([&] { write_partition(dir, sample_graph(), three_parts("metis")); }),
+      dir + ": cannot create the partition directory: Not a directory (it is written first as "
+            "part.tmp-"));
+}
+
 TEST(PartitionStore, RefusesAnExistingDirectoryAndLeavesItAlone) {
   test::TempDir tmp;
   const std::string dir = tmp.str("part");
