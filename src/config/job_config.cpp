@@ -13,8 +13,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
@@ -33,8 +35,20 @@ struct Field {
   std::function<void(const JobConfig&, YAML::Emitter&)> emit;
 };
 
+constexpr std::string_view kCoreTag = "tag:yaml.org,2002:";
+
+// An explicit tag as it was written (!!int, !mine); "" for a plain ("?") or quoted ("!") scalar.
+std::string written_tag(const YAML::Node& n) {
+  const std::string& tag = n.Tag();
+  if (tag.empty() || tag == "?" || tag == "!") return "";
+  if (tag.compare(0, kCoreTag.size(), kCoreTag) == 0) return "!!" + tag.substr(kCoreTag.size());
+  return tag;
+}
+
 std::string scalar_text(const YAML::Node& n) {
-  return n.IsScalar() ? n.Scalar() : n.IsNull() ? "null" : "<" + YAML::Dump(n) + ">";
+  if (!n.IsScalar()) return n.IsNull() ? "null" : "<" + YAML::Dump(n) + ">";
+  const std::string tag = written_tag(n);
+  return tag.empty() ? n.Scalar() : tag + " " + n.Scalar();
 }
 
 [[noreturn]] void bad_value(const std::string& origin, const std::string& key, const YAML::Node& n,
@@ -44,17 +58,28 @@ std::string scalar_text(const YAML::Node& n) {
 }
 
 // A quoted scalar is a string in YAML ("3" is not 3), as is one tagged so (!!str 3): numbers and
-// booleans must be plain.
-bool plain_scalar(const YAML::Node& n) {
-  return n.IsScalar() && n.Tag() != "!" && n.Tag() != "tag:yaml.org,2002:str";
+// booleans must be plain, or tagged with one of their own `kinds` (!!int 3). Any other tag is
+// refused, not ignored: !!float 3 given to an integer key would otherwise pass for 3.
+bool plain_scalar(const YAML::Node& n, std::initializer_list<std::string_view> kinds) {
+  if (!n.IsScalar()) return false;
+  const std::string tag = written_tag(n);
+  if (n.Tag() == "?" || n.Tag().empty()) return true;
+  for (std::string_view kind : kinds)
+    if (tag.size() == 2 + kind.size() && tag.compare(2, kind.size(), kind) == 0) return true;
+  return false;
 }
 
 template <typename T>
 T parse_integer(const YAML::Node& n, const std::string& origin, const std::string& key) {
-  if (!plain_scalar(n)) bad_value(origin, key, n, "an integer (unquoted)");
+  if (!plain_scalar(n, {"int"})) bad_value(origin, key, n, "an integer (unquoted, untagged)");
   const std::string& s = n.Scalar();
   T value{};
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range && end == s.data() + s.size()) {
+    const std::string range = fmt::format("an integer in [{}, {}]", std::numeric_limits<T>::min(),
+                                          std::numeric_limits<T>::max());
+    bad_value(origin, key, n, range.c_str());
+  }
   if (ec != std::errc() || end != s.data() + s.size() || s.empty())
     bad_value(origin, key, n, std::is_signed<T>::value ? "an integer" : "a non-negative integer");
   return value;
@@ -79,7 +104,8 @@ uint64_t parse_value<uint64_t>(const YAML::Node& n, const std::string& origin,
 }
 template <>
 double parse_value<double>(const YAML::Node& n, const std::string& origin, const std::string& key) {
-  if (!plain_scalar(n) || n.Scalar().empty()) bad_value(origin, key, n, "a number (unquoted)");
+  if (!plain_scalar(n, {"float", "int"}) || n.Scalar().empty())
+    bad_value(origin, key, n, "a number (unquoted, untagged)");
   const std::string& s = n.Scalar();
   char* end = nullptr;
   errno = 0;
@@ -90,7 +116,7 @@ double parse_value<double>(const YAML::Node& n, const std::string& origin, const
 }
 template <>
 bool parse_value<bool>(const YAML::Node& n, const std::string& origin, const std::string& key) {
-  if (plain_scalar(n) && (n.Scalar() == "true" || n.Scalar() == "false"))
+  if (plain_scalar(n, {"bool"}) && (n.Scalar() == "true" || n.Scalar() == "false"))
     return n.Scalar() == "true";
   bad_value(origin, key, n, "true or false");
 }
@@ -98,7 +124,8 @@ template <>
 std::string parse_value<std::string>(const YAML::Node& n, const std::string& origin,
                                      const std::string& key) {
   if (n.IsNull()) return "";
-  if (!n.IsScalar()) bad_value(origin, key, n, "a string");
+  const std::string tag = written_tag(n);
+  if (!n.IsScalar() || !(tag.empty() || tag == "!!str")) bad_value(origin, key, n, "a string");
   return n.Scalar();
 }
 
@@ -475,6 +502,16 @@ void require_effective(const JobConfig& c, const Origin& origin) {
           "partition.balance_types", "true",
           "has no effect on the generated graph without dataset.synthetic.heterogeneous = true: "
           "it has no node types");
+  const PartitionOptions part_defaults;
+  require(p.seed == part_defaults.seed || p.method != PartitionMethod::kContiguous, origin,
+          "partition.seed", std::to_string(p.seed),
+          "has no effect with partition.method = contiguous: it splits the node ids in order");
+  require(c.partition.local_dir.empty() || c.partition.distribute != PartDistribution::kShared,
+          origin, "partition.local_dir", c.partition.local_dir,
+          "has no effect with partition.distribute = shared: every rank reads its part from "
+          "partition.dir, and none is cached");
+  require(!c.model.layer_norm || c.model.layers > 1, origin, "model.layer_norm", "true",
+          "has no effect with model.layers = 1: it normalises the hidden layers' outputs");
   require(c.training.recompute == Recompute::kNone || c.model.layers > 1, origin,
           "training.recompute", to_string(c.training.recompute),
           "has no effect with model.layers = 1: layer 0 keeps no aggregation to recompute");
@@ -624,8 +661,10 @@ void validate(const JobConfig& c, const Origin& origin) {
   const CommunicationConfig& m = c.communication;
   require(quant::valid_bits(m.bits), origin, "communication.bits", std::to_string(m.bits),
           "must be " + quant::width_list());
-  require(m.timeout_s > 0 && m.timeout_s <= 1e6, origin, "communication.timeout_s",
-          print_value(m.timeout_s), "must be in (0, 1e6]");
+  require(m.timeout_s >= 1 && m.timeout_s <= 1e6, origin, "communication.timeout_s",
+          print_value(m.timeout_s),
+          "must be in [1, 1e6] seconds (a shorter bound would stop a healthy job: its start-up "
+          "steps alone wait that long)");
   const std::string bit_set = fmt::format("[{}]", fmt::join(m.bit_set, ", "));
   require(!m.bit_set.empty(), origin, "communication.bit_set", bit_set, "must not be empty");
   for (int b : m.bit_set) {

@@ -199,6 +199,9 @@ void validate_generator_options(const GeneratorOptions& o) {
     bad_option("homophily", o.homophily, "must be in [0, 1]");
   if (!(o.power_law_exponent > 2 && o.power_law_exponent <= 10))
     bad_option("power_law_exponent", o.power_law_exponent, "must be in (2, 10]");
+  if (!o.heavy_tailed && o.power_law_exponent != GeneratorOptions{}.power_law_exponent)
+    bad_option("power_law_exponent", o.power_law_exponent,
+               "has no effect without heavy_tailed = true (expected degrees are then uniform)");
   if (!(o.feature_signal >= 0 && o.feature_signal <= 1e6))
     bad_option("feature_signal", o.feature_signal, "must be in [0, 1e6]");
   if (!(o.train_fraction > 0 && o.train_fraction <= 1))

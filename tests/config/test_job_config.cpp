@@ -175,6 +175,18 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
   const JobConfig solver = load_job_config("", {"communication.lambda=0.25"});
   EXPECT_EQ(solver.communication.lambda, 0.25);
   EXPECT_EQ(load_job_config("", {}).training.precision, ComputePrecision::kFp32);
+  // The same keys where their settings read them.
+  EXPECT_EQ(
+      load_job_config("", {"partition.method=random", "partition.seed=7"}).partition.options.seed,
+      7u);
+  EXPECT_EQ(load_job_config("", {"partition.distribute=scatter", "partition.local_dir=/tmp/c"})
+                .partition.local_dir,
+            "/tmp/c");
+  EXPECT_TRUE(load_job_config("", {"model.layers=2", "model.layer_norm=true"}).model.layer_norm);
+  EXPECT_EQ(load_job_config("", {"dataset.synthetic.heavy_tailed=true",
+                                 "dataset.synthetic.power_law_exponent=3"})
+                .dataset.synthetic.power_law_exponent,
+            3.0);
   for (const char* device : {"training.device=cuda", "training.device=auto"}) {
     EXPECT_EQ(load_job_config("", {device, "training.precision=tf32"}).training.precision,
               ComputePrecision::kTf32);
@@ -224,6 +236,14 @@ TEST(JobConfig, KeysWithoutEffectAreRefusedNamingBothKeys) {
         "dataset.synthetic.heterogeneous = true"}},
       {{"model.type=sage", "model.layers=1", "training.recompute=aggregations"},
        {"training.recompute = aggregations: has no effect with model.layers = 1"}},
+      {{"partition.method=contiguous", "partition.seed=7"},
+       {"partition.seed = 7: has no effect with partition.method = contiguous"}},
+      {{"partition.distribute=shared", "partition.local_dir=/tmp/cache"},
+       {"partition.local_dir = /tmp/cache: has no effect with partition.distribute = shared"}},
+      {{"model.layers=1", "model.layer_norm=true"},
+       {"model.layer_norm = true: has no effect with model.layers = 1"}},
+      {{"dataset.synthetic.power_law_exponent=3"},
+       {"dataset.synthetic.power_law_exponent = 3: has no effect without heavy_tailed = true"}},
   };
   for (const auto& [overrides, expected] : cases) {
     std::string msg;
@@ -317,7 +337,8 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"communication.scheme=greedy", "communication.scheme = 'greedy'"},
       {"communication.backend=gloo", "communication.backend = 'gloo'"},
       {"communication.timeout_s=0", "communication.timeout_s = 0"},
-      {"communication.timeout_s=1000001", "communication.timeout_s = 1000001: must be in (0, 1e6]"},
+      {"communication.timeout_s=1000001", "communication.timeout_s = 1000001: must be in [1, 1e6]"},
+      {"communication.timeout_s=1e-9", "communication.timeout_s = 1e-09: must be in [1, 1e6]"},
       {"communication.bit_set=[]", "communication.bit_set = []: must not be empty"},
       {"communication.bit_set=[2, 3]", "communication.bit_set = [2, 3]: entries must be 2, 4 or 8"},
       {"communication.bit_set=[4, 4]", "communication.bit_set = [4, 4]: entries must be"},
@@ -506,13 +527,35 @@ TEST(JobConfig, DuplicateKeysSecondDocumentsAndQuotedNumbersAreRefused) {
   // yaml-cpp's LoadAll never returned on this (0.7); its Load reads it as an empty document.
   EXPECT_TRUE(test::contains(config_error(",odel:\n  dru\n"),
                              "not valid YAML: nothing could be read from it"));
-  EXPECT_TRUE(test::contains(config_error("training: {epochs: \"3\"}\n"),
-                             "key 'training.epochs' expects an integer (unquoted), got '3'"));
+  EXPECT_TRUE(
+      test::contains(config_error("training: {epochs: \"3\"}\n"),
+                     "key 'training.epochs' expects an integer (unquoted, untagged), got '3'"));
   EXPECT_TRUE(test::contains(config_error("training: {epochs: !!str 3}\n"),
-                             "key 'training.epochs' expects an integer (unquoted), got '3'"));
+                             "key 'training.epochs' expects an integer (unquoted, untagged), got "
+                             "'!!str 3'"));
   EXPECT_EQ(config_error("training: {epochs: !!int 3}\n"), "");
   EXPECT_TRUE(test::contains(config_error("training: {lr: '0.02'}\n"),
-                             "key 'training.lr' expects a number (unquoted)"));
+                             "key 'training.lr' expects a number (unquoted, untagged)"));
+  // A tag of another kind, or one YAML does not define, is refused rather than ignored.
+  EXPECT_TRUE(test::contains(config_error("training: {epochs: !!float 3}\n"),
+                             "key 'training.epochs' expects an integer (unquoted, untagged), got "
+                             "'!!float 3'"));
+  EXPECT_TRUE(test::contains(config_error("training: {lr: !mine 0.5}\n"),
+                             "key 'training.lr' expects a number (unquoted, untagged), got "
+                             "'!mine 0.5'"));
+  EXPECT_TRUE(test::contains(config_error("training: {sparse_features: !!int true}\n"),
+                             "expects true or false, got '!!int true'"));
+  EXPECT_TRUE(test::contains(config_error("dataset: {path: !!int 5}\n"),
+                             "key 'dataset.path' expects a string, got '!!int 5'"));
+  EXPECT_EQ(config_error("training: {lr: !!float 0.5, epochs: 3, sparse_features: !!bool true}\n"
+                         "dataset: {path: !!str 5}\n"),
+            "");
+  // Past the type's range is not "not an integer".
+  EXPECT_TRUE(test::contains(config_error("model: {hidden: 2147483648}\n"),
+                             "key 'model.hidden' expects an integer in [-2147483648, 2147483647], "
+                             "got '2147483648'"));
+  EXPECT_TRUE(test::contains(config_error("training: {seed: 18446744073709551616}\n"),
+                             "expects an integer in [0, 18446744073709551615]"));
   EXPECT_TRUE(test::contains(config_error("training: {sparse_features: \"true\"}\n"),
                              "expects true or false"));
   EXPECT_EQ(config_error("dataset: {path: \"quoted is a string\"}\ntraining: {epochs: 3}\n"), "");
@@ -549,7 +592,7 @@ TEST(JobConfig, ToYamlRoundTrips) {
   JobConfig c =
       load_job_config("", {"training.lr=0.001", "training.weight_decay=1e-7",
                            "dataset.synthetic.avg_degree=3.3", "dataset.split=true",
-                           "training.seed=18446744073709551615", "communication.timeout_s=0.1",
+                           "training.seed=18446744073709551615", "communication.timeout_s=1.5",
                            "communication.bit_set=[4, 8]", "communication.lambda=0.3"});
   c.output.dir = "with space: and colon";
   const std::string text = to_yaml(c);
@@ -561,7 +604,7 @@ TEST(JobConfig, ToYamlRoundTrips) {
   EXPECT_EQ(back.output.dir, "with space: and colon");
   EXPECT_EQ(back.dataset.split, "true");
   EXPECT_EQ(back.training.seed, 18446744073709551615u);
-  EXPECT_EQ(back.communication.timeout_s, 0.1);
+  EXPECT_EQ(back.communication.timeout_s, 1.5);
   EXPECT_EQ(back.communication.bit_set, (std::vector<int>{4, 8}));
   EXPECT_EQ(back.communication.lambda, 0.3);
   EXPECT_TRUE(test::contains(text, "bit_set: [4, 8]")) << text;
