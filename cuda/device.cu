@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <filesystem>
+
 #include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/cuda_support.h"
 
@@ -10,7 +12,14 @@ int cuda_device_count(std::string* why) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     cudaGetLastError();  // clear the sticky error
-    if (why != nullptr) *why = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    // The runtime says "driver version is insufficient" also where there is no driver at all.
+    const bool no_driver = err == cudaErrorInsufficientDriver &&
+                           !std::filesystem::exists("/proc/driver/nvidia/version");
+    if (why != nullptr) {
+      *why = no_driver ? "no NVIDIA driver on this host: the CUDA runtime reports "
+                         "cudaErrorInsufficientDriver and /proc/driver/nvidia/version is absent"
+                       : std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    }
     return 0;
   }
   if (why != nullptr) why->clear();

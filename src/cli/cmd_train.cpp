@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -113,7 +114,11 @@ void require_creatable(const std::filesystem::path& dir, const std::string& key)
     p = p.parent_path();
   }
   if (!fs::is_directory(p, ec)) refuse(p.string() + " is not a directory");
-  if (::access(p.c_str(), W_OK | X_OK) != 0) refuse(p.string() + ": " + std::strerror(errno));
+  // Permissions do not tell (root may write anywhere, yet not make a directory in /proc): a
+  // directory is made there and removed.
+  std::string probe = (p / ".adaqp-probe-XXXXXX").string();
+  if (::mkdtemp(probe.data()) == nullptr) refuse(p.string() + ": " + std::strerror(errno));
+  ::rmdir(probe.c_str());
 }
 
 // Rank 0 loads the dataset and partitions it into the job's partition directory (`replace`:

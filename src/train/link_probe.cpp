@@ -308,7 +308,9 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
   double elapsed = steady_now_s() - t_start;
   comm.allreduce_max(&elapsed, 1);
   model.probe_time_s = elapsed;
-  if (comm.rank() == 0) {
+  if (comm.rank() == 0 && probes == 0) {
+    spdlog::info("link model: no link carries halo messages here; nothing probed");
+  } else if (comm.rank() == 0) {
     spdlog::info("link model ({}, all links concurrent): {} probes of {}..{} bytes in {:.3f} s",
                  classes == 1 ? "per sender" : "per sender, same host and other hosts", probes,
                  model.min_bytes, model.max_bytes, elapsed);

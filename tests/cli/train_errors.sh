@@ -61,6 +61,11 @@ touch "$tmp/a_file"
 expect_failure checkpoint_dir 2 \
   "training.checkpoint_dir = $tmp/a_file/checkpoints: cannot create directory" "${small[@]}" \
   --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/a_file/checkpoints"
+# Permissions do not tell: root passes access(W_OK) in /proc, where no directory can be made.
+expect_failure checkpoint_dir_proc 2 \
+  "training.checkpoint_dir = /proc/adaqp-checkpoints: cannot create directory: /proc: " \
+  "${small[@]}" --set training.checkpoint_every=1 \
+  --set training.checkpoint_dir=/proc/adaqp-checkpoints
 expect_failure too_many_threads 2 "training.threads = 10000: this host has" "${small[@]}" \
   --set training.threads=10000
 expect_failure bad_model 2 "model.type" "${small[@]}" --set model.type=gin

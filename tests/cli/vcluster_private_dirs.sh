@@ -70,7 +70,8 @@ python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --para
 # shared where the directory is not shared: one clear error, every rank non-zero.
 rm -rf "$store/h0/out"
 rc=0
-cluster 1gbit "$tmp/refused.log" "${private[@]}" --set partition.distribute=shared || rc=$?
+cluster 1gbit "$tmp/refused.log" --set "partition.dir=$tmp/private/partition" \
+  --set "output.dir=$tmp/private/out" --set partition.distribute=shared || rc=$?
 ((rc != 0 && rc != 124)) || { cat "$tmp/refused.log"; fail "shared mode ran without a shared dir"; }
 { (($(grep -c "rank 1 cannot read its part" "$tmp/refused.log") == 1)) &&
   grep -q "partition.distribute shared needs a directory every host sees" "$tmp/refused.log"; } ||

@@ -19,7 +19,8 @@ class Event;
 namespace adaqp::kernels {
 
 // Number of visible CUDA devices; 0 when there is no driver or device, and then `why` (when given)
-// holds what the runtime said (e.g. a driver older than this build's CUDA runtime).
+// holds why: no driver on the host, or what the runtime said (e.g. a driver older than this
+// build's CUDA runtime).
 int cuda_device_count(std::string* why = nullptr);
 // Makes `device` current for the calling thread.
 void cuda_set_device(int device);
