@@ -22,6 +22,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,18 @@ void create_dirs(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
+}
+
+// Whether the run's checkpoints go to a directory of their own that the lock on output.dir does
+// not cover (training.checkpoint_dir outside output.dir), which is then locked too.
+bool separate_checkpoint_dir(const JobConfig& cfg) {
+  namespace fs = std::filesystem;
+  if (cfg.training.checkpoint_every == 0) return false;
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(fs::absolute(cfg.output.dir), ec);
+  const fs::path ckpt = fs::weakly_canonical(fs::absolute(checkpoint_dir(cfg)), ec);
+  const auto [o, c] = std::mismatch(out.begin(), out.end(), ckpt.begin(), ckpt.end());
+  return o != out.end() && !(std::next(o) == out.end() && o->empty());
 }
 
 // Removes dir/name and the temporary files of its writers (AtomicFile), if any; InputError naming
@@ -261,8 +274,9 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   bool must_partition = false, replace = false, resume = resume_mode == ResumeMode::kAlways;
   Placement placement;
   // Rank 0's, until the process ends: taken before anything is written into an existing output.dir
-  // (its default partition directory included), else once the job makes it.
-  std::optional<OutputLock> output_lock;
+  // (its default partition directory included), else once the job makes it; the same for a
+  // checkpoint directory outside it.
+  std::optional<OutputLock> output_lock, checkpoint_lock;
   run_step(*comm, [&] {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
@@ -304,7 +318,10 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
             cfg.partition.options.parts, world, dir, world));
       }
       require_creatable(cfg.output.dir, "output.dir");
-      if (std::filesystem::is_directory(cfg.output.dir)) output_lock.emplace(cfg.output.dir);
+      if (std::filesystem::is_directory(cfg.output.dir))
+        output_lock.emplace(cfg.output.dir, "output.dir");
+      if (separate_checkpoint_dir(cfg) && std::filesystem::is_directory(checkpoint_dir(cfg)))
+        checkpoint_lock.emplace(checkpoint_dir(cfg), "training.checkpoint_dir");
       // Before the partition is made: a resume without a checkpoint has nothing to continue.
       const bool have_checkpoints = !list_checkpoints(checkpoint_dir(cfg)).empty();
       if (resume_mode == ResumeMode::kAuto) {
@@ -453,7 +470,11 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
-    if (!output_lock) output_lock.emplace(cfg.output.dir);
+    if (!output_lock) output_lock.emplace(cfg.output.dir, "output.dir");
+    if (separate_checkpoint_dir(cfg) && !checkpoint_lock) {
+      create_dirs(checkpoint_dir(cfg));
+      checkpoint_lock.emplace(checkpoint_dir(cfg), "training.checkpoint_dir");
+    }
     // What a run killed while writing these left (the checkpoints' are removed where they are).
     for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin"})
       remove_stale_temporaries(cfg.output.dir, std::string(name) + AtomicFile::kTempInfix);

@@ -36,7 +36,7 @@ std::string holder_of(int fd) {
 
 }  // namespace
 
-OutputLock::OutputLock(const std::string& dir) {
+OutputLock::OutputLock(const std::string& dir, const std::string& key) {
   const std::string path = (std::filesystem::path(dir) / kFileName).string();
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
@@ -64,9 +64,9 @@ OutputLock::OutputLock(const std::string& dir) {
     return;
   }
   throw ConfigError(fmt::format(
-      "output.dir = {}: another job is writing into it ({} holds {}); wait for it to end, or "
-      "choose another output.dir",
-      dir, holder, path));
+      "{} = {}: another job is writing into it ({} holds {}); wait for it to end, or choose "
+      "another {}",
+      key, dir, holder, path, key));
 }
 
 OutputLock::~OutputLock() {

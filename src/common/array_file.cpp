@@ -177,6 +177,12 @@ std::vector<std::pair<std::string, DType>> ArrayFileReader::arrays() const {
   return out;
 }
 
+uint64_t ArrayFileReader::count(const std::string& name) const {
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) throw InputError(path_, "array '" + name + "'", "missing");
+  return it->second.count;
+}
+
 template <typename T>
 std::vector<T> ArrayFileReader::get(const std::string& name) const {
   auto it = entries_.find(name);

@@ -15,6 +15,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -96,7 +97,98 @@ at::Tensor tensor_of(const ArrayFileReader& in, const std::string& path, const s
   return t;
 }
 
+// The arrays of a checkpoint (save_checkpoint): its header and progress, and per parameter X
+// param/X with shape/X, best/X and Adam's adam/X/... . Checksums cover the payloads only: a
+// damaged name or element type is found here, by arrays that do not fit together, so that the
+// file counts as unreadable (an older intact checkpoint is used) rather than failing a resume.
+void check_inventory(const ArrayFileReader& in, const std::string& path) {
+  static const std::set<std::string> kFixed = {
+      "header/format_version", "header/dataset_fingerprint",
+      "header/model_type",     "header/model_shape",
+      "header/model_heads",    "header/world",
+      "header/embedding",      "header/seed",
+      "progress/epoch",        "progress/best",
+      "progress/best_epoch"};
+  const auto require = [&](bool ok, const std::string& name, const std::string& why) {
+    if (!ok) throw InputError(path, "array '" + name + "'", why);
+  };
+  // Elements of param/X (whose shape/X must give them), for every other array of X.
+  const auto param_count = [&](const std::string& name, const std::string& x) {
+    require(in.has("param/" + x) && in.has("shape/" + x), name,
+            "belongs to parameter '" + x + "', of which the file has no param/ and shape/ array");
+    const std::vector<int64_t> shape = in.get<int64_t>("shape/" + x);
+    uint64_t n = 1;
+    for (int64_t d : shape) {
+      require(d >= 0, "shape/" + x, fmt::format("negative size {}", d));
+      n *= static_cast<uint64_t>(d);
+    }
+    require(
+        in.count("param/" + x) == n, "param/" + x,
+        fmt::format("{} values for shape [{}]", in.count("param/" + x), fmt::join(shape, ", ")));
+    return n;
+  };
+  for (const auto& [name, dtype] : in.arrays()) {
+    if (kFixed.count(name) != 0) continue;
+    const size_t slash = name.find('/');
+    const std::string kind = name.substr(0, slash);
+    const std::string rest = slash == std::string::npos ? "" : name.substr(slash + 1);
+    if (kind == "param" || kind == "shape" || kind == "best") {
+      require(dtype == (kind == "shape" ? DType::I64 : DType::F32), name,
+              "has another element type than a checkpoint writes");
+      const uint64_t n = param_count(name, rest);
+      require(kind != "best" || in.count(name) == n, name,
+              fmt::format("{} values, the parameter has {}", in.count(name), n));
+      continue;
+    }
+    const size_t last = rest.rfind('/');
+    const std::string x = rest.substr(0, last), field = rest.substr(last + 1);
+    const bool moment = field == "exp_avg" || field == "exp_avg_sq" || field == "max_exp_avg_sq";
+    require(kind == "adam" && last != std::string::npos && (field == "step" || moment), name,
+            "is not an array a checkpoint holds");
+    require(dtype == (moment ? DType::F32 : DType::I64), name,
+            "has another element type than a checkpoint writes");
+    const uint64_t n = param_count(name, x);
+    require(in.count(name) == (moment ? n : 1), name,
+            fmt::format("{} values, expected {}", in.count(name), moment ? n : 1));
+    const std::string prefix = "adam/" + x + "/";
+    require(in.has(prefix + "step") && in.has(prefix + "exp_avg") && in.has(prefix + "exp_avg_sq"),
+            name, "Adam's state of '" + x + "' is incomplete (step, exp_avg, exp_avg_sq)");
+  }
+}
+
+// The arrays of one rank's learned rows (save_embedding_rows), checked as check_inventory does.
+void check_embedding_inventory(const ArrayFileReader& in, const std::string& path) {
+  const auto require = [&](bool ok, const std::string& name, const std::string& why) {
+    if (!ok) throw InputError(path, "array '" + name + "'", why);
+  };
+  const std::vector<int64_t> shape = get_exact<int64_t>(in, path, "embedding/shape", 2);
+  require(shape[0] >= 0 && shape[1] >= 0, "embedding/shape",
+          fmt::format("negative size in [{}]", fmt::join(shape, ", ")));
+  const uint64_t rows = static_cast<uint64_t>(shape[0]);
+  const uint64_t values = rows * static_cast<uint64_t>(shape[1]);
+  const bool adam = in.has("embedding/adam_step");
+  for (const auto& [name, dtype] : in.arrays()) {
+    const bool id_like = name == "embedding/gids" || name == "embedding/adam_step";
+    const bool moment = name == "embedding/exp_avg" || name == "embedding/exp_avg_sq" ||
+                        name == "embedding/max_exp_avg_sq";
+    const bool known = id_like || moment || name == "embedding/shape" || name == "embedding/rows" ||
+                       name == "embedding/best_rows";
+    require(known, name, "is not an array of learned rows");
+    if (name == "embedding/shape") continue;
+    require(dtype == (id_like ? DType::I64 : DType::F32), name,
+            "has another element type than a checkpoint writes");
+    const uint64_t n = name == "embedding/gids" ? rows : name == "embedding/adam_step" ? 1 : values;
+    require(in.count(name) == n, name, fmt::format("{} values, expected {}", in.count(name), n));
+    require(!moment || adam, name, "Adam's moments without embedding/adam_step");
+  }
+  require(in.has("embedding/gids") && in.has("embedding/rows"), "embedding/rows",
+          "embedding/gids or embedding/rows missing");
+  require(!adam || (in.has("embedding/exp_avg") && in.has("embedding/exp_avg_sq")),
+          "embedding/adam_step", "Adam's state is incomplete (exp_avg, exp_avg_sq)");
+}
+
 CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
+  check_inventory(in, path);
   CheckpointInfo info;
   CheckpointHeader& h = info.header;
   // Compared as read, before it is narrowed to int.
@@ -247,8 +339,10 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   const ArrayFileReader in(path);
   CheckpointInfo info = read_info(in, path);
-  for (int r = 0; info.header.embedding && r < info.header.world_size; ++r)
-    ArrayFileReader{embedding_path(path, r)};  // checks the file whole
+  for (int r = 0; info.header.embedding && r < info.header.world_size; ++r) {
+    const std::string rows = embedding_path(path, r);
+    check_embedding_inventory(ArrayFileReader(rows), rows);  // the file whole, and its arrays
+  }
   return info;
 }
 

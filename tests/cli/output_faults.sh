@@ -182,6 +182,31 @@ if ((rc == 0 || rc == 124)) || [[ $(grep -c "adaqp: error" "$tmp/locked.log") !=
 fi
 echo "ok: a locked output.dir: $(grep "adaqp: error" "$tmp/locked.log")"
 
+# The same for a checkpoint directory outside output.dir that another job writes into (two jobs
+# given one training.checkpoint_dir would prune and replace each other's checkpoints).
+mkdir -p "$tmp/shared_ckpt"
+python3 - "$tmp/shared_ckpt/.adaqp.lock" "$tmp/ckpt_lock.ready" <<'PY' &
+import fcntl, sys, time
+f = open(sys.argv[1], "w")
+fcntl.lockf(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+holder=$!
+for _ in $(seq 100); do [[ -e $tmp/ckpt_lock.ready ]] && break; sleep 0.1; done
+rc=0
+train "$tmp/ckpt_locked.log" --set "output.dir=$tmp/ckpt_locked" --set training.epochs=2 \
+  --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/shared_ckpt" || rc=$?
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+if ((rc == 0 || rc == 124)) || [[ $(grep -c "adaqp: error" "$tmp/ckpt_locked.log") != 1 ]] ||
+  ! grep -q "training.checkpoint_dir = $tmp/shared_ckpt: another job is writing into it (process $holder holds" \
+    "$tmp/ckpt_locked.log" || [[ -e $tmp/ckpt_locked/metrics.jsonl ]] ||
+  [[ -n $(find "$tmp/shared_ckpt" -name 'ckpt-*') ]]; then
+  fail "locked checkpoint_dir (exit $rc): $(cat "$tmp/ckpt_locked.log")"
+fi
+echo "ok: a locked checkpoint_dir: $(grep "adaqp: error" "$tmp/ckpt_locked.log")"
+
 # A dangling symbolic link as the checkpoint directory: refused before anything is written.
 ln -s "$tmp/nowhere/ckpt" "$tmp/dangling"
 rc=0

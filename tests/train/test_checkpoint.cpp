@@ -399,6 +399,64 @@ TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
       checkpoint_path(d, 8) + ": is not a regular file, where a checkpoint belongs"));
 }
 
+// Checksums cover the payloads only: a damaged array name or element type is found by arrays that
+// do not fit together, so that the file is skipped for an older intact one, as a payload's damage
+// is (not a resume that stops on "parameter missing").
+TEST(Checkpoint, LatestSkipsFilesWhoseArraysDoNotFitTogether) {
+  test::TempDir dir;
+  const std::string d = dir.str();
+  Trained a(1);
+  a.step();
+  save_checkpoint(checkpoint_path(d, 4), header(), progress(4), a.net, *a.adam);
+  const std::string newest = checkpoint_path(d, 6);
+  const test::Arrays intact = saved_arrays(newest, a, 6);
+  const auto renamed = [&](const std::string& from, const std::string& to) {
+    test::Arrays e = intact;
+    e[to] = e.at(from);
+    e.erase(from);
+    return e;
+  };
+  std::vector<std::pair<test::Arrays, std::string>> damaged = {
+      {renamed("param/first.weight", "param/first.weighs"),
+       "array 'adam/first.weight/exp_avg': belongs to parameter 'first.weight', of which the file "
+       "has no param/ and shape/ array"},
+      {renamed("shape/second.bias", "shape/second.bian"),
+       "array 'adam/second.bias/exp_avg': belongs to parameter 'second.bias'"},
+      {renamed("adam/first.bias/exp_avg", "adam/first.bias/exp_avh"),
+       "array 'adam/first.bias/exp_avg_sq': Adam's state of 'first.bias' is incomplete"},
+      {renamed("adam/first.bias/step", "adam/first.bias/dtep"),
+       "array 'adam/first.bias/dtep': is not an array a checkpoint holds"},
+      {renamed("adam/first.bias/exp_avg", "adam/first.bian/exp_avg"),
+       "array 'adam/first.bian/exp_avg': belongs to parameter 'first.bian'"},
+      {renamed("header/model_heads", "header/model_headt"),
+       "array 'header/model_headt': is not an array a checkpoint holds"},
+  };
+  test::Arrays retyped = intact;
+  retyped["param/second.bias"] = std::vector<int32_t>(3, 0);
+  damaged.emplace_back(retyped, "array 'param/second.bias': has another element type");
+  test::Arrays shorter = intact;
+  std::get<std::vector<float>>(shorter["adam/second.weight/exp_avg"]).pop_back();
+  damaged.emplace_back(shorter, "array 'adam/second.weight/exp_avg': 14 values, expected 15");
+  test::Arrays stepless = intact;
+  stepless.erase("adam/first.weight/step");
+  damaged.emplace_back(stepless,
+                       "array 'adam/first.weight/exp_avg': Adam's state of 'first.weight' is "
+                       "incomplete");
+  for (const auto& [arrays, expected] : damaged) {
+    test::write_all(newest, arrays);
+    EXPECT_TRUE(test::contains(test::error_of<InputError>([&] { read_checkpoint_info(newest); }),
+                               newest + ": " + expected))
+        << expected;
+    EXPECT_EQ(latest_checkpoint(d), checkpoint_path(d, 4)) << expected;
+  }
+  // A file written before Adam's first step has no adam/ arrays, and reads.
+  test::Arrays unstepped = intact;
+  for (auto it = unstepped.begin(); it != unstepped.end();)
+    it = it->first.rfind("adam/", 0) == 0 ? unstepped.erase(it) : std::next(it);
+  test::write_all(newest, unstepped);
+  EXPECT_EQ(latest_checkpoint(d), newest);
+}
+
 // Learned rows owned by ranks: `gids` rows of 3 columns, values gid + column / 10, one Adam step
 // (its state then depends on the values only, row by row).
 struct OwnedRows {
@@ -504,6 +562,31 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   h.embedding = true;
   h.world_size = 2;
   save_checkpoint(ckpt, h, progress(3), t.net, *t.adam);
+  EXPECT_TRUE(read_checkpoint_info(ckpt).header.embedding);
+  // Rows' arrays that do not fit together (a damaged name or element type) make it unreadable.
+  const test::Arrays rows_intact = test::read_all(embedding_path(ckpt, 1));
+  const auto rows_edited = [&](const std::string& name, const std::string& to) {
+    test::Arrays e = rows_intact;
+    if (!to.empty()) e[to] = e.at(name);
+    e.erase(name);
+    return e;
+  };
+  test::Arrays rows_retyped = rows_intact;
+  rows_retyped["embedding/gids"] = std::vector<int32_t>{2, 9};
+  const std::pair<test::Arrays, std::string> rows_damage[] = {
+      {rows_edited("embedding/exp_avg", "embedding/exp_avgx"),
+       "array 'embedding/exp_avgx': is not an array of learned rows"},
+      {rows_edited("embedding/exp_avg", ""), "Adam's state is incomplete"},
+      {rows_edited("embedding/adam_step", ""), "Adam's moments without embedding/adam_step"},
+      {rows_edited("embedding/rows", ""), "embedding/gids or embedding/rows missing"},
+      {rows_retyped, "array 'embedding/gids': has another element type"}};
+  for (const auto& [arrays, expected] : rows_damage) {
+    test::write_all(embedding_path(ckpt, 1), arrays);
+    const std::string error = test::error_of<InputError>([&] { read_checkpoint_info(ckpt); });
+    EXPECT_TRUE(test::contains(error, embedding_path(ckpt, 1) + ": array '")) << error;
+    EXPECT_TRUE(test::contains(error, expected)) << error;
+  }
+  test::write_all(embedding_path(ckpt, 1), rows_intact);
   EXPECT_TRUE(read_checkpoint_info(ckpt).header.embedding);
   std::filesystem::remove(embedding_path(ckpt, 1));
   EXPECT_THROW(read_checkpoint_info(ckpt), InputError);

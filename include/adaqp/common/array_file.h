@@ -43,6 +43,8 @@ class ArrayFileReader {
   bool has(const std::string& name) const { return entries_.count(name) != 0; }
   // Every array's name and element type, in name order.
   std::vector<std::pair<std::string, DType>> arrays() const;
+  // The number of elements of array `name` (InputError if missing).
+  uint64_t count(const std::string& name) const;
   // InputError if missing or of another dtype.
   template <typename T>
   std::vector<T> get(const std::string& name) const;
