@@ -293,9 +293,10 @@ std::string checkpoint_path(const std::string& dir, int epoch) {
   return (std::filesystem::path(dir) / fmt::format("ckpt-{:06d}.bin", epoch)).string();
 }
 
-void save_checkpoint(const std::string& path, const CheckpointHeader& header,
-                     const CheckpointProgress& progress, const torch::nn::Module& model,
-                     const torch::optim::Adam& optimizer, const ModelSnapshot* best) {
+ArrayFileWriter checkpoint_arrays(const CheckpointHeader& header,
+                                  const CheckpointProgress& progress,
+                                  const torch::nn::Module& model,
+                                  const torch::optim::Adam& optimizer, const ModelSnapshot* best) {
   const auto named = model.named_parameters();
   ADAQP_CHECK(best == nullptr || best->params.size() == named.size(),
               "the best epoch's parameters and the model's");
@@ -333,7 +334,13 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
     if (s->max_exp_avg_sq().defined())
       out.add(prefix + "max_exp_avg_sq", values_of(s->max_exp_avg_sq()));
   }
-  out.write(path);
+  return out;
+}
+
+void save_checkpoint(const std::string& path, const CheckpointHeader& header,
+                     const CheckpointProgress& progress, const torch::nn::Module& model,
+                     const torch::optim::Adam& optimizer, const ModelSnapshot* best) {
+  checkpoint_arrays(header, progress, model, optimizer, best).write(path);
 }
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -158,12 +159,17 @@ void check_divergence(Trainer& trainer, double loss, int epoch, const std::strin
   }
 }
 
-void write_checkpoint(Trainer& trainer, const RunOptions& opt, const CheckpointProgress& progress,
-                      const ModelSnapshot* best) {
-  const std::string path = checkpoint_path(opt.checkpoint_dir, progress.epoch);
+// Epoch `progress.epoch`'s checkpoint, as the model and optimizer are now.
+ArrayFileWriter checkpoint_now(Trainer& trainer, const RunOptions& opt,
+                               const CheckpointProgress& progress, const ModelSnapshot* best) {
   CheckpointHeader header = opt.checkpoint_header;
   header.embedding = trainer.has_embedding();
-  save_checkpoint(path, header, progress, trainer.model(), trainer.optimizer(), best);
+  return checkpoint_arrays(header, progress, trainer.model(), trainer.optimizer(), best);
+}
+
+void write_checkpoint(const ArrayFileWriter& arrays, const RunOptions& opt, int epoch) {
+  const std::string path = checkpoint_path(opt.checkpoint_dir, epoch);
+  arrays.write(path);
   prune_checkpoints(opt.checkpoint_dir, kCheckpointsKept);
   spdlog::debug("wrote checkpoint {}", path);
 }
@@ -397,6 +403,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   }
 
   RunSummary summary;
+  std::optional<ArrayFileWriter> final_checkpoint;  // rank 0's, written last
   summary.metric = trainer.metric_name();
   summary.world_size = world;
   summary.device = trainer.device().name();
@@ -472,7 +479,12 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
           spdlog::should_log(spdlog::level::debug)) {
         log_progress(all, rec, opt);
       }
-      if (checkpoint_due) write_checkpoint(trainer, opt, progress, kept_best());
+      // The last epoch's checkpoint goes to disk after the run's outputs: one that is there says
+      // the run finished them (a run killed before is resumed from the checkpoint before).
+      if (checkpoint_due && last)
+        final_checkpoint = checkpoint_now(trainer, opt, progress, kept_best());
+      if (checkpoint_due && !last)
+        write_checkpoint(checkpoint_now(trainer, opt, progress, kept_best()), opt, epoch);
       if (summary.stopped_early) {
         spdlog::info(
             "stopping early after epoch {}: no better validation {} than epoch {}'s {:.4f} for {} "
@@ -512,6 +524,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   if (root) write_params(dir / "params.bin", trainer.parameter_values());
   if (opt.write_outputs) opt.write_outputs();
   if (root) metrics.write(summary_json(summary) + '\n');
+  if (final_checkpoint) write_checkpoint(*final_checkpoint, opt, progress.epoch);
   return summary;
 }
 

@@ -116,7 +116,8 @@ mkdir -p "$tmp/noparams" "$tmp/noparams.copy"
 rc=0
 unshare --mount --propagation private bash "$tmp/full.sh" "$tmp/noparams" 64k \
   "$tmp/noparams.log" "$ADAQP_BIN" train "${job[@]}" --set "output.dir=$tmp/noparams" \
-  --set training.epochs=2 --set model.hidden=1024 || rc=$?
+  --set training.epochs=2 --set model.hidden=1024 --set training.checkpoint_every=1 \
+  --set "training.checkpoint_dir=$tmp/noparams_ckpt" || rc=$?
 ((rc != 90)) || fail "could not mount a tmpfs"
 if ((rc == 0 || rc == 124)) || ! grep -q "adaqp: error.*params.bin.*No space left on device" \
   "$tmp/noparams.log"; then
@@ -132,6 +133,24 @@ PY
 [[ ! -e $tmp/noparams.copy/params.bin && -z $(find "$tmp/noparams.copy" -name '*.tmp-*') ]] ||
   fail "no room for params.bin: left $(ls -a "$tmp/noparams.copy")"
 echo "ok: no room for params.bin: no summary record: $(grep -m1 "adaqp: error" "$tmp/noparams.log")"
+# Its last checkpoint is written after the outputs, so none says the run finished: a resume goes on
+# from epoch 1's and completes params.bin and the summary.
+[[ -e $tmp/noparams_ckpt/ckpt-000001.bin && ! -e $tmp/noparams_ckpt/ckpt-000002.bin ]] ||
+  fail "no room for params.bin: checkpoints $(ls "$tmp/noparams_ckpt")"
+train "$tmp/noparams_resume.log" --set "output.dir=$tmp/noparams.copy" --set training.epochs=2 \
+  --set model.hidden=1024 --set training.checkpoint_every=1 \
+  --set "training.checkpoint_dir=$tmp/noparams_ckpt" --resume ||
+  fail "resume after no room for params.bin: $(cat "$tmp/noparams_resume.log")"
+python3 - "$tmp/noparams.copy/metrics.jsonl" <<'PY' || fail "completed run's metrics"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert sorted((r["epoch"], r["rank"]) for r in records if "event" not in r) == [
+    (e, r) for e in (1, 2) for r in (0, 1)], records
+assert records[-1].get("event") == "summary" and records[-1]["first_epoch"] == 2, records[-1]
+PY
+[[ -s $tmp/noparams.copy/params.bin && -e $tmp/noparams_ckpt/ckpt-000002.bin ]] ||
+  fail "the resume did not complete the run: $(ls "$tmp/noparams.copy" "$tmp/noparams_ckpt")"
+echo "ok: a run that could not write params.bin is completed by --resume"
 
 # Room for the records and params.bin but not for output.predictions' file (20,000 nodes: about
 # 160 KiB): the job fails naming predictions.npy, and metrics.jsonl has no summary record.

@@ -50,6 +50,8 @@
 #include <string>
 #include <vector>
 
+#include "adaqp/common/array_file.h"
+
 namespace torch::nn {
 class Module;
 }
@@ -104,8 +106,16 @@ struct ModelSnapshot {
 // "<dir>/ckpt-000012.bin" for epoch 12.
 std::string checkpoint_path(const std::string& dir, int epoch);
 
-// Writes one checkpoint atomically, with `best`'s parameters where given. InputError naming the
-// file if it cannot be written.
+// One checkpoint's arrays, with `best`'s parameters where given: a copy of the model's and the
+// optimizer's state as they are now, to be written later (ArrayFileWriter::write, atomically).
+ArrayFileWriter checkpoint_arrays(const CheckpointHeader& header,
+                                  const CheckpointProgress& progress,
+                                  const torch::nn::Module& model,
+                                  const torch::optim::Adam& optimizer,
+                                  const ModelSnapshot* best = nullptr);
+
+// Writes one checkpoint (checkpoint_arrays) atomically. InputError naming the file if it cannot be
+// written.
 void save_checkpoint(const std::string& path, const CheckpointHeader& header,
                      const CheckpointProgress& progress, const torch::nn::Module& model,
                      const torch::optim::Adam& optimizer, const ModelSnapshot* best = nullptr);
