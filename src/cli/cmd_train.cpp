@@ -76,16 +76,36 @@ void create_dirs(const std::filesystem::path& dir) {
   if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
 }
 
+// Whether `inner` is `outer` or lies inside it (their absolute paths, links resolved where they
+// exist).
+bool within(const std::string& inner, const std::string& outer) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path o = fs::weakly_canonical(fs::absolute(outer), ec);
+  const fs::path i = fs::weakly_canonical(fs::absolute(inner), ec);
+  const auto [at, _] = std::mismatch(o.begin(), o.end(), i.begin(), i.end());
+  return at == o.end() || (std::next(at) == o.end() && at->empty());  // "a/b/" ends in ""
+}
+
 // Whether the run's checkpoints go to a directory of their own that the lock on output.dir does
 // not cover (training.checkpoint_dir outside output.dir), which is then locked too.
 bool separate_checkpoint_dir(const JobConfig& cfg) {
-  namespace fs = std::filesystem;
-  if (cfg.training.checkpoint_every == 0) return false;
-  std::error_code ec;
-  const fs::path out = fs::weakly_canonical(fs::absolute(cfg.output.dir), ec);
-  const fs::path ckpt = fs::weakly_canonical(fs::absolute(checkpoint_dir(cfg)), ec);
-  const auto [o, c] = std::mismatch(out.begin(), out.end(), ckpt.begin(), ckpt.end());
-  return o != out.end() && !(std::next(o) == out.end() && o->empty());
+  return cfg.training.checkpoint_every > 0 && !within(checkpoint_dir(cfg), cfg.output.dir);
+}
+
+// The partition directory is replaced whole (--repartition): nothing the run keeps may lie in it.
+void require_outside_partition(const JobConfig& cfg) {
+  const std::string part = partition_dir(cfg);
+  const std::pair<std::string, std::string> kept[] = {
+      {"output.dir", cfg.output.dir}, {"training.checkpoint_dir", checkpoint_dir(cfg)}};
+  for (const auto& [key, dir] : kept) {
+    if (within(dir, part)) {
+      throw ConfigError(fmt::format(
+          "{} = {} lies inside partition.dir = {}, which --repartition replaces whole: choose a "
+          "directory outside it",
+          key, dir, part));
+    }
+  }
 }
 
 // Removes dir/name and the temporary files of its writers (AtomicFile), if any; InputError naming
@@ -277,6 +297,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   // (its default partition directory included), else once the job makes it; the same for a
   // checkpoint directory outside it.
   std::optional<OutputLock> output_lock, checkpoint_lock;
+  std::string resume_from;  // rank 0's: the checkpoint a --resume continues from
   run_step(*comm, [&] {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
@@ -286,6 +307,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     if (!placement.warning.empty() && local.rank == 0) spdlog::warn("{}", placement.warning);
     dir = partition_dir(cfg);
     if (rank == 0) {
+      require_outside_partition(cfg);
       std::error_code ec;
       const bool exists = std::filesystem::exists(dir, ec);
       if (ec) throw InputError(dir, "", "cannot access: " + ec.message());
@@ -349,6 +371,9 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
                                       file ? "not a directory:" : "no checkpoint in",
                                       checkpoint_dir(cfg)));
       }
+      // Before the partition is made or replaced (--repartition), as far as the configuration
+      // alone decides; the rest once the data is read (prepare_checkpoints).
+      if (resume) resume_from = choose_checkpoint(cfg);
       // Found now, not when the first checkpoint is due.
       if (cfg.training.checkpoint_every > 0)
         require_creatable(checkpoint_dir(cfg), "training.checkpoint_dir");
@@ -460,7 +485,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   ropt.memory = memory;
   ropt.memory_resets = meter.resets();
   ropt.seconds = seconds;
-  prepare_checkpoints(job_comm, cfg, resume, *trainer, ropt);
+  prepare_checkpoints(job_comm, cfg, resume_from, resume, *trainer, ropt);
   // Once every check has passed: a job stopped before training leaves no config.yaml (and a failed
   // resume does not replace the one of the run it meant to continue). An earlier run's
   // predictions.npy goes (and what a killed writer left of one): it would not be this run's; so

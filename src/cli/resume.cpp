@@ -11,6 +11,7 @@
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/epoch_loop.h"
 #include "collective_step.h"
+#include "train_options.h"
 
 namespace adaqp::cli {
 namespace {
@@ -43,22 +44,46 @@ void keep_best_of_checkpoint(const std::string& path, const CheckpointProgress& 
 
 }  // namespace
 
-void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
-                         RunOptions& ropt) {
+std::string choose_checkpoint(const JobConfig& cfg) {
+  const std::string dir = checkpoint_dir(cfg);
+  const std::string path = latest_checkpoint(dir);
+  if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
+  const CheckpointInfo info = read_checkpoint_info(path);
+  check_job_header(path, info.header, job_checkpoint_header(cfg));
+  // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp),
+  // by the parameters this job's training.restore_best asks for.
+  RunOptions limits;
+  limits.start = info.progress;
+  limits.epochs = cfg.training.epochs;
+  limits.patience = cfg.training.patience;
+  limits.eval_every = cfg.training.eval_every;
+  if (training_finished(limits) && !cfg.output.predictions) {
+    const std::string why =
+        limits.start.epoch >= limits.epochs
+            ? fmt::format("training.epochs is {}", limits.epochs)
+            : fmt::format("training.patience {} ends the run there (best validation at epoch {})",
+                          limits.patience, limits.start.best_epoch);
+    throw ConfigError(
+        fmt::format("--resume: checkpoint {} is at epoch {} and {}: nothing left to train (with "
+                    "output.predictions, the run's predictions would be written)",
+                    path, limits.start.epoch, why));
+  }
+  metrics_kept_on_resume((std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string(),
+                         info.progress.epoch);
+  return path;
+}
+
+void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, const std::string& chosen,
+                         bool resume, Trainer& trainer, RunOptions& ropt) {
   if (!resume) return;
   const std::string& dir = ropt.checkpoint_dir;
   int epoch = 0;
   int written_on = 0;  // workers of the job that wrote the checkpoint
   run_step(comm, [&] {
     if (comm.rank() != 0) return;
-    const std::string path = latest_checkpoint(dir);
-    if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
-    const CheckpointInfo info = read_checkpoint_info(path);
+    const CheckpointInfo info = read_checkpoint_info(chosen);
     epoch = info.progress.epoch;
     written_on = info.header.world_size;
-    // Found here, in a step that stops every rank, not once training has begun.
-    metrics_kept_on_resume((std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string(),
-                           epoch);
   });
   comm.broadcast(&epoch, sizeof epoch, 0);
   comm.broadcast(&written_on, sizeof written_on, 0);
@@ -71,19 +96,6 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, 
     // Each rank takes its nodes' learned rows from the files of the ranks that wrote them.
     if (expected.embedding) trainer.load_embedding(path, written_on, best);
     if (best != nullptr) keep_best_of_checkpoint(path, ropt.start, trainer, *best);
-    // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp),
-    // by the parameters this job's training.restore_best asks for.
-    if (training_finished(ropt) && !cfg.output.predictions) {
-      const std::string why =
-          ropt.start.epoch >= ropt.epochs
-              ? fmt::format("training.epochs is {}", ropt.epochs)
-              : fmt::format("training.patience {} ends the run there (best validation at epoch {})",
-                            ropt.patience, ropt.start.best_epoch);
-      throw ConfigError(
-          fmt::format("--resume: checkpoint {} is at epoch {} and {}: nothing left to train (with "
-                      "output.predictions, the run's predictions would be written)",
-                      path, ropt.start.epoch, why));
-    }
     if (comm.rank() != 0) return;
     spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);
     if (written_on != comm.size()) {

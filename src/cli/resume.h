@@ -12,9 +12,15 @@ namespace adaqp::cli {
 // where the checkpoint directory holds any, else starts from epoch 1.
 enum class ResumeMode { kNo, kAlways, kAuto };
 
-// --resume: rank 0 picks the newest intact checkpoint, every rank loads that one into its trainer;
-// without it, nothing (cmd_train.cpp refused a checkpoint directory holding checkpoints already).
-void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, bool resume, Trainer& trainer,
-                         RunOptions& ropt);
+// --resume, on rank 0 before the dataset is partitioned: the newest intact checkpoint of the job's
+// checkpoint directory, once what the configuration alone decides has been checked (model and
+// seed as the checkpoint's, epochs left to train or predictions asked for, metrics.jsonl that can
+// be kept); ConfigError or InputError otherwise.
+std::string choose_checkpoint(const JobConfig& cfg);
+
+// --resume: every rank loads `chosen` (choose_checkpoint, rank 0's) into its trainer; without it,
+// nothing (cmd_train.cpp refused a checkpoint directory holding checkpoints already).
+void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, const std::string& chosen,
+                         bool resume, Trainer& trainer, RunOptions& ropt);
 
 }  // namespace adaqp::cli

@@ -55,18 +55,24 @@ RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Tra
   ropt.checkpoint_every = cfg.training.checkpoint_every;
   ropt.checkpoint_dir = checkpoint_dir(cfg);
   CheckpointHeader& h = ropt.checkpoint_header;
+  h = job_checkpoint_header(cfg);
   h.dataset_fingerprint = fingerprint;
+  h.in_dim = trainer.part().feat_dim;
+  h.out_dim = trainer.part().num_classes;
+  h.world_size = comm.size();
+  h.rank = comm.rank();
+  return ropt;
+}
+
+CheckpointHeader job_checkpoint_header(const JobConfig& cfg) {
+  CheckpointHeader h;
   h.model_type = to_string(cfg.model.type);
   h.layers = cfg.model.layers;
   h.hidden = cfg.model.hidden;
-  h.in_dim = trainer.part().feat_dim;
-  h.out_dim = trainer.part().num_classes;
   h.layer_norm = cfg.model.layer_norm;
   h.heads = cfg.model.heads;
-  h.world_size = comm.size();
-  h.rank = comm.rank();
   h.seed = cfg.training.seed;
-  return ropt;
+  return h;
 }
 
 }  // namespace adaqp::cli

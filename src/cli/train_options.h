@@ -16,6 +16,10 @@ namespace adaqp::cli {
 // The trainer of the job on `device`.
 TrainerOptions trainer_options(const JobConfig& cfg, const Device& device);
 
+// The fields of the job's checkpoint header that its configuration alone fixes (model and seed),
+// known before the dataset is read.
+CheckpointHeader job_checkpoint_header(const JobConfig& cfg);
+
 // The epoch loop of the job for `trainer` (its checkpoint header names the dataset by
 // `fingerprint`); the phases' memory and times before training are the caller's to fill in.
 RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Trainer& trainer,

@@ -267,16 +267,11 @@ void require_same(const std::string& path, const std::string& field, const T& fo
 
 void check_header(const std::string& path, const CheckpointHeader& f, const CheckpointHeader& e) {
   require_same(path, "dataset fingerprint", f.dataset_fingerprint, e.dataset_fingerprint);
-  require_same(path, "model.type", f.model_type, e.model_type);
-  require_same(path, "model.layers", f.layers, e.layers);
-  require_same(path, "model.hidden", f.hidden, e.hidden);
+  check_job_header(path, f, e);
   require_same(path, "model input dimension (dataset features)", f.in_dim, e.in_dim);
   require_same(path, "model output dimension (dataset classes)", f.out_dim, e.out_dim);
-  require_same(path, "model.layer_norm", f.layer_norm, e.layer_norm);
-  if (f.heads != 0) require_same(path, "model.heads", f.heads, e.heads);
   require_same(path, "learned featureless rows (model.featureless = embedding)", f.embedding,
                e.embedding);
-  require_same(path, "training.seed", f.seed, e.seed);
 }
 
 // The state read for one parameter, applied only once every parameter has been read.
@@ -288,6 +283,16 @@ struct StagedParam {
 };
 
 }  // namespace
+
+void check_job_header(const std::string& path, const CheckpointHeader& found,
+                      const CheckpointHeader& expected) {
+  require_same(path, "model.type", found.model_type, expected.model_type);
+  require_same(path, "model.layers", found.layers, expected.layers);
+  require_same(path, "model.hidden", found.hidden, expected.hidden);
+  require_same(path, "model.layer_norm", found.layer_norm, expected.layer_norm);
+  if (found.heads != 0) require_same(path, "model.heads", found.heads, expected.heads);
+  require_same(path, "training.seed", found.seed, expected.seed);
+}
 
 std::string checkpoint_path(const std::string& dir, int epoch) {
   return (std::filesystem::path(dir) / fmt::format("ckpt-{:06d}.bin", epoch)).string();

@@ -138,6 +138,15 @@ expect_error other_hidden 2 "model.hidden: checkpoint has 16, this job has 32" "
   --set "output.dir=$tmp/gcn_ref" --set model.hidden=32
 expect_error other_seed 2 "training.seed: checkpoint has 11, this job has 12" "${resume[@]}" \
   --set "output.dir=$tmp/gcn_ref" --set training.seed=12
+# ... before the dataset is partitioned: --repartition does not replace the partition first.
+cp "$tmp/gcn_ref/partition/meta.yaml" "$tmp/meta.keep"
+expect_error other_seed_repartition 2 "training.seed: checkpoint has 11, this job has 12" \
+  "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.seed=12 --repartition
+if grep -q "to be replaced" "$tmp/other_seed_repartition.log" ||
+    ! cmp -s "$tmp/meta.keep" "$tmp/gcn_ref/partition/meta.yaml"; then
+  echo "FAIL: a refused --resume --repartition replaced the partition first" >&2
+  exit 1
+fi
 expect_error other_dataset 2 "dataset fingerprint: checkpoint has" "${resume[@]}" \
   --set "output.dir=$tmp/d2" --set partition.parts=2 --set dataset.synthetic.seed=6
 expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing left to train" \

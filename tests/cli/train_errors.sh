@@ -61,6 +61,14 @@ touch "$tmp/a_file"
 expect_failure checkpoint_dir 2 \
   "training.checkpoint_dir = $tmp/a_file/checkpoints: cannot create directory" "${small[@]}" \
   --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/a_file/checkpoints"
+# --repartition replaces the partition directory whole: what the run keeps may not lie in it.
+expect_failure checkpoint_dir_in_partition 2 \
+  "training.checkpoint_dir = $tmp/parts/checkpoints lies inside partition.dir = $tmp/parts" \
+  "${small[@]}" --set "partition.dir=$tmp/parts" --set training.checkpoint_every=1 \
+  --set "training.checkpoint_dir=$tmp/parts/checkpoints"
+[[ ! -e $tmp/parts ]] || { echo "FAIL: checkpoint_dir_in_partition partitioned first" >&2; exit 1; }
+expect_failure output_in_partition 2 "output.dir = $tmp/parts/run lies inside partition.dir" \
+  "${small[@]}" --set "partition.dir=$tmp/parts" --set "output.dir=$tmp/parts/run"
 # Permissions do not tell: root passes access(W_OK) in /proc, where no directory can be made.
 expect_failure checkpoint_dir_proc 2 \
   "training.checkpoint_dir = /proc/adaqp-checkpoints: cannot create directory: /proc: " \

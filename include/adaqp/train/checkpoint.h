@@ -151,6 +151,12 @@ struct CheckpointInfo {
 };
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
+// InputError naming the file, the field and both values where `found` (a checkpoint's header)
+// differs from `expected` in what the job's configuration alone fixes: model type and shape, heads,
+// seed. (load_checkpoint compares the whole header; this much is known before the dataset is read.)
+void check_job_header(const std::string& path, const CheckpointHeader& found,
+                      const CheckpointHeader& expected);
+
 // Checks `path` against `expected` (every header field but the world size and the writer rank;
 // InputError "<file>: <field>: checkpoint has X, this job has Y"), then restores the parameters
 // and the Adam state into `model` and `optimizer`, whose parameters must be the model's. A missing
