@@ -348,6 +348,15 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       const bool have_checkpoints = !list_checkpoints(checkpoint_dir(cfg)).empty();
       if (resume_mode == ResumeMode::kAuto) {
         resume = have_checkpoints;
+        const std::string metrics =
+            (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string();
+        if (!resume && metrics_finished(metrics)) {
+          throw ConfigError(fmt::format(
+              "--resume=auto: the run in {} finished ({} ends in its summary) and kept no "
+              "checkpoint in {}: nothing to continue, and starting from epoch 1 would replace "
+              "its results; train without --resume to do that",
+              cfg.output.dir, metrics, checkpoint_dir(cfg)));
+        }
         if (!resume) {
           spdlog::info(
               "--resume=auto: no checkpoint in {} (training.checkpoint_dir): training "

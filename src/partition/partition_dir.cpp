@@ -621,6 +621,12 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
   spdlog::info("partition: built and wrote {} parts in {:.3f} s", opt.parts, steady_now_s() - t0);
 
   fs::rename(tmp, target, ec);
+  if (ec && fs::exists(target)) {
+    throw InputError(dir, "",
+                     "another process made this partition directory while this one was writing "
+                     "its own (two jobs partitioning into one partition.dir at once); run the job "
+                     "again to use the one there");
+  }
   if (ec)
     throw InputError(dir, "", "cannot move the finished partition into place: " + ec.message());
   guard.commit();

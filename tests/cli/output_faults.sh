@@ -176,18 +176,24 @@ PY
   fail "no room for predictions.npy: left $(ls -a "$tmp/nopred.copy")"
 echo "ok: no room for predictions.npy: no summary record: $(grep -m1 "adaqp: error" "$tmp/nopred.log")"
 
-# A lock held by another process: the second job writes nothing.
-mkdir -p "$tmp/locked"
-echo previous >"$tmp/locked/config.yaml"
-python3 - "$tmp/locked/.adaqp.lock" "$tmp/lock.ready" <<'PY' &
-import fcntl, os, sys, time
+# hold_lock DIR: another process takes DIR's run lock, as a live job does; its pid in $holder.
+hold_lock() {
+  rm -f "$tmp/lock.ready"
+  python3 - "$1/.adaqp.lock" "$tmp/lock.ready" <<'PY' &
+import fcntl, sys, time
 f = open(sys.argv[1], "w")
 fcntl.lockf(f, fcntl.LOCK_EX)
 open(sys.argv[2], "w").close()
 time.sleep(60)
 PY
-holder=$!
-for _ in $(seq 100); do [[ -e $tmp/lock.ready ]] && break; sleep 0.1; done
+  holder=$!
+  for _ in $(seq 100); do [[ -e $tmp/lock.ready ]] && break; sleep 0.1; done
+}
+
+# A lock held by another process: the second job writes nothing.
+mkdir -p "$tmp/locked"
+echo previous >"$tmp/locked/config.yaml"
+hold_lock "$tmp/locked"
 rc=0
 train "$tmp/locked.log" --set "output.dir=$tmp/locked" --set training.epochs=2 \
   --set "partition.dir=$tmp/locked/partition" || rc=$?
@@ -204,15 +210,7 @@ echo "ok: a locked output.dir: $(grep "adaqp: error" "$tmp/locked.log")"
 # The same for a checkpoint directory outside output.dir that another job writes into (two jobs
 # given one training.checkpoint_dir would prune and replace each other's checkpoints).
 mkdir -p "$tmp/shared_ckpt"
-python3 - "$tmp/shared_ckpt/.adaqp.lock" "$tmp/ckpt_lock.ready" <<'PY' &
-import fcntl, sys, time
-f = open(sys.argv[1], "w")
-fcntl.lockf(f, fcntl.LOCK_EX)
-open(sys.argv[2], "w").close()
-time.sleep(60)
-PY
-holder=$!
-for _ in $(seq 100); do [[ -e $tmp/ckpt_lock.ready ]] && break; sleep 0.1; done
+hold_lock "$tmp/shared_ckpt"
 rc=0
 train "$tmp/ckpt_locked.log" --set "output.dir=$tmp/ckpt_locked" --set training.epochs=2 \
   --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/shared_ckpt" || rc=$?
