@@ -1,6 +1,6 @@
 #include <cuda_runtime.h>
 
-#include <filesystem>
+#include <dlfcn.h>
 
 #include "adaqp/kernels/cuda_device.h"
 #include "adaqp/kernels/cuda_support.h"
@@ -13,11 +13,13 @@ int cuda_device_count(std::string* why) {
   if (err != cudaSuccess) {
     cudaGetLastError();  // clear the sticky error
     // The runtime says "driver version is insufficient" also where there is no driver at all.
-    const bool no_driver = err == cudaErrorInsufficientDriver &&
-                           !std::filesystem::exists("/proc/driver/nvidia/version");
+    void* driver =
+        err == cudaErrorInsufficientDriver ? ::dlopen("libcuda.so.1", RTLD_LAZY) : nullptr;
+    const bool no_driver = err == cudaErrorInsufficientDriver && driver == nullptr;
+    if (driver != nullptr) ::dlclose(driver);
     if (why != nullptr) {
       *why = no_driver ? "no NVIDIA driver on this host: the CUDA runtime reports "
-                         "cudaErrorInsufficientDriver and /proc/driver/nvidia/version is absent"
+                         "cudaErrorInsufficientDriver and libcuda.so.1 cannot be loaded"
                        : std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
     }
     return 0;

@@ -80,9 +80,14 @@ void create_dirs(const std::filesystem::path& dir) {
 // exist).
 bool within(const std::string& inner, const std::string& outer) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path o = fs::weakly_canonical(fs::absolute(outer), ec);
-  const fs::path i = fs::weakly_canonical(fs::absolute(inner), ec);
+  // A path that cannot be resolved (a link loop) is compared as written.
+  const auto resolved = [](const std::string& p) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(p, ec).lexically_normal();
+    const fs::path real = fs::weakly_canonical(absolute, ec);
+    return ec ? absolute : real;
+  };
+  const fs::path o = resolved(outer), i = resolved(inner);
   const auto [at, _] = std::mismatch(o.begin(), o.end(), i.begin(), i.end());
   return at == o.end() || (std::next(at) == o.end() && at->empty());  // "a/b/" ends in ""
 }
@@ -126,8 +131,8 @@ void remove_output(const std::filesystem::path& dir, const std::string& name) {
 }
 
 // ConfigError naming `key` unless `dir` is a writable directory or could be made one (its nearest
-// existing ancestor is a writable directory). Creates nothing: a job that a later check stops
-// leaves no directory behind.
+// existing ancestor is a writable directory). Leaves nothing behind (a job that a later check
+// stops has made no directory): the ancestor is tried with a probe directory, removed at once.
 void require_creatable(const std::filesystem::path& dir, const std::string& key) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -342,21 +347,14 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       require_creatable(cfg.output.dir, "output.dir");
       if (std::filesystem::is_directory(cfg.output.dir))
         output_lock.emplace(cfg.output.dir, "output.dir");
-      if (separate_checkpoint_dir(cfg) && std::filesystem::is_directory(checkpoint_dir(cfg)))
+      std::error_code listed;
+      if (separate_checkpoint_dir(cfg) &&
+          std::filesystem::is_directory(checkpoint_dir(cfg), listed))
         checkpoint_lock.emplace(checkpoint_dir(cfg), "training.checkpoint_dir");
       // Before the partition is made: a resume without a checkpoint has nothing to continue.
       const bool have_checkpoints = !list_checkpoints(checkpoint_dir(cfg)).empty();
       if (resume_mode == ResumeMode::kAuto) {
         resume = have_checkpoints;
-        const std::string metrics =
-            (std::filesystem::path(cfg.output.dir) / "metrics.jsonl").string();
-        if (!resume && metrics_finished(metrics)) {
-          throw ConfigError(fmt::format(
-              "--resume=auto: the run in {} finished ({} ends in its summary) and kept no "
-              "checkpoint in {}: nothing to continue, and starting from epoch 1 would replace "
-              "its results; train without --resume to do that",
-              cfg.output.dir, metrics, checkpoint_dir(cfg)));
-        }
         if (!resume) {
           spdlog::info(
               "--resume=auto: no checkpoint in {} (training.checkpoint_dir): training "

@@ -65,13 +65,13 @@ bool plain_scalar(const YAML::Node& n, std::initializer_list<std::string_view> k
   const std::string tag = written_tag(n);
   if (n.Tag() == "?" || n.Tag().empty()) return true;
   for (std::string_view kind : kinds)
-    if (tag.size() == 2 + kind.size() && tag.compare(2, kind.size(), kind) == 0) return true;
+    if (tag == "!!" + std::string(kind)) return true;
   return false;
 }
 
 template <typename T>
 T parse_integer(const YAML::Node& n, const std::string& origin, const std::string& key) {
-  if (!plain_scalar(n, {"int"})) bad_value(origin, key, n, "an integer (unquoted, untagged)");
+  if (!plain_scalar(n, {"int"})) bad_value(origin, key, n, "an integer (unquoted)");
   const std::string& s = n.Scalar();
   T value{};
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -105,7 +105,7 @@ uint64_t parse_value<uint64_t>(const YAML::Node& n, const std::string& origin,
 template <>
 double parse_value<double>(const YAML::Node& n, const std::string& origin, const std::string& key) {
   if (!plain_scalar(n, {"float", "int"}) || n.Scalar().empty())
-    bad_value(origin, key, n, "a number (unquoted, untagged)");
+    bad_value(origin, key, n, "a number (unquoted)");
   const std::string& s = n.Scalar();
   char* end = nullptr;
   errno = 0;
@@ -125,6 +125,7 @@ std::string parse_value<std::string>(const YAML::Node& n, const std::string& ori
                                      const std::string& key) {
   if (n.IsNull()) return "";
   const std::string tag = written_tag(n);
+  if (tag == "!!null") return "";
   if (!n.IsScalar() || !(tag.empty() || tag == "!!str")) bad_value(origin, key, n, "a string");
   return n.Scalar();
 }

@@ -370,18 +370,6 @@ std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_l
   return kept;
 }
 
-bool metrics_finished(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (!line.empty()) last = line;
-  }
-  const Json j = Json::parse(last, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.value("event", "") == "summary";
-}
-
 bool stops_early_after(const CheckpointProgress& p, const RunOptions& opt) {
   return opt.patience > 0 && p.have_best && p.epoch < opt.epochs && p.epoch % opt.eval_every == 0 &&
          p.epoch - p.best_epoch >= opt.patience;

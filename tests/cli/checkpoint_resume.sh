@@ -153,13 +153,6 @@ expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing l
   "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
 expect_error no_checkpoint 2 "--resume: no checkpoint in $tmp/none/checkpoints" \
   --set "output.dir=$tmp/none" --set partition.parts=2 --resume
-# --resume=auto on a finished run that kept no checkpoints: refused, its results left alone.
-train finished_nockpt 2 --set "output.dir=$tmp/nockpt" --set partition.parts=2 --set training.epochs=2
-cp "$tmp/nockpt/metrics.jsonl" "$tmp/nockpt.keep"
-expect_error auto_finished 2 "--resume=auto: the run in $tmp/nockpt finished" \
-  --set "output.dir=$tmp/nockpt" --set partition.parts=2 --set training.epochs=2 --resume=auto
-cmp -s "$tmp/nockpt.keep" "$tmp/nockpt/metrics.jsonl" ||
-  { echo "FAIL: a refused --resume=auto rewrote metrics.jsonl" >&2; exit 1; }
 mkdir -p "$tmp/file-dir" && echo x >"$tmp/file-dir/checkpoints"
 expect_error checkpoint_dir_file 2 "--resume: not a directory: $tmp/file-dir/checkpoints" \
   --set "output.dir=$tmp/file-dir" --set partition.parts=2 --resume

@@ -527,28 +527,30 @@ TEST(JobConfig, DuplicateKeysSecondDocumentsAndQuotedNumbersAreRefused) {
   // yaml-cpp's LoadAll never returned on this (0.7); its Load reads it as an empty document.
   EXPECT_TRUE(test::contains(config_error(",odel:\n  dru\n"),
                              "not valid YAML: nothing could be read from it"));
-  EXPECT_TRUE(
-      test::contains(config_error("training: {epochs: \"3\"}\n"),
-                     "key 'training.epochs' expects an integer (unquoted, untagged), got '3'"));
+  EXPECT_TRUE(test::contains(config_error("training: {epochs: \"3\"}\n"),
+                             "key 'training.epochs' expects an integer (unquoted), got '3'"));
   EXPECT_TRUE(test::contains(config_error("training: {epochs: !!str 3}\n"),
-                             "key 'training.epochs' expects an integer (unquoted, untagged), got "
+                             "key 'training.epochs' expects an integer (unquoted), got "
                              "'!!str 3'"));
   EXPECT_EQ(config_error("training: {epochs: !!int 3}\n"), "");
   EXPECT_TRUE(test::contains(config_error("training: {lr: '0.02'}\n"),
-                             "key 'training.lr' expects a number (unquoted, untagged)"));
+                             "key 'training.lr' expects a number (unquoted)"));
   // A tag of another kind, or one YAML does not define, is refused rather than ignored.
   EXPECT_TRUE(test::contains(config_error("training: {epochs: !!float 3}\n"),
-                             "key 'training.epochs' expects an integer (unquoted, untagged), got "
+                             "key 'training.epochs' expects an integer (unquoted), got "
                              "'!!float 3'"));
   EXPECT_TRUE(test::contains(config_error("training: {lr: !mine 0.5}\n"),
-                             "key 'training.lr' expects a number (unquoted, untagged), got "
+                             "key 'training.lr' expects a number (unquoted), got "
                              "'!mine 0.5'"));
   EXPECT_TRUE(test::contains(config_error("training: {sparse_features: !!int true}\n"),
                              "expects true or false, got '!!int true'"));
+  // A local tag that ends in a kind's name is not that kind's.
+  EXPECT_TRUE(test::contains(config_error("training: {epochs: !xint 3}\n"),
+                             "key 'training.epochs' expects an integer (unquoted), got '!xint 3'"));
   EXPECT_TRUE(test::contains(config_error("dataset: {path: !!int 5}\n"),
                              "key 'dataset.path' expects a string, got '!!int 5'"));
   EXPECT_EQ(config_error("training: {lr: !!float 0.5, epochs: 3, sparse_features: !!bool true}\n"
-                         "dataset: {path: !!str 5}\n"),
+                         "dataset: {path: !!str 5, split: !!null ~}\n"),
             "");
   // Past the type's range is not "not an integer".
   EXPECT_TRUE(test::contains(config_error("model: {hidden: 2147483648}\n"),

@@ -185,6 +185,15 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
   other_world.world_size = 4;  // nor the writer's world size: a checkpoint resumes on any W
   Trained c(2);
   EXPECT_NO_THROW(load_checkpoint(path, other_world, c.net, *c.adam));
+  // Nor, with one layer (nothing to normalise), layer_norm: earlier files of one layer may
+  // record it set, which a job can no longer ask for.
+  CheckpointHeader one_layer = h, one_layer_norm = h;
+  one_layer.layers = one_layer_norm.layers = 1;
+  one_layer_norm.layer_norm = true;
+  EXPECT_NO_THROW(check_job_header(path, one_layer_norm, one_layer));
+  EXPECT_TRUE(
+      test::contains(test::error_of<InputError>([&] { check_job_header(path, one_layer_norm, h); }),
+                     "model.layers: checkpoint has 1, this job has 2"));
 }
 
 // A file written before model.heads was recorded (no header/model_heads) still loads: its heads

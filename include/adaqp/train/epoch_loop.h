@@ -129,7 +129,4 @@ void require_metrics_file(const std::string& path);
 // the file and line of another record that is not JSON, or the file when it is not a regular file.
 std::string metrics_kept_on_resume(const std::string& path, int last, int* cut_line = nullptr);
 
-// Whether metrics.jsonl (at `path`) exists and ends in a run's summary record: the run finished.
-bool metrics_finished(const std::string& path);
-
 }  // namespace adaqp
