@@ -7,6 +7,7 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/log.h"
 #include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/generator.h"
@@ -23,6 +24,7 @@ struct GenerateOptions {
 
 void run_generate(const GenerateOptions& opt) {
   const JobConfig cfg = opt.job.load();
+  setup_logging(0, cfg.output.log_level);
   // A job may name the directory it generates as its dataset (then generate, partition and train
   // share one file); any other dataset.path would be silently replaced by the generated graph.
   const auto resolved = [](const std::string& p) {  // symbolic links and "out/" resolved

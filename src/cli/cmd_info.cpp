@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "adaqp/common/error.h"
+#include "adaqp/common/log.h"
 #include "adaqp/graph/dataset.h"
 #include "adaqp/partition/partition_dir.h"
 #include "commands.h"
@@ -28,6 +29,14 @@ void run_info(const InfoOptions& opt) {
   const bool want_job = !opt.job.config.empty() || !opt.job.overrides.empty();
   if (!want_job && opt.dataset.empty() && opt.partition.empty())
     throw ConfigError("info: give --config (the job's dataset), --dataset DIR or --partition DIR");
+  // --dataset reads the directory as stored: --set keys (a job's transforms, its split) would load
+  // the job's dataset instead, silently another one.
+  if (!opt.dataset.empty() && !opt.job.overrides.empty()) {
+    throw ConfigError(
+        "info: --dataset DIR reads the directory as stored and takes no --set; to read it as a "
+        "job would (dataset.split, transforms), give --set dataset.path=DIR with the other --set "
+        "keys instead");
+  }
   if ((opt.covers || opt.verify) && opt.partition.empty())
     throw ConfigError(std::string("info: ") + (opt.covers ? "--covers" : "--verify") +
                       " needs --partition DIR");
@@ -38,7 +47,9 @@ void run_info(const InfoOptions& opt) {
   if (want_job || !opt.dataset.empty()) {
     DatasetSpec spec;
     if (want_job) {
-      spec = opt.job.load().dataset;
+      const JobConfig cfg = opt.job.load();
+      setup_logging(0, cfg.output.log_level);
+      spec = cfg.dataset;
     } else {
       spec.path = opt.dataset;
     }
@@ -51,16 +62,15 @@ void run_info(const InfoOptions& opt) {
   }
   if (!opt.partition.empty()) {
     const PartitionMeta meta = read_partition_meta(opt.partition);
-    // The counts come from meta.yaml (a host-local cache or one host's share of a ptscotch
-    // partition holds only some parts). --verify (and --covers) read every part whole: its
-    // checksums and structure.
-    for (int r = 0; opt.verify && r < meta.parts; ++r) {
+    // The counts come from meta.yaml; every part file must be there. --verify (and --covers) read
+    // every part whole: its checksums and structure.
+    for (int r = 0; r < meta.parts; ++r) {
       const std::string part = partition_part_path(opt.partition, r);
       std::error_code ec;
       if (!std::filesystem::is_regular_file(part, ec)) {
         throw InputError(part, "", fmt::format("missing: meta.yaml lists {} parts", meta.parts));
       }
-      if (!opt.covers) load_part(opt.partition, r, meta.parts);
+      if (opt.verify && !opt.covers) load_part(opt.partition, r, meta.parts);
     }
     if (opt.json) {
       json["partition"] = partition_json(opt.partition, meta);

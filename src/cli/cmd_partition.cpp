@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "adaqp/comm/launcher.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/clock.h"
@@ -70,7 +71,11 @@ void run_distributed_partition(const PartitionCommandOptions& opt) {
 void run_partition(const PartitionCommandOptions& opt) {
   if (opt.job.load().partition.options.method == PartitionMethod::kPtscotch)
     return run_distributed_partition(opt);
+  // One process partitions: under a launcher (mpirun -np N), the job's first; the others have
+  // nothing to do (each would write the same directory).
+  if (!first_launched_process()) return;
   JobConfig cfg = opt.job.load();
+  setup_logging(0, cfg.output.log_level);
   const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
   const double t0 = steady_now_s();
   cfg.partition.options.dataset_files = list_dataset_files(cfg.dataset.path);

@@ -150,6 +150,17 @@ if "$ADAQP_BIN" info --partition "$WORK/broken" --verify >"$WORK/missing.out" 2>
   fail "info passed a partition without part 2"
 fi
 grep -q "part-2/part.bin: missing: meta.yaml lists 3 parts" "$WORK/missing.out" || fail "$(cat "$WORK/missing.out")"
+# ... which info finds without --verify too (it checks that every part file is there).
+if "$ADAQP_BIN" info --partition "$WORK/broken" >"$WORK/missing.out" 2>&1; then
+  fail "info without --verify passed a partition without part 2"
+fi
+grep -q "part-2/part.bin: missing: meta.yaml lists 3 parts" "$WORK/missing.out" || fail "$(cat "$WORK/missing.out")"
+# --dataset reads a directory as stored: a --set would have loaded the job's dataset instead.
+if "$ADAQP_BIN" info --dataset "$WORK/graph" --set output.log_level=warn >"$WORK/info_set.out" 2>&1; then
+  fail "info --dataset with --set described another dataset: $(cat "$WORK/info_set.out")"
+fi
+grep -q "adaqp: error: info: --dataset DIR reads the directory as stored and takes no --set" \
+  "$WORK/info_set.out" || fail "$(cat "$WORK/info_set.out")"
 python3 - "$WORK" <<'PY' || fail "boundary covers"
 import json, sys
 from collections import defaultdict
@@ -239,6 +250,13 @@ rc=0
 ((rc == 1)) && grep -q "adaqp: error: out of memory: .*dataset.synthetic.num_nodes" "$WORK/huge.err" ||
   fail "a graph beyond the memory limit (exit $rc): $(cat "$WORK/huge.err")"
 [[ ! -e $WORK/huge ]] || fail "a graph beyond the memory limit left $WORK/huge"
+
+# partition (metis) under mpirun: the job's first process partitions, the others have nothing to do.
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe \
+  -np 2 "$ADAQP_BIN" partition --config "$WORK/job.yaml" -o "$WORK/under_mpirun" \
+  >"$WORK/under_mpirun.log" 2>&1 || fail "partition under mpirun: $(cat "$WORK/under_mpirun.log")"
+(($(grep -c "^edge cut" "$WORK/under_mpirun.log") == 1)) && cmp -s "$WORK/part/meta.yaml" \
+  "$WORK/under_mpirun/meta.yaml" || fail "partition under mpirun: $(cat "$WORK/under_mpirun.log")"
 
 # A partition directory named with a trailing slash: train makes it there and reads it back.
 for attempt in first again; do
