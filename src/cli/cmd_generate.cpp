@@ -27,8 +27,8 @@ void run_generate(const GenerateOptions& opt) {
   setup_logging(0, cfg.output.log_level);
   // A job may name the directory it generates as its dataset (then generate, partition and train
   // share one file); any other dataset.path would be silently replaced by the generated graph.
-  const auto resolved = [](const std::string& p) {  // symbolic links and "out/" resolved
-    return directory_path(std::filesystem::weakly_canonical(p));
+  const auto resolved = [](const std::string& p) {  // symbolic links, "./out" and "out/" resolved
+    return directory_path(std::filesystem::weakly_canonical(std::filesystem::absolute(p)));
   };
   if (!cfg.dataset.path.empty() && resolved(cfg.dataset.path) != resolved(opt.out)) {
     throw ConfigError(fmt::format(

@@ -148,8 +148,10 @@ Json dataset_json(const Graph& g) {
 
 std::string partition_text(const std::string& dir, const PartitionMeta& m) {
   std::string out;
-  out += fmt::format("partition    {} ({} of '{}', {} parts, seed {}{})\n", dir, m.method,
-                     m.dataset_name, m.parts, m.seed,
+  // contiguous reads no seed.
+  out += fmt::format("partition    {} ({} of '{}', {} part{}{}{})\n", dir, m.method, m.dataset_name,
+                     m.parts, m.parts == 1 ? "" : "s",
+                     m.method == "contiguous" ? std::string() : fmt::format(", seed {}", m.seed),
                      m.sample_degree == 0
                          ? std::string()
                          : fmt::format(", on a sample of degree {}", m.sample_degree));

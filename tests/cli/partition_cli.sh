@@ -35,6 +35,8 @@ grep -q "dataset.path = $WORK/graph but --out $WORK/other" "$WORK/other.out" ||
 [[ ! -e $WORK/other ]] || fail "generate wrote $WORK/other after refusing the job"
 "$ADAQP_BIN" generate --set "dataset.path=$WORK/same/" --out "$WORK/same" >/dev/null ||
   fail "generate refused dataset.path $WORK/same/ with --out $WORK/same"
+(cd "$WORK" && "$ADAQP_BIN" generate --set dataset.path=./rel --out rel >/dev/null) ||
+  fail "generate refused dataset.path ./rel with --out rel"
 
 "$ADAQP_BIN" partition --config "$WORK/job.yaml" >"$WORK/partition.out"
 for f in meta.yaml part-0/part.bin part-1/part.bin part-2/part.bin; do
