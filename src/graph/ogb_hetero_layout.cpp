@@ -8,6 +8,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -318,15 +320,24 @@ class GzWriter {
     flush();
     const int status = gzclose(file_);
     file_ = nullptr;
-    if (status != Z_OK) throw InputError(path_, "", "write failed");
+    if (status != Z_OK) {
+      throw InputError(path_, "",
+                       std::string("write failed: ") +
+                           (status == Z_ERRNO ? std::strerror(errno) : zError(status)));
+    }
   }
 
  private:
   void flush() {
     if (buffer_.empty()) return;
     if (gzwrite(file_, buffer_.data(), static_cast<unsigned>(buffer_.size())) !=
-        static_cast<int>(buffer_.size()))
-      throw InputError(path_, "", "write failed");
+        static_cast<int>(buffer_.size())) {
+      int status = Z_OK;
+      const char* zlib = gzerror(file_, &status);
+      throw InputError(
+          path_, "",
+          std::string("write failed: ") + (status == Z_ERRNO ? std::strerror(errno) : zlib));
+    }
     buffer_.clear();
   }
 

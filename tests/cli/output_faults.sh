@@ -152,6 +152,20 @@ PY
   fail "the resume did not complete the run: $(ls "$tmp/noparams.copy" "$tmp/noparams_ckpt")"
 echo "ok: a run that could not write params.bin is completed by --resume"
 
+# No room for a generated heterogeneous graph: the error says why, and nothing is left behind.
+mkdir -p "$tmp/nogen"
+rc=0
+unshare --mount --propagation private bash -c 'mount -t tmpfs -o size=64k tmpfs "$1" || exit 90
+  "$2" generate --set dataset.synthetic.heterogeneous=true --set dataset.synthetic.num_nodes=20000 \
+    --out "$1/g" >"$3" 2>&1
+  rc=$?; ls -A "$1" >"$3.left"; exit $rc' _ "$tmp/nogen" "$ADAQP_BIN" "$tmp/nogen.log" || rc=$?
+((rc != 90)) || fail "could not mount a tmpfs"
+if ((rc != 1)) || ! grep -q "adaqp: error: .*write failed: No space left on device" "$tmp/nogen.log" ||
+  [[ -s $tmp/nogen.log.left ]]; then
+  fail "no room for a generated graph (exit $rc): $(cat "$tmp/nogen.log") left: $(cat "$tmp/nogen.log.left")"
+fi
+echo "ok: no room for a generated graph: $(grep -m1 "adaqp: error" "$tmp/nogen.log")"
+
 # Room for the records and params.bin but not for output.predictions' file (20,000 nodes: about
 # 160 KiB): the job fails naming predictions.npy, and metrics.jsonl has no summary record.
 mkdir -p "$tmp/nopred" "$tmp/nopred.copy"
