@@ -508,7 +508,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       checkpoint_lock.emplace(checkpoint_dir(cfg), "training.checkpoint_dir");
     }
     // What a run killed while writing these left (the checkpoints' are removed where they are).
-    for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin"})
+    for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin", "predictions.npy"})
       remove_stale_temporaries(cfg.output.dir, std::string(name) + AtomicFile::kTempInfix);
     // Training writes metrics.jsonl in place: one that refuses writing (read-only, immutable), or
     // that is not a file (a directory; a FIFO, whose open would wait for a reader), stops the job

@@ -90,9 +90,11 @@ echo "ok: full disk stops at once ($epochs records, newest checkpoint ${newest##
 rm -rf "$tmp/full" && mv "$tmp/full.copy" "$tmp/full"
 # A killed checkpoint writer's temporary, and a live one's (this shell's).
 touch "$tmp/ckpt/ckpt-000999.bin.tmp-$dead" "$tmp/ckpt/ckpt-000998.bin.tmp-$$" \
-  "$tmp/ckpt/notes.tmp-$dead" "$tmp/full/params.bin.tmp-$dead"
+  "$tmp/ckpt/notes.tmp-$dead" "$tmp/full/params.bin.tmp-$dead" \
+  "$tmp/full/predictions.npy.tmp-$dead"
 train "$tmp/resume.log" --set "output.dir=$tmp/full" --set training.epochs=40 \
-  --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/ckpt" --resume ||
+  --set training.checkpoint_every=1 --set "training.checkpoint_dir=$tmp/ckpt" --resume \
+  --set output.log_level=info ||
   fail "resume after the full disk: $(cat "$tmp/resume.log")"
 python3 - "$tmp/full/metrics.jsonl" <<'PY' || fail "resumed metrics: $(cat "$tmp/resume.log")"
 import collections, json, sys
@@ -103,7 +105,9 @@ assert set(seen) == want and max(seen.values()) == 1, sorted(set(want) ^ set(see
 assert records[-1].get("event") == "summary" and records[-1]["epochs"] == 40, records[-1]
 PY
 [[ ! -e $tmp/ckpt/ckpt-000999.bin.tmp-$dead && -e $tmp/ckpt/ckpt-000998.bin.tmp-$$ &&
-  -e $tmp/ckpt/notes.tmp-$dead && ! -e $tmp/full/params.bin.tmp-$dead ]] ||
+  -e $tmp/ckpt/notes.tmp-$dead && ! -e $tmp/full/params.bin.tmp-$dead &&
+  ! -e $tmp/full/predictions.npy.tmp-$dead ]] &&
+  grep -q "removed $tmp/full/predictions.npy.tmp-$dead: left by a process" "$tmp/resume.log" ||
   fail "the killed writers' temporaries should go, the live one's and others' files stay:" \
     "$(ls "$tmp/ckpt" "$tmp/full")"
 echo "ok: resumed after the full disk ($(grep -c "dropped a record that a failed write cut short" "$tmp/resume.log")" \
