@@ -18,7 +18,10 @@
 set -euo pipefail
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/adaqp.sh"
-if ((EUID != 0)) && [[ " $* " != *" --profile gpu"* ]]; then
+# The options before anything is installed or built.
+[[ " $* " != *" -h "* && " $* " != *" --help "* ]] ||
+  exec python3 "$ADAQP_ROOT/benchmarks/reproduce/reproduce.py" --help
+if ((EUID != 0)) && [[ " $* " != *" --profile gpu"* && " $* " != *" --profile=gpu"* ]]; then
   echo "error: benchmarks/reproduce.sh needs root for the virtual cluster's network namespaces" >&2
   exit 2
 fi

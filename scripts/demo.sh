@@ -12,7 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 "$ADAQP_ROOT/scripts/setup.sh"
 # The binary setup.sh has just built, whatever ADAQP_BIN says.
 ADAQP_BIN=$ADAQP_BUILD_DIR/src/adaqp
-OUT=${ADAQP_DEMO_OUT:-$ADAQP_ROOT/runs/demo}
+OUT=$(realpath -m "${ADAQP_DEMO_OUT:-$ADAQP_ROOT/runs/demo}")  # before the cd below
 rm -rf "$OUT"
 cd "$ADAQP_ROOT"
 train() {

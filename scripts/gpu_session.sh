@@ -34,6 +34,12 @@ for s in "$@"; do
 done
 deadline=${ADAQP_DEADLINE:-$(($(date +%s) + 500))}
 left() { echo $((deadline - $(date +%s))); }
+# bounded MARGIN: seconds for a command that must end MARGIN seconds before the deadline; at least
+# 1 (timeout 0 would mean no limit at all).
+bounded() {
+  local s=$(($(left) - $1))
+  echo $((s > 0 ? s : 1))
+}
 work=/tmp/adaqp-gpu-session
 mkdir -p "$work"
 export ADAQP_SHARED_DATASETS=${ADAQP_SHARED_DATASETS:-$ROOT/.gpu/datasets}
@@ -49,24 +55,30 @@ pack() {
     --exclude='*.bin' --exclude='partition*' "$(basename "$2")" 2>/dev/null
 }
 
-# products_graph: generates the ogbn-products-shaped graph and its one-part partition, once.
+# products_graph: generates the ogbn-products-shaped graph and its one-part partition, once (a
+# run of pyg_compare starts its runs.jsonl afresh: not over an earlier pyg step's).
 products_graph() {
-  ROUNDS=0 bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" >"$work/graph.log" 2>&1
+  [[ -d "$work/pyg/$graph_name-p1" ]] && return 0
+  ROUNDS=0 timeout "$(bounded 20)" bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" \
+    >"$work/graph.log" 2>&1
 }
 
 step_checks() {
   local bg
   (
-    timeout "$(($(left) - 30))" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
+    timeout "$(bounded 30)" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
       --phases accuracy --bin "$ADAQP_BIN" --shared "$ADAQP_SHARED_DATASETS" --resume \
       --timeout 120 --out "$work/accuracy" >"$OUT/accuracy.txt" 2>&1
-    echo "gpu_session: accuracy exit $?" >>"$OUT/accuracy.txt"
+    accuracy=$?
+    echo "gpu_session: accuracy exit $accuracy" >>"$OUT/accuracy.txt"
     [[ -f "$work/accuracy/results.md" ]] && cat "$work/accuracy/results.md" >>"$OUT/accuracy.txt"
     pack accuracy "$work/accuracy"
-    timeout "$(($(left) - 30))" env DATASETS="cora coauthor-physics" SEEDS=3 \
+    timeout "$(bounded 30)" env DATASETS="cora coauthor-physics" SEEDS=3 \
       bash "$ROOT/benchmarks/precision/run.sh" "$work/precision" >"$OUT/precision.txt" 2>&1
-    echo "gpu_session: precision exit $?" >>"$OUT/precision.txt"
+    precision=$?
+    echo "gpu_session: precision exit $precision" >>"$OUT/precision.txt"
     pack precision "$work/precision"
+    ((accuracy == 0 && precision == 0))
   ) &
   bg=$!
   products_graph &
@@ -75,18 +87,19 @@ step_checks() {
   mkdir -p "$work/checks"
   # A hung step must leave time for the rest: each NCCL step and training run is bounded.
   OUT="$work/checks" ADAQP_NCCL_TIMEOUT=${ADAQP_NCCL_TIMEOUT:-90} \
-    ADAQP_RUN_TIMEOUT=${ADAQP_RUN_TIMEOUT:-90} timeout "$(($(left) - 60))" \
+    ADAQP_RUN_TIMEOUT=${ADAQP_RUN_TIMEOUT:-90} timeout "$(bounded 60)" \
     bash "$ROOT/scripts/gpu_checks.sh" kernels nccl train 2>&1 | tee "$OUT/checks.txt"
   ((PIPESTATUS[0] == 0)) || status=1
   python3 "$ROOT/benchmarks/provenance.py" --bin "$ADAQP_BIN" -- scripts/gpu_checks.sh \
     kernels nccl train >"$work/checks/provenance.json"
   pack checks "$work/checks"
-  wait "$bg" "$graph"
+  wait "$bg" || status=1  # accuracy or precision failed, or was cut
+  wait "$graph"
 }
 
 step_pyg() {
   [[ -d "$work/pyg/$graph_name-p1" ]] || products_graph
-  timeout "$(($(left) - 20))" env MODELS="${MODELS:-gcn}" ROUNDS="${ROUNDS:-3}" WARMUP=2 \
+  timeout "$(bounded 20)" env MODELS="${MODELS:-gcn}" ROUNDS="${ROUNDS:-3}" WARMUP=2 \
     EPOCHS=5 THREADS=16 bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" >"$OUT/pyg.txt" 2>&1 ||
     status=1
   # A cut run still leaves its finished rounds: summarise them.
@@ -102,13 +115,13 @@ step_scale() {
   for d in "$graph_name" "$graph_name-p1"; do
     [[ -e "$work/scale/$d" || ! -d "$work/pyg/$d" ]] || ln -s "$work/pyg/$d" "$work/scale/$d"
   done
-  timeout "$(($(left) - 20))" env EPOCHS=3 THREADS=16 PYG_NODES=0 \
+  timeout "$(bounded 20)" env EPOCHS=3 THREADS=16 PYG_NODES=0 \
     bash "$ROOT/benchmarks/scale/run.sh" "$work/scale" >"$OUT/scale.txt" 2>&1 || status=1
   pack scale "$work/scale"
 }
 
 step_profile() {
-  timeout "$(($(left) - 20))" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
+  timeout "$(bounded 20)" python3 "$ROOT/benchmarks/reproduce/reproduce.py" --profile gpu \
     --phases throughput --bin "$ADAQP_BIN" --shared "$ADAQP_SHARED_DATASETS" --resume \
     --timeout 240 --out "$work/profile" >"$OUT/profile.txt" 2>&1 || status=1
   cat "$work/profile/results.md" >>"$OUT/profile.txt" 2>/dev/null
@@ -116,7 +129,7 @@ step_profile() {
 }
 
 step_links() {
-  timeout "$(($(left) - 20))" env RATES=gpu NODES=1000000 AVG_DEGREE=50 FEAT=100 CLASSES=47 \
+  timeout "$(bounded 20)" env RATES=gpu NODES=1000000 AVG_DEGREE=50 FEAT=100 CLASSES=47 \
     HIDDEN=256 WORKERS="2 4" MODELS=gcn MODES="${MODES:-vanilla adaqp adaqp-inline}" \
     ROUNDS="${ROUNDS:-3}" EPOCHS=7 WARMUP=2 bash "$ROOT/benchmarks/links/run.sh" "$work/links" \
     >"$OUT/links.txt" 2>&1 || status=1

@@ -22,11 +22,17 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 BUILD=${ADAQP_ASAN_BUILD_DIR:-$ADAQP_ROOT/build-sanitize}
 scope=full
-if [ "${1:-}" = --core ]; then
-  scope=core
-  shift
-fi
-JOBS=${1:-$(nproc)}
+JOBS=$(nproc)
+for arg in "$@"; do
+  case $arg in
+    --core) scope=core ;;
+    -h | --help)
+      sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+      exit 0
+      ;;
+    *) [[ $arg =~ ^[1-9][0-9]*$ ]] || die "unknown argument '$arg' (usage: [--core] [JOBS])"; JOBS=$arg ;;
+  esac
+done
 core_fuzz=(job_config ogb_loader ogb_binary_loader ogb_hetero_loader numpy_loader graphsaint_loader
   partition_loader)
 start=$(date +%s)

@@ -84,6 +84,12 @@ if [ ! -f "$ADAQP_BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S "$ADAQP_ROOT" -B "$ADAQP_BUILD_DIR" "${generator[@]}" \
     -DCMAKE_BUILD_TYPE="${ADAQP_BUILD_TYPE:-Release}" -DADAQP_PYTHON="$VENV/bin/python" \
     ${ADAQP_CMAKE_ARGS:-}
+elif [ -n "${ADAQP_BUILD_TYPE:-}${ADAQP_CMAKE_ARGS:-}" ]; then
+  # Given again, they change the existing configuration (its generator stays).
+  log "reconfiguring $ADAQP_BUILD_DIR with ADAQP_BUILD_TYPE / ADAQP_CMAKE_ARGS"
+  # shellcheck disable=SC2086
+  cmake -S "$ADAQP_ROOT" -B "$ADAQP_BUILD_DIR" ${ADAQP_BUILD_TYPE:+-DCMAKE_BUILD_TYPE="$ADAQP_BUILD_TYPE"} \
+    -DADAQP_PYTHON="$VENV/bin/python" ${ADAQP_CMAKE_ARGS:-}
 fi
 log "building in $ADAQP_BUILD_DIR"
 cmake --build "$ADAQP_BUILD_DIR" --parallel "$(nproc)"

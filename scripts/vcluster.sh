@@ -148,7 +148,8 @@ if ((probe)); then
   hosts=${hosts:-2}
   cmd=("$probe_bin" --peer "$inter_peer${intra_peer:+,$intra_peer}" "${cmd[@]}")
 fi
-if [[ ! $hosts =~ ^[0-9]+$ ]] || ((hosts < 1 || hosts > MAX_HOSTS)); then
+# Integers without a leading zero: bash reads 010 as octal 8.
+if [[ ! $hosts =~ ^[1-9][0-9]{0,8}$ ]] || ((hosts > MAX_HOSTS)); then
   die "--hosts must be an integer in [1, $MAX_HOSTS], got '$hosts'"
 fi
 ((hosts * ranks_per_host <= MAX_RANKS)) ||
@@ -156,12 +157,14 @@ fi
 ((!probe || hosts >= 2)) || die "--probe needs --hosts of at least 2"
 [[ -n $bandwidth ]] || die "--bandwidth is required (e.g. 100mbit)"
 rate=$(rate_bits "$bandwidth")
-if [[ -z $rate ]] || ((rate < 8000)); then
-  die "--bandwidth must be a number with bit, kbit, mbit or gbit, at least 8kbit; got '$bandwidth'"
+# tc takes rates below 2^64 bit/s (and 10 Tbit/s is beyond any link to shape).
+if [[ -z $rate ]] || ((${#rate} > 14 || rate < 8000)); then
+  die "--bandwidth must be a number with bit, kbit, mbit or gbit, from 8kbit to 10000gbit; got" \
+    "'$bandwidth'"
 fi
 delay=$(delay_us "$latency")
 [[ -n $delay ]] || die "--latency must be a number with us, ms or s; got '$latency'"
-if [[ ! $timeout_s =~ ^[0-9]+$ ]] || ((timeout_s < 1)); then
+if [[ ! $timeout_s =~ ^[1-9][0-9]{0,8}$ ]]; then
   die "--timeout must be a positive integer (seconds), got '$timeout_s'"
 fi
 ((${#cmd[@]})) || die "no command given: put it after -- (or use --probe)"

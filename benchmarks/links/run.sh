@@ -29,6 +29,7 @@
 set -euo pipefail
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+work_dir_arg "$@"
 work=${1:-$ADAQP_ROOT/runs/links}
 read -r -a rates <<<"${RATES:-300mbit 1200mbit 4800mbit 10gbit shm}"
 read -r -a models <<<"${MODELS:-gcn sage}"
@@ -93,6 +94,7 @@ for w in "${workers[@]}"; do
 done
 runs="$work/runs.jsonl"
 : >"$runs"
+rm -f "$work/summary.json" "$work/summary.md" "$work/adaqp_vs_vanilla.png"  # an earlier run's
 
 # one ROUND RATE MODEL W MODE: a training run and its line in runs.jsonl.
 one() {

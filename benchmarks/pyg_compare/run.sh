@@ -30,6 +30,7 @@ py=${ADAQP_PYTHON:-$ADAQP_ROOT/.venv/bin/python}
 device=${DEVICE:-cpu}
 suffix=""
 [[ $device != cuda ]] || suffix=-cuda
+work_dir_arg "$@"
 work=${1:-$ADAQP_ROOT/runs/pyg_compare$suffix}
 nodes=${NODES:-200000}
 degree=${AVG_DEGREE:-20}
@@ -67,6 +68,7 @@ mapfile -t job < <(
     communication.mode=vanilla output.log_level=warn)
 runs="$work/runs.jsonl"
 : >"$runs"
+rm -f "$work/summary.json" "$work/summary.md"  # an earlier run's
 
 # gpu_sampling FILE / gpu_peak FILE: the GPU memory in use, sampled while a system runs.
 gpu_sampling() {

@@ -82,10 +82,16 @@ class Jobs:
                 "dataset.synthetic.num_classes=%d" % self.num_classes,
                 "dataset.synthetic.seed=1"]
 
+    def generated_shape(self):
+        """The generated graph's shape as a name: another profile's graph or partitions in the same
+        --out are not taken for this one's."""
+        g = self.generated
+        return "n%d-d%d-f%d-c%d" % (g.nodes, g.degree, g.feat, self.num_classes)
+
     def write_generated(self):
         """Writes the generated graph once in the NumPy layout (`adaqp generate`), so that every
         run, and PyTorch Geometric, reads the same files; returns its directory."""
-        self.graph_dir = self.out / "graph"
+        self.graph_dir = self.out / ("graph-" + self.generated_shape())
         if not self.graph_dir.exists():
             cmd = [self.binary, "generate", "--out", str(self.graph_dir)]
             for s in self.synthetic_sets():
@@ -109,7 +115,8 @@ class Jobs:
         return ["--config", str(config), "--set", "dataset.path=%s" % (self.shared / dataset)]
 
     def partition_dir(self, dataset, workers):
-        return self.out / "partitions" / ("%s-w%d" % (dataset, workers))
+        name = dataset + ("-" + self.generated_shape() if dataset == "generated" else "")
+        return self.out / "partitions" / ("%s-w%d" % (name, workers))
 
     def job_args(self, dataset, workers):
         return self.dataset_args(dataset) + [

@@ -14,6 +14,7 @@ directories and logs are kept under runs/. Run through benchmarks/reproduce.sh."
 import argparse
 import datetime
 import json
+import os
 import re
 import signal
 import subprocess
@@ -207,6 +208,8 @@ def main():
     ap.add_argument("--python", help="Python with torch_geometric for the PyG rows (default: "
                     ".venv/bin/python, else this interpreter)")
     args = ap.parse_args()
+    if not os.access(args.bin, os.X_OK):
+        ap.error("--bin %s: no adaqp binary there (build it with scripts/setup.sh)" % args.bin)
     phases = set(args.phases.split(","))
     if not phases or phases - {"throughput", "pyg", "accuracy"}:
         ap.error("--phases takes throughput, pyg and accuracy, comma-separated; got %r" %

@@ -19,6 +19,7 @@
 set -euo pipefail
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+work_dir_arg "$@"
 py=${ADAQP_PYTHON:-$ADAQP_ROOT/.venv/bin/python}
 device=${DEVICE:-cpu}
 suffix=""
@@ -55,6 +56,8 @@ mapfile -t job < <(
     output.log_level=info)
 results="$work/results.jsonl"
 : >"$results"
+rm -f "$work/results.md"  # an earlier run's table, which this run replaces
+failed=0
 
 for w in "${workers[@]}"; do
   part="$graph-p$w"
@@ -80,7 +83,12 @@ for model in "${models[@]}"; do
        exec /usr/bin/time -f "%M" -o "$0/rss.$OMPI_COMM_WORLD_RANK" "$@"' \
       "$run" "$ADAQP_BIN" train "${job[@]}" --set "model.type=$model" --set "partition.parts=$w" \
       --set "partition.dir=$graph-p$w" --set "training.threads=$t" --set "output.dir=$run" \
-      >"$run/log" 2>&1 || { tail -n 20 "$run/log"; log "FAILED: $model W=$w"; continue; }
+      >"$run/log" 2>&1 || {
+      tail -n 20 "$run/log"
+      log "FAILED: $model W=$w"
+      failed=$((failed + 1))
+      continue
+    }
     grep -A4 "summary:" "$run/log" | sed 's/^/    /'
     predicted=null
     if [[ $device == cpu ]]; then
@@ -149,3 +157,4 @@ for r in rows:
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
+((failed == 0)) || die "$failed run(s) failed (their logs: $work/<model>-w<W>/log); results.md holds the others"

@@ -56,6 +56,18 @@ bench_setup() {
   export OMP_NUM_THREADS=$THREADS
 }
 
+# work_dir_arg [ARG]: for a script whose one argument is its work directory: -h/--help prints the
+# script's opening comment and ends it (status 0); another option is refused (status 2).
+work_dir_arg() {
+  case ${1:-} in
+    -h | --help)
+      sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+      exit 0
+      ;;
+    -*) die "unknown option '$1' (see --help); the one argument is the work directory" ;;
+  esac
+}
+
 # set_pairs KEY=VALUE...: "--set KEY=VALUE" for each argument.
 set_pairs() {
   local kv
