@@ -21,10 +21,16 @@ void write_dir_atomically(const std::string& dir,
   remove_stale_temporaries(target.parent_path().string(),
                            target.filename().string() + AtomicFile::kTempInfix);
   const std::string tmp = temp_path(target.string());
-  if (!fs::create_directory(tmp, ec))
-    throw InputError(tmp, "",
-                     "cannot create the temporary directory" +
-                         (ec ? ": " + ec.message() : ": it already exists"));
+  // Its parents are made as a partition directory's are.
+  ec.clear();  // symlink_status's "no such file" above
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (!ec && !fs::create_directory(tmp, ec) && !ec)
+    ec = std::make_error_code(std::errc::file_exists);
+  if (ec) {
+    throw InputError(dir, "",
+                     "cannot create the directory: " + ec.message() + " (it is written first as " +
+                         fs::path(tmp).filename().string() + " beside it)");
+  }
   try {
     write(tmp);
     fs::rename(tmp, dir, ec);

@@ -37,6 +37,16 @@ grep -q "dataset.path = $WORK/graph but --out $WORK/other" "$WORK/other.out" ||
   fail "generate refused dataset.path $WORK/same/ with --out $WORK/same"
 (cd "$WORK" && "$ADAQP_BIN" generate --set dataset.path=./rel --out rel >/dev/null) ||
   fail "generate refused dataset.path ./rel with --out rel"
+# Missing parents are made (as partition does); a parent that is a file is named with the target.
+"$ADAQP_BIN" generate --set dataset.synthetic.num_nodes=400 --set dataset.synthetic.avg_degree=4 \
+  --out "$WORK/new/deeper/g" >/dev/null ||
+  fail "generate into a directory whose parents do not exist"
+touch "$WORK/plainfile"
+if "$ADAQP_BIN" generate --out "$WORK/plainfile/g" >"$WORK/underfile.out" 2>&1; then
+  fail "generate under a regular file"
+fi
+grep -q "adaqp: error: $WORK/plainfile/g: cannot create the directory: Not a directory" \
+  "$WORK/underfile.out" || fail "generate under a file: $(cat "$WORK/underfile.out")"
 
 "$ADAQP_BIN" partition --config "$WORK/job.yaml" >"$WORK/partition.out"
 for f in meta.yaml part-0/part.bin part-1/part.bin part-2/part.bin; do
