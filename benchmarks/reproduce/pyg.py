@@ -79,6 +79,7 @@ def compare(jobs, prof, python, log):
     if proc.returncode != 0:
         log("PyG failed (%d): %s" % (proc.returncode, proc.stderr[-1500:]))
         rows[0]["time_vs_adaqp"] = 1.0
+        rows[0]["pyg_failed"] = True  # the reproduction then ends non-zero (reproduce.py)
         return rows
     out.write_text(proc.stdout)
     pyg = json.loads(proc.stdout.strip().splitlines()[-1])

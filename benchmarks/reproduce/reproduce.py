@@ -293,10 +293,13 @@ def main():
         log("bytes mismatch: %s %s W=%d %s: measured %.0f, predicted %.0f" % (
             r["dataset"], r["model"], r["workers"], r["mode"], r["bytes_per_epoch"],
             r["bytes_predicted"]))
+    pyg_failed = any(r.get("pyg_failed") for r in pyg_rows)
+    if pyg_failed:
+        log("PyTorch Geometric's run failed (its error is above): results.md has no PyG row")
     log("%s in %.1f min (%d runs): %s" % ("stopped" if stopped else "done",
                                          (time.monotonic() - started) / 60, jobs.runs_done,
                                          out / "results.md"))
-    return 1 if bad or stopped else 0
+    return 1 if bad or stopped or pyg_failed else 0
 
 
 if __name__ == "__main__":
