@@ -518,9 +518,14 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     if (::access(metrics.c_str(), F_OK) == 0 && ::access(metrics.c_str(), W_OK) != 0)
       throw InputError(metrics, "", std::string("cannot be written: ") + std::strerror(errno));
     remove_output(cfg.output.dir, "predictions.npy");
-    if (!resume || !training_finished(ropt)) remove_output(cfg.output.dir, "params.bin");
-    AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
-                           to_yaml(cfg));
+    // A finished run resumed for its predictions keeps the run's params.bin and config.yaml (the
+    // configuration its metrics.jsonl was trained under), as it keeps its metrics.
+    const bool predictions_only = resume && training_finished(ropt);
+    if (!predictions_only) {
+      remove_output(cfg.output.dir, "params.bin");
+      AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
+                             to_yaml(cfg));
+    }
   });
   run_guarded(rank, [&] { train(job_comm, *comm, cfg, *trainer, std::move(ropt)); });
 }

@@ -76,13 +76,14 @@ train single 3 --set training.checkpoint_every=1
 echo "ok: a later run without output.predictions removes the earlier run's predictions.npy and a"\
   "temporary file of one"
 
-cp "$tmp/run-single/metrics.jsonl" "$tmp/run-single/params.bin" "$tmp"
+cp "$tmp/run-single/metrics.jsonl" "$tmp/run-single/params.bin" "$tmp/run-single/config.yaml" "$tmp"
 train single 3 --set training.checkpoint_every=1 --set output.predictions=true --resume
 grep -q "training had finished at epoch 2: nothing trained" "$tmp/train-single.log" ||
   { cat "$tmp/train-single.log"; fail "the finished run's resume does not say it trained nothing"; }
 if ! cmp "$tmp/metrics.jsonl" "$tmp/run-single/metrics.jsonl" ||
-  ! cmp "$tmp/params.bin" "$tmp/run-single/params.bin"; then
-  fail "resuming the finished run for its predictions changed metrics.jsonl or params.bin"
+  ! cmp "$tmp/params.bin" "$tmp/run-single/params.bin" ||
+  ! cmp "$tmp/config.yaml" "$tmp/run-single/config.yaml"; then
+  fail "resuming the finished run for its predictions changed metrics.jsonl, params.bin or config.yaml"
 fi
 scores single "$tmp/run-single"
 echo "ok: the finished run, resumed with output.predictions, wrote them and trained nothing"
