@@ -2,7 +2,6 @@
 // heterogeneous one in OGB's heterogeneous layout.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
 
 #include "adaqp/common/clock.h"
@@ -27,10 +26,8 @@ void run_generate(const GenerateOptions& opt) {
   setup_logging(0, cfg.output.log_level);
   // A job may name the directory it generates as its dataset (then generate, partition and train
   // share one file); any other dataset.path would be silently replaced by the generated graph.
-  const auto resolved = [](const std::string& p) {  // symbolic links, "./out" and "out/" resolved
-    return directory_path(std::filesystem::weakly_canonical(std::filesystem::absolute(p)));
-  };
-  if (!cfg.dataset.path.empty() && resolved(cfg.dataset.path) != resolved(opt.out)) {
+  if (!cfg.dataset.path.empty() &&
+      resolved_directory(cfg.dataset.path) != resolved_directory(opt.out)) {
     throw ConfigError(fmt::format(
         "dataset.path = {} but --out {}: adaqp generate writes the generated graph "
         "(dataset.synthetic.*) to --out and reads no dataset; leave dataset.path empty or make it "

@@ -22,7 +22,6 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,26 +75,10 @@ void create_dirs(const std::filesystem::path& dir) {
   if (ec) throw InputError(dir.string(), "", "cannot create directory: " + ec.message());
 }
 
-// Whether `inner` is `outer` or lies inside it (their absolute paths, links resolved where they
-// exist).
-bool within(const std::string& inner, const std::string& outer) {
-  namespace fs = std::filesystem;
-  // A path that cannot be resolved (a link loop) is compared as written.
-  const auto resolved = [](const std::string& p) {
-    std::error_code ec;
-    const fs::path absolute = fs::absolute(p, ec).lexically_normal();
-    const fs::path real = fs::weakly_canonical(absolute, ec);
-    return ec ? absolute : real;
-  };
-  const fs::path o = resolved(outer), i = resolved(inner);
-  const auto [at, _] = std::mismatch(o.begin(), o.end(), i.begin(), i.end());
-  return at == o.end() || (std::next(at) == o.end() && at->empty());  // "a/b/" ends in ""
-}
-
 // Whether the run's checkpoints go to a directory of their own that the lock on output.dir does
 // not cover (training.checkpoint_dir outside output.dir), which is then locked too.
 bool separate_checkpoint_dir(const JobConfig& cfg) {
-  return cfg.training.checkpoint_every > 0 && !within(checkpoint_dir(cfg), cfg.output.dir);
+  return cfg.training.checkpoint_every > 0 && !lies_within(checkpoint_dir(cfg), cfg.output.dir);
 }
 
 // The partition directory is replaced whole (--repartition): nothing the run keeps may lie in it.
@@ -104,7 +87,7 @@ void require_outside_partition(const JobConfig& cfg) {
   const std::pair<std::string, std::string> kept[] = {
       {"output.dir", cfg.output.dir}, {"training.checkpoint_dir", checkpoint_dir(cfg)}};
   for (const auto& [key, dir] : kept) {
-    if (within(dir, part)) {
+    if (lies_within(dir, part)) {
       throw ConfigError(fmt::format(
           "{} = {} lies inside partition.dir = {}, which --repartition replaces whole: choose a "
           "directory outside it",

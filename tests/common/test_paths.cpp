@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "adaqp/common/paths.h"
+#include "test_util.h"
 
 namespace adaqp {
 namespace {
@@ -13,6 +16,22 @@ TEST(Paths, OneSpellingOfADirectory) {
   EXPECT_EQ(directory_path("/"), "/");
   EXPECT_EQ(directory_path("."), ".");
   EXPECT_EQ(directory_path("out/.."), ".");
+}
+
+// Two names of one directory (relative or absolute, a trailing separator, "..", a link) are one;
+// a sibling that shares a prefix is not inside.
+TEST(Paths, ResolvedDirectoriesAndWhatLiesWithin) {
+  test::TempDir tmp;
+  const std::filesystem::path root = tmp.path();
+  std::filesystem::create_directories(root / "part");
+  std::filesystem::create_symlink(root / "part", root / "link");
+  EXPECT_EQ(resolved_directory(root / "part/"), resolved_directory(root / "x/../part"));
+  EXPECT_EQ(resolved_directory(root / "link"), resolved_directory(root / "part"));
+  EXPECT_TRUE(lies_within(root / "part", root / "part/"));
+  EXPECT_TRUE(lies_within(root / "link/checkpoints", root / "part"));
+  EXPECT_TRUE(lies_within(root / "part/a/b", root));
+  EXPECT_FALSE(lies_within(root / "part2", root / "part"));
+  EXPECT_FALSE(lies_within(root, root / "part"));
 }
 
 TEST(Paths, DirectoryNameIsItsLastComponent) {

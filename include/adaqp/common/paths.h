@@ -11,6 +11,14 @@ namespace adaqp {
 // the working directory: pass fs::weakly_canonical or fs::absolute of it for that.
 std::filesystem::path directory_path(const std::filesystem::path& dir);
 
+// `dir` absolute with its symbolic links resolved as far as it exists, as directory_path (as
+// written, made absolute, where it cannot be resolved: a link loop): two names of one directory
+// give the same path.
+std::filesystem::path resolved_directory(const std::filesystem::path& dir);
+
+// Whether `inner` is `outer` or lies inside it (both resolved_directory).
+bool lies_within(const std::filesystem::path& inner, const std::filesystem::path& outer);
+
 // The directory's own name ("cora" for "data/cora/"): a dataset's name where it has none else.
 std::string directory_name(const std::filesystem::path& dir);
 
