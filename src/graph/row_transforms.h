@@ -2,6 +2,7 @@
 // graph slices (graph_slice.cpp), so that both give the same rows.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -23,10 +24,12 @@ inline void append_row_with_one_self_loop(const int64_t* begin, const int64_t* e
   if (!placed) out.push_back(v);
 }
 
-// Scales a feature row to sum 1; a row summing to 0 stays 0.
+// Scales a feature row to unit L1 norm (absolute values summing to 1: a non-negative row sums to
+// 1); a row of zeros stays 0. The absolute sum, because a signed row's plain sum can be near zero
+// and would blow the row up.
 inline void normalize_row(float* row, int64_t dim) {
   double sum = 0.0;
-  for (int64_t j = 0; j < dim; ++j) sum += row[j];
+  for (int64_t j = 0; j < dim; ++j) sum += std::fabs(row[j]);
   if (sum == 0.0) return;
   for (int64_t j = 0; j < dim; ++j) row[j] = static_cast<float>(row[j] / sum);
 }

@@ -43,7 +43,7 @@ edges = {(int(s), int(d)) for s, d in rows(f"{cora}/raw/edge.csv.gz")}
 edges |= {(d, s) for s, d in edges}                       # symmetrize, duplicates dropped
 edges = {(s, d) for s, d in edges if s != d} | {(v, v) for v in range(n)}  # one self-loop each
 x = np.array(rows(f"{cora}/raw/node-feat.csv.gz"), dtype=np.float32)
-sums = x.astype(np.float64).sum(axis=1, keepdims=True)
+sums = np.abs(x.astype(np.float64)).sum(axis=1, keepdims=True)  # unit L1 norm
 x = np.where(sums != 0, (x / np.where(sums == 0, 1, sums)).astype(np.float32), x).astype(np.float64)
 labels = np.array([int(r[0]) for r in rows(f"{cora}/raw/node-label.csv.gz")])
 split = {s: np.array([int(r[0]) for r in rows(f"{cora}/split/public/{s}.csv.gz")])

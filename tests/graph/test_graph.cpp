@@ -124,7 +124,8 @@ TEST(GraphTransform, SelfLoopsReplacesExistingOnes) {
 TEST(GraphTransform, RowNormalizeKeepsZeroRows) {
   Graph g = tiny_graph();
   apply_transform(g, {false, false, true});
-  EXPECT_THAT(g.features, ElementsAre(1.0f / 3, 0, 2.0f / 3, -0.5f / 0.75f, 1.25f / 0.75f, 0,
+  // Row 1, (0.5, -1.25, 0), is signed: divided by its absolute sum 1.75, not by its sum -0.75.
+  EXPECT_THAT(g.features, ElementsAre(1.0f / 3, 0, 2.0f / 3, 0.5f / 1.75f, -1.25f / 1.75f, 0,
                                       1.0f / 3, 1.0f / 3, 1.0f / 3, 0, 0, 0));
 }
 

@@ -81,7 +81,7 @@ struct GraphTransform {
   // Drop existing self-loops, then add one per node; for a heterogeneous graph the loops form one
   // relation per node type, (t, "self", t).
   bool self_loops = false;
-  bool row_normalize = false;  // scale each feature row to sum 1 (rows summing to 0 stay 0)
+  bool row_normalize = false;  // scale each feature row to unit L1 norm (rows of zeros stay 0)
   // Heterogeneous graphs: every relation (s, r, d) between two types gains its reverse relation
   // (d, "rev_" + r, s); a relation within one type gains its reverse edges itself (undirected,
   // duplicates dropped), as PyG's ToUndirected does. A ConfigError for a homogeneous graph.
