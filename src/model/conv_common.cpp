@@ -16,10 +16,10 @@ LayerExchange linear_exchange(int layer, int64_t in, int64_t out) {
   return LayerExchange{std::min(in, out), /*features=*/false, /*backward=*/true};
 }
 
-torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain) {
+torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias) {
   torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));
   const torch::NoGradGuard no_grad;
-  torch::nn::init::xavier_uniform_(linear->weight, gain);
+  torch::nn::init::xavier_uniform_(linear->weight);
   if (bias) torch::nn::init::zeros_(linear->bias);
   return linear;
 }

@@ -11,11 +11,11 @@
 
 namespace adaqp::conv_detail {
 
-// A layer's Linear (in -> out) initialised as the reference's layers (AdaQP's DistGCNConv, DGL's
-// GraphConv and SAGEConv) and PyG's GCNConv are: weights Glorot-uniform scaled by `gain` (bound
-// gain * sqrt(6 / (in + out))), bias zero. libtorch's default draws smaller weights and non-zero
-// biases, which trains measurably slower per epoch than the systems it is compared with.
-torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias, double gain);
+// A layer's Linear (in -> out) initialised as the reference's DistGCNConv, DGL's GraphConv and
+// PyG's GCNConv and GATConv are: weights Glorot-uniform (bound sqrt(6 / (in + out))), bias zero.
+// libtorch's default draws smaller weights and non-zero biases, which trains GCN measurably slower
+// per epoch than the systems it is compared with. GraphSAGE keeps that default (sage_conv.cpp).
+torch::nn::Linear glorot_linear(int64_t in, int64_t out, bool bias);
 
 // The exchanges of these layers: layer 0 the features' rows forward (A X); a later layer the
 // narrower of its input and output rows (the order aggregate_linear picks), both ways.

@@ -106,8 +106,8 @@ class GatConv final : public GraphConv {
       : in_(in),
         out_(out),
         heads_(heads),
-        linear_(owner.register_module(prefix + "_neighbour",
-                                      glorot_linear(in, out, /*bias=*/true, /*gain=*/1.0))) {
+        linear_(
+            owner.register_module(prefix + "_neighbour", glorot_linear(in, out, /*bias=*/true))) {
     ADAQP_CHECK(heads >= 1 && out % heads == 0,
                 std::to_string(heads) + " heads for a layer of width " + std::to_string(out));
     att_src_ = owner.register_parameter(prefix + "_att_src", glorot(heads, out / heads));

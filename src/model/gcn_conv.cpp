@@ -21,8 +21,8 @@ class GcnConv final : public GraphConv {
   GcnConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
       : in_(in),
         out_(out),
-        neighbour_(owner.register_module(prefix + "_neighbour",
-                                         glorot_linear(in, out, /*bias=*/true, /*gain=*/1.0))) {}
+        neighbour_(
+            owner.register_module(prefix + "_neighbour", glorot_linear(in, out, /*bias=*/true))) {}
 
   const EdgeNorm& norm() const override { return kGcnNorm; }
   at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,

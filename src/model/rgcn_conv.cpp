@@ -151,8 +151,7 @@ class RgcnConv final : public GraphConv {
       : in_(s.in),
         out_(s.out),
         relations_(s.relations),
-        root_(owner.register_module(prefix + "_root",
-                                    glorot_linear(s.in, s.out, /*bias=*/true, /*gain=*/1.0))) {
+        root_(owner.register_module(prefix + "_root", glorot_linear(s.in, s.out, /*bias=*/true))) {
     ADAQP_CHECK(s.relations >= 1 && s.bases >= 0,
                 "an R-GCN layer of " + std::to_string(s.relations) + " relations and " +
                     std::to_string(s.bases) + " bases");

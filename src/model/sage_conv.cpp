@@ -1,6 +1,5 @@
 // GraphSAGE-mean: Y = A_mean H W_n + b + H W_r, a_ij = 1 / in_deg(i). In layer 0 a row's dropout
 // mask has 2 * in elements: the first in for A X, the last in for the root term's X.
-#include <cmath>
 #include <memory>
 
 #include "adaqp/model/conv.h"
@@ -15,18 +14,19 @@ const EdgeNorm kMeanNorm{"mean", [](int64_t in_deg_dst, int64_t /*out_deg_src*/)
 
 namespace {
 
-// DGL's SAGEConv (and the reference's) scale both weights by the ReLU gain, sqrt(2).
-const double kReluGain = std::sqrt(2.0);
-
+// Initialised as PyG's SAGEConv: libtorch's Linear default, uniform within 1 / sqrt(in) (the
+// neighbour term's bias too). DGL's Glorot with the ReLU gain on both terms gave logits so large
+// on unnormalised features that training stalled (Amazon Photo: 47-87% by seed against 94%;
+// benchmarks/results/README.md, "GraphSAGE's initialisation").
 class SageConv final : public GraphConv {
  public:
   SageConv(torch::nn::Module& owner, const std::string& prefix, int64_t in, int64_t out)
       : in_(in),
         out_(out),
         neighbour_(owner.register_module(prefix + "_neighbour",
-                                         glorot_linear(in, out, /*bias=*/true, kReluGain))),
-        root_(owner.register_module(prefix + "_root",
-                                    glorot_linear(in, out, /*bias=*/false, kReluGain))) {}
+                                         torch::nn::Linear(torch::nn::LinearOptions(in, out)))),
+        root_(owner.register_module(
+            prefix + "_root", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)))) {}
 
   const EdgeNorm& norm() const override { return kMeanNorm; }
   at::Tensor forward_features(DistGraph& graph, const FeatureDropout& dropout,
