@@ -367,7 +367,14 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       // Found now, not when the first checkpoint is due.
       if (cfg.training.checkpoint_every > 0)
         require_creatable(checkpoint_dir(cfg), "training.checkpoint_dir");
-      spdlog::info("adaqp train on {} workers, effective configuration:\n{}", world, to_yaml(cfg));
+      // The keys set, not all of them: config.yaml holds every key once training starts.
+      std::string changed;
+      for (const auto& [key, value] : changed_key_values(cfg))
+        changed += fmt::format("\n  {}: {}", key, value);
+      spdlog::info("adaqp train on {} workers, {} (every key: {}/config.yaml){}", world,
+                   changed.empty() ? "every key at its default" : "keys other than their defaults",
+                   cfg.output.dir, changed);
+      spdlog::debug("effective configuration:\n{}", to_yaml(cfg));
     }
   });
 

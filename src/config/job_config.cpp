@@ -808,6 +808,15 @@ std::vector<std::pair<std::string, std::string>> key_values(const JobConfig& cfg
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> changed_key_values(const JobConfig& cfg) {
+  const auto defaults = key_values(JobConfig{});
+  auto keys = key_values(cfg);
+  std::vector<std::pair<std::string, std::string>> changed;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i].second != defaults[i].second) changed.push_back(std::move(keys[i]));
+  return changed;
+}
+
 void require_recompute_effect(const JobConfig& cfg, int64_t num_classes) {
   const ModelConfig& m = cfg.model;
   if (cfg.training.recompute == Recompute::kNone ||

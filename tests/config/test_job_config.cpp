@@ -1,9 +1,11 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -76,6 +78,17 @@ TEST(JobConfig, DefaultsAreTheEmbeddedJob) {
   EXPECT_EQ(partition_dir(c), "runs/default/partition");
   EXPECT_EQ(c.training.checkpoint_every, 0);
   EXPECT_EQ(checkpoint_dir(c), "runs/default/checkpoints");
+}
+
+TEST(JobConfig, ChangedKeyValuesAreTheKeysSetToOtherThanTheirDefaults) {
+  EXPECT_TRUE(changed_key_values(load_job_config("")).empty());
+  // A key set to its default is not a change; the order is to_yaml's, not the overrides'.
+  const JobConfig c = load_job_config("", {"training.lr=0.05", "model.type=sage", "model.hidden=64",
+                                           "communication.bit_set=[2, 8]"});
+  using KV = std::pair<std::string, std::string>;
+  EXPECT_THAT(changed_key_values(c),
+              ::testing::ElementsAre(KV{"model.type", "sage"}, KV{"training.lr", "0.05"},
+                                     KV{"communication.bit_set", "[2, 8]"}));
 }
 
 TEST(JobConfig, ShippedConfigsLoadAndDefaultYamlIsTheEmbeddedJob) {

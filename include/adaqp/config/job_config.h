@@ -133,6 +133,9 @@ std::string to_yaml(const JobConfig& cfg);
 // to_yaml's order.
 std::vector<std::pair<std::string, std::string>> key_values(const JobConfig& cfg);
 
+// The keys of key_values whose value differs from a default JobConfig's, in to_yaml's order.
+std::vector<std::pair<std::string, std::string>> changed_key_values(const JobConfig& cfg);
+
 // The data a job reads, as its dataset.* keys and values (dataset.path made absolute, without a
 // trailing separator; the generator's keys only for a generated graph; not dataset.format, which
 // the data fixes): what a partition directory records of the graph it was made from
