@@ -16,7 +16,7 @@ namespace {
 
 // Initialised as PyG's SAGEConv: libtorch's Linear default, uniform within 1 / sqrt(in) (the
 // neighbour term's bias too). DGL's Glorot with the ReLU gain on both terms gave logits so large
-// on unnormalised features that training stalled (Amazon Photo: 47-87% by seed against 94%;
+// on unnormalised features that training stalled (Amazon Photo: 47-87% by seed against 92-93%;
 // benchmarks/results/README.md, "GraphSAGE's initialisation").
 class SageConv final : public GraphConv {
  public:
