@@ -7,7 +7,8 @@
 # at 8-13 here and reached 31% test accuracy in 30 epochs where PyG's initialisation reaches 99%
 # (benchmarks/results/README.md, "GraphSAGE's initialisation"). R-GCN is not here: initialised as
 # PyG's RGCNConv (Glorot per relation, the relations summed), it starts at 7-11 on the generated
-# heterogeneous graph (docs/status.md).
+# heterogeneous graph, and smaller relation weights measured no faster to train (the same file,
+# "R-GCN's initialisation, checked").
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 
