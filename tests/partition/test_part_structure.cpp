@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -174,30 +175,64 @@ const std::vector<Edit>& edits() {
   return e;
 }
 
-class PartStructure : public ::testing::TestWithParam<size_t> {};
+// The features as CSR (partition/part_features.h): a part of the graph below whose rows keep two
+// values of 16 each.
+const std::vector<Edit>& sparse_edits() {
+  static const std::vector<Edit> e = {
+      {"ColumnRange", [](Arrays& a) { get<int32_t>(a, "feature_columns")[0] = 16; },
+       "feature_columns", "entry 0 = 16 (row 0) is outside [0, 16)"},
+      {"ColumnsNotAscending",
+       [](Arrays& a) {
+         std::swap(get<int32_t>(a, "feature_columns")[0], get<int32_t>(a, "feature_columns")[1]);
+       },
+       "feature_columns", "does not ascend within row 0"},
+      {"Indptr", [](Arrays& a) { i64(a, "feature_indptr").back() -= 1; }, "feature_indptr",
+       "must run from 0 to"},
+      {"ValueCount", [](Arrays& a) { get<float>(a, "feature_values").pop_back(); },
+       "feature_values", "entries, expected"},
+      {"NonFiniteValue",
+       [](Arrays& a) {
+         get<float>(a, "feature_values")[3] = std::numeric_limits<float>::quiet_NaN();
+       },
+       "feature_values", "node 1 (global id "},
+      {"BothEncodings",
+       [](Arrays& a) { a["features"] = std::vector<float>(static_cast<size_t>(owned(a) * 16)); },
+       "features", "present beside feature_indptr"},
+      {"MissingColumns", [](Arrays& a) { a.erase("feature_columns"); }, "feature_columns",
+       "missing"},
+  };
+  return e;
+}
 
-TEST_P(PartStructure, EditIsRejectedNamingFileArrayAndProblem) {
-  const Edit& edit = edits()[GetParam()];
-  test::TempDir tmp;
-  const std::string dir = tmp.str("part");
+// Writes a 3-part partition of a generated graph into `dir` (with `sparse`, each node's features
+// zero but for two of 16) and returns part 1's arrays, after checking that it loads.
+Arrays valid_part(const std::string& dir, bool sparse) {
   GeneratorOptions g;
   g.num_nodes = 500;
   g.num_classes = 4;
-  g.feat_dim = 5;
+  g.feat_dim = sparse ? 16 : 5;
   g.avg_degree = 6;
   g.seed = 11;
+  Graph graph = generate_graph(g);
+  if (sparse) {
+    for (size_t k = 0; k < graph.features.size(); ++k)
+      if (k % 16 != 2 && k % 16 != 9) graph.features[k] = 0.0f;
+  }
   PartitionOptions opt;
   opt.method = PartitionMethod::kMetis;
   opt.parts = 3;
   opt.seed = 2;
-  write_partition(dir, generate_graph(g), opt);
+  write_partition(dir, graph, opt);
+  Arrays arrays = read_all((fs::path(dir) / "part-1" / "part.bin").string());
+  EXPECT_EQ(arrays.count(sparse ? "feature_values" : "features"), 1u);
+  EXPECT_NO_THROW(load_part(dir, 1, 3)) << "the unedited part must load";
+  return arrays;
+}
+
+// Applies `edit` to part 1 of the partition in `dir` (its valid arrays `arrays`) and expects the
+// load to fail naming the file, the array and the problem.
+void expect_rejected(const std::string& dir, Arrays arrays, const Edit& edit) {
   const fs::path file = fs::path(dir) / "part-1" / "part.bin";
-  Arrays arrays = read_all(file);
-  // The edits need central rows, halo nodes from rank 0 and rows sent to it: this part has them.
-  ASSERT_GT(i64(arrays, "scalars")[kNumCentral], 0);
-  ASSERT_GT(i64(arrays, "halo_offsets")[1], 0);
-  ASSERT_GE(i64(arrays, "send_offsets")[1], 2);
-  ASSERT_NO_THROW(load_part(dir, 1, 3)) << "the unedited part must load";
   edit.apply(arrays);
   write_all(file, arrays);
   try {
@@ -211,9 +246,37 @@ TEST_P(PartStructure, EditIsRejectedNamingFileArrayAndProblem) {
   }
 }
 
+class PartStructure : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(PartStructure, EditIsRejectedNamingFileArrayAndProblem) {
+  const Edit& edit = edits()[GetParam()];
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  Arrays arrays = valid_part(dir, /*sparse=*/false);
+  // The edits need central rows, halo nodes from rank 0 and rows sent to it: this part has them.
+  ASSERT_GT(i64(arrays, "scalars")[kNumCentral], 0);
+  ASSERT_GT(i64(arrays, "halo_offsets")[1], 0);
+  ASSERT_GE(i64(arrays, "send_offsets")[1], 2);
+  expect_rejected(dir, std::move(arrays), edit);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryCheck, PartStructure, ::testing::Range<size_t>(0, edits().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
                            return std::string(edits()[info.param].name);
+                         });
+
+class SparseFeatureStructure : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(SparseFeatureStructure, EditIsRejectedNamingFileArrayAndProblem) {
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  expect_rejected(dir, valid_part(dir, /*sparse=*/true), sparse_edits()[GetParam()]);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCheck, SparseFeatureStructure,
+                         ::testing::Range<size_t>(0, sparse_edits().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return std::string(sparse_edits()[info.param].name);
                          });
 
 }  // namespace

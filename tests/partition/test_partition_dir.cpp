@@ -1,6 +1,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -9,6 +12,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/partition/partition_dir.h"
+#include "array_files.h"
 #include "test_util.h"
 
 namespace adaqp {
@@ -116,6 +120,56 @@ TEST(PartitionStore, RoundTripsEveryPartAndTheMeta) {
   }
   EXPECT_EQ(owned, 500);
   EXPECT_EQ(halo, sent);
+}
+
+// Mostly-zero features (two values of 16 a row, as bag-of-words inputs) go to the part file as
+// CSR and come back bit for bit, -0.0 and an all-zero row included; dense ones stay `features`.
+TEST(PartitionStore, SparseFeaturesAreStoredAsCsrAndReadBackBitForBit) {
+  test::TempDir tmp;
+  GeneratorOptions o;
+  o.num_nodes = 300;
+  o.num_classes = 4;
+  o.feat_dim = 16;
+  o.avg_degree = 6;
+  o.seed = 5;
+  Graph sparse = generate_graph(o);
+  for (int64_t v = 0; v < sparse.num_nodes; ++v) {
+    float* row = &sparse.features[static_cast<size_t>(v * o.feat_dim)];
+    for (int64_t j = 0; j < o.feat_dim; ++j)
+      if (j != v % o.feat_dim && j != (v * 7 + 3) % o.feat_dim) row[j] = 0.0f;
+  }
+  sparse.features[3] = -0.0f;  // node 0 keeps columns 0 and 3: column 3 is a signed zero
+  std::fill_n(sparse.features.begin() + 16, 16, 0.0f);  // node 1: nothing
+  const PartitionOptions opt = three_parts("metis");
+  const std::string sparse_dir = tmp.str("sparse"), dense_dir = tmp.str("dense");
+  write_partition(sparse_dir, sparse, opt);
+  write_partition(dense_dir, generate_graph(o), opt);
+  const std::vector<int32_t> owner = assign_parts(sparse, opt);
+  for (int r = 0; r < 3; ++r) {
+    const std::string part = fmt::format("part-{}/part.bin", r);
+    const test::Arrays csr = test::read_all((fs::path(sparse_dir) / part).string());
+    EXPECT_EQ(csr.count("features"), 0u);
+    EXPECT_EQ(
+        csr.count("feature_indptr") + csr.count("feature_columns") + csr.count("feature_values"),
+        3u);
+    const test::Arrays dense = test::read_all((fs::path(dense_dir) / part).string());
+    EXPECT_EQ(dense.count("features"), 1u);
+    EXPECT_EQ(dense.count("feature_indptr"), 0u);
+    const Part built = build_part(sparse, owner, r);
+    const Part loaded = load_part(sparse_dir, r, 3);
+    expect_same_part(loaded, built);
+    ASSERT_EQ(loaded.features.size(), built.features.size());
+    EXPECT_EQ(std::memcmp(loaded.features.data(), built.features.data(),
+                          built.features.size() * sizeof(float)),
+              0)
+        << "part " << r << " differs in some value's bits";
+    EXPECT_LT(fs::file_size(fs::path(sparse_dir) / part),
+              fs::file_size(fs::path(dense_dir) / part));
+  }
+  const Part first = load_part(sparse_dir, static_cast<int>(owner[0]), 3);
+  const auto at =
+      std::find(first.owned_gid.begin(), first.owned_gid.end(), 0) - first.owned_gid.begin();
+  EXPECT_TRUE(std::signbit(first.features[static_cast<size_t>(at * 16 + 3)]));
 }
 
 TEST(PartitionStore, SameSeedGivesByteIdenticalFiles) {

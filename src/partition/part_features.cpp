@@ -1,0 +1,93 @@
+#include "part_features.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace adaqp {
+namespace {
+
+constexpr const char* kDense = "features";
+constexpr const char* kIndptr = "feature_indptr";
+constexpr const char* kColumns = "feature_columns";
+constexpr const char* kValues = "feature_values";
+
+bool stored(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits != 0;
+}
+
+}  // namespace
+
+void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, int64_t rows,
+                       int64_t dim) {
+  int64_t nonzero = 0;
+  for (const float v : features) nonzero += stored(v) ? 1 : 0;
+  // CSR costs 8 bytes a stored value (column and value) and 8 a row; dense 4 a value.
+  if (8 * nonzero + 8 * (rows + 1) >= 4 * rows * dim) {
+    w.add(kDense, features);
+    return;
+  }
+  std::vector<int64_t> indptr{0};
+  std::vector<int32_t> columns;
+  std::vector<float> values;
+  indptr.reserve(static_cast<size_t>(rows) + 1);
+  columns.reserve(static_cast<size_t>(nonzero));
+  values.reserve(static_cast<size_t>(nonzero));
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = features.data() + i * dim;
+    for (int64_t j = 0; j < dim; ++j) {
+      if (!stored(row[j])) continue;
+      columns.push_back(static_cast<int32_t>(j));
+      values.push_back(row[j]);
+    }
+    indptr.push_back(static_cast<int64_t>(columns.size()));
+  }
+  w.add(kIndptr, indptr);
+  w.add(kColumns, columns);
+  w.add(kValues, values);
+}
+
+std::vector<float> read_part_features(const ArrayFileReader& in, const PartChecker& check,
+                                      const std::vector<int64_t>& owned_gid, int64_t dim) {
+  const auto rows = static_cast<int64_t>(owned_gid.size());
+  // `value`, element `at` of the dense rows, is finite (else one error naming array `array`).
+  const auto finite = [&](const char* array, int64_t at, float value) {
+    if (!std::isfinite(value))
+      check.fail(array, fmt::format("node {} (global id {}), element {} is {}", at / dim,
+                                    owned_gid[static_cast<size_t>(at / dim)], at % dim, value));
+  };
+  const bool sparse = in.has(kIndptr) || in.has(kColumns) || in.has(kValues);
+  if (!sparse) {
+    std::vector<float> dense = in.get<float>(kDense);
+    check.size(kDense, dense.size(), rows * dim);
+    for (size_t k = 0; k < dense.size(); ++k) finite(kDense, static_cast<int64_t>(k), dense[k]);
+    return dense;
+  }
+  check.require(!in.has(kDense), kDense,
+                fmt::format("present beside {}: a part holds its features one way", kIndptr));
+  const std::vector<int64_t> indptr = in.get<int64_t>(kIndptr);
+  const std::vector<int32_t> columns = in.get<int32_t>(kColumns);
+  const std::vector<float> values = in.get<float>(kValues);
+  check.offsets(kIndptr, indptr, rows, static_cast<int64_t>(columns.size()));
+  check.size(kValues, values.size(), static_cast<int64_t>(columns.size()));
+  std::vector<float> dense(static_cast<size_t>(rows * dim), 0.0f);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
+      const int32_t j = columns[e];
+      if (j < 0 || j >= dim)
+        check.fail(kColumns,
+                   fmt::format("entry {} = {} (row {}) is outside [0, {})", e, j, i, dim));
+      if (e > indptr[i] && j <= columns[e - 1])
+        check.fail(kColumns, fmt::format("entry {} = {} does not ascend within row {} (after {})",
+                                         e, j, i, columns[e - 1]));
+      finite(kValues, i * dim + j, values[e]);
+      dense[static_cast<size_t>(i * dim + j)] = values[e];
+    }
+  }
+  return dense;
+}
+
+}  // namespace adaqp
