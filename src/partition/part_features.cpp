@@ -67,7 +67,8 @@ std::vector<float> read_part_features(const ArrayFileReader& in, const PartCheck
     return dense;
   }
   check.require(!in.has(kDense), kDense,
-                fmt::format("present beside {}: a part holds its features one way", kIndptr));
+                fmt::format("present beside {}, {} or {}: a part holds its features one way",
+                            kIndptr, kColumns, kValues));
   const std::vector<int64_t> indptr = in.get<int64_t>(kIndptr);
   const std::vector<int32_t> columns = in.get<int32_t>(kColumns);
   const std::vector<float> values = in.get<float>(kValues);

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -209,7 +210,10 @@ void check_meta_counts(const PartitionMeta& m, const std::string& file) {
   };
   require(m.num_nodes >= 0, "num_nodes", m.num_nodes, "must be >= 0");
   require(m.num_edges >= 0, "num_edges", m.num_edges, "must be >= 0");
-  require(m.feat_dim >= 0, "feat_dim", m.feat_dim, "must be >= 0");
+  // Feature columns are int32 in part files (part_features.h); below 2^31 columns a part's rows x
+  // feat_dim cannot overflow for any rows count a readable file holds.
+  require(m.feat_dim >= 0 && m.feat_dim <= INT32_MAX, "feat_dim", m.feat_dim,
+          fmt::format("must be in [0, {}]", INT32_MAX));
   require(m.num_classes >= (m.num_nodes > 0 ? 1 : 0), "num_classes", m.num_classes,
           "must be >= 1 for a graph with nodes");
   require(m.edge_cut >= 0 && m.edge_cut <= m.num_edges, "edge_cut", m.edge_cut,

@@ -197,7 +197,7 @@ const std::vector<Edit>& sparse_edits() {
        "feature_values", "node 1 (global id "},
       {"BothEncodings",
        [](Arrays& a) { a["features"] = std::vector<float>(static_cast<size_t>(owned(a) * 16)); },
-       "features", "present beside feature_indptr"},
+       "features", "present beside feature_indptr, feature_columns or feature_values"},
       {"MissingColumns", [](Arrays& a) { a.erase("feature_columns"); }, "feature_columns",
        "missing"},
   };

@@ -276,6 +276,10 @@ TEST(PartitionStore, EditedMetaYamlIsRefusedNamingTheField) {
   const std::string print = "dataset_fingerprint: " + meta.dataset_fingerprint;
   EXPECT_TRUE(test::contains(error(replaced(print, "dataset_fingerprint: zz")),
                              "meta.yaml: dataset_fingerprint: is 'zz': expected 32 hex digits"));
+  // A width whose rows x feat_dim could overflow is refused before a part is read.
+  const std::string dim = fmt::format("feat_dim: {}", meta.feat_dim);
+  EXPECT_TRUE(test::contains(error(replaced(dim, "feat_dim: 4611686018427387904")),
+                             "meta.yaml: feat_dim: is 4611686018427387904: must be in [0, "));
   const std::string edges = fmt::format("num_edges: {}", meta.num_edges);
   EXPECT_TRUE(test::contains(error(replaced(edges, "num_edges: 7")), "num_edges = 7"));
   const std::string train = fmt::format("train: {}", meta.counts[1].train);
