@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -208,8 +209,9 @@ class DistGraph {
   void start_forward(const float* h, int64_t d, float* halo, int layer, const Precision& p);
   // A_local^T and A_halo^T for the backward products.
   void build_transposes();
-  // DistGraphOptions::sparse_features: X and A X as sparse matrices, freeing the dense ones.
-  void make_sparse_inputs();
+  // DistGraphOptions::sparse_features: X and A X as sparse matrices, freeing the dense ones (`x`:
+  // X's, where the constructor made it already).
+  void make_sparse_inputs(std::optional<SparseFeatures> x);
   // Refuses `what` (an aggregation call) on a graph built without products.
   void require_products(const char* what) const;
 

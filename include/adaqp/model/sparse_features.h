@@ -41,4 +41,16 @@ struct SparseFeatures {
 // otherwise nullopt.
 std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_density);
 
+// Layer 0's A X from X's non-zeros, on the host: a_local x + a_halo h, with `x` the owned rows (as
+// CSR, on the CPU) and `h` the received rows (a_halo.cols x x.cols, dense), as SparseFeatures when
+// at most `max_density` of it is non-zero and every value finite (otherwise nullopt: compute it
+// dense). Each value sums as kernels::spmm's product does (from 0, the local block's entries in
+// stored order, then the halo block's: the same multiplies and adds) but skips the products of
+// zeros, which can change only the sign of a zero sum, and zeros are not stored: bit for bit the
+// values sparsify would keep of the dense product, in time and memory of the non-zeros.
+std::optional<SparseFeatures> sparse_product(const kernels::CsrView& a_local,
+                                             const SparseFeatures& x,
+                                             const kernels::CsrView& a_halo, const float* h,
+                                             double max_density);
+
 }  // namespace adaqp
