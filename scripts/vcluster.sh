@@ -299,8 +299,11 @@ if [[ -n $private_dir ]]; then
   export ADAQP_VCLUSTER_PRIVATE_STORE="$private_store"
   log "private $private_dir per host, stored in $private_store/h<i>"
 fi
-# The agent gives each host's daemon a session directory of its own below this one.
+# The agent gives each host's daemon a session directory of its own below this one. A base set in
+# the environment (ctest sets one per test) would reach the daemons as a command-line option, which
+# outranks the agent's: the hosts would share one directory again.
 export ADAQP_VCLUSTER_STATE="$tmpdir"
+unset OMPI_MCA_orte_tmpdir_base
 # Shared memory only between the ranks of one host: with one rank per host there is none to use.
 btl=tcp,self
 ((ranks_per_host == 1)) || btl=vader,tcp,self

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -56,23 +57,31 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
   a_halo_ =
       std::make_unique<AdjacencyBlock>(layout_->halo_block(), kernels::CsrMatrix{}, block_device);
   if (opt_.products) build_transposes();
-  std::optional<SparseFeatures> sparse_x;  // X as CSR, where A X was made from it
-  const at::Tensor host_features =
-      at::from_blob(part_.features.data(), {owned, part_.feat_dim}, at::kFloat);
-  features_ = where_computed(host_features, opt_.device);
+  // X as CSR where A X was made from it, or where layer 0 reads it sparse straight from a sparse
+  // part: on the host, X is then made dense only if A X turns out too dense to keep sparse.
+  std::optional<SparseFeatures> sparse_x;
+  if (part_.feature_csr && opt_.sparse_features && !opt_.device.is_cuda() && !opt_.relational &&
+      (caches_product || !opt_.products)) {
+    sparse_x = sparse_from_csr(*part_.feature_csr, owned, part_.feat_dim, kMaxSparseFeatureDensity);
+  }
+  if (!sparse_x) use_dense_features();
   owned_gids_ = to_device(part_.owned_gid, opt_.device);
   if (caches_product) {
     halo_features_ =
         at::empty({boundary().recvs(), part_.feat_dim}, torch_options(opt_.device, at::kFloat));
-    start_forward(features_.data_ptr<float>(), part_.feat_dim, halo_features_.data_ptr<float>(), 0,
-                  Precision{});
-    exchanger_.finish_forward();
-    layout_->release_sent_rows();
+    if (features_.defined()) {
+      start_forward(features_.data_ptr<float>(), part_.feat_dim, halo_features_.data_ptr<float>(),
+                    0, Precision{});
+      exchanger_.finish_forward();
+      layout_->release_sent_rows();
+    } else {
+      exchange_sparse_rows(*sparse_x);
+    }
     // On the CPU, sparse inputs make A X from X's non-zeros (bag-of-words: under 1% of a dense
     // product's work and never its dense matrix), the same values bit for bit.
     std::optional<SparseFeatures> ax;
     if (opt_.sparse_features && !opt_.device.is_cuda()) {
-      sparse_x = sparsify(features_, kMaxSparseFeatureDensity);
+      if (!sparse_x) sparse_x = sparsify(features_, kMaxSparseFeatureDensity);
       if (sparse_x) {
         ax = sparse_product(a_local_->view(), *sparse_x, a_halo_->view(),
                             halo_features_.data_ptr<float>(), kMaxSparseFeatureDensity);
@@ -81,6 +90,7 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     if (ax) {
       sparse_aggregated_features_ = std::make_unique<SparseFeatures>(std::move(*ax));
     } else {
+      if (!features_.defined()) use_dense_features();
       features_product_ = at::empty_like(features_);
       a_local_->multiply(features_.data_ptr<float>(), part_.feat_dim,
                          features_product_.data_ptr<float>(), /*accumulate=*/false);
@@ -89,13 +99,51 @@ DistGraph::DistGraph(Part part, Communicator& comm, const DistGraphOptions& opt)
     }
     exchanger_.reset_stats();  // settles: the halo rows are no longer in use
     halo_features_ = at::Tensor();
-    if (!opt_.keep_features) features_ = at::Tensor();
+    if (!opt_.keep_features) {
+      features_ = at::Tensor();
+      sparse_x.reset();
+    }
   }
   // The host copy of the features, unless it is features_ itself (on the CPU).
   if (!features_.defined() || features_.data_ptr<float>() != part_.features.data()) {
     release(part_.features);
   }
+  part_.feature_csr.reset();
   if (opt_.sparse_features) make_sparse_inputs(std::move(sparse_x));
+}
+
+void DistGraph::use_dense_features() {
+  densify_features(part_);
+  made_features_dense_ = true;
+  const at::Tensor host =
+      at::from_blob(part_.features.data(), {part_.num_owned(), part_.feat_dim}, at::kFloat);
+  features_ = where_computed(host, opt_.device);
+}
+
+void DistGraph::exchange_sparse_rows(const SparseFeatures& x) {
+  // The sent rows made dense from X's non-zeros: the rows the send list names (S selects them) or
+  // the layout's S X. They go in send order, so through an exchanger without a send list.
+  std::vector<int32_t> selected;
+  std::vector<int64_t> offsets;
+  std::vector<float> ones;
+  const kernels::CsrView* s = layout_->send_matrix();
+  kernels::CsrView select;
+  if (const std::vector<int64_t>* list = layout_->send_list()) {
+    selected.assign(list->begin(), list->end());
+    offsets.resize(list->size() + 1);
+    std::iota(offsets.begin(), offsets.end(), int64_t{0});
+    ones.assign(list->size(), 1.0f);
+    select = kernels::CsrView{static_cast<int64_t>(list->size()), x.rows, offsets.data(),
+                              selected.data(), ones.data()};
+    s = &select;
+  }
+  ADAQP_CHECK(s != nullptr, "a layout that neither lists nor forms the rows it sends");
+  const at::Tensor sent = dense_product(*s, x);
+  HaloExchanger once(boundary(), nullptr, comm_, HaloExchangerOptions{false, opt_.device});
+  once.start_forward(sent.data_ptr<float>(), x.cols, halo_features_.data_ptr<float>(),
+                     ExchangeId{0, Direction::kForward}, Precision{});
+  once.finish_forward();
+  once.settle();
 }
 
 void DistGraph::make_sparse_inputs(std::optional<SparseFeatures> x) {

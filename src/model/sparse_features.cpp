@@ -125,6 +125,57 @@ std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_densi
   return from_csr(rows, cols, std::move(indptr), std::move(indices), std::move(values), device);
 }
 
+std::optional<SparseFeatures> sparse_from_csr(const FeatureCsr& csr, int64_t rows, int64_t cols,
+                                              double max_density) {
+  ADAQP_CHECK(static_cast<int64_t>(csr.indptr.size()) == rows + 1,
+              "sparse_from_csr: one offset a row and one more");
+  int64_t nnz = 0;
+  for (const float v : csr.values) {
+    if (!std::isfinite(v)) return std::nullopt;  // as sparsify: such a matrix stays dense
+    nnz += v != 0.0f ? 1 : 0;
+  }
+  if (static_cast<double>(nnz) >
+          max_density * static_cast<double>(rows) * static_cast<double>(cols) ||
+      nnz > std::numeric_limits<int32_t>::max() || rows > std::numeric_limits<int32_t>::max()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  indices.reserve(static_cast<size_t>(nnz));
+  values.reserve(static_cast<size_t>(nnz));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t e = csr.indptr[i]; e < csr.indptr[i + 1]; ++e) {
+      if (csr.values[e] == 0.0f) continue;
+      indices.push_back(csr.columns[e]);
+      values.push_back(csr.values[e]);
+    }
+    indptr[i + 1] = static_cast<int64_t>(values.size());
+  }
+  return from_csr(rows, cols, std::move(indptr), std::move(indices), std::move(values),
+                  Device::cpu());
+}
+
+at::Tensor dense_product(const kernels::CsrView& s, const SparseFeatures& x) {
+  ADAQP_CHECK(!tensor_device(x.values).is_cuda(), "dense_product: X on the host");
+  ADAQP_CHECK(s.cols == x.rows, "dense_product: S's columns are X's rows");
+  const int64_t cols = x.cols;
+  at::Tensor y = at::zeros({s.rows, cols});
+  float* out = y.data_ptr<float>();
+  const int64_t* x_indptr = x.indptr.data_ptr<int64_t>();
+  const int32_t* x_indices = x.indices.data_ptr<int32_t>();
+  const float* x_values = x.values.data_ptr<float>();
+  for (int64_t i = 0; i < s.rows; ++i) {
+    float* row = out + i * cols;
+    for (int64_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) {
+      const int32_t r = s.indices[e];
+      const float w = s.values[e];
+      for (int64_t k = x_indptr[r]; k < x_indptr[r + 1]; ++k) row[x_indices[k]] += w * x_values[k];
+    }
+  }
+  return y;
+}
+
 std::optional<SparseFeatures> sparse_product(const kernels::CsrView& a_local,
                                              const SparseFeatures& x,
                                              const kernels::CsrView& a_halo, const float* h,

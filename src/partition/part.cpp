@@ -177,4 +177,15 @@ Part build_part(const Graph& g, const std::vector<int32_t>& owner, int rank) {
   return p;
 }
 
+void densify_features(Part& p) {
+  if (!p.feature_csr) return;
+  const FeatureCsr& csr = *p.feature_csr;
+  p.features.assign(static_cast<size_t>(p.num_owned() * p.feat_dim), 0.0f);
+  for (int64_t i = 0; i < p.num_owned(); ++i) {
+    for (int64_t e = csr.indptr[i]; e < csr.indptr[i + 1]; ++e)
+      p.features[static_cast<size_t>(i * p.feat_dim + csr.columns[e])] = csr.values[e];
+  }
+  p.feature_csr.reset();
+}
+
 }  // namespace adaqp

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace adaqp {
 namespace {
@@ -50,45 +51,42 @@ void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, i
   w.add(kValues, values);
 }
 
-std::vector<float> read_part_features(const ArrayFileReader& in, const PartChecker& check,
-                                      const std::vector<int64_t>& owned_gid, int64_t dim) {
-  const auto rows = static_cast<int64_t>(owned_gid.size());
+void read_part_features(const ArrayFileReader& in, const PartChecker& check, Part& p) {
+  const int64_t rows = p.num_owned(), dim = p.feat_dim;
   // `value`, element `at` of the dense rows, is finite (else one error naming array `array`).
   const auto finite = [&](const char* array, int64_t at, float value) {
     if (!std::isfinite(value))
       check.fail(array, fmt::format("node {} (global id {}), element {} is {}", at / dim,
-                                    owned_gid[static_cast<size_t>(at / dim)], at % dim, value));
+                                    p.owned_gid[static_cast<size_t>(at / dim)], at % dim, value));
   };
   const bool sparse = in.has(kIndptr) || in.has(kColumns) || in.has(kValues);
   if (!sparse) {
-    std::vector<float> dense = in.get<float>(kDense);
-    check.size(kDense, dense.size(), rows * dim);
-    for (size_t k = 0; k < dense.size(); ++k) finite(kDense, static_cast<int64_t>(k), dense[k]);
-    return dense;
+    p.features = in.get<float>(kDense);
+    check.size(kDense, p.features.size(), rows * dim);
+    for (size_t k = 0; k < p.features.size(); ++k)
+      finite(kDense, static_cast<int64_t>(k), p.features[k]);
+    return;
   }
   check.require(!in.has(kDense), kDense,
                 fmt::format("present beside {}, {} or {}: a part holds its features one way",
                             kIndptr, kColumns, kValues));
-  const std::vector<int64_t> indptr = in.get<int64_t>(kIndptr);
-  const std::vector<int32_t> columns = in.get<int32_t>(kColumns);
-  const std::vector<float> values = in.get<float>(kValues);
-  check.offsets(kIndptr, indptr, rows, static_cast<int64_t>(columns.size()));
-  check.size(kValues, values.size(), static_cast<int64_t>(columns.size()));
-  std::vector<float> dense(static_cast<size_t>(rows * dim), 0.0f);
+  FeatureCsr csr{in.get<int64_t>(kIndptr), in.get<int32_t>(kColumns), in.get<float>(kValues)};
+  check.offsets(kIndptr, csr.indptr, rows, static_cast<int64_t>(csr.columns.size()));
+  check.size(kValues, csr.values.size(), static_cast<int64_t>(csr.columns.size()));
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
-      const int32_t j = columns[e];
+    for (int64_t e = csr.indptr[i]; e < csr.indptr[i + 1]; ++e) {
+      const int32_t j = csr.columns[e];
       if (j < 0 || j >= dim)
         check.fail(kColumns,
                    fmt::format("entry {} = {} (row {}) is outside [0, {})", e, j, i, dim));
-      if (e > indptr[i] && j <= columns[e - 1])
+      if (e > csr.indptr[i] && j <= csr.columns[e - 1])
         check.fail(kColumns, fmt::format("entry {} = {} does not ascend within row {} (after {})",
-                                         e, j, i, columns[e - 1]));
-      finite(kValues, i * dim + j, values[e]);
-      dense[static_cast<size_t>(i * dim + j)] = values[e];
+                                         e, j, i, csr.columns[e - 1]));
+      finite(kValues, i * dim + j, csr.values[e]);
     }
   }
-  return dense;
+  p.features.clear();
+  p.feature_csr = std::move(csr);
 }
 
 }  // namespace adaqp

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "adaqp/common/array_file.h"
+#include "adaqp/partition/part.h"
 #include "part_checker.h"
 
 namespace adaqp {
@@ -17,11 +18,11 @@ namespace adaqp {
 void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, int64_t rows,
                        int64_t dim);
 
-// The features `in` holds (either encoding), dense, one row of `dim` per owned node (`owned_gid`:
-// their global ids, for messages); InputError through `check` where both or neither encoding is
-// there, sizes or offsets disagree, a row's columns are outside [0, dim) or do not ascend, or a
-// value is not finite (as every dataset loader refuses them: it would pass for a divergence).
-std::vector<float> read_part_features(const ArrayFileReader& in, const PartChecker& check,
-                                      const std::vector<int64_t>& owned_gid, int64_t dim);
+// Sets p.features (dense) or p.feature_csr to the features `in` holds, one row of p.feat_dim per
+// owned node (p.owned_gid: their global ids, for messages); InputError through `check` where both
+// or neither encoding is there, sizes or offsets disagree, a row's columns are outside
+// [0, feat_dim) or do not ascend, or a value is not finite (as every dataset loader refuses them:
+// it would pass for a divergence).
+void read_part_features(const ArrayFileReader& in, const PartChecker& check, Part& p);
 
 }  // namespace adaqp

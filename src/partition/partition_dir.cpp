@@ -32,7 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kFormatVersion = 1;
+constexpr int kOldestFormatVersion = 1;
 // Layout of the "scalars" array of a part file.
 enum Scalar { kRank, kNumParts, kGlobalNodes, kNumCentral, kFeatDim, kNumClasses, kMultilabel, kN };
 
@@ -88,6 +88,7 @@ void write_part_file(const Part& p, const std::string& path) {
   w.add("halo_out_degree", p.halo_out_degree);
   w.add("send_offsets", p.send_offsets);
   w.add("send_idx", p.send_idx);
+  ADAQP_CHECK(!p.feature_csr, "write_part_file: a part built with dense features");
   add_part_features(w, p.features, p.num_owned(), p.feat_dim);
   w.add("labels", p.labels);
   w.add("multilabels", p.multilabels);
@@ -435,7 +436,7 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   check.in_range("send_idx", p.send_idx, owned);
   check.sent_once("send_idx", p.send_offsets, p.send_idx, owned, rank);
 
-  p.features = read_part_features(in, check, p.owned_gid, p.feat_dim);
+  read_part_features(in, check, p);
   p.labels = in.get<int64_t>("labels");
   p.multilabels = in.get<uint8_t>("multilabels");
   check.size("labels", p.labels.size(), p.multilabel ? 0 : owned);
@@ -679,10 +680,11 @@ PartitionMeta parse_partition_meta(const std::string& text, const std::string& f
   refuse_repeated_keys(root, file, "");
   PartitionMeta m;
   m.format_version = field<int>(root, "format_version", file);
-  if (m.format_version != kFormatVersion)
-    throw InputError(file, "format_version",
-                     fmt::format("is {}, this build reads version {}; re-run adaqp partition",
-                                 m.format_version, kFormatVersion));
+  if (m.format_version < kOldestFormatVersion || m.format_version > kPartitionFormatVersion)
+    throw InputError(
+        file, "format_version",
+        fmt::format("is {}, this build reads versions {} to {}; re-run adaqp partition",
+                    m.format_version, kOldestFormatVersion, kPartitionFormatVersion));
   m.dataset_name = field<std::string>(root, "dataset_name", file);
   m.dataset_fingerprint = field<std::string>(root, "dataset_fingerprint", file);
   // What graph.h's fingerprint() writes: 32 lowercase hex digits (checkpoints carry it on).

@@ -60,6 +60,12 @@ void expect_same_part(const Part& a, const Part& b) {
   EXPECT_EQ(a.send_idx, b.send_idx);
   EXPECT_EQ(a.feat_dim, b.feat_dim);
   EXPECT_EQ(a.features, b.features);
+  ASSERT_EQ(a.feature_csr.has_value(), b.feature_csr.has_value());
+  if (a.feature_csr) {
+    EXPECT_EQ(a.feature_csr->indptr, b.feature_csr->indptr);
+    EXPECT_EQ(a.feature_csr->columns, b.feature_csr->columns);
+    EXPECT_EQ(a.feature_csr->values, b.feature_csr->values);
+  }
   EXPECT_EQ(a.num_classes, b.num_classes);
   EXPECT_EQ(a.multilabel, b.multilabel);
   EXPECT_EQ(a.labels, b.labels);
@@ -85,7 +91,7 @@ TEST(PartitionStore, RoundTripsEveryPartAndTheMeta) {
   const std::string dir = tmp.str("part");
   const PartitionMeta written = write_partition(dir, g, opt);
   const PartitionMeta meta = read_partition_meta(dir);
-  EXPECT_EQ(meta.format_version, 1);
+  EXPECT_EQ(meta.format_version, kPartitionFormatVersion);
   EXPECT_EQ(meta.dataset_name, "synthetic");
   EXPECT_EQ(meta.dataset_fingerprint, fingerprint(g));
   EXPECT_EQ(meta.method, "metis");
@@ -123,7 +129,8 @@ TEST(PartitionStore, RoundTripsEveryPartAndTheMeta) {
 }
 
 // Mostly-zero features (two values of 16 a row, as bag-of-words inputs) go to the part file as
-// CSR and come back bit for bit, -0.0 and an all-zero row included; dense ones stay `features`.
+// CSR, are read as CSR (a worker reading them sparse never makes them dense) and come back bit for
+// bit, -0.0 and an all-zero row included; dense ones stay `features`.
 TEST(PartitionStore, SparseFeaturesAreStoredAsCsrAndReadBackBitForBit) {
   test::TempDir tmp;
   GeneratorOptions o;
@@ -156,8 +163,13 @@ TEST(PartitionStore, SparseFeaturesAreStoredAsCsrAndReadBackBitForBit) {
     EXPECT_EQ(dense.count("features"), 1u);
     EXPECT_EQ(dense.count("feature_indptr"), 0u);
     const Part built = build_part(sparse, owner, r);
-    const Part loaded = load_part(sparse_dir, r, 3);
+    Part loaded = load_part(sparse_dir, r, 3);
+    ASSERT_TRUE(loaded.feature_csr.has_value()) << "part " << r;
+    EXPECT_TRUE(loaded.features.empty());
+    densify_features(loaded);
+    EXPECT_FALSE(loaded.feature_csr.has_value());
     expect_same_part(loaded, built);
+    EXPECT_FALSE(load_part(dense_dir, r, 3).feature_csr.has_value());
     ASSERT_EQ(loaded.features.size(), built.features.size());
     EXPECT_EQ(std::memcmp(loaded.features.data(), built.features.data(),
                           built.features.size() * sizeof(float)),
@@ -166,7 +178,8 @@ TEST(PartitionStore, SparseFeaturesAreStoredAsCsrAndReadBackBitForBit) {
     EXPECT_LT(fs::file_size(fs::path(sparse_dir) / part),
               fs::file_size(fs::path(dense_dir) / part));
   }
-  const Part first = load_part(sparse_dir, static_cast<int>(owner[0]), 3);
+  Part first = load_part(sparse_dir, static_cast<int>(owner[0]), 3);
+  densify_features(first);
   const auto at =
       std::find(first.owned_gid.begin(), first.owned_gid.end(), 0) - first.owned_gid.begin();
   EXPECT_TRUE(std::signbit(first.features[static_cast<size_t>(at * 16 + 3)]));
@@ -419,6 +432,30 @@ TEST(PartitionStore, CorruptedOrTruncatedPartIsDetected) {
   EXPECT_NO_THROW(load_part(dir, 0, 3));
 }
 
+// Version 1 (every feature dense) is what builds before CSR features wrote; they are still read.
+TEST(PartitionStore, VersionOneIsReadAndVersionZeroRefused) {
+  test::TempDir tmp;
+  const std::string dir = tmp.str("part");
+  write_partition(dir, sample_graph(), three_parts("contiguous"));
+  const fs::path meta = fs::path(dir) / "meta.yaml";
+  std::ifstream in(meta);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto pos = text.find("format_version: 2");
+  ASSERT_NE(pos, std::string::npos);
+  for (const char v : {'1', '0'}) {
+    std::string edited = text;
+    edited[pos + 16] = v;
+    std::ofstream(meta, std::ios::trunc) << edited;
+    if (v == '1') {
+      EXPECT_EQ(read_partition_meta(dir).format_version, 1);
+    } else {
+      const std::string msg = input_error([&] { read_partition_meta(dir); });
+      EXPECT_TRUE(test::contains(msg, "format_version")) << msg;
+      EXPECT_TRUE(test::contains(msg, "versions 1 to 2")) << msg;
+    }
+  }
+}
+
 TEST(PartitionStore, BadMetaFieldIsNamed) {
   test::TempDir tmp;
   const std::string dir = tmp.str("part");
@@ -426,7 +463,7 @@ TEST(PartitionStore, BadMetaFieldIsNamed) {
   {
     std::ifstream in(fs::path(dir) / "meta.yaml");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto pos = text.find("format_version: 1");
+    const auto pos = text.find("format_version: 2");
     ASSERT_NE(pos, std::string::npos);
     text.replace(pos, 17, "format_version: 9");
     std::ofstream(fs::path(dir) / "meta.yaml", std::ios::trunc) << text;

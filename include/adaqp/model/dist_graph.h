@@ -105,6 +105,9 @@ class DistGraph {
   // X as a sparse matrix (DistGraphOptions::sparse_features, where the layers read X), or null.
   const SparseFeatures* sparse_features() const { return sparse_features_.get(); }
   const at::Tensor& owned_gids() const { return owned_gids_; }
+  // Whether start-up made X dense: not where the part holds it as CSR and layer 0 reads it sparse
+  // on the host (then its dense matrix, most of a bag-of-words part's memory, never exists).
+  bool made_features_dense() const { return made_features_dense_; }
 
   // y = A h: h and y are num_owned x d. Collective: every rank calls it for the same layer.
   void aggregate(const float* h, int64_t d, float* y, int layer);
@@ -209,6 +212,10 @@ class DistGraph {
   void start_forward(const float* h, int64_t d, float* halo, int layer, const Precision& p);
   // A_local^T and A_halo^T for the backward products.
   void build_transposes();
+  // features_ from the part's features (made dense first where the part holds them sparse).
+  void use_dense_features();
+  // The exchange of X's rows that caches A X, from X as CSR: into halo_features_.
+  void exchange_sparse_rows(const SparseFeatures& x);
   // DistGraphOptions::sparse_features: X and A X as sparse matrices, freeing the dense ones (`x`:
   // X's, where the constructor made it already).
   void make_sparse_inputs(std::optional<SparseFeatures> x);
@@ -228,6 +235,7 @@ class DistGraph {
   kernels::StreamTimer local_timer_, halo_timer_;
   AggregationStats agg_stats_;
   at::Tensor features_, owned_gids_;
+  bool made_features_dense_ = false;
   at::Tensor features_product_;  // A X, dense
   // X and A X kept sparse (then features_ and features_product_ are undefined).
   std::unique_ptr<SparseFeatures> sparse_features_, sparse_aggregated_features_;

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "adaqp/kernels/spmm.h"
+#include "adaqp/partition/part.h"
 
 namespace adaqp {
 
@@ -40,6 +41,17 @@ struct SparseFeatures {
 // `max_density` of its entries are non-zero (and fewer than 2^31) and every value is finite;
 // otherwise nullopt.
 std::optional<SparseFeatures> sparsify(const at::Tensor& dense, double max_density);
+
+// The features `csr` holds (rows x cols, as a part file holds them) as SparseFeatures on the CPU
+// when at most `max_density` of them are non-zero: what sparsify makes of their dense matrix (the
+// CSR's stored zeros, -0.0 among them, left out); otherwise nullopt.
+std::optional<SparseFeatures> sparse_from_csr(const FeatureCsr& csr, int64_t rows, int64_t cols,
+                                              double max_density);
+
+// S x dense (s.rows x x.cols, on the CPU; S and x on the host). Each value sums S's entries in
+// stored order from 0, as kernels::spmm's product of S and x's dense matrix does, but skips x's
+// zeros, which can change only the sign of a zero sum.
+at::Tensor dense_product(const kernels::CsrView& s, const SparseFeatures& x);
 
 // Layer 0's A X from X's non-zeros, on the host: a_local x + a_halo h, with `x` the owned rows (as
 // CSR, on the CPU) and `h` the received rows (a_halo.cols x x.cols, dense), as SparseFeatures when

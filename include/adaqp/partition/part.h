@@ -7,11 +7,19 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "adaqp/graph/graph.h"
 
 namespace adaqp {
+
+// Rows of features as CSR: how a part file holds mostly-zero ones (docs/data-formats.md).
+struct FeatureCsr {
+  std::vector<int64_t> indptr;   // rows + 1
+  std::vector<int32_t> columns;  // in [0, feat_dim), ascending within a row
+  std::vector<float> values;     // finite; none has the bits of +0.0, but -0.0 may be stored
+};
 
 struct Part {
   int rank = 0;
@@ -56,6 +64,9 @@ struct Part {
   // Node data of owned nodes, by owned local index.
   int64_t feat_dim = 0;
   std::vector<float> features;  // num_owned x feat_dim
+  // Instead of `features` (then empty), where the part file held them sparse: a worker that reads
+  // layer 0's input sparse never makes them dense (DistGraph); densify_features() for the others.
+  std::optional<FeatureCsr> feature_csr;
   int64_t num_classes = 0;
   bool multilabel = false;
   std::vector<int64_t> labels;                          // single-label
@@ -72,6 +83,10 @@ struct Part {
   int64_t halo_count_from(int r) const { return halo_offsets[r + 1] - halo_offsets[r]; }
   int64_t send_count_to(int r) const { return send_offsets[r + 1] - send_offsets[r]; }
 };
+
+// Makes p.features hold the owned rows' features dense, from p.feature_csr (then freed); nothing
+// where they are dense already.
+void densify_features(Part& p);
 
 // Builds part `rank` from the whole graph and the owner of every node (owner ids in [0, W), where W
 // = num_parts = 1 + the largest owner id). Degrees are g's in/out degrees.

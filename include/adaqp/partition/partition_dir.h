@@ -18,8 +18,11 @@ struct PartCounts {
   int64_t train = 0;
 };
 
+// Version 2 may hold a part's features as CSR (data-formats.md); version 1 is still read.
+inline constexpr int kPartitionFormatVersion = 2;
+
 struct PartitionMeta {
-  int format_version = 1;
+  int format_version = kPartitionFormatVersion;
   std::string dataset_name;
   std::string dataset_fingerprint;
   std::string method;
