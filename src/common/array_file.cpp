@@ -96,13 +96,20 @@ class Input {
 
 template <typename T>
 void ArrayFileWriter::add(const std::string& name, const std::vector<T>& values) {
+  add(name, std::vector<T>(values));
+}
+
+template <typename T>
+void ArrayFileWriter::add(const std::string& name, std::vector<T>&& values) {
+  auto owned = std::make_shared<std::vector<T>>(std::move(values));
+  add_view(name, *owned);
+  entries_[name].owner = std::move(owned);
+}
+
+template <typename T>
+void ArrayFileWriter::add_view(const std::string& name, const std::vector<T>& values) {
   ADAQP_CHECK(!name.empty() && name.size() <= kMaxNameLength, "array name length");
-  Entry e;
-  e.dtype = DTypeOf<T>::value;
-  e.count = values.size();
-  e.bytes.resize(values.size() * sizeof(T));
-  if (!values.empty()) std::memcpy(e.bytes.data(), values.data(), e.bytes.size());
-  entries_[name] = std::move(e);
+  entries_[name] = Entry{DTypeOf<T>::value, values.size(), values.data(), nullptr};
 }
 
 void ArrayFileWriter::write(const std::string& path) const {
@@ -111,12 +118,13 @@ void ArrayFileWriter::write(const std::string& path) const {
   out.write(kMagic, sizeof kMagic);
   put_scalar(static_cast<uint32_t>(entries_.size()));
   for (const auto& [name, e] : entries_) {
+    const size_t size = e.count * dtype_size(e.dtype);
     put_scalar(static_cast<uint32_t>(name.size()));
     out.write(name.data(), name.size());
     put_scalar(static_cast<uint8_t>(e.dtype));
     put_scalar(static_cast<uint64_t>(e.count));
-    put_scalar(crc_of(e.bytes));
-    out.write(e.bytes.data(), e.bytes.size());
+    put_scalar(crc_bytes(kCrcEmpty, e.data, size));
+    out.write(e.data, size);
   }
   out.commit();
 }
@@ -198,10 +206,20 @@ std::vector<T> ArrayFileReader::get(const std::string& name) const {
 }
 
 template void ArrayFileWriter::add(const std::string&, const std::vector<int32_t>&);
+template void ArrayFileWriter::add(const std::string&, std::vector<int32_t>&&);
+template void ArrayFileWriter::add_view(const std::string&, const std::vector<int32_t>&);
 template void ArrayFileWriter::add(const std::string&, const std::vector<int64_t>&);
+template void ArrayFileWriter::add(const std::string&, std::vector<int64_t>&&);
+template void ArrayFileWriter::add_view(const std::string&, const std::vector<int64_t>&);
 template void ArrayFileWriter::add(const std::string&, const std::vector<uint8_t>&);
+template void ArrayFileWriter::add(const std::string&, std::vector<uint8_t>&&);
+template void ArrayFileWriter::add_view(const std::string&, const std::vector<uint8_t>&);
 template void ArrayFileWriter::add(const std::string&, const std::vector<float>&);
+template void ArrayFileWriter::add(const std::string&, std::vector<float>&&);
+template void ArrayFileWriter::add_view(const std::string&, const std::vector<float>&);
 template void ArrayFileWriter::add(const std::string&, const std::vector<double>&);
+template void ArrayFileWriter::add(const std::string&, std::vector<double>&&);
+template void ArrayFileWriter::add_view(const std::string&, const std::vector<double>&);
 template std::vector<int32_t> ArrayFileReader::get(const std::string&) const;
 template std::vector<int64_t> ArrayFileReader::get(const std::string&) const;
 template std::vector<uint8_t> ArrayFileReader::get(const std::string&) const;

@@ -28,7 +28,7 @@ void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, i
   for (const float v : features) nonzero += stored(v) ? 1 : 0;
   // CSR costs 8 bytes a stored value (column and value) and 8 a row; dense 4 a value.
   if (8 * nonzero + 8 * (rows + 1) >= 4 * rows * dim) {
-    w.add(kDense, features);
+    w.add_view(kDense, features);
     return;
   }
   std::vector<int64_t> indptr{0};
@@ -46,9 +46,9 @@ void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, i
     }
     indptr.push_back(static_cast<int64_t>(columns.size()));
   }
-  w.add(kIndptr, indptr);
-  w.add(kColumns, columns);
-  w.add(kValues, values);
+  w.add(kIndptr, std::move(indptr));
+  w.add(kColumns, std::move(columns));
+  w.add(kValues, std::move(values));
 }
 
 void read_part_features(const ArrayFileReader& in, const PartChecker& check, Part& p) {

@@ -14,7 +14,8 @@
 
 namespace adaqp {
 
-// Adds `features` (rows x dim, row-major) to `w` in the smaller of the two encodings.
+// Adds `features` (rows x dim, row-major) to `w` in the smaller of the two encodings; dense, as a
+// view (ArrayFileWriter::add_view): `features` must outlive w's writing.
 void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, int64_t rows,
                        int64_t dim);
 

@@ -59,6 +59,7 @@ PartCounts count_part(const Part& p) {
 }
 
 void write_part_file(const Part& p, const std::string& path) {
+  // The part's arrays are written from where they are: no second copy of its features.
   ArrayFileWriter w;
   std::vector<int64_t> scalars(kN);
   scalars[kRank] = p.rank;
@@ -68,34 +69,34 @@ void write_part_file(const Part& p, const std::string& path) {
   scalars[kFeatDim] = p.feat_dim;
   scalars[kNumClasses] = p.num_classes;
   scalars[kMultilabel] = p.multilabel ? 1 : 0;
-  w.add("scalars", scalars);
-  w.add("owned_gid", p.owned_gid);
-  w.add("halo_gid", p.halo_gid);
-  w.add("halo_offsets", p.halo_offsets);
-  w.add("local_indptr", p.local_indptr);
-  w.add("local_indices", p.local_indices);
-  w.add("halo_indptr", p.halo_indptr);
-  w.add("halo_indices", p.halo_indices);
+  w.add("scalars", std::move(scalars));
+  w.add_view("owned_gid", p.owned_gid);
+  w.add_view("halo_gid", p.halo_gid);
+  w.add_view("halo_offsets", p.halo_offsets);
+  w.add_view("local_indptr", p.local_indptr);
+  w.add_view("local_indices", p.local_indices);
+  w.add_view("halo_indptr", p.halo_indptr);
+  w.add_view("halo_indices", p.halo_indices);
   if (p.heterogeneous()) {
-    w.add("local_relations", p.local_relations);
-    w.add("halo_relations", p.halo_relations);
-    w.add("owned_type", p.owned_type);
-    w.add("halo_type", p.halo_type);
+    w.add_view("local_relations", p.local_relations);
+    w.add_view("halo_relations", p.halo_relations);
+    w.add_view("owned_type", p.owned_type);
+    w.add_view("halo_type", p.halo_type);
   }
-  w.add("owned_in_degree", p.owned_in_degree);
-  w.add("owned_out_degree", p.owned_out_degree);
-  w.add("halo_in_degree", p.halo_in_degree);
-  w.add("halo_out_degree", p.halo_out_degree);
-  w.add("send_offsets", p.send_offsets);
-  w.add("send_idx", p.send_idx);
+  w.add_view("owned_in_degree", p.owned_in_degree);
+  w.add_view("owned_out_degree", p.owned_out_degree);
+  w.add_view("halo_in_degree", p.halo_in_degree);
+  w.add_view("halo_out_degree", p.halo_out_degree);
+  w.add_view("send_offsets", p.send_offsets);
+  w.add_view("send_idx", p.send_idx);
   ADAQP_CHECK(!p.feature_csr, "write_part_file: a part built with dense features");
   add_part_features(w, p.features, p.num_owned(), p.feat_dim);
-  w.add("labels", p.labels);
-  w.add("multilabels", p.multilabels);
-  w.add("global_split_counts", p.global_split_counts);
-  w.add("train_idx", p.train_idx);
-  w.add("valid_idx", p.valid_idx);
-  w.add("test_idx", p.test_idx);
+  w.add_view("labels", p.labels);
+  w.add_view("multilabels", p.multilabels);
+  w.add_view("global_split_counts", p.global_split_counts);
+  w.add_view("train_idx", p.train_idx);
+  w.add_view("valid_idx", p.valid_idx);
+  w.add_view("test_idx", p.test_idx);
   w.write(path);
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/array_file.h"
@@ -46,6 +47,33 @@ TEST(ArrayFile, RoundTripsEveryDtype) {
   EXPECT_TRUE(r.get<int64_t>("empty").empty());
   EXPECT_TRUE(r.has("ints"));
   EXPECT_FALSE(r.has("nope"));
+}
+
+// A copy, a moved vector and a view give the same file; the copy and the moved vector no longer
+// depend on the caller's vector, the view reads it when written.
+TEST(ArrayFile, CopiesMovesAndViewsWriteTheSameBytes) {
+  test::TempDir dir;
+  const std::vector<float> values{1.5f, -0.0f, 3.0f};
+  std::vector<float> copied = values, moved = values, viewed = values;
+  ArrayFileWriter w;
+  w.add("a", copied);
+  w.add("b", std::move(moved));
+  w.add_view("c", viewed);
+  copied.assign(3, 9.0f);
+  moved.assign(3, 9.0f);
+  viewed[0] = 2.5f;
+  w.write(dir.str("x.bin"));
+  const ArrayFileReader r(dir.str("x.bin"));
+  EXPECT_EQ(r.get<float>("a"), values);
+  EXPECT_EQ(r.get<float>("b"), values);
+  const std::vector<float> changed{2.5f, -0.0f, 3.0f};
+  EXPECT_EQ(r.get<float>("c"), changed);
+  ArrayFileWriter copies;
+  copies.add("a", values);
+  copies.add("b", values);
+  copies.add("c", changed);
+  copies.write(dir.str("y.bin"));
+  EXPECT_EQ(read_bytes(dir.str("x.bin")), read_bytes(dir.str("y.bin")));
 }
 
 TEST(ArrayFile, LeavesNoTemporaryFile) {

@@ -52,7 +52,9 @@ void expect_same(const SparseFeatures* a, const SparseFeatures* b, const char* w
 
 void expect_same_dense(const at::Tensor& a, const at::Tensor& b, const char* what) {
   ASSERT_EQ(a.defined(), b.defined()) << what;
-  if (a.defined()) EXPECT_TRUE(at::equal(a.view(at::kInt), b.view(at::kInt))) << what;
+  if (a.defined()) {
+    EXPECT_TRUE(at::equal(a.view(at::kInt), b.view(at::kInt))) << what;
+  }
 }
 
 struct InputCase {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,8 +22,16 @@ size_t dtype_size(DType t);
 
 class ArrayFileWriter {
  public:
+  // Adds a copy of `values`.
   template <typename T>
   void add(const std::string& name, const std::vector<T>& values);
+  // Adds `values`, kept without a copy.
+  template <typename T>
+  void add(const std::string& name, std::vector<T>&& values);
+  // Adds `values` without a copy or ownership: they must stay alive and unchanged until the last
+  // write() (a part's arrays, written from the part as it is: no second copy of its features).
+  template <typename T>
+  void add_view(const std::string& name, const std::vector<T>& values);
   // Writes to `path` via a temporary file, fsync and rename: a crash never leaves a half file.
   void write(const std::string& path) const;
 
@@ -30,7 +39,8 @@ class ArrayFileWriter {
   struct Entry {
     DType dtype;
     uint64_t count;
-    std::vector<uint8_t> bytes;
+    const void* data;             // count elements
+    std::shared_ptr<void> owner;  // what holds them, unless a view
   };
   std::map<std::string, Entry> entries_;
 };
