@@ -60,10 +60,6 @@ const char* dtype_name(DType t) {
   return "unknown";
 }
 
-uint32_t crc_of(const std::vector<uint8_t>& bytes) {
-  return crc_bytes(kCrcEmpty, bytes.data(), bytes.size());
-}
-
 class Input {
  public:
   explicit Input(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
@@ -93,6 +89,15 @@ class Input {
 };
 
 }  // namespace
+
+// A vector of e.count elements of type T held by e.values; its data.
+template <typename T>
+void* ArrayFileReader::vector_of(Entry& e) {
+  auto v = std::make_shared<std::vector<T>>(static_cast<size_t>(e.count));
+  void* data = v->data();
+  e.values = std::move(v);
+  return data;
+}
 
 template <typename T>
 void ArrayFileWriter::add(const std::string& name, const std::vector<T>& values) {
@@ -155,9 +160,28 @@ ArrayFileReader::ArrayFileReader(const std::string& path) : path_(path) {
     if (e.count > in.remaining() / elem)
       throw InputError(path, at,
                        "file is truncated (" + std::to_string(e.count) + " elements declared)");
-    e.bytes.resize(e.count * elem);
-    in.get(e.bytes.data(), e.bytes.size(), at);
-    if (crc_of(e.bytes) != crc) throw InputError(path, at, "checksum mismatch (corrupted file)");
+    // Read into a vector of the element type, which take() hands over as it is.
+    void* data = nullptr;
+    switch (e.dtype) {
+      case DType::I32:
+        data = vector_of<int32_t>(e);
+        break;
+      case DType::I64:
+        data = vector_of<int64_t>(e);
+        break;
+      case DType::U8:
+        data = vector_of<uint8_t>(e);
+        break;
+      case DType::F32:
+        data = vector_of<float>(e);
+        break;
+      case DType::F64:
+        data = vector_of<double>(e);
+        break;
+    }
+    in.get(data, e.count * elem, at);
+    if (crc_bytes(kCrcEmpty, data, e.count * elem) != crc)
+      throw InputError(path, at, "checksum mismatch (corrupted file)");
     if (entries_.count(name) != 0) throw InputError(path, at, "array stored twice");
     entries_[name] = std::move(e);
   }
@@ -192,7 +216,7 @@ uint64_t ArrayFileReader::count(const std::string& name) const {
 }
 
 template <typename T>
-std::vector<T> ArrayFileReader::get(const std::string& name) const {
+std::vector<T>& ArrayFileReader::values_of(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) throw InputError(path_, "array '" + name + "'", "missing");
   const Entry& e = it->second;
@@ -200,8 +224,18 @@ std::vector<T> ArrayFileReader::get(const std::string& name) const {
     throw InputError(path_, "array '" + name + "'",
                      std::string("has dtype ") + dtype_name(e.dtype) + ", expected " +
                          dtype_name(DTypeOf<T>::value));
-  std::vector<T> values(e.count);
-  if (!values.empty()) std::memcpy(values.data(), e.bytes.data(), e.bytes.size());
+  return *static_cast<std::vector<T>*>(e.values.get());
+}
+
+template <typename T>
+std::vector<T> ArrayFileReader::get(const std::string& name) const {
+  return values_of<T>(name);
+}
+
+template <typename T>
+std::vector<T> ArrayFileReader::take(const std::string& name) {
+  std::vector<T> values = std::move(values_of<T>(name));
+  entries_.erase(name);
   return values;
 }
 
@@ -225,5 +259,10 @@ template std::vector<int64_t> ArrayFileReader::get(const std::string&) const;
 template std::vector<uint8_t> ArrayFileReader::get(const std::string&) const;
 template std::vector<float> ArrayFileReader::get(const std::string&) const;
 template std::vector<double> ArrayFileReader::get(const std::string&) const;
+template std::vector<int32_t> ArrayFileReader::take(const std::string&);
+template std::vector<int64_t> ArrayFileReader::take(const std::string&);
+template std::vector<uint8_t> ArrayFileReader::take(const std::string&);
+template std::vector<float> ArrayFileReader::take(const std::string&);
+template std::vector<double> ArrayFileReader::take(const std::string&);
 
 }  // namespace adaqp

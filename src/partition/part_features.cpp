@@ -51,7 +51,7 @@ void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, i
   w.add(kValues, std::move(values));
 }
 
-void read_part_features(const ArrayFileReader& in, const PartChecker& check, Part& p) {
+void read_part_features(ArrayFileReader& in, const PartChecker& check, Part& p) {
   const int64_t rows = p.num_owned(), dim = p.feat_dim;
   // `value`, element `at` of the dense rows, is finite (else one error naming array `array`).
   const auto finite = [&](const char* array, int64_t at, float value) {
@@ -61,7 +61,7 @@ void read_part_features(const ArrayFileReader& in, const PartChecker& check, Par
   };
   const bool sparse = in.has(kIndptr) || in.has(kColumns) || in.has(kValues);
   if (!sparse) {
-    p.features = in.get<float>(kDense);
+    p.features = in.take<float>(kDense);
     check.size(kDense, p.features.size(), rows * dim);
     for (size_t k = 0; k < p.features.size(); ++k)
       finite(kDense, static_cast<int64_t>(k), p.features[k]);
@@ -70,7 +70,7 @@ void read_part_features(const ArrayFileReader& in, const PartChecker& check, Par
   check.require(!in.has(kDense), kDense,
                 fmt::format("present beside {}, {} or {}: a part holds its features one way",
                             kIndptr, kColumns, kValues));
-  FeatureCsr csr{in.get<int64_t>(kIndptr), in.get<int32_t>(kColumns), in.get<float>(kValues)};
+  FeatureCsr csr{in.take<int64_t>(kIndptr), in.take<int32_t>(kColumns), in.take<float>(kValues)};
   check.offsets(kIndptr, csr.indptr, rows, static_cast<int64_t>(csr.columns.size()));
   check.size(kValues, csr.values.size(), static_cast<int64_t>(csr.columns.size()));
   for (int64_t i = 0; i < rows; ++i) {

@@ -24,6 +24,6 @@ void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, i
 // or neither encoding is there, sizes or offsets disagree, a row's columns are outside
 // [0, feat_dim) or do not ascend, or a value is not finite (as every dataset loader refuses them:
 // it would pass for a divergence).
-void read_part_features(const ArrayFileReader& in, const PartChecker& check, Part& p);
+void read_part_features(ArrayFileReader& in, const PartChecker& check, Part& p);
 
 }  // namespace adaqp

@@ -324,7 +324,7 @@ class TempDirGuard {
 
 // The type and relation ids of a heterogeneous partition's part: one per edge and node, each
 // naming one of meta.yaml's; a homogeneous partition's parts have none.
-void read_part_types(const ArrayFileReader& in, const PartChecker& check, const PartitionMeta& meta,
+void read_part_types(ArrayFileReader& in, const PartChecker& check, const PartitionMeta& meta,
                      Part& p) {
   const char* arrays[] = {"local_relations", "halo_relations", "owned_type", "halo_type"};
   if (meta.node_types.empty()) {
@@ -333,10 +333,10 @@ void read_part_types(const ArrayFileReader& in, const PartChecker& check, const 
     }
     return;
   }
-  p.local_relations = in.get<int32_t>("local_relations");
-  p.halo_relations = in.get<int32_t>("halo_relations");
-  p.owned_type = in.get<int32_t>("owned_type");
-  p.halo_type = in.get<int32_t>("halo_type");
+  p.local_relations = in.take<int32_t>("local_relations");
+  p.halo_relations = in.take<int32_t>("halo_relations");
+  p.owned_type = in.take<int32_t>("owned_type");
+  p.halo_type = in.take<int32_t>("halo_type");
   check.size("local_relations", p.local_relations.size(), p.local_indices.size());
   check.size("halo_relations", p.halo_relations.size(), p.halo_indices.size());
   check.size("owned_type", p.owned_type.size(), p.owned_gid.size());
@@ -352,9 +352,9 @@ void read_part_types(const ArrayFileReader& in, const PartChecker& check, const 
 }
 
 Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta) {
-  const ArrayFileReader in(path);
+  ArrayFileReader in(path);
   const PartChecker check(path);
-  const std::vector<int64_t> s = in.get<int64_t>("scalars");
+  const std::vector<int64_t> s = in.take<int64_t>("scalars");
   check.size("scalars", s.size(), kN);
   check.require(s[kRank] == rank, "scalars", fmt::format("holds rank {}, not {}", s[kRank], rank));
   const struct {
@@ -378,33 +378,33 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
   p.num_classes = meta.num_classes;
   p.multilabel = meta.multilabel;
 
-  p.owned_gid = in.get<int64_t>("owned_gid");
+  p.owned_gid = in.take<int64_t>("owned_gid");
   const int64_t owned = p.num_owned();
   check.size("owned_gid", p.owned_gid.size(), meta.counts[rank].owned);
   check.in_range("owned_gid", p.owned_gid, meta.num_nodes);
   check.require(p.num_central >= 0 && p.num_central <= owned, "scalars", "bad central count");
-  p.halo_gid = in.get<int64_t>("halo_gid");
+  p.halo_gid = in.take<int64_t>("halo_gid");
   check.in_range("halo_gid", p.halo_gid, meta.num_nodes);
   check.distinct_nodes(p.owned_gid, p.halo_gid, meta.num_nodes);
-  p.halo_offsets = in.get<int64_t>("halo_offsets");
+  p.halo_offsets = in.take<int64_t>("halo_offsets");
   check.offsets("halo_offsets", p.halo_offsets, meta.parts, p.num_halo());
   check.require(p.halo_count_from(rank) == 0, "halo_offsets", "lists halo nodes of its own rank");
 
-  p.local_indptr = in.get<int64_t>("local_indptr");
-  p.local_indices = in.get<int32_t>("local_indices");
+  p.local_indptr = in.take<int64_t>("local_indptr");
+  p.local_indices = in.take<int32_t>("local_indices");
   check.offsets("local_indptr", p.local_indptr, owned, p.num_local_edges());
   check.in_range("local_indices", p.local_indices, owned);
-  p.halo_indptr = in.get<int64_t>("halo_indptr");
-  p.halo_indices = in.get<int32_t>("halo_indices");
+  p.halo_indptr = in.take<int64_t>("halo_indptr");
+  p.halo_indices = in.take<int32_t>("halo_indices");
   check.offsets("halo_indptr", p.halo_indptr, owned, p.num_halo_edges());
   check.in_range("halo_indices", p.halo_indices, p.num_halo());
   check.require(p.halo_indptr[p.num_central] == 0, "halo_indptr", "central rows have halo edges");
   read_part_types(in, check, meta, p);
 
-  p.owned_in_degree = in.get<int64_t>("owned_in_degree");
-  p.owned_out_degree = in.get<int64_t>("owned_out_degree");
-  p.halo_in_degree = in.get<int64_t>("halo_in_degree");
-  p.halo_out_degree = in.get<int64_t>("halo_out_degree");
+  p.owned_in_degree = in.take<int64_t>("owned_in_degree");
+  p.owned_out_degree = in.take<int64_t>("owned_out_degree");
+  p.halo_in_degree = in.take<int64_t>("halo_in_degree");
+  p.halo_out_degree = in.take<int64_t>("halo_out_degree");
   check.size("owned_in_degree", p.owned_in_degree.size(), owned);
   check.size("owned_out_degree", p.owned_out_degree.size(), owned);
   check.size("halo_in_degree", p.halo_in_degree.size(), p.num_halo());
@@ -430,24 +430,24 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
                              p.owned_in_degree[i], entries));
   }
 
-  p.send_offsets = in.get<int64_t>("send_offsets");
-  p.send_idx = in.get<int64_t>("send_idx");
+  p.send_offsets = in.take<int64_t>("send_offsets");
+  p.send_idx = in.take<int64_t>("send_idx");
   check.offsets("send_offsets", p.send_offsets, meta.parts,
                 static_cast<int64_t>(p.send_idx.size()));
   check.in_range("send_idx", p.send_idx, owned);
   check.sent_once("send_idx", p.send_offsets, p.send_idx, owned, rank);
 
   read_part_features(in, check, p);
-  p.labels = in.get<int64_t>("labels");
-  p.multilabels = in.get<uint8_t>("multilabels");
+  p.labels = in.take<int64_t>("labels");
+  p.multilabels = in.take<uint8_t>("multilabels");
   check.size("labels", p.labels.size(), p.multilabel ? 0 : owned);
   check.in_range("labels", p.labels, p.num_classes);
   check.size("multilabels", p.multilabels.size(), p.multilabel ? owned * p.num_classes : 0);
-  p.global_split_counts = in.get<int64_t>("global_split_counts");
+  p.global_split_counts = in.take<int64_t>("global_split_counts");
   check.size("global_split_counts", p.global_split_counts.size(), 3);
-  p.train_idx = in.get<int64_t>("train_idx");
-  p.valid_idx = in.get<int64_t>("valid_idx");
-  p.test_idx = in.get<int64_t>("test_idx");
+  p.train_idx = in.take<int64_t>("train_idx");
+  p.valid_idx = in.take<int64_t>("valid_idx");
+  p.test_idx = in.take<int64_t>("test_idx");
   check.in_range("train_idx", p.train_idx, owned);
   check.in_range("valid_idx", p.valid_idx, owned);
   check.in_range("test_idx", p.test_idx, owned);

@@ -76,6 +76,20 @@ TEST(ArrayFile, CopiesMovesAndViewsWriteTheSameBytes) {
   EXPECT_EQ(read_bytes(dir.str("x.bin")), read_bytes(dir.str("y.bin")));
 }
 
+TEST(ArrayFile, TakeHandsOverAnArrayOnce) {
+  test::TempDir dir;
+  ArrayFileReader r(write_sample(dir));
+  EXPECT_EQ(r.get<float>("floats"), (std::vector<float>{1.5f, -0.25f}));
+  EXPECT_EQ(r.take<float>("floats"), (std::vector<float>{1.5f, -0.25f}));
+  EXPECT_FALSE(r.has("floats"));
+  EXPECT_NE(test::error_of<InputError>([&] { r.take<float>("floats"); }).find("missing"),
+            std::string::npos);
+  EXPECT_NE(test::error_of<InputError>([&] { r.take<int64_t>("ints"); }).find("dtype"),
+            std::string::npos);
+  EXPECT_EQ(r.take<int32_t>("ints"), (std::vector<int32_t>{1, -2, 3}));
+  EXPECT_TRUE(r.take<int64_t>("empty").empty());
+}
+
 TEST(ArrayFile, LeavesNoTemporaryFile) {
   test::TempDir dir;
   write_sample(dir);

@@ -58,13 +58,20 @@ class ArrayFileReader {
   // InputError if missing or of another dtype.
   template <typename T>
   std::vector<T> get(const std::string& name) const;
+  // As get, but hands over the array read (no copy); it is then missing from this reader.
+  template <typename T>
+  std::vector<T> take(const std::string& name);
 
  private:
   struct Entry {
     DType dtype;
     uint64_t count;
-    std::vector<uint8_t> bytes;
+    std::shared_ptr<void> values;  // a std::vector of the dtype's type
   };
+  template <typename T>
+  std::vector<T>& values_of(const std::string& name) const;
+  template <typename T>
+  static void* vector_of(Entry& e);
   std::string path_;
   std::map<std::string, Entry> entries_;
 };
