@@ -106,6 +106,7 @@ void ArrayFileWriter::add(const std::string& name, const std::vector<T>& values)
 
 template <typename T>
 void ArrayFileWriter::add(const std::string& name, std::vector<T>&& values) {
+  ADAQP_CHECK(!name.empty() && name.size() <= kMaxNameLength, "array name length");
   auto owned = std::make_shared<std::vector<T>>(std::move(values));
   add_view(name, *owned);
   entries_[name].owner = std::move(owned);

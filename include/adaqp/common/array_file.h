@@ -32,6 +32,8 @@ class ArrayFileWriter {
   // write() (a part's arrays, written from the part as it is: no second copy of its features).
   template <typename T>
   void add_view(const std::string& name, const std::vector<T>& values);
+  template <typename T>
+  void add_view(const std::string& name, const std::vector<T>&& values) = delete;  // would dangle
   // Writes to `path` via a temporary file, fsync and rename: a crash never leaves a half file.
   void write(const std::string& path) const;
 
@@ -50,6 +52,9 @@ class ArrayFileReader {
   // Reads and checks the whole file: InputError naming the file and the array on a bad magic,
   // truncation, trailing bytes or checksum mismatch.
   explicit ArrayFileReader(const std::string& path);
+  // Not copied: copies would share the arrays that take() hands over.
+  ArrayFileReader(const ArrayFileReader&) = delete;
+  ArrayFileReader& operator=(const ArrayFileReader&) = delete;
   bool has(const std::string& name) const { return entries_.count(name) != 0; }
   // Every array's name and element type, in name order.
   std::vector<std::pair<std::string, DType>> arrays() const;
