@@ -16,7 +16,8 @@
 #   links    benchmarks/links on the one GPU (its ranks over NCCL sockets) on the gpu profile's
 #            graph: Vanilla, AdaQP (objective seconds, the width solve beside the epoch) and AdaQP
 #            with the solve inline (before each epoch) at W=2 and 4, 3 alternated rounds (about 6
-#            minutes); MODES (e.g. adaqp-paper: the paper's objective) and ROUNDS override.
+#            minutes); MODES (e.g. adaqp-paper: the paper's objective), MODELS (default gcn; sage)
+#            and ROUNDS override.
 # Run on the GPU machine through the shared on-device script (it builds on a machine's first call
 # and exports B), with the call's deadline; a step starts only while it leaves the step a minute:
 #   export ADAQP_DEADLINE=$(($(date +%s) + 570)); bash .gpu/on-device.sh bash scripts/gpu_session.sh checks pyg
@@ -130,8 +131,9 @@ step_profile() {
 
 step_links() {
   timeout "$(bounded 20)" env RATES=gpu NODES=1000000 AVG_DEGREE=50 FEAT=100 CLASSES=47 \
-    HIDDEN=256 WORKERS="2 4" MODELS=gcn MODES="${MODES:-vanilla adaqp adaqp-inline}" \
-    ROUNDS="${ROUNDS:-3}" EPOCHS=7 WARMUP=2 bash "$ROOT/benchmarks/links/run.sh" "$work/links" \
+    HIDDEN=256 WORKERS="2 4" MODELS="${MODELS:-gcn}" \
+    MODES="${MODES:-vanilla adaqp adaqp-inline}" ROUNDS="${ROUNDS:-3}" EPOCHS=7 WARMUP=2 \
+    bash "$ROOT/benchmarks/links/run.sh" "$work/links" \
     >"$OUT/links.txt" 2>&1 || status=1
   # A cut run still leaves its finished rounds: summarise them.
   [[ -f "$work/links/summary.md" ]] ||

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adaqp/quant/quant_math.h"
+#include "subnormals.h"
 
 namespace adaqp::quant {
 namespace {
@@ -106,6 +107,13 @@ TEST(QuantPacking, RoundTripsEveryWidthAndLength) {
       ASSERT_EQ(back, codes) << "b=" << bits << " d=" << d;
     }
   }
+}
+
+// The formulas below need IEEE subnormals on the thread that quantizes (here the test's own: these
+// rows are too small for the parallel loop). Run first in the suite, in the process's state after
+// the tests before it (on the GPU machine, CUDA's).
+TEST(QuantFormula, HostArithmeticKeepsSubnormals) {
+  EXPECT_TRUE(test::subnormals_kept()) << test::subnormal_report();
 }
 
 // Codes and metadata are exactly the documented formula: m = min, s and r from quant_row_params,
