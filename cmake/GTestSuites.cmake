@@ -27,11 +27,15 @@ function(adaqp_gtest_suites target)
   foreach(entry IN LISTS ARGN)
     string(APPEND env " \"${entry}\"")
   endforeach()
-  # Read by ctest: one add_test per suite of the last build's list.
+  # Read by ctest: one add_test per suite of the last build's list, each with an Open MPI session
+  # directory of its own (the layer tests' singleton MPI runs; tests/CMakeLists.txt says why).
+  set(sessions "${PROJECT_BINARY_DIR}/mpi-sessions/${target}")
   file(GENERATE OUTPUT "${include_file}" CONTENT "if(EXISTS \"${suites_file}\")
   include(\"${suites_file}\")
   foreach(suite IN LISTS suites)
-    add_test(\"\${suite}\" \"${CMAKE_COMMAND}\" -E env${env} \"$<TARGET_FILE:${target}>\"
+    file(MAKE_DIRECTORY \"${sessions}/\${suite}\")
+    add_test(\"\${suite}\" \"${CMAKE_COMMAND}\" -E env${env}
+             \"OMPI_MCA_orte_tmpdir_base=${sessions}/\${suite}\" \"$<TARGET_FILE:${target}>\"
              \"--gtest_filter=\${suite}.*\")
     set_tests_properties(\"\${suite}\" PROPERTIES TIMEOUT 600
                          SKIP_REGULAR_EXPRESSION ADAQP_SKIPPED_TESTS)
