@@ -1,5 +1,5 @@
 """Where and how a benchmark ran: date, commit, machine, GPU and driver, CUDA, library versions,
-and the command. Every benchmark writes it beside its raw results, so that a figure can be traced
+the binary's compiler and flags, and the command. Every benchmark writes it beside its raw results, so that a figure can be traced
 to what produced it.
 
 Usage: provenance.py [--bin ADAQP] -- COMMAND...   (prints one JSON object)
@@ -67,6 +67,29 @@ def versions():
     return found
 
 
+def build_of(adaqp_bin):
+    """The compiler, its version and the flags of the CMake build that holds the binary (None
+    outside one): the same sources behave differently under a fast floating-point model."""
+    for d in Path(adaqp_bin).resolve().parents:
+        cache = d / "CMakeCache.txt"
+        if not cache.is_file():
+            continue
+        keys = ("CMAKE_CXX_COMPILER", "CMAKE_BUILD_TYPE", "CMAKE_CXX_FLAGS",
+                "CMAKE_CXX_FLAGS_RELEASE", "CMAKE_CUDA_COMPILER", "CMAKE_CUDA_FLAGS")
+        found = {}
+        for line in cache.read_text(errors="replace").splitlines():
+            name, _, value = line.partition("=")
+            if name.split(":")[0] in keys:
+                found[name.split(":")[0]] = value
+        for detected in sorted(d.glob("CMakeFiles/*/CMakeCXXCompiler.cmake"))[-1:]:
+            for line in detected.read_text(errors="replace").splitlines():
+                for key in ("CMAKE_CXX_COMPILER_ID", "CMAKE_CXX_COMPILER_VERSION"):
+                    if line.startswith("set(%s " % key):
+                        found[key] = line.split(None, 1)[1].rstrip(")").strip('"')
+        return found
+    return None
+
+
 def collect(command, adaqp_bin=None):
     commit = _run(["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=12"])
     info = {
@@ -84,6 +107,7 @@ def collect(command, adaqp_bin=None):
         # The commit of the tree the binary was built in (a baseline build may be another one's).
         info["adaqp_commit"] = _run(["git", "-C", str(Path(adaqp_bin).resolve().parent),
                                      "describe", "--always", "--dirty", "--abbrev=12"]) or None
+        info["build"] = build_of(adaqp_bin)
     return info
 
 
