@@ -9,8 +9,9 @@
 // layout when its widths change (ns a row, mixed widths).
 // The CPU's rows say which vector path ran (cpu_isa; ADAQP_MAX_CPU_ISA=scalar measures the scalar
 // one).
-// Usage: bench_quant [--rows N] [--dim D] [--threads T] [--repeats R]
-//        defaults: 1048576 rows, dim 256, all OpenMP threads, 5 repeats (median reported).
+// Usage: bench_quant [--rows N] [--dim D] [--threads T] [--repeats R] [--devices all|cpu|cuda]
+//        defaults: 1048576 rows, dim 256, all OpenMP threads, 5 repeats (median reported), all
+//        devices (cuda: the device codec only, checked against the CPU's bytes).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -47,6 +48,7 @@ struct Options {
   int64_t dim = 256;
   int threads = 0;  // 0: omp_get_max_threads()
   int repeats = 5;
+  std::string devices = "all";
 };
 
 Options parse(int argc, char** argv) {
@@ -56,8 +58,11 @@ Options parse(int argc, char** argv) {
   cli.add("--rows", &o.rows, "rows quantized")
       .add("--dim", &o.dim, "values per row")
       .add("--threads", &o.threads, "OpenMP threads (default: all)")
-      .add("--repeats", &o.repeats, "timed runs (median reported)");
+      .add("--repeats", &o.repeats, "timed runs (median reported)")
+      .add("--devices", &o.devices, "all, cpu or cuda: the codecs measured");
   cli.parse(argc, argv);
+  if (o.devices != "all" && o.devices != "cpu" && o.devices != "cuda")
+    throw adaqp::Error("--devices: '" + o.devices + "' is not all, cpu or cuda");
   if (o.threads == 0) o.threads = omp_get_max_threads();
   return o;
 }
@@ -253,14 +258,13 @@ void run_cuda(const Options& o, const std::vector<float>& x, const std::vector<i
 }
 #endif
 
-int run(const Options& o) {
-  const std::vector<float> x = make_rows(o.rows, o.dim);
-  std::vector<int64_t> gids(static_cast<size_t>(o.rows));
-  for (int64_t i = 0; i < o.rows; ++i) gids[static_cast<size_t>(i)] = i;
+// The CPU codec on one thread and on all: quantize+pack and unpack+dequantize at each width
+// against memcpy, then the host's cost of a block's layout.
+void run_cpu(const Options& o, const std::vector<float>& x, const std::vector<int64_t>& gids,
+             const QuantKey& key) {
   std::vector<float> y(x.size()), meta(2 * gids.size());
   std::vector<uint8_t> packed(
       static_cast<size_t>(o.rows * adaqp::quant::packed_row_bytes(o.dim, 8)));
-  const QuantKey key{1234, 1, 0, adaqp::RngStream::kQuantForward};
   std::vector<int> thread_counts = {1};
   if (o.threads > 1) thread_counts.push_back(o.threads);
   for (int threads : thread_counts) {
@@ -289,6 +293,15 @@ int run(const Options& o) {
     }
   }
   run_layout(o);
+}
+
+int run(const Options& o) {
+  const std::vector<float> x = make_rows(o.rows, o.dim);
+  std::vector<int64_t> gids(static_cast<size_t>(o.rows));
+  for (int64_t i = 0; i < o.rows; ++i) gids[static_cast<size_t>(i)] = i;
+  const QuantKey key{1234, 1, 0, adaqp::RngStream::kQuantForward};
+  if (o.devices != "cuda") run_cpu(o, x, gids, key);
+  if (o.devices == "cpu") return 0;
 #if ADAQP_WITH_CUDA
   run_cuda(o, x, gids, key);
 #else

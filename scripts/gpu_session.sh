@@ -13,11 +13,13 @@
 #   scale    benchmarks/scale with DEVICE=cuda on the same graph: GCN and GraphSAGE at W=1 and 2.
 #   profile  the gpu reproduction profile's throughput (the four modes at W=2 and 4, the paper's
 #            objective).
-#   links    benchmarks/links on the one GPU (its ranks over NCCL sockets) on the gpu profile's
-#            graph: Vanilla, AdaQP (objective seconds, the width solve beside the epoch) and AdaQP
-#            with the solve inline (before each epoch) at W=2 and 4, 3 alternated rounds (about 6
-#            minutes); MODES (e.g. adaqp-paper: the paper's objective), MODELS (default gcn; sage)
-#            and ROUNDS override.
+#   links    the device codec alone (bench_quant --devices cuda at the exchanges' widths 256 and
+#            47, about 10 s), then benchmarks/links on the one GPU (its ranks over NCCL sockets) on
+#            the gpu profile's graph: Vanilla, AdaQP (objective seconds, the width solve beside the
+#            epoch) and AdaQP with the solve inline (before each epoch) at W=2 and 4, 3 alternated
+#            rounds (about 6 minutes); MODES (e.g. adaqp-paper: the paper's objective; adaqp-p and
+#            adaqp-q: AdaQP's compute taken apart), MODELS (default gcn; sage), WORKERS and ROUNDS
+#            override.
 # Run on the GPU machine through the shared on-device script (it builds on a machine's first call
 # and exports B), with the call's deadline; a step starts only while it leaves the step a minute:
 #   export ADAQP_DEADLINE=$(($(date +%s) + 570)); bash .gpu/on-device.sh bash scripts/gpu_session.sh checks pyg
@@ -130,11 +132,18 @@ step_profile() {
 }
 
 step_links() {
+  mkdir -p "$work/links"
+  # The device codec alone first, on the idle GPU: the exchanges' row widths here (256 and 47).
+  for dim in 256 47; do
+    timeout "$(bounded 20)" "$B/benchmarks/bench_quant" --devices cuda --dim "$dim" \
+      --rows 1048576
+  done >"$work/links/codec.jsonl" 2>&1 || status=1
+  grep '^#' "$work/links/codec.jsonl" >"$OUT/links.txt"
   timeout "$(bounded 20)" env RATES=gpu NODES=1000000 AVG_DEGREE=50 FEAT=100 CLASSES=47 \
-    HIDDEN=256 WORKERS="2 4" MODELS="${MODELS:-gcn}" \
+    HIDDEN=256 WORKERS="${WORKERS:-2 4}" MODELS="${MODELS:-gcn}" \
     MODES="${MODES:-vanilla adaqp adaqp-inline}" ROUNDS="${ROUNDS:-3}" EPOCHS=7 WARMUP=2 \
     bash "$ROOT/benchmarks/links/run.sh" "$work/links" \
-    >"$OUT/links.txt" 2>&1 || status=1
+    >>"$OUT/links.txt" 2>&1 || status=1
   # A cut run still leaves its finished rounds: summarise them.
   [[ -f "$work/links/summary.md" ]] ||
     python3 "$ROOT/benchmarks/links/summarise.py" "$work/links/runs.jsonl" "$work/links" \

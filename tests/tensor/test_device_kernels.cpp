@@ -228,11 +228,14 @@ std::vector<T> to_host(const at::Tensor& t) {
 TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
   ADAQP_REQUIRE_CUDA_DEVICE();
   const quant::QuantKey key{77, 5, 2, RngStream::kQuantForward};
-  // d = 48: one 16-element block after the CPU's vector group; 600: lanes that wrap past 32 blocks.
-  for (int64_t d : {1, 7, 48, 64, 129, 600}) {
-    // 600,000 rows: more than one grid of the row kernels (65,535 blocks of 8 rows) covers.
-    for (int64_t n : {1, 40, 1000, 600000}) {
-      if (n > 1000 && d > 7) continue;
+  // Rows of every lane count of the encoder (G = 1, 1, 2, 4, 4, 4, 8, 16, 16, 32 lanes a row, the
+  // smallest power of two covering its 16-element blocks); d = 48: one block after the CPU's
+  // vector group; 600: lanes that wrap past 32 blocks.
+  for (int64_t d : {1, 7, 20, 47, 48, 64, 100, 129, 256, 600}) {
+    // 17,000,000 rows of d = 1: more than one grid of either kernel covers (65,535 blocks of 256
+    // rows, or of 256 four-element groups).
+    for (int64_t n : {1, 40, 1000, 600000, 17000000}) {
+      if ((n > 1000 && d > 7) || (n > 600000 && d > 1)) continue;
       const int64_t rows = n + 5;
       std::vector<float> src = random_rows(rows, d, static_cast<uint32_t>(d + n));
       for (int64_t e = 0; e < d; ++e) src[e] = 0.25f;  // a constant row
