@@ -10,7 +10,8 @@
 #   pyg      benchmarks/pyg_compare at ogbn-products' shape (2,449,029 nodes, degree 50, 100
 #            features, 47 classes), W=1, both like-for-like pairs, 3 alternated rounds; MODELS
 #            (default gcn) and ROUNDS override.
-#   scale    benchmarks/scale with DEVICE=cuda on the same graph: GCN and GraphSAGE at W=1 and 2.
+#   scale    benchmarks/scale with DEVICE=cuda on the same graph: GCN and GraphSAGE at W=1 and 2;
+#            MODELS and WORKERS override.
 #   profile  the gpu reproduction profile's throughput (the four modes at W=2 and 4, the paper's
 #            objective).
 #   links    the device codec alone (bench_quant --devices cuda at the exchanges' widths 256 and
@@ -62,8 +63,8 @@ pack() {
 # run of pyg_compare starts its runs.jsonl afresh: not over an earlier pyg step's).
 products_graph() {
   [[ -d "$work/pyg/$graph_name-p1" ]] && return 0
-  ROUNDS=0 timeout "$(bounded 20)" bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" \
-    >"$work/graph.log" 2>&1
+  ROUNDS=0 WORKERS=1 timeout "$(bounded 20)" \
+    bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" >"$work/graph.log" 2>&1
 }
 
 step_checks() {
@@ -103,7 +104,7 @@ step_checks() {
 step_pyg() {
   [[ -d "$work/pyg/$graph_name-p1" ]] || products_graph
   timeout "$(bounded 20)" env MODELS="${MODELS:-gcn}" ROUNDS="${ROUNDS:-3}" WARMUP=2 \
-    EPOCHS=5 THREADS=16 bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" >"$OUT/pyg.txt" 2>&1 ||
+    EPOCHS=5 THREADS=16 WORKERS=1 bash "$ROOT/benchmarks/pyg_compare/run.sh" "$work/pyg" >"$OUT/pyg.txt" 2>&1 ||
     status=1
   # A cut run still leaves its finished rounds: summarise them.
   [[ -f "$work/pyg/summary.md" ]] ||
