@@ -22,33 +22,49 @@ bool stored(float v) {
 
 }  // namespace
 
-void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, int64_t rows,
-                       int64_t dim) {
+std::optional<FeatureCsr> smaller_as_csr(const float* base, const int64_t* row_ids, int64_t rows,
+                                         int64_t dim) {
+  const auto row = [&](int64_t i) { return base + (row_ids == nullptr ? i : row_ids[i]) * dim; };
   int64_t nonzero = 0;
-  for (const float v : features) nonzero += stored(v) ? 1 : 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* x = row(i);
+    for (int64_t j = 0; j < dim; ++j) nonzero += stored(x[j]) ? 1 : 0;
+  }
   // CSR costs 8 bytes a stored value (column and value) and 8 a row; dense 4 a value.
-  if (8 * nonzero + 8 * (rows + 1) >= 4 * rows * dim) {
-    w.add_view(kDense, features);
+  if (8 * nonzero + 8 * (rows + 1) >= 4 * rows * dim) return std::nullopt;
+  FeatureCsr csr;
+  csr.indptr.reserve(static_cast<size_t>(rows) + 1);
+  csr.columns.reserve(static_cast<size_t>(nonzero));
+  csr.values.reserve(static_cast<size_t>(nonzero));
+  csr.indptr.push_back(0);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* x = row(i);
+    for (int64_t j = 0; j < dim; ++j) {
+      if (!stored(x[j])) continue;
+      csr.columns.push_back(static_cast<int32_t>(j));
+      csr.values.push_back(x[j]);
+    }
+    csr.indptr.push_back(static_cast<int64_t>(csr.columns.size()));
+  }
+  return csr;
+}
+
+void add_part_features(ArrayFileWriter& w, const Part& p) {
+  if (p.feature_csr) {
+    w.add_view(kIndptr, p.feature_csr->indptr);
+    w.add_view(kColumns, p.feature_csr->columns);
+    w.add_view(kValues, p.feature_csr->values);
     return;
   }
-  std::vector<int64_t> indptr{0};
-  std::vector<int32_t> columns;
-  std::vector<float> values;
-  indptr.reserve(static_cast<size_t>(rows) + 1);
-  columns.reserve(static_cast<size_t>(nonzero));
-  values.reserve(static_cast<size_t>(nonzero));
-  for (int64_t i = 0; i < rows; ++i) {
-    const float* row = features.data() + i * dim;
-    for (int64_t j = 0; j < dim; ++j) {
-      if (!stored(row[j])) continue;
-      columns.push_back(static_cast<int32_t>(j));
-      values.push_back(row[j]);
-    }
-    indptr.push_back(static_cast<int64_t>(columns.size()));
+  std::optional<FeatureCsr> csr =
+      smaller_as_csr(p.features.data(), nullptr, p.num_owned(), p.feat_dim);
+  if (!csr) {
+    w.add_view(kDense, p.features);
+    return;
   }
-  w.add(kIndptr, std::move(indptr));
-  w.add(kColumns, std::move(columns));
-  w.add(kValues, std::move(values));
+  w.add(kIndptr, std::move(csr->indptr));
+  w.add(kColumns, std::move(csr->columns));
+  w.add(kValues, std::move(csr->values));
 }
 
 void read_part_features(ArrayFileReader& in, const PartChecker& check, Part& p) {

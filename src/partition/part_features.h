@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "adaqp/common/array_file.h"
@@ -14,10 +15,16 @@
 
 namespace adaqp {
 
-// Adds `features` (rows x dim, row-major) to `w` in the smaller of the two encodings; dense, as a
-// view (ArrayFileWriter::add_view): `features` must outlive w's writing.
-void add_part_features(ArrayFileWriter& w, const std::vector<float>& features, int64_t rows,
-                       int64_t dim);
+// Rows of `dim` features, row i at base + (row_ids[i] or, where row_ids is null, i) * dim, as
+// CSR where that encoding is the smaller one, else nothing: counted first, so the CSR is built
+// without a dense copy of the rows.
+std::optional<FeatureCsr> smaller_as_csr(const float* base, const int64_t* row_ids, int64_t rows,
+                                         int64_t dim);
+
+// Adds p's features to `w` in the smaller of the two encodings: p.feature_csr as it is, or
+// p.features dense or converted; as views (ArrayFileWriter::add_view) where they are p's own
+// arrays: p must outlive w's writing.
+void add_part_features(ArrayFileWriter& w, const Part& p);
 
 // Sets p.features (dense) or p.feature_csr to the features `in` holds, one row of p.feat_dim per
 // owned node (p.owned_gid: their global ids, for messages); InputError through `check` where both

@@ -89,8 +89,7 @@ void write_part_file(const Part& p, const std::string& path) {
   w.add_view("halo_out_degree", p.halo_out_degree);
   w.add_view("send_offsets", p.send_offsets);
   w.add_view("send_idx", p.send_idx);
-  ADAQP_CHECK(!p.feature_csr, "write_part_file: a part built with dense features");
-  add_part_features(w, p.features, p.num_owned(), p.feat_dim);
+  add_part_features(w, p);
   w.add_view("labels", p.labels);
   w.add_view("multilabels", p.multilabels);
   w.add_view("global_split_counts", p.global_split_counts);

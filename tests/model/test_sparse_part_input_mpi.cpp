@@ -81,7 +81,8 @@ TEST_P(SparsePartInput, HoldsWhatTheDensePartGives) {
   Part from_file = load_part(tmp.str("part"), comm->rank(), comm->size());
   // Not fatal before the collective constructors below: one rank returning would hang the others.
   EXPECT_TRUE(from_file.feature_csr.has_value()) << "the part file must hold CSR features";
-  const Part dense_part = build_part(g, assign_parts(g, popt), comm->rank());
+  Part dense_part = build_part(g, assign_parts(g, popt), comm->rank());
+  densify_features(dense_part);
   EXPECT_EQ(from_file.owned_gid, dense_part.owned_gid);
 
   const bool gat = c.type == ModelType::kGat;

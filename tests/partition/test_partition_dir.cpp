@@ -162,14 +162,28 @@ TEST(PartitionStore, SparseFeaturesAreStoredAsCsrAndReadBackBitForBit) {
     const test::Arrays dense = test::read_all((fs::path(dense_dir) / part).string());
     EXPECT_EQ(dense.count("features"), 1u);
     EXPECT_EQ(dense.count("feature_indptr"), 0u);
-    const Part built = build_part(sparse, owner, r);
+    // build_part gives the part as its file holds it: CSR, without a dense copy of its rows.
+    Part built = build_part(sparse, owner, r);
     Part loaded = load_part(sparse_dir, r, 3);
     ASSERT_TRUE(loaded.feature_csr.has_value()) << "part " << r;
+    ASSERT_TRUE(built.feature_csr.has_value()) << "part " << r;
     EXPECT_TRUE(loaded.features.empty());
+    EXPECT_TRUE(built.features.empty());
+    EXPECT_EQ(loaded.feature_csr->indptr, built.feature_csr->indptr);
+    EXPECT_EQ(loaded.feature_csr->columns, built.feature_csr->columns);
+    // The same file whether the writer gets the CSR or the dense rows (which it encodes itself).
+    const fs::path from_csr = tmp.path() / fmt::format("csr-{}.bin", r);
+    const fs::path from_dense = tmp.path() / fmt::format("dense-{}.bin", r);
+    write_part_file(built, from_csr.string());
+    densify_features(built);
+    write_part_file(built, from_dense.string());
+    EXPECT_EQ(bytes_of(from_csr), bytes_of(from_dense)) << "part " << r;
+    EXPECT_EQ(bytes_of(from_csr), bytes_of(fs::path(sparse_dir) / part)) << "part " << r;
     densify_features(loaded);
     EXPECT_FALSE(loaded.feature_csr.has_value());
     expect_same_part(loaded, built);
     EXPECT_FALSE(load_part(dense_dir, r, 3).feature_csr.has_value());
+    EXPECT_FALSE(build_part(generate_graph(o), owner, r).feature_csr.has_value());
     ASSERT_EQ(loaded.features.size(), built.features.size());
     EXPECT_EQ(std::memcmp(loaded.features.data(), built.features.data(),
                           built.features.size() * sizeof(float)),

@@ -89,7 +89,9 @@ struct Part {
 void densify_features(Part& p);
 
 // Builds part `rank` from the whole graph and the owner of every node (owner ids in [0, W), where W
-// = num_parts = 1 + the largest owner id). Degrees are g's in/out degrees.
+// = num_parts = 1 + the largest owner id). Degrees are g's in/out degrees. Its features as its part
+// file holds them: in `feature_csr` where that encoding is the smaller (mostly-zero rows), else
+// dense in `features`.
 Part build_part(const Graph& g, const std::vector<int32_t>& owner, int rank);
 
 }  // namespace adaqp
