@@ -329,7 +329,7 @@ void check_unbiased(const std::vector<float>& x, int bits, int draws, const std:
   const float hi = *std::max_element(x.begin(), x.end());
   const RowParams p = quant_row_params(lo, hi, bits);
   ASSERT_TRUE(p.ok) << label;
-  std::vector<double> sum(d, 0.0), sum_sq(d, 0.0);
+  std::vector<double> sum(d, 0.0);
   std::vector<int> ups(d, 0);
   for (int k = 0; k < draws; ++k) {
     const QuantKey key{2024, static_cast<uint32_t>(k), 1, RngStream::kQuantForward};
@@ -344,7 +344,6 @@ void check_unbiased(const std::vector<float>& x, int bits, int draws, const std:
       ASSERT_TRUE(codes[e] == whole || codes[e] == whole + 1) << label << " e=" << e;
       ups[e] += codes[e] == whole + 1 ? 1 : 0;
       sum[e] += y[e];
-      sum_sq[e] += static_cast<double>(y[e]) * y[e];
     }
   }
   const double s = p.s;
@@ -364,9 +363,9 @@ void check_unbiased(const std::vector<float>& x, int bits, int draws, const std:
         << label << " e=" << e;
     EXPECT_LE(std::abs(mean - (p.m + s * t)), 6.0 * std::sqrt(s * s / 4.0 / draws) + rounding)
         << label << " e=" << e;
-    const double var = sum_sq[e] / draws - mean * mean;
-    EXPECT_LE(var, (s + 2.0 * rounding) * (s + 2.0 * rounding) / 4.0 + 1e-12 * scale * scale)
-        << label << " e=" << e;
+    // No separate variance check: every draw is one of two codes a step apart (asserted above),
+    // so the variance is freq (1 - freq) s^2 <= s^2 / 4 (section 5's bound) whatever the encoder
+    // does, and the rounding frequency checked above is what decides it.
   }
 }
 
