@@ -32,9 +32,6 @@ constexpr int kCandidates = 257;
 constexpr Direction kDirs[2] = {Direction::kForward, Direction::kBackward};
 // The widths exchange (AdaptivePolicy::distribute) sends a message width in 2 bits.
 static_assert(quant::kNumMessageWidths == 4, "a message width code is 2 bits");
-// Epochs an exchange stays at full precision before one epoch re-measures it
-// (AdaptivePolicy::plan).
-constexpr int kRefreshEpochs = 50;
 std::vector<MessageBits>& plan_bits(QuantPlan& plan, Direction dir) {
   return dir == Direction::kForward ? plan.forward : plan.backward;
 }

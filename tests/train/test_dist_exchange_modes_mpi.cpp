@@ -1,9 +1,10 @@
 // The exchange modes on W = mpirun's world size workers (docs/design.md, sections 4, 5 and 7):
 // overlap reproduces vanilla, quantized runs with and without overlap are bit-identical, the
-// feature cache changes only the bytes sent, quantized blocks are exactly the packed size plus
-// metadata, both ends of a random-scheme exchange agree on every message's width, the cover layout
-// reproduces the rows layout with fewer rows, and the overlapped exchange really progresses while
-// the caller computes (timestamps of the exchanger).
+// feature cache changes only the bytes sent, evaluation is at full precision in every mode,
+// quantized blocks are exactly the packed size plus metadata, both ends of a random-scheme exchange
+// agree on every message's width, the cover layout reproduces the rows layout with fewer rows, and
+// the overlapped exchange really progresses while the caller computes (timestamps of the
+// exchanger).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "adaqp/assign/bit_widths.h"
@@ -26,6 +28,8 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/quantizer.h"
+#include "adaqp/train/checkpoint.h"
+#include "adaqp/train/predictions.h"
 #include "adaqp/train/trainer.h"
 #include "dense_reference.h"
 #include "mpi_skip.h"
@@ -130,6 +134,33 @@ TEST(ExchangeModes, FeatureCacheChangesOnlyTheBytes) {
   }
   if (comm->size() > 1) {
     EXPECT_GT(layer0, 0);
+  }
+}
+
+// Evaluation runs at full precision in every mode: the parameters a quantized run trained, put
+// into a Vanilla trainer, score there what they scored in the quantized one (loss and accuracies
+// to the bit) and predict the same classes. An evaluation through the training's widths would add
+// their noise to every reported score.
+TEST(ExchangeModes, EvaluationIsAtFullPrecisionInEveryMode) {
+  const auto comm = test::world_comm();
+  const Graph g = test::small_graph(240, 24);
+  for (const auto& [mode, scheme] : {std::pair{"quant", "uniform"}, std::pair{"adaqp", "random"},
+                                     std::pair{"adaqp", "adaptive"}}) {
+    const std::string what = std::string(mode) + ", " + scheme;
+    TrainerOptions opt = options(mode, scheme, 2, false);
+    // The adaptive scheme's link model given (a slow link: it quantizes), not probed.
+    for (int r = 0; r < comm->size(); ++r) opt.link_costs.push_back({1e-5, 1e-7});
+    Trainer quantized(test::my_part(g, *comm), *comm, opt);
+    for (int e = 1; e <= kEpochs; ++e) quantized.train_epoch(e);
+    Trainer vanilla(test::my_part(g, *comm), *comm, options("vanilla", "uniform", 8, false));
+    vanilla.restore(quantized.snapshot(kEpochs));
+    ASSERT_EQ(vanilla.parameter_values(), quantized.parameter_values()) << what;
+    const EvalScores q = quantized.evaluate(), v = vanilla.evaluate();
+    EXPECT_EQ(q.valid_loss, v.valid_loss) << what;
+    EXPECT_EQ(q.train, v.train) << what;
+    EXPECT_EQ(q.valid, v.valid) << what;
+    EXPECT_EQ(q.test, v.test) << what;
+    EXPECT_EQ(quantized.predict().bytes, vanilla.predict().bytes) << what;
   }
 }
 
@@ -361,6 +392,35 @@ TEST(ExchangeOverlap, LocalAggregationRunsWhileASlowPeerDelaysTheExchange) {
       EXPECT_GT(t.completed_s - t.started_s, 0.1) << "the exchange did not wait for rank 0";
     } else {
       EXPECT_GT(local_done, t.completed_s) << "vanilla started A_local before the exchange ended";
+    }
+  }
+}
+
+// Received partial gradients are added peer by peer in rank order (docs/design.md, section 7),
+// never as they arrive: with each rank in turn starting its backward exchange 100 ms after the
+// others, every rank's input gradient comes out the same to the bit, overlapped or not. The rows'
+// scales span six orders of magnitude, so float sums taken in another order differ.
+TEST(ExchangeOverlap, BackwardSumsDoNotDependOnTheOrderPeersArrive) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 3);
+  const Graph g = test::small_graph(400, 29);
+  for (bool overlap : {true, false}) {
+    DistGraphOptions opt;
+    opt.norm = &conv_norm(ModelType::kGcn);
+    opt.overlap = overlap;
+    DistGraph graph(test::my_part(g, *comm), *comm, opt);
+    const int64_t d = 8;
+    const at::Tensor scale =
+        at::pow(10.0, at::arange(graph.num_owned(), at::kFloat).remainder(7) - 3).unsqueeze(1);
+    const at::Tensor grad = (test::random_matrix(graph.num_owned(), d, 9) * scale).contiguous();
+    std::vector<at::Tensor> dh;
+    for (int late = 0; late < comm->size(); ++late) {
+      dh.push_back(at::empty_like(grad));
+      comm->barrier();
+      if (comm->rank() == late) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      graph.aggregate_backward(grad.data_ptr<float>(), d, dh.back().data_ptr<float>(), 1);
+      ASSERT_TRUE(at::equal(dh.back(), dh.front()))
+          << (overlap ? "overlapped" : "vanilla") << ", rank " << late << " late";
     }
   }
 }

@@ -10,14 +10,15 @@
 // time bounds [tmin, tmax] without communicating. One collective per solve then gathers each
 // rank's variance bounds and its prefix variances (BudgetSolver::prefix_variance) at 257 budgets
 // evenly over [tmin, tmax], every layer and direction together; every rank sums them in rank
-// order and takes the same, first best budget (resolution (tmax - tmin) / 256: on synthetic
-// problems within 0.02% of the objective of the exact sweep, BudgetSolver::best_budget). The
-// objective at a budget counts the budget itself as the exchange time. Each sender then fills the
-// budget greedily (BudgetSolver::assign) and sends every receiver the widths of its messages,
-// 2 bits per message, in one small exchange: two synchronisations per solve. With solver exact,
-// rank 0 gathers all messages, solves the MILP and broadcasts the widths. Deterministic without
-// the measured times (constructor): the same traces, model and options give the same widths on
-// every run.
+// order and takes the same, first best budget (resolution (tmax - tmin) / 256: a larger budget
+// never raises a greedy prefix's variance, so the objective is at most (1 - lambda) / 256 above the
+// exact sweep's, BudgetSolver::best_budget; on the test graphs 0-6% of the objective, the MILP's
+// optimum being the sweep's). The objective at a budget counts the budget itself as the exchange
+// time. Each sender then fills the budget greedily (BudgetSolver::assign) and sends every receiver
+// the widths of its messages, 2 bits per message, in one small exchange: two synchronisations per
+// solve. With solver exact, rank 0 gathers all messages, solves the MILP and broadcasts the widths.
+// Deterministic without the measured times (constructor): the same traces, model and options give
+// the same widths on every run.
 //
 // Exposed time: in the overlapped modes the receivers work while an exchange is in flight, and the
 // epoch waits only for what is left. Each exchange's hidden time (AssignProblem::hidden_s) is, in
@@ -100,6 +101,10 @@ void validate(const AdaptiveOptions& opt);
 
 class AdaptivePolicy : public BitPolicy {
  public:
+  // Epochs an exchange stays at full precision before one epoch at the largest width re-measures
+  // it (plan()).
+  static constexpr int kRefreshEpochs = 50;
+
   // Collective (one exchange of the forward coefficient sums, one of the backward ones with a send
   // matrix; the clock offset to rank 0, clock_offset.h). `boundary`, `a_halo` (the normalised
   // adjacency's halo block over the boundary's received rows, host memory) and `comm` must outlive
