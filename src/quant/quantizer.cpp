@@ -9,6 +9,7 @@
 #include "adaqp/common/philox_rows.h"
 #include "adaqp/common/vector_clones.h"
 #include "adaqp/quant/quant_math.h"
+#include "ieee_subnormals.h"
 #include "packing.h"
 
 #if ADAQP_X86_PATHS
@@ -280,6 +281,7 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
     constexpr int B = decltype(b)::value;
 #pragma omp parallel if (n * d > kParallelElements)
     {
+      const detail::IeeeSubnormals ieee;
       RowScratch scratch(d);
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i) {
@@ -306,16 +308,20 @@ void copy_full_precision_rows(const float* src, int64_t d, const int64_t* row_in
   ADAQP_CHECK(d > 0 && n >= 0, "row width " + std::to_string(d) + ", rows " + std::to_string(n));
   const size_t row_bytes = sizeof(float) * static_cast<size_t>(d);
   int64_t first_bad = n;
-#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
-    const float* x = src + (row_index == nullptr ? i : row_index[i]) * d;
-    float lo = 0.0f, hi = 0.0f;
-    if (!row_min_max(x, d, lo, hi)) {
+#pragma omp parallel if (n * d > kParallelElements)
+  {
+    const detail::IeeeSubnormals ieee;
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const float* x = src + (row_index == nullptr ? i : row_index[i]) * d;
+      float lo = 0.0f, hi = 0.0f;
+      if (!row_min_max(x, d, lo, hi)) {
 #pragma omp critical(adaqp_copy_first_bad)
-      first_bad = std::min(first_bad, i);
+        first_bad = std::min(first_bad, i);
+      }
+      std::memcpy(out + row_bytes * i, x, row_bytes);
+      if (ranges != nullptr) ranges[i] = full_precision_range(lo, hi);
     }
-    std::memcpy(out + row_bytes * i, x, row_bytes);
-    if (ranges != nullptr) ranges[i] = full_precision_range(lo, hi);
   }
   if (first_bad < n) {
     const int64_t row = row_index == nullptr ? first_bad : row_index[first_bad];
@@ -329,9 +335,14 @@ void dequantize_rows(const uint8_t* packed, const uint8_t* meta, int64_t n, int6
   const int64_t row_bytes = packed_row_bytes(d, bits);
   dispatch_bits(bits, [&](auto b) {
     constexpr int B = decltype(b)::value;
-#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
-    for (int64_t i = 0; i < n; ++i) {
-      dequantize_row<B, false>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d, dst + i * d);
+#pragma omp parallel if (n * d > kParallelElements)
+    {
+      const detail::IeeeSubnormals ieee;
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        dequantize_row<B, false>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d,
+                                 dst + i * d);
+      }
     }
   });
 }
@@ -342,10 +353,14 @@ void dequantize_scatter_add(const uint8_t* packed, const uint8_t* meta, int64_t 
   const int64_t row_bytes = packed_row_bytes(d, bits);
   dispatch_bits(bits, [&](auto b) {
     constexpr int B = decltype(b)::value;
-#pragma omp parallel for schedule(static) if (n * d > kParallelElements)
-    for (int64_t i = 0; i < n; ++i) {
-      dequantize_row<B, true>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d,
-                              dst + row_index[i] * d);
+#pragma omp parallel if (n * d > kParallelElements)
+    {
+      const detail::IeeeSubnormals ieee;
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        dequantize_row<B, true>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d,
+                                dst + row_index[i] * d);
+      }
     }
   });
 }

@@ -15,6 +15,10 @@
 #include "adaqp/quant/quant_math.h"
 #include "subnormals.h"
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 namespace adaqp::quant {
 namespace {
 
@@ -109,12 +113,64 @@ TEST(QuantPacking, RoundTripsEveryWidthAndLength) {
   }
 }
 
-// The formulas below need IEEE subnormals on the thread that quantizes (here the test's own: these
-// rows are too small for the parallel loop). Run first in the suite, in the process's state after
-// the tests before it (on the GPU machine, CUDA's).
+// The process computes with IEEE subnormals (checked first in the suite, in the process's state
+// after the tests before it; on the GPU machine, CUDA's). The codec no longer depends on it (it
+// clears the bits for its own calls: SubnormalsHoldWhereTheCallingThreadsFlushThem below); a
+// failure here says a library the process loaded sets them, and every other float result on the CPU
+// may then differ from IEEE's.
 TEST(QuantFormula, HostArithmeticKeepsSubnormals) {
   EXPECT_TRUE(test::subnormals_kept()) << test::subnormal_report();
 }
+
+#if defined(__x86_64__)
+// The codec computes with IEEE subnormals whatever the calling threads' MXCSR: with flush-to-zero
+// and denormals-are-zero set on the caller and on the threads of its team (as a library built with
+// -ffast-math leaves them), rows of subnormal range, alone and among others, give the bytes, ranges
+// and values they give with both bits clear, on one thread and on three; the bits are the caller's
+// again afterwards.
+TEST(QuantFormula, SubnormalsHoldWhereTheCallingThreadsFlushThem) {
+  constexpr unsigned kFlush = 0x8040u;  // FTZ and DAZ
+  const int64_t d = 33, n = 2100;       // n*d above the parallel threshold
+  std::vector<float> src = random_rows(n, d, -2.5f, 4.0f, 71);
+  for (int64_t i = 0; i < n; i += 2) {
+    for (int64_t e = 0; e < d; ++e) src[i * d + e] *= 1.0e-39f;
+  }
+  const std::vector<int64_t> gids = iota_ids(n, 9);
+  const QuantKey key{0x5eed, 4, 1, RngStream::kQuantForward};
+  const int saved_threads = omp_get_max_threads();
+  const unsigned saved_csr = _mm_getcsr();
+  for (int bits : kBitWidths) {
+    for (int threads : {1, 3}) {
+      omp_set_num_threads(threads);
+      const Quantized ieee = quantize(src, d, nullptr, gids, bits, key);
+      const std::vector<float> values = dequantize(ieee, n, d, bits);
+      std::vector<uint8_t> full(static_cast<size_t>(n * d) * sizeof(float));
+      std::vector<float> full_ranges(static_cast<size_t>(n));
+      copy_full_precision_rows(src.data(), d, nullptr, gids.data(), n, key, full.data(),
+                               full_ranges.data());
+#pragma omp parallel
+      _mm_setcsr(_mm_getcsr() | kFlush);
+      const Quantized flushed = quantize(src, d, nullptr, gids, bits, key);
+      const std::vector<float> flushed_values = dequantize(flushed, n, d, bits);
+      std::vector<float> flushed_ranges(static_cast<size_t>(n));
+      copy_full_precision_rows(src.data(), d, nullptr, gids.data(), n, key, full.data(),
+                               flushed_ranges.data());
+      const unsigned after = _mm_getcsr();
+#pragma omp parallel
+      _mm_setcsr(saved_csr);
+      EXPECT_EQ(after & kFlush, kFlush) << "the caller's bits were not restored";
+      EXPECT_EQ(flushed.meta, ieee.meta) << "b=" << bits << ", " << threads << " threads";
+      EXPECT_EQ(flushed.packed, ieee.packed) << "b=" << bits << ", " << threads << " threads";
+      EXPECT_EQ(flushed.ranges, ieee.ranges) << "b=" << bits << ", " << threads << " threads";
+      EXPECT_EQ(flushed_values, values) << "b=" << bits << ", " << threads << " threads";
+      EXPECT_EQ(flushed_ranges, full_ranges) << threads << " threads";
+      ASSERT_GT(ieee.meta[1], 0.0f);  // row 0: a subnormal step, not a constant row
+      ASSERT_LT(ieee.meta[1], FLT_MIN);
+    }
+  }
+  omp_set_num_threads(saved_threads);
+}
+#endif
 
 // Codes and metadata are exactly the documented formula: m = min, s and r from quant_row_params,
 // and code e from byte e % 4 (low byte first) of word (e / 4) % 4 of philox_block(..., gid,

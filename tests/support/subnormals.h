@@ -1,8 +1,9 @@
 // Whether the calling thread computes with IEEE subnormals: false where it flushes subnormal
-// results to zero or reads subnormal inputs as zero (the MXCSR's FTZ or DAZ bits on x86). The
-// codec's definition (docs/design.md section 5) needs them: the CPU codec would otherwise differ
-// from the GPU's. Libraries built with -ffast-math turn these bits on as they load. The report
-// names the control register and each operation's result, for a failure on a machine not at hand.
+// results to zero or reads subnormal inputs as zero (the MXCSR's FTZ or DAZ bits on x86).
+// Libraries built with -ffast-math turn these bits on as they load; the CPU codec clears them for
+// its own calls (src/quant/ieee_subnormals.h), the rest of the CPU's arithmetic does not. The
+// report names the control register and each operation's result, for a failure on a machine not at
+// hand.
 #pragma once
 
 #include <cstdio>
