@@ -777,8 +777,9 @@ INSTANTIATE_TEST_SUITE_P(Solvers, SlowLink,
 // without its coefficients would move its widths off it. The fast solve takes the best of 257
 // budgets evenly over [tmin, tmax], each sender filling its own greedy prefix: a larger budget
 // never raises a prefix's variance, so the grid point above the exact sweep's best budget
-// (BudgetSolver::best_budget, serial, within 0.5% of the MILP) costs at most one step of time,
-// (1 - lambda) / 256 of the objective, more (on these graphs it took 0 to 6% of the objective).
+// (BudgetSolver::best_budget, serial, within 0.5% of the MILP) costs at most one grid step of time
+// more: (1 - lambda) / 256 of the objective (on these graphs the grid's solutions came 0 to 6% of
+// the objective above the sweep's).
 TEST(AdaptiveReferee, PolicyWidthsAreOptimalForWeightsFromTheDenseAdjacency) {
   const auto comm = test::world_comm();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
