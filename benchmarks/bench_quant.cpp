@@ -9,9 +9,15 @@
 // layout when its widths change (ns a row, mixed widths).
 // The CPU's rows say which vector path ran (cpu_isa; ADAQP_MAX_CPU_ISA=scalar measures the scalar
 // one).
-// Usage: bench_quant [--rows N] [--dim D] [--threads T] [--repeats R] [--devices all|cpu|cuda]
-//        defaults: 1048576 rows, dim 256, all OpenMP threads, 5 repeats (median reported), all
-//        devices (cuda: the device codec only, checked against the CPU's bytes).
+// --stride S > 1 measures the CPU codec on a send list's access pattern: the rows quantized are one
+// of every S rows of a table S times as large, at an irregular place within each S (ascending, as
+// a send list's local ids), and dequantized rows are added into such rows (dequantize_scatter_add,
+// as a receiver adds partial gradients); throughput still counts the rows quantized.
+// Usage: bench_quant [--rows N] [--dim D] [--threads T] [--repeats R] [--stride S]
+//                    [--devices all|cpu|cuda]
+//        defaults: 1048576 rows, dim 256, all OpenMP threads, 5 repeats (median reported), stride 1
+//        (contiguous rows), all devices (cuda: the device codec only, checked against the CPU's
+//        bytes).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -48,6 +54,7 @@ struct Options {
   int64_t dim = 256;
   int threads = 0;  // 0: omp_get_max_threads()
   int repeats = 5;
+  int64_t stride = 1;
   std::string devices = "all";
 };
 
@@ -59,11 +66,16 @@ Options parse(int argc, char** argv) {
       .add("--dim", &o.dim, "values per row")
       .add("--threads", &o.threads, "OpenMP threads (default: all)")
       .add("--repeats", &o.repeats, "timed runs (median reported)")
+      .add("--stride", &o.stride, "1: contiguous rows; S: one row of every S (a send list)")
       .add("--devices", &o.devices, "all, cpu or cuda: the codecs measured");
   cli.parse(argc, argv);
   if (o.devices != "all" && o.devices != "cpu" && o.devices != "cuda")
     throw adaqp::Error("--devices: '" + o.devices + "' is not all, cpu or cuda");
   if (o.threads == 0) o.threads = omp_get_max_threads();
+  if (o.stride < 1) throw adaqp::Error("--stride: " + std::to_string(o.stride) + " is below 1");
+  if (o.stride > 1 && o.devices != "cpu")
+    throw adaqp::Error("--stride " + std::to_string(o.stride) +
+                       " measures the CPU codec alone: add --devices cpu");
   return o;
 }
 
@@ -108,18 +120,22 @@ void parallel_copy(const float* src, float* dst, int64_t count) {
   }
 }
 
-// Mean squared error of y against x and the mean over rows of s^2/4 (the variance bound).
+// Mean squared error of y against x over the rows quantized (row i of the codec is row
+// rows_at[i] of both, or row i where rows_at is null) and the mean over rows of s^2/4 (the
+// variance bound).
 std::pair<double, double> round_trip_error(const std::vector<float>& x, const std::vector<float>& y,
-                                           const std::vector<float>& meta, int64_t dim) {
+                                           const int64_t* rows_at, const std::vector<float>& meta,
+                                           int64_t dim) {
   const auto rows = static_cast<int64_t>(meta.size() / 2);
   double sq = 0.0, bound = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : sq, bound)
   for (int64_t i = 0; i < rows; ++i) {
     const double s = meta[static_cast<size_t>(2 * i + 1)];
     bound += s * s / 4.0;
+    const int64_t row = rows_at == nullptr ? i : rows_at[i];
     for (int64_t e = 0; e < dim; ++e) {
-      const double diff = static_cast<double>(y[static_cast<size_t>(i * dim + e)]) -
-                          x[static_cast<size_t>(i * dim + e)];
+      const double diff = static_cast<double>(y[static_cast<size_t>(row * dim + e)]) -
+                          x[static_cast<size_t>(row * dim + e)];
       sq += diff * diff;
     }
   }
@@ -262,6 +278,14 @@ void run_cuda(const Options& o, const std::vector<float>& x, const std::vector<i
 // against memcpy, then the host's cost of a block's layout.
 void run_cpu(const Options& o, const std::vector<float>& x, const std::vector<int64_t>& gids,
              const QuantKey& key) {
+  // The send list of --stride: row i of the codec is row i * stride + (an irregular offset).
+  std::vector<int64_t> index;
+  for (int64_t i = 0; o.stride > 1 && i < o.rows; ++i) {
+    const uint64_t h = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+    index.push_back(i * o.stride +
+                    static_cast<int64_t>((h >> 32) % static_cast<uint64_t>(o.stride)));
+  }
+  const int64_t* rows_at = index.empty() ? nullptr : index.data();
   std::vector<float> y(x.size()), meta(2 * gids.size());
   std::vector<uint8_t> packed(
       static_cast<size_t>(o.rows * adaqp::quant::packed_row_bytes(o.dim, 8)));
@@ -271,18 +295,26 @@ void run_cpu(const Options& o, const std::vector<float>& x, const std::vector<in
     omp_set_num_threads(threads);
     const double copy_s =
         median_seconds(o.repeats, [&] { parallel_copy(x.data(), y.data(), o.rows * o.dim); });
-    const double copy_gbps = static_cast<double>(x.size()) * sizeof(float) / 1e9 / copy_s;
+    const double copy_gbps = static_cast<double>(o.rows * o.dim) * sizeof(float) / 1e9 / copy_s;
     for (int bits : {2, 4, 8}) {
       const double q_s = median_seconds(o.repeats, [&] {
-        adaqp::quant::quantize_rows(x.data(), o.dim, nullptr, gids.data(), o.rows, bits, key,
+        adaqp::quant::quantize_rows(x.data(), o.dim, rows_at, gids.data(), o.rows, bits, key,
                                     packed.data(), reinterpret_cast<uint8_t*>(meta.data()),
                                     nullptr);
       });
-      const double dq_s = median_seconds(o.repeats, [&] {
-        adaqp::quant::dequantize_rows(packed.data(), reinterpret_cast<const uint8_t*>(meta.data()),
-                                      o.rows, o.dim, bits, y.data());
-      });
-      const auto [mse, bound] = round_trip_error(x, y, meta, o.dim);
+      const auto* meta_bytes = reinterpret_cast<const uint8_t*>(meta.data());
+      const auto dequantize = [&] {
+        if (rows_at == nullptr) {
+          adaqp::quant::dequantize_rows(packed.data(), meta_bytes, o.rows, o.dim, bits, y.data());
+        } else {
+          adaqp::quant::dequantize_scatter_add(packed.data(), meta_bytes, o.rows, o.dim, bits,
+                                               rows_at, y.data());
+        }
+      };
+      const double dq_s = median_seconds(o.repeats, dequantize);
+      std::fill(y.begin(), y.end(), 0.0f);  // the added rows once, for the error
+      dequantize();
+      const auto [mse, bound] = round_trip_error(x, y, rows_at, meta, o.dim);
       const double wire = static_cast<double>(adaqp::quant::message_bytes(o.dim, bits)) /
                           static_cast<double>(o.dim * sizeof(float));
       const std::string extra =
@@ -296,7 +328,7 @@ void run_cpu(const Options& o, const std::vector<float>& x, const std::vector<in
 }
 
 int run(const Options& o) {
-  const std::vector<float> x = make_rows(o.rows, o.dim);
+  const std::vector<float> x = make_rows(o.rows * o.stride, o.dim);
   std::vector<int64_t> gids(static_cast<size_t>(o.rows));
   for (int64_t i = 0; i < o.rows; ++i) gids[static_cast<size_t>(i)] = i;
   const QuantKey key{1234, 1, 0, adaqp::RngStream::kQuantForward};

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "adaqp/common/prefetch.h"
 #include "adaqp/kernels/no_cuda.h"
 
 namespace adaqp::kernels {
@@ -19,6 +20,10 @@ void gather_rows(const Device& device, const float* src, int64_t cols, const int
   (void)stream;
 #pragma omp parallel for schedule(static) if (n * cols > 65536)
   for (int64_t i = 0; i < n; ++i) {
+    if (i + kPrefetchRows < n) {
+      prefetch_bytes(src + idx[i + kPrefetchRows] * cols,
+                     sizeof(float) * static_cast<size_t>(cols));
+    }
     std::memcpy(dst + i * cols, src + idx[i] * cols, sizeof(float) * static_cast<size_t>(cols));
   }
 }
@@ -36,6 +41,10 @@ void scatter_add_rows(const Device& device, const float* src, int64_t cols, cons
   (void)stream;
 #pragma omp parallel for schedule(static) if (n * cols > 65536)
   for (int64_t i = 0; i < n; ++i) {
+    if (i + kPrefetchRows < n) {
+      prefetch_bytes<true>(dst + idx[i + kPrefetchRows] * cols,
+                           sizeof(float) * static_cast<size_t>(cols));
+    }
     float* __restrict row = dst + idx[i] * cols;
     const float* __restrict add = src + i * cols;
 #pragma omp simd

@@ -7,6 +7,7 @@
 
 #include "adaqp/common/cpu_features.h"
 #include "adaqp/common/philox_rows.h"
+#include "adaqp/common/prefetch.h"
 #include "adaqp/common/vector_clones.h"
 #include "adaqp/quant/quant_math.h"
 #include "ieee_subnormals.h"
@@ -286,6 +287,10 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i) {
         const int64_t row = row_index == nullptr ? i : row_index[i];
+        if (row_index != nullptr && i + kPrefetchRows < n) {
+          prefetch_bytes(src + row_index[i + kPrefetchRows] * d,
+                         sizeof(float) * static_cast<size_t>(d));
+        }
         const bool ok = quantize_row<B>(
             src + row * d, d, static_cast<uint64_t>(gids[i]), key, scratch, packed + i * row_bytes,
             meta + kMetaBytesPerRow * i, ranges == nullptr ? nullptr : ranges + i);
@@ -313,6 +318,9 @@ void copy_full_precision_rows(const float* src, int64_t d, const int64_t* row_in
     const detail::IeeeSubnormals ieee;
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < n; ++i) {
+      if (row_index != nullptr && i + kPrefetchRows < n) {
+        prefetch_bytes(src + row_index[i + kPrefetchRows] * d, row_bytes);
+      }
       const float* x = src + (row_index == nullptr ? i : row_index[i]) * d;
       float lo = 0.0f, hi = 0.0f;
       if (!row_min_max(x, d, lo, hi)) {
@@ -358,6 +366,10 @@ void dequantize_scatter_add(const uint8_t* packed, const uint8_t* meta, int64_t 
       const detail::IeeeSubnormals ieee;
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i) {
+        if (i + kPrefetchRows < n) {
+          prefetch_bytes<true>(dst + row_index[i + kPrefetchRows] * d,
+                               sizeof(float) * static_cast<size_t>(d));
+        }
         dequantize_row<B, true>(packed + i * row_bytes, meta + kMetaBytesPerRow * i, d,
                                 dst + row_index[i] * d);
       }

@@ -852,8 +852,8 @@ TEST(AdaptiveReferee, PolicyWidthsAreOptimalForWeightsFromTheDenseAdjacency) {
           const MessageBits& f = (fwd ? fast.forward : fast.backward)[kLayer];
           const MessageBits& e = (fwd ? exact.forward : exact.backward)[kLayer];
           mine.insert(mine.end(), {static_cast<double>(comm->rank()), static_cast<double>(r),
-                                   coeff_sq * kWidth * range * range / 6, double{f.send[k]},
-                                   double{e.send[k]}});
+                                   coeff_sq * kWidth * range * range / 6,
+                                   static_cast<double>(f.send[k]), static_cast<double>(e.send[k])});
         }
       }
       const std::vector<double> all = gather_all(*comm, mine);
