@@ -139,6 +139,13 @@ TEST(QuantFormula, SubnormalsHoldWhereTheCallingThreadsFlushThem) {
   const QuantKey key{0x5eed, 4, 1, RngStream::kQuantForward};
   const int saved_threads = omp_get_max_threads();
   const unsigned saved_csr = _mm_getcsr();
+  // On the team, then on the caller: libgomp leaves each thread's MXCSR as it is, while libomp
+  // (clang's) copies the caller's into the team at each fork and puts it back at the join.
+  const auto set_everywhere = [](unsigned csr) {
+#pragma omp parallel
+    _mm_setcsr(csr);
+    _mm_setcsr(csr);
+  };
   for (int bits : kBitWidths) {
     for (int threads : {1, 3}) {
       omp_set_num_threads(threads);
@@ -148,16 +155,14 @@ TEST(QuantFormula, SubnormalsHoldWhereTheCallingThreadsFlushThem) {
       std::vector<float> full_ranges(static_cast<size_t>(n));
       copy_full_precision_rows(src.data(), d, nullptr, gids.data(), n, key, full.data(),
                                full_ranges.data());
-#pragma omp parallel
-      _mm_setcsr(_mm_getcsr() | kFlush);
+      set_everywhere(saved_csr | kFlush);
       const Quantized flushed = quantize(src, d, nullptr, gids, bits, key);
       const std::vector<float> flushed_values = dequantize(flushed, n, d, bits);
       std::vector<float> flushed_ranges(static_cast<size_t>(n));
       copy_full_precision_rows(src.data(), d, nullptr, gids.data(), n, key, full.data(),
                                flushed_ranges.data());
       const unsigned after = _mm_getcsr();
-#pragma omp parallel
-      _mm_setcsr(saved_csr);
+      set_everywhere(saved_csr);
       EXPECT_EQ(after & kFlush, kFlush) << "the caller's bits were not restored";
       EXPECT_EQ(flushed.meta, ieee.meta) << "b=" << bits << ", " << threads << " threads";
       EXPECT_EQ(flushed.packed, ieee.packed) << "b=" << bits << ", " << threads << " threads";
