@@ -335,17 +335,32 @@ TEST(PartitionStore, AnExistingPartitionMustMatchTheKeysItsMethodReads) {
     const std::string seed =
         partition_config_error([&] { require_partition_matches(meta, other, dir); });
     EXPECT_EQ(seed.empty(), std::string(method) == "contiguous") << method << ": " << seed;
+    if (!seed.empty()) {
+      EXPECT_TRUE(test::contains(seed, "partition " + dir + " was made with partition.seed = "))
+          << seed;
+      EXPECT_TRUE(test::contains(seed, ", the job asks for 9: ")) << seed;
+    }
     other = three_parts(method);
     other.balance_train = true;
     other.sample_degree = 4;
     const std::string metis_keys =
         partition_config_error([&] { require_partition_matches(meta, other, dir); });
     EXPECT_EQ(metis_keys.empty(), std::string(method) != "metis") << method << ": " << metis_keys;
+    if (!metis_keys.empty()) {
+      EXPECT_TRUE(
+          test::contains(metis_keys, "partition.balance_train = false, the job asks for true") ||
+          test::contains(metis_keys, "partition.sample_degree = 0, the job asks for 4"))
+          << metis_keys;
+    }
     other = three_parts(method);
     other.balance_types = true;
     const std::string types =
         partition_config_error([&] { require_partition_matches(meta, other, dir); });
     EXPECT_EQ(types.empty(), std::string(method) != "metis") << method << ": " << types;
+    if (!types.empty()) {
+      EXPECT_TRUE(test::contains(types, "partition.balance_types = false, the job asks for true"))
+          << types;
+    }
   }
   PartitionOptions parts = three_parts("random");
   parts.parts = 4;
@@ -484,7 +499,7 @@ TEST(PartitionStore, BadMetaFieldIsNamed) {
   }
   const std::string msg = input_error([&] { read_partition_meta(dir); });
   EXPECT_TRUE(test::contains(msg, "format_version")) << msg;
-  EXPECT_TRUE(test::contains(msg, "9")) << msg;
+  EXPECT_TRUE(test::contains(msg, "format_version: is 9, this build reads versions 1 to 2")) << msg;
 }
 
 }  // namespace
