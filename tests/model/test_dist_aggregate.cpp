@@ -50,17 +50,25 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
 
 class DistAggregateSingle : public ::testing::TestWithParam<ModelType> {};
 
+// On a symmetric graph and on a directed one, where in-degrees and out-degrees differ (so a norm
+// taken from the wrong degree, or a backward through A instead of its transpose, shows).
 TEST_P(DistAggregateSingle, ForwardAndBackwardMatchDense) {
-  const Graph g = test::small_graph(150, 3);
-  SingleWorker w(g, GetParam());
-  const int64_t n = w.graph.num_owned(), d = 7;
-  ASSERT_EQ(n, g.num_nodes);
-  const at::Tensor h = random_matrix(n, d, 11).requires_grad_(true);
-  const at::Tensor r = random_matrix(n, d, 12);
-  const at::Tensor y = dist_aggregate(h, w.graph, 1);
-  (y * r).sum().backward();
-  expect_close(y, w.a.mm(h.detach().to(at::kDouble)), "forward");
-  expect_close(h.grad(), w.a.t().mm(r.to(at::kDouble)), "backward");
+  for (const bool directed : {false, true}) {
+    const Graph g = directed ? test::directed_graph(150, 3) : test::small_graph(150, 3);
+    SingleWorker w(g, GetParam());
+    if (directed) {
+      ASSERT_FALSE(at::allclose(w.a, w.a.t()));
+    }
+    const int64_t n = w.graph.num_owned(), d = 7;
+    ASSERT_EQ(n, g.num_nodes);
+    const at::Tensor h = random_matrix(n, d, 11).requires_grad_(true);
+    const at::Tensor r = random_matrix(n, d, 12);
+    const at::Tensor y = dist_aggregate(h, w.graph, 1);
+    (y * r).sum().backward();
+    const std::string graph = directed ? "directed: " : "symmetric: ";
+    expect_close(y, w.a.mm(h.detach().to(at::kDouble)), graph + "forward");
+    expect_close(h.grad(), w.a.t().mm(r.to(at::kDouble)), graph + "backward");
+  }
 }
 
 TEST_P(DistAggregateSingle, FeatureAggregationMatchesDense) {

@@ -47,10 +47,10 @@ std::string aggregate_case_name(const ::testing::TestParamInfo<AggregateCase>& i
 
 class DistAggregateMulti : public ::testing::TestWithParam<AggregateCase> {};
 
-TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
-  const AggregateCase c = GetParam();
+// On a symmetric graph and on a directed one, where in-degrees and out-degrees differ (so a norm
+// taken from the wrong degree, or a backward through A instead of its transpose, shows).
+void check_against_dense(const AggregateCase& c, const Graph& g) {
   const std::unique_ptr<Communicator> comm = test::world_comm();
-  const Graph g = test::small_graph(240, 9);
   PartitionOptions popt;
   popt.method = parse_partition_method(c.method);
   popt.parts = comm->size();
@@ -93,6 +93,18 @@ TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
   const int64_t features =
       c.cache_features ? 0 : b.sends() * part.feat_dim * static_cast<int64_t>(sizeof(float));
   EXPECT_EQ(graph.comm_stats().bytes_sent, 2 * per_layer + features);
+}
+
+TEST_P(DistAggregateMulti, OwnedRowsMatchDenseForwardAndBackward) {
+  {
+    SCOPED_TRACE("symmetric graph");
+    check_against_dense(GetParam(), test::small_graph(240, 9));
+  }
+  SCOPED_TRACE("directed graph");
+  const Graph directed = test::directed_graph(240, 9);
+  ASSERT_FALSE(at::allclose(dense_adjacency(directed, GetParam().type),
+                            dense_adjacency(directed, GetParam().type).t()));
+  check_against_dense(GetParam(), directed);
 }
 
 INSTANTIATE_TEST_SUITE_P(

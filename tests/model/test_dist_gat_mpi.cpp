@@ -74,31 +74,6 @@ at::Tensor dense_edge_dropout(const at::Tensor& mask, const EdgeDropout& drop, i
   return dense;
 }
 
-// The generated graph without a third of its edges j -> i (i != j): directed, so that in-edges and
-// out-edges differ.
-Graph directed_graph() {
-  const Graph sym = test::small_graph(240, 12);
-  std::vector<int64_t> src, dst;
-  for (int64_t i = 0; i < sym.num_nodes; ++i) {
-    for (int64_t e = sym.indptr[i]; e < sym.indptr[i + 1]; ++e) {
-      const int64_t j = sym.indices[e];
-      if (i == j || (i + 2 * j) % 3 != 0) {
-        src.push_back(j);
-        dst.push_back(i);
-      }
-    }
-  }
-  Graph g = Graph::from_edges(sym.num_nodes, src, dst);
-  g.feat_dim = sym.feat_dim;
-  g.features = sym.features;
-  g.num_classes = sym.num_classes;
-  g.labels = sym.labels;
-  g.train = sym.train;
-  g.valid = sym.valid;
-  g.test = sym.test;
-  return g;
-}
-
 struct GatCase {
   bool overlap;
   int bits;                 // 0: full precision; else every message at this width
@@ -116,7 +91,7 @@ class DistGat : public ::testing::TestWithParam<GatCase> {};
 TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   const GatCase c = GetParam();
   const std::unique_ptr<Communicator> comm = test::world_comm();
-  const Graph g = directed_graph();
+  const Graph g = test::directed_graph(240, 12);
   PartitionOptions popt;
   popt.method = parse_partition_method("random");  // many cut edges
   popt.parts = comm->size();

@@ -90,6 +90,31 @@ inline Graph small_graph(int64_t nodes, uint64_t seed, int64_t classes = 4) {
   return g;
 }
 
+// The generated graph without a third of its edges j -> i with j < i (the reverse edges kept):
+// directed, so that in-edges and out-edges differ.
+inline Graph directed_graph(int64_t nodes, uint64_t seed) {
+  const Graph sym = small_graph(nodes, seed);
+  std::vector<int64_t> src, dst;
+  for (int64_t i = 0; i < sym.num_nodes; ++i) {
+    for (int64_t e = sym.indptr[i]; e < sym.indptr[i + 1]; ++e) {
+      const int64_t j = sym.indices[e];
+      if (i == j || j > i || (i + j) % 3 != 0) {
+        src.push_back(j);
+        dst.push_back(i);
+      }
+    }
+  }
+  Graph g = Graph::from_edges(sym.num_nodes, src, dst);
+  g.feat_dim = sym.feat_dim;
+  g.features = sym.features;
+  g.num_classes = sym.num_classes;
+  g.labels = sym.labels;
+  g.train = sym.train;
+  g.valid = sym.valid;
+  g.test = sym.test;
+  return g;
+}
+
 // Rows `gids` of m (a global-numbering matrix).
 inline at::Tensor rows_of(const at::Tensor& m, const std::vector<int64_t>& gids) {
   return m.index_select(0, at::tensor(at::ArrayRef<int64_t>(gids), at::kLong));
