@@ -76,14 +76,21 @@ if ((rc == 0 || rc == 124)) || ! grep -q \
 fi
 epochs=$(grep -c '"epoch"' "$tmp/full.copy/metrics.jsonl" || true)
 newest=$(find "$tmp/ckpt" -name 'ckpt-*.bin' | sort | tail -1)
-if ((epochs >= 200)) || [[ -z $newest || -e $tmp/full.copy/params.bin ]]; then
-  fail "full disk: training went on after the failed write: $epochs records, newest checkpoint" \
-    "'$newest': $(ls -a "$tmp/full.copy")"
+# The last epoch with a record, and the newest checkpoint's: at most one epoch apart (the
+# checkpoint of the epoch whose record failed), not the epochs a run going on would add.
+last=$(grep -o '"epoch": *[0-9]*' "$tmp/full.copy/metrics.jsonl" | grep -o '[0-9]*$' | sort -n |
+  tail -1)
+newest_epoch=$(basename "${newest:-ckpt-0.bin}" .bin)
+newest_epoch=$((10#${newest_epoch#ckpt-}))
+if [[ -z $newest || -z $last || -e $tmp/full.copy/params.bin ]] || ((newest_epoch > last + 1)); then
+  fail "full disk: training went on after the failed write: $epochs records (last epoch" \
+    "'$last'), newest checkpoint '$newest': $(ls -a "$tmp/full.copy")"
 fi
 [[ -z $(find "$tmp/full.copy" "$tmp/ckpt" -name '*.tmp-*') ]] || fail "temporaries left behind"
 [[ $(tail -c 1 "$tmp/full.copy/metrics.jsonl" | od -An -c | tr -d ' ') != '\n' ]] ||
   echo "note: the full disk cut no record short this time"
-echo "ok: full disk stops at once ($epochs records, newest checkpoint ${newest##*/}):" \
+echo "ok: full disk stops at once ($epochs records, the last of epoch $last, newest checkpoint" \
+  "${newest##*/}):" \
   "$(grep -m1 "adaqp: error" "$tmp/full.log")"
 
 # Room again: the resumed run continues from the newest checkpoint; every epoch once.
