@@ -73,23 +73,13 @@ print(f"ok: {sys.argv[2]} equals {sys.argv[1]}: {len(ref[0])} records, "
 PY
 }
 
-# expect_error NAME W PATTERN ARGS...: the run fails on every rank with one "adaqp: error" line
-# containing PATTERN, before the timeout.
+# shellcheck source=tests/cli/lib/expect_failure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/expect_failure.sh"
+# expect_error NAME W PATTERN ARGS...: expect_failure with the job's keys first.
 expect_error() {
   local name=$1 w=$2 pattern=$3
   shift 3
-  local rc=0
-  timeout 120 mpirun --oversubscribe -np "$w" "$ADAQP_BIN" train "${job[@]}" "$@" \
-    >"$tmp/$name.log" 2>&1 || rc=$?
-  local errors
-  errors=$(grep -c "adaqp: error" "$tmp/$name.log" || true)
-  if ((rc == 0 || rc == 124 || errors != 1)) ||
-      ! grep "adaqp: error" "$tmp/$name.log" | grep -qF -- "$pattern"; then
-    cat "$tmp/$name.log"
-    echo "FAIL: $name: exit $rc, $errors error lines, expected one containing '$pattern'" >&2
-    exit 1
-  fi
-  echo "ok: $name: $(grep "adaqp: error" "$tmp/$name.log")"
+  expect_failure "$name" "$w" "$pattern" "${job[@]}" "$@"
 }
 
 # GCN, 2 workers: the reference run, and a run stopped after 6 epochs (its final checkpoint) then

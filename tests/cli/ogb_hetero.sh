@@ -128,20 +128,13 @@ print(f"ok: R-GCN's full-precision bytes per epoch are Vanilla's (auto: relation
 PY
   fail "R-GCN's full-precision byte count"
 
-# expect_refusal NAME MESSAGE SETS...: the job exits non-zero with exactly one error line holding
-# MESSAGE.
+# shellcheck source=tests/cli/lib/expect_failure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/expect_failure.sh"
+# expect_refusal NAME MESSAGE SETS...: the job on 2 ranks fails as expect_failure requires.
 expect_refusal() {
-  local name=$1 message=$2 rc=0
+  local name=$1 message=$2
   shift 2
-  timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" "$@" \
-    --set "output.dir=$tmp/$name" >"$tmp/$name.log" 2>&1 || rc=$?
-  local errors
-  errors=$(grep -c "adaqp: error" "$tmp/$name.log" || true)
-  if ((rc == 0 || rc == 124 || errors != 1)) || ! grep -q "$message" "$tmp/$name.log"; then
-    cat "$tmp/$name.log"
-    fail "$name: exit $rc, $errors error lines, expected one holding: $message"
-  fi
-  echo "ok: $name refused: $(grep "adaqp: error" "$tmp/$name.log")"
+  expect_failure "$name" 2 "$message" "${job[@]}" "$@" --set "output.dir=$tmp/$name"
 }
 expect_refusal symmetrize "a heterogeneous graph: use dataset.add_reverse" \
   --set dataset.add_reverse=false --set dataset.symmetrize=true --set "partition.dir=$tmp/p2"

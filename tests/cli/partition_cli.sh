@@ -155,7 +155,8 @@ PY
 if "$ADAQP_BIN" info --partition "$WORK/broken" --verify >"$WORK/verify.out" 2>&1; then
   fail "info --verify passed a flipped byte"
 fi
-grep -q "adaqp: error: $WORK/broken/part-1/part.bin" "$WORK/verify.out" || fail "$(cat "$WORK/verify.out")"
+grep -qE "adaqp: error: $WORK/broken/part-1/part.bin: array '[a-z_]+': checksum mismatch \(corrupted file\)" \
+  "$WORK/verify.out" || fail "$(cat "$WORK/verify.out")"
 cp "$WORK/part/part-1/part.bin" "$WORK/broken/part-1/part.bin"
 rm -r "$WORK/broken/part-2"
 if "$ADAQP_BIN" info --partition "$WORK/broken" --verify >"$WORK/missing.out" 2>&1; then

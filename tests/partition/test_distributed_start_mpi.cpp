@@ -350,7 +350,9 @@ TEST(DistributedParts, PtscotchOwnsEveryNodeDeterministically) {
   }
   opt.sample_degree = 0;
   opt.balance_train = true;
-  EXPECT_THROW(ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt), ConfigError);
+  EXPECT_EQ(test::error_of<ConfigError>([&] { ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt); }),
+            "partition.balance_train, balance_edges and balance_types are METIS constraints; "
+            "partition.method ptscotch balances node counts only");
 }
 
 }  // namespace
