@@ -18,6 +18,7 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "dense_reference.h"
+#include "exchange_reference.h"
 #include "mpi_world.h"
 
 namespace adaqp {
@@ -87,11 +88,14 @@ void check_against_dense(const AggregateCase& c, const Graph& g) {
   EXPECT_LE(test::max_error(ax, rows_of(a.mm(x_all.to(at::kDouble)), part.owned_gid)),
             test::kDenseTol);
 
-  // Bytes sent: forward rows to every peer, then their gradients back, d floats each, twice.
-  const Boundary& b = graph.boundary();
-  const int64_t per_layer = (b.sends() + b.recvs()) * d * static_cast<int64_t>(sizeof(float));
+  // Bytes sent: forward rows to every peer, then their gradients back, d floats each, twice; the
+  // rows counted from the graph and the owners, not from the boundary under test.
+  const test::ExchangedRows rows = test::exchanged_rows(g, owner, comm->rank(), c.exchange);
+  EXPECT_EQ(graph.boundary().sends(), rows.sends);
+  EXPECT_EQ(graph.boundary().recvs(), rows.recvs);
+  const int64_t per_layer = rows.both() * d * static_cast<int64_t>(sizeof(float));
   const int64_t features =
-      c.cache_features ? 0 : b.sends() * part.feat_dim * static_cast<int64_t>(sizeof(float));
+      c.cache_features ? 0 : rows.sends * part.feat_dim * static_cast<int64_t>(sizeof(float));
   EXPECT_EQ(graph.comm_stats().bytes_sent, 2 * per_layer + features);
 }
 

@@ -31,6 +31,7 @@
 #include "adaqp/partition/part.h"
 #include "adaqp/quant/widths.h"
 #include "dense_reference.h"
+#include "exchange_reference.h"
 #include "mpi_world.h"
 
 namespace adaqp {
@@ -99,7 +100,8 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
   DistGraphOptions choices;
   choices.cache_features = false;
   choices.overlap = c.overlap;
-  DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
+  const std::vector<int32_t> owners = assign_parts(g, popt);
+  DistGraph graph(build_part(g, owners, comm->rank()), *comm,
                   graph_options_for(ModelType::kGat, choices));
   const Part& part = graph.part();
   if (comm->size() > 1) {
@@ -168,13 +170,15 @@ TEST_P(DistGat, TwoLayersMatchDenseAttentionForwardAndBackward) {
     comm->allreduce_sum(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
     test::expect_grad_close(grad, p.at(item.key()).grad(), exact, item.key());
   }
-  // Both layers' output rows (6 and 4 floats) forward and their gradients back.
-  const Boundary& b = graph.boundary();
+  // Both layers' output rows (6 and 4 floats) forward and their gradients back; the rows counted
+  // from the graph and the owners, not from the boundary under test.
+  const test::ExchangedRows rows =
+      test::exchanged_rows(g, owners, comm->rank(), ExchangeLayout::kRows);
   int64_t bytes = 0;
   for (const int64_t width : {6, 4}) {
     const int64_t row = c.bits == 0 ? width * static_cast<int64_t>(sizeof(float))
                                     : quant::message_bytes(width, c.bits);
-    bytes += (b.sends() + b.recvs()) * row;
+    bytes += rows.both() * row;
   }
   EXPECT_EQ(graph.comm_stats().bytes_sent, bytes);
   // A graph built for attention has no products: an aggregation is refused before it exchanges.

@@ -11,7 +11,8 @@
 // 0 over X or over its cached per-relation aggregation. With dropout, the dense model draws layer
 // 0's mask over the whole graph in global numbering (and applies it to X, or with the cache to X
 // in the root term only): equal results show that every worker drew for its rows what one worker
-// draws for them. The bytes are each layout's rows.
+// draws for them. The bytes are each layout's rows, counted from the whole graph
+// (support/exchange_reference.h).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -20,10 +21,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,7 @@
 #include "adaqp/quant/widths.h"
 #include "adaqp/train/trainer.h"
 #include "dense_reference.h"
+#include "exchange_reference.h"
 #include "mpi_world.h"
 
 namespace adaqp {
@@ -52,27 +54,6 @@ using test::random_matrix;
 using test::rows_of;
 
 constexpr int64_t kHidden = 6, kOut = 4;
-
-// The size of a maximum matching of a bipartite graph given by each left vertex's right
-// neighbours (in [0, num_right)), by Kuhn's augmenting paths.
-int64_t matching_size(const std::vector<std::vector<int64_t>>& adjacent, int64_t num_right) {
-  std::vector<int64_t> match(static_cast<size_t>(num_right), -1);
-  std::vector<int64_t> seen(static_cast<size_t>(num_right), -1);
-  const std::function<bool(int64_t, int64_t)> augment = [&](int64_t u, int64_t round) {
-    for (const int64_t v : adjacent[u]) {
-      if (seen[v] == round) continue;
-      seen[v] = round;
-      if (match[v] < 0 || augment(match[v], round)) {
-        match[v] = u;
-        return true;
-      }
-    }
-    return false;
-  };
-  int64_t size = 0;
-  for (size_t u = 0; u < adjacent.size(); ++u) size += augment(static_cast<int64_t>(u), u) ? 1 : 0;
-  return size;
-}
 
 // The ogbn-mag-shaped graph with reverse relations, every node with random features, or (`all`
 // false) only the papers, as the generator makes it; `classes` classes.
@@ -173,7 +154,8 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
   choices.overlap = c.overlap;
   choices.cache_features = c.cache;
   choices.exchange = c.layout;
-  DistGraph graph(build_part(g, assign_parts(g, popt), comm->rank()), *comm,
+  const std::vector<int32_t> owners = assign_parts(g, popt);
+  DistGraph graph(build_part(g, owners, comm->rank()), *comm,
                   graph_options_for(ModelType::kRgcn, choices));
   const Part& part = graph.part();
   ASSERT_EQ(part.num_relations, relations);
@@ -244,14 +226,15 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
   // rows: the features' rows forward (no gradient flows back to them) unless cached, the hidden
   // rows both ways; relation_first: each layer's output rows both ways (the senders' W_r
   // gradients need them), layer 0's unless cached.
-  const Boundary& b = graph.boundary();
+  // The rows counted from the graph and the owners, not from the boundary under test.
+  const test::ExchangedRows rows = test::exchanged_rows(g, owners, comm->rank(), c.layout);
   const auto row = [&](int64_t width) {
     return c.bits == 0 ? width * static_cast<int64_t>(sizeof(float))
                        : quant::message_bytes(width, c.bits);
   };
-  const int64_t both = b.sends() + b.recvs();
+  const int64_t both = rows.both();
   const int64_t want = c.layout == ExchangeLayout::kRows
-                           ? (c.cache ? 0 : b.sends() * row(g.feat_dim)) + both * row(kHidden)
+                           ? (c.cache ? 0 : rows.sends * row(g.feat_dim)) + both * row(kHidden)
                            : (c.cache ? 0 : both * row(kHidden)) + both * row(kOut);
   EXPECT_EQ(graph.comm_stats().bytes_sent, want);
   if (c.cache) {
@@ -266,34 +249,28 @@ TEST_P(DistRgcn, TwoLayersMatchDenseRgcnForwardAndBackward) {
       EXPECT_EQ(counts[0], counts[1]);
     }
   }
+  EXPECT_EQ(graph.boundary().sends(), rows.sends);
+  EXPECT_EQ(graph.boundary().recvs(), rows.recvs);
   if (comm->size() > 1 && c.layout == ExchangeLayout::kRelationFirst) {
-    // Per sender, as many rows as a maximum matching of its (source, relation) pairs with the
-    // destinations of their cut edges (König: a minimum cover's size), never more than the
-    // destinations; fewer somewhere on this graph.
-    int64_t counts[3] = {b.recvs(), 0, 0};  // received rows, matching sizes, destinations
-    for (int s = 0; s < part.num_parts; ++s) {
-      std::map<std::pair<int64_t, int32_t>, int64_t> left;
-      std::map<int64_t, int64_t> right;
-      std::vector<std::vector<int64_t>> adjacent;
-      for (int64_t i = 0; i < part.num_owned(); ++i) {
-        for (int64_t e = part.halo_indptr[i]; e < part.halo_indptr[i + 1]; ++e) {
-          const int64_t k = part.halo_indices[e];
-          if (k < part.halo_offsets[s] || k >= part.halo_offsets[s + 1]) continue;
-          const auto l = left.emplace(std::make_pair(k, part.halo_relations[e]), left.size());
-          if (l.second) adjacent.emplace_back();
-          const auto r = right.emplace(i, right.size());
-          adjacent[l.first->second].push_back(r.first->second);
-        }
-      }
-      counts[1] += matching_size(adjacent, static_cast<int64_t>(right.size()));
-      counts[2] += static_cast<int64_t>(right.size());
-      if (s != part.rank) {
-        EXPECT_LE(b.recv_count_from(s), static_cast<int64_t>(right.size()));
+    // Never more rows from a sender than the destinations of its cut edges (a partial sum for each
+    // would carry them all), and fewer somewhere on this graph.
+    std::vector<std::set<int64_t>> destinations(static_cast<size_t>(part.num_parts));
+    for (int64_t i = 0; i < g.num_nodes; ++i) {
+      if (owners[i] != part.rank) continue;
+      for (int64_t e = g.indptr[i]; e < g.indptr[i + 1]; ++e) {
+        const int32_t sender = owners[g.indices[e]];
+        if (sender != part.rank) destinations[sender].insert(i);
       }
     }
-    EXPECT_EQ(counts[0], counts[1]);
-    comm->allreduce_sum(counts, 3);
-    EXPECT_LT(counts[0], counts[2]);
+    int64_t counts[2] = {rows.recvs, 0};  // received rows, destinations
+    for (int s = 0; s < part.num_parts; ++s) {
+      if (s == part.rank) continue;
+      const auto n = static_cast<int64_t>(destinations[s].size());
+      EXPECT_LE(graph.boundary().recv_count_from(s), n);
+      counts[1] += n;
+    }
+    comm->allreduce_sum(counts, 2);
+    EXPECT_LT(counts[0], counts[1]);
   }
 }
 
