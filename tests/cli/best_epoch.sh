@@ -191,6 +191,13 @@ mapfile -t job < <(synthetic_graph 1500 seed=5 heterogeneous=true feature_signal
 typed_epochs=60
 train rgcn --set "training.epochs=$typed_epochs" --set training.restore_best=true
 rgcn_best=$(params_epoch rgcn)
+# The first epoch of the highest validation score, read from the run's records, not its summary.
+curve_best=$("$PYTHON" -c 'import json, sys
+val = {r["epoch"]: r["val_acc"] for r in map(json.loads, open(sys.argv[1]))
+       if r.get("rank") == 0 and "val_acc" in r}
+print(min(e for e in val if val[e] == max(val.values())))' "$tmp/rgcn/metrics.jsonl")
+[[ $rgcn_best == "$curve_best" ]] ||
+  fail "R-GCN kept epoch $rgcn_best, its validation curve peaks first at $curve_best"
 ((rgcn_best + 2 < typed_epochs)) ||
   fail "R-GCN's best epoch $rgcn_best is too late to cut the run after it"
 train rgcn_at_best --set "training.epochs=$rgcn_best"
