@@ -1020,6 +1020,58 @@ TEST(AdaptiveDrift, UnchangedRangesSkipTheSolveAndBothEndsStillAgree) {
   }
 }
 
+// Rows that move (the odd nodes' rows four times as wide from epoch 4 on: every rank's squared
+// ranges drift past 50%, and unevenly, so the widths move) trigger the solve of epoch 5, from epoch
+// 4's traces: its widths are new, and those of a policy beside it that solves every epoch
+// (resolve_drift 0) from the same rows, message by message at both ends. A solve that kept the old
+// widths, or read older traces, differs. (The drift is each rank's sum of squared ranges: rows that
+// only trade places, as a new salt of owned_rows makes them, need not trigger it.)
+TEST(AdaptiveDrift, MovedRangesSolveAgainFromTheNewTraces) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const Graph g = test::small_graph(240, 38);
+  AdaptiveOptions aopt;
+  aopt.objective = assign::Objective::kNormalized;
+  const assign::TimeModel time = assign::per_sender_time_model(link_costs(comm->size()));
+  const std::unique_ptr<DistGraph> graph = gcn_graph(g, *comm), every_graph = gcn_graph(g, *comm);
+  aopt.resolve_drift = 0.5;
+  AdaptivePolicy policy(graph->boundary(), graph->a_halo(), *comm, time, /*layers=*/2, aopt,
+                        /*seed=*/5, /*measured_times=*/false);
+  aopt.resolve_drift = 0;
+  AdaptivePolicy every(every_graph->boundary(), every_graph->a_halo(), *comm, time, /*layers=*/2,
+                       aopt, /*seed=*/5, /*measured_times=*/false);
+  const Part& part = graph->part();
+  const std::vector<float> h = owned_rows(part, 0), grad = owned_rows(part, 3);
+  std::vector<float> moved_h = h, moved_grad = grad;
+  for (size_t i = 0; i < part.owned_gid.size(); ++i) {
+    if (part.owned_gid[i] % 2 == 0) continue;
+    for (int64_t c = 0; c < kWidth; ++c) {
+      moved_h[i * kWidth + c] *= 4;
+      moved_grad[i * kWidth + c] *= 4;
+    }
+  }
+  const auto widths = [&](const QuantPlan& plan, bool sending) {
+    return widths_seen(*comm, graph->boundary(), plan, sending);
+  };
+  QuantPlan first;
+  for (int epoch = 1; epoch <= 5; ++epoch) {
+    const bool moved = epoch >= 4;
+    const std::vector<float>& x = moved ? moved_h : h;
+    const std::vector<float>& dy = moved ? moved_grad : grad;
+    const PlannedEpoch e = run_epoch(policy, *graph, epoch, x, dy);
+    const PlannedEpoch reference = run_epoch(every, *every_graph, epoch, x, dy);
+    EXPECT_EQ(e.stats.solved, epoch == 2 || epoch == 5) << "epoch " << epoch;
+    if (epoch == 2) first = e.plan;
+    if (epoch < 2) continue;
+    EXPECT_EQ(widths(e.plan, true), widths(reference.plan, true)) << "epoch " << epoch;
+    EXPECT_EQ(widths(e.plan, false), widths(e.plan, true)) << "epoch " << epoch;
+    if (epoch == 5) {
+      EXPECT_NE(widths(e.plan, true), widths(first, true))
+          << "the moved rows left every width as it was";
+    }
+  }
+}
+
 // lambda = 1 under objective seconds: variance only, and full precision has none: every epoch
 // after the first sends what the overlap mode sends, with no codec time.
 TEST(AdaptiveTraining, LambdaOneInSecondsSendsWhatTheOverlapModeSends) {
@@ -1166,8 +1218,9 @@ bool has_solver_thread(Communicator& comm) {
 
 // The background solve: the first solve runs inline (epoch 2, from epoch 1's traces, as the inline
 // policy's); later ones are launched by one epoch and adopted by the next, their widths identical
-// message by message at both ends to what the inline policy puts into the launching epoch (the
-// traces are the same every epoch here: the same rows, so every solve has the same problems).
+// message by message at both ends to what the inline policy puts into the launching epoch. The
+// rows change every epoch (which nodes' ranges are large moves), so every solve has new problems:
+// widths adopted late, kept from an earlier solve or solved from the wrong epoch's traces differ.
 TEST(AdaptiveBackground, LaterSolvesArriveOneEpochLaterWithTheInlineWidths) {
   const auto comm = test::world_comm();
   if (!has_solver_thread(*comm)) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
@@ -1183,10 +1236,10 @@ TEST(AdaptiveBackground, LaterSolvesArriveOneEpochLaterWithTheInlineWidths) {
   aopt.background_solve = true;
   AdaptivePolicy background_policy(background_graph->boundary(), background_graph->a_halo(), *comm,
                                    time, /*layers=*/2, aopt, /*seed=*/5, /*measured_times=*/false);
-  const std::vector<float> h = owned_rows(inline_graph->part(), 0);
-  const std::vector<float> grad = owned_rows(inline_graph->part(), 3);
   std::vector<PlannedEpoch> inline_epochs, background_epochs;
   for (int epoch = 1; epoch <= 5; ++epoch) {
+    const std::vector<float> h = owned_rows(inline_graph->part(), epoch);
+    const std::vector<float> grad = owned_rows(inline_graph->part(), epoch + 3);
     inline_epochs.push_back(run_epoch(inline_policy, *inline_graph, epoch, h, grad));
     background_epochs.push_back(run_epoch(background_policy, *background_graph, epoch, h, grad));
     const PlannedEpoch& b = background_epochs.back();
@@ -1208,6 +1261,12 @@ TEST(AdaptiveBackground, LaterSolvesArriveOneEpochLaterWithTheInlineWidths) {
     EXPECT_EQ(now.backward[kLayer].recv, was.backward[kLayer].recv) << "epoch " << epoch;
   }
   if (comm->size() > 1) {
+    // The solves differ from epoch to epoch, so the equalities above pin which solve arrived when.
+    for (int epoch = 3; epoch <= 5; ++epoch) {
+      EXPECT_NE(widths_seen(*comm, inline_graph->boundary(), inline_epochs[epoch - 1].plan, true),
+                widths_seen(*comm, inline_graph->boundary(), inline_epochs[epoch - 2].plan, true))
+          << "the inline solves of epochs " << epoch - 1 << " and " << epoch << " agree";
+    }
     EXPECT_GE(distinct_widths(widths_seen(*comm, background_graph->boundary(),
                                           background_epochs[3].plan, true)),
               2u)
