@@ -182,6 +182,22 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
       ASSERT_GT(cs.comm_backward_s.size(), static_cast<size_t>(kLayer));
       EXPECT_LE(st.measured_forward_s[kLayer], cs.comm_forward_s[kLayer] + 1.0);
       EXPECT_LE(st.measured_backward_s[kLayer], cs.comm_backward_s[kLayer] + 1.0);
+      // From the traces themselves: this rank's completion after the last rank's start (one host,
+      // one steady clock: the policy's offsets are estimates of 0, off by far less than 10 ms). The
+      // last rank to start completes after it started, so some rank measures more than 0.
+      const ExchangeTrace* measured_traces[2] = {&cs.trace_forward[kLayer],
+                                                 &cs.trace_backward[kLayer]};
+      const double measured[2] = {st.measured_forward_s[kLayer], st.measured_backward_s[kLayer]};
+      double last_start[2] = {measured_traces[0]->started_s, measured_traces[1]->started_s};
+      comm->allreduce_max(last_start, 2);
+      double most[2] = {measured[0], measured[1]};
+      comm->allreduce_max(most, 2);
+      for (int k = 0; k < 2; ++k) {
+        EXPECT_NEAR(measured[k], std::max(0.0, measured_traces[k]->completed_s - last_start[k]),
+                    0.01)
+            << "epoch " << epoch << (k == 0 ? " forward" : " backward");
+        EXPECT_GT(most[k], 0.0) << "epoch " << epoch << (k == 0 ? " forward" : " backward");
+      }
       // The prediction: the slowest sender's link time for the bytes it sent, plus (measured_times)
       // its quantization time of the same exchange in the previous epoch (0 in the first).
       const MessageBits* sent_bits[2] = {&plan.forward[kLayer], &plan.backward[kLayer]};
