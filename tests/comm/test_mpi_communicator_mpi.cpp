@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +21,58 @@
 #include "adaqp/common/error.h"
 #include "exchange_pattern.h"
 #include "mpi_skip.h"
+
+// The point-to-point and collective calls the communicator posts, counted as they pass through this
+// binary (MPI's profiling interface: these definitions take the MPI_ names, the library's stay
+// reachable as PMPI_), so that the tests see the chunks themselves, not only what they carried.
+namespace {
+
+struct PostedCalls {
+  std::atomic<int64_t> calls{0};
+  std::atomic<int64_t> largest{0};  // the largest count of one call
+  std::atomic<int64_t> total{0};    // the counts' sum
+
+  void add(int count) {
+    ++calls;
+    total += count;
+    int64_t seen = largest.load();
+    while (count > seen && !largest.compare_exchange_weak(seen, count)) {
+    }
+  }
+  void reset() {
+    calls = 0;
+    largest = 0;
+    total = 0;
+  }
+};
+
+PostedCalls posted_isend, posted_irecv, posted_iallreduce, posted_ibcast;
+
+}  // namespace
+
+extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
+  posted_isend.add(count);
+  return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
+  posted_irecv.add(count);
+  return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+extern "C" int MPI_Iallreduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  posted_iallreduce.add(count);
+  return PMPI_Iallreduce(in, out, count, type, op, comm, request);
+}
+
+extern "C" int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                          MPI_Request* request) {
+  posted_ibcast.add(count);
+  return PMPI_Ibcast(buf, count, type, root, comm, request);
+}
 
 namespace adaqp {
 namespace {
@@ -132,9 +185,29 @@ TEST(MpiCommunicator, ExchangeSplitsTransfersIntoChunksOfTheMessageLimit) {
   auto comm = world(kTestTimeoutS, 1000);
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
   Exchange ex(comm->rank(), comm->size(), 2, mixed_size);
+  int64_t out = 0, in = 0, fewest_sends = 0, fewest_recvs = 0;
+  for (int r = 0; r < comm->size(); ++r) {
+    if (r == comm->rank()) continue;
+    const auto sent = static_cast<int64_t>(mixed_size(comm->rank(), r));
+    const auto received = static_cast<int64_t>(mixed_size(r, comm->rank()));
+    out += sent;
+    in += received;
+    fewest_sends += (sent + 999) / 1000;
+    fewest_recvs += (received + 999) / 1000;
+  }
+  posted_isend.reset();
+  posted_irecv.reset();
   auto work = comm->exchange(ex.buffers, {2});
   work->wait();
   ex.expect_received();
+  // Every request within the limit, together exactly the bytes of the transfers, and as many as
+  // the limit makes at least (pieces of a block may cut a transfer into more).
+  EXPECT_LE(posted_isend.largest, 1000);
+  EXPECT_LE(posted_irecv.largest, 1000);
+  EXPECT_EQ(posted_isend.total, out);
+  EXPECT_EQ(posted_irecv.total, in);
+  EXPECT_GE(posted_isend.calls, fewest_sends);
+  EXPECT_GE(posted_irecv.calls, fewest_recvs);
 }
 
 TEST(MpiCommunicator, TwoExchangesInFlightAreSeparatedByTag) {
@@ -335,7 +408,13 @@ TEST(MpiCommunicator, CollectivesGiveExactValuesWithAndWithoutChunking) {
 
     std::vector<float> f(n);
     for (size_t i = 0; i < n; ++i) f[i] = static_cast<float>(rank) + 0.25f * i;
+    posted_iallreduce.reset();
     comm->allreduce_sum(f.data(), n);
+    // 100 floats: one call without a limit, 7 of at most 16 values at 64 bytes.
+    const int64_t per_call = static_cast<int64_t>(std::min<size_t>(n, chunk / sizeof(float)));
+    EXPECT_EQ(posted_iallreduce.calls, (static_cast<int64_t>(n) + per_call - 1) / per_call);
+    EXPECT_EQ(posted_iallreduce.largest, per_call);
+    EXPECT_EQ(posted_iallreduce.total, static_cast<int64_t>(n));
     for (size_t i = 0; i < n; ++i)
       ASSERT_EQ(f[i], static_cast<float>(ranks_sum + np * 0.25 * i)) << "float " << i;
 
@@ -367,7 +446,12 @@ TEST(MpiCommunicator, BroadcastCopiesTheRootsBytesFromEveryRoot) {
       std::vector<uint8_t> data(1000, 0);
       if (comm->rank() == root)
         for (size_t i = 0; i < data.size(); ++i) data[i] = pattern(root, 0, i, 8);
+      posted_ibcast.reset();
       comm->broadcast(data.data(), data.size(), root);
+      const int64_t per_call = static_cast<int64_t>(std::min<size_t>(data.size(), chunk));
+      EXPECT_EQ(posted_ibcast.calls, (1000 + per_call - 1) / per_call);
+      EXPECT_EQ(posted_ibcast.largest, per_call);
+      EXPECT_EQ(posted_ibcast.total, 1000);
       for (size_t i = 0; i < data.size(); ++i)
         ASSERT_EQ(data[i], pattern(root, 0, i, 8)) << "root " << root << " byte " << i;
     }
