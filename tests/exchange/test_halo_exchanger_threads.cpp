@@ -5,7 +5,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "adaqp/assign/bit_widths.h"
@@ -93,9 +95,46 @@ TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
   });
 }
 
+// A rank's communicator that records, exchange by exchange, how many pieces each block it sends
+// is cut into (ExchangeBuffers::piece_ends; 0 for a peer it sends nothing).
+class PieceRecorder final : public Communicator {
+ public:
+  explicit PieceRecorder(Communicator& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers,
+                                 const ExchangeOptions& options) override {
+    std::vector<size_t> pieces(static_cast<size_t>(size()), 0);
+    for (int r = 0; r < size(); ++r) {
+      if (r != rank() && buffers.send_bytes[r] > 0) pieces[r] = buffers.piece_ends(r, true).size();
+    }
+    sent_pieces.push_back(pieces);
+    return inner_.exchange(buffers, options);
+  }
+  void allreduce_sum(float* data, size_t n) override { inner_.allreduce_sum(data, n); }
+  void allreduce_sum(double* data, size_t n) override { inner_.allreduce_sum(data, n); }
+  void allreduce_sum(int64_t* data, size_t n) override { inner_.allreduce_sum(data, n); }
+  void allreduce_max(double* data, size_t n) override { inner_.allreduce_max(data, n); }
+  void broadcast(void* data, size_t bytes, int root) override {
+    inner_.broadcast(data, bytes, root);
+  }
+  void allgather(const void* in, void* out, size_t bytes) override {
+    inner_.allgather(in, out, bytes);
+  }
+  void barrier() override { inner_.barrier(); }
+  void set_timeout(double seconds) override { inner_.set_timeout(seconds); }
+  double timeout() const override { return inner_.timeout(); }
+  bool allows_progress_thread() const override { return inner_.allows_progress_thread(); }
+
+  std::vector<std::vector<size_t>> sent_pieces;  // per exchange, per peer
+
+ private:
+  Communicator& inner_;
+};
+
 // The CPU codec's pieces (HaloExchangerOptions::piece_elements) change how a block travels, not
-// what arrives: one piece per block and up to 8 pieces give bit-identical halo rows and gradients
-// and the same bytes.
+// what arrives: one piece per block and up to 8 pieces (one per row at most) give bit-identical
+// halo rows and gradients and the same bytes; the pieces themselves are counted as they are sent.
 TEST_P(HaloExchangerThreads, PiecesChangeNothingThatArrives) {
   const int world = GetParam();
   const Graph g = test::small_graph(240, 43);
@@ -118,7 +157,8 @@ TEST_P(HaloExchangerThreads, PiecesChangeNothingThatArrives) {
     for (int64_t piece_elements : {int64_t{1} << 30, int64_t{1}}) {
       HaloExchangerOptions opt{true, Device::cpu()};
       opt.piece_elements = piece_elements;
-      HaloExchanger ex(boundary, &part.send_idx, comm, opt);
+      PieceRecorder recorder(comm);
+      HaloExchanger ex(boundary, &part.send_idx, recorder, opt);
       at::Tensor halo = at::zeros({part.num_halo(), d});
       ex.start_forward(h.data_ptr<float>(), d, halo.data_ptr<float>(),
                        ExchangeId{1, Direction::kForward}, fwd);
@@ -130,6 +170,19 @@ TEST_P(HaloExchangerThreads, PiecesChangeNothingThatArrives) {
       halos.push_back(halo);
       dhs.push_back(dh);
       bytes.push_back(ex.stats().bytes_sent);
+      // The forward block to r holds its send rows, the backward one the rows received from r.
+      ASSERT_EQ(recorder.sent_pieces.size(), 2u);
+      for (int r = 0; r < world; ++r) {
+        if (r == comm.rank()) continue;
+        const int64_t rows[2] = {boundary.send_count_to(r), boundary.recv_count_from(r)};
+        for (int k = 0; k < 2; ++k) {
+          const int64_t want =
+              rows[k] == 0 ? 0 : (piece_elements == 1 ? std::min<int64_t>(rows[k], 8) : 1);
+          EXPECT_EQ(static_cast<int64_t>(recorder.sent_pieces[k][r]), want)
+              << "piece_elements " << piece_elements << ", " << (k == 0 ? "forward" : "backward")
+              << " block to rank " << r;
+        }
+      }
     }
     EXPECT_TRUE(at::equal(halos[0], halos[1]));
     EXPECT_TRUE(at::equal(dhs[0], dhs[1]));
