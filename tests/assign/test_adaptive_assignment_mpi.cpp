@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "adaqp/assign/adaptive_policy.h"
@@ -901,6 +903,153 @@ TEST(AdaptiveReferee, PolicyWidthsAreOptimalForWeightsFromTheDenseAdjacency) {
       EXPECT_LE(of_fast, swept + (1 - lambda) / 256 * (1 + 1e-9))
           << what << ": the policy's fast solve (" << problem.messages.size()
           << " messages, MILP optimum " << optimum << ", serial sweep " << swept << ")";
+    }
+  }
+}
+
+// The same referee for the cover layout (communication.exchange: cover), where a sent row is a
+// source row h_j or a partial sum m_i = sum_j a_ij h_j over the sender's cut edges into i that no
+// source row carries (boundary.h: keys of partial rows are N (1 + sender) + i). Built here from
+// the dense adjacency and the boundary's keys alone: forward, a source row's coefficient is the sum
+// of a_ij^2 over its receiver's rows i, a partial row's 1; backward (the receiver returns
+// g'_j = sum_i a_ij g_i for a source row, g_i for a partial one), a source row's coefficient is 1
+// and a partial row's the sum of its a_ij^2 (the send matrix's row: the sender spreads the
+// returned gradient over its rows j). The policy's exact solve, given the send matrix, must reach
+// the optimum; one built without it weighs the partial rows' gradients as plain rows and does not.
+TEST(AdaptiveReferee, CoverLayoutWidthsAreOptimalForWeightsFromTheSendMatrix) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const int world = comm->size(), me = comm->rank();
+  const Graph g = test::directed_graph(240, 43);
+  const int64_t n = g.num_nodes;
+  DistGraphOptions gopt;
+  gopt.norm = &conv_norm(ModelType::kGcn);
+  gopt.exchange = ExchangeLayout::kCover;
+  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const Boundary& part = graph.boundary();
+  ASSERT_NE(graph.send_matrix(), nullptr);
+  PartitionOptions popt;
+  popt.parts = world;
+  const std::vector<int32_t> owner = assign_parts(g, popt);
+  const at::Tensor a = test::dense_adjacency(g, ModelType::kGcn);
+  const auto acc = a.accessor<double, 2>();
+  // Which rows travel as source rows, per (sender, receiver) pair: from the keys of both ends.
+  std::set<std::pair<int, int64_t>> my_sources, sources_to_me;  // (peer, j)
+  int64_t partial_rows = 0;
+  for (int r = 0; r < world; ++r) {
+    for (int64_t k = part.send_offsets[r]; k < part.send_offsets[r + 1]; ++k) {
+      if (part.send_keys[k] < n) my_sources.insert({r, part.send_keys[k]});
+      partial_rows += part.send_keys[k] >= n ? 1 : 0;
+    }
+    for (int64_t k = part.recv_offsets[r]; k < part.recv_offsets[r + 1]; ++k) {
+      if (part.recv_keys[k] < n) sources_to_me.insert({r, part.recv_keys[k]});
+    }
+  }
+  comm->allreduce_sum(&partial_rows, 1);
+  ASSERT_GT(partial_rows, 0) << "no partial sums: the cover layout sent only source rows";
+  // The cut edges j -> i from `sender` into `receiver`'s node i that no source row carries.
+  const auto partial_terms = [&](int sender, int64_t i,
+                                 const std::set<std::pair<int, int64_t>>& sources, int receiver) {
+    std::vector<int64_t> js;
+    for (int64_t j = 0; j < n; ++j) {
+      if (owner[j] == sender && acc[i][j] != 0 && sources.count({receiver, j}) == 0) {
+        js.push_back(j);
+      }
+    }
+    return js;
+  };
+  const auto range_of = [](const std::vector<double>& row) {
+    const auto [lo, hi] = std::minmax_element(row.begin(), row.end());
+    return *hi - *lo;
+  };
+  // (range, coefficient) of the message with key `key` this rank sends to `peer` in `dir`.
+  const auto message = [&](Direction dir, int peer, int64_t key) {
+    std::vector<double> row(kWidth, 0.0);
+    double coeff_sq = 0;
+    const auto add = [&](double c, int64_t node, uint64_t salt) {
+      const std::vector<float> x = row_of(node, salt);
+      for (int64_t col = 0; col < kWidth; ++col) row[col] += c * x[col];
+    };
+    if (dir == Direction::kForward && key < n) {  // h_j; its edges into the peer's rows
+      add(1, key, 0);
+      for (int64_t i = 0; i < n; ++i) {
+        if (owner[i] == peer) coeff_sq += acc[i][key] * acc[i][key];
+      }
+    } else if (dir == Direction::kForward) {  // m_i, added with coefficient 1
+      const int64_t i = key - n * (1 + me);
+      for (int64_t j : partial_terms(me, i, my_sources, peer)) add(acc[i][j], j, 0);
+      coeff_sq = 1;
+    } else if (key < n) {  // sum_i a_ij g_i over this rank's rows; the sender adds it to dh_j
+      for (int64_t i = 0; i < n; ++i) {
+        if (owner[i] == me && acc[i][key] != 0) add(acc[i][key], i, 3);
+      }
+      coeff_sq = 1;
+    } else {  // g_i, spread by the sender over its rows j with a_ij
+      const int64_t i = key - n * (1 + peer);
+      add(1, i, 3);
+      for (int64_t j : partial_terms(peer, i, sources_to_me, peer))
+        coeff_sq += acc[i][j] * acc[i][j];
+    }
+    return std::pair{range_of(row), coeff_sq};
+  };
+  const std::vector<assign::LinkCost> costs = link_costs(world);
+  std::vector<std::unique_ptr<AdaptivePolicy>> policies;
+  for (const kernels::CsrView* s :
+       {graph.send_matrix(), static_cast<const kernels::CsrView*>(nullptr)}) {
+    AdaptiveOptions aopt;
+    aopt.solver = assign::Solver::kExact;
+    aopt.objective = assign::Objective::kNormalized;
+    policies.push_back(std::make_unique<AdaptivePolicy>(
+        graph.boundary(), graph.a_halo(), *comm, assign::per_sender_time_model(costs),
+        /*layers=*/2, aopt, /*seed=*/5, /*measured_times=*/false, s));
+  }
+  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  policies[1]->plan(1, graph.message_traces());
+  run_epoch(*policies[0], graph, 1, h, grad);  // traces the rows at 8 bits
+  const QuantPlan with_s = policies[0]->plan(2, graph.message_traces());
+  const QuantPlan without_s = policies[1]->plan(2, graph.message_traces());
+  for (Direction dir : {Direction::kForward, Direction::kBackward}) {
+    const bool fwd = dir == Direction::kForward;
+    const std::string what = direction_name(dir);
+    const MessageTrace* trace = graph.message_traces().find(kLayer, dir);
+    ASSERT_NE(trace, nullptr) << what;
+    // sender, receiver, weight, width with S, width without: one message after another.
+    std::vector<double> mine;
+    const std::vector<int64_t>& keys = send_keys(part, dir);
+    const std::vector<int64_t>& offsets = send_offsets(part, dir);
+    for (int r = 0; r < world; ++r) {
+      for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
+        const auto [range, coeff_sq] = message(dir, r, keys[k]);
+        ASSERT_NEAR(trace->ranges[k], range, 1e-5 * range + 1e-7) << what << ", key " << keys[k];
+        const MessageBits& s = (fwd ? with_s.forward : with_s.backward)[kLayer];
+        const MessageBits& o = (fwd ? without_s.forward : without_s.backward)[kLayer];
+        mine.insert(mine.end(), {static_cast<double>(me), static_cast<double>(r),
+                                 coeff_sq * kWidth * range * range / 6,
+                                 static_cast<double>(s.send[k]), static_cast<double>(o.send[k])});
+      }
+    }
+    const std::vector<double> all = gather_all(*comm, mine);
+    if (me != 0) continue;  // one referee
+    assign::AssignProblem problem;
+    problem.row_width = kWidth;
+    problem.time = assign::per_sender_time_model(costs);
+    std::vector<uint8_t> s_bits, plain_bits;
+    for (size_t i = 0; i < all.size(); i += 5) {
+      problem.messages.push_back(
+          {static_cast<int32_t>(all[i]), static_cast<int32_t>(all[i + 1]), all[i + 2]});
+      s_bits.push_back(static_cast<uint8_t>(all[i + 3]));
+      plain_bits.push_back(static_cast<uint8_t>(all[i + 4]));
+    }
+    assign::AssignOptions referee;
+    referee.solver = assign::Solver::kExact;
+    referee.lambda = 0.5;
+    const assign::Assignment best = assign::solve_assignment(problem, referee);
+    ASSERT_TRUE(best.proven_optimal) << what;
+    const double optimum = best.eval.objective;
+    EXPECT_NEAR(assign::evaluate(problem, s_bits, 0.5).objective, optimum, 1e-6 * optimum) << what;
+    if (!fwd) {
+      EXPECT_GT(assign::evaluate(problem, plain_bits, 0.5).objective, optimum * (1 + 1e-6))
+          << "backward: the partial rows' coefficients changed no width";
     }
   }
 }
