@@ -185,8 +185,9 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
       EXPECT_LE(st.measured_forward_s[kLayer], cs.comm_forward_s[kLayer] + 1.0);
       EXPECT_LE(st.measured_backward_s[kLayer], cs.comm_backward_s[kLayer] + 1.0);
       // From the traces themselves: this rank's completion after the last rank's start (one host,
-      // one steady clock: the policy's offsets are estimates of 0, off by far less than 10 ms). The
-      // last rank to start completes after it started, so some rank measures more than 0.
+      // one steady clock: the policy's offsets are estimates of 0, off by at most half a ping-pong,
+      // which oversubscribed ranks can stretch to milliseconds: 0.1 s). The rank whose start the
+      // policy reads as the last measures its own exchange, more than 0, whatever the offsets.
       const ExchangeTrace* measured_traces[2] = {&cs.trace_forward[kLayer],
                                                  &cs.trace_backward[kLayer]};
       const double measured[2] = {st.measured_forward_s[kLayer], st.measured_backward_s[kLayer]};
@@ -196,7 +197,7 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
       comm->allreduce_max(most, 2);
       for (int k = 0; k < 2; ++k) {
         EXPECT_NEAR(measured[k], std::max(0.0, measured_traces[k]->completed_s - last_start[k]),
-                    0.01)
+                    0.1)
             << "epoch " << epoch << (k == 0 ? " forward" : " backward");
         EXPECT_GT(most[k], 0.0) << "epoch " << epoch << (k == 0 ? " forward" : " backward");
       }
@@ -859,7 +860,7 @@ TEST(AdaptiveReferee, PolicyWidthsAreOptimalForWeightsFromTheDenseAdjacency) {
         for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
           const int64_t v = keys[k];
           const double range = range_of(dir, v);
-          ASSERT_NEAR(trace->ranges[k], range, 1e-5 * range + 1e-7) << what << ", node " << v;
+          EXPECT_NEAR(trace->ranges[k], range, 1e-5 * range + 1e-7) << what << ", node " << v;
           double coeff_sq = 1;
           if (fwd) {
             coeff_sq = 0;
@@ -890,7 +891,7 @@ TEST(AdaptiveReferee, PolicyWidthsAreOptimalForWeightsFromTheDenseAdjacency) {
       referee.solver = assign::Solver::kExact;
       referee.lambda = lambda;
       const assign::Assignment best = assign::solve_assignment(problem, referee);
-      ASSERT_TRUE(best.proven_optimal) << what;
+      EXPECT_TRUE(best.proven_optimal) << what;
       const double optimum = best.eval.objective;
       const double of_fast = assign::evaluate(problem, fast_bits, lambda).objective;
       const double of_exact = assign::evaluate(problem, exact_bits, lambda).objective;
@@ -1020,7 +1021,7 @@ TEST(AdaptiveReferee, CoverLayoutWidthsAreOptimalForWeightsFromTheSendMatrix) {
     for (int r = 0; r < world; ++r) {
       for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k) {
         const auto [range, coeff_sq] = message(dir, r, keys[k]);
-        ASSERT_NEAR(trace->ranges[k], range, 1e-5 * range + 1e-7) << what << ", key " << keys[k];
+        EXPECT_NEAR(trace->ranges[k], range, 1e-5 * range + 1e-7) << what << ", key " << keys[k];
         const MessageBits& s = (fwd ? with_s.forward : with_s.backward)[kLayer];
         const MessageBits& o = (fwd ? without_s.forward : without_s.backward)[kLayer];
         mine.insert(mine.end(), {static_cast<double>(me), static_cast<double>(r),
@@ -1044,7 +1045,7 @@ TEST(AdaptiveReferee, CoverLayoutWidthsAreOptimalForWeightsFromTheSendMatrix) {
     referee.solver = assign::Solver::kExact;
     referee.lambda = 0.5;
     const assign::Assignment best = assign::solve_assignment(problem, referee);
-    ASSERT_TRUE(best.proven_optimal) << what;
+    EXPECT_TRUE(best.proven_optimal) << what;
     const double optimum = best.eval.objective;
     EXPECT_NEAR(assign::evaluate(problem, s_bits, 0.5).objective, optimum, 1e-6 * optimum) << what;
     if (!fwd) {

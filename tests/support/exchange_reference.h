@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -53,6 +54,8 @@ inline int64_t maximum_matching_size(const std::set<std::pair<int64_t, int64_t>>
 // The rows of worker `rank` under `layout` (kRows, kCover or kRelationFirst), as stated above.
 inline ExchangedRows exchanged_rows(const Graph& g, const std::vector<int32_t>& owner, int rank,
                                     ExchangeLayout layout) {
+  if (layout == ExchangeLayout::kAuto)
+    throw std::invalid_argument("exchanged_rows: a layout, not auto");
   // Per ordered pair (p, q): the bipartite edges (left key, destination) of its cut edges.
   std::map<std::pair<int32_t, int32_t>, std::set<std::pair<int64_t, int64_t>>> pairs;
   for (int64_t i = 0; i < g.num_nodes; ++i) {

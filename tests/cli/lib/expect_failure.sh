@@ -8,7 +8,7 @@ expect_failure() {
   shift 3
   local log="$tmp/$name.log" codes="$tmp/$name.codes"
   local rc=0
-  rm -f "$codes"
+  : >"$codes"
   # Each rank records its own exit status (mpirun reports only the first failing one); the inner
   # script expands its variables itself, hence the single quotes.
   # shellcheck disable=SC2016
