@@ -38,6 +38,9 @@ if "${compare[@]}" losses "$tmp/w1" "$tmp/zero" "$loose" --first 0 >"$tmp/zero-l
   echo "FAIL: losses without halo rows stay within 10 x DEVICE_TOL of the full run" >&2
   exit 1
 fi
+# ... and it failed on the comparison itself, not for another reason (a missing file, a crash).
+grep -q "loss differs by" "$tmp/zero-losses.txt" ||
+  { cat "$tmp/zero-losses.txt"; echo "FAIL: the negative control failed for another reason" >&2; exit 1; }
 if "${compare[@]}" losses "$tmp/w1" "$tmp/zero" 1 --first 0 --params "$loose" \
     >"$tmp/zero-params.txt" 2>&1; then
   cat "$tmp/zero-params.txt"

@@ -87,15 +87,18 @@ python3 - "$tmp/ref" "$tmp/killed" "$end" <<'PY'
 import json, sys
 
 def load(d):
-    recs, summary = {}, None
+    recs, summaries = {}, []
     for line in open(d + "/metrics.jsonl"):
         r = json.loads(line)
         if r.get("event") == "summary":
-            summary = r
-        else:
-            recs[(r["epoch"], r["rank"])] = [r.get(k) for k in ("loss", "train_acc", "val_acc",
-                                                                "test_acc")]
-    return recs, summary, open(d + "/params.bin", "rb").read()
+            summaries.append(r)
+        elif "event" not in r:
+            key = (r["epoch"], r["rank"])
+            # The killed run wrote epochs past its newest checkpoint: the resume must drop them.
+            assert key not in recs, f"{d}: epoch {key[0]} of rank {key[1]} recorded twice"
+            recs[key] = [r.get(k) for k in ("loss", "train_acc", "val_acc", "test_acc")]
+    assert len(summaries) == 1, f"{d}: {len(summaries)} summaries"
+    return recs, summaries[0], open(d + "/params.bin", "rb").read()
 
 ref, run = load(sys.argv[1]), load(sys.argv[2])
 end = int(sys.argv[3])

@@ -17,6 +17,8 @@ RATE_MBIT=50
 # shellcheck source=tests/cli/lib/netns.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/netns.sh"
 vcluster_probe_test
+command -v setpriv >/dev/null ||
+  skip_or_fail "setpriv (util-linux) is not installed: the unprivileged check needs it"
 
 root_links() { ip -o link show | awk -F': ' '{ print $2 }' | sort; }
 links_before=$(root_links)
@@ -85,8 +87,11 @@ finish_run
 summary=$(grep '"benchmark":"vcluster_probe"' "$tmp/run.out") || fail "probe: no summary line"
 measured=$(sed -n 's/.*"measured_mbit_per_s":\([0-9.]*\).*/\1/p' <<<"$summary")
 [[ $summary == *'"verified":true'* ]] || fail "probe: data corrupted: $summary"
-awk -v m="$measured" -v r="$RATE_MBIT" 'BEGIN { exit !(m > 0 && m <= 1.10 * r) }' ||
-  fail "probe: measured $measured Mbit/s outside (0, 1.10 x $RATE_MBIT]"
+configured=$(sed -n 's/.*"configured_mbit_per_s":\([0-9.]*\).*/\1/p' <<<"$summary")
+awk -v c="$configured" -v r="$RATE_MBIT" 'BEGIN { exit !(c == r) }' ||
+  fail "probe: vcluster.sh shaped $configured Mbit/s, asked for ${RATE_MBIT}"
+awk -v m="$measured" -v r="$RATE_MBIT" 'BEGIN { exit !(m >= 0.8 * r && m <= 1.10 * r) }' ||
+  fail "probe: measured $measured Mbit/s outside [0.8, 1.10] x $RATE_MBIT"
 echo "ok: probe: measured $measured Mbit/s at a shaped ${RATE_MBIT} Mbit/s"
 check_clean probe
 
@@ -114,16 +119,12 @@ for signal in INT TERM; do
 done
 
 # 3. No rights: an unprivileged user is refused before anything is created.
-if command -v setpriv >/dev/null; then
-  rc=0
-  setpriv --reuid=65534 --regid=65534 --clear-groups bash "$VCLUSTER" --hosts 2 \
-    --bandwidth 10mbit -- true >"$tmp/run.out" 2>"$tmp/nobody.log" || rc=$?
-  ((rc != 0)) || fail "unprivileged: vcluster.sh succeeded"
-  grep -q "needs root" "$tmp/nobody.log" ||
-    fail "unprivileged: no clear message: $(cat "$tmp/nobody.log")"
-  [[ $(root_links) == "$links_before" ]] || fail "unprivileged: root devices changed"
-  echo "ok: unprivileged: refused ($(cat "$tmp/nobody.log"))"
-else
-  echo "SKIP: unprivileged check (setpriv not installed)"
-fi
+rc=0
+setpriv --reuid=65534 --regid=65534 --clear-groups bash "$VCLUSTER" --hosts 2 \
+  --bandwidth 10mbit -- true >"$tmp/run.out" 2>"$tmp/nobody.log" || rc=$?
+((rc != 0)) || fail "unprivileged: vcluster.sh succeeded"
+grep -q "needs root" "$tmp/nobody.log" ||
+  fail "unprivileged: no clear message: $(cat "$tmp/nobody.log")"
+[[ $(root_links) == "$links_before" ]] || fail "unprivileged: root devices changed"
+echo "ok: unprivileged: refused ($(cat "$tmp/nobody.log"))"
 run_pid=""

@@ -16,6 +16,7 @@ Used by the CLI tests (not a test itself):
       second epoch's from then on (no memory growing across epochs; epochs that evaluate apart).
 """
 import json
+import math
 import sys
 from array import array
 
@@ -50,6 +51,9 @@ def cmd_losses(ref, run, tol, args):
     lr, lw = losses(ref), losses(run)
     epochs = sorted(e for e in lr if e >= first)
     assert epochs and sorted(e for e in lw if e >= first) == epochs, (sorted(lr), sorted(lw))
+    # max() never takes a NaN after the first value: every value must be finite first.
+    bad = [e for e in epochs if not (math.isfinite(lr[e]) and math.isfinite(lw[e]))]
+    assert not bad, f"{run} vs {ref}: a loss that is not finite in epochs {bad}"
     worst = max(abs(lw[e] - lr[e]) / max(abs(lr[e]), 1e-12) for e in epochs)
     assert worst <= tol, f"{run} vs {ref}: loss differs by {worst:.3g} (relative) > {tol}"
     text = f"{len(epochs)} epochs, max loss rel diff {worst:.2e}"
@@ -57,6 +61,8 @@ def cmd_losses(ref, run, tol, args):
         ptol = float(args[args.index("--params") + 1])
         pr, pw = params(ref), params(run)
         assert len(pr) == len(pw) > 0, (len(pr), len(pw))
+        bad = sum(1 for v in pr + pw if not math.isfinite(v))
+        assert not bad, f"{run} vs {ref}: {bad} parameters that are not finite"
         worst_p = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(pr, pw))
         assert worst_p <= ptol, f"{run} vs {ref}: parameters differ by {worst_p:.3g} > {ptol}"
         text += f", max param diff {worst_p:.2e}"
