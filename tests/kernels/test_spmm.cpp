@@ -248,6 +248,29 @@ TEST(SpmmTranspose, IsTheDenseTransposeWithRowsInOrder) {
   }
 }
 
+// The transpose's values on a symmetric pattern with repeated entries (a multigraph's edges): the
+// r-th copy of (i, j) takes the r-th copy of (j, i); a pattern whose copies differ in number is not
+// symmetric, nor is a non-square one.
+TEST(SpmmTranspose, ValuesOnThePatternPairRepeatedEntriesInOrder) {
+  const std::vector<int64_t> indptr{0, 3, 5, 6};
+  const std::vector<int32_t> indices{1, 1, 2, 0, 0, 0};
+  const std::vector<float> values{1, 2, 3, 4, 5, 6};
+  const CsrView a{3, 3, indptr.data(), indices.data(), values.data()};
+  std::vector<float> t;
+  ASSERT_TRUE(transpose_values_on_pattern(a, &t));
+  EXPECT_EQ(t, (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  EXPECT_EQ(t, transpose_csr(a).values);
+  // (0, 1) twice, (1, 0) once.
+  const std::vector<int64_t> uneven_indptr{0, 2, 3};
+  const std::vector<int32_t> uneven_indices{1, 1, 0};
+  const CsrView uneven{2, 2, uneven_indptr.data(), uneven_indices.data(), values.data()};
+  std::vector<float> untouched{7};
+  EXPECT_FALSE(transpose_values_on_pattern(uneven, &untouched));
+  EXPECT_EQ(untouched, std::vector<float>{7});
+  const CsrView wide{3, 4, indptr.data(), indices.data(), values.data()};
+  EXPECT_FALSE(transpose_values_on_pattern(wide, &untouched));
+}
+
 TEST(SpmmTranspose, TransposedProductMatchesDense) {
   const CsrMatrix a = random_csr(64, 80, 0.1, 8);
   const CsrMatrix t = transpose_csr(a.view());

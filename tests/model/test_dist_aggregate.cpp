@@ -50,14 +50,41 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
 
 class DistAggregateSingle : public ::testing::TestWithParam<ModelType> {};
 
-// On a symmetric graph and on a directed one, where in-degrees and out-degrees differ (so a norm
-// taken from the wrong degree, or a backward through A instead of its transpose, shows).
+// `g` with every edge u -> v where (u + v) % 11 == 0 twice: on a symmetric graph both directions of
+// a pair (the pattern stays symmetric, with repeated entries), or with `one_way` only those with
+// u < v (the pattern symmetric, the copies uneven: not a symmetric matrix pattern).
+Graph with_doubled_edges(const Graph& g, bool one_way) {
+  Graph out = g;
+  out.indptr = {0};
+  out.indices.clear();
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      const int64_t u = g.indices[e];
+      out.indices.push_back(u);
+      if ((u + v) % 11 == 0 && (!one_way || u < v)) out.indices.push_back(u);
+    }
+    out.indptr.push_back(static_cast<int64_t>(out.indices.size()));
+  }
+  return out;
+}
+
+// On a symmetric graph, a directed one, where in-degrees and out-degrees differ (so a norm taken
+// from the wrong degree, or a backward through A instead of its transpose, shows), and two
+// multigraphs: repeated entries in both directions (the transpose's values on the pattern) and in
+// one (a transpose of its own).
 TEST_P(DistAggregateSingle, ForwardAndBackwardMatchDense) {
-  for (const bool directed : {false, true}) {
-    const Graph g = directed ? test::directed_graph(150, 3) : test::small_graph(150, 3);
+  for (const std::string kind : {"symmetric", "directed", "multigraph", "uneven multigraph"}) {
+    const Graph g = kind == "directed" ? test::directed_graph(150, 3)
+                    : kind == "symmetric"
+                        ? test::small_graph(150, 3)
+                        : with_doubled_edges(test::small_graph(150, 3), kind != "multigraph");
+    g.validate(kind);
     SingleWorker w(g, GetParam());
-    if (directed) {
+    if (kind == "directed") {
       ASSERT_FALSE(at::allclose(w.a, w.a.t()));
+    }
+    if (kind != "symmetric" && kind != "directed") {
+      ASSERT_GT(g.num_edges(), test::small_graph(150, 3).num_edges());
     }
     const int64_t n = w.graph.num_owned(), d = 7;
     ASSERT_EQ(n, g.num_nodes);
@@ -65,7 +92,7 @@ TEST_P(DistAggregateSingle, ForwardAndBackwardMatchDense) {
     const at::Tensor r = random_matrix(n, d, 12);
     const at::Tensor y = dist_aggregate(h, w.graph, 1);
     (y * r).sum().backward();
-    const std::string graph = directed ? "directed: " : "symmetric: ";
+    const std::string graph = kind + ": ";
     expect_close(y, w.a.mm(h.detach().to(at::kDouble)), graph + "forward");
     expect_close(h.grad(), w.a.t().mm(r.to(at::kDouble)), graph + "backward");
   }
