@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -59,6 +61,33 @@ TEST(OgbHeteroLoader, LoadsTinyDatasetExactly) {
   untyped.edge_relation.clear();
   EXPECT_NE(fingerprint(g).substr(0, 8), fingerprint(untyped).substr(0, 8));
   EXPECT_EQ(fingerprint(g).substr(8), fingerprint(untyped).substr(8));
+}
+
+// A within-type relation that already holds both directions of a pair (cites 0 -> 1 and 1 -> 0):
+// add_reverse adds each edge's reverse but those already there, so no (source, destination,
+// relation) occurs twice: cites 4 edges + 2 reverses, 18 edges in all (20 with the duplicates).
+TEST(OgbHeteroLoader, ReverseOfAWithinTypeRelationDropsEdgesAlreadyThere) {
+  TempDir tmp;
+  const std::string dir = tmp.str("tiny-mag");
+  FileMap files = test::tiny_hetero_text();
+  files["raw/relations/paper___cites___paper/edge.csv.gz"] = "0,1\n2,1\n3,2\n1,0\n";
+  files["raw/relations/paper___cites___paper/num-edge-list.csv.gz"] = "4\n";
+  test::write_ogb(dir, files);
+  DatasetSpec spec;
+  spec.path = dir;
+  spec.transform.add_reverse = true;
+  const Graph g = load_dataset(spec);
+  EXPECT_EQ(g.num_edges(), 18);
+  std::set<std::tuple<int64_t, int64_t, int32_t>> seen;
+  int64_t cites = 0;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      EXPECT_TRUE(seen.insert({g.indices[e], v, g.edge_relation[e]}).second)
+          << g.indices[e] << " -> " << v << " of relation " << g.edge_relation[e] << " twice";
+      cites += g.relations[g.edge_relation[e]].name == "cites" ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(cites, 6);
 }
 
 TEST(OgbHeteroLoader, ReverseRelationsAndSelfLoopsKeepEveryEdgesRelation) {
