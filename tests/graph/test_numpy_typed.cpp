@@ -40,6 +40,41 @@ TEST(NumpyTyped, RoundTripsTheTypedGraph) {
   EXPECT_EQ(fingerprint(back), fingerprint(g));
 }
 
+// Edges in any order: the loader sorts each row by (source, relation), keeping every edge's
+// relation with it. The tiny graph with author 1 writing paper 1 too (paper 1's row then mixes
+// writes and cites), its edge_index.npy and edge_type.npy written with their columns reversed.
+TEST(NumpyTyped, EdgesInAnyOrderKeepTheirRelations) {
+  test::TempDir tmp;
+  const std::string ogb = tmp.str("tiny-mag"), dir = tmp.str("numpy");
+  test::FileMap text = test::tiny_hetero_text();
+  text["raw/relations/author___writes___paper/edge.csv.gz"] = "0,0\n1,0\n2,3\n1,1\n";
+  text["raw/relations/author___writes___paper/num-edge-list.csv.gz"] = "4\n";
+  test::write_ogb(ogb, text);
+  const Graph g = load_ogb(ogb, "");
+  save_numpy(g, dir);
+  const int64_t e = g.num_edges();
+  std::vector<int64_t> edge_index(2 * e), edge_type(e);
+  for (int64_t v = 0, k = e - 1; v < g.num_nodes; ++v) {
+    for (int64_t j = g.indptr[v]; j < g.indptr[v + 1]; ++j, --k) {
+      edge_index[k] = g.indices[j];
+      edge_index[e + k] = v;
+      edge_type[k] = g.edge_relation[j];
+    }
+  }
+  const std::string shape = std::to_string(e);
+  test::write_files(dir,
+                    {{"edge_index.npy", test::npy_bytes("<i8", "(2, " + shape + ")", edge_index)},
+                     {"edge_type.npy", test::npy_bytes("<i8", "(" + shape + ",)", edge_type)}});
+  const Graph back = load_numpy(dir);
+  EXPECT_EQ(back.indptr, g.indptr);
+  EXPECT_EQ(back.indices, g.indices);
+  EXPECT_EQ(back.edge_relation, g.edge_relation);
+  // Paper 1 (node 4): author 1 by writes (0), papers 0 and 2 (nodes 3, 5) by cites (1).
+  EXPECT_EQ(std::vector<int32_t>(back.edge_relation.begin() + back.indptr[4],
+                                 back.edge_relation.begin() + back.indptr[5]),
+            (std::vector<int32_t>{0, 1, 1}));
+}
+
 struct Case {
   const char* name;
   const char* file;
