@@ -788,6 +788,27 @@ INSTANTIATE_TEST_SUITE_P(Solvers, SlowLink,
                          ::testing::Values(assign::Solver::kFast, assign::Solver::kExact),
                          solver_name);
 
+// Rank 0's referee problem over every rank's messages, `all` holding (sender, receiver, weight,
+// width a, width b) per message as gather_all concatenates them, and the two widths in that order.
+struct RefereeInput {
+  assign::AssignProblem problem;
+  std::vector<uint8_t> a, b;
+};
+
+RefereeInput referee_input(const std::vector<double>& all,
+                           const std::vector<assign::LinkCost>& costs) {
+  RefereeInput in;
+  in.problem.row_width = kWidth;
+  in.problem.time = assign::per_sender_time_model(costs);
+  for (size_t i = 0; i < all.size(); i += 5) {
+    in.problem.messages.push_back(
+        {static_cast<int32_t>(all[i]), static_cast<int32_t>(all[i + 1]), all[i + 2]});
+    in.a.push_back(static_cast<uint8_t>(all[i + 3]));
+    in.b.push_back(static_cast<uint8_t>(all[i + 4]));
+  }
+  return in;
+}
+
 // The policy's distributed solve against a referee built here from the graph alone. Every message's
 // weight comes from the whole graph's dense normalised adjacency (docs/design.md, section 6:
 // forward (sum over the receiver's rows i of a_iv^2) d range^2 / 6, backward d range^2 / 6), each
@@ -877,16 +898,7 @@ TEST(AdaptiveReferee, PolicyWidthsAreOptimalForWeightsFromTheDenseAdjacency) {
       }
       const std::vector<double> all = gather_all(*comm, mine);
       if (comm->rank() != 0) continue;  // one referee
-      assign::AssignProblem problem;
-      problem.row_width = kWidth;
-      problem.time = assign::per_sender_time_model(costs);
-      std::vector<uint8_t> fast_bits, exact_bits;
-      for (size_t i = 0; i < all.size(); i += 5) {
-        problem.messages.push_back(
-            {static_cast<int32_t>(all[i]), static_cast<int32_t>(all[i + 1]), all[i + 2]});
-        fast_bits.push_back(static_cast<uint8_t>(all[i + 3]));
-        exact_bits.push_back(static_cast<uint8_t>(all[i + 4]));
-      }
+      const auto& [problem, fast_bits, exact_bits] = referee_input(all, costs);
       assign::AssignOptions referee;
       referee.solver = assign::Solver::kExact;
       referee.lambda = lambda;
@@ -1031,16 +1043,7 @@ TEST(AdaptiveReferee, CoverLayoutWidthsAreOptimalForWeightsFromTheSendMatrix) {
     }
     const std::vector<double> all = gather_all(*comm, mine);
     if (me != 0) continue;  // one referee
-    assign::AssignProblem problem;
-    problem.row_width = kWidth;
-    problem.time = assign::per_sender_time_model(costs);
-    std::vector<uint8_t> s_bits, plain_bits;
-    for (size_t i = 0; i < all.size(); i += 5) {
-      problem.messages.push_back(
-          {static_cast<int32_t>(all[i]), static_cast<int32_t>(all[i + 1]), all[i + 2]});
-      s_bits.push_back(static_cast<uint8_t>(all[i + 3]));
-      plain_bits.push_back(static_cast<uint8_t>(all[i + 4]));
-    }
+    const auto& [problem, s_bits, plain_bits] = referee_input(all, costs);
     assign::AssignOptions referee;
     referee.solver = assign::Solver::kExact;
     referee.lambda = 0.5;

@@ -16,6 +16,7 @@
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
 #include "dense_reference.h"
+#include "forwarding_communicator.h"
 
 namespace adaqp {
 namespace {
@@ -97,11 +98,9 @@ TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
 
 // A rank's communicator that records, exchange by exchange, how many pieces each block it sends
 // is cut into (ExchangeBuffers::piece_ends; 0 for a peer it sends nothing).
-class PieceRecorder final : public Communicator {
+class PieceRecorder final : public test::ForwardingCommunicator {
  public:
-  explicit PieceRecorder(Communicator& inner) : inner_(inner) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
+  using ForwardingCommunicator::ForwardingCommunicator;
   std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers,
                                  const ExchangeOptions& options) override {
     std::vector<size_t> pieces(static_cast<size_t>(size()), 0);
@@ -111,25 +110,8 @@ class PieceRecorder final : public Communicator {
     sent_pieces.push_back(pieces);
     return inner_.exchange(buffers, options);
   }
-  void allreduce_sum(float* data, size_t n) override { inner_.allreduce_sum(data, n); }
-  void allreduce_sum(double* data, size_t n) override { inner_.allreduce_sum(data, n); }
-  void allreduce_sum(int64_t* data, size_t n) override { inner_.allreduce_sum(data, n); }
-  void allreduce_max(double* data, size_t n) override { inner_.allreduce_max(data, n); }
-  void broadcast(void* data, size_t bytes, int root) override {
-    inner_.broadcast(data, bytes, root);
-  }
-  void allgather(const void* in, void* out, size_t bytes) override {
-    inner_.allgather(in, out, bytes);
-  }
-  void barrier() override { inner_.barrier(); }
-  void set_timeout(double seconds) override { inner_.set_timeout(seconds); }
-  double timeout() const override { return inner_.timeout(); }
-  bool allows_progress_thread() const override { return inner_.allows_progress_thread(); }
 
   std::vector<std::vector<size_t>> sent_pieces;  // per exchange, per peer
-
- private:
-  Communicator& inner_;
 };
 
 // The CPU codec's pieces (HaloExchangerOptions::piece_elements) change how a block travels, not

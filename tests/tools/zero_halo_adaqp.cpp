@@ -11,6 +11,7 @@
 #include "adaqp/cli/command_line.h"
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/error.h"
+#include "forwarding_communicator.h"
 
 namespace adaqp {
 namespace {
@@ -52,15 +53,12 @@ class ZeroedWork : public Work {
 };
 
 // Forwards everything to the job's transport; exchanges deliver zeros.
-class ZeroHaloCommunicator : public Communicator {
+class ZeroHaloCommunicator : public test::ForwardingCommunicator {
  public:
-  explicit ZeroHaloCommunicator(Communicator& inner) : inner_(inner) {
+  explicit ZeroHaloCommunicator(Communicator& inner) : ForwardingCommunicator(inner) {
     if (inner.device_memory())
       throw ConfigError("adaqp_zero_halo: host transports only (training.device=cpu)");
   }
-
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
 
   std::unique_ptr<Work> exchange(const ExchangeBuffers& buffers,
                                  const ExchangeOptions& options) override {
@@ -77,25 +75,6 @@ class ZeroHaloCommunicator : public Communicator {
     }
     return std::make_unique<ZeroedWork>(inner_.exchange(buffers, zeroing), buffers);
   }
-
-  void allreduce_sum(float* data, size_t n) override { inner_.allreduce_sum(data, n); }
-  void allreduce_sum(double* data, size_t n) override { inner_.allreduce_sum(data, n); }
-  void allreduce_sum(int64_t* data, size_t n) override { inner_.allreduce_sum(data, n); }
-  void allreduce_max(double* data, size_t n) override { inner_.allreduce_max(data, n); }
-  void broadcast(void* data, size_t bytes, int root) override {
-    inner_.broadcast(data, bytes, root);
-  }
-  void allgather(const void* in, void* out, size_t bytes) override {
-    inner_.allgather(in, out, bytes);
-  }
-  void barrier() override { inner_.barrier(); }
-  void set_timeout(double seconds) override { inner_.set_timeout(seconds); }
-  double timeout() const override { return inner_.timeout(); }
-  bool allows_progress_thread() const override { return inner_.allows_progress_thread(); }
-  bool device_memory() const override { return false; }
-
- private:
-  Communicator& inner_;
 };
 
 }  // namespace
