@@ -42,10 +42,13 @@ struct RowScratch {
 // min/max only under -ffinite-math-only): as signed integers the non-negative floats keep their
 // order, as unsigned ones every negative float lies above them in reverse order. So the minimum is
 // the largest unsigned pattern if the row has a negative value, else the smallest; the maximum is
-// the largest signed one if it has a non-negative value, else the smallest unsigned one.
+// the largest signed one if it has a non-negative value, else the smallest unsigned one. A NaN or
+// an infinity has the largest patterns of its sign (exponent all ones), so one in the row makes the
+// maximum (sign clear) or the minimum (sign set) one too: the ends alone tell, with no reduction
+// of magnitudes beside them.
 ADAQP_CLONED_BODY bool row_min_max_body(const float* x, int64_t d, float& lo, float& hi) {
   int32_t signed_max = INT32_MIN;
-  uint32_t unsigned_min = UINT32_MAX, unsigned_max = 0, magnitude_max = 0;
+  uint32_t unsigned_min = UINT32_MAX, unsigned_max = 0;
 #pragma GCC unroll 4
   for (int64_t e = 0; e < d; ++e) {
     uint32_t bits;
@@ -53,14 +56,13 @@ ADAQP_CLONED_BODY bool row_min_max_body(const float* x, int64_t d, float& lo, fl
     signed_max = std::max(signed_max, static_cast<int32_t>(bits));
     unsigned_min = std::min(unsigned_min, bits);
     unsigned_max = std::max(unsigned_max, bits);
-    magnitude_max = std::max(magnitude_max, bits & 0x7FFFFFFFu);
   }
-  constexpr uint32_t kSign = 0x80000000u;
+  constexpr uint32_t kSign = 0x80000000u, kMagnitude = 0x7FFFFFFFu, kInfinity = 0x7F800000u;
   const uint32_t bits_lo = unsigned_max >= kSign ? unsigned_max : unsigned_min;
   const uint32_t bits_hi = unsigned_min < kSign ? static_cast<uint32_t>(signed_max) : unsigned_min;
   std::memcpy(&lo, &bits_lo, sizeof(lo));
   std::memcpy(&hi, &bits_hi, sizeof(hi));
-  return magnitude_max < 0x7F800000u;  // exponent all ones: NaN or infinity
+  return (bits_lo & kMagnitude) < kInfinity && (bits_hi & kMagnitude) < kInfinity;
 }
 ADAQP_VECTOR_CLONES(bool, row_min_max, (const float* x, int64_t d, float& lo, float& hi),
                     (x, d, lo, hi))

@@ -10,6 +10,8 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/quant/quant_math.h"
@@ -789,6 +791,48 @@ TEST(QuantFullPrecision, RowsAreCopiedAndRangesClampedToFloatMax) {
   } catch (const NonFiniteError& e) {
     EXPECT_NE(std::string(e.what()).find("node 11 (epoch 3): element 2 is inf"), std::string::npos)
         << e.what();
+  }
+}
+
+// A NaN or an infinity of either sign, at any element of a row (every vector lane and the scalar
+// tail: 37 = 4 * 8 + 5 = 2 * 16 + 5), is found in rows of either sign, in zeros and in mixed rows,
+// by the quantizer and by the full-precision copy (where nothing else would catch it). The x86
+// default NaN of an invalid operation has its sign bit set, so a minimum and maximum that missed
+// one sign's non-finite patterns would pass it on.
+TEST(QuantErrors, NonFiniteOfEitherSignAnywhereInARowIsFound) {
+  const int64_t d = 37;
+  const uint32_t patterns[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u,
+                               0xFF800001u, 0x7F800000u, 0xFF800000u};
+  const std::vector<std::pair<float, float>> spans = {
+      {0.5f, 1.0f}, {-1.0f, -0.5f}, {-1.0f, 1.0f}, {0.0f, 0.0f}};
+  for (const uint32_t pattern : patterns) {
+    float bad_value;
+    std::memcpy(&bad_value, &pattern, sizeof(bad_value));
+    for (size_t span = 0; span < spans.size(); ++span) {
+      const std::vector<float> clean =
+          random_rows(1, d, spans[span].first, spans[span].second, static_cast<uint32_t>(span));
+      for (int64_t e = 0; e < d; ++e) {
+        std::vector<float> row = clean;
+        row[e] = bad_value;
+        const std::string where = "pattern " + std::to_string(pattern) + ", span " +
+                                  std::to_string(span) + ", element " + std::to_string(e);
+        const std::string named = "element " + std::to_string(e) + " is ";
+        try {
+          quantize(row, d, nullptr, {7}, 2, QuantKey{});
+          ADD_FAILURE() << "quantize passed " << where;
+        } catch (const NonFiniteError& err) {
+          EXPECT_NE(std::string(err.what()).find(named), std::string::npos) << err.what();
+        }
+        std::vector<uint8_t> out(sizeof(float) * d);
+        try {
+          copy_full_precision_rows(row.data(), d, nullptr, std::vector<int64_t>{7}.data(), 1,
+                                   QuantKey{}, out.data(), nullptr);
+          ADD_FAILURE() << "the full-precision copy passed " << where;
+        } catch (const NonFiniteError& err) {
+          EXPECT_NE(std::string(err.what()).find(named), std::string::npos) << err.what();
+        }
+      }
+    }
   }
 }
 
