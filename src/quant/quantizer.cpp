@@ -286,7 +286,7 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
     {
       const detail::IeeeSubnormals ieee;
       RowScratch scratch(d);
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) reduction(min : first_bad)
       for (int64_t i = 0; i < n; ++i) {
         const int64_t row = row_index == nullptr ? i : row_index[i];
         if (row_index != nullptr && i + kPrefetchRows < n) {
@@ -296,10 +296,7 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
         const bool ok = quantize_row<B>(
             src + row * d, d, static_cast<uint64_t>(gids[i]), key, scratch, packed + i * row_bytes,
             meta + kMetaBytesPerRow * i, ranges == nullptr ? nullptr : ranges + i);
-        if (!ok) {
-#pragma omp critical(adaqp_quantize_first_bad)
-          first_bad = std::min(first_bad, i);
-        }
+        if (!ok) first_bad = std::min(first_bad, i);
       }
     }
   });
@@ -318,17 +315,14 @@ void copy_full_precision_rows(const float* src, int64_t d, const int64_t* row_in
 #pragma omp parallel if (n * d > kParallelElements)
   {
     const detail::IeeeSubnormals ieee;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) reduction(min : first_bad)
     for (int64_t i = 0; i < n; ++i) {
       if (row_index != nullptr && i + kPrefetchRows < n) {
         prefetch_bytes(src + row_index[i + kPrefetchRows] * d, row_bytes);
       }
       const float* x = src + (row_index == nullptr ? i : row_index[i]) * d;
       float lo = 0.0f, hi = 0.0f;
-      if (!row_min_max(x, d, lo, hi)) {
-#pragma omp critical(adaqp_copy_first_bad)
-        first_bad = std::min(first_bad, i);
-      }
+      if (!row_min_max(x, d, lo, hi)) first_bad = std::min(first_bad, i);
       std::memcpy(out + row_bytes * i, x, row_bytes);
       if (ranges != nullptr) ranges[i] = full_precision_range(lo, hi);
     }
