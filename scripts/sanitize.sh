@@ -42,14 +42,9 @@ start=$(date +%s)
 if [ -f "$BUILD/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$' "$BUILD/CMakeCache.txt"; then
   rm -rf "$BUILD"
 fi
-mkdir -p "$BUILD"
 # The flags are the preset's (-O0: sanitized code compiles in half the time it takes at -O1, which
 # keeps the CI's run short; the tests run slower, and a few seconds matter less than the build).
-# $ADAQP_PYTHON, when set, replaces the preset's .venv/bin/python; else $ADAQP_VENV's, as in setup.sh.
-ADAQP_PYTHON=${ADAQP_PYTHON:-${ADAQP_VENV:+$ADAQP_VENV/bin/python}}
-cmake -S "$ADAQP_ROOT" --preset sanitize -B "$BUILD" \
-  ${ADAQP_PYTHON:+"-DADAQP_PYTHON=$ADAQP_PYTHON"} >"$BUILD/configure.log" 2>&1 ||
-  { cat "$BUILD/configure.log"; exit 1; }
+sanitizer_setup sanitize "$BUILD"
 targets=(adaqp_unit_tests "${core_fuzz[@]/#/fuzz_replay_}")
 fuzz_tests="^fuzz_($(IFS='|'; echo "${core_fuzz[*]}"))\$"
 if [ "$scope" = full ]; then
@@ -63,10 +58,6 @@ echo "sanitize ($scope): build took $((built - start)) s"
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=0:strict_string_checks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export OMP_NUM_THREADS=1
-export ADAQP_SOURCE_DIR="$ADAQP_ROOT" ADAQP_BIN="$BUILD/src/adaqp"
-export ADAQP_SHARED_DATASETS=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 step() {
   echo "sanitize: $*"

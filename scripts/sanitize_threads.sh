@@ -35,11 +35,7 @@ for arg in "$@"; do
   esac
 done
 start=$(date +%s)
-mkdir -p "$BUILD"
-ADAQP_PYTHON=${ADAQP_PYTHON:-${ADAQP_VENV:+$ADAQP_VENV/bin/python}}
-cmake -S "$ADAQP_ROOT" --preset tsan -B "$BUILD" \
-  ${ADAQP_PYTHON:+"-DADAQP_PYTHON=$ADAQP_PYTHON"} >"$BUILD/configure.log" 2>&1 ||
-  { cat "$BUILD/configure.log"; exit 1; }
+sanitizer_setup tsan "$BUILD"
 cmake --build "$BUILD" -j "$JOBS" --target adaqp adaqp_unit_tests adaqp_nn_tests adaqp_mpi_tests
 built=$(date +%s)
 echo "sanitize_threads: build took $((built - start)) s"
@@ -50,10 +46,6 @@ archer=$(dirname "$libomp")/libarcher.so
 [ -f "$archer" ] || die "no Archer beside $libomp ($archer): install the libomp package of" \
   "clang $(clang --version | sed -n 's/.*version \([0-9]*\).*/\1/p;q') (Debian: libomp-dev)"
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ignore_noninstrumented_modules=1"
-export ADAQP_SOURCE_DIR="$ADAQP_ROOT" ADAQP_BIN="$BUILD/src/adaqp"
-export ADAQP_SHARED_DATASETS=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 step() {
   echo "sanitize_threads ($pass): $*"

@@ -8,9 +8,9 @@
 #   ADAQP_TAG        the tag of this script's messages: its name, or its folder's for a run.sh;
 #   ADAQP_LOG_TIME   1: messages carry the time of day (0: they do not);
 # and lets OpenMPI run as root (it refuses to otherwise; containers and CI run as root).
-# Functions: log and die (messages), require_adaqp, bench_setup, and the job presets, which print
-# --set pairs one word a line, to be read into an array and followed by the caller's own --set
-# pairs (where adaqp gets a key twice, the later value wins):
+# Functions: log and die (messages), require_adaqp, bench_setup, sanitizer_setup, and the job
+# presets, which print --set pairs one word a line, to be read into an array and followed by the
+# caller's own --set pairs (where adaqp gets a key twice, the later value wins):
 #   mapfile -t job < <(synthetic_graph 1500 seed=5; gnn_model 2 16; set_pairs training.threads=1)
 
 ADAQP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -40,6 +40,21 @@ die() {
 require_adaqp() {
   [[ -x $ADAQP_BIN ]] || die "no adaqp binary at $ADAQP_BIN (build it with scripts/setup.sh, or" \
     "set ADAQP_BUILD_DIR or ADAQP_BIN)"
+}
+
+# sanitizer_setup PRESET BUILD: for the sanitizer scripts: configures the CMake preset PRESET in
+# BUILD with $ADAQP_PYTHON, else $ADAQP_VENV's Python where set (the output in BUILD/configure.log,
+# printed on failure); points the tests at the sources, BUILD's adaqp and the shared datasets; and
+# makes $tmp, a directory removed on exit.
+sanitizer_setup() {
+  local preset=$1 build=$2 python=${ADAQP_PYTHON:-${ADAQP_VENV:+$ADAQP_VENV/bin/python}}
+  mkdir -p "$build"
+  cmake -S "$ADAQP_ROOT" --preset "$preset" -B "$build" ${python:+"-DADAQP_PYTHON=$python"} \
+    >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+  export ADAQP_SOURCE_DIR="$ADAQP_ROOT" ADAQP_BIN="$build/src/adaqp"
+  export ADAQP_SHARED_DATASETS=${ADAQP_SHARED_DATASETS:-$ADAQP_ROOT/../shared/datasets}
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
 }
 
 # bench_setup: for the benchmarks that take THREADS and OUT: checks the binary, makes OUT (a
