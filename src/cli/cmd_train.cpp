@@ -45,6 +45,7 @@
 #include "adaqp/config/job_config.h"
 #include "adaqp/config/placement.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/graph.h"
 #include "adaqp/partition/obtain_part.h"
 #include "adaqp/partition/part_agreement.h"
 #include "adaqp/partition/partition_dir.h"
@@ -143,14 +144,26 @@ void require_creatable(const std::filesystem::path& dir, const std::string& key)
 }
 
 // Rank 0 loads the dataset and partitions it into the job's partition directory (`replace`:
-// the directory exists and is replaced, --repartition).
-void create_partition(const JobConfig& cfg, const std::string& dir, bool replace) {
+// the directory exists and is replaced, --repartition; `resume_from`: the checkpoint a --resume
+// continues from, or empty).
+void create_partition(const JobConfig& cfg, const std::string& dir, bool replace,
+                      const std::string& resume_from) {
   spdlog::info("partition {}{}: partitioning the dataset into {} parts", dir,
                replace ? " to be replaced (--repartition)" : " does not exist",
                cfg.partition.options.parts);
   const Graph g = load_dataset(cfg.dataset);
   require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);  // before any write
   require_features(g.feat_dim, cfg.dataset);
+  // A resume refused for its dataset must leave the partition of the run it meant to continue.
+  if (replace && !resume_from.empty()) {
+    const std::string found = read_checkpoint_info(resume_from).header.dataset_fingerprint;
+    const std::string job = fingerprint(g);
+    if (found != job) {
+      throw InputError(resume_from, "dataset fingerprint",
+                       fmt::format("checkpoint has {}, this job has {} ({} left as it was)", found,
+                                   job, dir));
+    }
+  }
   const std::filesystem::path parent = directory_path(dir).parent_path();
   // The directories made here (output.dir, the default partition.dir's parent) go again when the
   // partitioning fails: a job stopped before training leaves no output.dir.
@@ -412,7 +425,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
                                    collective_step(*comm));
     } else {
       run_step(*comm, [&] {
-        if (rank == 0) create_partition(cfg, dir, replace);
+        if (rank == 0) create_partition(cfg, dir, replace, resume_from);
       });
     }
     comm->set_timeout(cfg.communication.timeout_s);

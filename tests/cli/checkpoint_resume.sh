@@ -159,6 +159,16 @@ if grep -q "to be replaced" "$tmp/other_seed_repartition.log" ||
 fi
 expect_error other_dataset 2 "dataset fingerprint: checkpoint has" "${resume[@]}" \
   --set "output.dir=$tmp/d2" --set partition.parts=2 --set dataset.synthetic.seed=6
+# ... and when the dataset differs, --repartition leaves the run's partition as it was: a plain
+# --resume of the run goes on (found by a review, 2026-12-06: the partition was replaced first).
+expect_error other_dataset_repartition 2 "dataset fingerprint: checkpoint has" "${resume[@]}" \
+  --set "output.dir=$tmp/gcn_ref" --set dataset.synthetic.seed=6 --repartition
+if ! cmp -s "$tmp/meta.keep" "$tmp/gcn_ref/partition/meta.yaml" ||
+    ! grep -q "$tmp/gcn_ref/partition left as it was" "$tmp/other_dataset_repartition.log"; then
+  cat "$tmp/other_dataset_repartition.log"
+  echo "FAIL: a --resume --repartition refused for its dataset replaced the partition" >&2
+  exit 1
+fi
 expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing left to train" \
   "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
 expect_error no_checkpoint 2 "--resume: no checkpoint in $tmp/none/checkpoints" \
