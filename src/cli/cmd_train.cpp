@@ -159,9 +159,9 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
     const std::string found = read_checkpoint_info(resume_from).header.dataset_fingerprint;
     const std::string job = fingerprint(g);
     if (found != job) {
-      throw InputError(resume_from, "dataset fingerprint",
-                       fmt::format("checkpoint has {}, this job has {} ({} left as it was)", found,
-                                   job, dir));
+      throw InputError(
+          resume_from, "dataset fingerprint",
+          fmt::format("checkpoint has {}, this job has {} ({} left as it was)", found, job, dir));
     }
   }
   const std::filesystem::path parent = directory_path(dir).parent_path();
