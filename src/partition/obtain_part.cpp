@@ -79,9 +79,12 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
   const uintmax_t size = fs::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
   int64_t header[2] = {ec ? 0 : static_cast<int64_t>(size), ec || !in ? 0 : 1};
+  const std::string why = ec ? ec.message() : std::strerror(errno);
   send_to(comm, peer, header, sizeof header);
-  if (header[1] == 0)
-    throw InputError(path, "", "cannot read the part to send it to rank " + std::to_string(peer));
+  if (header[1] == 0) {
+    throw InputError(path, "",
+                     fmt::format("cannot read the part to send it to rank {}: {}", peer, why));
+  }
   std::vector<char> buf(std::min<size_t>(chunk, static_cast<size_t>(size)));
   uint32_t crc = kCrcEmpty;
   bool read_ok = true;
@@ -148,6 +151,19 @@ int64_t receive_part(Communicator& comm, int rank, const std::string& path, size
                                  trailer[0], rank));
   out->commit();
   return header[0];
+}
+
+// After a failed receive: the part's folder made for it goes, and so do the cache's folder and its
+// meta.yaml where they hold no other part (of another rank of this host), so that a job stopped at
+// start-up leaves no half-made cache.
+void drop_unfilled_cache(const std::string& cache, const std::string& cached_part) {
+  std::error_code ec;
+  fs::remove(fs::path(cached_part).parent_path(), ec);  // only when empty
+  for (const fs::directory_entry& e : fs::directory_iterator(cache, ec)) {
+    if (e.path().filename() != fs::path(partition_meta_path(cache)).filename()) return;
+  }
+  fs::remove(partition_meta_path(cache), ec);
+  fs::remove(cache, ec);
 }
 
 // Writes meta.yaml into the cache folder unless it is there already.
@@ -264,7 +280,12 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
       }
       if (first_error) std::rethrow_exception(first_error);
     } else if (!have) {
-      got.bytes_received = receive_part(comm, rank, cached_part, opt.chunk_bytes);
+      try {
+        got.bytes_received = receive_part(comm, rank, cached_part, opt.chunk_bytes);
+      } catch (...) {
+        drop_unfilled_cache(cache, cached_part);
+        throw;
+      }
     }
   });
   got.transfer_s = steady_now_s() - t0;
