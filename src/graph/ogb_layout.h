@@ -30,6 +30,7 @@ Graph load_ogb_hetero(const std::filesystem::path& dir, const std::string& split
 // file that gave the count the lines are checked against.
 namespace ogb_csv {
 
+// `field` in quotes; one longer than 64 bytes by its first 64 and its length.
 std::string quoted(std::string_view field);
 // Splits a line at commas into `fields`; returns the count.
 size_t split_fields(std::string_view line, std::vector<std::string_view>& fields);

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "adaqp/common/error.h"
 #include "adaqp/common/paths.h"
 #include "adaqp/graph/dataset.h"
@@ -56,7 +58,13 @@ uint64_t max_decompressed_bytes(const std::string& path) {
 namespace ogb_csv {
 
 std::string quoted(std::string_view field) {
-  return "'" + std::string(field) + "'";
+  // A long field (a whole line without commas, a binary file read as text) is shown by its start
+  // and length: the message stays one readable line.
+  constexpr size_t kShown = 64;
+  if (field.size() <= kShown) return "'" + std::string(field) + "'";
+  size_t cut = kShown;
+  while (cut > 0 && (static_cast<unsigned char>(field[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  return fmt::format("'{}...' ({} bytes)", field.substr(0, cut), field.size());
 }
 
 namespace {

@@ -211,6 +211,14 @@ const MalformedCase kOgbCases[] = {
      nullptr,
      {"raw/node-feat.csv.gz: line 4: file ends after 4 lines, but num-node-list.csv.gz says "
       "4000000000000000000"}},
+    {"OgbLongFieldShownByItsStart",
+     Layout::kOgbCsv,
+     [](FileMap& f) {
+       set(f, "raw/node-label.csv.gz", "0\n" + std::string(100000, '7') + "x\n2\n1\n");
+     },
+     nullptr,
+     {"raw/node-label.csv.gz: line 2: label '" + std::string(64, '7') +
+      "...' (100001 bytes) is not an integer"}},
     {"OgbNegativeLabel",
      Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/node-label.csv.gz", "0\n-1\n2\n1\n"); },
