@@ -141,19 +141,22 @@ std::string checkpoint_text(const std::string& checkpoint) {
 }
 
 // The epoch; a row the codec could not quantize (met on this rank only, so the error is not
-// collective: the job aborts) gets the advice and checkpoint of the collective checks below.
-EpochStats train_one_epoch(Trainer& trainer, int epoch, const std::string& checkpoint) {
+// collective: the job aborts) gets the advice and checkpoint of the collective checks below
+// (`first_epoch`: a fresh run's first, whose messages all come before any optimizer step).
+EpochStats train_one_epoch(Trainer& trainer, int epoch, bool first_epoch,
+                           const std::string& checkpoint) {
   try {
     return trainer.train_epoch(epoch);
   } catch (const quant::NonFiniteError& e) {
-    throw quant::NonFiniteError(e, "; lower training.lr" + checkpoint_text(checkpoint));
+    throw quant::NonFiniteError(e, divergence_advice(first_epoch) + checkpoint_text(checkpoint));
   }
 }
 
 // check_finite, naming the last good checkpoint in the error.
-void check_divergence(Trainer& trainer, double loss, int epoch, const std::string& checkpoint) {
+void check_divergence(Trainer& trainer, double loss, int epoch, bool first_epoch,
+                      const std::string& checkpoint) {
   try {
-    check_finite(trainer.model(), loss, epoch);
+    check_finite(trainer.model(), loss, epoch, first_epoch);
   } catch (const NumericalError& e) {
     throw NumericalError(std::string(e.what()) + checkpoint_text(checkpoint));
   }
@@ -429,8 +432,11 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     EpochRecord rec;
     rec.rank = comm.rank();
     meter.start();
-    rec.stats = train_one_epoch(trainer, epoch, last_checkpoint);
-    check_divergence(trainer, rec.stats.loss, epoch, last_checkpoint);
+    // The first epoch of a fresh run computes from the initial parameters; a resumed run's first,
+    // from a checkpoint's, which earlier steps made.
+    const bool first_epoch = opt.start.epoch == 0 && epoch == 1;
+    rec.stats = train_one_epoch(trainer, epoch, first_epoch, last_checkpoint);
+    check_divergence(trainer, rec.stats.loss, epoch, first_epoch, last_checkpoint);
     adaptive = rec.stats.adaptive;
     progress.epoch = epoch;
     if (epoch % opt.eval_every == 0 || epoch == opt.epochs) {

@@ -19,7 +19,8 @@ std::string value_text(double v) {
 }
 
 // Throws if `t` holds a non-finite value; `what` says which tensor it is.
-void check_tensor(const at::Tensor& t, int epoch, const std::string& what) {
+void check_tensor(const at::Tensor& t, int epoch, const std::string& what,
+                  const std::string& advice) {
   const at::Tensor bad = at::logical_not(at::isfinite(t.detach())).reshape({-1});
   const int64_t count = bad.sum().item<int64_t>();
   if (count == 0) return;
@@ -27,30 +28,38 @@ void check_tensor(const at::Tensor& t, int epoch, const std::string& what) {
   const float value = t.detach().reshape({-1})[first].item<float>();
   throw NumericalError(fmt::format(
       "training diverged at epoch {}: {} has {} non-finite value(s) of {} (first at flat index {}: "
-      "{}); lower training.lr",
-      epoch, what, count, t.numel(), first, value_text(value)));
+      "{}){}",
+      epoch, what, count, t.numel(), first, value_text(value), advice));
 }
 
 }  // namespace
 
-void check_finite(const torch::nn::Module& model, double loss, int epoch) {
+std::string divergence_advice(bool before_first_step) {
+  return before_first_step
+             ? "; computed from the initial parameters, before any optimizer step: the "
+               "input features are likely too large for float32 arithmetic (scale them down)"
+             : "; lower training.lr";
+}
+
+void check_finite(const torch::nn::Module& model, double loss, int epoch, bool first_epoch) {
   if (!std::isfinite(loss))
-    throw NumericalError(
-        fmt::format("training diverged at epoch {}: the loss is {}; lower training.lr", epoch,
-                    value_text(loss)));
+    throw NumericalError(fmt::format("training diverged at epoch {}: the loss is {}{}", epoch,
+                                     value_text(loss), divergence_advice(first_epoch)));
   // Gradients first, then parameters; one flag per tensor, read back together (on a GPU, one
   // synchronisation); the detailed message is worked out only for a failing tensor.
   const auto params = model.named_parameters();
   std::vector<at::Tensor> tensors;
-  std::vector<std::string> names;
+  std::vector<std::string> names, advice;
   for (const auto& item : params) {
     if (!item.value().grad().defined()) continue;
     tensors.push_back(item.value().grad());
     names.push_back("the gradient of parameter '" + item.key() + "'");
+    advice.push_back(divergence_advice(first_epoch));
   }
   for (const auto& item : params) {
     tensors.push_back(item.value());
     names.push_back("parameter '" + item.key() + "'");
+    advice.push_back(divergence_advice(false));
   }
   if (tensors.empty()) return;
   // Zero times a finite value is zero, times an infinity or NaN is NaN: a tensor's sum of its
@@ -61,7 +70,7 @@ void check_finite(const torch::nn::Module& model, double loss, int epoch) {
   const at::Tensor finite = at::isfinite(at::stack(sums)).to(at::kCPU);
   const bool* ok = finite.data_ptr<bool>();
   for (size_t k = 0; k < tensors.size(); ++k) {
-    if (!ok[k]) check_tensor(tensors[k], epoch, names[k]);
+    if (!ok[k]) check_tensor(tensors[k], epoch, names[k], advice[k]);
   }
 }
 

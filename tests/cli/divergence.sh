@@ -4,7 +4,8 @@
 # epoch and the last good checkpoint (epoch 1), and nothing of epoch 2 is checkpointed. That
 # checkpoint is intact: resuming it loads it and diverges again at epoch 2, with the same error.
 # (Its weights, finite but ~1e30, are beyond rescue by a smaller learning rate.) In a quantized
-# mode the codec meets the divergence first, with the same advice and checkpoint.
+# mode the codec meets the divergence first, with the same advice and checkpoint. Features too
+# large for float32 overflow before any step: that error names the input instead.
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
@@ -60,4 +61,26 @@ if ((rc == 0 || rc == 124 || errors == 0)) ||
   exit 1
 fi
 echo "ok: a quantized run diverging in the codec: $(grep -Em1 "$codec" "$tmp/diverge-q.log")"
+
+# Features finite but near float32's maximum overflow in the first epoch's forward pass, before any
+# optimizer step: the error points at the input, not the learning rate (found by a review,
+# 2026-12-06: it advised lowering training.lr).
+require_numpy
+"$ADAQP_BIN" generate "${job[@]}" --out "$tmp/huge" >"$tmp/generate.log" 2>&1 ||
+  { cat "$tmp/generate.log"; fail "generate"; }
+"$PYTHON" -c 'import numpy as np, sys
+f = sys.argv[1] + "/feat.npy"; a = np.load(f); a[:] = 3e38; np.save(f, a)' "$tmp/huge"
+rc=0
+timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=3 \
+  --set dataset.format=numpy --set "dataset.path=$tmp/huge" --set "output.dir=$tmp/run-huge" \
+  >"$tmp/huge.log" 2>&1 || rc=$?
+input="^adaqp: error: training diverged at epoch 1: .*; computed from the initial parameters, "
+input+="before any optimizer step: the input features are likely too large for float32 "
+input+="arithmetic \(scale them down\); no checkpoint was written\$"
+if ((rc == 0 || rc == 124)) || [[ "$(grep -c "adaqp: error" "$tmp/huge.log")" != 1 ]] ||
+    ! grep -Eq "$input" "$tmp/huge.log"; then
+  cat "$tmp/huge.log"
+  fail "exit $rc; expected one error line matching $input"
+fi
+echo "ok: features too large for float32: $(grep "adaqp: error" "$tmp/huge.log")"
 echo "divergence: all passed"

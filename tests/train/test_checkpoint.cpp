@@ -689,11 +689,11 @@ TEST(Checkpoint, BestEpochParametersAndRowsComeBackWhereKept) {
 TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   Trained a(1);
   a.step();
-  EXPECT_NO_THROW(check_finite(a.net, 0.5, 3));
+  EXPECT_NO_THROW(check_finite(a.net, 0.5, 3, false));
 
-  auto error = [&](double loss) {
+  auto error = [&](double loss, bool first_epoch = false) {
     try {
-      check_finite(a.net, loss, 3);
+      check_finite(a.net, loss, 3, first_epoch);
     } catch (const NumericalError& e) {
       return std::string(e.what());
     }
@@ -702,13 +702,19 @@ TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   EXPECT_EQ(error(std::nan("")),
             "training diverged at epoch 3: the loss is nan; lower training.lr");
   EXPECT_TRUE(test::contains(error(INFINITY), "the loss is inf"));
+  // A fresh run's first epoch computed its loss and gradients before any step: not the learning
+  // rate.
+  EXPECT_EQ(error(std::nan(""), true),
+            "training diverged at epoch 3: the loss is nan; computed from the initial parameters, "
+            "before any optimizer step: the input features are likely too large for float32 "
+            "arithmetic (scale them down)");
 
   {
     // The largest finite values, whose plain sum overflows to infinity, are finite.
     at::NoGradGuard no_grad;
     a.net.second->weight.mutable_grad().fill_(std::numeric_limits<float>::max());
   }
-  EXPECT_NO_THROW(check_finite(a.net, 0.5, 3));
+  EXPECT_NO_THROW(check_finite(a.net, 0.5, 3, false));
   {
     at::NoGradGuard no_grad;
     a.net.second->weight.mutable_grad()[1][2] = -INFINITY;
@@ -716,6 +722,7 @@ TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   EXPECT_EQ(error(0.5),
             "training diverged at epoch 3: the gradient of parameter 'second.weight' has 1 "
             "non-finite value(s) of 15 (first at flat index 7: -inf); lower training.lr");
+  EXPECT_TRUE(test::contains(error(0.5, true), "(first at flat index 7: -inf); computed from"));
   a.adam->zero_grad();  // libtorch drops the gradients: only the parameters are left to check
   {
     at::NoGradGuard no_grad;
@@ -724,6 +731,8 @@ TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   EXPECT_EQ(error(0.5),
             "training diverged at epoch 3: parameter 'first.bias' has 1 non-finite value(s) of 5 "
             "(first at flat index 3: nan); lower training.lr");
+  // A parameter is checked after the step: the learning rate's advice even in the first epoch.
+  EXPECT_TRUE(test::contains(error(0.5, true), "(first at flat index 3: nan); lower training.lr"));
 }
 
 }  // namespace
