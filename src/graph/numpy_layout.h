@@ -29,8 +29,12 @@ inline std::string index2(int64_t i, int64_t j) {
 
 // feat.npy: float32 [N, F].
 inline void check_feature_layout(const std::string& path, const NpyArray& a) {
-  if (a.dtype != NpyDtype::kFloat32 || a.shape.size() != 2)
-    bad_layout(path, a, "float32 (<f4) [N, F] (convert with .astype(numpy.float32))");
+  if (a.dtype != NpyDtype::kFloat32 || a.shape.size() != 2) {
+    bad_layout(path, a,
+               a.dtype != NpyDtype::kFloat32
+                   ? "float32 (<f4) [N, F] (convert with .astype(numpy.float32))"
+                   : "float32 (<f4) [N, F] (one row per node: .reshape(N, F))");
+  }
 }
 
 // edge_index.npy: int32 or int64 [2, E].

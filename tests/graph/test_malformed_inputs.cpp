@@ -327,7 +327,16 @@ const MalformedCase kNumpyCases[] = {
        set(f, "feat.npy", npy_bytes<double>("<f8", "(4, 3)", std::vector<double>(12, 0.5)));
      },
      nullptr,
-     {"feat.npy: has dtype <f8 and shape (4, 3), expected float32"}},
+     {"feat.npy: has dtype <f8 and shape (4, 3), expected float32 (<f4) [N, F] (convert with "
+      ".astype(numpy.float32))"}},
+    {"NumpyFeatOneDimensional",
+     Layout::kNumpy,
+     [](FileMap& f) {
+       set(f, "feat.npy", npy_bytes<float>("<f4", "(12,)", std::vector<float>(12, 0.5F)));
+     },
+     nullptr,
+     {"feat.npy: has dtype <f4 and shape (12,), expected float32 (<f4) [N, F] (one row per node: "
+      ".reshape(N, F))"}},
     {"NumpyFortranOrder",
      Layout::kNumpy,
      [](FileMap& f) {
