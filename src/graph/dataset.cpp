@@ -69,16 +69,31 @@ void require_directory(const std::string& path) {
                    (fs::exists(path, ec) ? "not a directory" : "directory not found") + resolved);
 }
 
+// The one format whose files the directory holds. Files of two formats side by side (a dataset
+// converted in place) are not guessed between.
 DatasetFormat detect_format(const std::string& path) {
   std::error_code ec;
-  std::string expected;
+  std::string expected, found;
+  std::vector<DatasetFormat> formats;
   for (const Loader& l : kLoaders) {
     for (const Marker& m : l.markers) {
-      if (fs::exists(fs::path(path) / m.file, ec)) return l.format;
-      expected += (expected.empty() ? "" : " or ") + std::string(m.file) + " (" + m.layout + ")";
+      const std::string marker = std::string(m.file) + " (" + m.layout + ")";
+      expected += (expected.empty() ? "" : " or ") + marker;
+      if (!fs::exists(fs::path(path) / m.file, ec)) continue;
+      if (formats.empty() || formats.back() != l.format) {
+        formats.push_back(l.format);
+        found += (found.empty() ? "" : " and ") + marker;
+      }
     }
   }
-  throw InputError(path, "", "not a dataset directory: expected " + expected);
+  if (formats.size() == 1) return formats.front();
+  if (formats.empty()) throw InputError(path, "", "not a dataset directory: expected " + expected);
+  std::string names;
+  for (const DatasetFormat f : formats)
+    names += (names.empty() ? "" : " or ") + std::string(to_string(f));
+  throw InputError(
+      path, "dataset.format",
+      "auto finds the files of several formats, " + found + ": set dataset.format to " + names);
 }
 
 }  // namespace

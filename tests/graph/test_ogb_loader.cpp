@@ -173,6 +173,22 @@ TEST(LoadDataset, RejectsANonDatasetDirectory) {
             tmp.str("absent") + ": dataset.path: directory not found");
 }
 
+// A directory holding two formats' files (a dataset converted in place) is not guessed between.
+TEST(LoadDataset, AutoRefusesADirectoryOfTwoFormats) {
+  TempDir tmp;
+  test::write_ogb(tmp.str("both"), test::tiny_ogb_text());
+  test::write_files(tmp.str("both"), test::tiny_numpy_files());
+  DatasetSpec spec;
+  spec.path = tmp.str("both");
+  EXPECT_EQ(
+      test::error_of<InputError>([&] { load_dataset(spec); }),
+      tmp.str("both") +
+          ": dataset.format: auto finds the files of several formats, raw/edge.csv.gz (OGB "
+          "CSV layout) and edge_index.npy (NumPy layout): set dataset.format to ogb or numpy");
+  spec.format = DatasetFormat::kNumpy;
+  EXPECT_EQ(load_dataset(spec).num_nodes, 4);
+}
+
 TEST(LoadDataset, AutoWithoutPathGeneratesAndSyntheticRefusesAPath) {
   DatasetSpec spec;
   spec.synthetic.num_nodes = 200;
