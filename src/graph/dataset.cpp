@@ -65,8 +65,14 @@ void require_directory(const std::string& path) {
                                    : fmt::format(" (relative to the working directory {}: {})",
                                                  fs::current_path(ec).string(),
                                                  directory_path(fs::absolute(p, ec)).string());
+  // exists() reports a missing path without an error code: one set is another failure (a name too
+  // long, a directory that may not be searched).
+  const bool exists = fs::exists(path, ec);
   throw InputError(path, "dataset.path",
-                   (fs::exists(path, ec) ? "not a directory" : "directory not found") + resolved);
+                   (exists ? "not a directory"
+                    : ec   ? ec.message()
+                           : "directory not found") +
+                       resolved);
 }
 
 // The one format whose files the directory holds. Files of two formats side by side (a dataset

@@ -94,7 +94,11 @@ int64_t parse_int(const GzLineReader& in, std::string_view field, const char* wh
   const std::string_view text = trim(field);
   int64_t value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+  const bool whole = ptr == text.data() + text.size() && !text.empty();
+  if (ec == std::errc::result_out_of_range && whole)
+    throw InputError(in.path(), "line " + std::to_string(in.line_number()),
+                     std::string(what) + " " + quoted(field) + " is beyond the 64-bit integers");
+  if (ec != std::errc() || !whole)
     throw InputError(in.path(), "line " + std::to_string(in.line_number()),
                      std::string(what) + " " + quoted(field) + " is not an integer");
   return value;

@@ -170,6 +170,14 @@ const MalformedCase kOgbCases[] = {
      [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\nx1,2\n2,3\n3,0\n1,0\n"); },
      nullptr,
      {"raw/edge.csv.gz: line 2: source node id 'x1' is not an integer"}},
+    {"OgbEdgeIdBeyondInt64",
+     Layout::kOgbCsv,
+     [](FileMap& f) {
+       set(f, "raw/edge.csv.gz", "0,1\n1,2\n2,100000000000000000000000\n3,0\n1,0\n");
+     },
+     nullptr,
+     {"raw/edge.csv.gz: line 3: target node id '100000000000000000000000' is beyond the 64-bit "
+      "integers"}},
     {"OgbEdgeWithOneColumn",
      Layout::kOgbCsv,
      [](FileMap& f) { set(f, "raw/edge.csv.gz", "0,1\n1,2\n2,3\n\n1,0\n"); },

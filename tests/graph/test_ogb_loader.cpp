@@ -171,6 +171,9 @@ TEST(LoadDataset, RejectsANonDatasetDirectory) {
   spec.path = tmp.str("absent");
   EXPECT_EQ(test::error_of<InputError>([&] { load_dataset(spec); }),
             tmp.str("absent") + ": dataset.path: directory not found");
+  spec.path = tmp.str(std::string(300, 'a'));  // a name longer than file systems allow
+  EXPECT_EQ(test::error_of<InputError>([&] { load_dataset(spec); }),
+            spec.path + ": dataset.path: File name too long");
 }
 
 // A directory holding two formats' files (a dataset converted in place) is not guessed between.
