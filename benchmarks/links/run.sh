@@ -125,6 +125,7 @@ import json, statistics, sys
 run, rnd, rate, model, w, mode, warmup, per_host = sys.argv[1:9]
 recs = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
 slowest, sent, quant, assign, full, same, same_full = {}, {}, {}, {}, {}, {}, {}
+compute, setup = {}, {}  # the compute without the width scheme's share, the codecs' set-up
 for r in recs:
     if r.get("event") or "epoch_time_s" not in r:
         continue
@@ -133,6 +134,8 @@ for r in recs:
     sent[e] = sent.get(e, 0) + r["bytes_sent"]
     quant[e] = max(quant.get(e, 0.0), r["quant_time_s"])
     assign[e] = max(assign.get(e, 0.0), r.get("assign_time_s", 0.0))
+    compute[e] = max(compute.get(e, 0.0), r["compute_time_s"] - r.get("assign_time_s", 0.0))
+    setup[e] = max(setup.get(e, 0.0), r.get("codec_setup_time_s", 0.0))
     same[e] = same.get(e, 0) + r.get("bytes_same_host", 0)
     same_full[e] = same_full.get(e, 0) + r.get("bytes_same_host_full_precision", 0)
     hist = r.get("bits_hist")
@@ -148,6 +151,8 @@ row = {"round": int(rnd), "rate": rate, "model": model, "workers": int(w), "mode
        "bytes_per_epoch": statistics.fmean(sent[e] for e in measured),
        "quant_s": statistics.fmean(quant[e] for e in measured),
        "assign_s": statistics.fmean(assign[e] for e in measured),
+       "compute_s": statistics.fmean(compute[e] for e in measured),
+       "codec_setup_s": statistics.fmean(setup[e] for e in measured),
        "same_host_bytes_per_epoch": statistics.fmean(same[e] for e in measured),
        "same_host_full_precision_bytes_per_epoch": statistics.fmean(same_full[e] for e in measured),
        "run_dir": run}

@@ -65,6 +65,9 @@ def main():
                      "bytes_per_epoch": statistics.median(r["bytes_per_epoch"] for r in rs),
                      "quant_s": statistics.median(r["quant_s"] for r in rs),
                      "assign_s": statistics.median(r["assign_s"] for r in rs),
+                     # Rows of runs before 2026-12-06 lack these two.
+                     "compute_s": statistics.median(r.get("compute_s", 0.0) for r in rs),
+                     "codec_setup_s": statistics.median(r.get("codec_setup_s", 0.0) for r in rs),
                      "full_share": statistics.median(r.get("width_shares", {}).get("32", 0)
                                                      for r in rs),
                      "same_host_bytes": statistics.median(r.get("same_host_bytes_per_epoch", 0)
@@ -124,6 +127,16 @@ def main():
                         ["adaptive scheme on the epoch's thread s", "of the epoch"],
                         lambda r: ["%.4f" % r["assign_s"],
                                    "%.1f%%" % (100 * r["assign_s"] / r["median_epoch_s"])])
+    # The compute besides the width scheme (compute_time_s - assign_time_s, the slowest rank's per
+    # epoch) against the same Vanilla run's, and the codecs' parts of it: set-up on the epoch's
+    # thread (codec_setup_time_s: tables for new widths, buffers) and quantizing (quant_time_s).
+    def compute_cells(r):
+        v = by.get((r["rate"], r["model"], r["workers"], own_vanilla(r["mode"])))
+        ratio = "%.2f" % (r["compute_s"] / v["compute_s"]) if v and v["compute_s"] > 0 else ""
+        return ["%.4f" % r["compute_s"], ratio, "%.4f" % r["codec_setup_s"], "%.4f" % r["quant_s"]]
+    lines += mode_table(rows, lambda r: r["compute_s"] > 0,
+                        ["compute without the scheme s", "of Vanilla's", "codec set-up s",
+                         "quantizing s"], compute_cells)
     # Links of two speeds (RANKS_PER_HOST > 1): what crossed a host's shared memory, and how much
     # of it at full precision.
     lines += mode_table(rows, lambda r: r["same_host_bytes"] > 0,

@@ -96,6 +96,7 @@ Transfer HaloExchanger::transfer_of(const ExchangeId& id, int64_t d,
 }
 
 void HaloExchanger::prepare(const QuantPlan& plan) {
+  const double t0 = steady_now_s();
   for (int dir = 0; dir < 2; ++dir) {
     const std::vector<MessageBits>& by_layer = dir == 0 ? plan.forward : plan.backward;
     for (size_t l = 0; l < by_layer.size(); ++l) {
@@ -106,6 +107,7 @@ void HaloExchanger::prepare(const QuantPlan& plan) {
           transfer_of(ExchangeId{static_cast<int>(l), static_cast<Direction>(dir)}, 0, p));
     }
   }
+  stats_.codec_setup_time_s += steady_now_s() - t0;
 }
 
 void HaloExchanger::start(Transfer t) {
@@ -127,7 +129,9 @@ void HaloExchanger::start(Transfer t) {
   flight->codec = t.quantized() ? quantized_.get() : full_.get();
   ExchangeBuffers b = ExchangeBuffers::none(boundary_.num_parts);
   ExchangeOptions options;
+  const double bind_s = steady_now_s();
   options.hooks = flight->codec->bind(t, b);
+  stats_.codec_setup_time_s += steady_now_s() - bind_s;
   for (size_t bytes : b.send_bytes) flight->bytes_sent += static_cast<int64_t>(bytes);
   options.tag = t.id.tag();
   options.background = overlap_;

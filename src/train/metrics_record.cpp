@@ -134,6 +134,7 @@ const Field kFields[] = {
     ADAQP_SCALAR("halo_agg_time_s", Kind::kReal, Emit::kAlways, r.stats.halo_agg_time_s),
     ADAQP_SCALAR("dense_time_s", Kind::kReal, Emit::kAlways, r.stats.dense_time_s),
     ADAQP_SCALAR("quant_time_s", Kind::kReal, Emit::kAlways, r.stats.quant_time_s),
+    ADAQP_SCALAR("codec_setup_time_s", Kind::kReal, Emit::kAlways, r.stats.codec_setup_time_s),
     ADAQP_SCALAR("comm_time_s", Kind::kReal, Emit::kAlways, r.stats.comm_time_s),
     ADAQP_SCALAR("exposed_comm_time_s", Kind::kReal, Emit::kAlways, r.stats.exposed_comm_time_s),
     ADAQP_SCALAR("reduce_time_s", Kind::kReal, Emit::kAlways, r.stats.reduce_time_s),

@@ -328,6 +328,7 @@ EpochStats Trainer::train_epoch(int epoch) {
   st.local_agg_time_s = as.local_agg_time_s;
   st.halo_agg_time_s = as.halo_agg_time_s;
   st.quant_time_s = cs.quant_time_s;
+  st.codec_setup_time_s = cs.codec_setup_time_s;
   st.comm_time_s = cs.comm_time_s;
   st.exposed_comm_time_s = cs.exposed_time_s;
   st.reduce_time_s = reduce_s;

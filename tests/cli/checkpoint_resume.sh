@@ -112,6 +112,7 @@ train quant_ref 2 "${quant[@]}" --set "output.dir=$tmp/quant_ref" --set training
 train quant_cut 2 "${quant[@]}" --set "output.dir=$tmp/quant_cut" --set training.epochs=3
 train quant_cut 2 "${quant[@]}" --set "output.dir=$tmp/quant_cut" --set training.epochs=8 --resume
 same "$tmp/quant_ref" "$tmp/quant_cut" 4
+python3 "$ADAQP_SOURCE_DIR/tests/cli/lib/compare_runs.py" sanity "$tmp/quant_ref"
 python3 - "$tmp/gcn_ref" "$tmp/quant_ref" <<'PY' || exit 1
 import json, sys
 def first_bytes(d):

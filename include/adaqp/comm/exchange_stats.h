@@ -26,7 +26,11 @@ struct CommStats {
   double exposed_time_s = 0;  // CPU: the caller blocked in start_*/finish_*; CUDA: the compute
                               // stream waiting for exchanges
   double quant_time_s = 0;    // quantization and dequantization, on whichever thread or stream
-  int64_t bytes_sent = 0;     // payload bytes this worker sent
+  // The caller's thread readying the codecs before exchanges: compiling a layer's tables for new
+  // widths (QuantPlan, at the epoch's start on a GPU; at the exchange on the CPU), placing buffers
+  // (growing them waits for exchanges in flight).
+  double codec_setup_time_s = 0;
+  int64_t bytes_sent = 0;                               // payload bytes this worker sent
   std::vector<int64_t> bytes_forward, bytes_backward;   // bytes_sent by layer
   std::vector<double> comm_forward_s, comm_backward_s;  // comm_time_s by layer
   // By layer: the timestamps of the layer's last exchange (e.g. to measure it from the moment the

@@ -77,6 +77,7 @@ struct EpochStats {
   double halo_agg_time_s = 0;      // A_halo products, adding received gradients
   double dense_time_s = 0;         // the rest of the computation
   double quant_time_s = 0;         // quantization and dequantization, on any thread
+  double codec_setup_time_s = 0;   // readying the codecs before exchanges (exchange_stats.h)
   double comm_time_s = 0;          // every exchange from its start to its completion, summed
   double exposed_comm_time_s = 0;  // the compute thread blocked in exchanges
   double reduce_time_s = 0;        // loss and gradient all-reduce
