@@ -53,8 +53,14 @@ std::string scalar_text(const YAML::Node& n) {
 
 [[noreturn]] void bad_value(const std::string& origin, const std::string& key, const YAML::Node& n,
                             const char* expected) {
-  throw ConfigError(
-      fmt::format("{}: key '{}' expects {}, got '{}'", origin, key, expected, scalar_text(n)));
+  // A value with ': ' or in brackets is a mapping or a list to YAML, which a user meant as text.
+  const std::string hint =
+      n.IsMap() || n.IsSequence()
+          ? fmt::format(" (YAML reads it as a {}: quote the value to give a string)",
+                        n.IsMap() ? "mapping" : "list")
+          : "";
+  throw ConfigError(fmt::format("{}: key '{}' expects {}, got '{}'{}", origin, key, expected,
+                                scalar_text(n), hint));
 }
 
 // A quoted scalar is a string in YAML ("3" is not 3), as is one tagged so (!!str 3): numbers and

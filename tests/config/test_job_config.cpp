@@ -317,8 +317,11 @@ TEST(JobConfig, WrongTypesNameKeyAndValue) {
                              "key 'model.layer_norm' expects true or false, got '1'"));
   EXPECT_TRUE(test::contains(config_error("training: {seed: -1}\n"),
                              "'training.seed' expects a non-negative integer, got '-1'"));
-  EXPECT_TRUE(
-      test::contains(config_error("model: {type: [gcn]}\n"), "'model.type' expects a string"));
+  EXPECT_TRUE(test::contains(config_error("model: {type: [gcn]}\n"),
+                             "'model.type' expects a string, got '<[gcn]>' (YAML reads it as a "
+                             "list: quote the value to give a string)"));
+  EXPECT_TRUE(test::contains(config_error("dataset:\n  path: {a: b}\n"),
+                             "(YAML reads it as a mapping: quote the value to give a string)"));
   EXPECT_TRUE(
       test::contains(config_error("communication: {bit_set: 8}\n"),
                      "key 'communication.bit_set' expects a list of integers, e.g. [2, 4, 8], "
