@@ -155,13 +155,16 @@ int64_t receive_part(Communicator& comm, int rank, const std::string& path, size
 
 // After a failed receive: the part's folder made for it goes, and so do the cache's folder and its
 // meta.yaml where they hold no other part (of another rank of this host), so that a job stopped at
-// start-up leaves no half-made cache.
-void drop_unfilled_cache(const std::string& cache, const std::string& cached_part) {
+// start-up leaves no half-made cache. Never throws: it runs while the receive's error unwinds.
+void drop_unfilled_cache(const std::string& cache, const std::string& cached_part) noexcept {
   std::error_code ec;
   fs::remove(fs::path(cached_part).parent_path(), ec);  // only when empty
-  for (const fs::directory_entry& e : fs::directory_iterator(cache, ec)) {
-    if (e.path().filename() != fs::path(partition_meta_path(cache)).filename()) return;
+  const fs::path meta = fs::path(partition_meta_path(cache)).filename();
+  for (fs::directory_iterator it(cache, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->path().filename() != meta) return;
   }
+  if (ec) return;
   fs::remove(partition_meta_path(cache), ec);
   fs::remove(cache, ec);
 }

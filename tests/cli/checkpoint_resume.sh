@@ -160,8 +160,8 @@ if grep -q "to be replaced" "$tmp/other_seed_repartition.log" ||
 fi
 expect_error other_dataset 2 "dataset fingerprint: checkpoint has" "${resume[@]}" \
   --set "output.dir=$tmp/d2" --set partition.parts=2 --set dataset.synthetic.seed=6
-# ... and when the dataset differs, --repartition leaves the run's partition as it was: a plain
-# --resume of the run goes on (found by a review, 2026-12-06: the partition was replaced first).
+# ... and when the dataset differs, --repartition leaves the run's partition as it was, for a plain
+# --resume of the run (found by a review, 2026-12-06: the partition was replaced first).
 expect_error other_dataset_repartition 2 "dataset fingerprint: checkpoint has" "${resume[@]}" \
   --set "output.dir=$tmp/gcn_ref" --set dataset.synthetic.seed=6 --repartition
 if ! cmp -s "$tmp/meta.keep" "$tmp/gcn_ref/partition/meta.yaml" ||

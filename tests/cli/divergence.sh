@@ -83,4 +83,21 @@ if ((rc == 0 || rc == 124)) || [[ "$(grep -c "adaqp: error" "$tmp/huge.log")" !=
   fail "exit $rc; expected one error line matching $input"
 fi
 echo "ok: features too large for float32: $(grep "adaqp: error" "$tmp/huge.log")"
+# ... and the codec, meeting them first in a quantized mode, gives the same advice.
+rc=0
+timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" --set training.epochs=3 \
+  --set dataset.format=numpy --set "dataset.path=$tmp/huge" --set "output.dir=$tmp/run-huge-q" \
+  --set communication.mode=quant --set communication.scheme=uniform >"$tmp/huge-q.log" 2>&1 ||
+  rc=$?
+codec="^adaqp: error on rank [01] \(host [^)]*\): cannot quantize the layer [0-9]+ (forward|backward) "
+codec+="message of node [0-9]+ \(epoch 1\): .*; the training has diverged; computed from the "
+codec+="initial parameters, before any optimizer step: the input features are likely too large "
+codec+="for float32 arithmetic \(scale them down\); no checkpoint was written\$"
+errors=$(grep -c "adaqp: error" "$tmp/huge-q.log" || true)
+if ((rc == 0 || rc == 124 || errors == 0)) ||
+    [[ "$(grep -Ec "$codec" "$tmp/huge-q.log")" != "$errors" ]]; then
+  cat "$tmp/huge-q.log"
+  fail "exit $rc; expected every error line to match $codec"
+fi
+echo "ok: the codec meets them first: $(grep -Em1 "$codec" "$tmp/huge-q.log")"
 echo "divergence: all passed"

@@ -28,7 +28,8 @@ struct CommStats {
   double quant_time_s = 0;    // quantization and dequantization, on whichever thread or stream
   // The caller's thread readying the codecs before exchanges: compiling a layer's tables for new
   // widths (QuantPlan, at the epoch's start on a GPU; at the exchange on the CPU), placing buffers
-  // (growing them waits for exchanges in flight).
+  // (growing them waits for exchanges in flight). Host time: on a GPU it may overlap the compute
+  // stream's waits counted in exposed_time_s.
   double codec_setup_time_s = 0;
   int64_t bytes_sent = 0;                               // payload bytes this worker sent
   std::vector<int64_t> bytes_forward, bytes_backward;   // bytes_sent by layer
