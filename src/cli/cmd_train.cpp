@@ -186,6 +186,32 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
                meta.num_edges, meta.edge_cut);
 }
 
+// A directory that did not exist at start-up is locked only once the job has made it: a job
+// started later may have written into it meanwhile (and finished, its lock gone). Its output stays:
+// this job stops. `output_late`, `checkpoints_late`: output.dir, the checkpoints' directory (of a
+// run that starts afresh) locked only now; where locked at start-up, what they held then is this
+// job's to replace or continue.
+void require_no_rival_output(const JobConfig& cfg, bool output_late, bool checkpoints_late) {
+  const std::filesystem::path dir(cfg.output.dir);
+  std::error_code ec;
+  for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin"}) {
+    if (output_late && std::filesystem::exists(dir / name, ec)) {
+      throw ConfigError(fmt::format(
+          "output.dir = {}: another job wrote {} there after this one started (the directory did "
+          "not exist then); choose another output.dir",
+          cfg.output.dir, name));
+    }
+  }
+  if (!checkpoints_late) return;
+  const std::vector<int> checkpoints = list_checkpoints(checkpoint_dir(cfg));
+  if (!checkpoints.empty()) {
+    throw ConfigError(fmt::format(
+        "training.checkpoint_dir = {}: another job wrote checkpoints there after this one started "
+        "(newest: epoch {}); choose another output.dir or training.checkpoint_dir",
+        checkpoint_dir(cfg), checkpoints.front()));
+  }
+}
+
 // The best epoch is the one of best validation accuracy: without validation nodes every epoch
 // scores 0, and the first would be kept, or stopped after. The counts are the whole dataset's, the
 // same on every rank.
@@ -505,11 +531,15 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
+    const bool output_late = !output_lock;
+    const bool checkpoints_late =
+        separate_checkpoint_dir(cfg) ? !checkpoint_lock.has_value() : output_late;
     if (!output_lock) output_lock.emplace(cfg.output.dir, "output.dir");
     if (separate_checkpoint_dir(cfg) && !checkpoint_lock) {
       create_dirs(checkpoint_dir(cfg));
       checkpoint_lock.emplace(checkpoint_dir(cfg), "training.checkpoint_dir");
     }
+    require_no_rival_output(cfg, output_late, checkpoints_late && !resume);
     // What a run killed while writing these left (the checkpoints' are removed where they are).
     for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin", "predictions.npy"})
       remove_stale_temporaries(cfg.output.dir, std::string(name) + AtomicFile::kTempInfix);

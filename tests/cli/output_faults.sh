@@ -11,7 +11,8 @@
 #   the resumed run's metrics hold every epoch once;
 # - a second job writing into an output.dir whose lock another process holds stops before it
 #   writes anything (not even the partition it would make under output.dir), naming output.dir
-#   and the holder;
+#   and the holder; a job whose output.dir another job made and wrote into while it started stops
+#   at its lock, leaving the other's output;
 # - the temporaries of a writer that was killed (a checkpoint's, a partition directory's,
 #   params.bin's) are removed by the next run that writes there; a live writer's are kept;
 # - a training.checkpoint_dir that is a dangling symbolic link is refused at start-up, naming the
@@ -248,6 +249,36 @@ if ((rc == 0 || rc == 124)) || [[ $(grep -c "adaqp: error" "$tmp/ckpt_locked.log
   fail "locked checkpoint_dir (exit $rc): $(cat "$tmp/ckpt_locked.log")"
 fi
 echo "ok: a locked checkpoint_dir: $(grep "adaqp: error" "$tmp/ckpt_locked.log")"
+
+# Two jobs into one output.dir that neither found at start-up: the first to start is stopped
+# (SIGSTOP) while it partitions, before it can lock the directory it has yet to make; the second
+# trains into it and ends. The first then stops at its lock, naming what the other wrote, which
+# stays as it was (found by a review, 2026-12-06: it trained over the other's output).
+rc=0
+timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" \
+  --set dataset.synthetic.num_nodes=200000 --set "partition.dir=$tmp/race_part" \
+  --set "output.dir=$tmp/race" --set training.epochs=2 --set output.log_level=info \
+  >"$tmp/race_first.log" 2>&1 &
+first=$!
+for _ in $(seq 1500); do
+  grep -q "partitioning the dataset" "$tmp/race_first.log" && break
+  sleep 0.02
+done
+mapfile -t first_pids < <(pgrep -f -- "output.dir=$tmp/race ")
+((${#first_pids[@]} > 0)) || fail "the first job is not running: $(cat "$tmp/race_first.log")"
+kill -STOP "${first_pids[@]}"
+[[ ! -e $tmp/race ]] || fail "the first job made output.dir before it was stopped"
+train "$tmp/race_second.log" --set "output.dir=$tmp/race" --set training.epochs=2 ||
+  fail "second job: $(cat "$tmp/race_second.log")"
+cp "$tmp/race/metrics.jsonl" "$tmp/race.metrics.jsonl"
+kill -CONT "${first_pids[@]}"
+wait "$first" || rc=$?
+if ((rc == 0 || rc == 124)) || [[ $(grep -c "adaqp: error" "$tmp/race_first.log") != 1 ]] ||
+  ! grep -q "output.dir = $tmp/race: another job wrote config.yaml there after this one started" \
+    "$tmp/race_first.log" || ! cmp -s "$tmp/race/metrics.jsonl" "$tmp/race.metrics.jsonl"; then
+  fail "two jobs racing for one output.dir (exit $rc): $(cat "$tmp/race_first.log")"
+fi
+echo "ok: two jobs racing for one output.dir: $(grep "adaqp: error" "$tmp/race_first.log")"
 
 # A dangling symbolic link as the checkpoint directory: refused before anything is written.
 ln -s "$tmp/nowhere/ckpt" "$tmp/dangling"
