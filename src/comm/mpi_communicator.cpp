@@ -14,6 +14,7 @@
 #include "adaqp/common/backoff.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/timeouts.h"
 #include "host_work.h"
 
 namespace adaqp {
@@ -140,12 +141,12 @@ class MpiWork : public HostWork {
         spdlog::error("MPI_Cancel failed on rank {} (peer {}): {}", link_.rank, transfers_[i].peer,
                       mpi_error_string(code));
     }
-    double timeout_s = link_.timeout_s->load();
+    const double timeout_s = std::min(link_.timeout_s->load(), kCancelWaitS);
     if (requests_.wait(timeout_s).done) return;
-    spdlog::error(
-        "halo exchange (tag {}) on rank {}: {} still pending after cancelling (waited up to {} s); "
-        "freeing the requests",
-        options_.tag, link_.rank, pending(), timeout_s);
+    spdlog::log(std::uncaught_exceptions() > 0 ? spdlog::level::debug : spdlog::level::err,
+                "halo exchange (tag {}) on rank {}: {} still pending after cancelling (waited up "
+                "to {} s); freeing the requests",
+                options_.tag, link_.rank, pending(), timeout_s);
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (!requests_.pending(i)) continue;
       int code = MPI_Request_free(&requests_[i]);

@@ -18,7 +18,9 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
+#include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/timeouts.h"
 #include "exchange_pattern.h"
 #include "mpi_skip.h"
 
@@ -373,6 +375,40 @@ TEST(MpiCommunicator, WorkDestroyedBeforeCompletionCancelsItsReceives) {
   Exchange ex(comm->rank(), comm->size(), 6, small_size);
   comm->exchange(ex.buffers, {kTag})->wait();
   ex.expect_received();
+}
+
+// A failed exchange's send that its peer never takes (a stalled peer) is waited for at most
+// kCancelWaitS, not another timeout_s, before its request is freed and the error goes on.
+TEST(MpiCommunicator, AFailedExchangeWaitsBrieflyForASendItsPeerNeverTakes) {
+  auto comm = world(60.0);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  constexpr int kTag = 40;
+  // Beyond any eager limit: the send completes only once rank 1 receives it.
+  constexpr size_t kBytes = size_t{8} << 20;
+  std::vector<uint8_t> block(kBytes, 7);
+  ExchangeBuffers b = ExchangeBuffers::none(comm->size());
+  if (comm->rank() == 0) {
+    b.send[1] = block.data();
+    b.send_bytes[1] = kBytes;
+    const double t0 = steady_now_s();
+    {
+      auto work = comm->exchange(b, {kTag});
+      EXPECT_FALSE(work->test());
+    }
+    const double waited = steady_now_s() - t0;
+    EXPECT_GE(waited, kCancelWaitS * 0.9) << "the send was not pending: the test shows nothing";
+    EXPECT_LT(waited, kCancelWaitS + 10.0) << "waited for the 60 s timeout";
+  }
+  comm->barrier();
+  // Only now the receive: the freed send still completes, and nothing is left for later tests.
+  if (comm->rank() == 1) {
+    b.recv[0] = block.data();
+    b.recv_bytes[0] = kBytes;
+    std::fill(block.begin(), block.end(), 0);
+    comm->exchange(b, {kTag})->wait();
+    EXPECT_EQ(std::count(block.begin(), block.end(), 7), static_cast<std::ptrdiff_t>(kBytes));
+  }
+  comm->barrier();
 }
 
 TEST(MpiCommunicator, ExchangeTimeoutNamesTheMissingPeerAndTheExchangeCanResume) {

@@ -6,6 +6,11 @@ namespace adaqp {
 // Every exchange and collective by default (communication.timeout_s).
 constexpr double kDefaultTimeoutS = 300.0;
 
+// After a failed exchange, how long its cancelled transfers are waited for before their requests
+// are freed (at most communication.timeout_s): a stalled peer never completes them, and the job's
+// error is reported once they are freed.
+constexpr double kCancelWaitS = 5.0;
+
 // Waits on one rank's long work alone (rank 0 partitioning a dataset, parts sent one after
 // another): the others wait at most this long, whatever communication.timeout_s says.
 constexpr double kSoloWorkTimeoutS = 24 * 3600.0;
