@@ -402,7 +402,10 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       }
       // Before the partition is made or replaced (--repartition), as far as the configuration
       // alone decides; the rest once the data is read (prepare_checkpoints).
-      if (resume) resume_from = choose_checkpoint(cfg);
+      if (resume) {
+        resume_from = choose_checkpoint(cfg);
+        warn_keys_changed_since_run(cfg);
+      }
       // Found now, not when the first checkpoint is due.
       if (cfg.training.checkpoint_every > 0)
         require_creatable(checkpoint_dir(cfg), "training.checkpoint_dir");

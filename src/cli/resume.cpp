@@ -73,6 +73,29 @@ std::string choose_checkpoint(const JobConfig& cfg) {
   return path;
 }
 
+void warn_keys_changed_since_run(const JobConfig& cfg) {
+  const std::string path = (std::filesystem::path(cfg.output.dir) / "config.yaml").string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;
+  JobConfig run;
+  try {
+    run = load_job_config(path);
+  } catch (const Error& e) {
+    spdlog::warn("--resume: {} not compared with this job: {}", path, e.what());
+    return;
+  }
+  const auto before = key_values(run);
+  const auto now = key_values(cfg);
+  std::string changed;
+  for (size_t k = 0; k < now.size() && k < before.size(); ++k) {
+    // Raising training.epochs is what a resume is for.
+    if (now[k].first != "training.epochs" && before[k].second != now[k].second)
+      changed += fmt::format("\n  {}: {} -> {}", now[k].first, before[k].second, now[k].second);
+  }
+  if (!changed.empty())
+    spdlog::warn("--resume: keys changed since the run's {} was written:{}", path, changed);
+}
+
 void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, const std::string& chosen,
                          bool resume, Trainer& trainer, RunOptions& ropt) {
   if (!resume) return;

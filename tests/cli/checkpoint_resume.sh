@@ -96,6 +96,8 @@ train gcn_cut 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_cut" --set training.epoch
 grep -q "resuming from $tmp/gcn_cut/checkpoints/ckpt-000006.bin (epoch 6)" "$tmp/gcn_cut.log" ||
   { cat "$tmp/gcn_cut.log"; echo "FAIL: did not resume from epoch 6" >&2; exit 1; }
 same "$tmp/gcn_ref" "$tmp/gcn_cut" 7
+! grep -q "keys changed" "$tmp/gcn_cut.log" ||
+  { cat "$tmp/gcn_cut.log"; echo "FAIL: a resume with more epochs warned of changed keys" >&2; exit 1; }
 # Resumed into another output.dir from the same checkpoints: its metrics.jsonl lacks the epochs
 # before the checkpoint, which the run says.
 train gcn_moved 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_moved" --set training.epochs=14 \
@@ -123,6 +125,15 @@ def first_bytes(d):
 full, quant = first_bytes(sys.argv[1]), first_bytes(sys.argv[2])
 assert 0 < quant < full / 2, f"FAIL: the quantized run sent {quant} bytes, full precision {full}"
 PY
+
+# A resume under another learning rate trains, and warns naming the key and both values (the
+# replaced config.yaml would otherwise hide what the earlier epochs trained under).
+cp -r "$tmp/gcn_cut" "$tmp/gcn_lr"
+train gcn_lr 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_lr" --set training.epochs=15 \
+  --set training.lr=0.05 --resume
+grep -A1 -- "--resume: keys changed since the run's $tmp/gcn_lr/config.yaml was written:" \
+  "$tmp/gcn_lr.log" | grep -q "^  training.lr: 0.01 -> 0.05$" ||
+  { cat "$tmp/gcn_lr.log"; echo "FAIL: no warning of the changed training.lr" >&2; exit 1; }
 
 # SAGE with LayerNorm, 3 workers, evaluated every 3 epochs: the newest checkpoint (epoch 7, the
 # end of the cut run) is damaged, so the resume falls back to epoch 5.
