@@ -1,6 +1,7 @@
 #include "adaqp/common/append_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,6 +45,10 @@ void AppendFile::write(std::string_view text) {
                        std::string("write failed: ") + (n < 0 ? std::strerror(errno) : "no space"));
     text.remove_prefix(static_cast<size_t>(n));
   }
+  // Removed under the job (its directory deleted), the file takes records nobody will read.
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_nlink == 0)
+    throw InputError(path_, "", "removed while the job wrote it (was its directory deleted?)");
 }
 
 }  // namespace adaqp

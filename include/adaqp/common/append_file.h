@@ -1,6 +1,7 @@
 // A file that grows by appending (metrics.jsonl): each write goes to the system at once, and one
 // that fails is an InputError naming the file and the system's reason (a full disk, a file made
-// read-only), so a job stops at the first record it could not keep. A write cut short leaves a
+// read-only), or that the file was removed (its directory deleted), so a job stops at the first
+// record it could not keep. A write cut short leaves a
 // last line without its newline, which readers of such files drop.
 #pragma once
 
