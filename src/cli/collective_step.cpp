@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <new>
 #include <utility>
 
 #include "adaqp/comm/host_of.h"
+#include "adaqp/common/error.h"
 
 namespace adaqp::cli {
 
@@ -15,5 +19,32 @@ std::string rank_and_host(int rank) {
 
 RankFailure::RankFailure(int rank, std::exception_ptr error)
     : where_(rank_and_host(rank)), error_(std::move(error)) {}
+
+int report_error(const std::exception_ptr& error, const std::string& where) {
+  const std::string head = where.empty() ? "error" : "error on " + where;
+  try {
+    std::rethrow_exception(error);
+  } catch (const RankFailure& f) {
+    return report_error(f.error(), f.where());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The file system refused (a path, a permission, a full disk): the message names the path.
+    std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "adaqp: %s: out of memory: the job's sizes (its dataset, or keys such as "
+                 "dataset.synthetic.num_nodes, feat_dim, model.hidden) need more memory than this "
+                 "process can have\n",
+                 head.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(), e.what());
+    return 2;
+  } catch (...) {
+    std::fprintf(stderr, "adaqp: internal %s: an exception of unknown type\n", head.c_str());
+    return 2;
+  }
+  return 1;
+}
 
 }  // namespace adaqp::cli

@@ -1,8 +1,9 @@
 // The CLI's start-up step over MPI (CollectiveStep, comm/communicator.h): runs `step` on this
-// rank, then agrees with all ranks; if any failed, the lowest failing rank rethrows its error
-// (main prints it) and the others exit non-zero without a message. An error of a rank other than 0
-// that not every rank met comes from that rank's own files or host, so it travels as a RankFailure
-// naming both (rank 0's are the job's: the checks only rank 0 makes, the dataset it partitions).
+// rank, then agrees with all ranks; if any failed, the lowest failing rank prints its error and
+// every rank exits non-zero (CLI::RuntimeError), the others without a message. An error of a rank
+// other than 0 that not every rank met comes from that rank's own files or host, so it travels as a
+// RankFailure naming both (rank 0's are the job's: the checks only rank 0 makes, the dataset it
+// partitions).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,10 @@ class RankFailure : public std::exception {
   std::exception_ptr error_;
 };
 
+// Prints the one line of an error that ended the command ("adaqp: error[ on WHERE]: ...") and
+// returns the exit code: 1, or 2 for an internal error.
+int report_error(const std::exception_ptr& error, const std::string& where);
+
 template <typename Step>
 void run_step(Communicator& comm, Step&& step) {
   std::exception_ptr error;
@@ -42,8 +47,12 @@ void run_step(Communicator& comm, Step&& step) {
   int first_failed = -1, failed = 0;
   if (!any_rank_failed(comm, error != nullptr, &first_failed, &failed)) return;
   if (comm.rank() != first_failed) throw CLI::RuntimeError(1);
-  if (comm.rank() != 0 && failed < comm.size()) throw RankFailure(comm.rank(), error);
-  std::rethrow_exception(error);
+  // Printed now, before MPI ends: the other ranks exit only once this one reaches MPI_Finalize, so
+  // mpirun, stopping the job at their exit, cannot cut this message off.
+  if (comm.rank() != 0 && failed < comm.size())
+    throw CLI::RuntimeError(
+        report_error(std::make_exception_ptr(RankFailure(comm.rank(), error)), ""));
+  throw CLI::RuntimeError(report_error(error, ""));
 }
 
 // run_step as a CollectiveStep for library code.

@@ -10,9 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
 #include <iostream>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -38,35 +36,6 @@ std::string parse_error_text(CLI::App& app, const CLI::ParseError& e, int argc, 
     return fmt::format("unknown command '{}' (commands: {})", argv[1], fmt::join(names, ", "));
   }
   return fmt::format("{} (adaqp --help, adaqp COMMAND --help)", e.what());
-}
-
-// Prints the one line of an error that ended the command ("adaqp: error[ on WHERE]: ...") and
-// returns the exit code.
-int report_error(const std::exception_ptr& error, const std::string& where) {
-  const std::string head = where.empty() ? "error" : "error on " + where;
-  try {
-    std::rethrow_exception(error);
-  } catch (const RankFailure& f) {
-    return report_error(f.error(), f.where());
-  } catch (const Error& e) {
-    std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
-  } catch (const std::filesystem::filesystem_error& e) {
-    // The file system refused (a path, a permission, a full disk): the message names the path.
-    std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "adaqp: %s: out of memory: the job's sizes (its dataset, or keys such as "
-                 "dataset.synthetic.num_nodes, feat_dim, model.hidden) need more memory than this "
-                 "process can have\n",
-                 head.c_str());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(), e.what());
-    return 2;
-  } catch (...) {
-    std::fprintf(stderr, "adaqp: internal %s: an exception of unknown type\n", head.c_str());
-    return 2;
-  }
-  return 1;
 }
 
 }  // namespace
@@ -104,7 +73,7 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
     }
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
-    // A rank whose job failed elsewhere: the failing rank has printed the error
+    // A job that failed at a collective step: its failing rank has printed the error
     // (collective_step.h).
     return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
