@@ -88,9 +88,11 @@ void warn_keys_changed_since_run(const JobConfig& cfg) {
   const auto now = key_values(cfg);
   std::string changed;
   for (size_t k = 0; k < now.size() && k < before.size(); ++k) {
-    // Raising training.epochs is what a resume is for.
-    if (now[k].first != "training.epochs" && before[k].second != now[k].second)
-      changed += fmt::format("\n  {}: {} -> {}", now[k].first, before[k].second, now[k].second);
+    // Raising training.epochs is what a resume is for; output.* does not shape training.
+    const std::string& key = now[k].first;
+    if (key != "training.epochs" && key.rfind("output.", 0) != 0 &&
+        before[k].second != now[k].second)
+      changed += fmt::format("\n  {}: {} -> {}", key, before[k].second, now[k].second);
   }
   if (!changed.empty())
     spdlog::warn("--resume: keys changed since the run's {} was written:{}", path, changed);

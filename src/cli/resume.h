@@ -18,10 +18,10 @@ enum class ResumeMode { kNo, kAlways, kAuto };
 // be kept); ConfigError or InputError otherwise.
 std::string choose_checkpoint(const JobConfig& cfg);
 
-// --resume, on rank 0: a warning naming every key but training.epochs whose value differs from the
-// resumed run's config.yaml (in output.dir, where it is), with both values: the later epochs train
-// under this job's values (a changed training.lr is allowed; model, seed and dataset are checked),
-// and this job's config.yaml replaces the run's.
+// --resume, on rank 0: a warning naming every key but training.epochs and output.* whose value
+// differs from the resumed run's config.yaml (in output.dir, where it is), with both values: the
+// later epochs train under this job's values (a changed training.lr is allowed; model, seed and
+// dataset are checked), and this job's config.yaml replaces the run's.
 void warn_keys_changed_since_run(const JobConfig& cfg);
 
 // --resume: every rank loads `chosen` (choose_checkpoint, rank 0's) into its trainer; without it,
