@@ -3,11 +3,14 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
 #include "adaqp/graph/dataset.h"
+#include "adaqp/graph/graph.h"
+#include "adaqp/partition/dataset_files.h"
 #include "adaqp/partition/partition_dir.h"
 #include "commands.h"
 #include "job_options.h"
@@ -44,16 +47,19 @@ void run_info(const InfoOptions& opt) {
   // that are not UTF-8 print as U+FFFD.
   std::string text;
   Json json = {{"dataset", nullptr}, {"partition", nullptr}, {"boundary_covers", nullptr}};
+  std::optional<JobConfig> job;
+  std::string job_fingerprint;  // of the job's dataset as it trains on it
   if (want_job || !opt.dataset.empty()) {
     DatasetSpec spec;
     if (want_job) {
-      const JobConfig cfg = opt.job.load();
-      setup_logging(0, cfg.output.log_level);
-      spec = cfg.dataset;
+      job = opt.job.load();
+      setup_logging(0, job->output.log_level);
+      spec = job->dataset;
     } else {
       spec.path = opt.dataset;
     }
     const Graph g = load_dataset(spec);
+    if (job) job_fingerprint = fingerprint(g);
     if (opt.json) {
       json["dataset"] = dataset_json(g);
     } else {
@@ -72,6 +78,16 @@ void run_info(const InfoOptions& opt) {
       }
       if (opt.verify && !opt.covers) load_part(opt.partition, r, meta.parts);
     }
+    // With a job, --verify also checks that the partition is the job's, as adaqp train would.
+    if (opt.verify && job) {
+      job->partition.options.dataset_files = list_dataset_files(job->dataset.path);
+      require_partition_matches(meta, job->partition.options, opt.partition);
+      if (meta.dataset_fingerprint != job_fingerprint) {
+        throw InputError(partition_meta_path(opt.partition), "dataset_fingerprint",
+                         fmt::format("the partition's dataset is {}, the job's {}: another graph",
+                                     meta.dataset_fingerprint, job_fingerprint));
+      }
+    }
     if (opt.json) {
       json["partition"] = partition_json(opt.partition, meta);
       if (opt.verify) json["partition"]["verified"] = true;
@@ -80,8 +96,8 @@ void run_info(const InfoOptions& opt) {
       // Said, so that a sound partition is not mistaken for an unchecked one.
       if (opt.verify)
         text += fmt::format(
-            "verified: all {} parts read whole: present, checksums and structure sound\n",
-            meta.parts);
+            "verified: all {} parts read whole: present, checksums and structure sound{}\n",
+            meta.parts, job ? "; the job's partition" : "");
     }
     if (opt.covers) {
       std::vector<PairCover> pairs;
@@ -120,7 +136,8 @@ void add_info_command(CLI::App& app) {
                 "a minimum vertex cover of its cut edges needs against today's source rows");
   cmd->add_flag("--verify", opt->verify,
                 "with --partition: read every part whole and check its checksums and structure "
-                "(without it, only that every part file is there)");
+                "(without it, only that every part file is there); with a job (--config, --set), "
+                "also that the partition is the job's: its dataset and partition.* keys");
   cmd->callback([opt] { run_info(*opt); });
 }
 

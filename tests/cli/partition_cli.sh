@@ -142,6 +142,20 @@ grep -q "^verified: all [0-9]* parts read whole" "$WORK/verified.out" ||
 "$ADAQP_BIN" info --partition "$WORK/part" --verify --json |
   python3 -c 'import json, sys; assert json.load(sys.stdin)["partition"]["verified"] is True' ||
   fail "info --verify --json of a sound partition lacks partition.verified"
+# With the job, --verify also checks that the partition is the job's: another graph (a seed
+# changed) or another part count is refused, naming what differs (found by a review, 2026-12-06:
+# it printed "verified" and exited 0).
+"$ADAQP_BIN" info --config "$WORK/job.yaml" --partition "$WORK/part" --verify |
+  grep -q "^verified: .*; the job's partition$" || fail "info --verify with the job's partition"
+"$ADAQP_BIN" generate --config "$WORK/job.yaml" --set "dataset.path=$WORK/graph4" \
+  --set dataset.synthetic.seed=4 --out "$WORK/graph4" >/dev/null
+for change in "dataset.path=$WORK/graph4" partition.parts=2; do
+  rc=0
+  "$ADAQP_BIN" info --config "$WORK/job.yaml" --set "$change" --partition "$WORK/part" --verify \
+    >"$WORK/other-job.out" 2>&1 || rc=$?
+  ((rc == 1)) && grep -q "^adaqp: error: partition $WORK/part was made with ${change%%=*} = " \
+    "$WORK/other-job.out" || fail "info --verify with $change (exit $rc): $(cat "$WORK/other-job.out")"
+done
 cp -r "$WORK/part" "$WORK/broken"
 python3 - "$WORK/broken/part-1/part.bin" <<'PY'
 import os, sys
