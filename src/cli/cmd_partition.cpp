@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 
-#include "adaqp/comm/launcher.h"
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_session.h"
 #include "adaqp/common/clock.h"
@@ -34,49 +33,36 @@ struct PartitionCommandOptions {
 };
 
 // ptscotch: every rank of the job partitions its slice; rank 0 prints the summary.
-void run_distributed_partition(const PartitionCommandOptions& opt) {
-  const std::unique_ptr<MpiSession> mpi = start_mpi();
-  const std::unique_ptr<Communicator> comm =
-      make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
-  JobConfig cfg;
-  run_step(*comm, [&] {
-    cfg = opt.job.load();
-    setup_logging(comm->rank(), cfg.output.log_level);
-    if (cfg.partition.options.parts != comm->size()) {
+void run_distributed_partition(Communicator& comm, JobConfig cfg, const std::string& out) {
+  run_step(comm, [&] {
+    if (cfg.partition.options.parts != comm.size()) {
       throw ConfigError(fmt::format(
           "partition.parts is {} but the job started {} MPI ranks: partition.method ptscotch makes "
           "one part per rank (mpirun -np {}, or srun -n {})",
-          cfg.partition.options.parts, comm->size(), cfg.partition.options.parts,
+          cfg.partition.options.parts, comm.size(), cfg.partition.options.parts,
           cfg.partition.options.parts));
     }
   });
-  comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
-  const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
+  const std::string dir = out.empty() ? partition_dir(cfg) : out;
   const double t0 = steady_now_s();
   // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
   std::optional<std::vector<DatasetFile>> listing;
-  run_step(*comm, [&] {
-    if (comm->rank() == 0) listing = list_dataset_files(cfg.dataset.path);
+  run_step(comm, [&] {
+    if (comm.rank() == 0) listing = list_dataset_files(cfg.dataset.path);
   });
-  cfg.partition.options.dataset_files = broadcast_dataset_files(*comm, listing);
+  cfg.partition.options.dataset_files = broadcast_dataset_files(comm, listing);
   const DistributedPartition made = partition_distributed(
-      cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm, collective_step(*comm));
-  if (comm->rank() == 0) {
+      cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, comm, collective_step(comm));
+  if (comm.rank() == 0) {
     fmt::print("{}", partition_text(dir, made.meta));
     fmt::print("time         load, partition, build and write {:.3f} s on {} ranks\n",
-               steady_now_s() - t0, comm->size());
+               steady_now_s() - t0, comm.size());
   }
 }
 
-void run_partition(const PartitionCommandOptions& opt) {
-  if (opt.job.load().partition.options.method == PartitionMethod::kPtscotch)
-    return run_distributed_partition(opt);
-  // One process partitions: under a launcher (mpirun -np N), the job's first; the others have
-  // nothing to do (each would write the same directory).
-  if (!first_launched_process()) return;
-  JobConfig cfg = opt.job.load();
-  setup_logging(0, cfg.output.log_level);
-  const std::string dir = opt.out.empty() ? partition_dir(cfg) : opt.out;
+// The other methods: one process loads and partitions the whole graph and writes the directory.
+void partition_alone(JobConfig cfg, const std::string& out) {
+  const std::string dir = out.empty() ? partition_dir(cfg) : out;
   const double t0 = steady_now_s();
   cfg.partition.options.dataset_files = list_dataset_files(cfg.dataset.path);
   const Graph g = load_dataset(cfg.dataset);
@@ -87,6 +73,26 @@ void run_partition(const PartitionCommandOptions& opt) {
   const double t2 = steady_now_s();
   fmt::print("{}", partition_text(dir, meta));
   fmt::print("time         load {:.3f} s, partition and write {:.3f} s\n", t1 - t0, t2 - t1);
+}
+
+// Under a launcher (mpirun -np N) every process reads the job, and an error in it is said once;
+// outside ptscotch the job's first process partitions alone while the others wait for it, so that
+// every process ends with its status.
+void run_partition(const PartitionCommandOptions& opt) {
+  const std::unique_ptr<MpiSession> mpi = start_mpi();
+  const std::unique_ptr<Communicator> comm =
+      make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
+  JobConfig cfg;
+  run_step(*comm, [&] {
+    cfg = opt.job.load();
+    setup_logging(comm->rank(), cfg.output.log_level);
+  });
+  comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
+  if (cfg.partition.options.method == PartitionMethod::kPtscotch)
+    return run_distributed_partition(*comm, cfg, opt.out);
+  run_step(*comm, [&] {
+    if (comm->rank() == 0) partition_alone(cfg, opt.out);
+  });
 }
 
 }  // namespace

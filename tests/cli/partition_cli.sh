@@ -250,6 +250,18 @@ grep -q "already exists" "$WORK/exists.err" || fail "message: $(cat "$WORK/exist
 after=$(cd "$WORK/part" && find . -type f -exec sha256sum {} + | sort)
 [[ "$before" == "$after" ]] || fail "existing partition directory was modified"
 ls "$WORK" | grep -q '\.tmp-' && fail "temporary directory left behind"
+# The same under mpirun: one error line, and every rank ends non-zero (not only the first, which
+# partitions), as does a bad key read by every rank (found by a review, 2026-12-06: the others
+# exited 0, and a bad key was said once per rank).
+for args in "--set partition.method=random" "--set partition.parts=0"; do
+  # shellcheck disable=SC2016,SC2086  # expanded by the ranks' shell; args split on purpose
+  timeout 120 mpirun --oversubscribe -np 2 bash -c \
+    '"$0" "$@"; echo "rank $OMPI_COMM_WORLD_RANK exit $?"' "$ADAQP_BIN" partition \
+    --config "$WORK/job.yaml" $args >"$WORK/mpi-exists.out" 2>&1 || true
+  [[ $(grep -c "^adaqp: error" "$WORK/mpi-exists.out") == 1 &&
+    $(grep -c "^rank [01] exit 1$" "$WORK/mpi-exists.out") == 2 ]] ||
+    fail "partition under mpirun with $args: $(cat "$WORK/mpi-exists.out")"
+done
 
 # A dataset without training nodes is refused before anything is written (as train refuses it).
 # shellcheck source=tests/cli/lib/numpy_dataset.sh
