@@ -2,6 +2,7 @@
 // heterogeneous one in OGB's heterogeneous layout.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "adaqp/common/clock.h"
@@ -34,6 +35,10 @@ void run_generate(const GenerateOptions& opt) {
         "the --out directory",
         cfg.dataset.path, opt.out));
   }
+  // Before the work (write_dir_atomically checks again, against a writer that starts meanwhile).
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(opt.out, ec)))
+    throw InputError(opt.out, "", "already exists; refusing to overwrite it");
   const double t0 = steady_now_s();
   const Graph g = generate_graph(cfg.dataset.synthetic);
   const double t1 = steady_now_s();

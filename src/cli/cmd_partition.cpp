@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -32,9 +33,18 @@ struct PartitionCommandOptions {
   std::string out;
 };
 
+// Before the work (writing the partition checks again, against a writer that starts meanwhile).
+void require_new_partition_dir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec))
+    throw InputError(dir, "", "already exists; remove it or choose another partition directory");
+}
+
 // ptscotch: every rank of the job partitions its slice; rank 0 prints the summary.
 void run_distributed_partition(Communicator& comm, JobConfig cfg, const std::string& out) {
+  const std::string dir = out.empty() ? partition_dir(cfg) : out;
   run_step(comm, [&] {
+    if (comm.rank() == 0) require_new_partition_dir(dir);
     if (cfg.partition.options.parts != comm.size()) {
       throw ConfigError(fmt::format(
           "partition.parts is {} but the job started {} MPI ranks: partition.method ptscotch makes "
@@ -43,7 +53,6 @@ void run_distributed_partition(Communicator& comm, JobConfig cfg, const std::str
           cfg.partition.options.parts));
     }
   });
-  const std::string dir = out.empty() ? partition_dir(cfg) : out;
   const double t0 = steady_now_s();
   // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
   std::optional<std::vector<DatasetFile>> listing;
@@ -63,6 +72,7 @@ void run_distributed_partition(Communicator& comm, JobConfig cfg, const std::str
 // The other methods: one process loads and partitions the whole graph and writes the directory.
 void partition_alone(JobConfig cfg, const std::string& out) {
   const std::string dir = out.empty() ? partition_dir(cfg) : out;
+  require_new_partition_dir(dir);
   const double t0 = steady_now_s();
   cfg.partition.options.dataset_files = list_dataset_files(cfg.dataset.path);
   const Graph g = load_dataset(cfg.dataset);

@@ -247,6 +247,8 @@ rc=$?
 set -e
 [[ $rc -eq 1 ]] || fail "existing directory: exit code $rc, expected 1"
 grep -q "already exists" "$WORK/exists.err" || fail "message: $(cat "$WORK/exists.err")"
+# ... before the dataset is read (a large one took seconds to be refused).
+! grep -q "loaded" "$WORK/exists.err" || fail "read the dataset first: $(cat "$WORK/exists.err")"
 after=$(cd "$WORK/part" && find . -type f -exec sha256sum {} + | sort)
 [[ "$before" == "$after" ]] || fail "existing partition directory was modified"
 ls "$WORK" | grep -q '\.tmp-' && fail "temporary directory left behind"
