@@ -25,6 +25,7 @@ if ((EUID != 0)) && [[ " $* " != *" --profile gpu"* && " $* " != *" --profile=gp
   echo "error: benchmarks/reproduce.sh needs root for the virtual cluster's network namespaces" >&2
   exit 2
 fi
+python3 "$ADAQP_ROOT/benchmarks/reproduce/reproduce.py" --check-options "$@"
 "$ADAQP_ROOT/scripts/setup.sh"
 # The binary setup.sh has just built, whatever ADAQP_BIN says.
 exec python3 "$ADAQP_ROOT/benchmarks/reproduce/reproduce.py" --bin "$ADAQP_BUILD_DIR/src/adaqp" \

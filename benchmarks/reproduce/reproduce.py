@@ -195,8 +195,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
     ap.add_argument("--out", help="output directory (default runs/reproduce-PROFILE)")
-    ap.add_argument("--bin", required=True, help="the adaqp binary")
-    ap.add_argument("--shared", required=True, help="the shared datasets directory")
+    ap.add_argument("--bin", help="the adaqp binary (required)")
+    ap.add_argument("--shared", help="the shared datasets directory (required)")
     ap.add_argument("--resume", action="store_true",
                     help="keep runs that already finished in --out (same profile)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per run")
@@ -207,13 +207,25 @@ def main():
                     "accuracy alone while a timed benchmark does not run beside it")
     ap.add_argument("--python", help="Python with torch_geometric for the PyG rows (default: "
                     ".venv/bin/python, else this interpreter)")
+    ap.add_argument("--check-options", action="store_true",
+                    help="check the other options and exit (benchmarks/reproduce.sh, before it "
+                    "installs and builds)")
     args = ap.parse_args()
-    if not os.access(args.bin, os.X_OK):
-        ap.error("--bin %s: no adaqp binary there (build it with scripts/setup.sh)" % args.bin)
     phases = set(args.phases.split(","))
     if not phases or phases - {"throughput", "pyg", "accuracy"}:
         ap.error("--phases takes throughput, pyg and accuracy, comma-separated; got %r" %
                  args.phases)
+    if args.timeout <= 0:
+        ap.error("--timeout takes a positive number of seconds; got %d" % args.timeout)
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error("--out %s: not a directory" % args.out)
+    if args.check_options:
+        return
+    for name in ("bin", "shared"):
+        if getattr(args, name) is None:
+            ap.error("the following arguments are required: --" + name)
+    if not os.access(args.bin, os.X_OK):
+        ap.error("--bin %s: no adaqp binary there (build it with scripts/setup.sh)" % args.bin)
     prof = PROFILES[args.profile]
     if args.device:
         prof.device = args.device

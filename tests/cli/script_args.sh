@@ -4,6 +4,7 @@
 #   comment (status 0), another option is refused (status 2), neither made as a directory;
 # - benchmarks/scale/run.sh exits non-zero when a training run fails (it used to log the failure
 #   and exit 0), and its table holds no row for it;
+# - benchmarks/reproduce.sh refuses a bad option before its set-up installs and builds;
 # - scripts/vcluster.sh refuses a count with a leading zero (bash reads 010 as octal 8) and a rate
 #   beyond what tc takes, before it creates anything.
 set -euo pipefail
@@ -27,6 +28,16 @@ for script in links pyg_compare scale; do
   [[ ! -e --help && ! -e --bogus ]] || fail "$script/run.sh made a directory of an option"
 done
 echo "ok: the benchmarks' run.sh: --help and an unknown option"
+# benchmarks/reproduce.sh checks its options before the set-up installs and builds (it ran
+# scripts/setup.sh first, found by a review, 2026-12-06).
+for bad in "--profile bogus" "--timeout 0" "--phases nope"; do
+  rc=0
+  # shellcheck disable=SC2086  # the option and its value, split on purpose
+  bash "$ADAQP_SOURCE_DIR/benchmarks/reproduce.sh" $bad >reproduce.out 2>&1 || rc=$?
+  ((rc == 2)) && grep -q "reproduce.py: error: " reproduce.out && ! grep -q "^\[setup" reproduce.out ||
+    fail "benchmarks/reproduce.sh $bad (exit $rc): $(cat reproduce.out)"
+done
+echo "ok: benchmarks/reproduce.sh refuses bad options before the set-up"
 
 # A binary whose training fails: the scale benchmark must say so in its exit status.
 cat >failing-adaqp <<EOF
