@@ -65,6 +65,17 @@ for m in "${modes[@]}"; do mode_sets "$m" >/dev/null; done
 if [[ " ${modes[*]} " == *"-baseline "* && ! -x $baseline ]]; then
   die "modes adaqp-baseline and vanilla-baseline need BASELINE_BIN, an adaqp binary"
 fi
+# Every setting before the first run: a typo in the last rate would end the sweep midway.
+for n in "rounds=$rounds" "epochs=$epochs" "warmup=$warmup" "ranks_per_host=$per_host" \
+  "${workers[@]/#/W=}"; do
+  [[ ${n#*=} =~ ^[0-9]+$ ]] || die "${n%%=*} '${n#*=}' is not a whole number"
+done
+((rounds >= 1 && per_host >= 1)) || die "ROUNDS and RANKS_PER_HOST must be at least 1"
+((warmup < epochs)) || die "WARMUP ($warmup) leaves no measured epoch of EPOCHS ($epochs)"
+for rate in "${rates[@]}"; do
+  [[ $rate == shm || $rate == gpu || $rate =~ ^[0-9]+(\.[0-9]+)?([kmg]bit|bit)$ ]] ||
+    die "rate '$rate' is none of shm, gpu or a tc rate such as 300mbit"
+done
 for w in "${workers[@]}"; do
   ((w % per_host == 0)) || die "W=$w is not a multiple of RANKS_PER_HOST=$per_host"
 done

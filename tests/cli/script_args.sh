@@ -4,7 +4,8 @@
 #   comment (status 0), another option is refused (status 2), neither made as a directory;
 # - benchmarks/scale/run.sh exits non-zero when a training run fails (it used to log the failure
 #   and exit 0), and its table holds no row for it;
-# - benchmarks/reproduce.sh refuses a bad option before its set-up installs and builds;
+# - benchmarks/reproduce.sh refuses a bad option before its set-up installs and builds, and
+#   benchmarks/links/run.sh a bad setting (a rate, a count) before its first run;
 # - scripts/vcluster.sh refuses a count with a leading zero (bash reads 010 as octal 8) and a rate
 #   beyond what tc takes, before it creates anything.
 set -euo pipefail
@@ -34,10 +35,22 @@ for bad in "--profile bogus" "--timeout 0" "--phases nope"; do
   rc=0
   # shellcheck disable=SC2086  # the option and its value, split on purpose
   bash "$ADAQP_SOURCE_DIR/benchmarks/reproduce.sh" $bad >reproduce.out 2>&1 || rc=$?
-  ((rc == 2)) && grep -q "reproduce.py: error: " reproduce.out && ! grep -q "^\[setup" reproduce.out ||
+  ((rc == 2)) && grep -q "reproduce.py: error: " reproduce.out &&
+    ! grep -q "^\[setup" reproduce.out ||
     fail "benchmarks/reproduce.sh $bad (exit $rc): $(cat reproduce.out)"
 done
 echo "ok: benchmarks/reproduce.sh refuses bad options before the set-up"
+# benchmarks/links/run.sh checks its settings before the first run (a bad last rate ended the
+# sweep midway, ROUNDS=abc was a bash error, WARMUP >= EPOCHS a traceback after the first run).
+for bad in "RATES=shm fastt" ROUNDS=abc ROUNDS=0 "WARMUP=10;EPOCHS=10" WORKERS=x; do
+  IFS=';' read -r -a settings <<<"$bad"
+  rc=0
+  env "${settings[@]}" bash "$ADAQP_SOURCE_DIR/benchmarks/links/run.sh" "$tmp/links-bad" \
+    >links.out 2>&1 || rc=$?
+  ((rc == 2)) && grep -q "error: " links.out && [[ ! -e $tmp/links-bad ]] ||
+    fail "benchmarks/links/run.sh with $bad (exit $rc): $(cat links.out)"
+done
+echo "ok: benchmarks/links/run.sh refuses bad settings before any run"
 
 # A binary whose training fails: the scale benchmark must say so in its exit status.
 cat >failing-adaqp <<EOF
