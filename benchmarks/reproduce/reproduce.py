@@ -191,6 +191,12 @@ def accuracy(jobs, prof, datasets, rows, curves):
                                  "seed": seed, "test_acc": best})
 
 
+# What report.write and report.write_markdown write into --out.
+REPORT_FILES = ["results.md", "meta.json", "throughput.csv", "accuracy.csv",
+                "accuracy_summary.csv", "accuracy_curves.csv", "bits.csv", "calibration.csv",
+                "pyg.csv"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
@@ -232,6 +238,11 @@ def main():
     root = Path(__file__).resolve().parents[2]
     out = Path(args.out or root / "runs" / ("reproduce-" + prof.name)).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if not args.resume:
+        # A run afresh replaces the runs an earlier report cites: that report goes now, so that a
+        # run that fails midway leaves none claiming results (the plots stay until redrawn).
+        for name in REPORT_FILES:
+            (out / name).unlink(missing_ok=True)
     jobs = Jobs(root, Path(args.bin).resolve(), out, Path(args.shared).resolve(), prof.generated,
                 args.resume, args.timeout, prof.device, prof.num_classes)
     started = time.monotonic()

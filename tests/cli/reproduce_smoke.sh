@@ -7,7 +7,8 @@
 #   (accuracy), Vanilla's speed-up is 1, results.md has every table, the plots are PNG images;
 # - none of the virtual clusters it started left a namespace behind;
 # - stopped by SIGTERM (a time limit) once its throughput phase began, it stops its run, exits
-#   non-zero and still writes results.md, marked unfinished, and no process or namespace remains.
+#   non-zero and still writes results.md, marked unfinished, and no process or namespace remains;
+# - run again into the same --out and failing, it leaves no earlier report behind.
 # Skips (exit 77) where network namespaces cannot be created, except when CI=true and running as
 # root, where it must run.
 # shellcheck source=tests/cli/lib/cli_test.sh
@@ -97,3 +98,22 @@ for p in $prefixes; do
   if ip netns list | grep -q "^$p-"; then fail "namespaces of $p left behind after the stop"; fi
 done
 echo "ok: stopped in its throughput phase: exit $status, results.md marked unfinished, nothing left"
+
+# Run again into the first run's --out with a binary whose training fails: the reproduction stops
+# non-zero, and the first run's report, whose runs the new run replaces, is gone rather than left
+# claiming results (found by a review, 2026-12-06).
+cat >"$tmp/failing-adaqp" <<SH
+#!/usr/bin/env bash
+[[ \$1 != train ]] || { echo "simulated training failure" >&2; exit 3; }
+exec "$ADAQP_BIN" "\$@"
+SH
+chmod +x "$tmp/failing-adaqp"
+status=0
+python3 "$ADAQP_SOURCE_DIR/benchmarks/reproduce/reproduce.py" --profile smoke \
+  --bin "$tmp/failing-adaqp" --shared "$tmp/no-datasets" --out "$out" --timeout 300 \
+  >"$tmp/failed.log" 2>&1 || status=$?
+((status != 0)) || fail "a reproduction whose training failed exited 0"
+for f in results.md meta.json throughput.csv; do
+  [[ ! -e $out/$f ]] || fail "the failed rerun left the earlier $f"
+done
+echo "ok: a failed rerun into the same --out leaves no earlier report"
