@@ -44,6 +44,20 @@ adj=${PYG_ADJ:-csr}
 read -r -a models <<<"${MODELS:-gcn sage}"
 read -r -a pairs <<<"${PAIRS:-cached conv}"
 read -r -a workers <<<"${WORKERS:-1}"
+# Every setting before anything is installed or run.
+[[ $device == cpu || $device == cuda ]] || die "DEVICE '$device' is neither cpu nor cuda"
+[[ $adj == csr || $adj == edge_index ]] || die "PYG_ADJ '$adj' is neither csr nor edge_index"
+for n in "nodes=$nodes" "avg_degree=$degree" "feat=$feat" "classes=$classes" "warmup=$warmup" \
+  "epochs=$epochs" "rounds=$rounds" "threads=$threads" "${workers[@]/#/W=}"; do
+  [[ ${n#*=} =~ ^[0-9]+$ ]] || die "${n%%=*} '${n#*=}' is not a whole number"
+done
+((warmup < epochs)) || die "WARMUP ($warmup) leaves no measured epoch of EPOCHS ($epochs)"
+for m in "${models[@]}"; do
+  [[ $m == gcn || $m == sage ]] || die "model '$m' is neither gcn nor sage"
+done
+for p in "${pairs[@]}"; do
+  [[ $p == cached || $p == conv ]] || die "pair '$p' is neither cached nor conv"
+done
 require_adaqp
 
 if ! "$py" -c 'import torch_geometric' 2>/dev/null; then

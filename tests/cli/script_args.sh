@@ -5,7 +5,8 @@
 # - benchmarks/scale/run.sh exits non-zero when a training run fails (it used to log the failure
 #   and exit 0), and its table holds no row for it;
 # - benchmarks/reproduce.sh refuses a bad option before its set-up installs and builds, and
-#   benchmarks/links/run.sh a bad setting (a rate, a count) before its first run;
+#   benchmarks/links/run.sh and pyg_compare/run.sh a bad setting (a rate, a pair, a count) before
+#   their first run;
 # - scripts/vcluster.sh refuses a count with a leading zero (bash reads 010 as octal 8) and a rate
 #   beyond what tc takes, before it creates anything.
 set -euo pipefail
@@ -51,6 +52,15 @@ for bad in "RATES=shm fastt" ROUNDS=abc ROUNDS=0 "WARMUP=10;EPOCHS=10" WORKERS=x
     fail "benchmarks/links/run.sh with $bad (exit $rc): $(cat links.out)"
 done
 echo "ok: benchmarks/links/run.sh refuses bad settings before any run"
+for bad in PAIRS=foo DEVICE=gpu ROUNDS=abc "WARMUP=10;EPOCHS=10" MODELS=gat; do
+  IFS=';' read -r -a settings <<<"$bad"
+  rc=0
+  env "${settings[@]}" bash "$ADAQP_SOURCE_DIR/benchmarks/pyg_compare/run.sh" "$tmp/pyg-bad" \
+    >pyg.out 2>&1 || rc=$?
+  ((rc == 2)) && grep -q "error: " pyg.out && [[ ! -e $tmp/pyg-bad ]] ||
+    fail "benchmarks/pyg_compare/run.sh with $bad (exit $rc): $(cat pyg.out)"
+done
+echo "ok: benchmarks/pyg_compare/run.sh refuses bad settings before any run"
 
 # A binary whose training fails: the scale benchmark must say so in its exit status.
 cat >failing-adaqp <<EOF
