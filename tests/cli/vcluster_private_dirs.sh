@@ -121,8 +121,11 @@ cluster 1gbit "$tmp/restart.log" "${private[@]}" || { cat "$tmp/restart.log"; fa
 if compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null; then
   fail "the restart left the interrupted transfer's temporary file"
 fi
-{ grep -q "2 of 4 ranks read their part where they are, 2 receive it" "$tmp/restart.log" &&
-  grep -q "rank 1: part read from the host-local cache" "$tmp/restart.log"; } ||
+# Host 3's part may be complete too: rank 0 may have served rank 3 (its sends to the killed rank 2
+# taken by the kernel's socket buffers) before mpirun ended the job (seen once in CI, 2026-12-06).
+{ grep -Eq "[23] of 4 ranks read their part where they are, [12] receive it" "$tmp/restart.log" &&
+  grep -q "rank 1: part read from the host-local cache" "$tmp/restart.log" &&
+  grep -q "rank 2: part received from rank 0" "$tmp/restart.log"; } ||
   { cat "$tmp/restart.log"; fail "the restart did not reuse host 1's complete part"; }
 python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --params 0 ||
   fail "the restarted run differs from the shared run"
