@@ -41,26 +41,26 @@ for bad in "--profile bogus" "--timeout 0" "--phases nope"; do
     fail "benchmarks/reproduce.sh $bad (exit $rc): $(cat reproduce.out)"
 done
 echo "ok: benchmarks/reproduce.sh refuses bad options before the set-up"
-# benchmarks/links/run.sh checks its settings before the first run (a bad last rate ended the
-# sweep midway, ROUNDS=abc was a bash error, WARMUP >= EPOCHS a traceback after the first run).
-for bad in "RATES=shm fastt" ROUNDS=abc ROUNDS=0 "WARMUP=10;EPOCHS=10" WORKERS=x; do
-  IFS=';' read -r -a settings <<<"$bad"
-  rc=0
-  env "${settings[@]}" bash "$ADAQP_SOURCE_DIR/benchmarks/links/run.sh" "$tmp/links-bad" \
-    >links.out 2>&1 || rc=$?
-  ((rc == 2)) && grep -q "error: " links.out && [[ ! -e $tmp/links-bad ]] ||
-    fail "benchmarks/links/run.sh with $bad (exit $rc): $(cat links.out)"
-done
-echo "ok: benchmarks/links/run.sh refuses bad settings before any run"
-for bad in PAIRS=foo DEVICE=gpu ROUNDS=abc "WARMUP=10;EPOCHS=10" MODELS=gat; do
-  IFS=';' read -r -a settings <<<"$bad"
-  rc=0
-  env "${settings[@]}" bash "$ADAQP_SOURCE_DIR/benchmarks/pyg_compare/run.sh" "$tmp/pyg-bad" \
-    >pyg.out 2>&1 || rc=$?
-  ((rc == 2)) && grep -q "error: " pyg.out && [[ ! -e $tmp/pyg-bad ]] ||
-    fail "benchmarks/pyg_compare/run.sh with $bad (exit $rc): $(cat pyg.out)"
-done
-echo "ok: benchmarks/pyg_compare/run.sh refuses bad settings before any run"
+# refuses_settings SCRIPT SETTINGS...: benchmarks/SCRIPT/run.sh, given each SETTINGS (variables
+# separated by ';'), exits 2 with an error before it makes its work directory.
+refuses_settings() {
+  local script=$1 bad rc settings
+  shift
+  for bad in "$@"; do
+    IFS=';' read -r -a settings <<<"$bad"
+    rc=0
+    env "${settings[@]}" bash "$ADAQP_SOURCE_DIR/benchmarks/$script/run.sh" "$tmp/$script-bad" \
+      >"$script.out" 2>&1 || rc=$?
+    ((rc == 2)) && grep -q "error: " "$script.out" && [[ ! -e $tmp/$script-bad ]] ||
+      fail "benchmarks/$script/run.sh with $bad (exit $rc): $(cat "$script.out")"
+  done
+  echo "ok: benchmarks/$script/run.sh refuses bad settings before any run"
+}
+# Both checked their settings only once runs had begun: a bad last rate ended a sweep midway,
+# ROUNDS=abc was a bash error, WARMUP >= EPOCHS a traceback after the first run, PAIRS=foo trained
+# adaqp under that label.
+refuses_settings links "RATES=shm fastt" ROUNDS=abc ROUNDS=0 "WARMUP=10;EPOCHS=10" WORKERS=x
+refuses_settings pyg_compare PAIRS=foo DEVICE=gpu ROUNDS=abc "WARMUP=10;EPOCHS=10" MODELS=gat
 
 # A binary whose training fails: the scale benchmark must say so in its exit status.
 cat >failing-adaqp <<EOF
