@@ -82,24 +82,28 @@ cluster 1gbit "$tmp/refused.log" --set "partition.dir=$tmp/private/partition" \
 rm -rf "$store"/h{1,2,3}/cache "$store/h0/out"
 cluster 10mbit "$tmp/killed.log" "${private[@]}" &
 runner=$!
-victim=""
-for _ in $(seq 1200); do
-  if compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null &&
-    compgen -G "$store/h1/cache/partition-*/part-1/part.bin" >/dev/null; then
+# Rank 2's process is found first, so that the kill follows the sight of its transfer at once
+# (finding it then, under a loaded CI machine, took long enough for the transfer to end).
+victim="" seen=""
+for _ in $(seq 3000); do
+  if [[ -z $victim ]]; then
     for pid in $(pgrep -f -- "$tmp/private/out"); do
       if [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] &&
         tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2"; then
         victim=$pid
       fi
     done
+  elif compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null &&
+    compgen -G "$store/h1/cache/partition-*/part-1/part.bin" >/dev/null; then
+    kill -KILL "$victim"
+    seen=yes
     break
   fi
   kill -0 "$runner" 2>/dev/null || break
-  sleep 0.05
+  sleep 0.02
 done
-[[ -n $victim ]] || { cat "$tmp/killed.log"; fail "rank 2's transfer was not seen in progress"; }
+[[ -n $seen ]] || { cat "$tmp/killed.log"; fail "rank 2's transfer was not seen in progress"; }
 killed_at=$(date +%s)
-kill -KILL "$victim"
 rc=0
 wait "$runner" || rc=$?
 runner=""
