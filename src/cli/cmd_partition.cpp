@@ -11,6 +11,7 @@
 
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_session.h"
+#include "adaqp/comm/solo_work.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
@@ -86,8 +87,8 @@ void partition_alone(JobConfig cfg, const std::string& out) {
 }
 
 // Under a launcher (mpirun -np N) every process reads the job, and an error in it is said once;
-// outside ptscotch the job's first process partitions alone while the others wait for it, so that
-// every process ends with its status.
+// outside ptscotch the job's first process partitions alone while the others wait for it (as long
+// as it shows signs of life: comm/solo_work.h), so that every process ends with its status.
 void run_partition(const PartitionCommandOptions& opt) {
   const std::unique_ptr<MpiSession> mpi = start_mpi();
   const std::unique_ptr<Communicator> comm =
@@ -97,11 +98,15 @@ void run_partition(const PartitionCommandOptions& opt) {
     cfg = opt.job.load();
     setup_logging(comm->rank(), cfg.output.log_level);
   });
-  comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
-  if (cfg.partition.options.method == PartitionMethod::kPtscotch)
+  if (cfg.partition.options.method == PartitionMethod::kPtscotch) {
+    comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
     return run_distributed_partition(*comm, cfg, opt.out);
+  }
+  comm->set_timeout(cfg.communication.timeout_s);
   run_step(*comm, [&] {
+    SoloWork solo(*comm, 0, "partitioning the dataset");
     if (comm->rank() == 0) partition_alone(cfg, opt.out);
+    solo.finish();
   });
 }
 

@@ -34,6 +34,7 @@
 #include "adaqp/comm/mpi_communicator.h"
 #include "adaqp/comm/mpi_error.h"
 #include "adaqp/comm/mpi_session.h"
+#include "adaqp/comm/solo_work.h"
 #include "adaqp/common/affinity.h"
 #include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
@@ -252,9 +253,7 @@ void run_guarded(int rank, Step&& step) {
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
     std::fprintf(stderr, "adaqp: error on %s: %s\n", rank_and_host(rank).c_str(),
                  torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
-    std::fflush(stderr);
-    spdlog::shutdown();
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort_job(1);
   }
 }
 
@@ -439,8 +438,8 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   // partition.method ptscotch: every rank takes part and keeps the part it built.
   std::optional<DistributedPartition> made;
   if (must_partition) {
-    comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
     if (cfg.partition.options.method == PartitionMethod::kPtscotch) {
+      comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
       if (rank == 0) {
         spdlog::info(
             "partition {} does not exist: partitioning the dataset into {} parts with "
@@ -452,12 +451,14 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
           broadcast_dataset_files(*comm, cfg.partition.options.dataset_files);
       made = partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
                                    collective_step(*comm));
+      comm->set_timeout(cfg.communication.timeout_s);
     } else {
       run_step(*comm, [&] {
+        SoloWork solo(*comm, 0, "partitioning the dataset");
         if (rank == 0) create_partition(cfg, dir, replace, resume_from);
+        solo.finish();
       });
     }
-    comm->set_timeout(cfg.communication.timeout_s);
   }
   memory[static_cast<int>(Phase::kPartition)] = meter.peak();
   seconds[static_cast<int>(Phase::kPartition)] = steady_now_s() - phase_start_s;

@@ -1,8 +1,11 @@
 #include "collective_step.h"
 
 #include <fmt/format.h>
+#include <mpi.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <new>
 #include <utility>
@@ -45,6 +48,13 @@ int report_error(const std::exception_ptr& error, const std::string& where) {
     return 2;
   }
   return 1;
+}
+
+void abort_job(int code) {
+  std::fflush(nullptr);
+  spdlog::shutdown();
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort returned: nothing else holds this process
 }
 
 }  // namespace adaqp::cli

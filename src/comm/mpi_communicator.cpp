@@ -340,7 +340,18 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& op
               fmt::format("max_chunk_bytes = {}", max_chunk_bytes_));
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank", -1);
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size", rank_);
-  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup", rank_);
+  // Collective: a rank that never joins (stalled, or stopped) must not hold the others forever.
+  std::vector<MPI_Request> dup(1);
+  check_mpi(MPI_Comm_idup(comm, &comm_, dup.data()), "MPI_Comm_idup", rank_);
+  RequestSet duplicated(std::move(dup));
+  const Progress progress = duplicated.wait(options.timeout_s);
+  if (progress.code != MPI_SUCCESS) check_mpi(progress.code, "MPI_Comm_idup", rank_);
+  if (!progress.done) {
+    throw CommError(fmt::format(
+        "duplicating the communicator timed out after {} s on rank {} (a peer stalled, died, or "
+        "is busy for longer than communication.timeout_s)",
+        options.timeout_s, rank_));
+  }
   try {
     check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", rank_);
     int* tag_ub = nullptr;

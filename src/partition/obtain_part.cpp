@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "adaqp/comm/solo_work.h"
 #include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/crc.h"
 #include "adaqp/common/error.h"
-#include "adaqp/common/timeouts.h"
 
 namespace adaqp {
 namespace {
@@ -47,21 +47,6 @@ void recv_from(Communicator& comm, int peer, void* data, size_t bytes) {
   b.recv_bytes[peer] = bytes;
   comm.exchange(b, ExchangeOptions(kPartTag))->wait();
 }
-
-// Raises the communicator's timeout to at least `seconds` while it lives.
-class TimeoutGuard {
- public:
-  TimeoutGuard(Communicator& comm, double seconds) : comm_(comm), saved_(comm.timeout()) {
-    comm_.set_timeout(std::max(saved_, seconds));
-  }
-  TimeoutGuard(const TimeoutGuard&) = delete;
-  TimeoutGuard& operator=(const TimeoutGuard&) = delete;
-  ~TimeoutGuard() { comm_.set_timeout(saved_); }
-
- private:
-  Communicator& comm_;
-  double saved_;
-};
 
 // A part loaded from `dir` when it holds this partition (its meta.yaml is `meta_text`).
 std::optional<Part> load_if_same(const std::string& dir, int rank, const std::string& meta_text,
@@ -111,12 +96,16 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
 }
 
 // A receiving rank: writes its part from rank 0 into `path` (temporary name, CRC check, sync,
-// rename). Receives everything announced even after a local failure, then rethrows it.
-int64_t receive_part(Communicator& comm, int rank, const std::string& path, size_t chunk) {
+// rename). Receives everything announced even after a local failure, then rethrows it. Its turn
+// may come after other ranks' parts: rank 0's signs of life (`solo`) bound that wait.
+int64_t receive_part(Communicator& comm, SoloWork& solo, int rank, const std::string& path,
+                     size_t chunk) {
   int64_t header[2] = {0, 0};
   {
-    const TimeoutGuard turn(comm, kSoloWorkTimeoutS);
-    recv_from(comm, 0, header, sizeof header);
+    ExchangeBuffers b = ExchangeBuffers::none(comm.size());
+    b.recv[0] = header;
+    b.recv_bytes[0] = sizeof header;
+    solo.wait(*comm.exchange(b, ExchangeOptions(kPartTag)));
   }
   if (header[1] == 0) throw InputError(path, "", "rank 0 could not read this rank's part");
   std::optional<AtomicFile> out;
@@ -260,10 +249,9 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
   }
   if (needing == 0) return got;
 
-  const double t0 = steady_now_s();
-  step([&] {
+  // Rank 0 serves every needing rank in turn, even after one failed; the others receive theirs.
+  const auto send_or_receive = [&](SoloWork& solo) {
     if (rank == 0) {
-      // Every needing rank waits for its turn: serve them all even after one failed.
       std::exception_ptr first_error;
       for (int r = 1; r < world; ++r) {
         if (need[static_cast<size_t>(r)] == 0) continue;
@@ -284,12 +272,28 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
       if (first_error) std::rethrow_exception(first_error);
     } else if (!have) {
       try {
-        got.bytes_received = receive_part(comm, rank, cached_part, opt.chunk_bytes);
+        got.bytes_received = receive_part(comm, solo, rank, cached_part, opt.chunk_bytes);
       } catch (...) {
         drop_unfilled_cache(cache, cached_part);
         throw;
       }
     }
+  };
+  const double t0 = steady_now_s();
+  step([&] {
+    // Every rank waits for rank 0 to have sent all parts, even after a failure of its own: the
+    // agreement that follows is bounded by the communicator's timeout, the sends are not.
+    SoloWork solo(comm, 0, "sending the parts");
+    std::exception_ptr error;
+    try {
+      send_or_receive(solo);
+    } catch (const SilentPeerError&) {
+      throw;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    solo.finish();
+    if (error) std::rethrow_exception(error);
   });
   got.transfer_s = steady_now_s() - t0;
   if (rank == 0) {

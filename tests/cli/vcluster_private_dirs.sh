@@ -10,6 +10,8 @@
 #   within seconds, with a message naming the failed rank, and leaves no part.bin in host 2's cache;
 #   the restart removes the interrupted transfer's temporary file, reuses host 1's complete cache,
 #   fetches the rest and again equals the shared run;
+# - sending the parts for longer than communication.timeout_s succeeds; rank 0 stopped while it
+#   sends ends the job within seconds with one message naming its silence;
 # - partition.method ptscotch on the private folders: each host ends up with meta.yaml and its own
 #   part, and a restart reads them there and reproduces the run.
 # Skips (exit 77) where network namespaces cannot be created, except when CI=true as root.
@@ -40,11 +42,11 @@ mapfile -t job < <(synthetic_graph 12000 seed=7; gnn_model 2 16
     communication.timeout_s=30)
 private=(--set "partition.dir=$tmp/private/partition" --set "partition.local_dir=$tmp/private/cache"
          --set "output.dir=$tmp/private/out")
-# cluster RATE LOG ARGS...: the job on 4 hosts with private folders, output in LOG.
+# cluster RATE LOG ARGS...: the job on $hosts hosts (default 4) with private folders, output in LOG.
 cluster() {
   local rate=$1 log=$2
   shift 2
-  bash "$VCLUSTER" --hosts 4 --bandwidth "$rate" --timeout 240 --private-dir "$tmp/private" \
+  bash "$VCLUSTER" --hosts "${hosts:-4}" --bandwidth "$rate" --timeout 240 --private-dir "$tmp/private" \
     --private-store "$store" -- "$ADAQP_BIN" train "${job[@]}" "$@" >"$log" 2>&1
 }
 
@@ -137,6 +139,50 @@ for h in "${complete[@]}"; do
 done
 python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --params 0 ||
   fail "the restarted run differs from the shared run"
+# Sending the parts takes longer than communication.timeout_s (2 s; 6 hosts, each part 0.2-0.7 s
+# at 20 Mbit/s, about 3 s in all): the ranks that have theirs wait for the rest as long as rank 0
+# shows signs of life (before, rank 1 timed out in the step's agreement after 2 s). Then rank 0
+# stopped (SIGSTOP) while it sends: the job ends within seconds, non-zero, with one message naming
+# rank 0's silence.
+hosts=6
+slow=(--set dataset.synthetic.num_nodes=20000 --set partition.parts=6 --set communication.timeout_s=2
+      --set "partition.dir=$tmp/private/slow" --set "partition.local_dir=$tmp/private/slow-cache")
+cluster 20mbit "$tmp/slow.log" "${slow[@]}" --set "output.dir=$tmp/private/slow-out" ||
+  { cat "$tmp/slow.log"; fail "sending the parts for longer than communication.timeout_s"; }
+sending=$(grep -o "sent 5 parts, .* in [0-9.]* s" "$tmp/slow.log") ||
+  { cat "$tmp/slow.log"; fail "the slow run sent no 5 parts"; }
+awk -v s="${sending##* in }" 'BEGIN { exit !(s + 0 > 2) }' ||
+  fail "sending the parts took no longer than the timeout ($sending): nothing tested"
+rm -rf "$store"/h{1,2,3,4,5}/slow-cache "$store/h0/slow-out"
+cluster 20mbit "$tmp/stalled.log" "${slow[@]}" --set "output.dir=$tmp/private/slow-out" &
+runner=$!
+for _ in $(seq 3000); do
+  grep -q "sent part 1 " "$tmp/stalled.log" && break
+  kill -0 "$runner" 2>/dev/null || break
+  sleep 0.01
+done
+rank0=""
+for pid in $(pgrep -f -- "$tmp/private/slow-out"); do
+  if [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] &&
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then
+    rank0=$pid
+  fi
+done
+[[ -n $rank0 ]] && grep -q "sent part 1 " "$tmp/stalled.log" && ! grep -q "sent part 5 " "$tmp/stalled.log" ||
+  { cat "$tmp/stalled.log"; fail "rank 0 not found while it sends the parts"; }
+kill -STOP "$rank0"
+stopped_at=$SECONDS
+rc=0
+wait "$runner" || rc=$?
+runner=""
+kill -KILL "$rank0" 2>/dev/null || true
+waited=$((SECONDS - stopped_at))
+((rc != 0 && rc != 124 && waited <= 20)) && (($(grep -c "adaqp: error" "$tmp/stalled.log") == 1)) &&
+  grep -Eq "adaqp: error: rank [1-5] heard nothing from rank 0 for 2 s \(communication.timeout_s\) while rank 0 was sending the parts" \
+    "$tmp/stalled.log" ||
+  { cat "$tmp/stalled.log"; fail "rank 0 stopped while sending the parts: exit $rc after $waited s"; }
+hosts=4
+
 # PT-Scotch on private folders: every rank reads its slice of a dataset all hosts see, and each
 # host keeps meta.yaml and the parts of its ranks, which a restart reads where they are.
 mapfile -t graph < <(synthetic_graph 8000)

@@ -530,6 +530,23 @@ TEST(MpiCommunicator, CollectiveTimeoutNamesTheCollectiveAndLeavesTheCommunicato
   comm->barrier();
 }
 
+TEST(MpiCommunicator, ARankLateToTheDuplicateEndsTheOthersWaitAtTheTimeout) {
+  auto comm = world();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  if (comm->rank() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // The others' duplicates are still pending (abandoned, not cancelled): this one completes.
+    auto late = world(kTestTimeoutS);
+  } else {
+    const double t0 = steady_now_s();
+    expect_comm_error([&] { world(0.5); },
+                      {"duplicating the communicator timed out after 0.5 s on rank " +
+                       std::to_string(comm->rank())});
+    EXPECT_LT(steady_now_s() - t0, 1.4);
+  }
+  comm->barrier();
+}
+
 TEST(MpiCommunicator, RejectsMalformedExchangesAndTimeouts) {
   auto comm = world();
   Exchange ex(comm->rank(), comm->size(), 10, small_size);

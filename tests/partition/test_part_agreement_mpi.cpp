@@ -19,7 +19,7 @@ namespace {
 
 const char* const kDir = "/partitions/job";
 
-Graph test_graph() {
+Graph agreement_graph() {
   GeneratorOptions o;
   o.num_nodes = 400;
   o.avg_degree = 6;
@@ -48,14 +48,14 @@ std::string disagreement(Communicator& comm, const Part& part) {
 
 TEST(PartAgreement, ThePartsOfOnePartitioningAgree) {
   auto comm = test::world_comm();
-  const Graph g = test_graph();
+  const Graph g = agreement_graph();
   EXPECT_EQ(disagreement(*comm, test::my_part(g, *comm)), "");
   EXPECT_EQ(disagreement(*comm, part_of(g, comm->size(), comm->rank(), 5)), "");
 }
 
 TEST(PartAgreement, PartsOfTwoPartitioningsAreRefusedOnEveryRank) {
   auto comm = test::world_comm();
-  const Graph g = test_graph();
+  const Graph g = agreement_graph();
   // Rank 0's part of one random partitioning, the others' of another.
   const Part part = part_of(g, comm->size(), comm->rank(), comm->rank() == 0 ? 5 : 6);
   const std::string error = disagreement(*comm, part);
@@ -70,7 +70,7 @@ TEST(PartAgreement, PartsOfTwoPartitioningsAreRefusedOnEveryRank) {
 
 TEST(PartAgreement, AHaloRowThatIsNotItsOwnersRowIsRefused) {
   auto comm = test::world_comm();
-  const Graph g = test_graph();
+  const Graph g = agreement_graph();
   Part part = test::my_part(g, *comm);
   // The last rank's first halo row from rank 0: same count, another out-degree.
   const int last = comm->size() - 1;
@@ -92,7 +92,7 @@ TEST(PartAgreement, AHaloRowThatIsNotItsOwnersRowIsRefused) {
 
 TEST(PartAgreement, SplitCountsMustBeWhatThePartsHold) {
   auto comm = test::world_comm();
-  const Graph g = test_graph();
+  const Graph g = agreement_graph();
   Part part = test::my_part(g, *comm);
   const int64_t held = part.global_split_counts[0];
   if (comm->rank() == 0) part.global_split_counts[0] = held - 1;

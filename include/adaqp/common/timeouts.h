@@ -11,8 +11,9 @@ constexpr double kDefaultTimeoutS = 300.0;
 // error is reported once they are freed.
 constexpr double kCancelWaitS = 5.0;
 
-// Waits on one rank's long work alone (rank 0 partitioning a dataset, parts sent one after
-// another): the others wait at most this long, whatever communication.timeout_s says.
+// Waits on long work that no sign of life bounds (comm/solo_work.h without MPI_THREAD_MULTIPLE;
+// partition.method ptscotch, where every rank partitions): the others wait at most this long,
+// whatever communication.timeout_s says.
 constexpr double kSoloWorkTimeoutS = 24 * 3600.0;
 
 }  // namespace adaqp

@@ -12,7 +12,9 @@
 // Under shared, a rank that cannot read its part from the directory is an InputError naming it. No
 // rank holds more than one chunk of a part in flight; a transfer that fails on either end still
 // runs to its announced end, so that the other end is not left waiting. A process killed during a
-// transfer leaves only a temporary file (part.bin.tmp-<pid>), which the next run removes.
+// transfer leaves only a temporary file (part.bin.tmp-<pid>), which the next run removes. Rank 0
+// sends the parts one after another: the others wait for all of them as long as it shows signs of
+// life (comm/solo_work.h), not only communication.timeout_s.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,87 @@
+// Waits on one rank's long work alone (rank 0 partitioning a dataset, or sending the parts one
+// after another) with signs of life. The working rank (the root) sends one to every other rank
+// every few seconds from a thread of its own, over a duplicate of the communicator; the others wait
+// as long as the work takes, but end after communication.timeout_s without a sign: the root has
+// stalled (stopped, frozen) or its host cannot be reached. A waiting rank stopped itself (the whole
+// job suspended and resumed) gives the root a fresh bound from its wake. Without a duplicate (MPI
+// without MPI_THREAD_MULTIPLE, wrapped transports) there are no signs: the communicator's timeout
+// is raised to kSoloWorkTimeoutS while the SoloWork lives, and a stalled root holds the others that
+// long.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "adaqp/comm/communicator.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+
+// A waiting rank heard nothing from the root for the silence bound, or the ranks did not all join
+// the duplicate of the communicator within it. Start-up steps pass it on
+// without their agreement, which the silent root would hold (cli/collective_step.h).
+class SilentPeerError : public CommError {
+ public:
+  SilentPeerError(int root, const std::string& what) : CommError(what), root_(root) {}
+  int root() const { return root_; }
+
+ private:
+  int root_;
+};
+
+class SoloWork {
+ public:
+  // Collective over comm's ranks. `what` names the work in an error ("partitioning the dataset");
+  // the bound on the silence is the communicator's timeout as it is now.
+  SoloWork(Communicator& comm, int root, std::string what);
+  SoloWork(const SoloWork&) = delete;
+  SoloWork& operator=(const SoloWork&) = delete;
+  // The root says it is done if finish() did not (an error unwinds); the communicator's timeout
+  // is restored.
+  ~SoloWork();
+
+  bool is_root() const { return comm_.rank() == root_; }
+  // Whether signs of life travel (a duplicate of the communicator exists).
+  bool watched() const { return signs_ != nullptr; }
+
+  // Root: the work is over; stops the signs and tells the others. Others: waits until the root
+  // says so, throwing SilentPeerError after the bound without a sign. Every rank calls it once.
+  void finish();
+  // Others: waits for `work`, an exchange with the root on comm, watching the root's signs
+  // meanwhile (SilentPeerError after the bound without one). Without signs, work.wait().
+  void wait(Work& work);
+
+ private:
+  void send_signs();
+  void send_to_all(char sign);
+  // Others: takes any sign that has arrived; true when it says the work is over.
+  bool take_signs();
+  // Others: whether the root has been silent past the bound (a pause of this process's own
+  // restarts it).
+  bool silent_too_long();
+  [[noreturn]] void silent() const;
+
+  Communicator& comm_;
+  const int root_;
+  const std::string what_;
+  const double saved_timeout_s_;
+  const double silence_s_;
+  std::unique_ptr<Communicator> signs_;
+  bool finished_ = false;
+  // Root: the thread that sends signs, stopped by finish().
+  std::thread sender_;
+  std::mutex mutex_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  // Others: the receive of the next sign, when the last one came, when this rank last looked.
+  std::unique_ptr<Work> next_;
+  char sign_ = 0;
+  double heard_s_ = 0;
+  double looked_s_ = 0;
+  bool done_ = false;  // the root has said so
+};
+
+}  // namespace adaqp

@@ -1,0 +1,148 @@
+// One rank's long work waited for with signs of life (comm/solo_work.h), under real mpirun with
+// real signals: the others wait past the communicator's timeout while the root works; a root
+// stopped with SIGSTOP is named within the bound; a job stopped whole for longer than the bound and
+// continued goes on.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/comm/solo_work.h"
+#include "adaqp/common/clock.h"
+#include "mpi_skip.h"
+
+namespace adaqp {
+namespace {
+
+constexpr int kTag = 7;
+
+std::unique_ptr<MpiCommunicator> solo_world(double timeout_s) {
+  MpiCommunicatorOptions options;
+  options.timeout_s = timeout_s;
+  return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, options);
+}
+
+// Every rank's process id.
+std::vector<pid_t> rank_pids(Communicator& comm) {
+  const int64_t own = getpid();
+  std::vector<int64_t> all(static_cast<size_t>(comm.size()));
+  comm.allgather(&own, all.data(), sizeof own);
+  return std::vector<pid_t>(all.begin(), all.end());
+}
+
+void solo_sleep_s(double s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+TEST(SoloWork, OthersWaitPastTheTimeoutWhileTheRootShowsSignsOfLife) {
+  auto comm = solo_world(0.4);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  {
+    SoloWork solo(*comm, 0, "testing");
+    ASSERT_TRUE(solo.watched());
+    const int64_t sent = 4242;
+    int64_t got = 0;
+    ExchangeBuffers b = ExchangeBuffers::none(comm->size());
+    if (solo.is_root()) {
+      solo_sleep_s(1.5);  // the work: well past the communicator's timeout
+      for (int r = 1; r < comm->size(); ++r) {
+        b.send[r] = &sent;
+        b.send_bytes[r] = sizeof sent;
+      }
+      comm->exchange(b, ExchangeOptions(kTag))->wait();
+    } else {
+      b.recv[0] = &got;
+      b.recv_bytes[0] = sizeof got;
+      EXPECT_NO_THROW(solo.wait(*comm->exchange(b, ExchangeOptions(kTag))));
+      EXPECT_EQ(got, sent);
+    }
+    EXPECT_NO_THROW(solo.finish());
+  }
+  EXPECT_EQ(comm->timeout(), 0.4);  // restored
+  comm->barrier();
+}
+
+TEST(SoloWork, AStoppedRootIsNamedWithinTheBound) {
+  auto comm = solo_world(30);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const std::vector<pid_t> pid = rank_pids(*comm);
+  comm->set_timeout(0.8);
+  {
+    SoloWork solo(*comm, 0, "testing");
+    if (solo.is_root()) {
+      solo_sleep_s(3.0);  // stopped from 0.3 s to at least 0.8 s later by rank 1
+      solo.finish();
+    } else {
+      solo_sleep_s(0.3);
+      double stopped_s = 0;
+      if (comm->rank() == 1) {
+        ASSERT_EQ(kill(pid[0], SIGSTOP), 0);
+        stopped_s = steady_now_s();
+      }
+      try {
+        solo.finish();
+        ADD_FAILURE() << "no SilentPeerError while rank 0 was stopped";
+      } catch (const SilentPeerError& e) {
+        EXPECT_NE(std::string(e.what()).find("heard nothing from rank 0 for 0.8 s "
+                                             "(communication.timeout_s) while rank 0 was testing"),
+                  std::string::npos)
+            << e.what();
+      }
+      if (comm->rank() == 1) {
+        const double waited_s = steady_now_s() - stopped_s;
+        EXPECT_GE(waited_s, 0.8 - 0.25);  // the last sign came at most one interval before
+        EXPECT_LE(waited_s, 2.0);
+        solo_sleep_s(0.5);  // every other rank has seen the silence too
+        ASSERT_EQ(kill(pid[0], SIGCONT), 0);
+      }
+    }
+  }
+  comm->set_timeout(30);
+  comm->barrier();
+}
+
+TEST(SoloWork, AJobStoppedWholeLongerThanTheBoundGoesOn) {
+  auto comm = solo_world(30);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const std::vector<pid_t> pid = rank_pids(*comm);
+  comm->set_timeout(0.8);
+  {
+    SoloWork solo(*comm, 0, "testing");
+    if (solo.is_root()) {
+      // A process of its own suspends the job as a scheduler would, for 2.5x the bound, and
+      // continues the waiting ranks 0.3 s before the root: they wake to no sign at all.
+      const pid_t suspender = fork();
+      ASSERT_GE(suspender, 0);
+      if (suspender == 0) {
+        for (pid_t p : pid) kill(p, SIGSTOP);
+        const timespec pause{2, 0}, stagger{0, 300000000};
+        nanosleep(&pause, nullptr);
+        for (size_t r = 1; r < pid.size(); ++r) kill(pid[r], SIGCONT);
+        nanosleep(&stagger, nullptr);
+        kill(pid[0], SIGCONT);
+        _exit(0);
+      }
+      solo_sleep_s(3.0);
+      int status = 0;
+      ASSERT_EQ(waitpid(suspender, &status, 0), suspender);
+      solo.finish();
+    } else {
+      EXPECT_NO_THROW(solo.finish());
+    }
+  }
+  comm->set_timeout(30);
+  comm->barrier();
+}
+
+}  // namespace
+}  // namespace adaqp
