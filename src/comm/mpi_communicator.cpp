@@ -341,12 +341,18 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, const MpiCommunicatorOptions& op
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank", -1);
   check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size", rank_);
   // Collective: a rank that never joins (stalled, or stopped) must not hold the others forever.
+  // MPI may write the new handle only when the duplicate completes: on a timeout the handle stays
+  // allocated for it, the request pending (the job ends on that error).
+  auto handle = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
   std::vector<MPI_Request> dup(1);
-  check_mpi(MPI_Comm_idup(comm, &comm_, dup.data()), "MPI_Comm_idup", rank_);
+  check_mpi(MPI_Comm_idup(comm, handle.get(), dup.data()), "MPI_Comm_idup", rank_);
   RequestSet duplicated(std::move(dup));
   const Progress progress = duplicated.wait(options.timeout_s);
   if (progress.code != MPI_SUCCESS) check_mpi(progress.code, "MPI_Comm_idup", rank_);
-  if (!progress.done) {
+  if (progress.done) {
+    comm_ = *handle;
+  } else {
+    static_cast<void>(handle.release());
     throw CommError(fmt::format(
         "duplicating the communicator timed out after {} s on rank {} (a peer stalled, died, or "
         "is busy for longer than communication.timeout_s)",

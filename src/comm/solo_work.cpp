@@ -47,7 +47,11 @@ SoloWork::SoloWork(Communicator& comm, int root, std::string what)
     return;
   }
   heard_s_ = looked_s_ = steady_now_s();
-  if (is_root() && comm_.size() > 1) sender_ = std::thread([this] { send_signs(); });
+  if (is_root() && comm_.size() > 1) {
+    in_flight_.resize(static_cast<size_t>(comm_.size()));
+    sent_.assign(static_cast<size_t>(comm_.size()), 0);
+    sender_ = std::thread([this] { send_signs(); });
+  }
 }
 
 SoloWork::~SoloWork() {
@@ -61,34 +65,42 @@ SoloWork::~SoloWork() {
   // finish() joined the sender before anything in it could throw; a joinable std::thread would
   // end the process here.
   if (sender_.joinable()) sender_.join();
-  next_.reset();  // a sign still expected: its receive is cancelled
+  in_flight_.clear();  // signs that never left are cancelled
+  next_.reset();       // a sign still expected: its receive is cancelled
   comm_.set_timeout(saved_timeout_s_);
 }
 
 void SoloWork::send_signs() {
   const double interval_s = std::min(silence_s_ / 4, kMaxSignIntervalS);
+  bool warned = false;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_cv_.wait_for(lock, seconds(interval_s), [this] { return stop_; })) {
     lock.unlock();
     try {
-      send_to_all(kAlive);
+      send_round(kAlive);
     } catch (const std::exception& e) {
-      spdlog::warn("rank {}: no more signs of life to the other ranks while {}: {}", root_, what_,
-                   e.what());
-      return;
+      // The next round tries again: a waiting rank ends the job only after the whole bound.
+      if (!warned)
+        spdlog::warn("rank {}: a sign of life failed while {}: {}", root_, what_, e.what());
+      warned = true;
     }
     lock.lock();
   }
 }
 
-void SoloWork::send_to_all(char sign) {
-  ExchangeBuffers b = ExchangeBuffers::none(comm_.size());
+void SoloWork::send_round(char sign) {
   for (int r = 0; r < comm_.size(); ++r) {
     if (r == root_) continue;
-    b.send[r] = &sign;
+    std::unique_ptr<Work>& work = in_flight_[static_cast<size_t>(r)];
+    if (work != nullptr && !work->test()) continue;
+    work.reset();
+    char& bytes = sent_[static_cast<size_t>(r)];
+    bytes = sign;
+    ExchangeBuffers b = ExchangeBuffers::none(comm_.size());
+    b.send[r] = &bytes;
     b.send_bytes[r] = 1;
+    work = signs_->exchange(b, ExchangeOptions(kSignTag));
   }
-  signs_->exchange(b, ExchangeOptions(kSignTag))->wait();
 }
 
 bool SoloWork::take_signs() {
@@ -115,31 +127,47 @@ bool SoloWork::silent_too_long() {
   return now - heard_s_ > silence_s_;
 }
 
-void SoloWork::silent() const {
-  throw SilentPeerError(root_, fmt::format("rank {} heard nothing from rank {} for {:g} s "
-                                           "(communication.timeout_s) while rank {} was "
-                                           "{}: rank {} stalled, or its host cannot be reached",
-                                           comm_.rank(), root_, silence_s_, root_, what_, root_));
+void SoloWork::silent() {
+  heard_s_ = looked_s_ = steady_now_s();  // a later call starts a fresh bound
+  throw SilentPeerError(
+      root_, fmt::format("rank {} heard nothing from rank {} for {:g} s (communication.timeout_s) "
+                         "while rank {} was {}: rank {} stalled, or its host cannot be reached",
+                         comm_.rank(), root_, silence_s_, root_, what_, root_));
 }
 
 void SoloWork::finish() {
   if (finished_) return;
-  finished_ = true;
-  if (signs_ == nullptr) return;
+  if (signs_ == nullptr) {
+    // No signs: every rank waits for the root here, under kSoloWorkTimeoutS.
+    finished_ = true;
+    comm_.barrier();
+    return;
+  }
   if (is_root()) {
+    finished_ = true;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
     }
     stop_cv_.notify_all();
     if (sender_.joinable()) sender_.join();
-    send_to_all(kDone);
+    if (in_flight_.empty()) return;  // no other rank
+    // The last sign to each peer, after its earlier ones (one tag: they arrive in order).
+    for (auto& work : in_flight_) {
+      if (work != nullptr) work->wait();
+      work.reset();
+    }
+    send_round(kDone);
+    for (auto& work : in_flight_) {
+      if (work != nullptr) work->wait();
+    }
     return;
   }
   while (!take_signs()) {
     if (silent_too_long()) silent();
     std::this_thread::sleep_for(kPoll);
   }
+  finished_ = true;
 }
 
 void SoloWork::wait(Work& work) {

@@ -46,6 +46,13 @@ pids_once_partitioning() {
   [[ -n $rank0 && ${#others[@]} == 2 ]] || fail "$1: processes not found: $(cat "$tmp/$1.log")"
   echo "$rank0" "${others[@]}"
 }
+# still_partitioning NAME: fails unless rank 0, just stopped, had not yet written the partition
+# (stopped later, the test would test nothing).
+still_partitioning() {
+  sleep 0.1
+  ! grep -q "built and wrote" "$tmp/$1.log" ||
+    fail "$1: rank 0 was stopped only after it had partitioned: $(cat "$tmp/$1.log")"
+}
 
 # stalled NAME ARGS...: stops rank 0 while it partitions; the job must end within 20 s, non-zero,
 # naming rank 0's silence, and leave no partition.
@@ -56,6 +63,7 @@ stalled() {
   read -r -a pids < <(pids_once_partitioning "$name")
   kill -STOP "${pids[0]}"
   local stopped=$SECONDS
+  still_partitioning "$name"
   wait "$runner" || rc=$?
   runner=""
   kill -KILL "${pids[0]}" 2>/dev/null || true
@@ -77,6 +85,7 @@ stalled partition_stalled partition --out "$tmp/part"
 start suspended train --set "output.dir=$tmp/suspended"
 read -r -a pids < <(pids_once_partitioning suspended)
 kill -STOP "${pids[@]}"
+still_partitioning suspended
 sleep 6
 kill -CONT "${pids[@]:1}"
 sleep 1

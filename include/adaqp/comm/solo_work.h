@@ -5,8 +5,8 @@
 // stalled (stopped, frozen) or its host cannot be reached. A waiting rank stopped itself (the whole
 // job suspended and resumed) gives the root a fresh bound from its wake. Without a duplicate (MPI
 // without MPI_THREAD_MULTIPLE, wrapped transports) there are no signs: the communicator's timeout
-// is raised to kSoloWorkTimeoutS while the SoloWork lives, and a stalled root holds the others that
-// long.
+// is raised to kSoloWorkTimeoutS while the SoloWork lives, finish() ends in a barrier under it, and
+// a stalled root holds the others that long.
 #pragma once
 
 #include <condition_variable>
@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/common/error.h"
@@ -21,8 +22,8 @@
 namespace adaqp {
 
 // A waiting rank heard nothing from the root for the silence bound, or the ranks did not all join
-// the duplicate of the communicator within it. Start-up steps pass it on
-// without their agreement, which the silent root would hold (cli/collective_step.h).
+// the duplicate of the communicator within it. Start-up steps end the job on it without their
+// agreement, which the silent root would hold (cli/collective_step.h).
 class SilentPeerError : public CommError {
  public:
   SilentPeerError(int root, const std::string& what) : CommError(what), root_(root) {}
@@ -48,7 +49,8 @@ class SoloWork {
   bool watched() const { return signs_ != nullptr; }
 
   // Root: the work is over; stops the signs and tells the others. Others: waits until the root
-  // says so, throwing SilentPeerError after the bound without a sign. Every rank calls it once.
+  // says so, throwing SilentPeerError after the bound without a sign (and may then be called
+  // again, with a fresh bound, should the root resume). Every rank calls it.
   void finish();
   // Others: waits for `work`, an exchange with the root on comm, watching the root's signs
   // meanwhile (SilentPeerError after the bound without one). Without signs, work.wait().
@@ -56,13 +58,16 @@ class SoloWork {
 
  private:
   void send_signs();
-  void send_to_all(char sign);
+  // Root: a sign to every peer whose last one has left; a peer on a busy link is skipped, not
+  // waited for.
+  void send_round(char sign);
   // Others: takes any sign that has arrived; true when it says the work is over.
   bool take_signs();
   // Others: whether the root has been silent past the bound (a pause of this process's own
   // restarts it).
   bool silent_too_long();
-  [[noreturn]] void silent() const;
+  // Throws SilentPeerError; a later wait starts a fresh bound.
+  [[noreturn]] void silent();
 
   Communicator& comm_;
   const int root_;
@@ -71,11 +76,14 @@ class SoloWork {
   const double silence_s_;
   std::unique_ptr<Communicator> signs_;
   bool finished_ = false;
-  // Root: the thread that sends signs, stopped by finish().
+  // Root: the thread that sends signs, stopped by finish(); each peer's sign in flight (the bytes
+  // it carries live here until it has left).
   std::thread sender_;
   std::mutex mutex_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
+  std::vector<std::unique_ptr<Work>> in_flight_;
+  std::vector<char> sent_;
   // Others: the receive of the next sign, when the last one came, when this rank last looked.
   std::unique_ptr<Work> next_;
   char sign_ = 0;
