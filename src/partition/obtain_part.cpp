@@ -41,11 +41,14 @@ void send_to(Communicator& comm, int peer, const void* data, size_t bytes) {
   comm.exchange(b, ExchangeOptions(kPartTag))->wait();
 }
 
-void recv_from(Communicator& comm, int peer, void* data, size_t bytes) {
+// A receive from rank 0 while it sends the parts: bounded by its signs of life, not by the
+// communicator's timeout, as rank 0's sends complete into socket buffers and a part's last bytes
+// may then share rank 0's link with the parts sent after it.
+void recv_from_root(Communicator& comm, SoloWork& solo, void* data, size_t bytes) {
   ExchangeBuffers b = ExchangeBuffers::none(comm.size());
-  b.recv[peer] = data;
-  b.recv_bytes[peer] = bytes;
-  comm.exchange(b, ExchangeOptions(kPartTag))->wait();
+  b.recv[0] = data;
+  b.recv_bytes[0] = bytes;
+  solo.wait(*comm.exchange(b, ExchangeOptions(kPartTag)));
 }
 
 // A part loaded from `dir` when it holds this partition (its meta.yaml is `meta_text`).
@@ -97,16 +100,11 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
 
 // A receiving rank: writes its part from rank 0 into `path` (temporary name, CRC check, sync,
 // rename). Receives everything announced even after a local failure, then rethrows it. Its turn
-// may come after other ranks' parts: rank 0's signs of life (`solo`) bound that wait.
+// may come after other ranks' parts: rank 0's signs of life (`solo`) bound its waits.
 int64_t receive_part(Communicator& comm, SoloWork& solo, int rank, const std::string& path,
                      size_t chunk) {
   int64_t header[2] = {0, 0};
-  {
-    ExchangeBuffers b = ExchangeBuffers::none(comm.size());
-    b.recv[0] = header;
-    b.recv_bytes[0] = sizeof header;
-    solo.wait(*comm.exchange(b, ExchangeOptions(kPartTag)));
-  }
+  recv_from_root(comm, solo, header, sizeof header);
   if (header[1] == 0) throw InputError(path, "", "rank 0 could not read this rank's part");
   std::optional<AtomicFile> out;
   std::exception_ptr error;
@@ -119,7 +117,7 @@ int64_t receive_part(Communicator& comm, SoloWork& solo, int rank, const std::st
   uint32_t crc = kCrcEmpty;
   for (int64_t done = 0; done < header[0];) {
     const size_t n = static_cast<size_t>(std::min<int64_t>(buf.size(), header[0] - done));
-    recv_from(comm, 0, buf.data(), n);
+    recv_from_root(comm, solo, buf.data(), n);
     crc = crc_bytes(crc, buf.data(), n);
     if (!error) {
       try {
@@ -131,7 +129,7 @@ int64_t receive_part(Communicator& comm, SoloWork& solo, int rank, const std::st
     done += static_cast<int64_t>(n);
   }
   uint32_t trailer[2] = {0, 0};
-  recv_from(comm, 0, trailer, sizeof trailer);
+  recv_from_root(comm, solo, trailer, sizeof trailer);
   if (error) std::rethrow_exception(error);
   if (trailer[1] == 0) throw InputError(path, "", "rank 0 failed while reading this rank's part");
   if (trailer[0] != crc)

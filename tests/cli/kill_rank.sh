@@ -11,6 +11,8 @@ set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+# shellcheck source=tests/cli/lib/rank_pid.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rank_pid.sh"
 # Ranks may share a GPU only with distinct NCCL_HOSTIDs; without a GPU the variable is unused.
 # shellcheck disable=SC2016
 launch=(bash -c 'NCCL_HOSTID=adaqp-kill-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$ADAQP_BIN")
@@ -38,14 +40,7 @@ done
 (($(checkpoints) >= 2)) ||
   { cat "$tmp/killed.log"; echo "FAIL: not 2 checkpoints after 600 s" >&2; exit 1; }
 
-# Rank 1's process: the adaqp process of this run whose environment says rank 1.
-victim=""
-for pid in $(pgrep -f -- "$tmp/killed"); do
-  if [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] &&
-      tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
-    victim=$pid
-  fi
-done
+victim=$(rank_pid "$tmp/killed" 1)
 [[ -n "$victim" ]] || { cat "$tmp/killed.log"; echo "FAIL: rank 1's process not found" >&2; exit 1; }
 killed_at=$(date +%s)
 kill -KILL "$victim"

@@ -10,6 +10,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
+# shellcheck source=tests/cli/lib/rank_pid.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/rank_pid.sh"
 runner=""
 trap '[[ -n $runner ]] && kill -KILL "$runner" 2>/dev/null; rm -rf "$tmp"' EXIT
 
@@ -34,17 +36,13 @@ pids_once_partitioning() {
     kill -0 "$runner" 2>/dev/null || fail "$1 ended before partitioning: $(cat "$tmp/$1.log")"
     sleep 0.01
   done
-  local pid rank0="" others=()
-  for pid in $(pgrep -f -- "$ADAQP_BIN .*partition.dir=$tmp/part"); do
-    [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] || continue
-    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then
-      rank0=$pid
-    else
-      others+=("$pid")
-    fi
+  local r pids=()
+  for r in 0 1 2; do
+    pids+=("$(rank_pid "partition.dir=$tmp/part" "$r")")
   done
-  [[ -n $rank0 && ${#others[@]} == 2 ]] || fail "$1: processes not found: $(cat "$tmp/$1.log")"
-  echo "$rank0" "${others[@]}"
+  [[ -n ${pids[0]} && -n ${pids[1]} && -n ${pids[2]} ]] ||
+    fail "$1: processes not found: $(cat "$tmp/$1.log")"
+  echo "${pids[@]}"
 }
 # still_partitioning NAME: fails unless rank 0, just stopped, had not yet written the partition
 # (stopped later, the test would test nothing).

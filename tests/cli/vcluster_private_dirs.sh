@@ -23,6 +23,8 @@ VCLUSTER="$ADAQP_SOURCE_DIR/scripts/vcluster.sh"
 LIB="$(dirname "${BASH_SOURCE[0]}")/lib"
 # shellcheck source=tests/cli/lib/netns.sh
 source "$LIB/netns.sh"
+# shellcheck source=tests/cli/lib/rank_pid.sh
+source "$LIB/rank_pid.sh"
 require_netns
 
 tmp=$(mktemp -d)
@@ -90,12 +92,7 @@ runner=$!
 victim="" seen=""
 for _ in $(seq 3000); do
   if [[ -z $victim ]]; then
-    for pid in $(pgrep -f -- "$tmp/private/out"); do
-      if [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] &&
-        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2"; then
-        victim=$pid
-      fi
-    done
+    victim=$(rank_pid "$tmp/private/out" 2)
   elif compgen -G "$store/h2/cache/partition-*/part-2/part.bin.tmp-*" >/dev/null; then
     kill -KILL "$victim"
     seen=yes
@@ -139,36 +136,32 @@ for h in "${complete[@]}"; do
 done
 python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --params 0 ||
   fail "the restarted run differs from the shared run"
-# Sending the parts takes longer than communication.timeout_s (2 s; 6 hosts, each part 0.2-0.7 s
-# at 20 Mbit/s, about 3 s in all): the ranks that have theirs wait for the rest as long as rank 0
-# shows signs of life (before, rank 1 timed out in the step's agreement after 2 s). Then rank 0
-# stopped (SIGSTOP) while it sends: the job ends within seconds, non-zero, with one message naming
-# rank 0's silence.
-hosts=6
-slow=(--set dataset.synthetic.num_nodes=20000 --set partition.parts=6 --set communication.timeout_s=2
+
+# Sending the parts takes longer than communication.timeout_s (4 s; 8 hosts, each part about 1 s
+# at 8 Mbit/s, 7 s in all): the ranks that have theirs wait for the rest as long as rank 0 shows
+# signs of life (before, rank 1 timed out in the step's agreement). A sign waits behind the bytes
+# rank 0 has queued on its link (about two parts': 3.5 s was not always enough for parts of 1.4 s
+# under load). Then rank 0 stopped (SIGSTOP) while it sends: the job ends within seconds, non-zero,
+# with one message naming rank 0's silence.
+hosts=8
+slow=(--set dataset.synthetic.num_nodes=20000 --set partition.parts=8 --set communication.timeout_s=4
       --set "partition.dir=$tmp/private/slow" --set "partition.local_dir=$tmp/private/slow-cache")
-cluster 20mbit "$tmp/slow.log" "${slow[@]}" --set "output.dir=$tmp/private/slow-out" ||
+cluster 8mbit "$tmp/slow.log" "${slow[@]}" --set "output.dir=$tmp/private/slow-out" ||
   { cat "$tmp/slow.log"; fail "sending the parts for longer than communication.timeout_s"; }
-sending=$(grep -o "sent 5 parts, .* in [0-9.]* s" "$tmp/slow.log") ||
-  { cat "$tmp/slow.log"; fail "the slow run sent no 5 parts"; }
-awk -v s="${sending##* in }" 'BEGIN { exit !(s + 0 > 2) }' ||
+sending=$(grep -o "sent 7 parts, .* in [0-9.]* s" "$tmp/slow.log") ||
+  { cat "$tmp/slow.log"; fail "the slow run sent no 7 parts"; }
+awk -v s="${sending##* in }" 'BEGIN { exit !(s + 0 > 4) }' ||
   fail "sending the parts took no longer than the timeout ($sending): nothing tested"
-rm -rf "$store"/h{1,2,3,4,5}/slow-cache "$store/h0/slow-out"
-cluster 20mbit "$tmp/stalled.log" "${slow[@]}" --set "output.dir=$tmp/private/slow-out" &
+rm -rf "$store"/h{1,2,3,4,5,6,7}/slow-cache "$store/h0/slow-out"
+cluster 8mbit "$tmp/stalled.log" "${slow[@]}" --set "output.dir=$tmp/private/slow-out" &
 runner=$!
 for _ in $(seq 3000); do
   grep -q "sent part 1 " "$tmp/stalled.log" && break
   kill -0 "$runner" 2>/dev/null || break
   sleep 0.01
 done
-rank0=""
-for pid in $(pgrep -f -- "$tmp/private/slow-out"); do
-  if [[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" == "$(readlink -f "$ADAQP_BIN")" ]] &&
-    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then
-    rank0=$pid
-  fi
-done
-[[ -n $rank0 ]] && grep -q "sent part 1 " "$tmp/stalled.log" && ! grep -q "sent part 5 " "$tmp/stalled.log" ||
+rank0=$(rank_pid "$tmp/private/slow-out" 0)
+[[ -n $rank0 ]] && grep -q "sent part 1 " "$tmp/stalled.log" && ! grep -q "sent part 7 " "$tmp/stalled.log" ||
   { cat "$tmp/stalled.log"; fail "rank 0 not found while it sends the parts"; }
 kill -STOP "$rank0"
 stopped_at=$SECONDS
@@ -178,7 +171,7 @@ runner=""
 kill -KILL "$rank0" 2>/dev/null || true
 waited=$((SECONDS - stopped_at))
 ((rc != 0 && rc != 124 && waited <= 20)) && (($(grep -c "adaqp: error" "$tmp/stalled.log") == 1)) &&
-  grep -Eq "adaqp: error: rank [1-5] heard nothing from rank 0 for 2 s \(communication.timeout_s\) while rank 0 was sending the parts" \
+  grep -Eq "adaqp: error: rank [1-7] heard nothing from rank 0 for 4 s \(communication.timeout_s\) while rank 0 was sending the parts" \
     "$tmp/stalled.log" ||
   { cat "$tmp/stalled.log"; fail "rank 0 stopped while sending the parts: exit $rc after $waited s"; }
 hosts=4

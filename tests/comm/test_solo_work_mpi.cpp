@@ -56,6 +56,20 @@ std::vector<pid_t> rank_pids(Communicator& comm) {
   return std::vector<pid_t>(all.begin(), all.end());
 }
 
+// A world whose ranks know each other's process ids, its bound on the silence then `bound_s`.
+struct SignalledWorld {
+  explicit SignalledWorld(double bound_s) : comm(solo_world(30)), pid(rank_pids(*comm)) {
+    comm->set_timeout(bound_s);
+  }
+  // The ranks in step again, under a generous bound, before the next test.
+  ~SignalledWorld() {
+    comm->set_timeout(30);
+    comm->barrier();
+  }
+  std::unique_ptr<MpiCommunicator> comm;
+  std::vector<pid_t> pid;
+};
+
 void solo_sleep_s(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
@@ -89,10 +103,10 @@ TEST(SoloWork, OthersWaitPastTheTimeoutWhileTheRootShowsSignsOfLife) {
 }
 
 TEST(SoloWork, AStoppedRootIsNamedWithinTheBound) {
-  auto comm = solo_world(30);
+  const SignalledWorld world(1.5);
+  Communicator* comm = world.comm.get();
+  const std::vector<pid_t>& pid = world.pid;
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
-  const std::vector<pid_t> pid = rank_pids(*comm);
-  comm->set_timeout(1.5);
   {
     SoloWork solo(*comm, 0, "testing");
     if (solo.is_root()) {
@@ -126,15 +140,13 @@ TEST(SoloWork, AStoppedRootIsNamedWithinTheBound) {
       EXPECT_NO_THROW(solo.finish());
     }
   }
-  comm->set_timeout(30);
-  comm->barrier();
 }
 
 TEST(SoloWork, AJobStoppedWholeLongerThanTheBoundGoesOn) {
-  auto comm = solo_world(30);
+  const SignalledWorld world(1.5);
+  Communicator* comm = world.comm.get();
+  const std::vector<pid_t>& pid = world.pid;
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
-  const std::vector<pid_t> pid = rank_pids(*comm);
-  comm->set_timeout(1.5);
   {
     SoloWork solo(*comm, 0, "testing");
     if (solo.is_root()) {
@@ -159,8 +171,6 @@ TEST(SoloWork, AJobStoppedWholeLongerThanTheBoundGoesOn) {
       EXPECT_NO_THROW(solo.finish());
     }
   }
-  comm->set_timeout(30);
-  comm->barrier();
 }
 
 TEST(SoloWork, WithoutSignsEveryRankWaitsForTheRootUnderTheLongBound) {
