@@ -55,14 +55,16 @@ void run_distributed_partition(Communicator& comm, JobConfig cfg, const std::str
     }
   });
   const double t0 = steady_now_s();
-  // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
-  std::optional<std::vector<DatasetFile>> listing;
-  run_step(comm, [&] {
-    if (comm.rank() == 0) listing = list_dataset_files(cfg.dataset.path);
+  const DistributedPartition made = run_watched(comm, kPtscotchWork, [&] {
+    // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
+    std::optional<std::vector<DatasetFile>> listing;
+    run_step(comm, [&] {
+      if (comm.rank() == 0) listing = list_dataset_files(cfg.dataset.path);
+    });
+    cfg.partition.options.dataset_files = broadcast_dataset_files(comm, listing);
+    return partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, comm,
+                                 collective_step(comm));
   });
-  cfg.partition.options.dataset_files = broadcast_dataset_files(comm, listing);
-  const DistributedPartition made = partition_distributed(
-      cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, comm, collective_step(comm));
   if (comm.rank() == 0) {
     fmt::print("{}", partition_text(dir, made.meta));
     fmt::print("time         load, partition, build and write {:.3f} s on {} ranks\n",
@@ -98,11 +100,9 @@ void run_partition(const PartitionCommandOptions& opt) {
     cfg = opt.job.load();
     setup_logging(comm->rank(), cfg.output.log_level);
   });
-  if (cfg.partition.options.method == PartitionMethod::kPtscotch) {
-    comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
-    return run_distributed_partition(*comm, cfg, opt.out);
-  }
   comm->set_timeout(cfg.communication.timeout_s);
+  if (cfg.partition.options.method == PartitionMethod::kPtscotch)
+    return run_distributed_partition(*comm, cfg, opt.out);
   run_step(*comm, [&] {
     SoloWork solo(*comm, 0, "partitioning the dataset");
     if (comm->rank() == 0) partition_alone(cfg, opt.out);

@@ -248,6 +248,8 @@ void run_guarded(int rank, Step&& step) {
   } catch (const NumericalError&) {
     if (rank == 0) throw;
     throw CLI::RuntimeError(1);
+  } catch (const InvariantError&) {
+    abort_job(report_error(std::current_exception(), rank_and_host(rank)));  // a bug: status 2
   } catch (const std::exception& e) {
     // libtorch's errors carry a C++ backtrace after their message: one line is enough.
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
@@ -439,19 +441,19 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   std::optional<DistributedPartition> made;
   if (must_partition) {
     if (cfg.partition.options.method == PartitionMethod::kPtscotch) {
-      comm->set_timeout(std::max(cfg.communication.timeout_s, kSoloWorkTimeoutS));
       if (rank == 0) {
         spdlog::info(
             "partition {} does not exist: partitioning the dataset into {} parts with "
             "ptscotch on all {} ranks",
             dir, cfg.partition.options.parts, world);
       }
-      // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
-      cfg.partition.options.dataset_files =
-          broadcast_dataset_files(*comm, cfg.partition.options.dataset_files);
-      made = partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
-                                   collective_step(*comm));
-      comm->set_timeout(cfg.communication.timeout_s);
+      made = run_watched(*comm, kPtscotchWork, [&] {
+        // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
+        cfg.partition.options.dataset_files =
+            broadcast_dataset_files(*comm, cfg.partition.options.dataset_files);
+        return partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
+                                     collective_step(*comm));
+      });
     } else {
       run_step(*comm, [&] {
         SoloWork solo(*comm, 0, "partitioning the dataset");

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "adaqp/comm/host_of.h"
@@ -29,6 +30,9 @@ int report_error(const std::exception_ptr& error, const std::string& where) {
     std::rethrow_exception(error);
   } catch (const RankFailure& f) {
     return report_error(f.error(), f.where());
+  } catch (const InvariantError& e) {
+    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(), e.what());
+    return 2;
   } catch (const Error& e) {
     std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
   } catch (const std::filesystem::filesystem_error& e) {
@@ -48,6 +52,13 @@ int report_error(const std::exception_ptr& error, const std::string& where) {
     return 2;
   }
   return 1;
+}
+
+void end_job_on_silence(const Communicator& comm, const SilentPeerError& e) {
+  // Every rank that watches meets the silence at about the same time: the first of them reports
+  // it, the others only if the job still runs a moment later.
+  if (comm.rank() != (e.peer() == 0 ? 1 : 0)) std::this_thread::sleep_for(kLateReportS);
+  abort_job(report_error(std::make_exception_ptr(e), ""));
 }
 
 void abort_job(int code) {

@@ -3,20 +3,24 @@
 // every rank exits non-zero (CLI::RuntimeError), the others without a message. An error of a rank
 // other than 0 that not every rank met comes from that rank's own files or host, so it travels as a
 // RankFailure naming both (rank 0's are the job's: the checks only rank 0 makes, the dataset it
-// partitions). A SilentPeerError (comm/solo_work.h) ends the job from the rank that met it, without
+// partitions). A SilentPeerError (comm/signs.h) ends the job from the rank that met it, without
 // the agreement: the silent rank would hold that.
 #pragma once
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
-#include <thread>
 
 #include "adaqp/comm/communicator.h"
-#include "adaqp/comm/solo_work.h"
+#include "adaqp/comm/peer_watch.h"
+#include "adaqp/comm/signs.h"
+#include "adaqp/common/timeouts.h"
 
 namespace adaqp::cli {
 
@@ -49,16 +53,18 @@ int report_error(const std::exception_ptr& error, const std::string& where);
 // always enough on the virtual cluster at 20 Mbit/s.
 constexpr std::chrono::seconds kLateReportS{10};
 
+// Ends the job on a silence that this rank found (comm/signs.h), without the ranks' agreement,
+// which the silent rank would hold: every rank that waits finds it at about the same time, so
+// the first of them reports it and the others only if the job still runs kLateReportS later.
+[[noreturn]] void end_job_on_silence(const Communicator& comm, const SilentPeerError& e);
+
 template <typename Step>
 void run_step(Communicator& comm, Step&& step) {
   std::exception_ptr error;
   try {
     step();
   } catch (const SilentPeerError& e) {
-    // Every waiting rank meets the silence at about the same time: the first of them reports it,
-    // the others only if the job still runs a moment later.
-    if (comm.rank() != (e.root() == 0 ? 1 : 0)) std::this_thread::sleep_for(kLateReportS);
-    abort_job(report_error(std::current_exception(), ""));
+    end_job_on_silence(comm, e);
   } catch (...) {
     error = std::current_exception();
   }
@@ -71,6 +77,27 @@ void run_step(Communicator& comm, Step&& step) {
     throw CLI::RuntimeError(
         report_error(std::make_exception_ptr(RankFailure(comm.rank(), error)), ""));
   throw CLI::RuntimeError(report_error(error, ""));
+}
+
+// Runs `work`, which every rank does together partly inside code with no bound of ours
+// (PT-Scotch's MPI calls), under a PeerWatch (comm/peer_watch.h): a rank silent for the
+// communicator's timeout (communication.timeout_s) ends the job. The communicator's own waits
+// meanwhile are bounded by kSoloWorkTimeoutS, as the ranks' shares of the work differ. Returns
+// what `work` returns.
+template <typename Work>
+auto run_watched(Communicator& comm, const std::string& what, Work&& work) {
+  const double timeout_s = comm.timeout();
+  std::optional<PeerWatch> watch;
+  try {
+    watch.emplace(comm, what, [&comm](const SilentPeerError& e) { end_job_on_silence(comm, e); });
+  } catch (const CommError& e) {  // a rank that never joined the watch's communicator
+    end_job_on_silence(comm, SilentPeerError(-1, fmt::format("{}, as {}", e.what(), what)));
+  }
+  comm.set_timeout(std::max(timeout_s, kSoloWorkTimeoutS));
+  auto result = work();
+  comm.set_timeout(timeout_s);
+  watch->finish();
+  return result;
 }
 
 // run_step as a CollectiveStep for library code.

@@ -4,8 +4,11 @@
 # mpirun: the other ranks, waiting for it as long as it shows signs of life (comm/solo_work.h),
 # end the job non-zero within communication.timeout_s (3 s) and a few seconds, with one message
 # naming rank 0 and what it was doing, and no partition is left behind (before, they waited 24
-# hours). The same job stopped whole for twice that bound while rank 0 partitions, then continued
-# (a scheduler suspending and resuming it), trains to the end.
+# hours). Likewise rank 1 stopped while every rank partitions with PT-Scotch (partition.method
+# ptscotch), whose own waits have no bound: the others watch every rank's signs of life
+# (comm/peer_watch.h) and rank 0 names rank 1 (before, they waited in PT-Scotch until killed). The
+# same job stopped whole for twice that bound while rank 0 partitions, then continued (a scheduler
+# suspending and resuming it), trains to the end.
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
@@ -28,11 +31,12 @@ start() {
     >"$tmp/$name.log" 2>&1 &
   runner=$!
 }
-# pids_once_partitioning NAME: every process of the job, rank 0's first, once rank 0 has loaded
-# the dataset (it partitions it for about a second next; the others wait for it by then).
+# pids_once_partitioning NAME [LINE]: every process of the job, rank 0's first, once the log shows
+# LINE (by default: rank 0 has loaded the dataset; it partitions it for about a second next, the
+# others wait for it by then).
 pids_once_partitioning() {
   for _ in $(seq 3000); do
-    grep -q "loaded synthetic" "$tmp/$1.log" && break
+    grep -q "${2:-loaded synthetic}" "$tmp/$1.log" && break
     kill -0 "$runner" 2>/dev/null || fail "$1 ended before partitioning: $(cat "$tmp/$1.log")"
     sleep 0.01
   done
@@ -44,39 +48,49 @@ pids_once_partitioning() {
     fail "$1: processes not found: $(cat "$tmp/$1.log")"
   echo "${pids[@]}"
 }
-# still_partitioning NAME: fails unless rank 0, just stopped, had not yet written the partition
-# (stopped later, the test would test nothing).
+# still_partitioning NAME [LINE]: fails unless the rank just stopped was still partitioning: the
+# log lacks LINE (by default: rank 0 has written the partition). Stopped later, the test would test
+# nothing.
 still_partitioning() {
   sleep 0.1
-  ! grep -q "built and wrote" "$tmp/$1.log" ||
-    fail "$1: rank 0 was stopped only after it had partitioned: $(cat "$tmp/$1.log")"
+  ! grep -q "${2:-built and wrote}" "$tmp/$1.log" ||
+    fail "$1: the rank was stopped only after it had partitioned: $(cat "$tmp/$1.log")"
 }
 
-# stalled NAME ARGS...: stops rank 0 while it partitions; the job must end within 20 s, non-zero,
-# naming rank 0's silence, and leave no partition.
+# stalled NAME RANK MESSAGE ARGS...: stops rank RANK while it partitions (alone for rank 0, with
+# PT-Scotch for rank 1); the job must end within 20 s, non-zero, with MESSAGE (a regex) the one
+# error, and leave no partition.
 stalled() {
-  local name=$1 pids rc=0
-  shift
+  local name=$1 rank=$2 message=$3 pids rc=0 ready=() finished=()
+  shift 3
+  ((rank == 0)) || ready=("as 3 slices") finished=("ptscotch into")
   start "$name" "$@"
-  read -r -a pids < <(pids_once_partitioning "$name")
-  kill -STOP "${pids[0]}"
+  read -r -a pids < <(pids_once_partitioning "$name" "${ready[@]}")
+  ((rank == 0)) || sleep 0.3 # inside PT-Scotch, for about 10 s here
+  kill -STOP "${pids[rank]}"
   local stopped=$SECONDS
-  still_partitioning "$name"
+  still_partitioning "$name" "${finished[@]}"
   wait "$runner" || rc=$?
   runner=""
-  kill -KILL "${pids[0]}" 2>/dev/null || true
+  kill -KILL "${pids[rank]}" 2>/dev/null || true
   local waited=$((SECONDS - stopped))
   if ((rc == 0 || rc == 124 || waited > 20)) ||
-    (($(grep -c "adaqp: error" "$tmp/$name.log") != 1)) || ! grep -Eq "adaqp: error: rank [12] heard nothing from rank 0 for 3 s \(communication.timeout_s\) while rank 0 was partitioning the dataset: rank 0 stalled, or its host cannot be reached" \
-      "$tmp/$name.log"; then
-    fail "$name: rank 0 stopped while partitioning: exit $rc after $waited s: $(cat "$tmp/$name.log")"
+    (($(grep -c "adaqp: error" "$tmp/$name.log") != 1)) ||
+    ! grep -Eq "adaqp: error: $message" "$tmp/$name.log"; then
+    fail "$name: rank $rank stopped while partitioning: exit $rc after $waited s: $(cat "$tmp/$name.log")"
   fi
   [[ ! -e $tmp/part/meta.yaml ]] || fail "$name: a partition was left behind"
   echo "ok: $name: exit $rc after $waited s: $(grep -m1 "heard nothing" "$tmp/$name.log")"
 }
 
-stalled train_stalled train --set "output.dir=$tmp/out"
-stalled partition_stalled partition --out "$tmp/part"
+solo="rank [12] heard nothing from rank 0 for 3 s \(communication.timeout_s\) while rank 0 was partitioning the dataset: rank 0 stalled, or its host cannot be reached"
+stalled train_stalled 0 "$solo" train --set "output.dir=$tmp/out"
+stalled partition_stalled 0 "$solo" partition --out "$tmp/part"
+watched="rank 0 heard nothing from rank 1 for 3 s \(communication.timeout_s\) while the ranks were partitioning the dataset with PT-Scotch: rank 1 stalled, or its host cannot be reached"
+stalled ptscotch_train_stalled 1 "$watched" train --set "output.dir=$tmp/out" \
+  --set partition.method=ptscotch
+stalled ptscotch_partition_stalled 1 "$watched" partition --out "$tmp/part" \
+  --set partition.method=ptscotch
 
 # The whole job stopped for 6 s (twice the bound) while rank 0 partitions, then continued, the
 # waiting ranks 1 s before rank 0 (they wake to no sign yet).

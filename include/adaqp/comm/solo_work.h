@@ -14,24 +14,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "adaqp/comm/communicator.h"
-#include "adaqp/common/error.h"
+#include "adaqp/comm/signs.h"
 
 namespace adaqp {
-
-// A waiting rank heard nothing from the root for the silence bound, or the ranks did not all join
-// the duplicate of the communicator within it. Start-up steps end the job on it without their
-// agreement, which the silent root would hold (cli/collective_step.h).
-class SilentPeerError : public CommError {
- public:
-  SilentPeerError(int root, const std::string& what) : CommError(what), root_(root) {}
-  int root() const { return root_; }
-
- private:
-  int root_;
-};
 
 class SoloWork {
  public:
@@ -58,14 +45,8 @@ class SoloWork {
 
  private:
   void send_signs();
-  // Root: a sign to every peer whose last one has left; a peer on a busy link is skipped, not
-  // waited for.
-  void send_round(char sign);
   // Others: takes any sign that has arrived; true when it says the work is over.
   bool take_signs();
-  // Others: whether the root has been silent past the bound (a pause of this process's own
-  // restarts it).
-  bool silent_too_long();
   // Throws SilentPeerError; a later wait starts a fresh bound.
   [[noreturn]] void silent();
 
@@ -76,19 +57,15 @@ class SoloWork {
   const double silence_s_;
   std::unique_ptr<Communicator> signs_;
   bool finished_ = false;
-  // Root: the thread that sends signs, stopped by finish(); each peer's sign in flight (the bytes
-  // it carries live here until it has left).
-  std::thread sender_;
+  // Root: the thread that sends signs, stopped by finish().
+  std::unique_ptr<signs::Sender> sender_;
+  std::thread sending_;
   std::mutex mutex_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
-  std::vector<std::unique_ptr<Work>> in_flight_;
-  std::vector<char> sent_;
-  // Others: the receive of the next sign, when the last one came, when this rank last looked.
-  std::unique_ptr<Work> next_;
-  char sign_ = 0;
-  double heard_s_ = 0;
-  double looked_s_ = 0;
+  // Others: the root's signs, and how long it has been silent.
+  std::unique_ptr<signs::Receiver> receiver_;
+  signs::Silence silence_;
   bool done_ = false;  // the root has said so
 };
 

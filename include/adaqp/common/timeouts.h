@@ -11,9 +11,10 @@ constexpr double kDefaultTimeoutS = 300.0;
 // error is reported once they are freed.
 constexpr double kCancelWaitS = 5.0;
 
-// Waits on long work that no sign of life bounds (comm/solo_work.h without MPI_THREAD_MULTIPLE;
-// partition.method ptscotch, where every rank partitions): the others wait at most this long,
-// whatever communication.timeout_s says.
+// Waits on long work of unequal shares: one rank's alone (comm/solo_work.h) without
+// MPI_THREAD_MULTIPLE, which sends no signs of life, and the job's own waits while every rank
+// partitions with PT-Scotch (its ranks' signs of life watched instead: comm/peer_watch.h). The
+// others wait at most this long, whatever communication.timeout_s says.
 constexpr double kSoloWorkTimeoutS = 24 * 3600.0;
 
 }  // namespace adaqp

@@ -24,6 +24,12 @@ struct DistributedPartition {
   PartitionMeta meta;
 };
 
+// What partition_distributed does, in a message naming a rank that fell silent meanwhile
+// (PT-Scotch's own waits have no bound: the CLI watches the ranks, cli/collective_step.h's
+// run_watched).
+inline constexpr const char* kPtscotchWork =
+    "the ranks were partitioning the dataset with PT-Scotch";
+
 // Collective over `comm` (and `mpi`, the same ranks, for PT-Scotch); opt.parts must equal the rank
 // count. Writes `dir` as write_partition lays it out (meta.yaml, part-<r>/part.bin): every rank
 // writes its part and meta.yaml into <dir>.tmp-<token>, then the ranks, in order, rename that

@@ -1,7 +1,9 @@
-// One rank's long work waited for with signs of life (comm/solo_work.h), under real mpirun with
-// real signals: the others wait past the communicator's timeout while the root works; a root
+// Signs of life under real mpirun with real signals. One rank's long work waited for
+// (comm/solo_work.h): the others wait past the communicator's timeout while the root works; a root
 // stopped with SIGSTOP is named within the bound; a job stopped whole for longer than the bound and
-// continued goes on.
+// continued goes on. All ranks' work together watched (comm/peer_watch.h): ranks busy past the
+// timeout go on; a stopped rank is named within the bound while the others are held in a wait of
+// MPI's own.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "adaqp/comm/mpi_communicator.h"
+#include "adaqp/comm/peer_watch.h"
 #include "adaqp/comm/solo_work.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/timeouts.h"
@@ -123,7 +126,7 @@ TEST(SoloWork, AStoppedRootIsNamedWithinTheBound) {
         solo.finish();
         ADD_FAILURE() << "no SilentPeerError while rank 0 was stopped";
       } catch (const SilentPeerError& e) {
-        EXPECT_EQ(e.root(), 0);
+        EXPECT_EQ(e.peer(), 0);
         EXPECT_NE(std::string(e.what()).find("heard nothing from rank 0 for 1.5 s "
                                              "(communication.timeout_s) while rank 0 was testing"),
                   std::string::npos)
@@ -187,6 +190,87 @@ TEST(SoloWork, WithoutSignsEveryRankWaitsForTheRootUnderTheLongBound) {
   }
   EXPECT_EQ(comm->timeout(), 0.5);
   comm->barrier();  // the agreement after a step: every rank is past the root's work
+}
+
+// Each rank's "work": asleep for its own time, the longest past the bound.
+TEST(PeerWatch, RanksBusyPastTheTimeoutGoOn) {
+  auto comm = solo_world(1.0);
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  std::atomic<int> silences{0};
+  {
+    PeerWatch watch(*comm, "testing", [&](const SilentPeerError&) { ++silences; });
+    ASSERT_TRUE(watch.watched());
+    solo_sleep_s(0.4 + 1.2 * comm->rank());
+    EXPECT_NO_THROW(watch.finish());
+  }
+  EXPECT_EQ(silences.load(), 0);
+  comm->barrier();
+}
+
+// Rank 1 stopped while the others wait in MPI_Barrier, a wait the watch has no hand in: their
+// watches name it; rank 0's continues it, which lets the barrier end.
+TEST(PeerWatch, AStoppedRankIsNamedWhileTheOthersAreHeldInAForeignWait) {
+  const SignalledWorld world(1.5);
+  Communicator* comm = world.comm.get();
+  const std::vector<pid_t>& pid = world.pid;
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const int rank = comm->rank();
+  std::atomic<int> silences{0};
+  std::atomic<int> silent_peer{-1};
+  double stopped_s = 0, named_s = 0;
+  {
+    PeerWatch watch(*comm, "the ranks were testing", [&](const SilentPeerError& e) {
+      named_s = steady_now_s();
+      silent_peer = e.peer();
+      ++silences;
+      EXPECT_NE(std::string(e.what()).find("heard nothing from rank 1 for 1.5 s "
+                                           "(communication.timeout_s) while the ranks were "
+                                           "testing: rank 1 stalled"),
+                std::string::npos)
+          << e.what();
+      if (rank == 0) {
+        solo_sleep_s(0.5);  // every other rank has seen the silence too
+        kill(pid[1], SIGCONT);
+      }
+    });
+    if (rank == 0) {
+      solo_sleep_s(0.3);
+      ASSERT_EQ(kill(pid[1], SIGSTOP), 0);
+      stopped_s = steady_now_s();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+      EXPECT_NO_THROW(watch.finish());  // stopped itself: a fresh bound for the others on its wake
+    } else {
+      EXPECT_THROW(watch.finish(), SilentPeerError);
+      // Rank 1 resumed: its signs and its end are taken, none left to a later communicator.
+      EXPECT_NO_THROW(watch.finish());
+    }
+  }
+  if (rank == 1) {
+    EXPECT_EQ(silences.load(), 0);
+  } else {
+    EXPECT_EQ(silences.load(), 1);
+    EXPECT_EQ(silent_peer.load(), 1);
+  }
+  if (rank == 0) {
+    const double waited_s = named_s - stopped_s;
+    EXPECT_GE(waited_s, 1.5 - 0.4);  // the last sign came at most one interval before
+    EXPECT_LE(waited_s, 3.0);
+  }
+}
+
+TEST(PeerWatch, WithoutSignsNothingIsWatched) {
+  report_serialized = true;
+  auto comm = solo_world(0.5);
+  report_serialized = false;
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  {
+    PeerWatch watch(*comm, "testing", [](const SilentPeerError&) {});
+    EXPECT_FALSE(watch.watched());
+    EXPECT_NO_THROW(watch.finish());
+  }
+  comm->barrier();
 }
 
 }  // namespace
