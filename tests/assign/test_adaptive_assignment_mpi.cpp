@@ -221,6 +221,12 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
     }
   }
 
+  // The ranges of the last epoch's backward messages, as this rank's codec traced them (send
+  // order).
+  const MessageTrace* backward_trace = graph.message_traces().find(kLayer, Direction::kBackward);
+  const std::vector<float> sent_ranges =
+      backward_trace != nullptr ? backward_trace->ranges : std::vector<float>{};
+
   // The widths every receiver decodes with are the ones its senders chose, message by message.
   const auto sent = widths_seen(*comm, graph.boundary(), plan, true);
   const auto received = widths_seen(*comm, graph.boundary(), plan, false);
@@ -248,6 +254,37 @@ TEST_P(AdaptiveExchange, BothEndsAgreeAndHaloRowsStayWithinTheirWidthsBound) {
     }
     for (int64_t c = 0; c < kWidth; ++c) {
       ASSERT_LE(std::abs(y[i * kWidth + c] - exact[i * kWidth + c]), bound)
+          << "owned row " << i << " (node " << part.owned_gid[i] << "), element " << c;
+    }
+  }
+
+  // dh = A^T grad with every returned copy of a boundary row off by at most one step of its width
+  // per element, the step from the range its sender traced (sent to the copy's receiver here).
+  const Boundary& b = graph.boundary();
+  const MessageBits& back = plan.backward[kLayer];
+  std::vector<float> copy_ranges(static_cast<size_t>(b.sends()), 0.0F);
+  if (!back.full_precision && comm->size() > 1) {
+    ASSERT_EQ(static_cast<int64_t>(sent_ranges.size()), b.recvs());
+    ExchangeBuffers buffers = ExchangeBuffers::none(comm->size());
+    for (int r = 0; r < comm->size(); ++r) {
+      if (r == comm->rank()) continue;
+      buffers.send[r] = sent_ranges.data() + b.recv_offsets[r];
+      buffers.send_bytes[r] = static_cast<size_t>(b.recv_count_from(r)) * sizeof(float);
+      buffers.recv[r] = copy_ranges.data() + b.send_offsets[r];
+      buffers.recv_bytes[r] = static_cast<size_t>(b.send_count_to(r)) * sizeof(float);
+    }
+    comm->exchange(buffers, ExchangeOptions(9))->wait();
+  }
+  std::vector<double> dh_bound(static_cast<size_t>(part.num_owned()), 1e-4);
+  for (int64_t k = 0; k < b.sends(); ++k) {
+    dh_bound[part.send_idx[k]] +=
+        copy_ranges[k] / ((1 << back.recv[k]) - 1) * (1 + 1e-5);  // 0 at full precision
+  }
+  std::vector<float> exact_dh(grad.size());
+  graph.aggregate_backward(grad.data(), kWidth, exact_dh.data(), kLayer);
+  for (int64_t i = 0; i < part.num_owned(); ++i) {
+    for (int64_t c = 0; c < kWidth; ++c) {
+      ASSERT_LE(std::abs(dh[i * kWidth + c] - exact_dh[i * kWidth + c]), dh_bound[i])
           << "owned row " << i << " (node " << part.owned_gid[i] << "), element " << c;
     }
   }

@@ -15,6 +15,7 @@
 #include "adaqp/exchange/halo_exchanger.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part.h"
+#include "adaqp/quant/widths.h"
 #include "dense_reference.h"
 #include "forwarding_communicator.h"
 
@@ -63,10 +64,15 @@ TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
       ex.start_forward(h.data_ptr<float>(), d, halo.data_ptr<float>(),
                        ExchangeId{1, Direction::kForward}, fwd);
       ex.finish_forward();
+      // A message's width is its key's draw, the key its node's id (the same at both ends).
+      const auto width = [&](Direction dir, int64_t gid) {
+        return random_bit_width(so.seed, 5, 1, dir, gid);
+      };
       const at::Tensor want = test::rows_of(h_all, part.halo_gid);
       for (int64_t i = 0; i < part.num_halo(); ++i) {
         const double err = (halo[i] - want[i]).abs().max().item<double>();
-        const double bound = quantized ? step_bound(want[i], plan.forward[1].recv[i]) : 0.0;
+        const double bound =
+            quantized ? step_bound(want[i], width(Direction::kForward, part.halo_gid[i])) : 0.0;
         ASSERT_LE(err, bound) << "halo row of node " << part.halo_gid[i];
       }
       // Backward: every boundary row receives one copy of its gradient per peer holding it.
@@ -77,21 +83,28 @@ TEST_P(HaloExchangerThreads, ForwardRowsAndBackwardSumsMatchTheWholeGraph) {
       ex.add_received_gradients(dh.data_ptr<float>());
       std::vector<int> copies(part.num_owned(), 0);
       for (int64_t k : part.send_idx) ++copies[k];
-      // Each quantized copy is within a step of its width: at most a 2-bit step (85 8-bit steps).
+      // Each quantized copy is within a step of its node's backward width.
       for (int64_t i = 0; i < part.num_owned(); ++i) {
-        const at::Tensor truth = g_all[part.owned_gid[i]];
+        const int64_t gid = part.owned_gid[i];
+        const at::Tensor truth = g_all[gid];
         const double bound =
-            quantized ? copies[i] * step_bound(truth, 8) * 85 + 1e-5 : 1e-5 * copies[i];
+            quantized ? copies[i] * step_bound(truth, width(Direction::kBackward, gid)) + 1e-5
+                      : 1e-5 * copies[i];
         ASSERT_LE((dh[i] - truth * copies[i]).abs().max().item<double>(), bound)
-            << "boundary row of node " << part.owned_gid[i];
+            << "boundary row of node " << gid;
       }
-      // The statistics: two exchanges, their bytes (float32 rows at full precision).
+      // The statistics: two exchanges, their bytes (float32 rows at full precision, else each
+      // row's wire format at its width: metadata and codes).
       const CommStats& st = ex.stats();
       EXPECT_EQ(st.exchanges, 2);
-      if (!quantized) {
-        const auto rows = static_cast<int64_t>(part.send_idx.size()) + part.num_halo();
-        EXPECT_EQ(st.bytes_sent, rows * d * static_cast<int64_t>(sizeof(float)));
-      }
+      const auto row_bytes = [&](Direction dir, int64_t gid) {
+        return quantized ? quant::message_bytes(d, width(dir, gid))
+                         : d * static_cast<int64_t>(sizeof(float));
+      };
+      int64_t bytes = 0;
+      for (int64_t k : part.send_idx) bytes += row_bytes(Direction::kForward, part.owned_gid[k]);
+      for (int64_t gid : part.halo_gid) bytes += row_bytes(Direction::kBackward, gid);
+      EXPECT_EQ(st.bytes_sent, bytes);
     }
   });
 }
