@@ -22,7 +22,7 @@ model:
   dropuot: 0.5
 YAML
 expect_failure unknown_file_key 3 "model.dropuot" --config "$tmp/job.yaml"
-expect_failure bad_lr 2 "training.lr = -1: must be > 0" "${small[@]}" --set training.lr=-1
+expect_failure bad_lr 2 "training.lr = -1: must be in float32's normal range" "${small[@]}" --set training.lr=-1
 touch "$tmp/a_file"
 expect_failure checkpoint_dir 2 \
   "training.checkpoint_dir = $tmp/a_file/checkpoints: cannot create directory" "${small[@]}" \

@@ -342,6 +342,8 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"model.dropout=-0.1", "model.dropout = -0.1"},
       {"training.epochs=0", "training.epochs = 0: must be >= 1"},
       {"training.lr=0", "training.lr = 0"},
+      // A positive rate that float32 parameters would take as nothing (it trained nothing).
+      {"training.lr=1e-50", "training.lr = 1e-50: must be in float32's normal range"},
       {"training.weight_decay=-1", "training.weight_decay = -1"},
       {"training.eval_every=0", "training.eval_every = 0"},
       {"training.patience=-1", "training.patience = -1: must be >= 0"},
@@ -522,8 +524,8 @@ TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
       << hetero;
   const std::string lr = config_error("training: {epochs: 2}\n", {"training.lr=1e300"});
   EXPECT_TRUE(test::contains(lr,
-                             "job.yaml: --set: training.lr = 1e+300: must be > 0 and at most "
-                             "float32's largest"))
+                             "job.yaml: --set: training.lr = 1e+300: must be in float32's normal "
+                             "range [1.2e-38, 3.4e38]"))
       << lr;
   const std::string from_file = config_error("training: {epochs: -5}\n", {"model.hidden=8"});
   EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 1"))
