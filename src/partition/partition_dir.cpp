@@ -58,7 +58,8 @@ PartCounts count_part(const Part& p) {
   return c;
 }
 
-void write_part_file(const Part& p, const std::string& path) {
+void write_part_file(const Part& p, const std::string& dataset_fingerprint,
+                     const std::string& path) {
   // The part's arrays are written from where they are: no second copy of its features.
   ArrayFileWriter w;
   std::vector<int64_t> scalars(kN);
@@ -96,6 +97,9 @@ void write_part_file(const Part& p, const std::string& path) {
   w.add_view("train_idx", p.train_idx);
   w.add_view("valid_idx", p.valid_idx);
   w.add_view("test_idx", p.test_idx);
+  // Last: the arrays before it keep their places in files written before it was.
+  w.add("dataset_fingerprint",
+        std::vector<uint8_t>(dataset_fingerprint.begin(), dataset_fingerprint.end()));
   w.write(path);
 }
 
@@ -368,6 +372,18 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
     check.require(a.part == a.meta, "scalars",
                   fmt::format("{} is {} here, {} in meta.yaml", a.key, a.part, a.meta));
   }
+  // Parts written before the fingerprint was recorded in them have none to compare.
+  if (in.has("dataset_fingerprint")) {
+    const std::vector<uint8_t> bytes = in.take<uint8_t>("dataset_fingerprint");
+    const std::string fingerprint(bytes.begin(), bytes.end());
+    const bool text =
+        std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b >= 0x20 && b < 0x7f; });
+    check.require(text, "dataset_fingerprint",
+                  fmt::format("holds {} bytes that are not text", bytes.size()));
+    check.require(fingerprint == meta.dataset_fingerprint, "dataset_fingerprint",
+                  fmt::format("is {} but {} in meta.yaml: a part made from another dataset",
+                              fingerprint, meta.dataset_fingerprint));
+  }
   Part p;
   p.rank = rank;
   p.num_parts = meta.parts;
@@ -534,7 +550,7 @@ PartitionMeta write_partition(const std::string& dir, const Graph& g, const Part
     const fs::path part_dir = fs::path(part_path(tmp.string(), r)).parent_path();
     fs::create_directories(part_dir, ec);
     if (ec) throw InputError(part_dir.string(), "", "cannot create directory: " + ec.message());
-    write_part_file(p, part_path(tmp.string(), r));
+    write_part_file(p, meta.dataset_fingerprint, part_path(tmp.string(), r));
   }
   AtomicFile::write_text(meta_path(tmp.string()), partition_meta_yaml(meta));
   spdlog::info("partition: built and wrote {} parts in {:.3f} s", opt.parts, steady_now_s() - t0);

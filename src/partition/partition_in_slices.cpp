@@ -33,7 +33,7 @@ void write_and_rename(const std::string& dir, const fs::path& target, const fs::
       throw InputError(dir, "", "already exists; remove it or choose another partition directory");
     fs::create_directories(tmp / fmt::format("part-{}", part.rank), ec);
     if (ec) throw InputError(tmp.string(), "", "cannot create directory: " + ec.message());
-    write_part_file(part, partition_part_path(tmp.string(), part.rank));
+    write_part_file(part, meta.dataset_fingerprint, partition_part_path(tmp.string(), part.rank));
     AtomicFile::write_text(partition_meta_path(tmp.string()), partition_meta_yaml(meta));
   });
   // In rank order: whoever still sees the folder moves it into place (once per filesystem).

@@ -96,7 +96,8 @@ expect_failure world_mismatch_one 1 "has 2 parts but the job started 1 workers" 
 # A problem only rank 1 meets: its part of a copied partition is corrupted. Rank 0 loads its own
 # part and then learns of the failure: it exits non-zero without a line of its own.
 cp -r "$tmp/two" "$tmp/rank1"
-printf 'garbage' | dd of="$tmp/rank1/partition/part-1/part.bin" bs=1 seek=100 conv=notrunc 2>/dev/null
+part1="$tmp/rank1/partition/part-1/part.bin"  # garbage in the middle: an array's data, not its header
+printf 'garbage' | dd of="$part1" bs=1 seek=$(($(stat -c %s "$part1") / 2)) conv=notrunc 2>/dev/null
 expect_failure rank1_part 2 "on rank 1 (host $(hostname)): $tmp/rank1/partition/part-1/part.bin: " \
   "${small[@]}" --set "output.dir=$tmp/rank1"
 grep -q "part.bin: array '[a-z_]*': checksum mismatch (corrupted file)" "$tmp/rank1_part.log" ||

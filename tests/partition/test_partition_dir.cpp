@@ -205,9 +205,10 @@ TEST(PartitionStore, SparseFeaturesAreStoredAsCsrAndReadBackBitForBit) {
     // The same file whether the writer gets the CSR or the dense rows (which it encodes itself).
     const fs::path from_csr = tmp.path() / fmt::format("csr-{}.bin", r);
     const fs::path from_dense = tmp.path() / fmt::format("dense-{}.bin", r);
-    write_part_file(built, from_csr.string());
+    const std::string fingerprint = read_partition_meta(sparse_dir).dataset_fingerprint;
+    write_part_file(built, fingerprint, from_csr.string());
     densify_features(built);
-    write_part_file(built, from_dense.string());
+    write_part_file(built, fingerprint, from_dense.string());
     EXPECT_EQ(bytes_of(from_csr), bytes_of(from_dense)) << "part " << r;
     EXPECT_EQ(bytes_of(from_csr), bytes_of(fs::path(sparse_dir) / part)) << "part " << r;
     densify_features(loaded);
@@ -490,6 +491,28 @@ TEST(PartitionStore, CorruptedOrTruncatedPartIsDetected) {
   std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size() - 7);
   EXPECT_TRUE(test::contains(input_error([&] { load_part(dir, 1, 3); }), "truncated"));
   EXPECT_NO_THROW(load_part(dir, 0, 3));
+}
+
+// A part file of another dataset's partition whose structure is the same (one feature differs) is
+// refused beside this meta.yaml, naming the file and both fingerprints; train and info --verify
+// read parts this way.
+TEST(PartitionStore, APartOfAnotherDatasetIsRefused) {
+  test::TempDir tmp;
+  Graph g = sample_graph();
+  write_partition(tmp.str("a"), g, three_parts("metis"));
+  g.features[0] += 1.0F;
+  write_partition(tmp.str("b"), g, three_parts("metis"));
+  const fs::path part = fs::path(tmp.str("a")) / "part-1" / "part.bin";
+  fs::copy_file(fs::path(tmp.str("b")) / "part-1" / "part.bin", part,
+                fs::copy_options::overwrite_existing);
+  const std::string msg = input_error([&] { load_part(tmp.str("a"), 1, 3); });
+  EXPECT_TRUE(test::contains(msg, part.string())) << msg;
+  EXPECT_TRUE(test::contains(msg, "dataset_fingerprint")) << msg;
+  const std::string expected =
+      "but " + read_partition_meta(tmp.str("a")).dataset_fingerprint + " in meta.yaml";
+  EXPECT_TRUE(test::contains(msg, expected)) << msg;
+  EXPECT_TRUE(test::contains(msg, "a part made from another dataset")) << msg;
+  EXPECT_NO_THROW(load_part(tmp.str("a"), 0, 3));
 }
 
 // Version 1 (every feature dense) is what builds before CSR features wrote; they are still read.

@@ -52,8 +52,11 @@ struct PartitionMeta {
 PartCounts count_part(const Part& p);
 // The text of meta.yaml for `m`.
 std::string partition_meta_yaml(const PartitionMeta& m);
-// Writes one part file (ArrayFileWriter: temporary file, fsync, rename).
-void write_part_file(const Part& p, const std::string& path);
+// Writes one part file (ArrayFileWriter: temporary file, fsync, rename) of the dataset whose
+// fingerprint is `dataset_fingerprint` (meta.yaml's): a part is read only beside a meta.yaml of the
+// same dataset.
+void write_part_file(const Part& p, const std::string& dataset_fingerprint,
+                     const std::string& path);
 
 // Partitions g with opt and writes the directory `dir`. Refuses (InputError) if `dir` exists.
 PartitionMeta write_partition(const std::string& dir, const Graph& g, const PartitionOptions& opt);
