@@ -119,7 +119,10 @@ void prepare_checkpoints(Communicator& comm, const JobConfig& cfg, const std::st
     ModelSnapshot* best = ropt.restore_best ? &ropt.start_best : nullptr;
     ropt.start = load_checkpoint(path, expected, trainer.model(), trainer.optimizer(), best);
     // Each rank takes its nodes' learned rows from the files of the ranks that wrote them.
-    if (expected.embedding) trainer.load_embedding(path, written_on, best);
+    if (expected.embedding) {
+      const EmbeddingOrigin origin{expected.dataset_fingerprint, expected.seed, ropt.start.epoch};
+      trainer.load_embedding(path, written_on, origin, best);
+    }
     if (best != nullptr) keep_best_of_checkpoint(path, ropt.start, trainer, *best);
     if (comm.rank() != 0) return;
     spdlog::info("resuming from {} (epoch {})", path, ropt.start.epoch);

@@ -168,6 +168,10 @@ void check_embedding_inventory(const ArrayFileReader& in, const std::string& pat
   const uint64_t values = rows * static_cast<uint64_t>(shape[1]);
   const bool adam = in.has("embedding/adam_step");
   for (const auto& [name, dtype] : in.arrays()) {
+    if (name == "embedding/origin") {  // text: compared where the rows are loaded
+      require(dtype == DType::U8, name, "has another element type than a checkpoint writes");
+      continue;
+    }
     const bool id_like = name == "embedding/gids" || name == "embedding/adam_step";
     const bool moment = name == "embedding/exp_avg" || name == "embedding/exp_avg_sq" ||
                         name == "embedding/max_exp_avg_sq";
@@ -366,12 +370,32 @@ std::string embedding_path(const std::string& checkpoint, int rank) {
   return (p.parent_path() / fmt::format("{}.emb-{:04d}.bin", p.stem().string(), rank)).string();
 }
 
-void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gids,
-                         const at::Tensor& rows, const torch::optim::Adam& optimizer,
-                         const at::Tensor* best_rows) {
+namespace {
+
+std::string origin_text(const EmbeddingOrigin& o) {
+  return fmt::format("dataset {}, seed {}, epoch {}", o.dataset_fingerprint, o.seed, o.epoch);
+}
+
+// The Adam step of the model's parameters (all step together), or 0 before any step.
+int64_t parameters_step(const torch::optim::Adam& optimizer, const at::Tensor& rows) {
+  for (const auto& [key, state] : optimizer.state()) {
+    if (key == rows.unsafeGetTensorImpl()) continue;
+    if (const auto* s = dynamic_cast<const torch::optim::AdamParamState*>(state.get()))
+      return s->step();
+  }
+  return 0;
+}
+
+}  // namespace
+
+void save_embedding_rows(const std::string& path, const EmbeddingOrigin& origin,
+                         const std::vector<int64_t>& gids, const at::Tensor& rows,
+                         const torch::optim::Adam& optimizer, const at::Tensor* best_rows) {
   ADAQP_CHECK(rows.dim() == 2 && rows.size(0) == static_cast<int64_t>(gids.size()),
               "embedding rows and their node ids");
   ArrayFileWriter out;
+  const std::string text = origin_text(origin);
+  out.add("embedding/origin", std::vector<uint8_t>(text.begin(), text.end()));
   out.add("embedding/gids", gids);
   out.add("embedding/shape", sizes_of(rows));
   out.add("embedding/rows", values_of(rows));
@@ -392,7 +416,8 @@ void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gi
   out.write(path);
 }
 
-void load_embedding_rows(const std::string& checkpoint, int ranks, const std::vector<int64_t>& gids,
+void load_embedding_rows(const std::string& checkpoint, int ranks, const EmbeddingOrigin& origin,
+                         int64_t num_nodes, const std::vector<int64_t>& gids,
                          const at::Tensor& rows, torch::optim::Adam& optimizer,
                          at::Tensor* best_rows) {
   ADAQP_CHECK(rows.dim() == 2 && rows.size(0) == static_cast<int64_t>(gids.size()),
@@ -415,6 +440,15 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
   for (int r = 0; r < ranks; ++r) {
     const std::string path = embedding_path(checkpoint, r);
     const ArrayFileReader in(path);
+    if (in.has("embedding/origin")) {
+      const std::vector<uint8_t> bytes = in.get<uint8_t>("embedding/origin");
+      const std::string written(bytes.begin(), bytes.end()), expected = origin_text(origin);
+      if (written != expected)
+        throw InputError(path, "embedding/origin",
+                         fmt::format("is '{}', the checkpoint's '{}': learned rows of another "
+                                     "run, dataset or epoch",
+                                     written, expected));
+    }
     const std::vector<int64_t> shape = get_exact<int64_t>(in, path, "embedding/shape", 2);
     if (shape[0] < 0 || shape[1] != d)
       throw InputError(
@@ -423,9 +457,10 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
     const std::vector<int64_t> ids =
         get_exact<int64_t>(in, path, "embedding/gids", static_cast<size_t>(shape[0]));
     for (size_t k = 0; k < ids.size(); ++k) {
-      if (ids[k] < 0)
-        throw InputError(path, fmt::format("embedding/gids index {}", k),
-                         fmt::format("node id {} is negative", ids[k]));
+      if (ids[k] < 0 || ids[k] >= num_nodes)
+        throw InputError(
+            path, fmt::format("embedding/gids index {}", k),
+            fmt::format("node id {} is outside the graph's [0, {})", ids[k], num_nodes));
       file_of_id.emplace_back(ids[k], r);
     }
     const bool adam = in.has("embedding/adam_step");
@@ -438,6 +473,13 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const std::ve
       if (adam) step = get_exact<int64_t>(in, path, "embedding/adam_step", 1)[0];
       if (adam && step < 1)
         throw InputError(path, "embedding/adam_step", fmt::format("step {} < 1", step));
+      // The rows step with the parameters: another step is another epoch's file.
+      const int64_t params_step = parameters_step(optimizer, rows);
+      if (adam && params_step > 0 && step != params_step)
+        throw InputError(path, "embedding/adam_step",
+                         fmt::format("step {}, the checkpoint's parameters are at step {}: "
+                                     "learned rows of another epoch",
+                                     step, params_step));
     } else if (adam != present[1] ||
                (adam && get_exact<int64_t>(in, path, "embedding/adam_step", 1)[0] != step)) {
       throw InputError(path, "embedding/adam_step",
@@ -637,8 +679,12 @@ std::string latest_checkpoint(const std::string& dir) {
   return "";
 }
 
-void prune_checkpoints(const std::string& dir, int keep) {
-  const std::vector<int> epochs = list_checkpoints(dir);
+void prune_checkpoints(const std::string& dir, int keep, int written) {
+  std::vector<int> epochs = list_checkpoints(dir);
+  // Files named for later epochs are ones the resume skipped as unreadable: counted, they would
+  // leave fewer than `keep` intact checkpoints of this run.
+  epochs.erase(epochs.begin(),
+               std::find_if(epochs.begin(), epochs.end(), [&](int e) { return e <= written; }));
   const size_t kept = std::min(epochs.size(), static_cast<size_t>(std::max(keep, 0)));
   for (size_t i = kept; i < epochs.size(); ++i) {
     const std::string path = checkpoint_path(dir, epochs[i]);

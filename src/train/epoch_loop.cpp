@@ -173,7 +173,7 @@ ArrayFileWriter checkpoint_now(Trainer& trainer, const RunOptions& opt,
 void write_checkpoint(const ArrayFileWriter& arrays, const RunOptions& opt, int epoch) {
   const std::string path = checkpoint_path(opt.checkpoint_dir, epoch);
   arrays.write(path);
-  prune_checkpoints(opt.checkpoint_dir, kCheckpointsKept);
+  prune_checkpoints(opt.checkpoint_dir, kCheckpointsKept, epoch);
   spdlog::debug("wrote checkpoint {}", path);
 }
 
@@ -469,7 +469,9 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
         opt.checkpoint_every > 0 && (epoch % opt.checkpoint_every == 0 || last);
     if (checkpoint_due) last_checkpoint = checkpoint_path(opt.checkpoint_dir, epoch);
     if (checkpoint_due && trainer.has_embedding()) {
-      trainer.save_embedding(embedding_path(last_checkpoint, comm.rank()), kept_best());
+      const EmbeddingOrigin origin{opt.checkpoint_header.dataset_fingerprint,
+                                   opt.checkpoint_header.seed, epoch};
+      trainer.save_embedding(embedding_path(last_checkpoint, comm.rank()), origin, kept_best());
       comm.barrier();  // every rank's rows are on disk before rank 0 writes the checkpoint
     }
     std::vector<EpochRecord> all;

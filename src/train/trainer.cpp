@@ -467,15 +467,18 @@ bool Trainer::has_embedding() const {
   return impl_->model->local_embedding().defined();
 }
 
-void Trainer::save_embedding(const std::string& path, const ModelSnapshot* best) const {
-  save_embedding_rows(path, impl_->model->options().embedding.gids, impl_->model->local_embedding(),
-                      *impl_->optimizer, best != nullptr ? &best->embedding : nullptr);
-}
-
-void Trainer::load_embedding(const std::string& checkpoint, int ranks, ModelSnapshot* best) {
-  load_embedding_rows(checkpoint, ranks, impl_->model->options().embedding.gids,
+void Trainer::save_embedding(const std::string& path, const EmbeddingOrigin& origin,
+                             const ModelSnapshot* best) const {
+  save_embedding_rows(path, origin, impl_->model->options().embedding.gids,
                       impl_->model->local_embedding(), *impl_->optimizer,
                       best != nullptr ? &best->embedding : nullptr);
+}
+
+void Trainer::load_embedding(const std::string& checkpoint, int ranks,
+                             const EmbeddingOrigin& origin, ModelSnapshot* best) {
+  load_embedding_rows(checkpoint, ranks, origin, impl_->graph.part().global_num_nodes,
+                      impl_->model->options().embedding.gids, impl_->model->local_embedding(),
+                      *impl_->optimizer, best != nullptr ? &best->embedding : nullptr);
 }
 
 ModelSnapshot Trainer::snapshot(int epoch) const {

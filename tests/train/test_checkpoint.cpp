@@ -404,8 +404,11 @@ TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   EXPECT_EQ(latest_checkpoint(d), checkpoint_path(d, 4));
   std::filesystem::remove(checkpoint_path(d, 5));
 
-  prune_checkpoints(d, 2);
-  EXPECT_EQ(list_checkpoints(d), (std::vector<int>{6, 4}));
+  // A damaged file named for a later epoch than the one written (skipped by the resume) is neither
+  // deleted nor counted among the two kept.
+  write_file(checkpoint_path(d, 9), "damaged");
+  prune_checkpoints(d, 2, 6);
+  EXPECT_EQ(list_checkpoints(d), (std::vector<int>{9, 6, 4}));
   EXPECT_TRUE(std::filesystem::exists(d + "/ckpt-000008.bin.tmp-123"));
 
   // A directory of a checkpoint's name: no checkpoint could be written there; named at once.
@@ -473,6 +476,10 @@ TEST(Checkpoint, LatestSkipsFilesWhoseArraysDoNotFitTogether) {
   EXPECT_EQ(latest_checkpoint(d), newest);
 }
 
+// The checkpoint of the learned-row tests, and its graph's node count.
+const EmbeddingOrigin kOrigin{"00112233445566778899aabbccddeeff", 7, 3};
+constexpr int64_t kNodes = 10;
+
 // Learned rows owned by ranks: `gids` rows of 3 columns, values gid + column / 10, one Adam step
 // (its state then depends on the values only, row by row).
 struct OwnedRows {
@@ -518,10 +525,10 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   OwnedRows a({4, 0, 7}), b({2, 9});
   a.step();
   b.step();
-  save_embedding_rows(embedding_path(ckpt, 0), a.gids, a.rows, *a.adam);
-  save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
+  save_embedding_rows(embedding_path(ckpt, 0), kOrigin, a.gids, a.rows, *a.adam);
+  save_embedding_rows(embedding_path(ckpt, 1), kOrigin, b.gids, b.rows, *b.adam);
   OwnedRows c({9, 4, 2});
-  load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam);
+  load_embedding_rows(ckpt, 2, kOrigin, kNodes, c.gids, c.rows, *c.adam);
   for (const int64_t gid : {9, 2}) {
     EXPECT_EQ(c.row(gid), b.row(gid)) << gid;
     EXPECT_EQ(c.row(gid, true), b.row(gid, true)) << gid;
@@ -534,43 +541,86 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(c.row(4)[k], a.row(4)[k], 1e-6);
 
   OwnedRows missing({9, 5});
-  EXPECT_TRUE(
-      test::contains(test::error_of<InputError>([&] {
-                       load_embedding_rows(ckpt, 2, missing.gids, missing.rows, *missing.adam);
-                     }),
-                     "node 5's embedding row is in none of the checkpoint's 2 embedding files"));
-  EXPECT_EQ(missing.row(9), OwnedRows({9}).row(9)) << "nothing changed on error";
   EXPECT_TRUE(test::contains(
-      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 3, c.gids, c.rows, *c.adam); }),
-      "ckpt-000003.emb-0002.bin"));
+      test::error_of<InputError>([&] {
+        load_embedding_rows(ckpt, 2, kOrigin, kNodes, missing.gids, missing.rows, *missing.adam);
+      }),
+      "node 5's embedding row is in none of the checkpoint's 2 embedding files"));
+  EXPECT_EQ(missing.row(9), OwnedRows({9}).row(9)) << "nothing changed on error";
+  EXPECT_TRUE(test::contains(test::error_of<InputError>([&] {
+                               load_embedding_rows(ckpt, 3, kOrigin, kNodes, c.gids, c.rows,
+                                                   *c.adam);
+                             }),
+                             "ckpt-000003.emb-0002.bin"));
   OwnedRows stepped_twice({2, 9});
   stepped_twice.step();
   stepped_twice.step();
-  save_embedding_rows(embedding_path(ckpt, 1), stepped_twice.gids, stepped_twice.rows,
+  save_embedding_rows(embedding_path(ckpt, 1), kOrigin, stepped_twice.gids, stepped_twice.rows,
                       *stepped_twice.adam);
-  EXPECT_TRUE(test::contains(
-      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
-      "embedding/adam_step: Adam state unlike"));
+  EXPECT_TRUE(test::contains(test::error_of<InputError>([&] {
+                               load_embedding_rows(ckpt, 2, kOrigin, kNodes, c.gids, c.rows,
+                                                   *c.adam);
+                             }),
+                             "embedding/adam_step: Adam state unlike"));
   // A node id that is negative, or whose row is in two files or twice in one (damage either way),
   // is named with the file that holds it.
   const std::string second = embedding_path(ckpt, 1);
   const std::pair<std::vector<int64_t>, std::string> damaged[] = {
-      {{-3}, second + ": embedding/gids index 0: node id -3 is negative"},
+      {{-3}, second + ": embedding/gids index 0: node id -3 is outside the graph's [0, 10)"},
+      {{2, kNodes}, second + ": embedding/gids index 1: node id 10 is outside the graph's [0, 10)"},
       {{4}, second + ": embedding/gids: node 4 has a row here and in " + embedding_path(ckpt, 0)},
       {{2, 2}, second + ": embedding/gids: node 2 has a row here and again in this file"}};
   for (const auto& [ids, expected] : damaged) {
     OwnedRows rows(ids);
     rows.step();
-    save_embedding_rows(second, rows.gids, rows.rows, *rows.adam);
-    EXPECT_TRUE(test::contains(
-        test::error_of<InputError>([&] { load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam); }),
-        expected));
+    save_embedding_rows(second, kOrigin, rows.gids, rows.rows, *rows.adam);
+    EXPECT_TRUE(test::contains(test::error_of<InputError>([&] {
+                                 load_embedding_rows(ckpt, 2, kOrigin, kNodes, c.gids, c.rows,
+                                                     *c.adam);
+                               }),
+                               expected));
   }
-  save_embedding_rows(embedding_path(ckpt, 1), b.gids, b.rows, *b.adam);
+  // Rows of another checkpoint: another epoch's, run's or dataset's file copied in its place.
+  for (const EmbeddingOrigin& other :
+       {EmbeddingOrigin{kOrigin.dataset_fingerprint, kOrigin.seed, 2},
+        EmbeddingOrigin{kOrigin.dataset_fingerprint, 8, 3},
+        EmbeddingOrigin{"ffeeddccbbaa99887766554433221100", kOrigin.seed, 3}}) {
+    save_embedding_rows(second, other, b.gids, b.rows, *b.adam);
+    const std::string error = test::error_of<InputError>(
+        [&] { load_embedding_rows(ckpt, 2, kOrigin, kNodes, c.gids, c.rows, *c.adam); });
+    EXPECT_TRUE(test::contains(
+        error, second + ": embedding/origin: is 'dataset " + other.dataset_fingerprint + ", seed " +
+                   std::to_string(other.seed) + ", epoch " + std::to_string(other.epoch) +
+                   "', the checkpoint's 'dataset " + kOrigin.dataset_fingerprint +
+                   ", seed 7, epoch 3': learned rows of another "
+                   "run, dataset or epoch"))
+        << error;
+  }
+  save_embedding_rows(embedding_path(ckpt, 1), kOrigin, b.gids, b.rows, *b.adam);
+  // The rows step with the parameters the checkpoint restored: rows one step behind them are
+  // another epoch's (files of an older build, which record no origin, are caught so).
+  {
+    OwnedRows d({9, 4, 2});
+    at::Tensor weight = torch::ones({2}, torch::requires_grad());
+    d.adam->add_param_group(torch::optim::OptimizerParamGroup({weight}));
+    for (int k = 0; k < 2; ++k) {
+      d.adam->zero_grad();
+      (d.rows.pow(2).sum() + weight.pow(2).sum()).backward();
+      d.adam->step();
+    }
+    const std::string error = test::error_of<InputError>(
+        [&] { load_embedding_rows(ckpt, 2, kOrigin, kNodes, d.gids, d.rows, *d.adam); });
+    EXPECT_TRUE(test::contains(error, embedding_path(ckpt, 0) +
+                                          ": embedding/adam_step: step 1, the checkpoint's "
+                                          "parameters are at step 2: learned rows of another "
+                                          "epoch"))
+        << error;
+  }
   const at::Tensor wide = at::zeros({1, 4});
-  EXPECT_TRUE(test::contains(
-      test::error_of<InputError>([&] { load_embedding_rows(ckpt, 1, {4}, wide, *c.adam); }),
-      "the model's are 4 wide"));
+  EXPECT_TRUE(test::contains(test::error_of<InputError>([&] {
+                               load_embedding_rows(ckpt, 1, kOrigin, kNodes, {4}, wide, *c.adam);
+                             }),
+                             "the model's are 4 wide"));
 
   // A checkpoint with embedding rows reads back only with all its files; pruning removes them.
   Trained t(1);
@@ -613,11 +663,11 @@ TEST(Checkpoint, EmbeddingRowsComeBackByNodeOnAnyRank) {
   // one being written (newer: kept).
   const std::string orphan = embedding_path(checkpoint_path(tmp.str(), 1), 0);
   const std::string coming = embedding_path(checkpoint_path(tmp.str(), 6), 0);
-  save_embedding_rows(orphan, a.gids, a.rows, *a.adam);
-  save_embedding_rows(coming, a.gids, a.rows, *a.adam);
+  save_embedding_rows(orphan, kOrigin, a.gids, a.rows, *a.adam);
+  save_embedding_rows(coming, kOrigin, a.gids, a.rows, *a.adam);
   const std::string other = tmp.str("ckpt-000001.emb-01.bin");  // not a name the writer produces
   write_file(other, "");
-  prune_checkpoints(tmp.str(), 2);
+  prune_checkpoints(tmp.str(), 2, 5);
   EXPECT_TRUE(std::filesystem::exists(other));
   EXPECT_FALSE(std::filesystem::exists(ckpt));
   EXPECT_FALSE(std::filesystem::exists(embedding_path(ckpt, 0)));
@@ -668,21 +718,22 @@ TEST(Checkpoint, BestEpochParametersAndRowsComeBackWhereKept) {
   const at::Tensor best0 = r0.rows.detach().clone(), best1 = r1.rows.detach().clone();
   r0.step();
   r1.step();
-  save_embedding_rows(embedding_path(ckpt, 0), r0.gids, r0.rows, *r0.adam, &best0);
-  save_embedding_rows(embedding_path(ckpt, 1), r1.gids, r1.rows, *r1.adam, &best1);
+  save_embedding_rows(embedding_path(ckpt, 0), kOrigin, r0.gids, r0.rows, *r0.adam, &best0);
+  save_embedding_rows(embedding_path(ckpt, 1), kOrigin, r1.gids, r1.rows, *r1.adam, &best1);
   OwnedRows c({2, 4});
   at::Tensor rows;
-  load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam, &rows);
+  load_embedding_rows(ckpt, 2, kOrigin, kNodes, c.gids, c.rows, *c.adam, &rows);
   EXPECT_EQ(c.row(4), r0.row(4));
   ASSERT_TRUE(rows.defined());
   EXPECT_TRUE(at::equal(rows, at::stack({best1[0], best0[0]})));
-  save_embedding_rows(embedding_path(ckpt, 1), r1.gids, r1.rows, *r1.adam);
+  save_embedding_rows(embedding_path(ckpt, 1), kOrigin, r1.gids, r1.rows, *r1.adam);
   EXPECT_TRUE(test::contains(test::error_of<InputError>([&] {
-                               load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam, &rows);
+                               load_embedding_rows(ckpt, 2, kOrigin, kNodes, c.gids, c.rows,
+                                                   *c.adam, &rows);
                              }),
                              "embedding/best_rows"));
-  save_embedding_rows(embedding_path(ckpt, 0), r0.gids, r0.rows, *r0.adam);
-  load_embedding_rows(ckpt, 2, c.gids, c.rows, *c.adam, &rows);
+  save_embedding_rows(embedding_path(ckpt, 0), kOrigin, r0.gids, r0.rows, *r0.adam);
+  load_embedding_rows(ckpt, 2, kOrigin, kNodes, c.gids, c.rows, *c.adam, &rows);
   EXPECT_FALSE(rows.defined());
 }
 

@@ -124,20 +124,33 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
 // "<dir>/ckpt-000012.emb-0003.bin".
 std::string embedding_path(const std::string& checkpoint, int rank);
 
+// The checkpoint a file of learned rows belongs to: its dataset, the run's seed (its header's) and
+// its epoch. Each file records it; loading compares it with the checkpoint's.
+struct EmbeddingOrigin {
+  std::string dataset_fingerprint;
+  uint64_t seed = 0;
+  int epoch = 0;
+};
+
 // Writes this rank's embedding rows `rows` (rows x columns; their node ids `gids`), their Adam
-// state in `optimizer` and, where given, the same rows at the best epoch `best_rows` to `path`
-// atomically. InputError naming the file if it cannot be written.
-void save_embedding_rows(const std::string& path, const std::vector<int64_t>& gids,
-                         const at::Tensor& rows, const torch::optim::Adam& optimizer,
+// state in `optimizer`, where given the same rows at the best epoch `best_rows`, and `origin` to
+// `path` atomically. InputError naming the file if it cannot be written.
+void save_embedding_rows(const std::string& path, const EmbeddingOrigin& origin,
+                         const std::vector<int64_t>& gids, const at::Tensor& rows,
+                         const torch::optim::Adam& optimizer,
                          const at::Tensor* best_rows = nullptr);
 
-// Restores into `rows` (this rank's, of node ids `gids`) and into its Adam state in `optimizer` the
-// rows of those ids from the `ranks` embedding files of `checkpoint`. InputError naming the file
-// for a node whose row is in none of them, a negative node id or one with two rows, rows of another
-// width, Adam steps that disagree, values that are not finite or negative second moments; on
-// any error nothing has been changed. With `best_rows`, also the rows at the best epoch into a new
-// tensor there where the files have them (else it stays undefined).
-void load_embedding_rows(const std::string& checkpoint, int ranks, const std::vector<int64_t>& gids,
+// Restores into `rows` (this rank's, of node ids `gids`) and into its Adam state in `optimizer`
+// (whose parameters' state the checkpoint has restored) the rows of those ids from the `ranks`
+// embedding files of `checkpoint`, whose origin is `origin`. InputError naming the file for a node
+// whose row is in none of them, a node id outside [0, num_nodes) or one with two rows, rows of
+// another width, a file of another origin (another run, dataset or epoch: files written before the
+// origin was recorded have none), Adam steps that disagree with each other or with the
+// parameters', values that are not finite or negative second moments; on any error nothing has
+// been changed. With `best_rows`, also the rows at the best epoch into a new tensor there where the
+// files have them (else it stays undefined).
+void load_embedding_rows(const std::string& checkpoint, int ranks, const EmbeddingOrigin& origin,
+                         int64_t num_nodes, const std::vector<int64_t>& gids,
                          const at::Tensor& rows, torch::optim::Adam& optimizer,
                          at::Tensor* best_rows = nullptr);
 
@@ -177,9 +190,10 @@ std::vector<int> list_checkpoints(const std::string& dir);
 // warning naming the problem. "" if there is none.
 std::string latest_checkpoint(const std::string& dir);
 
-// Deletes all but the newest `keep` checkpoints of `dir`, with their embedding files, and the
-// embedding files older than the newest checkpoint that belong to none (a run that died between
-// its ranks' writes and rank 0's); warning on failure.
-void prune_checkpoints(const std::string& dir, int keep);
+// Deletes all but the newest `keep` checkpoints of `dir` up to epoch `written` (the one just
+// written), with their embedding files, and the embedding files older than it that belong to none
+// (a run that died between its ranks' writes and rank 0's); warning on failure. Checkpoints named
+// for a later epoch are left alone and not counted.
+void prune_checkpoints(const std::string& dir, int keep, int written);
 
 }  // namespace adaqp

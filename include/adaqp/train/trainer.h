@@ -32,8 +32,9 @@ class Adam;
 
 namespace adaqp {
 
-struct SparseFeatures;  // model/sparse_features.h
-struct ModelSnapshot;   // train/checkpoint.h
+struct SparseFeatures;   // model/sparse_features.h
+struct ModelSnapshot;    // train/checkpoint.h
+struct EmbeddingOrigin;  // train/checkpoint.h
 
 // communication.mode (docs/design.md, section 7): vanilla (full precision, no overlap), overlap
 // (AdaQP-p), quant (AdaQP-q), adaqp (both). Training exchanges of the quantized modes use the
@@ -135,12 +136,15 @@ class Trainer {
   // Learned featureless rows (model.featureless: embedding, some type without features): each
   // rank's own, trained by `optimizer` but not among `model`'s parameters, so checkpoints keep
   // them apart (train/checkpoint.h): save writes this rank's rows and their Adam state to `path`
-  // (and `best`'s rows, where given), load takes this rank's nodes' rows from the `ranks`
-  // embedding files of checkpoint `checkpoint` (and into best->embedding their rows at the best
+  // (and `best`'s rows, where given) with the checkpoint's `origin`, load takes this rank's nodes'
+  // rows from the `ranks` embedding files of checkpoint `checkpoint`, of origin `origin`, once the
+  // checkpoint has restored the parameters (and into best->embedding their rows at the best
   // epoch, where given and written).
   bool has_embedding() const;
-  void save_embedding(const std::string& path, const ModelSnapshot* best = nullptr) const;
-  void load_embedding(const std::string& checkpoint, int ranks, ModelSnapshot* best = nullptr);
+  void save_embedding(const std::string& path, const EmbeddingOrigin& origin,
+                      const ModelSnapshot* best = nullptr) const;
+  void load_embedding(const std::string& checkpoint, int ranks, const EmbeddingOrigin& origin,
+                      ModelSnapshot* best = nullptr);
   // A copy of the parameters and this rank's learned featureless rows as they are after `epoch`,
   // on their device; restore puts one back (training.restore_best).
   ModelSnapshot snapshot(int epoch) const;
