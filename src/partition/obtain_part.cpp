@@ -61,7 +61,8 @@ std::optional<Part> load_if_same(const std::string& dir, int rank, const std::st
 }
 
 // Rank 0: streams `path` to `peer`. Announces the size, then sends every chunk it announced even
-// if reading fails (zeros then), and ends with the CRC-32 and whether the read succeeded.
+// if reading fails (zeros then), ends with the CRC-32 and whether the read succeeded, and waits
+// for the peer's word that all of it arrived.
 int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t chunk) {
   std::error_code ec;
   const uintmax_t size = fs::file_size(path, ec);
@@ -93,14 +94,22 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
   }
   const uint32_t trailer[2] = {crc, read_ok ? 1u : 0u};
   send_to(comm, peer, trailer, sizeof trailer);
+  // The next part waits for this one's arrival: parts sent into socket buffers one after another
+  // would cross rank 0's link together, each at a share of it, and the signs of life queued
+  // behind a part's bytes would take as long (a rank's own part longer than timeout_s).
+  int32_t arrived = 0;
+  ExchangeBuffers ack = ExchangeBuffers::none(comm.size());
+  ack.recv[peer] = &arrived;
+  ack.recv_bytes[peer] = sizeof arrived;
+  comm.exchange(ack, ExchangeOptions(kPartTag))->wait();
   if (!read_ok)
     throw InputError(path, "", "read failed while sending it to rank " + std::to_string(peer));
   return header[0];
 }
 
 // A receiving rank: writes its part from rank 0 into `path` (temporary name, CRC check, sync,
-// rename). Receives everything announced even after a local failure, then rethrows it. Its turn
-// may come after other ranks' parts: rank 0's signs of life (`solo`) bound its waits.
+// rename). Receives everything announced and says so even after a local failure, then rethrows it.
+// Its turn may come after other ranks' parts: rank 0's signs of life (`solo`) bound its waits.
 int64_t receive_part(Communicator& comm, SoloWork& solo, int rank, const std::string& path,
                      size_t chunk) {
   int64_t header[2] = {0, 0};
@@ -130,6 +139,8 @@ int64_t receive_part(Communicator& comm, SoloWork& solo, int rank, const std::st
   }
   uint32_t trailer[2] = {0, 0};
   recv_from_root(comm, solo, trailer, sizeof trailer);
+  const int32_t arrived = 1;  // rank 0 sends the next part after this
+  send_to(comm, 0, &arrived, sizeof arrived);
   if (error) std::rethrow_exception(error);
   if (trailer[1] == 0) throw InputError(path, "", "rank 0 failed while reading this rank's part");
   if (trailer[0] != crc)

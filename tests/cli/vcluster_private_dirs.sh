@@ -139,10 +139,11 @@ python3 "$LIB/compare_runs.py" losses "$tmp/shared/out" "$store/h0/out" 0 --para
 
 # Sending the parts takes longer than communication.timeout_s (4 s; 8 hosts, each part about 1 s
 # at 8 Mbit/s, 7 s in all): the ranks that have theirs wait for the rest as long as rank 0 shows
-# signs of life (before, rank 1 timed out in the step's agreement). A sign waits behind the bytes
-# rank 0 has queued on its link (about two parts': 3.5 s was not always enough for parts of 1.4 s
-# under load). Then rank 0 stopped (SIGSTOP) while it sends: the job ends within seconds, non-zero,
-# with one message naming rank 0's silence.
+# signs of life (before, rank 1 timed out in the step's agreement). A sign waits behind the part
+# its receiver is getting (before each part waited for the last one's arrival, parts queued in
+# socket buffers crossed the link together and a rank's signs could wait behind its own part's
+# bytes for more than 4 s under load). Then rank 0 stopped (SIGSTOP) while it sends: the job ends
+# within seconds, non-zero, with one message naming rank 0's silence.
 hosts=8
 slow=(--set dataset.synthetic.num_nodes=20000 --set partition.parts=8 --set communication.timeout_s=4
       --set "partition.dir=$tmp/private/slow" --set "partition.local_dir=$tmp/private/slow-cache")
