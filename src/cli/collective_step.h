@@ -93,9 +93,18 @@ auto run_watched(Communicator& comm, const std::string& what, Work&& work) {
   } catch (const CommError& e) {  // a rank that never joined the watch's communicator
     end_job_on_silence(comm, SilentPeerError(-1, fmt::format("{}, as {}", e.what(), what)));
   }
-  comm.set_timeout(std::max(timeout_s, kSoloWorkTimeoutS));
-  auto result = work();
-  comm.set_timeout(timeout_s);
+  // The timeout comes back also when `work` throws: a collective while the error unwinds is
+  // bounded as any other.
+  struct Restore {
+    Communicator& comm;
+    double timeout_s;
+    ~Restore() { comm.set_timeout(timeout_s); }
+  };
+  auto result = [&] {
+    const Restore restore{comm, timeout_s};
+    comm.set_timeout(std::max(timeout_s, kSoloWorkTimeoutS));
+    return work();
+  }();
   watch->finish();
   return result;
 }

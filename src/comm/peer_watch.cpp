@@ -95,13 +95,20 @@ void PeerWatch::watch() {
 
 bool PeerWatch::look(bool finishing) {
   const double now = steady_now_s();
-  if (finishing) {
-    for (size_t r = 0; r < told_done_.size(); ++r) {
-      if (!told_done_[r] && sender_->send(static_cast<int>(r), signs::kDone)) told_done_[r] = 1;
+  // A sign that fails is reported after the peers' signs are taken: a send failing every time
+  // must not keep this rank from finding a silent peer.
+  std::exception_ptr failed;
+  try {
+    if (finishing) {
+      for (size_t r = 0; r < told_done_.size(); ++r) {
+        if (!told_done_[r] && sender_->send(static_cast<int>(r), signs::kDone)) told_done_[r] = 1;
+      }
+    } else if (now >= next_sign_s_) {
+      next_sign_s_ = now + signs::interval_s(silence_s_);
+      sender_->round(signs::kAlive);
     }
-  } else if (now >= next_sign_s_) {
-    sender_->round(signs::kAlive);
-    next_sign_s_ = now + signs::interval_s(silence_s_);
+  } catch (const std::exception&) {
+    failed = std::current_exception();
   }
   bool over = finishing;
   for (size_t r = 0; r < receivers_.size(); ++r) {
@@ -120,6 +127,7 @@ bool PeerWatch::look(bool finishing) {
                       comm_.rank(), r, silence_s_, what_, r));
     }
   }
+  if (failed) std::rethrow_exception(failed);
   for (const char told : told_done_) over = over && told != 0;
   return over;
 }

@@ -1,6 +1,7 @@
 #include "adaqp/comm/signs.h"
 
 #include <algorithm>
+#include <exception>
 
 #include "adaqp/common/clock.h"
 
@@ -36,9 +37,17 @@ bool Sender::send(int peer, char sign) {
 }
 
 void Sender::round(char sign) {
+  // Every peer gets its sign even where one before it failed; the first failure is thrown after.
+  std::exception_ptr failed;
   for (int r = 0; r < signs_.size(); ++r) {
-    if (r != signs_.rank()) send(r, sign);
+    if (r == signs_.rank()) continue;
+    try {
+      send(r, sign);
+    } catch (const std::exception&) {
+      if (!failed) failed = std::current_exception();
+    }
   }
+  if (failed) std::rethrow_exception(failed);
 }
 
 void Sender::drain() {

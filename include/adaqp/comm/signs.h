@@ -43,7 +43,8 @@ class Sender {
   ~Sender() = default;
   // `sign` to `peer`; false, and nothing sent, while its previous sign is still in flight.
   bool send(int peer, char sign);
-  // `sign` to every other rank whose previous sign has left.
+  // `sign` to every other rank whose previous sign has left; a failed send does not keep the
+  // later peers' signs back (the first failure is thrown after all were tried).
   void round(char sign);
   // Blocks until every sign in flight has left (bounded by the communicator's timeout).
   void drain();
