@@ -42,8 +42,7 @@ void send_to(Communicator& comm, int peer, const void* data, size_t bytes) {
 }
 
 // A receive from rank 0 while it sends the parts: bounded by its signs of life, not by the
-// communicator's timeout, as rank 0's sends complete into socket buffers and a part's last bytes
-// may then share rank 0's link with the parts sent after it.
+// communicator's timeout, as this rank's turn may come after the other ranks' parts.
 void recv_from_root(Communicator& comm, SoloWork& solo, void* data, size_t bytes) {
   ExchangeBuffers b = ExchangeBuffers::none(comm.size());
   b.recv[0] = data;
@@ -101,7 +100,11 @@ int64_t send_part(Communicator& comm, int peer, const std::string& path, size_t 
   ExchangeBuffers ack = ExchangeBuffers::none(comm.size());
   ack.recv[peer] = &arrived;
   ack.recv_bytes[peer] = sizeof arrived;
-  comm.exchange(ack, ExchangeOptions(kPartTag))->wait();
+  try {
+    comm.exchange(ack, ExchangeOptions(kPartTag))->wait();
+  } catch (const CommError& e) {
+    throw CommError(fmt::format("rank {} did not say its part arrived: {}", peer, e.what()));
+  }
   if (!read_ok)
     throw InputError(path, "", "read failed while sending it to rank " + std::to_string(peer));
   return header[0];
