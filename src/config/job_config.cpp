@@ -650,7 +650,8 @@ void validate(const JobConfig& c, const Origin& origin) {
   // Below float32's least normal number a step is 0 or a subnormal: nothing would train.
   const double least = std::numeric_limits<float>::min();
   require(t.lr >= least && t.lr <= most, origin, "training.lr", print_value(t.lr),
-          "must be in float32's normal range [1.2e-38, 3.4e38] (a smaller rate steps by nothing)");
+          "must be in float32's normal range [1.1755e-38, 3.4028e38] (a smaller rate is lost to "
+          "float32)");
   require(t.weight_decay >= 0 && t.weight_decay <= most, origin, "training.weight_decay",
           print_value(t.weight_decay), "must be >= 0 and at most float32's largest, 3.4e38");
   require(t.eval_every >= 1, origin, "training.eval_every", std::to_string(t.eval_every),

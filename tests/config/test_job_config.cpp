@@ -525,7 +525,7 @@ TEST(JobConfig, ARangeErrorNamesWhereTheValueWasGiven) {
   const std::string lr = config_error("training: {epochs: 2}\n", {"training.lr=1e300"});
   EXPECT_TRUE(test::contains(lr,
                              "job.yaml: --set: training.lr = 1e+300: must be in float32's normal "
-                             "range [1.2e-38, 3.4e38]"))
+                             "range [1.1755e-38, 3.4028e38]"))
       << lr;
   const std::string from_file = config_error("training: {epochs: -5}\n", {"model.hidden=8"});
   EXPECT_TRUE(test::contains(from_file, "job.yaml: training.epochs = -5: must be >= 1"))
