@@ -547,6 +547,28 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const Embeddi
     state.erase(key);
 }
 
+namespace {
+
+// Why a model's parameter is not in the checkpoint: the parameters it holds that the model lacks
+// (another structure: model.num_bases, say, which the header does not record).
+std::string missing_parameter(const ArrayFileReader& in, torch::nn::Module& model) {
+  const std::string prefix = "param/";
+  const auto params = model.named_parameters();
+  std::vector<std::string> others;
+  for (const auto& [name, dtype] : in.arrays()) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string param = name.substr(prefix.size());
+    if (params.find(param) == nullptr) others.push_back(param);
+  }
+  if (others.empty()) return "parameter missing from the checkpoint";
+  return fmt::format(
+      "parameter missing from the checkpoint, which holds {} instead: the checkpoint's model has "
+      "another structure (a model key changed since it was written)",
+      fmt::join(others, ", "));
+}
+
+}  // namespace
+
 CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHeader& expected,
                                    torch::nn::Module& model, torch::optim::Adam& optimizer,
                                    ModelSnapshot* best) {
@@ -560,7 +582,7 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
     StagedParam s;
     s.param = item.value();
     if (!in.has("param/" + name))
-      throw InputError(path, "param/" + name, "parameter missing from the checkpoint");
+      throw InputError(path, "param/" + name, missing_parameter(in, model));
     const std::vector<int64_t> sizes = in.get<int64_t>("shape/" + name);
     if (sizes != sizes_of(s.param))
       throw InputError(path, "shape/" + name,

@@ -301,6 +301,32 @@ TEST(Checkpoint, ParameterOfAnotherShapeIsNamed) {
       << msg;
 }
 
+// A model whose second layer has another name: the same header, another structure (as R-GCN's
+// bases are to its per-relation weights).
+struct RenamedNet : torch::nn::Module {
+  RenamedNet() {
+    first = register_module("first", torch::nn::Linear(4, 5));
+    third = register_module("third", torch::nn::Linear(5, 3));
+  }
+  torch::nn::Linear first{nullptr}, third{nullptr};
+};
+
+TEST(Checkpoint, ParameterMissingNamesWhatTheCheckpointHoldsInstead) {
+  test::TempDir dir;
+  Trained a(1, 5);
+  a.step();
+  const std::string path = dir.str("c.bin");
+  save_checkpoint(path, header(), progress(1), a.net, *a.adam);
+  RenamedNet other;
+  torch::optim::Adam adam(other.parameters(), torch::optim::AdamOptions(0.05));
+  const std::string msg =
+      test::error_of<InputError>([&] { load_checkpoint(path, header(), other, adam); });
+  EXPECT_TRUE(test::contains(msg,
+                             "param/third.weight: parameter missing from the checkpoint, "
+                             "which holds second.bias, second.weight instead"))
+      << msg;
+}
+
 TEST(Checkpoint, ParameterThatIsNotFiniteIsNamed) {
   test::TempDir dir;
   Trained a(1);
