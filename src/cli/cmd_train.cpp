@@ -153,8 +153,11 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
                replace ? " to be replaced (--repartition)" : " does not exist",
                cfg.partition.options.parts);
   const Graph g = load_dataset(cfg.dataset);
-  require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);  // before any write
+  // Before any write: a job that cannot train on this dataset leaves no partition.
+  require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);
   require_features(g.feat_dim, cfg.dataset);
+  require_relations(cfg, g.relations.size());
+  require_recompute_effect(cfg, g.num_classes);
   // A resume refused for its dataset must leave the partition of the run it meant to continue.
   if (replace && !resume_from.empty()) {
     const std::string found = read_checkpoint_info(resume_from).header.dataset_fingerprint;

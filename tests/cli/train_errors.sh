@@ -56,6 +56,8 @@ expect_failure balance_types_untyped 2 \
   "${small[@]}" --set partition.balance_types=true --set "output.dir=$tmp/balance-types"
 expect_failure rgcn_untyped 2 "model.type = rgcn aggregates each relation on its own, and the dataset has no node types" \
   "${small[@]}" --set model.type=rgcn --set "output.dir=$tmp/rgcn"
+# Found before the dataset is partitioned: the job leaves nothing behind.
+[[ ! -e $tmp/rgcn ]] || fail "rgcn_untyped: left $(find "$tmp/rgcn" | head -3 | tr '\n' ' ')"
 expect_failure missing_config 2 "no-such-job.yaml" --config "$tmp/no-such-job.yaml"
 # An empty path (an unset variable) is not the option's absence: not the embedded default job.
 expect_failure empty_config 2 "--config: an empty path" --config ""
@@ -134,6 +136,12 @@ expect_failure recompute_no_effect 2 \
   "training.recompute = aggregations has no effect with model.type = sage, model.layers = 2" \
   "${small[@]}" --set "output.dir=$tmp/two" --set model.type=sage --set model.layers=2 \
   --set model.hidden=64 --set training.recompute=aggregations
+# The same on a job that must partition first: found before, nothing left behind.
+expect_failure recompute_no_effect_fresh 2 \
+  "training.recompute = aggregations has no effect with model.type = sage, model.layers = 2" \
+  "${small[@]}" --set "output.dir=$tmp/recompute" --set model.type=sage --set model.layers=2 \
+  --set model.hidden=64 --set training.recompute=aggregations
+[[ ! -e $tmp/recompute ]] || fail "recompute_no_effect_fresh: left $(find "$tmp/recompute" | head -3 | tr '\n' ' ')"
 
 # Early stopping, or keeping the best epoch, without validation nodes: every epoch would score 0
 # and the first would be kept.
