@@ -129,11 +129,26 @@ PY
 # A resume under another learning rate trains, and warns naming the key and both values (the
 # replaced config.yaml would otherwise hide what the earlier epochs trained under).
 cp -r "$tmp/gcn_cut" "$tmp/gcn_lr"
-train gcn_lr 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_lr" --set training.epochs=15 \
+cp -r "$tmp/gcn_cut" "$tmp/gcn_same"
+train gcn_lr 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_lr" --set training.epochs=16 \
   --set training.lr=0.05 --resume
 grep -A1 -- "--resume: keys changed since the run's $tmp/gcn_lr/config.yaml was written:" \
   "$tmp/gcn_lr.log" | grep -q "^  training.lr: 0.01 -> 0.05$" ||
   { cat "$tmp/gcn_lr.log"; echo "FAIL: no warning of the changed training.lr" >&2; exit 1; }
+# ... and the new rate is the one in use: from the same checkpoint (epoch 14, gcn_moved's), epoch
+# 15's loss (the checkpoint's parameters) equals that of the same resume under the old rate, epoch
+# 16's (after one step at each rate) does not.
+train gcn_same 2 "${gcn[@]}" --set "output.dir=$tmp/gcn_same" --set training.epochs=16 --resume
+python3 - "$tmp/gcn_lr" "$tmp/gcn_same" <<'PY' || exit 1
+import json, sys
+def losses(d):
+    return {r["epoch"]: r["loss"] for r in map(json.loads, open(d + "/metrics.jsonl"))
+            if r.get("rank") == 0 and "loss" in r and "epoch" in r}
+new, old = losses(sys.argv[1]), losses(sys.argv[2])
+assert sorted(new)[-2:] == [15, 16] and sorted(old)[-2:] == [15, 16], f"FAIL: epochs {sorted(new)}, {sorted(old)}"
+assert new[15] == old[15], f"FAIL: epoch 15's loss {new[15]} != {old[15]}: not the same checkpoint"
+assert new[16] != old[16], f"FAIL: epoch 16's loss {new[16]} under lr 0.05 equals lr 0.01's"
+PY
 
 # SAGE with LayerNorm, 3 workers, evaluated every 3 epochs: the newest checkpoint (epoch 7, the
 # end of the cut run) is damaged, so the resume falls back to epoch 5.
