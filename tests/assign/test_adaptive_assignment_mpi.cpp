@@ -959,6 +959,68 @@ TEST(AdaptiveReferee, PolicyWidthsAreOptimalForWeightsFromTheDenseAdjacency) {
   }
 }
 
+// Quantized messages of the cover layout (source rows and partial sums): every owned row of
+// y = A h is off by at most one step of each received message's width, weighted by its entry in
+// A'_halo (a_ij for a source row, 1 for a partial sum), each step from the range its sender traced.
+TEST(CoverLayout, QuantizedMessagesStayWithinTheirWidthsBound) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const Graph g = test::directed_graph(240, 43);
+  DistGraphOptions gopt;
+  gopt.norm = &conv_norm(ModelType::kGcn);
+  gopt.exchange = ExchangeLayout::kCover;
+  DistGraph graph(test::my_part(g, *comm), *comm, gopt);
+  const Part& part = graph.part();
+  const Boundary& b = graph.boundary();
+  const std::vector<float> h = owned_rows(part, 0);
+  for (int bits : {2, 8}) {
+    SchemeOptions so;
+    so.bits = bits;
+    QuantPlan plan = scheme_plan(b, 2, so, 1);
+    plan.trace_ranges = true;
+    std::vector<float> y(h.size()), exact(h.size());
+    graph.set_quant_plan(&plan);
+    graph.aggregate(h.data(), kWidth, y.data(), kLayer);
+    graph.settle();  // its traces taken; the next exchange is another epoch's
+    graph.set_quant_plan(nullptr);
+    graph.aggregate(h.data(), kWidth, exact.data(), kLayer);
+    graph.settle();
+    // Each received message's range, from its sender's trace (send order to receive order).
+    const MessageTrace* trace = graph.message_traces().find(kLayer, Direction::kForward);
+    ASSERT_NE(trace, nullptr);
+    ASSERT_EQ(static_cast<int64_t>(trace->ranges.size()), b.sends());
+    std::vector<float> ranges(static_cast<size_t>(b.recvs()), 0.0F);
+    ExchangeBuffers buffers = ExchangeBuffers::none(comm->size());
+    for (int r = 0; r < comm->size(); ++r) {
+      if (r == comm->rank()) continue;
+      buffers.send[r] = trace->ranges.data() + b.send_offsets[r];
+      buffers.send_bytes[r] = static_cast<size_t>(b.send_count_to(r)) * sizeof(float);
+      buffers.recv[r] = ranges.data() + b.recv_offsets[r];
+      buffers.recv_bytes[r] = static_cast<size_t>(b.recv_count_from(r)) * sizeof(float);
+    }
+    comm->exchange(buffers, ExchangeOptions(9))->wait();
+    const kernels::CsrView& a = graph.a_halo();
+    ASSERT_EQ(a.cols, b.recvs());
+    double worst = 0;
+    for (int64_t i = 0; i < a.rows; ++i) {
+      double bound = 1e-4;  // float rounding of the sums
+      for (int64_t k = a.indptr[i]; k < a.indptr[i + 1]; ++k) {
+        bound += std::abs(a.values[k]) * ranges[a.indices[k]] / ((1 << bits) - 1) * (1 + 1e-5);
+      }
+      for (int64_t c = 0; c < kWidth; ++c) {
+        const double err = std::abs(y[i * kWidth + c] - exact[i * kWidth + c]);
+        worst = std::max(worst, err);
+        ASSERT_LE(err, bound) << bits << " bits, owned row " << i << " (node " << part.owned_gid[i]
+                              << "), element " << c;
+      }
+    }
+    // The quantization is visible (no message left exact by mistake).
+    double most = worst;
+    comm->allreduce_max(&most, 1);
+    EXPECT_GT(most, 1e-4) << bits << " bits";
+  }
+}
+
 // The same referee for the cover layout (communication.exchange: cover), where a sent row is a
 // source row h_j or a partial sum m_i = sum_j a_ij h_j over the sender's cut edges into i that no
 // source row carries (boundary.h: keys of partial rows are N (1 + sender) + i). Built here from
