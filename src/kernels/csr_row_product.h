@@ -104,7 +104,9 @@ __attribute__((target("avx2"))) void row_product_avx2(const Row& row, int64_t be
 // GCC 12's AVX-512 intrinsics warn about their own _mm512_undefined_* (GCC bug 105593).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)  // clang has no such warning and warns about the name
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // AVX-512: twice the columns a register, so a row of up to 256 columns is one pass over its entries
 // (32 registers hold 16 sums, the weight and the loaded row); on a core with full-width 512-bit

@@ -121,7 +121,9 @@ __attribute__((target("avx2"))) int64_t packed_codes_avx2(const float* x, int64_
 // GCC 12's AVX-512 intrinsics warn about their own _mm512_undefined_* (GCC bug 105593).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)  // clang has no such warning and warns about the name
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // The packed codes of the row's first 16 * (d / 16) elements (one Philox block), 16 a step, as
 // packed_codes_avx2 computes them on 8 lanes: quant_code's operations in its order on 16 lanes, the
 // codes narrowed to bytes in element order (vpmovdb), then for B < 8 joined into B-bit fields as
