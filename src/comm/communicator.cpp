@@ -7,6 +7,7 @@
 
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/wait_bound.h"
 
 namespace adaqp {
 
@@ -18,9 +19,9 @@ void check_comm_timeout(double seconds) {
 }
 
 bool Work::wait_for(double seconds) {
-  const double deadline = steady_now_s() + seconds;
+  WaitBound bound(seconds);
   while (!test()) {
-    if (steady_now_s() > deadline) return false;
+    if (bound.passed()) return false;
     std::this_thread::yield();
   }
   return true;

@@ -15,6 +15,7 @@
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/timeouts.h"
+#include "adaqp/common/wait_bound.h"
 #include "host_work.h"
 
 namespace adaqp {
@@ -80,12 +81,12 @@ class RequestSet {
   // of a 3-layer GCN (136 KB) took 13 ms an epoch at 10 Gbit/s instead of 4.5, 24 instead of 7.5
   // at 300 Mbit/s (benchmarks/results/collective-poll-2026-12-02).
   Progress wait(double timeout_s) {
-    const double deadline = steady_now_s() + timeout_s;
+    WaitBound bound(timeout_s);
     Backoff backoff(64, std::chrono::microseconds(10), std::chrono::microseconds(50));
     for (;;) {
       Progress progress = test();
       if (progress.done || progress.code != MPI_SUCCESS) return progress;
-      if (steady_now_s() >= deadline) return progress;
+      if (bound.passed()) return progress;
       backoff.pause();
     }
   }
@@ -270,11 +271,11 @@ class MpiWork : public HostWork {
   // Progresses until everything has completed; CommError after the timeout.
   void drive() {
     const double timeout_s = link_.timeout_s->load();
-    const double deadline = steady_now_s() + timeout_s;
+    WaitBound bound(timeout_s);
     // Short sleeps: keep a fast link busy while leaving the cores to the computation.
     Backoff backoff(32, std::chrono::microseconds(5), std::chrono::microseconds(200));
     while (!progress()) {
-      if (steady_now_s() >= deadline)
+      if (bound.passed())
         throw CommError(fmt::format(
             "halo exchange (tag {}) timed out after {} s on rank {}; still waiting for: {}",
             options_.tag, timeout_s, link_.rank, pending()));

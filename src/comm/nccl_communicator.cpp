@@ -20,6 +20,7 @@
 #include "adaqp/common/backoff.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/wait_bound.h"
 #include "adaqp/kernels/cuda_support.h"
 
 namespace adaqp {
@@ -113,10 +114,10 @@ class NcclState {
   // Polls `event` until it completes; aborts and throws CommError when the timeout passes first.
   void wait(cudaEvent_t event, const std::string& what) {
     const double seconds = timeout_s.load();
-    const double deadline = steady_now_s() + seconds;
+    WaitBound bound(seconds);
     Backoff pause = poll_pause();
     while (!poll(event, what)) {
-      if (steady_now_s() >= deadline)
+      if (bound.passed())
         fail(
             fmt::format("{} timed out after {} s on rank {} (a peer stalled, died, or is busy for "
                         "longer than communication.timeout_s)",
@@ -207,13 +208,13 @@ class NcclState {
   // The communicator's state once it is no longer ncclInProgress, or ncclInProgress when the
   // timeout passed first.
   ncclResult_t settled_state() {
-    const double deadline = steady_now_s() + timeout_s.load();
+    WaitBound bound(timeout_s.load());
     Backoff pause = poll_pause();
     for (;;) {
       ncclResult_t state = ncclInProgress;
       const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
       if (result != ncclSuccess) return result;
-      if (state != ncclInProgress || steady_now_s() >= deadline) return state;
+      if (state != ncclInProgress || bound.passed()) return state;
       pause.pause();
     }
   }

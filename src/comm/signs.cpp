@@ -4,13 +4,13 @@
 #include <exception>
 
 #include "adaqp/common/clock.h"
+#include "adaqp/common/wait_bound.h"
 
 namespace adaqp::signs {
 namespace {
 
 constexpr int kSignTag = 1;
 constexpr double kMaxIntervalS = 5.0;
-constexpr double kOwnPauseS = 1.0;
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 // Signs of life under real mpirun with real signals. One rank's long work waited for
 // (comm/solo_work.h): the others wait past the communicator's timeout while the root works; a root
 // stopped with SIGSTOP is named within the bound; a job stopped whole for longer than the bound and
-// continued goes on. All ranks' work together watched (comm/peer_watch.h): ranks busy past the
-// timeout go on; a stopped rank is named within the bound while the others are held in a wait of
-// MPI's own.
+// continued goes on, and so do its ranks' waits in a collective or an exchange. All ranks' work
+// together watched (comm/peer_watch.h): ranks busy past the timeout go on; a stopped rank is named
+// within the bound while the others are held in a wait of MPI's own.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <signal.h>
@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -75,6 +76,67 @@ struct SignalledWorld {
 
 void solo_sleep_s(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+// A process of its own suspends the job as a scheduler would, for twice a bound of 1.5 s, and
+// continues rank 0 0.3 s after the others; -1 where it cannot be started. Called on rank 0.
+pid_t suspend_job(const std::vector<pid_t>& pid) {
+  const pid_t suspender = fork();
+  if (suspender == 0) {
+    for (pid_t p : pid) kill(p, SIGSTOP);
+    const timespec pause{3, 0}, stagger{0, 300000000};
+    nanosleep(&pause, nullptr);
+    for (size_t r = 1; r < pid.size(); ++r) kill(pid[r], SIGCONT);
+    nanosleep(&stagger, nullptr);
+    kill(pid[0], SIGCONT);
+    _exit(0);
+  }
+  return suspender;
+}
+
+// The job suspended while ranks 1.. wait for rank 0 in `wait` (rank 0 joins it once continued,
+// last): on their wake they wait on for it (common/wait_bound.h), their bound not yet used.
+void stop_the_job_during(const SignalledWorld& world, const std::function<void()>& wait) {
+  if (world.comm->rank() == 0) {
+    solo_sleep_s(0.3);  // the others are in their wait
+    const pid_t suspender = suspend_job(world.pid);
+    ASSERT_GE(suspender, 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(suspender, &status, 0), suspender);
+  }
+  const double start = steady_now_s();
+  EXPECT_NO_THROW(wait());
+  if (world.comm->rank() != 0) {
+    EXPECT_GE(steady_now_s() - start, 3.0);  // it was stopped
+  }
+}
+
+TEST(StoppedJob, ACollectiveWaitedInGoesOn) {
+  const SignalledWorld world(1.5);
+  ADAQP_REQUIRE_RANKS(world.comm->size(), 2);
+  stop_the_job_during(world, [&] { world.comm->barrier(); });
+}
+
+TEST(StoppedJob, AnExchangeWaitedInGoesOn) {
+  const SignalledWorld world(1.5);
+  Communicator& comm = *world.comm;
+  ADAQP_REQUIRE_RANKS(comm.size(), 2);
+  const int64_t sent = 4242;
+  int64_t got = 0;
+  ExchangeBuffers b = ExchangeBuffers::none(comm.size());
+  if (comm.rank() == 0) {
+    for (int r = 1; r < comm.size(); ++r) {
+      b.send[r] = &sent;
+      b.send_bytes[r] = sizeof sent;
+    }
+  } else {
+    b.recv[0] = &got;
+    b.recv_bytes[0] = sizeof got;
+  }
+  stop_the_job_during(world, [&] { comm.exchange(b, ExchangeOptions(kTag))->wait(); });
+  if (comm.rank() != 0) {
+    EXPECT_EQ(got, sent);
+  }
 }
 
 TEST(SoloWork, OthersWaitPastTheTimeoutWhileTheRootShowsSignsOfLife) {
@@ -153,19 +215,9 @@ TEST(SoloWork, AJobStoppedWholeLongerThanTheBoundGoesOn) {
   {
     SoloWork solo(*comm, 0, "testing");
     if (solo.is_root()) {
-      // A process of its own suspends the job as a scheduler would, for twice the bound, and
-      // continues the waiting ranks 0.3 s before the root: they wake to no sign at all.
-      const pid_t suspender = fork();
+      // Continued 0.3 s after the waiting ranks: they wake to no sign at all.
+      const pid_t suspender = suspend_job(pid);
       ASSERT_GE(suspender, 0);
-      if (suspender == 0) {
-        for (pid_t p : pid) kill(p, SIGSTOP);
-        const timespec pause{3, 0}, stagger{0, 300000000};
-        nanosleep(&pause, nullptr);
-        for (size_t r = 1; r < pid.size(); ++r) kill(pid[r], SIGCONT);
-        nanosleep(&stagger, nullptr);
-        kill(pid[0], SIGCONT);
-        _exit(0);
-      }
       solo_sleep_s(4.0);
       int status = 0;
       ASSERT_EQ(waitpid(suspender, &status, 0), suspender);

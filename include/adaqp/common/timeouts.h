@@ -1,4 +1,4 @@
-// Bounds on blocking waits between ranks, in seconds.
+// Bounds on blocking waits between ranks, in seconds (each counted by common/wait_bound.h).
 #pragma once
 
 namespace adaqp {
