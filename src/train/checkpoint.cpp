@@ -30,8 +30,18 @@ std::vector<uint8_t> text_bytes(const std::string& s) {
   return {s.begin(), s.end()};
 }
 
-std::string bytes_text(const std::vector<uint8_t>& b) {
-  return {b.begin(), b.end()};
+// A text array of the checkpoint; bytes that are not printable ASCII (a damaged or foreign file)
+// are named by position, never printed.
+std::string text_array(const ArrayFileReader& in, const std::string& path,
+                       const std::string& name) {
+  const std::vector<uint8_t> bytes = in.get<uint8_t>(name);
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    if (bytes[k] < 0x20 || bytes[k] > 0x7e)
+      throw InputError(
+          path, name,
+          fmt::format("byte {} of {} is 0x{:02x}, not text", k, bytes.size(), bytes[k]));
+  }
+  return {bytes.begin(), bytes.end()};
 }
 
 // One value of an array that must hold exactly `n` values.
@@ -202,8 +212,8 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
                      fmt::format("format version {} is not supported (this build reads version {})",
                                  version, kCheckpointFormatVersion));
   h.format_version = kCheckpointFormatVersion;
-  h.dataset_fingerprint = bytes_text(in.get<uint8_t>("header/dataset_fingerprint"));
-  h.model_type = bytes_text(in.get<uint8_t>("header/model_type"));
+  h.dataset_fingerprint = text_array(in, path, "header/dataset_fingerprint");
+  h.model_type = text_array(in, path, "header/model_type");
   const std::vector<int64_t> shape = get_exact<int64_t>(in, path, "header/model_shape", 5);
   h.layers = shape[0];
   h.hidden = shape[1];
@@ -441,8 +451,8 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const Embeddi
     const std::string path = embedding_path(checkpoint, r);
     const ArrayFileReader in(path);
     if (in.has("embedding/origin")) {
-      const std::vector<uint8_t> bytes = in.get<uint8_t>("embedding/origin");
-      const std::string written(bytes.begin(), bytes.end()), expected = origin_text(origin);
+      const std::string written = text_array(in, path, "embedding/origin");
+      const std::string expected = origin_text(origin);
       if (written != expected)
         throw InputError(path, "embedding/origin",
                          fmt::format("is '{}', the checkpoint's '{}': learned rows of another "

@@ -385,6 +385,11 @@ TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
       << info_error();
   edited("header/world", std::vector<int64_t>{3, 3});
   EXPECT_TRUE(test::contains(info_error(), "header/world: rank 3 of 3 workers")) << info_error();
+  // Not text: named by position, the escape byte not printed to the terminal.
+  edited("header/model_type", std::vector<uint8_t>{'g', 0x1b, 'n'});
+  EXPECT_TRUE(test::contains(info_error(), "header/model_type: byte 1 of 3 is 0x1b, not text"))
+      << info_error();
+  EXPECT_FALSE(test::contains(info_error(), "\x1b")) << info_error();
   std::vector<float> second =
       std::get<std::vector<float>>(arrays.at("adam/first.weight/exp_avg_sq"));
   second[2] = -1;
