@@ -60,6 +60,44 @@ std::vector<pid_t> rank_pids(Communicator& comm) {
   return std::vector<pid_t>(all.begin(), all.end());
 }
 
+void solo_sleep_s(double s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+// Ranks telling the one that continues a stopped rank that they have seen its silence, so that it
+// waits for all of them instead of a guessed time (a loaded host can be late by more): a real-time
+// signal each (those queue; two ordinary ones sent at once can arrive as one).
+std::atomic<int> silences_told{0};
+
+void count_told(int) {
+  ++silences_told;
+}
+
+class SilenceTelling {
+ public:
+  SilenceTelling() {
+    silences_told = 0;
+    struct sigaction action = {};
+    action.sa_handler = count_told;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGRTMIN + 1, &action, &previous_);
+  }
+  ~SilenceTelling() { sigaction(SIGRTMIN + 1, &previous_, nullptr); }
+  SilenceTelling(const SilenceTelling&) = delete;
+  SilenceTelling& operator=(const SilenceTelling&) = delete;
+
+  static void tell(pid_t waiter) { sigqueue(waiter, SIGRTMIN + 1, sigval{}); }
+  // Until `ranks` have told (at most 20 s: then the test's own checks fail).
+  static void await(int ranks) {
+    const double start = steady_now_s();
+    while (silences_told.load() < ranks && steady_now_s() - start < 20) solo_sleep_s(0.01);
+    EXPECT_EQ(silences_told.load(), ranks);
+  }
+
+ private:
+  struct sigaction previous_ = {};
+};
+
 // A world whose ranks know each other's process ids, its bound on the silence then `bound_s`.
 struct SignalledWorld {
   explicit SignalledWorld(double bound_s) : comm(solo_world(30)), pid(rank_pids(*comm)) {
@@ -70,13 +108,10 @@ struct SignalledWorld {
     comm->set_timeout(30);
     comm->barrier();
   }
+  SilenceTelling telling;  // before the process ids are known to any peer
   std::unique_ptr<MpiCommunicator> comm;
   std::vector<pid_t> pid;
 };
-
-void solo_sleep_s(double s) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(s));
-}
 
 // A process of its own suspends the job as a scheduler would, for twice a bound of 1.5 s, and
 // continues rank 0 0.3 s after the others; -1 where it cannot be started. Called on rank 0.
@@ -193,12 +228,13 @@ TEST(SoloWork, AStoppedRootIsNamedWithinTheBound) {
                                              "(communication.timeout_s) while rank 0 was testing"),
                   std::string::npos)
             << e.what();
+        if (comm->rank() != 1) SilenceTelling::tell(pid[1]);
       }
       if (comm->rank() == 1) {
         const double waited_s = steady_now_s() - stopped_s;
         EXPECT_GE(waited_s, 1.5 - 0.4);  // the last sign came at most one interval before
         EXPECT_LE(waited_s, 3.0);
-        solo_sleep_s(0.5);  // every other rank has seen the silence too
+        SilenceTelling::await(comm->size() - 2);  // every other rank has seen the silence too
         ASSERT_EQ(kill(pid[0], SIGCONT), 0);
       }
       // The root resumed: its signs and its end are taken, none left to a later communicator.
@@ -281,8 +317,10 @@ TEST(PeerWatch, AStoppedRankIsNamedWhileTheOthersAreHeldInAForeignWait) {
                 std::string::npos)
           << e.what();
       if (rank == 0) {
-        solo_sleep_s(0.5);  // every other rank has seen the silence too
+        SilenceTelling::await(comm->size() - 2);  // every other rank has seen the silence too
         kill(pid[1], SIGCONT);
+      } else {
+        SilenceTelling::tell(pid[0]);
       }
     });
     if (rank == 0) {
