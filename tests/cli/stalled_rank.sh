@@ -8,7 +8,9 @@
 # ptscotch), whose own waits have no bound: the others watch every rank's signs of life
 # (comm/peer_watch.h) and rank 0 names rank 1 (before, they waited in PT-Scotch until killed). The
 # same job stopped whole for twice that bound while rank 0 partitions, then continued (a scheduler
-# suspending and resuming it), trains to the end.
+# suspending and resuming it), trains to the end; so does a job stopped whole while it trains, its
+# ranks then waiting in exchanges and all-reduces (common/wait_bound.h; before, they timed out on
+# their wake).
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
@@ -108,3 +110,37 @@ runner=""
 ((rc == 0)) && grep -q "summary:" "$tmp/suspended.log" ||
   fail "the job suspended for 6 s while partitioning did not go on (exit $rc): $(cat "$tmp/suspended.log")"
 echo "ok: suspended 6 s while partitioning, then trained to the end"
+
+# A small job stopped whole for 6 s in the middle of its epochs, mostly waits for each other's
+# rows there, then continued the same way: it trains to the end.
+mapfile -t small < <(synthetic_graph 3000 seed=3; gnn_model 2 16
+  set_pairs communication.mode=vanilla partition.parts=3 "partition.dir=$tmp/small-part" \
+    training.epochs=400 training.threads=1 training.device=cpu communication.timeout_s=3 \
+    "output.dir=$tmp/training")
+timeout 120 mpirun --oversubscribe --bind-to none -np 3 "$ADAQP_BIN" train "${small[@]}" \
+  >"$tmp/training.log" 2>&1 &
+runner=$!
+epochs_recorded() { grep -c '"epoch"' "$tmp/training/metrics.jsonl" 2>/dev/null || true; }
+for _ in $(seq 6000); do
+  (($(epochs_recorded) >= 30)) && break
+  kill -0 "$runner" 2>/dev/null || fail "the small job ended before its 10th epoch: $(cat "$tmp/training.log")"
+  sleep 0.01
+done
+pids=()
+for r in 0 1 2; do pids+=("$(rank_pid "output.dir=$tmp/training" "$r")"); done
+[[ -n ${pids[0]} && -n ${pids[1]} && -n ${pids[2]} ]] ||
+  fail "the small job's processes not found: $(cat "$tmp/training.log")"
+kill -STOP "${pids[@]}"
+sleep 0.1
+recorded=$(epochs_recorded)
+((recorded < 3 * 400)) || fail "the small job was stopped only after its last epoch"
+sleep 6
+kill -CONT "${pids[@]:1}"
+sleep 1
+kill -CONT "${pids[0]}"
+rc=0
+wait "$runner" || rc=$?
+runner=""
+((rc == 0)) && grep -q "summary:" "$tmp/training.log" ||
+  fail "the job suspended for 6 s while training did not go on (exit $rc): $(cat "$tmp/training.log")"
+echo "ok: suspended 6 s after $((recorded / 3)) of 400 epochs, then trained to the end"
