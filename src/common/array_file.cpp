@@ -2,6 +2,8 @@
 #include "adaqp/common/c_file.h"
 #include "adaqp/common/crc.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -88,6 +90,18 @@ class Input {
   uint64_t remaining_ = 0;
 };
 
+// InputError unless `text` is printable ASCII: the first other byte, by position.
+void require_text(const std::string& path, const std::string& where, const std::string& what,
+                  const std::string& text) {
+  for (size_t k = 0; k < text.size(); ++k) {
+    const auto byte = static_cast<uint8_t>(text[k]);
+    if (byte < 0x20 || byte > 0x7e)
+      throw InputError(
+          path, where,
+          fmt::format("{}byte {} of {} is 0x{:02x}, not text", what, k, text.size(), byte));
+  }
+}
+
 }  // namespace
 
 // A vector of e.count elements of type T held by e.values; its data.
@@ -149,6 +163,7 @@ ArrayFileReader::ArrayFileReader(const std::string& path) : path_(path) {
       throw InputError(path, where, "bad name length " + std::to_string(name_len));
     std::string name(name_len, '\0');
     in.get(name.data(), name_len, where);
+    require_text(path, where, "name ", name);
     const std::string at = "array '" + name + "'";
     const uint8_t dtype = in.get_scalar<uint8_t>(at);
     if (dtype < static_cast<uint8_t>(DType::I32) || dtype > static_cast<uint8_t>(DType::F64))
@@ -231,6 +246,13 @@ std::vector<T>& ArrayFileReader::values_of(const std::string& name) const {
 template <typename T>
 std::vector<T> ArrayFileReader::get(const std::string& name) const {
   return values_of<T>(name);
+}
+
+std::string ArrayFileReader::text(const std::string& name) const {
+  const std::vector<uint8_t>& bytes = values_of<uint8_t>(name);
+  std::string text(bytes.begin(), bytes.end());
+  require_text(path_, "array '" + name + "'", "", text);
+  return text;
 }
 
 template <typename T>

@@ -30,20 +30,6 @@ std::vector<uint8_t> text_bytes(const std::string& s) {
   return {s.begin(), s.end()};
 }
 
-// A text array of the checkpoint; bytes that are not printable ASCII (a damaged or foreign file)
-// are named by position, never printed.
-std::string text_array(const ArrayFileReader& in, const std::string& path,
-                       const std::string& name) {
-  const std::vector<uint8_t> bytes = in.get<uint8_t>(name);
-  for (size_t k = 0; k < bytes.size(); ++k) {
-    if (bytes[k] < 0x20 || bytes[k] > 0x7e)
-      throw InputError(
-          path, name,
-          fmt::format("byte {} of {} is 0x{:02x}, not text", k, bytes.size(), bytes[k]));
-  }
-  return {bytes.begin(), bytes.end()};
-}
-
 // One value of an array that must hold exactly `n` values.
 template <typename T>
 std::vector<T> get_exact(const ArrayFileReader& in, const std::string& path,
@@ -212,8 +198,8 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
                      fmt::format("format version {} is not supported (this build reads version {})",
                                  version, kCheckpointFormatVersion));
   h.format_version = kCheckpointFormatVersion;
-  h.dataset_fingerprint = text_array(in, path, "header/dataset_fingerprint");
-  h.model_type = text_array(in, path, "header/model_type");
+  h.dataset_fingerprint = in.text("header/dataset_fingerprint");
+  h.model_type = in.text("header/model_type");
   const std::vector<int64_t> shape = get_exact<int64_t>(in, path, "header/model_shape", 5);
   h.layers = shape[0];
   h.hidden = shape[1];
@@ -451,7 +437,7 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const Embeddi
     const std::string path = embedding_path(checkpoint, r);
     const ArrayFileReader in(path);
     if (in.has("embedding/origin")) {
-      const std::string written = text_array(in, path, "embedding/origin");
+      const std::string written = in.text("embedding/origin");
       const std::string expected = origin_text(origin);
       if (written != expected)
         throw InputError(path, "embedding/origin",

@@ -120,7 +120,12 @@ mapfile -t small < <(synthetic_graph 3000 seed=3; gnn_model 2 16
 timeout 120 mpirun --oversubscribe --bind-to none -np 3 "$ADAQP_BIN" train "${small[@]}" \
   >"$tmp/training.log" 2>&1 &
 runner=$!
-epochs_recorded() { grep -c '"epoch"' "$tmp/training/metrics.jsonl" 2>/dev/null || true; }
+# epochs_recorded: the records of epochs so far (0 before the file exists).
+epochs_recorded() {
+  local n
+  n=$(grep -c '"epoch"' "$tmp/training/metrics.jsonl" 2>/dev/null) || true
+  echo "${n:-0}"
+}
 for _ in $(seq 6000); do
   (($(epochs_recorded) >= 30)) && break
   kill -0 "$runner" 2>/dev/null || fail "the small job ended before its 10th epoch: $(cat "$tmp/training.log")"

@@ -64,34 +64,36 @@ void solo_sleep_s(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
-// Ranks telling the one that continues a stopped rank that they have seen its silence, so that it
-// waits for all of them instead of a guessed time (a loaded host can be late by more): a real-time
-// signal each (those queue; two ordinary ones sent at once can arrive as one).
-std::atomic<int> silences_told{0};
+// Ranks telling one rank that they have reached a point (seen a stopped rank's silence, begun a
+// wait), so that it waits for all of them instead of a guessed time (a loaded host can be late by
+// more): a real-time signal each (those queue; two ordinary ones sent at once can arrive as one),
+// outside the MPI communicators under test.
+std::atomic<int> ranks_told{0};
 
 void count_told(int) {
-  ++silences_told;
+  ++ranks_told;
 }
 
-class SilenceTelling {
+class Telling {
  public:
-  SilenceTelling() {
-    silences_told = 0;
+  Telling() {
+    ranks_told = 0;
     struct sigaction action = {};
     action.sa_handler = count_told;
+    action.sa_flags = SA_RESTART;  // any thread may take it, Open MPI's too
     sigemptyset(&action.sa_mask);
     sigaction(SIGRTMIN + 1, &action, &previous_);
   }
-  ~SilenceTelling() { sigaction(SIGRTMIN + 1, &previous_, nullptr); }
-  SilenceTelling(const SilenceTelling&) = delete;
-  SilenceTelling& operator=(const SilenceTelling&) = delete;
+  ~Telling() { sigaction(SIGRTMIN + 1, &previous_, nullptr); }
+  Telling(const Telling&) = delete;
+  Telling& operator=(const Telling&) = delete;
 
-  static void tell(pid_t waiter) { sigqueue(waiter, SIGRTMIN + 1, sigval{}); }
+  static void tell(pid_t waiter) { EXPECT_EQ(sigqueue(waiter, SIGRTMIN + 1, sigval{}), 0); }
   // Until `ranks` have told (at most 20 s: then the test's own checks fail).
   static void await(int ranks) {
     const double start = steady_now_s();
-    while (silences_told.load() < ranks && steady_now_s() - start < 20) solo_sleep_s(0.01);
-    EXPECT_EQ(silences_told.load(), ranks);
+    while (ranks_told.load() < ranks && steady_now_s() - start < 20) solo_sleep_s(0.01);
+    EXPECT_EQ(ranks_told.load(), ranks);
   }
 
  private:
@@ -108,7 +110,7 @@ struct SignalledWorld {
     comm->set_timeout(30);
     comm->barrier();
   }
-  SilenceTelling telling;  // before the process ids are known to any peer
+  Telling telling;  // before the process ids are known to any peer
   std::unique_ptr<MpiCommunicator> comm;
   std::vector<pid_t> pid;
 };
@@ -132,14 +134,17 @@ pid_t suspend_job(const std::vector<pid_t>& pid) {
 // The job suspended while ranks 1.. wait for rank 0 in `wait` (rank 0 joins it once continued,
 // last): on their wake they wait on for it (common/wait_bound.h), their bound not yet used.
 void stop_the_job_during(const SignalledWorld& world, const std::function<void()>& wait) {
+  const double start = steady_now_s();
   if (world.comm->rank() == 0) {
-    solo_sleep_s(0.3);  // the others are in their wait
+    Telling::await(world.comm->size() - 1);  // the others are about to wait
+    solo_sleep_s(0.1);                       // and are in their wait
     const pid_t suspender = suspend_job(world.pid);
     ASSERT_GE(suspender, 0);
     int status = 0;
     ASSERT_EQ(waitpid(suspender, &status, 0), suspender);
+  } else {
+    Telling::tell(world.pid[0]);
   }
-  const double start = steady_now_s();
   EXPECT_NO_THROW(wait());
   if (world.comm->rank() != 0) {
     EXPECT_GE(steady_now_s() - start, 3.0);  // it was stopped
@@ -228,13 +233,13 @@ TEST(SoloWork, AStoppedRootIsNamedWithinTheBound) {
                                              "(communication.timeout_s) while rank 0 was testing"),
                   std::string::npos)
             << e.what();
-        if (comm->rank() != 1) SilenceTelling::tell(pid[1]);
+        if (comm->rank() != 1) Telling::tell(pid[1]);
       }
       if (comm->rank() == 1) {
         const double waited_s = steady_now_s() - stopped_s;
         EXPECT_GE(waited_s, 1.5 - 0.4);  // the last sign came at most one interval before
         EXPECT_LE(waited_s, 3.0);
-        SilenceTelling::await(comm->size() - 2);  // every other rank has seen the silence too
+        Telling::await(comm->size() - 2);  // every other rank has seen the silence too
         ASSERT_EQ(kill(pid[0], SIGCONT), 0);
       }
       // The root resumed: its signs and its end are taken, none left to a later communicator.
@@ -317,10 +322,10 @@ TEST(PeerWatch, AStoppedRankIsNamedWhileTheOthersAreHeldInAForeignWait) {
                 std::string::npos)
           << e.what();
       if (rank == 0) {
-        SilenceTelling::await(comm->size() - 2);  // every other rank has seen the silence too
+        Telling::await(comm->size() - 2);  // every other rank has seen the silence too
         kill(pid[1], SIGCONT);
       } else {
-        SilenceTelling::tell(pid[0]);
+        Telling::tell(pid[0]);
       }
     });
     if (rank == 0) {

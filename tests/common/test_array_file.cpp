@@ -113,6 +113,30 @@ TEST(ArrayFile, MissingArrayAndWrongDtypeNameTheArray) {
             std::string::npos);
 }
 
+// Names and text arrays that are not printable ASCII: named by position, their bytes never printed.
+TEST(ArrayFile, BytesThatAreNotTextAreNamedByPosition) {
+  test::TempDir dir;
+  const std::string path = dir.str("t.bin");
+  ArrayFileWriter w;
+  w.add("text", std::vector<uint8_t>{'o', 'k'});
+  w.add("escaped", std::vector<uint8_t>{'g', 0x1b, 'n'});
+  w.write(path);
+  const ArrayFileReader r(path);
+  EXPECT_EQ(r.text("text"), "ok");
+  const std::string msg = test::error_of<InputError>([&] { r.text("escaped"); });
+  EXPECT_NE(msg.find("array 'escaped': byte 1 of 3 is 0x1b, not text"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\x1b'), std::string::npos);
+  ArrayFileWriter named;
+  named.add(std::string("a\x1b"
+                        "b"),
+            std::vector<int32_t>{1});
+  named.write(path);
+  const std::string name_msg = test::error_of<InputError>([&] { ArrayFileReader bad(path); });
+  EXPECT_NE(name_msg.find("array #0: name byte 1 of 3 is 0x1b, not text"), std::string::npos)
+      << name_msg;
+  EXPECT_EQ(name_msg.find('\x1b'), std::string::npos);
+}
+
 TEST(ArrayFile, BadMagicIsRejected) {
   test::TempDir dir;
   const std::string path = write_sample(dir);

@@ -1,10 +1,13 @@
 // WaitBound: the time a waiting process was stopped itself (here: asleep between two looks for
-// longer than kOwnPauseS) is not counted; shorter gaps are.
+// longer than kOwnPauseS) is not counted; shorter gaps are, and so is a long look that runs.
 #include "adaqp/common/wait_bound.h"
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 #include "adaqp/common/clock.h"
@@ -40,6 +43,21 @@ TEST(WaitBound, AGapOfMoreThanTheOwnPauseIsNotCounted) {
   EXPECT_FALSE(bound.passed());
   // The half second is left whole: nothing of it was used before the gap.
   EXPECT_GE(seconds_until_passed(bound), 0.5 - 0.05);
+}
+
+// The thread's own CPU time (not the wall clock: a loaded host gives it a share of a core).
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+TEST(WaitBound, ALongLookThatRunsCounts) {
+  WaitBound bound(0.5);
+  const double cpu = thread_cpu_s();
+  volatile uint64_t spins = 0;
+  while (thread_cpu_s() - cpu < kOwnPauseS + 0.3) spins = spins + 1;
+  EXPECT_TRUE(bound.passed());
 }
 
 TEST(WaitBound, ShortGapsAllCount) {

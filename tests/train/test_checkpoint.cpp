@@ -387,7 +387,8 @@ TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
   EXPECT_TRUE(test::contains(info_error(), "header/world: rank 3 of 3 workers")) << info_error();
   // Not text: named by position, the escape byte not printed to the terminal.
   edited("header/model_type", std::vector<uint8_t>{'g', 0x1b, 'n'});
-  EXPECT_TRUE(test::contains(info_error(), "header/model_type: byte 1 of 3 is 0x1b, not text"))
+  EXPECT_TRUE(
+      test::contains(info_error(), "array 'header/model_type': byte 1 of 3 is 0x1b, not text"))
       << info_error();
   EXPECT_FALSE(test::contains(info_error(), "\x1b")) << info_error();
   std::vector<float> second =

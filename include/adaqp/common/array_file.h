@@ -50,7 +50,7 @@ class ArrayFileWriter {
 class ArrayFileReader {
  public:
   // Reads and checks the whole file: InputError naming the file and the array on a bad magic,
-  // truncation, trailing bytes or checksum mismatch.
+  // truncation, trailing bytes, checksum mismatch or a name that is not printable ASCII.
   explicit ArrayFileReader(const std::string& path);
   // Not copied: copies would share the arrays that take() hands over.
   ArrayFileReader(const ArrayFileReader&) = delete;
@@ -66,6 +66,9 @@ class ArrayFileReader {
   // As get, but hands over the array read (no copy); it is then missing from this reader.
   template <typename T>
   std::vector<T> take(const std::string& name);
+  // A uint8 array holding text: InputError, naming the first byte that is not printable ASCII by
+  // its position (a damaged or foreign file's bytes never reach a terminal), as get otherwise.
+  std::string text(const std::string& name) const;
 
  private:
   struct Entry {
