@@ -96,19 +96,26 @@ stalled ptscotch_partition_stalled 1 "$watched" partition --out "$tmp/part" \
 
 # The whole job stopped for 6 s (twice the bound) while rank 0 partitions, then continued, the
 # waiting ranks 1 s before rank 0 (they wake to no sign yet).
+# continue_after_6s NAME WHILE PIDS...: the stopped job's processes PIDS (rank 0's first) continued
+# 6 s on, the others 1 s before rank 0; the job must then train to the end.
+continue_after_6s() {
+  local name=$1 while=$2 rc=0
+  shift 2
+  sleep 6
+  kill -CONT "${@:2}"
+  sleep 1
+  kill -CONT "$1"
+  wait "$runner" || rc=$?
+  runner=""
+  ((rc == 0)) && grep -q "summary:" "$tmp/$name.log" ||
+    fail "the job suspended for 6 s $while did not go on (exit $rc): $(cat "$tmp/$name.log")"
+}
+
 start suspended train --set "output.dir=$tmp/suspended"
 read -r -a pids < <(pids_once_partitioning suspended)
 kill -STOP "${pids[@]}"
 still_partitioning suspended
-sleep 6
-kill -CONT "${pids[@]:1}"
-sleep 1
-kill -CONT "${pids[0]}"
-rc=0
-wait "$runner" || rc=$?
-runner=""
-((rc == 0)) && grep -q "summary:" "$tmp/suspended.log" ||
-  fail "the job suspended for 6 s while partitioning did not go on (exit $rc): $(cat "$tmp/suspended.log")"
+continue_after_6s suspended "while partitioning" "${pids[@]}"
 echo "ok: suspended 6 s while partitioning, then trained to the end"
 
 # A small job stopped whole for 6 s in the middle of its epochs, mostly waits for each other's
@@ -139,13 +146,5 @@ kill -STOP "${pids[@]}"
 sleep 0.1
 recorded=$(epochs_recorded)
 ((recorded < 3 * 400)) || fail "the small job was stopped only after its last epoch"
-sleep 6
-kill -CONT "${pids[@]:1}"
-sleep 1
-kill -CONT "${pids[0]}"
-rc=0
-wait "$runner" || rc=$?
-runner=""
-((rc == 0)) && grep -q "summary:" "$tmp/training.log" ||
-  fail "the job suspended for 6 s while training did not go on (exit $rc): $(cat "$tmp/training.log")"
+continue_after_6s training "while training" "${pids[@]}"
 echo "ok: suspended 6 s after $((recorded / 3)) of 400 epochs, then trained to the end"
