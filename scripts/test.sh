@@ -20,4 +20,6 @@ python3 "$ADAQP_ROOT/scripts/list_skips.py" "$ADAQP_BUILD_DIR"
 if [ "$#" -eq 0 ]; then
   "$ADAQP_ROOT/scripts/sanitize.sh" --core || status=$?
 fi
+# Last, so that a log cut to its head and tail (a CI summary) still names what failed and why.
+python3 "$ADAQP_ROOT/scripts/list_failures.py" "$ADAQP_BUILD_DIR"
 exit "$status"
