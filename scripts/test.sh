@@ -16,10 +16,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 status=0
 ctest --test-dir "$ADAQP_BUILD_DIR" --output-on-failure --no-tests=error \
   --parallel "$(($(nproc) + 1))" "$@" || status=$?
-python3 "$ADAQP_ROOT/scripts/list_skips.py" "$ADAQP_BUILD_DIR"
+python3 "$ADAQP_ROOT/scripts/ctest_report.py" skips "$ADAQP_BUILD_DIR"
 if [ "$#" -eq 0 ]; then
   "$ADAQP_ROOT/scripts/sanitize.sh" --core || status=$?
 fi
 # Last, so that a log cut to its head and tail (a CI summary) still names what failed and why.
-python3 "$ADAQP_ROOT/scripts/list_failures.py" "$ADAQP_BUILD_DIR"
+python3 "$ADAQP_ROOT/scripts/ctest_report.py" failures "$ADAQP_BUILD_DIR"
 exit "$status"
