@@ -157,6 +157,7 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
   require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);
   require_features(g.feat_dim, cfg.dataset);
   require_relations(cfg, g.relations.size());
+  require_metric_fits(cfg, g.multilabel);
   require_recompute_effect(cfg, g.num_classes);
   // A resume refused for its dataset must leave the partition of the run it meant to continue.
   if (replace && !resume_from.empty()) {
@@ -490,6 +491,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   run_step(*comm, [&] {
     require_recompute_effect(cfg, meta.num_classes);
     require_relations(cfg, meta.relations.size());
+    require_metric_fits(cfg, meta.multilabel);
     check_splits(cfg, part, rank);
   });
   const std::string fingerprint = meta.dataset_fingerprint;

@@ -24,6 +24,7 @@ TrainerOptions trainer_options(const JobConfig& cfg, const Device& device) {
   o.weight_decay = t.weight_decay;
   o.seed = t.seed;
   o.precision = t.precision;
+  o.metric = t.metric;
   o.sparse_features = t.sparse_features;
   o.cache_features = c.feature_cache;
   o.exchange = c.exchange;
@@ -59,6 +60,7 @@ RunOptions run_options(const Communicator& comm, const JobConfig& cfg, const Tra
   h.dataset_fingerprint = fingerprint;
   h.in_dim = trainer.part().feat_dim;
   h.out_dim = trainer.part().num_classes;
+  h.metric = trainer.metric_name();
   h.world_size = comm.size();
   h.rank = comm.rank();
   return ropt;

@@ -45,6 +45,12 @@ constexpr Table<ComputePrecision, 2> kPrecisions = {{
     {ComputePrecision::kFp32, "fp32"},
     {ComputePrecision::kTf32, "tf32"},
 }};
+constexpr Table<ScoreMetric, 4> kScoreMetrics = {{
+    {ScoreMetric::kAuto, "auto"},
+    {ScoreMetric::kAccuracy, "accuracy"},
+    {ScoreMetric::kF1Micro, "f1_micro"},
+    {ScoreMetric::kRocAuc, "rocauc"},
+}};
 constexpr Table<Recompute, 2> kRecompute = {{
     {Recompute::kNone, "none"},
     {Recompute::kAggregations, "aggregations"},
@@ -140,6 +146,7 @@ ADAQP_CHOICE(ExchangeLayout, kExchangeLayouts, parse_exchange_layout)
 ADAQP_CHOICE(SolveSchedule, kSolveSchedules, parse_solve_schedule)
 ADAQP_CHOICE(Recompute, kRecompute, parse_recompute)
 ADAQP_CHOICE(ComputePrecision, kPrecisions, parse_precision)
+ADAQP_CHOICE(ScoreMetric, kScoreMetrics, parse_score_metric)
 ADAQP_CHOICE(ModelType, kModelTypes, parse_model_type)
 ADAQP_CHOICE(FeaturelessInput, kFeaturelessInputs, parse_featureless_input)
 ADAQP_CHOICE(DeviceChoice, kDevices, parse_device_choice)

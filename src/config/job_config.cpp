@@ -308,6 +308,9 @@ const std::vector<Field>& fields() {
           "training.patience", [](C & c) -> auto& { return c.training.patience; }),
       field<bool>(
           "training.restore_best", [](C & c) -> auto& { return c.training.restore_best; }),
+      choice_field<ScoreMetric>(
+          "training.metric", [](C & c) -> auto& { return c.training.metric; }, parse_score_metric,
+          to_string),
       field<int>(
           "training.threads", [](C & c) -> auto& { return c.training.threads; }),
       choice_field<DeviceChoice>(
@@ -653,7 +656,7 @@ void validate(const JobConfig& c, const Origin& origin) {
           "must be in float32's normal range [1.1755e-38, 3.4028e38] (a smaller rate is lost to "
           "float32)");
   require(t.weight_decay >= 0 && t.weight_decay <= most, origin, "training.weight_decay",
-          print_value(t.weight_decay), "must be >= 0 and at most float32's largest, 3.4e38");
+          print_value(t.weight_decay), "must be >= 0 and at most float32's largest, 3.4028e38");
   require(t.eval_every >= 1, origin, "training.eval_every", std::to_string(t.eval_every),
           "must be >= 1");
   require(t.patience >= 0, origin, "training.patience", std::to_string(t.patience),
@@ -840,6 +843,16 @@ void require_recompute_effect(const JobConfig& cfg, int64_t num_classes) {
       "model.hidden = {} on a dataset of {} classes: only a layer after the first that does not "
       "narrow its rows (out >= in) recomputes its aggregation; set training.recompute = none",
       to_string(cfg.training.recompute), to_string(m.type), m.layers, m.hidden, num_classes));
+}
+
+void require_metric_fits(const JobConfig& cfg, bool multilabel) {
+  const ScoreMetric metric = cfg.training.metric;
+  if (metric == ScoreMetric::kAuto || (metric == ScoreMetric::kAccuracy) != multilabel) return;
+  throw ConfigError(fmt::format(
+      "training.metric = {} scores {}, and the dataset's labels are {}: use training.metric = {}",
+      to_string(metric), multilabel ? "class ids" : "multi-label data (0/1 per class)",
+      multilabel ? "multi-label (0/1 per class)" : "class ids",
+      multilabel ? "f1_micro, rocauc or auto" : "accuracy or auto"));
 }
 
 void require_relations(const JobConfig& cfg, size_t num_relations) {

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "adaqp/common/array_file.h"
+#include "adaqp/common/choices.h"
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -103,8 +104,8 @@ void check_inventory(const ArrayFileReader& in, const std::string& path) {
       "header/model_type",     "header/model_shape",
       "header/model_heads",    "header/world",
       "header/embedding",      "header/seed",
-      "progress/epoch",        "progress/best",
-      "progress/best_epoch"};
+      "header/metric",         "progress/epoch",
+      "progress/best",         "progress/best_epoch"};
   const auto require = [&](bool ok, const std::string& name, const std::string& why) {
     if (!ok) throw InputError(path, "array '" + name + "'", why);
   };
@@ -200,6 +201,7 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   h.format_version = kCheckpointFormatVersion;
   h.dataset_fingerprint = in.text("header/dataset_fingerprint");
   h.model_type = in.text("header/model_type");
+  if (in.has("header/metric")) h.metric = in.text("header/metric");
   const std::vector<int64_t> shape = get_exact<int64_t>(in, path, "header/model_shape", 5);
   h.layers = shape[0];
   h.hidden = shape[1];
@@ -272,6 +274,14 @@ void check_header(const std::string& path, const CheckpointHeader& f, const Chec
   require_same(path, "model output dimension (dataset classes)", f.out_dim, e.out_dim);
   require_same(path, "learned featureless rows (model.featureless = embedding)", f.embedding,
                e.embedding);
+  // Its best score must be of this job's metric. A file without one was scored as auto scores.
+  if (!f.metric.empty()) {
+    require_same(path, "training.metric", f.metric, e.metric);
+  } else if (e.metric == to_string(ScoreMetric::kRocAuc)) {
+    throw InputError(path, "training.metric",
+                     "checkpoint was scored by accuracy or f1_micro (written before "
+                     "training.metric), this job has rocauc");
+  }
 }
 
 // The state read for one parameter, applied only once every parameter has been read.
@@ -317,6 +327,7 @@ ArrayFileWriter checkpoint_arrays(const CheckpointHeader& header,
   out.add("header/model_heads", std::vector<int64_t>{header.heads});
   out.add("header/world", std::vector<int64_t>{header.world_size, header.rank});
   out.add("header/embedding", std::vector<int64_t>{header.embedding ? 1 : 0});
+  out.add("header/metric", text_bytes(header.metric));
   int64_t seed = 0;
   std::memcpy(&seed, &header.seed, sizeof seed);
   out.add("header/seed", std::vector<int64_t>{seed});

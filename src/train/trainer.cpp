@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <fmt/format.h>
 #include <omp.h>
 #include <spdlog/spdlog.h>
 #include <torch/optim/adam.h>
@@ -22,6 +23,7 @@
 #include "adaqp/quant/quantizer.h"
 #include "adaqp/tensor/torch_device.h"
 #include "adaqp/train/checkpoint.h"
+#include "adaqp/train/roc_auc.h"
 
 namespace adaqp {
 
@@ -172,6 +174,13 @@ struct Trainer::Impl {
     if (p.global_split_counts[0] <= 0) {
       throw ConfigError("the dataset has no training nodes: the loss would be undefined");
     }
+    metric = opt.metric != ScoreMetric::kAuto ? opt.metric
+             : p.multilabel                   ? ScoreMetric::kF1Micro
+                                              : ScoreMetric::kAccuracy;
+    if ((metric == ScoreMetric::kAccuracy) == p.multilabel) {
+      throw ConfigError(fmt::format("training.metric {} does not score {}", to_string(metric),
+                                    p.multilabel ? "multi-label data" : "class ids"));
+    }
     // TF32 tensor cores for libtorch's dense products on the GPU (a process-wide switch): only when
     // asked for, so that fp32 runs match the CPU's arithmetic.
     at::globalContext().setAllowTF32CuBLAS(opt.precision == ComputePrecision::kTf32);
@@ -262,6 +271,7 @@ struct Trainer::Impl {
 
   Communicator& comm;
   TrainerOptions opt;
+  ScoreMetric metric = ScoreMetric::kAccuracy;  // opt.metric, auto resolved
   DistGraph graph;
   Gnn model{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer;
@@ -354,6 +364,14 @@ EvalScores Trainer::evaluate() {
   scores.valid_loss = s.local_loss(logits, 1).item<double>();
   s.comm.allreduce_sum(&scores.valid_loss, 1);
   double* out[3] = {&scores.train, &scores.valid, &scores.test};
+  if (s.metric == ScoreMetric::kRocAuc) {
+    const at::Tensor host = logits.to(at::kCPU).contiguous();
+    const RocAucSums auc =
+        distributed_roc_auc(s.comm, host.data_ptr<float>(), p.multilabels.data(), host.size(0),
+                            p.num_classes, {&p.train_idx, &p.valid_idx, &p.test_idx});
+    for (int k = 0; k < 3; ++k) *out[k] = auc.mean(k);
+    return scores;
+  }
   if (p.multilabel) {
     // Per split: true positives, false positives, false negatives.
     int64_t counts[9] = {};
@@ -399,7 +417,7 @@ NodeRows Trainer::predict() {
 }
 
 std::string Trainer::metric_name() const {
-  return impl_->graph.part().multilabel ? "f1_micro" : "accuracy";
+  return to_string(impl_->metric);
 }
 
 std::vector<float> Trainer::parameter_values() const {

@@ -75,6 +75,7 @@ CheckpointHeader header() {
   h.out_dim = 3;
   h.world_size = 3;
   h.seed = 7;
+  h.metric = "f1_micro";
   return h;
 }
 
@@ -144,6 +145,7 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
   EXPECT_EQ(info.header.hidden, 5);
   EXPECT_EQ(info.header.world_size, 3);
   EXPECT_EQ(info.header.seed, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(info.header.metric, "f1_micro");
   EXPECT_EQ(info.progress.epoch, 1);
 
   struct Case {
@@ -166,6 +168,8 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
       {[](CheckpointHeader& e) { e.heads = 4; }, "model.heads: checkpoint has 1, this job has 4"},
       {[](CheckpointHeader& e) { e.seed = 7; },
        "training.seed: checkpoint has 18446744073709551615, this job has 7"},
+      {[](CheckpointHeader& e) { e.metric = "rocauc"; },
+       "training.metric: checkpoint has f1_micro, this job has rocauc"},
   };
   const std::vector<float> before = Trained(2).values();
   for (const Case& c : cases) {
@@ -216,6 +220,34 @@ TEST(Checkpoint, FileWithoutHeadsLoadsWithoutComparingThem) {
       test::error_of<InputError>([&] { load_checkpoint(path, other_heads, b.net, *b.adam); });
   EXPECT_NE(error.find(path), std::string::npos) << error;
   EXPECT_NE(error.find("model.heads: checkpoint has 1, this job has 4"), std::string::npos)
+      << error;
+}
+
+// A file written before the metric was recorded (no header/metric) was scored as auto scores
+// (accuracy or F1-micro): it resumes with either, and its best score is refused to a rocauc job.
+TEST(Checkpoint, FileWithoutMetricResumesAsAutoScoredItNotAsRocAuc) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
+  test::Arrays arrays = saved_arrays(path, a, 1);
+  ASSERT_EQ(arrays.erase("header/metric"), 1u) << "the file records the metric";
+  test::write_all(old, arrays);
+  EXPECT_EQ(read_checkpoint_info(old).header.metric, "");
+  for (const char* metric : {"accuracy", "f1_micro"}) {
+    CheckpointHeader expected = header();
+    expected.metric = metric;
+    Trained b(2);
+    EXPECT_NO_THROW(load_checkpoint(old, expected, b.net, *b.adam)) << metric;
+    EXPECT_EQ(a.values(), b.values());
+  }
+  CheckpointHeader rocauc = header();
+  rocauc.metric = "rocauc";
+  Trained c(2);
+  const std::string error =
+      test::error_of<InputError>([&] { load_checkpoint(old, rocauc, c.net, *c.adam); });
+  EXPECT_TRUE(test::contains(error, old + ": training.metric: checkpoint was scored by accuracy or "
+                                          "f1_micro"))
       << error;
 }
 

@@ -50,6 +50,11 @@ enum class Recompute { kNone, kAggregations };
 // The CPU computes in fp32 either way.
 enum class ComputePrecision { kFp32, kTf32 };
 
+// training.metric: how evaluate() scores a split. auto: accuracy for class ids, F1-micro for
+// multi-label data; rocauc (multi-label data only): the mean over tasks of each task's ROC-AUC, as
+// OGB scores ogbn-proteins (train/roc_auc.h).
+enum class ScoreMetric { kAuto, kAccuracy, kF1Micro, kRocAuc };
+
 // model.type: the layer of every layer of the model (model/conv.h): GCN, GraphSAGE-mean, GAT or
 // R-GCN (heterogeneous graphs).
 enum class ModelType { kGcn, kSage, kGat, kRgcn };
@@ -104,6 +109,7 @@ const char* to_string(ExchangeLayout layout);
 const char* to_string(SolveSchedule schedule);
 const char* to_string(Recompute recompute);
 const char* to_string(ComputePrecision precision);
+const char* to_string(ScoreMetric metric);
 const char* to_string(ModelType type);
 const char* to_string(FeaturelessInput input);
 const char* to_string(DeviceChoice device);
@@ -120,6 +126,7 @@ ExchangeLayout parse_exchange_layout(const std::string& text);
 SolveSchedule parse_solve_schedule(const std::string& text);
 Recompute parse_recompute(const std::string& text);
 ComputePrecision parse_precision(const std::string& text);
+ScoreMetric parse_score_metric(const std::string& text);
 ModelType parse_model_type(const std::string& text);
 FeaturelessInput parse_featureless_input(const std::string& text);
 DeviceChoice parse_device_choice(const std::string& text);

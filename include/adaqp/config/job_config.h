@@ -43,6 +43,8 @@ struct TrainingConfig {
   // Put the parameters of the best validation epoch back after the last one: params.bin and
   // predictions.npy then hold them.
   bool restore_best = false;
+  // How a split is scored (common/choices.h): what patience and restore_best follow.
+  ScoreMetric metric = ScoreMetric::kAuto;
   int threads = 0;  // compute threads per worker; 0 = cores / workers on this host
   // Where the epoch runs: cpu, cuda (GPU local_rank % visible devices), or auto (cuda when the
   // build has CUDA and NCCL and every rank can have a GPU, else cpu).
@@ -149,6 +151,9 @@ void require_recompute_effect(const JobConfig& cfg, int64_t num_classes);
 // The rule that needs the dataset's types: a model.type that aggregates each relation on its own
 // (rgcn) needs a heterogeneous dataset (num_relations > 0), a ConfigError otherwise.
 void require_relations(const JobConfig& cfg, size_t num_relations);
+// ConfigError when training.metric does not score the dataset's labels: accuracy needs class ids,
+// f1_micro and rocauc multi-label data.
+void require_metric_fits(const JobConfig& cfg, bool multilabel);
 
 // The partition directory a job uses (partition.dir, or <output.dir>/partition).
 std::string partition_dir(const JobConfig& cfg);

@@ -18,6 +18,8 @@
 //   header/model_heads        int64 {GAT's attention heads; absent in older files, read as 0}
 //   header/world              int64 {world size W, writer rank} (recorded, not compared)
 //   header/seed               int64 (training.seed, bit-cast)
+//   header/metric             uint8 (text): the metric of progress/best's scores (training.metric,
+//                             auto resolved; absent in older files: accuracy or f1_micro, as auto)
 //   progress/epoch            int64 {epochs completed}
 //   progress/best             float64 {have_best, best validation score, test score at it}
 //   progress/best_epoch       int64 {the epoch of that score; absent in older files, read as the
@@ -81,6 +83,8 @@ struct CheckpointHeader {
   int world_size = 0;      // workers of the job that wrote the file (not compared)
   int rank = 0;            // the rank that wrote the file (not compared)
   uint64_t seed = 0;
+  // training.metric as the trainer resolved it; empty from a file written before it was recorded.
+  std::string metric;
 };
 
 // Where the epoch loop stands: epochs completed and the best validation score so far.
@@ -170,7 +174,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 void check_job_header(const std::string& path, const CheckpointHeader& found,
                       const CheckpointHeader& expected);
 
-// Checks `path` against `expected` (every header field but the world size and the writer rank;
+// Checks `path` against `expected` (every header field but the world size and the writer rank; an
+// older file without a metric scored as auto does, and refuses rocauc;
 // InputError "<file>: <field>: checkpoint has X, this job has Y"), then restores the parameters
 // and the Adam state into `model` and `optimizer`, whose parameters must be the model's. A missing
 // parameter or one of another shape, a value that is not finite and a negative Adam second moment

@@ -62,7 +62,7 @@ struct RunSummary {
   double final_test_acc = 0;
   double mean_epoch_time_s = 0;  // mean over epochs of the slowest rank's epoch time
   double epochs_per_s = 0;
-  std::string metric;   // accuracy | f1_micro
+  std::string metric;   // accuracy | f1_micro | rocauc
   int first_epoch = 0;  // the first epoch this run ran (after a checkpoint, when resumed):
                         // the means and the memory and time by phase cover first_epoch..epochs
   int epochs = 0;       // the last epoch run

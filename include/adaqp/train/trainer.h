@@ -51,6 +51,7 @@ struct TrainerOptions {
   double weight_decay = 5e-4;  // training.weight_decay
   uint64_t seed = 0;           // training.seed: initial parameters, dropout masks, random widths
   ComputePrecision precision = ComputePrecision::kFp32;  // training.precision
+  ScoreMetric metric = ScoreMetric::kAuto;               // training.metric
   bool sparse_features = true;                           // training.sparse_features
   bool cache_features = true;                            // communication.feature_cache
   ExchangeLayout exchange = ExchangeLayout::kAuto;       // communication.exchange
@@ -93,8 +94,8 @@ struct EpochStats {
   int64_t device_peak_bytes = 0;  // CUDA
 };
 
-// Scores over all ranks (identical on every rank): accuracy, or F1-micro for multi-label data; and
-// the loss over the validation nodes of all ranks, defined as the training loss is over the
+// Scores over all ranks (identical on every rank): accuracy, F1-micro or ROC-AUC (training.metric);
+// and the loss over the validation nodes of all ranks, defined as the training loss is over the
 // training nodes (0 without validation nodes).
 struct EvalScores {
   double train = 0, valid = 0, test = 0;
@@ -110,7 +111,8 @@ class Trainer {
   // parameters are initialised from training.seed identically on every rank; chooses the exchange
   // layout where opt.exchange is auto (collective for R-GCN: trainer.cpp, with_exchange_chosen);
   // the adaptive scheme also probes the links (unless opt.link_costs is given). ConfigError for an
-  // unsupported model type, mode or scheme or a dataset without training nodes.
+  // unsupported model type, mode or scheme, a dataset without training nodes or a metric its
+  // labels do not fit (config/job_config.h, require_metric_fits).
   Trainer(Part part, Communicator& comm, const TrainerOptions& opt);
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -125,7 +127,7 @@ class Trainer {
   // (uint8, logit > 0). Collective.
   NodeRows predict();
 
-  // "accuracy" or "f1_micro".
+  // "accuracy", "f1_micro" or "rocauc": TrainerOptions::metric, auto resolved by the labels.
   std::string metric_name() const;
   // Every parameter's values, concatenated in registration order.
   std::vector<float> parameter_values() const;

@@ -1,0 +1,121 @@
+#include "adaqp/train/roc_auc.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "adaqp/comm/all_to_all.h"
+#include "adaqp/common/error.h"
+
+namespace adaqp {
+namespace {
+
+constexpr int kRocAucTag = 32753;
+constexpr int kHeader = 3;  // a sender's block starts with its split sizes
+
+// How many of `num_tasks` tasks rank `rank` of `world` scores (t % world == rank).
+int64_t tasks_of(int rank, int world, int64_t num_tasks) {
+  return num_tasks > rank ? (num_tasks - rank + world - 1) / world : 0;
+}
+
+}  // namespace
+
+uint64_t scored_label(float score, bool positive) {
+  if (score == 0.0f) score = 0.0f;  // -0 ties with +0
+  uint32_t bits = 0;
+  std::memcpy(&bits, &score, sizeof(bits));
+  // Negative floats order backwards by their bits: flip them all; positive ones go above them.
+  const uint32_t key = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+  return (static_cast<uint64_t>(key) << 1) | (positive ? 1u : 0u);
+}
+
+std::optional<double> roc_auc(std::vector<uint64_t>& pairs) {
+  std::sort(pairs.begin(), pairs.end());
+  const auto n = static_cast<int64_t>(pairs.size());
+  int64_t positives = 0;
+  double positive_ranks = 0;  // the positives' 1-based ranks, a tie's rank its group's mean
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i, group_positives = 0;
+    while (j < n && (pairs[j] >> 1) == (pairs[i] >> 1)) group_positives += pairs[j++] & 1;
+    positives += group_positives;
+    positive_ranks += static_cast<double>(group_positives) * static_cast<double>(i + 1 + j) / 2;
+    i = j;
+  }
+  const int64_t negatives = n - positives;
+  if (positives == 0 || negatives == 0) return std::nullopt;
+  // Mann-Whitney: the positives' rank sum less its least value counts the (positive, negative)
+  // pairs ordered right, ties as half.
+  const double p = static_cast<double>(positives);
+  return (positive_ranks - p * (p + 1) / 2) / (p * static_cast<double>(negatives));
+}
+
+double RocAucSums::mean(int split) const {
+  return tasks[split] > 0 ? sum[split] / static_cast<double>(tasks[split]) : 0.0;
+}
+
+RocAucSums distributed_roc_auc(Communicator& comm, const float* scores, const uint8_t* labels,
+                               int64_t num_rows, int64_t num_tasks,
+                               const std::array<const std::vector<int64_t>*, 3>& split_rows) {
+  const int world = comm.size(), me = comm.rank();
+  std::vector<std::vector<uint64_t>> send(world);
+  for (int r = 0; r < world; ++r) {
+    std::vector<uint64_t>& block = send[r];
+    size_t rows = 0;
+    for (const auto* split : split_rows) {
+      block.push_back(split->size());
+      rows += split->size();
+    }
+    block.reserve(kHeader + rows * tasks_of(r, world, num_tasks));
+    for (const auto* split : split_rows) {
+      for (int64_t t = r; t < num_tasks; t += world) {
+        for (const int64_t row : *split) {
+          ADAQP_CHECK(row >= 0 && row < num_rows,
+                      fmt::format("ROC-AUC: split row {} outside [0, {})", row, num_rows));
+          const int64_t at = row * num_tasks + t;
+          block.push_back(scored_label(scores[at], labels[at] != 0));
+        }
+      }
+    }
+  }
+  const Received<uint64_t> in = all_to_all(comm, send, kRocAucTag);
+  send.clear();
+  const int64_t mine = tasks_of(me, world, num_tasks);
+  // Where each sender's pairs of split k, task j (the j-th this rank scores) begin.
+  std::vector<std::array<size_t, 3>> split_start(world);
+  std::vector<std::array<size_t, 3>> split_size(world);
+  for (int r = 0; r < world; ++r) {
+    const size_t begin = in.offsets[r], end = in.offsets[r + 1];
+    ADAQP_CHECK(
+        end - begin >= kHeader,
+        fmt::format("ROC-AUC: rank {} sent {} words, fewer than its header", r, end - begin));
+    size_t at = begin + kHeader;
+    for (int k = 0; k < 3; ++k) {
+      split_size[r][k] = in.data[begin + k];
+      split_start[r][k] = at;
+      at += split_size[r][k] * mine;
+    }
+    ADAQP_CHECK(at == end, fmt::format("ROC-AUC: rank {} sent {} words, its header says {}", r,
+                                       end - begin, at - begin));
+  }
+  RocAucSums sums;
+  std::vector<uint64_t> pairs;
+  for (int k = 0; k < 3; ++k) {
+    for (int64_t j = 0; j < mine; ++j) {
+      pairs.clear();
+      for (int r = 0; r < world; ++r) {
+        const auto first = in.data.begin() + split_start[r][k] + j * split_size[r][k];
+        pairs.insert(pairs.end(), first, first + split_size[r][k]);
+      }
+      if (const std::optional<double> auc = roc_auc(pairs)) {
+        sums.sum[k] += *auc;
+        ++sums.tasks[k];
+      }
+    }
+  }
+  comm.allreduce_sum(sums.sum.data(), 3);
+  comm.allreduce_sum(sums.tasks.data(), 3);
+  return sums;
+}
+
+}  // namespace adaqp
