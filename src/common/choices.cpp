@@ -45,6 +45,11 @@ constexpr Table<ComputePrecision, 2> kPrecisions = {{
     {ComputePrecision::kFp32, "fp32"},
     {ComputePrecision::kTf32, "tf32"},
 }};
+constexpr Table<FeaturesFromEdges, 3> kFeaturesFromEdges = {{
+    {FeaturesFromEdges::kNone, "none"},
+    {FeaturesFromEdges::kMean, "mean"},
+    {FeaturesFromEdges::kSum, "sum"},
+}};
 constexpr Table<ScoreMetric, 4> kScoreMetrics = {{
     {ScoreMetric::kAuto, "auto"},
     {ScoreMetric::kAccuracy, "accuracy"},
@@ -155,6 +160,7 @@ ADAQP_CHOICE(LogLevel, kLogLevels, parse_log_level)
 ADAQP_CHOICE(PartitionMethod, kPartitionMethods, parse_partition_method)
 ADAQP_CHOICE(PartDistribution, kPartDistributions, parse_part_distribution)
 ADAQP_CHOICE(DatasetFormat, kDatasetFormats, parse_dataset_format)
+ADAQP_CHOICE(FeaturesFromEdges, kFeaturesFromEdges, parse_features_from_edges)
 
 #undef ADAQP_CHOICE
 

@@ -205,6 +205,10 @@ const std::vector<Field>& fields() {
           "dataset.path", [](C & c) -> auto& { return c.dataset.path; }),
       field<std::string>(
           "dataset.split", [](C & c) -> auto& { return c.dataset.split; }),
+      choice_field<FeaturesFromEdges>(
+          "dataset.features_from_edges",
+          [](C & c) -> auto& { return c.dataset.features_from_edges; }, parse_features_from_edges,
+          to_string),
       field<bool>(
           "dataset.add_reverse", [](C & c) -> auto& { return c.dataset.transform.add_reverse; }),
       field<bool>(

@@ -35,7 +35,7 @@ const Loader kLoaders[] = {
      {{"raw/edge.csv.gz", "OGB CSV layout"},
       {"raw/data.npz", "OGB binary layout"},
       {"raw/num-node-dict.csv.gz", "OGB heterogeneous layout"}},
-     [](const DatasetSpec& s) { return load_ogb(s.path, s.split); }},
+     [](const DatasetSpec& s) { return load_ogb(s.path, s.split, edge_feature_nodes(s)); }},
     {DatasetFormat::kNumpy,
      {{"edge_index.npy", "NumPy layout"}},
      [](const DatasetSpec& s) { return load_numpy(s.path); }},
@@ -116,6 +116,12 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
     require_directory(spec.path);
     if (format == DatasetFormat::kAuto) format = detect_format(spec.path);
   }
+  if (spec.features_from_edges != FeaturesFromEdges::kNone && format != DatasetFormat::kOgb)
+    throw ConfigError(fmt::format(
+        "dataset.features_from_edges = {} reads the OGB layouts' edge features "
+        "(raw/edge-feat.csv.gz, or raw/data.npz's edge_feat); the dataset's format is {} (use "
+        "none)",
+        to_string(spec.features_from_edges), to_string(format)));
   // The other layouts carry one split each, which a split name would silently not choose.
   if (!spec.split.empty() && format != DatasetFormat::kOgb) {
     throw ConfigError(fmt::format(

@@ -15,6 +15,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/graph/npy.h"
 #include "class_ids.h"
+#include "edge_feature_sums.h"
 #include "npz_reader.h"
 #include "ogb_layout.h"
 
@@ -271,10 +272,62 @@ void read_binary_edges(const std::string& path, const NpzReader& npz, int64_t nu
   set_slice_rows(s, keep.count, src, dst);
 }
 
+// edge_feat, float16/32/64 or int [E, F], streamed beside edge_index's two rows (read_binary_edges
+// has checked them): every edge's row, checked as node_feat's values are, added to the sums of its
+// ends in the slice; the slice's features made from them.
+void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& npz,
+                                    int64_t num_edges, NodeRange keep, const EdgeFeatureNodes& how,
+                                    GraphSlice& s) {
+  NpzMember feats = npz.open("edge_feat.npy");
+  const NpyArray& a = feats.array();
+  if (a.dtype == NpyDtype::kBytes || a.dtype == NpyDtype::kBool || a.dtype == NpyDtype::kUInt8 ||
+      a.shape.size() != 2)
+    bad_member(path, "edge_feat.npy", a, "float16/32/64 or int32/64 [E, F]");
+  if (a.shape[0] != num_edges)
+    throw InputError(path, "member edge_feat.npy",
+                     "has " + std::to_string(a.shape[0]) + " rows, expected E = " +
+                         std::to_string(num_edges) + " (num_edges_list.npy)");
+  const int64_t dim = a.shape[1];
+  NpzMember sources = npz.open("edge_index.npy");
+  NpzMember targets = npz.open("edge_index.npy");
+  const NpyDtype ids = sources.array().dtype;
+  targets.skip(num_edges);
+  EdgeFeatureSums sums(keep, how);
+  sums.start(dim);
+  FirstBadValue bad(path);
+  const int64_t piece = std::max<int64_t>(1, kNpzPiece / std::max<int64_t>(1, dim));
+  std::vector<uint8_t> bytes;
+  std::vector<float> rows;
+  for (int64_t at = 0; at < num_edges; at += piece) {
+    const int64_t k = std::min(piece, num_edges - at);
+    sources.read(k, bytes);
+    const std::vector<int64_t> from = npy_to_int64(bytes, ids);
+    targets.read(k, bytes);
+    const std::vector<int64_t> to = npy_to_int64(bytes, ids);
+    feats.read(k * dim, bytes);
+    rows.resize(static_cast<size_t>(k * dim));
+    for (int64_t i = 0; i < k * dim; ++i) {
+      const double value = value_at(bytes, static_cast<size_t>(i), a.dtype);
+      if (!std::isfinite(value))
+        bad.note("member edge_feat.npy " + at_index(a, at * dim + i),
+                 fmt::format("value {} is not finite", value));
+      else if (std::fabs(value) > std::numeric_limits<float>::max())
+        bad.note("member edge_feat.npy " + at_index(a, at * dim + i),
+                 fmt::format("value {} is out of float32 range", value));
+      rows[static_cast<size_t>(i)] = static_cast<float>(value);
+    }
+    for (int64_t e = 0; e < k; ++e) sums.add(from[e], to[e], rows.data() + e * dim);
+  }
+  feats.finish();
+  targets.finish();
+  bad.report();
+  sums.finish(s);
+}
+
 }  // namespace
 
 GraphSlice read_ogb_binary(const fs::path& dir, int rank, int world,
-                           std::vector<char>& unlabelled) {
+                           const EdgeFeatureNodes& from_edges, std::vector<char>& unlabelled) {
   const std::string data = (dir / "raw" / "data.npz").string();
   const std::string labels = (dir / "raw" / "node-label.npz").string();
   std::error_code ec;
@@ -288,9 +341,11 @@ GraphSlice read_ogb_binary(const fs::path& dir, int rank, int world,
   const int64_t num_edges = read_list_count(data, npz, "num_edges_list.npy");
   const NodeRange keep = slice_range(s.num_nodes, rank, world);
   s.first = keep.first;
-  read_binary_features(data, npz, keep, s);
+  const bool from_edges_rows = from_edges.reduce != FeaturesFromEdges::kNone;
+  if (!from_edges_rows) read_binary_features(data, npz, keep, s);
   read_binary_labels(labels, keep, s, unlabelled);
   read_binary_edges(data, npz, num_edges, keep, s);
+  if (from_edges_rows) read_binary_edge_feature_nodes(data, npz, num_edges, keep, from_edges, s);
   return s;
 }
 

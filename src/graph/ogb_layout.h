@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph.h"
 #include "adaqp/graph/graph_slice.h"
 #include "gz_reader.h"
@@ -19,7 +20,7 @@ namespace adaqp {
 // `rank`'s slice among `world`. `unlabelled` gets one entry per slice row, 1 where the node's label
 // is NaN (no split may name it); such a node holds class 0.
 GraphSlice read_ogb_binary(const std::filesystem::path& dir, int rank, int world,
-                           std::vector<char>& unlabelled);
+                           const EdgeFeatureNodes& from_edges, std::vector<char>& unlabelled);
 
 // raw/num-node-dict.csv.gz marks the heterogeneous layout; load_ogb_hetero reads it whole.
 bool is_ogb_hetero(const std::filesystem::path& dir);
@@ -53,6 +54,10 @@ void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, Gra
 // The in-edges of those rows from an edge file of num_edges "src,dst" lines, as CSR rows.
 void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, NodeRange keep,
                 GraphSlice& g);
+// Those rows' features made from raw/edge-feat.csv.gz, read beside raw/edge.csv.gz (which
+// read_edges has checked), as `how` says (graph/dataset.h, EdgeFeatureNodes).
+void read_edge_feature_nodes(const std::filesystem::path& raw, int64_t num_edges, NodeRange keep,
+                             const EdgeFeatureNodes& how, GraphSlice& g);
 // One split file's ids inside `keep`, ascending; `owner` (one entry per kept node) records which
 // split (1, 2, 3) holds each, `unlabelled` (empty, or one entry per kept node) the nodes no split
 // may name.

@@ -19,6 +19,7 @@
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
 #include "class_ids.h"
+#include "edge_feature_sums.h"
 #include "gz_reader.h"
 #include "ogb_layout.h"
 #include "split_checks.h"
@@ -146,6 +147,29 @@ const char* parse_feature(const GzLineReader& in, const char* p, const char* end
   return field_end;
 }
 
+// The width of a feature file's rows: line 1's columns.
+int64_t row_width(std::string_view line) {
+  return static_cast<int64_t>(std::count(line.begin(), line.end(), ',')) + 1;
+}
+
+// One feature line of `dim` columns into out[0, dim); InputError at the line otherwise.
+void parse_row(const GzLineReader& in, std::string_view line, int64_t dim, float* out) {
+  const char* p = line.data();
+  const char* end = p + line.size();
+  for (int64_t column = 0;; ++column) {
+    if (column == dim) {
+      const size_t columns = dim + std::count(p, end, ',') + 1;
+      check_columns(in, columns, dim, "as on line 1");
+    }
+    p = parse_feature(in, p, end, column, out[column]);
+    if (p == end) {
+      check_columns(in, column + 1, dim, "as on line 1");
+      return;
+    }
+    ++p;
+  }
+}
+
 }  // namespace
 
 // num-node-list / num-edge-list: exactly one line holding a non-negative count.
@@ -182,34 +206,58 @@ void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, G
   GzLineReader in(path);
   std::string_view line;
   int64_t dim = 0;
-  float value = 0.0f;
+  std::vector<float> skipped;  // a row outside the slice, checked all the same
   while (in.next(line)) {
     if (in.line_number() > num_nodes) too_many_lines(in, num_nodes, count_file);
     if (in.line_number() == 1) {
-      dim = static_cast<int64_t>(std::count(line.begin(), line.end(), ',')) + 1;
+      dim = row_width(line);
+      skipped.resize(static_cast<size_t>(dim));
       const uint64_t bound = max_decompressed_bytes(path) / (2 * static_cast<uint64_t>(dim));
       g.features.reserve(std::min<uint64_t>(keep.count, bound) * dim);
     }
     const int64_t v = in.line_number() - 1;
-    const bool kept = v >= keep.first && v < keep.first + keep.count;
-    const char* p = line.data();
-    const char* end = p + line.size();
-    for (int64_t column = 0;; ++column) {
-      if (column == dim) {
-        const size_t columns = dim + std::count(p, end, ',') + 1;
-        check_columns(in, columns, dim, "as on line 1");
-      }
-      p = parse_feature(in, p, end, column, value);
-      if (kept) g.features.push_back(value);
-      if (p == end) {
-        check_columns(in, column + 1, dim, "as on line 1");
-        break;
-      }
-      ++p;
+    if (v >= keep.first && v < keep.first + keep.count) {
+      g.features.resize(g.features.size() + static_cast<size_t>(dim));
+      parse_row(in, line, dim, g.features.data() + g.features.size() - dim);
+    } else {
+      parse_row(in, line, dim, skipped.data());
     }
   }
   check_line_count(in, num_nodes, count_file);
   g.feat_dim = dim;
+}
+
+void read_edge_feature_nodes(const fs::path& raw, int64_t num_edges, NodeRange keep,
+                             const EdgeFeatureNodes& how, GraphSlice& g) {
+  const std::string feat_path = (raw / "edge-feat.csv.gz").string();
+  std::error_code ec;
+  if (!fs::exists(feat_path, ec))
+    throw InputError(feat_path, "dataset.features_from_edges",
+                     fmt::format("file not found: features_from_edges = {} makes node features "
+                                 "from the edges' (raw/edge-feat.csv.gz, one row per line of "
+                                 "raw/edge.csv.gz)",
+                                 to_string(how.reduce)));
+  GzLineReader edges((raw / "edge.csv.gz").string()), feats(feat_path);
+  std::string_view edge_line, feat_line;
+  std::vector<std::string_view> fields;
+  std::vector<float> row;
+  EdgeFeatureSums sums(keep, how);
+  while (edges.next(edge_line)) {
+    if (!feats.next(feat_line)) break;
+    if (feats.line_number() == 1) {
+      row.resize(static_cast<size_t>(row_width(feat_line)));
+      sums.start(static_cast<int64_t>(row.size()));
+    }
+    parse_row(feats, feat_line, static_cast<int64_t>(row.size()), row.data());
+    // read_edges has checked every line of the edge file.
+    split_fields(edge_line, fields);
+    sums.add(parse_int(edges, fields[0], "source node id"),
+             parse_int(edges, fields[1], "target node id"), row.data());
+  }
+  if (feats.line_number() == num_edges && feats.next(feat_line))
+    too_many_lines(feats, num_edges, "num-edge-list.csv.gz");
+  check_line_count(feats, num_edges, "num-edge-list.csv.gz");
+  sums.finish(g);
 }
 
 // Labels of rows [keep.first, keep.first + keep.count); the class count from every line.
@@ -347,7 +395,8 @@ std::string choose_split(const fs::path& dir, const std::string& requested) {
 namespace {
 
 // The CSV layout's nodes, edges, features and labels of rank `rank`'s slice among `world`.
-GraphSlice read_ogb_csv(const fs::path& root, int rank, int world) {
+GraphSlice read_ogb_csv(const fs::path& root, int rank, int world,
+                        const EdgeFeatureNodes& from_edges) {
   const fs::path raw = root / "raw";
   GraphSlice g;
   const int64_t num_nodes = ogb_csv::read_count((raw / "num-node-list.csv.gz").string());
@@ -355,17 +404,25 @@ GraphSlice read_ogb_csv(const fs::path& root, int rank, int world) {
   const NodeRange keep = slice_range(num_nodes, rank, world);
   g.num_nodes = num_nodes;
   g.first = keep.first;
-  ogb_csv::read_features((raw / "node-feat.csv.gz").string(), num_nodes, keep, g,
-                         "num-node-list.csv.gz");
+  const bool from_edges_rows = from_edges.reduce != FeaturesFromEdges::kNone;
+  if (!from_edges_rows)
+    ogb_csv::read_features((raw / "node-feat.csv.gz").string(), num_nodes, keep, g,
+                           "num-node-list.csv.gz");
   ogb_csv::read_labels((raw / "node-label.csv.gz").string(), num_nodes, keep, g,
                        "num-node-list.csv.gz");
   ogb_csv::read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g);
+  if (from_edges_rows) ogb_csv::read_edge_feature_nodes(raw, num_edges, keep, from_edges, g);
   return g;
 }
 
 }  // namespace
 
-GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world) {
+EdgeFeatureNodes edge_feature_nodes(const DatasetSpec& spec) {
+  return EdgeFeatureNodes{spec.features_from_edges, spec.transform.symmetrize};
+}
+
+GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world,
+                          const EdgeFeatureNodes& from_edges) {
   const fs::path root(dir);
   std::error_code ec;
   if (is_ogb_hetero(root)) throw ConfigError(kHeteroWhole + dir);
@@ -376,8 +433,8 @@ GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int 
   if (!fs::exists(split_dir / names[0], ec) && fs::exists(split_dir / "split_dict.pt", ec))
     throw InputError((split_dir / "split_dict.pt").string(), "", kSplitDictUnread);
   std::vector<char> unlabelled;
-  GraphSlice g =
-      csv ? read_ogb_csv(root, rank, world) : read_ogb_binary(root, rank, world, unlabelled);
+  GraphSlice g = csv ? read_ogb_csv(root, rank, world, from_edges)
+                     : read_ogb_binary(root, rank, world, from_edges, unlabelled);
   g.name = directory_name(root);
   const NodeRange keep{g.first, g.count()};
   std::vector<char> owner(static_cast<size_t>(keep.count), 0);
@@ -390,9 +447,17 @@ GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int 
   return g;
 }
 
-Graph load_ogb(const std::string& dir, const std::string& split) {
-  if (is_ogb_hetero(dir)) return load_ogb_hetero(dir, split);
-  return whole_graph(load_ogb_slice(dir, split, 0, 1));
+Graph load_ogb(const std::string& dir, const std::string& split,
+               const EdgeFeatureNodes& from_edges) {
+  if (is_ogb_hetero(dir)) {
+    if (from_edges.reduce != FeaturesFromEdges::kNone)
+      throw ConfigError(fmt::format(
+          "dataset.features_from_edges = {}: {} is OGB's heterogeneous layout, whose edges are "
+          "relations' and carry no edge-feat; use none",
+          to_string(from_edges.reduce), dir));
+    return load_ogb_hetero(dir, split);
+  }
+  return whole_graph(load_ogb_slice(dir, split, 0, 1, from_edges));
 }
 
 }  // namespace adaqp

@@ -311,7 +311,10 @@ GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const Collect
     if (format == DatasetFormat::kNumpy) {
       s = load_numpy_slice(spec.path, comm, step);
     } else if (format == DatasetFormat::kOgb) {
-      step([&] { s = load_ogb_slice(spec.path, spec.split, comm.rank(), comm.size()); });
+      step([&] {
+        s = load_ogb_slice(spec.path, spec.split, comm.rank(), comm.size(),
+                           edge_feature_nodes(spec));
+      });
     } else {
       step([&] { s = load_graphsaint_slice(spec.path, comm.rank(), comm.size()); });
     }

@@ -45,68 +45,24 @@ timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${co
   >"$tmp/train.log" 2>&1 ||
   { cat "$tmp/train.log"; fail "the rocauc job failed"; }
 
-"$PYTHON" - "$tmp/data" "$tmp/run" <<'PY'
-import json, sys
+"$PYTHON" - "$tmp/data" "$tmp/run" "$(dirname "${BASH_SOURCE[0]}")/lib" <<'PY'
+import sys
 import numpy as np
 
 data, run = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+from gcn_rocauc import check_run, gcn_logits
+
 edges = np.load(f"{data}/edge_index.npy")
 x = np.load(f"{data}/feat.npy").astype(np.float64)
 labels = np.load(f"{data}/label.npy")
 split = {s: np.load(f"{data}/{s}.npy") for s in ("train", "valid", "test")}
-n, f = x.shape
-tasks = labels.shape[1]
+n, tasks = x.shape[0], labels.shape[1]
 src = np.concatenate([edges[0], np.arange(n)])            # one self-loop per node
 dst = np.concatenate([edges[1], np.arange(n)])
-deg = np.bincount(dst, minlength=n).astype(np.float64)    # in-degree = out-degree (symmetric)
-weight = 1.0 / np.sqrt(deg[dst] * deg[src])
-
-def aggregate(h):
-    y = np.zeros_like(h)
-    np.add.at(y, dst, weight[:, None] * h[src])
-    return y
-
-# params.bin: float32, registration order: layer0 W (16 x F), b (16), layer1 W (C x 16), b (C).
-p = np.fromfile(f"{run}/params.bin", dtype="<f4").astype(np.float64)
-shapes = [(16, f), (16,), (tasks, 16), (tasks,)]
-params, at = [], 0
-for shape in shapes:
-    size = int(np.prod(shape))
-    params.append(p[at:at + size].reshape(shape))
-    at += size
-assert at == p.size, f"params.bin holds {p.size} values, the model {at}"
-w0, b0, w1, b1 = params
-logits = aggregate(np.maximum(aggregate(x) @ w0.T + b0, 0.0) @ w1.T) + b1
-
-def mean_auc(idx):
-    aucs = []
-    for t in range(tasks):
-        s, y = logits[idx, t], labels[idx, t]
-        pos, neg = s[y == 1], s[y == 0]
-        if pos.size == 0 or neg.size == 0:
-            continue
-        diff = pos[:, None] - neg[None, :]
-        aucs.append(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
-    return float(np.mean(aucs)), len(aucs)
-
-ref = {s: mean_auc(idx) for s, idx in split.items()}
+logits = gcn_logits(x, src, dst, f"{run}/params.bin", tasks)
+ref = check_run("rocauc", run, 50, logits, labels, split, workers=2, min_test=0.7)
 assert ref["train"][1] == tasks and ref["valid"][1] == tasks - 1 and ref["test"][1] == tasks - 1, ref
-records = [json.loads(line) for line in open(f"{run}/metrics.jsonl")]
-last = [r for r in records if r.get("epoch") == 50 and "event" not in r and "test_acc" in r]
-assert len(last) == 2, "no evaluated record of epoch 50 on each rank"
-summary = [r for r in records if r.get("event") == "summary"][0]
-assert summary["metric"] == "rocauc", summary["metric"]
-for r in last:
-    for key, s in (("train_acc", "train"), ("val_acc", "valid"), ("test_acc", "test")):
-        assert abs(r[key] - ref[s][0]) <= 1e-3, \
-            f"rank {r['rank']} {key} {r[key]:.6f}, NumPy reference {ref[s][0]:.6f}"
-assert abs(summary["final_test_acc"] - ref["test"][0]) <= 1e-3, summary
-# Chance is 0.5: a model that learned nothing, or scores read from the wrong rows, is far off.
-assert ref["test"][0] > 0.7, ref
-print(f"rocauc: train/val/test ROC-AUC {ref['train'][0]:.4f}/{ref['valid'][0]:.4f}/"
-      f"{ref['test'][0]:.4f} recomputed in NumPy ({ref['valid'][1]} of {tasks} tasks defined "
-      f"outside training) match the reported {last[0]['train_acc']:.4f}/{last[0]['val_acc']:.4f}/"
-      f"{last[0]['test_acc']:.4f}")
 PY
 
 # The checkpoint's best score is a ROC-AUC: another metric must not continue from it.

@@ -101,6 +101,11 @@ enum class PartDistribution { kAuto, kShared, kScatter };
 // path: the generator).
 enum class DatasetFormat { kAuto, kOgb, kNumpy, kGraphsaint, kSynthetic };
 
+// dataset.features_from_edges: node features made from the edges' features (OGB layouts' edge-feat,
+// as ogbn-proteins carries them) instead of read from node-feat: none (read node-feat), or each
+// node's mean or sum of the features of the edges that end at it (graph/dataset.h).
+enum class FeaturesFromEdges { kNone, kMean, kSum };
+
 // The name of each value, as the configuration spells it (the tables of choices.cpp;
 // docs/configuration.md lists them by key).
 const char* to_string(CommMode mode);
@@ -118,6 +123,7 @@ const char* to_string(LogLevel level);
 const char* to_string(PartitionMethod method);
 const char* to_string(PartDistribution distribution);
 const char* to_string(DatasetFormat format);
+const char* to_string(FeaturesFromEdges reduce);
 
 // The value named by `text`; ConfigError "must be one of ..." otherwise (the caller names the key).
 CommMode parse_comm_mode(const std::string& text);
@@ -135,5 +141,6 @@ LogLevel parse_log_level(const std::string& text);
 PartitionMethod parse_partition_method(const std::string& text);
 PartDistribution parse_part_distribution(const std::string& text);
 DatasetFormat parse_dataset_format(const std::string& text);
+FeaturesFromEdges parse_features_from_edges(const std::string& text);
 
 }  // namespace adaqp

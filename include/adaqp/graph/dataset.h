@@ -14,11 +14,27 @@ namespace adaqp {
 struct DatasetSpec {
   // A loader, or auto: the layout detected from `path` (the generator when `path` is empty).
   DatasetFormat format = DatasetFormat::kAuto;
-  std::string path;            // dataset directory; must be empty for synthetic
-  std::string split;           // OGB split folder name; empty = the only one present
+  std::string path;   // dataset directory; must be empty for synthetic
+  std::string split;  // OGB split folder name; empty = the only one present
+  // OGB layouts: node features from the edges' (EdgeFeatureNodes below) instead of node-feat.
+  FeaturesFromEdges features_from_edges = FeaturesFromEdges::kNone;
   GeneratorOptions synthetic;  // for format synthetic
   GraphTransform transform;
 };
+
+// How the OGB loaders make node features from edge features (DatasetSpec::features_from_edges):
+// kNone reads node-feat; kMean and kSum reduce, for each node, the feature rows
+// (raw/edge-feat.csv.gz, or data.npz's edge_feat) of the edges that end at it, and with both_ends
+// also of those that start at it (dataset.symmetrize: the reverse edge it adds carries its edge's
+// row), each edge as often as the file lists it; a node without such edges gets zeros. node-feat is
+// then not read (ogbn- proteins has none); edge rows are checked as node-feat's are (finite, within
+// float32).
+struct EdgeFeatureNodes {
+  FeaturesFromEdges reduce = FeaturesFromEdges::kNone;
+  bool both_ends = false;
+};
+// The spec's: its features_from_edges, both_ends from its transform's symmetrize.
+EdgeFeatureNodes edge_feature_nodes(const DatasetSpec& spec);
 
 // OGB raw layouts, both with split/<name>/{train,valid,test}.csv.gz (an empty `split` picks the
 // only split folder; a folder holding only split_dict.pt, the torch pickle that
@@ -26,11 +42,13 @@ struct DatasetSpec {
 //   CSV (where raw/edge.csv.gz exists):
 //     raw/{edge,node-feat,node-label,num-node-list,num-edge-list}.csv.gz. node-label with several
 //     columns is multi-label (0/1); a single column holds class ids, num_classes = max + 1.
+//     With from_edges, raw/edge-feat.csv.gz (a row per edge line) is read instead of node-feat.
 //   binary (raw/data.npz without raw/edge.csv.gz; as ogb.io.DatasetSaver writes it and
 //   ogbn-papers100M ships it; members deflated or stored):
 //     raw/data.npz        edge_index (int [2, E], row 0 sources), node_feat (float16/32/64 or int
 //                         [N, F], converted to float32), num_nodes_list = [N], num_edges_list =
-//                         [E]; other members (edge_feat, ...) are ignored
+//                         [E]; edge_feat (as node_feat, [E, F]) read instead of node_feat by
+//                         from_edges; other members are ignored
 //     raw/node-label.npz  node_label: class ids [N] or [N, 1] (int, or float holding integers;
 //                         NaN marks an unlabelled node, which holds class 0 and which no split
 //                         may name) or multi-label 0/1 values [N, C], C > 1
@@ -42,17 +60,20 @@ struct DatasetSpec {
 //     split/<name>/<type>/{train,valid,test}.csv.gz per labelled type. The Graph is typed
 //     (graph.h): types in name order, relations in triplet order; its homogeneous view has zero
 //     feature rows for the featureless types, class 0 and no split for the unlabelled ones.
-//     load_ogb_slice refuses it (ConfigError: slices carry no types).
+//     load_ogb_slice refuses it (ConfigError: slices carry no types), and so does from_edges
+//     other than kNone (ConfigError: its edges are relations').
 // Every problem (missing file or member, bad gzip or zip data, ragged row, wrong dtype or shape,
 // non-numeric or non-finite value, id out of range, count disagreeing with num-*-list, overlapping
 // splits) throws one InputError naming the file, the 1-based line or the member and index, and
 // the value. Graph.name is the directory's basename.
-Graph load_ogb(const std::string& dir, const std::string& split);
+Graph load_ogb(const std::string& dir, const std::string& split,
+               const EdgeFeatureNodes& from_edges = {});
 // The same for rank `rank`'s slice among `world` (graph/graph_slice.h): every file is streamed and
 // checked whole (but for a stored node_feat member, read from the slice's first row to its last),
 // and the slice's rows, their in-edges and its split ids are kept. load_ogb is the slice of rank 0
 // of 1.
-GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world);
+GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int rank, int world,
+                          const EdgeFeatureNodes& from_edges = {});
 
 // NumPy layout: edge_index.npy (int32/int64 [2,E], row 0 sources), feat.npy (float32 [N,F]),
 // label.npy (int32/int64 [N] class ids, or float32/uint8/bool [N,C] multi-label 0/1),
@@ -97,7 +118,7 @@ void save_ogb_hetero(const Graph& g, const std::string& dir);
 void save_numpy(const Graph& g, const std::string& dir);
 
 // spec.format, or for auto the format detected as load_dataset detects it (errors as there);
-// ConfigError for a split name (spec.split) with a layout other than OGB's.
+// ConfigError for a split name (spec.split) or features_from_edges with a layout other than OGB's.
 DatasetFormat resolve_dataset_format(const DatasetSpec& spec);
 
 // Dispatches on spec.format through the loader registry (dataset.cpp: name, detect, load; auto: no

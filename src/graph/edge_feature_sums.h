@@ -1,0 +1,62 @@
+// Node features made from edge features (DatasetSpec::features_from_edges): the OGB loaders stream
+// every edge's feature row through add(), and finish() leaves the slice's rows in its features.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "adaqp/graph/dataset.h"
+#include "adaqp/graph/graph_slice.h"
+
+namespace adaqp {
+
+class EdgeFeatureSums {
+ public:
+  EdgeFeatureSums(NodeRange keep, const EdgeFeatureNodes& how) : keep_(keep), how_(how) {}
+
+  // Before the first add: the width of every edge's row.
+  void start(int64_t dim) {
+    dim_ = dim;
+    sums_.assign(static_cast<size_t>(keep_.count * dim), 0.0);
+    counts_.assign(static_cast<size_t>(keep_.count), 0);
+  }
+
+  // Edge src -> dst's row of dim values: to dst's sum, and with both_ends to src's.
+  void add(int64_t src, int64_t dst, const float* row) {
+    add_to(dst, row);
+    if (how_.both_ends) add_to(src, row);
+  }
+
+  // The kept nodes' sums, or means over their edges (a node without edges: zeros), into
+  // g.features and g.feat_dim (0 when no edge had a row).
+  void finish(GraphSlice& g) const {
+    g.feat_dim = dim_;
+    g.features.assign(sums_.size(), 0.0f);
+    for (int64_t v = 0; v < keep_.count; ++v) {
+      const double scale = how_.reduce == FeaturesFromEdges::kMean && counts_[v] > 0
+                               ? 1.0 / static_cast<double>(counts_[v])
+                               : 1.0;
+      for (int64_t c = 0; c < dim_; ++c) {
+        const size_t at = static_cast<size_t>(v * dim_ + c);
+        g.features[at] = static_cast<float>(sums_[at] * scale);
+      }
+    }
+  }
+
+ private:
+  void add_to(int64_t node, const float* row) {
+    if (node < keep_.first || node >= keep_.first + keep_.count) return;
+    const int64_t v = node - keep_.first;
+    ++counts_[v];
+    double* sum = sums_.data() + v * dim_;
+    for (int64_t c = 0; c < dim_; ++c) sum[c] += row[c];
+  }
+
+  NodeRange keep_;
+  EdgeFeatureNodes how_;
+  int64_t dim_ = 0;
+  std::vector<double> sums_;  // keep.count x dim, summed in double: a mean of many edges exact
+  std::vector<int64_t> counts_;
+};
+
+}  // namespace adaqp

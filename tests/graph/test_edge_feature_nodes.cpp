@@ -1,0 +1,170 @@
+// dataset.features_from_edges on the OGB layouts (CSV and binary): node features reduced from the
+// edges' rows by hand on the tiny graph (in-edges, and both ends under symmetrize; mean and sum),
+// the same on both layouts and in every slice, and every malformed edge feature file named.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "adaqp/common/error.h"
+#include "adaqp/graph/dataset.h"
+#include "adaqp/graph/graph_slice.h"
+#include "dataset_files.h"
+#include "graph_expect.h"
+#include "ogb_binary_files.h"
+#include "test_util.h"
+
+namespace adaqp {
+namespace {
+
+using test::FileMap;
+using test::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// The tiny graph's edges 0->1, 1->2, 2->3, 3->0, 1->0 with two features each, and no node-feat.
+FileMap csv_text() {
+  FileMap text = test::tiny_ogb_text();
+  text.erase("raw/node-feat.csv.gz");
+  text["raw/edge-feat.csv.gz"] = "1,2\n3,-1\n0.5,0\n2,2\n4,0\n";
+  return text;
+}
+
+FileMap binary_files() {
+  FileMap files = test::tiny_ogb_binary_files();
+  files.erase("raw/data.npz/node_feat.npy");
+  files["raw/data.npz/edge_feat.npy"] =
+      test::npy_bytes<float>("<f4", "(5, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2, 4, 0});
+  return files;
+}
+
+EdgeFeatureNodes how(FeaturesFromEdges reduce, bool both_ends) {
+  return EdgeFeatureNodes{reduce, both_ends};
+}
+
+// Node 0 gets edges 3->0 and 1->0, 1 gets 0->1, 2 gets 1->2, 3 gets 2->3; with both ends also
+// 0->1 (node 0), 1->2 and 1->0 (node 1), 2->3 (node 2), 3->0 (node 3).
+TEST(EdgeFeatureNodes, CsvInEdgesAndBothEndsMeanAndSum) {
+  TempDir tmp;
+  test::write_ogb(tmp.str(), csv_text());
+  const Graph in_mean = load_ogb(tmp.str(), "", how(FeaturesFromEdges::kMean, false));
+  EXPECT_EQ(in_mean.feat_dim, 2);
+  EXPECT_THAT(in_mean.features, ElementsAre(3, 1, 1, 2, 3, -1, 0.5f, 0));
+  EXPECT_THAT(load_ogb(tmp.str(), "", how(FeaturesFromEdges::kSum, false)).features,
+              ElementsAre(6, 2, 1, 2, 3, -1, 0.5f, 0));
+  EXPECT_THAT(load_ogb(tmp.str(), "", how(FeaturesFromEdges::kSum, true)).features,
+              ElementsAre(7, 4, 8, 1, 3.5f, -1, 2.5f, 2));
+  EXPECT_THAT(load_ogb(tmp.str(), "", how(FeaturesFromEdges::kMean, true)).features,
+              ElementsAre(7.f / 3, 4.f / 3, 8.f / 3, 1.f / 3, 1.75f, -0.5f, 1.25f, 1));
+  // The rest of the graph is the one node-feat would give.
+  EXPECT_THAT(in_mean.indices, ElementsAre(1, 3, 0, 1, 2));
+  EXPECT_THAT(in_mean.labels, ElementsAre(0, 1, 2, 1));
+  in_mean.validate(tmp.str());
+}
+
+TEST(EdgeFeatureNodes, LoadDatasetTakesBothEndsFromSymmetrizeAndANodeWithoutEdgesGetsZeros) {
+  TempDir tmp;
+  FileMap text = csv_text();
+  text["raw/num-node-list.csv.gz"] = "5\n";  // node 4: no edge
+  text["raw/node-label.csv.gz"] = "0\n1\n2\n1\n0\n";
+  test::write_ogb(tmp.str(), text);
+  DatasetSpec spec;
+  spec.path = tmp.str();
+  spec.features_from_edges = FeaturesFromEdges::kMean;
+  spec.transform.symmetrize = true;
+  spec.transform.self_loops = true;
+  EXPECT_THAT(load_dataset(spec).features,
+              ElementsAre(7.f / 3, 4.f / 3, 8.f / 3, 1.f / 3, 1.75f, -0.5f, 1.25f, 1, 0, 0));
+  spec.transform.symmetrize = false;
+  EXPECT_THAT(load_dataset(spec).features, ElementsAre(3, 1, 1, 2, 3, -1, 0.5f, 0, 0, 0));
+}
+
+TEST(EdgeFeatureNodes, BinaryLayoutGivesTheCsvLayoutsRowsInEverySlice) {
+  TempDir tmp;
+  test::write_ogb(tmp.str("csv"), csv_text());
+  for (const bool deflate : {true, false}) {
+    const std::string dir = tmp.str(deflate ? "deflated" : "stored");
+    test::write_ogb_binary(dir, binary_files(), deflate);
+    for (const bool both : {false, true}) {
+      const EdgeFeatureNodes h = how(FeaturesFromEdges::kMean, both);
+      const Graph csv = load_ogb(tmp.str("csv"), "", h);
+      const Graph g = load_ogb(dir, "", h);
+      EXPECT_EQ(g.features, csv.features) << dir << (both ? ", both ends" : "");
+      for (int world = 1; world <= 4; ++world) {
+        for (int rank = 0; rank < world; ++rank) {
+          SCOPED_TRACE(dir + ", rank " + std::to_string(rank) + " of " + std::to_string(world));
+          test::expect_same_slice(load_ogb_slice(dir, "", rank, world, h),
+                                  slice_of(g, rank, world));
+          test::expect_same_slice(load_ogb_slice(tmp.str("csv"), "", rank, world, h),
+                                  slice_of(csv, rank, world));
+        }
+      }
+    }
+  }
+}
+
+std::string csv_error(const FileMap& text) {
+  TempDir tmp;
+  test::write_ogb(tmp.str(), text);
+  return test::error_of<InputError>(
+      [&] { load_ogb(tmp.str(), "", how(FeaturesFromEdges::kMean, false)); });
+}
+
+TEST(EdgeFeatureNodes, MalformedCsvEdgeFeaturesAreNamed) {
+  FileMap text = csv_text();
+  text.erase("raw/edge-feat.csv.gz");
+  EXPECT_THAT(csv_error(text), AllOf(HasSubstr("edge-feat.csv.gz: dataset.features_from_edges"),
+                                     HasSubstr("file not found")));
+  text = csv_text();
+  text["raw/edge-feat.csv.gz"] = "1,2\n3,-1\n0.5,0\n2,2\n";
+  EXPECT_THAT(csv_error(text), AllOf(HasSubstr("edge-feat.csv.gz: line 4"),
+                                     HasSubstr("num-edge-list.csv.gz says 5")));
+  text["raw/edge-feat.csv.gz"] = "1,2\n3,-1\n0.5,0\n2,2\n4,0\n5,5\n";
+  EXPECT_THAT(csv_error(text),
+              AllOf(HasSubstr("edge-feat.csv.gz: line 6"), HasSubstr("more lines than the 5")));
+  text["raw/edge-feat.csv.gz"] = "1,2\n3,-1\n0.5\n2,2\n4,0\n";
+  EXPECT_THAT(csv_error(text),
+              AllOf(HasSubstr("edge-feat.csv.gz: line 3"), HasSubstr("has 1 column, expected 2")));
+  text["raw/edge-feat.csv.gz"] = "1,2\n3,-1\n0.5,nan\n2,2\n4,0\n";
+  EXPECT_THAT(csv_error(text),
+              AllOf(HasSubstr("edge-feat.csv.gz: line 3"), HasSubstr("column 2: 'nan'")));
+}
+
+std::string binary_error(const FileMap& files) {
+  TempDir tmp;
+  test::write_ogb_binary(tmp.str(), files, true);
+  return test::error_of<InputError>(
+      [&] { load_ogb(tmp.str(), "", how(FeaturesFromEdges::kSum, true)); });
+}
+
+TEST(EdgeFeatureNodes, MalformedBinaryEdgeFeaturesAreNamed) {
+  FileMap files = binary_files();
+  files.erase("raw/data.npz/edge_feat.npy");
+  EXPECT_THAT(binary_error(files), HasSubstr("edge_feat.npy"));
+  files["raw/data.npz/edge_feat.npy"] =
+      test::npy_bytes<float>("<f4", "(4, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2});
+  EXPECT_THAT(binary_error(files),
+              AllOf(HasSubstr("member edge_feat.npy"), HasSubstr("has 4 rows, expected E = 5")));
+  files["raw/data.npz/edge_feat.npy"] =
+      test::npy_bytes<double>("<f8", "(5, 2)", {1, 2, 3, -1, 0.5, 0, 2, 1e300, 4, 0});
+  EXPECT_THAT(binary_error(files), AllOf(HasSubstr("member edge_feat.npy index [3, 1]"),
+                                         HasSubstr("out of float32 range")));
+}
+
+TEST(EdgeFeatureNodes, OtherLayoutsRefuseIt) {
+  TempDir tmp;
+  test::write_files(tmp.str("numpy"), test::tiny_numpy_files());
+  DatasetSpec spec;
+  spec.path = tmp.str("numpy");
+  spec.features_from_edges = FeaturesFromEdges::kSum;
+  EXPECT_THAT(test::error_of<ConfigError>([&] { load_dataset(spec); }),
+              HasSubstr("dataset.features_from_edges = sum reads the OGB layouts' edge features"));
+  test::write_ogb(tmp.str("hetero"), test::tiny_hetero_text());
+  EXPECT_THAT(test::error_of<ConfigError>(
+                  [&] { load_ogb(tmp.str("hetero"), "", how(FeaturesFromEdges::kMean, false)); }),
+              HasSubstr("OGB's heterogeneous layout"));
+}
+
+}  // namespace
+}  // namespace adaqp
