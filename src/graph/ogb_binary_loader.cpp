@@ -104,6 +104,33 @@ int64_t read_list_count(const std::string& path, const NpzReader& npz, const std
   return count;
 }
 
+// A feature member (node_feat, edge_feat): float16/32/64 or int [rows, F] (DatasetSaver keeps
+// integer features as int64), `rows` as the list member `count_member` says (`count` names it).
+void check_feature_member(const std::string& path, const std::string& member, const NpyArray& a,
+                          int64_t rows, const char* count, const char* count_member) {
+  if (a.dtype == NpyDtype::kBytes || a.dtype == NpyDtype::kBool || a.dtype == NpyDtype::kUInt8 ||
+      a.shape.size() != 2)
+    bad_member(path, member, a, fmt::format("float16/32/64 or int32/64 [{}, F]", count));
+  if (a.shape[0] != rows)
+    throw InputError(
+        path, "member " + member,
+        fmt::format("has {} rows, expected {} = {} ({})", a.shape[0], count, rows, count_member));
+}
+
+// Element i of a piece of feature member `member` (a), the member's element `flat`, as float32;
+// one that is not finite or beyond float32's range is noted in `bad`.
+float feature_value(const std::vector<uint8_t>& bytes, int64_t i, const NpyArray& a,
+                    const std::string& member, int64_t flat, FirstBadValue& bad) {
+  const double value = value_at(bytes, static_cast<size_t>(i), a.dtype);
+  if (!std::isfinite(value))
+    bad.note("member " + member + " " + at_index(a, flat),
+             fmt::format("value {} is not finite", value));
+  else if (std::fabs(value) > std::numeric_limits<float>::max())
+    bad.note("member " + member + " " + at_index(a, flat),
+             fmt::format("value {} is out of float32 range", value));
+  return static_cast<float>(value);
+}
+
 // node_feat, float16/32/64 or int [N, F] (DatasetSaver keeps integer features as int64): the
 // slice's rows as float32, each value finite and within float32 range. A stored member is read
 // from the slice's first row to its last; a deflated one is streamed whole, every row checked.
@@ -111,13 +138,7 @@ void read_binary_features(const std::string& path, const NpzReader& npz, NodeRan
                           GraphSlice& s) {
   NpzMember m = npz.open("node_feat.npy");
   const NpyArray& a = m.array();
-  if (a.dtype == NpyDtype::kBytes || a.dtype == NpyDtype::kBool || a.dtype == NpyDtype::kUInt8 ||
-      a.shape.size() != 2)
-    bad_member(path, "node_feat.npy", a, "float16/32/64 or int32/64 [N, F]");
-  if (a.shape[0] != s.num_nodes)
-    throw InputError(path, "member node_feat.npy",
-                     "has " + std::to_string(a.shape[0]) + " rows, expected N = " +
-                         std::to_string(s.num_nodes) + " (num_nodes_list.npy)");
+  check_feature_member(path, "node_feat.npy", a, s.num_nodes, "N", "num_nodes_list.npy");
   const int64_t dim = s.feat_dim = a.shape[1];
   const int64_t first = m.compressed() ? 0 : keep.first * dim;
   const int64_t end = m.compressed() ? m.elements() : (keep.first + keep.count) * dim;
@@ -130,15 +151,9 @@ void read_binary_features(const std::string& path, const NpzReader& npz, NodeRan
     const int64_t k = std::min(kNpzPiece, end - at);
     m.read(k, bytes);
     for (int64_t i = 0; i < k; ++i) {
-      const double value = value_at(bytes, static_cast<size_t>(i), a.dtype);
-      if (!std::isfinite(value))
-        bad.note("member node_feat.npy " + at_index(a, at + i),
-                 fmt::format("value {} is not finite", value));
-      else if (std::fabs(value) > std::numeric_limits<float>::max())
-        bad.note("member node_feat.npy " + at_index(a, at + i),
-                 fmt::format("value {} is out of float32 range", value));
-      else if (at + i >= kept_first && at + i < kept_end)
-        s.features[static_cast<size_t>(at + i - kept_first)] = static_cast<float>(value);
+      const float value = feature_value(bytes, i, a, "node_feat.npy", at + i, bad);
+      if (at + i >= kept_first && at + i < kept_end)
+        s.features[static_cast<size_t>(at + i - kept_first)] = value;
     }
   }
   if (end == m.elements()) m.finish();
@@ -280,13 +295,7 @@ void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& np
                                     GraphSlice& s) {
   NpzMember feats = npz.open("edge_feat.npy");
   const NpyArray& a = feats.array();
-  if (a.dtype == NpyDtype::kBytes || a.dtype == NpyDtype::kBool || a.dtype == NpyDtype::kUInt8 ||
-      a.shape.size() != 2)
-    bad_member(path, "edge_feat.npy", a, "float16/32/64 or int32/64 [E, F]");
-  if (a.shape[0] != num_edges)
-    throw InputError(path, "member edge_feat.npy",
-                     "has " + std::to_string(a.shape[0]) + " rows, expected E = " +
-                         std::to_string(num_edges) + " (num_edges_list.npy)");
+  check_feature_member(path, "edge_feat.npy", a, num_edges, "E", "num_edges_list.npy");
   const int64_t dim = a.shape[1];
   NpzMember sources = npz.open("edge_index.npy");
   NpzMember targets = npz.open("edge_index.npy");
@@ -306,16 +315,8 @@ void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& np
     const std::vector<int64_t> to = npy_to_int64(bytes, ids);
     feats.read(k * dim, bytes);
     rows.resize(static_cast<size_t>(k * dim));
-    for (int64_t i = 0; i < k * dim; ++i) {
-      const double value = value_at(bytes, static_cast<size_t>(i), a.dtype);
-      if (!std::isfinite(value))
-        bad.note("member edge_feat.npy " + at_index(a, at * dim + i),
-                 fmt::format("value {} is not finite", value));
-      else if (std::fabs(value) > std::numeric_limits<float>::max())
-        bad.note("member edge_feat.npy " + at_index(a, at * dim + i),
-                 fmt::format("value {} is out of float32 range", value));
-      rows[static_cast<size_t>(i)] = static_cast<float>(value);
-    }
+    for (int64_t i = 0; i < k * dim; ++i)
+      rows[static_cast<size_t>(i)] = feature_value(bytes, i, a, "edge_feat.npy", at * dim + i, bad);
     for (int64_t e = 0; e < k; ++e) sums.add(from[e], to[e], rows.data() + e * dim);
   }
   feats.finish();
