@@ -124,7 +124,8 @@ mapfile -t small < <(synthetic_graph 3000 seed=3; gnn_model 2 16
   set_pairs communication.mode=vanilla partition.parts=3 "partition.dir=$tmp/small-part" \
     training.epochs=400 training.threads=1 training.device=cpu communication.timeout_s=3 \
     "output.dir=$tmp/training")
-timeout 120 mpirun --oversubscribe --bind-to none -np 3 "$ADAQP_BIN" train "${small[@]}" \
+# 400 epochs take about 115 s on a loaded 2-core machine (0.28 s each, seen 2026-12-07), stop included.
+timeout 300 mpirun --oversubscribe --bind-to none -np 3 "$ADAQP_BIN" train "${small[@]}" \
   >"$tmp/training.log" 2>&1 &
 runner=$!
 # epochs_recorded: the records of epochs so far (0 before the file exists).

@@ -46,10 +46,14 @@ namespace {
 
 constexpr int kTag = 7;
 
+// Duplicated under a long bound (a rank of a loaded host can come to the duplicate more than a
+// short bound after the others), then `timeout_s`.
 std::unique_ptr<MpiCommunicator> solo_world(double timeout_s) {
   MpiCommunicatorOptions options;
-  options.timeout_s = timeout_s;
-  return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, options);
+  options.timeout_s = 30;
+  auto comm = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, options);
+  comm->set_timeout(timeout_s);
+  return comm;
 }
 
 // Every rank's process id.
