@@ -14,6 +14,8 @@
 # - the adaptive scheme runs on the GPU and chooses several widths;
 # - multi-label training (a GraphSAINT-layout graph, binary cross-entropy) matches the CPU at W=2
 #   within DEVICE_TOL, and its predictions.npy (output.predictions) the CPU's at 99% of entries;
+#   scored by ROC-AUC (training.metric: rocauc, the logits copied to the host), its scores the
+#   CPU's within 1e-3;
 # - a diverging quantized run (learning rate 1e30) stops non-zero at epoch 2 with the codec's error
 #   naming the message from the first rank that meets it (on CUDA from settle(), which reads the
 #   device codec's status word; the job is then aborted), as on the CPU;
@@ -47,7 +49,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/device_job.sh"
 run() {
   local name=$1 device=$2 w=$3 data=gen
   shift 3
-  [[ $name == cora || $name == multi || $name == rgcn* ]] && data=${name%-first}
+  [[ $name == cora || $name == multi* || $name == rgcn* ]] && data=${name%-first}
   local out="$tmp/$name/$device-w$w"
   # shellcheck disable=SC2016
   if ! timeout "${ADAQP_RUN_TIMEOUT:-600}" mpirun --oversubscribe --bind-to none -np "$w" bash -c \
@@ -224,6 +226,24 @@ agree = float((cpu == cuda).mean())
 assert agree >= 0.99, f"multi-label predictions.npy: CUDA agrees with the CPU at {agree:.1%}"
 print(f"ok: multi-label predictions.npy (output.predictions) on CUDA agrees with the CPU's at "
       f"{agree:.1%} of its entries")
+PY
+
+# ROC-AUC: the device's logits scored on the host as the CPU's are.
+for device in cpu cuda; do
+  run multi-auc "$device" 2 --set "dataset.path=$tmp/data/multi" --set communication.mode=vanilla \
+    --set training.metric=rocauc
+done
+"$PYTHON" - "$tmp/multi-auc/cpu-w2/metrics.jsonl" "$tmp/multi-auc/cuda-w2/metrics.jsonl" <<'PY'
+import json, sys
+last = []
+for path in sys.argv[1:]:
+    rows = [json.loads(line) for line in open(path)]
+    assert [r for r in rows if r.get("event") == "summary"][-1]["metric"] == "rocauc", path
+    last.append([r for r in rows if "test_acc" in r and "event" not in r][-1])
+for key in ("train_acc", "val_acc", "test_acc"):
+    assert abs(last[0][key] - last[1][key]) <= 1e-3, (key, last[0][key], last[1][key])
+print(f"ok: ROC-AUC on CUDA {last[1]['test_acc']:.4f} against the CPU's {last[0]['test_acc']:.4f} "
+      "(test; train and validation within 1e-3 too)")
 PY
 
 # Divergence inside a quantized exchange: the codec's error naming the message, on both devices.
