@@ -18,7 +18,8 @@ namespace {
 std::optional<double> auc_of(const std::vector<float>& scores, const std::vector<int>& labels) {
   std::vector<uint64_t> pairs;
   for (size_t i = 0; i < scores.size(); ++i) pairs.push_back(scored_label(scores[i], labels[i]));
-  return roc_auc(pairs);
+  std::vector<uint64_t> scratch;
+  return roc_auc(pairs, scratch);
 }
 
 // The definition: over every (positive, negative) pair, 1 when the positive scores higher, 1/2

@@ -18,9 +18,9 @@ namespace adaqp {
 // label (0 or 1) in the lowest bit.
 uint64_t scored_label(float score, bool positive);
 
-// One task's ROC-AUC over `pairs` (scored_label words; sorted in place); nullopt when they hold no
-// positive or no negative.
-std::optional<double> roc_auc(std::vector<uint64_t>& pairs);
+// One task's ROC-AUC over `pairs` (scored_label words; sorted by score in place, `scratch` the
+// sort's second buffer); nullopt when they hold no positive or no negative.
+std::optional<double> roc_auc(std::vector<uint64_t>& pairs, std::vector<uint64_t>& scratch);
 
 // Per split (train, valid, test): the sum of the defined tasks' ROC-AUCs and their count, over all
 // ranks (identical on every rank).
@@ -34,8 +34,9 @@ struct RocAucSums {
 
 // Collective. `scores` and `labels` are this rank's rows (num_rows x num_tasks, row-major; labels
 // 0/1); split_rows[k] lists the rows of split k. Task t is scored by rank t % world, which
-// receives every rank's pairs of it: each rank sends 8 bytes per split row and task, and a rank
-// holds at most one task's pairs at a time beside what it received.
+// receives every rank's pairs of it: each rank sends 8 bytes per split row and task, and a rank's
+// threads (OpenMP) score its tasks, each holding one task's pairs at a time beside what it
+// received.
 RocAucSums distributed_roc_auc(Communicator& comm, const float* scores, const uint8_t* labels,
                                int64_t num_rows, int64_t num_tasks,
                                const std::array<const std::vector<int64_t>*, 3>& split_rows);
