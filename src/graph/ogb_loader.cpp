@@ -114,17 +114,35 @@ void check_columns(const GzLineReader& in, size_t got, size_t expected, const st
 
 namespace {
 
+// A plain decimal ("-0.0579", "12", "3.25") whose digits make an integer m below 2^24 with at most
+// 10 of them after the point: m and 10^k are exact in float32, so one division rounds m / 10^k
+// correctly, the value from_chars gives (Clinger's fast path). Returns the position after it, or
+// nullptr for anything else (the general parser's).
+const char* parse_plain_decimal(const char* p, const char* end, float& out) {
+  constexpr uint32_t kExact = uint32_t{1} << 24;
+  constexpr float kPowers[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+  const bool negative = p < end && *p == '-';
+  const char* q = p + (negative ? 1 : 0);
+  uint32_t m = 0;
+  int whole = 0, fraction = 0;
+  for (; q < end && *q >= '0' && *q <= '9' && m < kExact; ++q, ++whole) m = m * 10 + (*q - '0');
+  if (whole == 0) return nullptr;
+  if (q < end && *q == '.') {
+    for (++q; q < end && *q >= '0' && *q <= '9' && m < kExact && fraction <= 10; ++q, ++fraction)
+      m = m * 10 + (*q - '0');
+    if (fraction == 0) return nullptr;
+  }
+  if (m >= kExact || fraction > 10 || (q < end && *q != ',')) return nullptr;
+  const float value = static_cast<float>(m) / kPowers[fraction];
+  out = negative ? -value : value;
+  return q;
+}
+
 // Parses the float field starting at `p` (ending at ',' or `end`); returns the position after it.
-// Plain integers of up to 7 digits (exact in float32) skip the general parser.
+// Plain decimals skip the general parser (parse_plain_decimal).
 const char* parse_feature(const GzLineReader& in, const char* p, const char* end, int64_t column,
                           float& out) {
-  const char* q = p;
-  uint32_t digits = 0;
-  while (q < end && *q >= '0' && *q <= '9' && q - p < 7) digits = digits * 10 + (*q++ - '0');
-  if (q > p && (q == end || *q == ',')) {
-    out = static_cast<float>(digits);
-    return q;
-  }
+  if (const char* after = parse_plain_decimal(p, end, out)) return after;
   const char* field_end = static_cast<const char*>(std::memchr(p, ',', end - p));
   if (field_end == nullptr) field_end = end;
   const std::string_view field(p, field_end - p);

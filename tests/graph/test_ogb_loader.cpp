@@ -1,7 +1,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "adaqp/common/error.h"
 #include "adaqp/graph/dataset.h"
@@ -71,6 +77,59 @@ TEST(OgbLoader, ValuesTooSmallForFloat32RoundToZero) {
   EXPECT_EQ(g.features[1], 0.0f);
   EXPECT_TRUE(std::signbit(g.features[1]));
   EXPECT_EQ(g.features[2], static_cast<float>(1e-40));
+}
+
+// Every value is the float from_chars gives its text, bit for bit: plain decimals (which skip the
+// general parser) at the edges of the short path (2^24, ten digits after the point, signs, zeros,
+// leading zeros) and random ones of every length, beside text only the general parser reads.
+TEST(OgbLoader, FeaturesAreFromCharsBitForBit) {
+  std::vector<std::string> texts = {"0",           "-0",           "0.0",
+                                    "-0.0",        "007",          "16777215",
+                                    "16777216",    "16777217",     "123456789",
+                                    "0.1",         "-0.1",         "0.3333333",
+                                    "1.0000001",   "0.0000000001", "0.00000000001",
+                                    "9.999999999", "1677721.5",    "1.5e3",
+                                    "-2.5E-3",     " 4.25",        "7 ",
+                                    "1.",          ".5",           "-.5",
+                                    "1e-40",       "3.4028234e38", "0.57943",
+                                    "-0.057943",   "1677.7216",    "99999999.9"};
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 3000; ++i) {
+    const int whole = static_cast<int>(rng() % 9), fraction = static_cast<int>(rng() % 12);
+    std::string t = rng() % 2 ? "-" : "";
+    t += std::to_string(rng() % 10);
+    for (int d = 0; d < whole; ++d) t += static_cast<char>('0' + rng() % 10);
+    if (fraction > 0) t += ".";
+    for (int d = 0; d < fraction; ++d) t += static_cast<char>('0' + rng() % 10);
+    texts.push_back(t);
+  }
+  std::string lines;
+  const size_t rows = (texts.size() + 2) / 3;
+  texts.resize(rows * 3, "0");
+  for (size_t r = 0; r < rows; ++r)
+    lines += texts[3 * r] + "," + texts[3 * r + 1] + "," + texts[3 * r + 2] + "\n";
+  TempDir tmp;
+  FileMap text = test::tiny_ogb_text();
+  text["raw/node-feat.csv.gz"] = lines;
+  text["raw/num-node-list.csv.gz"] = std::to_string(rows) + "\n";
+  std::string labels;
+  for (size_t r = 0; r < rows; ++r) labels += std::to_string(r % 3) + "\n";
+  text["raw/node-label.csv.gz"] = labels;
+  test::write_ogb(tmp.str(), text);
+  const Graph g = load_ogb(tmp.str(), "");
+  ASSERT_EQ(g.features.size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    std::string_view t = texts[i];
+    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    float want = 0;
+    std::from_chars(t.data(), t.data() + t.size(), want);
+    uint32_t got_bits = 0, want_bits = 0;
+    std::memcpy(&got_bits, &g.features[i], 4);
+    std::memcpy(&want_bits, &want, 4);
+    EXPECT_EQ(got_bits, want_bits)
+        << "'" << texts[i] << "': " << g.features[i] << " against " << want;
+  }
 }
 
 TEST(OgbLoader, ReadsMultiLabelColumns) {
