@@ -50,6 +50,10 @@ std::string choose_checkpoint(const JobConfig& cfg) {
   if (path.empty()) throw ConfigError(fmt::format("--resume: no intact checkpoint in {}", dir));
   const CheckpointInfo info = read_checkpoint_info(path);
   check_job_header(path, info.header, job_checkpoint_header(cfg));
+  // A metric named outright is known before the dataset is read: refused before a --repartition
+  // replaces the partition (auto is resolved by the labels, and compared once they are read).
+  if (cfg.training.metric != ScoreMetric::kAuto)
+    check_checkpoint_metric(path, info.header.metric, to_string(cfg.training.metric));
   // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp),
   // by the parameters this job's training.restore_best asks for.
   RunOptions limits;

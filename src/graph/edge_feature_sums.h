@@ -2,8 +2,16 @@
 // every edge's feature row through add(), and finish() leaves the slice's rows in its features.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "adaqp/common/error.h"
 
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph_slice.h"
@@ -12,7 +20,9 @@ namespace adaqp {
 
 class EdgeFeatureSums {
  public:
-  EdgeFeatureSums(NodeRange keep, const EdgeFeatureNodes& how) : keep_(keep), how_(how) {}
+  // `source`: the edge features' file (or member), for errors.
+  EdgeFeatureSums(NodeRange keep, const EdgeFeatureNodes& how, std::string source)
+      : keep_(keep), how_(how), source_(std::move(source)) {}
 
   // Before the first add: the width of every edge's row.
   void start(int64_t dim) {
@@ -28,7 +38,8 @@ class EdgeFeatureSums {
   }
 
   // The kept nodes' sums, or means over their edges (a node without edges: zeros), into
-  // g.features and g.feat_dim (0 when no edge had a row).
+  // g.features and g.feat_dim (0 when no edge had a row). InputError naming the source, the node
+  // and the column for a sum beyond float32's range.
   void finish(GraphSlice& g) const {
     g.feat_dim = dim_;
     g.features.assign(sums_.size(), 0.0f);
@@ -38,7 +49,13 @@ class EdgeFeatureSums {
                                : 1.0;
       for (int64_t c = 0; c < dim_; ++c) {
         const size_t at = static_cast<size_t>(v * dim_ + c);
-        g.features[at] = static_cast<float>(sums_[at] * scale);
+        const double value = sums_[at] * scale;
+        if (!(std::fabs(value) <= std::numeric_limits<float>::max()))
+          throw InputError(source_, "dataset.features_from_edges",
+                           fmt::format("node {} feature {}: the {} of its edges' values, {}, is "
+                                       "beyond float32's range",
+                                       keep_.first + v, c, to_string(how_.reduce), value));
+        g.features[at] = static_cast<float>(value);
       }
     }
   }
@@ -54,6 +71,7 @@ class EdgeFeatureSums {
 
   NodeRange keep_;
   EdgeFeatureNodes how_;
+  std::string source_;
   int64_t dim_ = 0;
   std::vector<double> sums_;  // keep.count x dim, summed in double: a mean of many edges exact
   std::vector<int64_t> counts_;

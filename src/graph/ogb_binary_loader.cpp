@@ -122,13 +122,12 @@ void check_feature_member(const std::string& path, const std::string& member, co
 float feature_value(const std::vector<uint8_t>& bytes, int64_t i, const NpyArray& a,
                     const std::string& member, int64_t flat, FirstBadValue& bad) {
   const double value = value_at(bytes, static_cast<size_t>(i), a.dtype);
-  if (!std::isfinite(value))
-    bad.note("member " + member + " " + at_index(a, flat),
-             fmt::format("value {} is not finite", value));
-  else if (std::fabs(value) > std::numeric_limits<float>::max())
-    bad.note("member " + member + " " + at_index(a, flat),
-             fmt::format("value {} is out of float32 range", value));
-  return static_cast<float>(value);
+  if (std::fabs(value) <= std::numeric_limits<float>::max()) return static_cast<float>(value);
+  bad.note("member " + member + " " + at_index(a, flat),
+           fmt::format(
+               std::isfinite(value) ? "value {} is out of float32 range" : "value {} is not finite",
+               value));
+  return 0.0f;
 }
 
 // node_feat, float16/32/64 or int [N, F] (DatasetSaver keeps integer features as int64): the
@@ -301,7 +300,7 @@ void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& np
   NpzMember targets = npz.open("edge_index.npy");
   const NpyDtype ids = sources.array().dtype;
   targets.skip(num_edges);
-  EdgeFeatureSums sums(keep, how);
+  EdgeFeatureSums sums(keep, how, path + " member edge_feat.npy");
   sums.start(dim);
   FirstBadValue bad(path);
   const int64_t piece = std::max<int64_t>(1, kNpzPiece / std::max<int64_t>(1, dim));

@@ -259,12 +259,21 @@ void read_edge_feature_nodes(const fs::path& raw, int64_t num_edges, NodeRange k
   std::string_view edge_line, feat_line;
   std::vector<std::string_view> fields;
   std::vector<float> row;
-  EdgeFeatureSums sums(keep, how);
+  EdgeFeatureSums sums(keep, how, feat_path);
   while (edges.next(edge_line)) {
     if (!feats.next(feat_line)) break;
     if (feats.line_number() == 1) {
-      row.resize(static_cast<size_t>(row_width(feat_line)));
-      sums.start(static_cast<int64_t>(row.size()));
+      const int64_t dim = row_width(feat_line);
+      // Every row takes at least 2 bytes a value: a wider line 1 than the file could hold in
+      // num_edges rows (a file written transposed) is refused before the sums are allocated.
+      if (static_cast<uint64_t>(dim) >
+          max_decompressed_bytes(feat_path) / (2 * std::max<uint64_t>(1, num_edges)))
+        throw InputError(feat_path, "line 1",
+                         fmt::format("has {} columns: {} rows of them (num-edge-list.csv.gz) "
+                                     "cannot fit in this file",
+                                     dim, num_edges));
+      row.resize(static_cast<size_t>(dim));
+      sums.start(dim);
     }
     parse_row(feats, feat_line, static_cast<int64_t>(row.size()), row.data());
     // read_edges has checked every line of the edge file.

@@ -274,14 +274,7 @@ void check_header(const std::string& path, const CheckpointHeader& f, const Chec
   require_same(path, "model output dimension (dataset classes)", f.out_dim, e.out_dim);
   require_same(path, "learned featureless rows (model.featureless = embedding)", f.embedding,
                e.embedding);
-  // Its best score must be of this job's metric. A file without one was scored as auto scores.
-  if (!f.metric.empty()) {
-    require_same(path, "training.metric", f.metric, e.metric);
-  } else if (e.metric == to_string(ScoreMetric::kRocAuc)) {
-    throw InputError(path, "training.metric",
-                     "checkpoint was scored by accuracy or f1_micro (written before "
-                     "training.metric), this job has rocauc");
-  }
+  check_checkpoint_metric(path, f.metric, e.metric);
 }
 
 // The state read for one parameter, applied only once every parameter has been read.
@@ -293,6 +286,18 @@ struct StagedParam {
 };
 
 }  // namespace
+
+void check_checkpoint_metric(const std::string& path, const std::string& found,
+                             const std::string& expected) {
+  // A file without one was scored as auto scores.
+  if (!found.empty()) {
+    require_same(path, "training.metric", found, expected);
+  } else if (expected == to_string(ScoreMetric::kRocAuc)) {
+    throw InputError(path, "training.metric",
+                     "checkpoint was scored by accuracy or f1_micro (written before "
+                     "training.metric), this job has rocauc");
+  }
+}
 
 void check_job_header(const std::string& path, const CheckpointHeader& found,
                       const CheckpointHeader& expected) {

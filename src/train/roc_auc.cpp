@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "adaqp/comm/all_to_all.h"
@@ -39,6 +40,9 @@ void sort_by_score(std::vector<uint64_t>& pairs, std::vector<uint64_t>& scratch)
 }  // namespace
 
 uint64_t scored_label(float score, bool positive) {
+  // Every NaN (a diverged model's, of either sign) one score below every number: key 0, which no
+  // number's key reaches (-inf's is 0x007fffff).
+  if (std::isnan(score)) return positive ? 1u : 0u;
   if (score == 0.0f) score = 0.0f;  // -0 ties with +0
   uint32_t bits = 0;
   std::memcpy(&bits, &score, sizeof(bits));

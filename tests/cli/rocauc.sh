@@ -65,10 +65,14 @@ ref = check_run("rocauc", run, 50, logits, labels, split, workers=2, min_test=0.
 assert ref["train"][1] == tasks and ref["valid"][1] == tasks - 1 and ref["test"][1] == tasks - 1, ref
 PY
 
-# The checkpoint's best score is a ROC-AUC: another metric must not continue from it.
+# The checkpoint's best score is a ROC-AUC: another metric must not continue from it, refused before
+# --repartition replaces the partition (the directory is the same one after).
+partition_inode=$(stat -c %i "$tmp/run/partition")
 expect_failure resume_with_f1 2 "training.metric: checkpoint has rocauc, this job has f1_micro" \
   "${common[@]}" --set training.metric=f1_micro --set training.epochs=60 \
-  --set "output.dir=$tmp/run" --resume
+  --set "output.dir=$tmp/run" --resume --repartition
+[[ $(stat -c %i "$tmp/run/partition") == "$partition_inode" ]] ||
+  fail "the refused resume replaced the partition"
 expect_failure accuracy_on_multilabel 2 \
   "training.metric = accuracy scores class ids, and the dataset's labels are multi-label" \
   "${common[@]}" --set training.metric=accuracy --set "output.dir=$tmp/accuracy"

@@ -129,6 +129,28 @@ TEST(EdgeFeatureNodes, MalformedCsvEdgeFeaturesAreNamed) {
   text["raw/edge-feat.csv.gz"] = "1,2\n3,-1\n0.5,nan\n2,2\n4,0\n";
   EXPECT_THAT(csv_error(text),
               AllOf(HasSubstr("edge-feat.csv.gz: line 3"), HasSubstr("column 2: 'nan'")));
+  // Written transposed: line 1 wider than 5 rows of it could be in this file, refused before the
+  // sums are sized by it.
+  std::string wide;
+  for (int c = 0; c < 100000; ++c) wide += c == 0 ? "0" : ",0";
+  text["raw/edge-feat.csv.gz"] = wide + "\n" + wide + "\n";
+  EXPECT_THAT(csv_error(text), AllOf(HasSubstr("edge-feat.csv.gz: line 1: has 100000 columns"),
+                                     HasSubstr("cannot fit in this file")));
+}
+
+// Each row is within float32, their sum need not be: node 0's two edges (3->0, 1->0) sum beyond
+// it, named by the file, the node and the column; their mean is fine.
+TEST(EdgeFeatureNodes, ASumBeyondFloat32IsNamed) {
+  FileMap text = csv_text();
+  text["raw/edge-feat.csv.gz"] = "1,2\n3,-1\n0.5,0\n3e38,2\n3e38,0\n";
+  TempDir tmp;
+  test::write_ogb(tmp.str(), text);
+  EXPECT_THAT(
+      test::error_of<InputError>(
+          [&] { load_ogb(tmp.str(), "", how(FeaturesFromEdges::kSum, false)); }),
+      AllOf(HasSubstr("edge-feat.csv.gz: dataset.features_from_edges: node 0 feature 0: the sum"),
+            HasSubstr("beyond float32's range")));
+  EXPECT_FLOAT_EQ(load_ogb(tmp.str(), "", how(FeaturesFromEdges::kMean, false)).features[0], 3e38f);
 }
 
 std::string binary_error(const FileMap& files) {

@@ -53,6 +53,12 @@ TEST(RocAuc, HandComputedCases) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_DOUBLE_EQ(*auc_of({-inf, -1e30f, 1e-40f, inf}, {0, 0, 1, 1}), 1.0);
   EXPECT_DOUBLE_EQ(*auc_of({inf, -inf}, {0, 1}), 0.0);
+  // Every NaN, whatever its sign and payload (x86's 0/0 is negative, CUDA's positive), is one
+  // score below every number.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_DOUBLE_EQ(*auc_of({nan, -inf}, {1, 0}), 0.0);
+  EXPECT_DOUBLE_EQ(*auc_of({-nan, 0.f}, {0, 1}), 1.0);
+  EXPECT_DOUBLE_EQ(*auc_of({nan, -nan}, {1, 0}), 0.5);
 }
 
 TEST(RocAuc, UndefinedWithoutBothClasses) {

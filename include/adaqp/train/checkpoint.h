@@ -173,6 +173,10 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // seed. (load_checkpoint compares the whole header; this much is known before the dataset is read.)
 void check_job_header(const std::string& path, const CheckpointHeader& found,
                       const CheckpointHeader& expected);
+// InputError unless a checkpoint's best score (metric `found`, empty in older files: accuracy or
+// f1_micro, as auto scores) is of metric `expected` (training.metric, auto resolved).
+void check_checkpoint_metric(const std::string& path, const std::string& found,
+                             const std::string& expected);
 
 // Checks `path` against `expected` (every header field but the world size and the writer rank; an
 // older file without a metric scored as auto does, and refuses rocauc;

@@ -14,8 +14,8 @@
 namespace adaqp {
 
 // A (score, label) pair as one sortable word: the score's bits mapped to an unsigned integer of the
-// same order (every float, NaN included, gets a place: a total order), shifted left by one, the
-// label (0 or 1) in the lowest bit.
+// same order (-0 and +0 one score; every NaN one score below every number, the same on every
+// device), shifted left by one, the label (0 or 1) in the lowest bit.
 uint64_t scored_label(float score, bool positive);
 
 // One task's ROC-AUC over `pairs` (scored_label words; sorted by score in place, `scratch` the
