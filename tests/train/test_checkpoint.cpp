@@ -96,6 +96,15 @@ test::Arrays saved_arrays(const std::string& path, const Trained& a, int epoch) 
   return test::read_all(path);
 }
 
+// `a` (stepped once) saved at `path` as saved_arrays does, and at `old` as a file written before
+// `array` was recorded: the same arrays but that one.
+void save_with_and_without(const std::string& path, const std::string& old, const Trained& a,
+                           const std::string& array) {
+  test::Arrays arrays = saved_arrays(path, a, 1);
+  ASSERT_EQ(arrays.erase(array), 1u) << "the file records " << array;
+  test::write_all(old, arrays);
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -207,9 +216,7 @@ TEST(Checkpoint, FileWithoutHeadsLoadsWithoutComparingThem) {
   Trained a(1);
   a.step();
   const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
-  test::Arrays arrays = saved_arrays(path, a, 1);
-  ASSERT_EQ(arrays.erase("header/model_heads"), 1u) << "the file records the heads";
-  test::write_all(old, arrays);
+  save_with_and_without(path, old, a, "header/model_heads");
   EXPECT_EQ(read_checkpoint_info(old).header.heads, 0);
   CheckpointHeader other_heads = header();
   other_heads.heads = 4;
@@ -230,9 +237,7 @@ TEST(Checkpoint, FileWithoutMetricResumesAsAutoScoredItNotAsRocAuc) {
   Trained a(1);
   a.step();
   const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
-  test::Arrays arrays = saved_arrays(path, a, 1);
-  ASSERT_EQ(arrays.erase("header/metric"), 1u) << "the file records the metric";
-  test::write_all(old, arrays);
+  save_with_and_without(path, old, a, "header/metric");
   EXPECT_EQ(read_checkpoint_info(old).header.metric, "");
   for (const char* metric : {"accuracy", "f1_micro"}) {
     CheckpointHeader expected = header();
