@@ -129,6 +129,10 @@ NpzReader::NpzReader(std::string path, std::string members)
   }
 }
 
+bool NpzReader::has(const std::string& name) const {
+  return zip_name_locate(zip_.get(), name.c_str(), 0) >= 0;
+}
+
 NpzMember NpzReader::open(const std::string& name) const {
   const std::string where = "member " + name;
   const zip_int64_t index = zip_name_locate(zip_.get(), name.c_str(), 0);

@@ -68,6 +68,9 @@ class NpzReader {
   // A small member read whole.
   NpyArray member(const std::string& name) const;
 
+  // Whether the archive holds member `name`.
+  bool has(const std::string& name) const;
+
  private:
   std::string path_, members_;
   uint64_t archive_size_ = 0;

@@ -26,6 +26,10 @@ namespace {
 constexpr char kDataNpzMembers[] =
     "the OGB binary layout's raw/data.npz (ogb.io.DatasetSaver) has edge_index.npy, node_feat.npy, "
     "num_nodes_list.npy and num_edges_list.npy";
+// ogbn-proteins' layout, read without dataset.features_from_edges.
+constexpr char kFeaturesOnEdges[] =
+    "missing, and the dataset has edge features (ogbn-proteins' layout): set "
+    "dataset.features_from_edges to mean or sum to make node features from them";
 constexpr char kLabelNpzMembers[] =
     "the OGB binary layout's raw/node-label.npz (ogb.io.DatasetSaver) has node_label.npy";
 // Members are streamed in pieces of this many elements: at most 128 KiB, glibc's first mmap
@@ -342,7 +346,11 @@ GraphSlice read_ogb_binary(const fs::path& dir, int rank, int world,
   const NodeRange keep = slice_range(s.num_nodes, rank, world);
   s.first = keep.first;
   const bool from_edges_rows = from_edges.reduce != FeaturesFromEdges::kNone;
-  if (!from_edges_rows) read_binary_features(data, npz, keep, s);
+  if (!from_edges_rows) {
+    if (!npz.has("node_feat.npy") && npz.has("edge_feat.npy"))
+      throw InputError(data, "member node_feat.npy", kFeaturesOnEdges);
+    read_binary_features(data, npz, keep, s);
+  }
   read_binary_labels(labels, keep, s, unlabelled);
   read_binary_edges(data, npz, num_edges, keep, s);
   if (from_edges_rows) read_binary_edge_feature_nodes(data, npz, num_edges, keep, from_edges, s);

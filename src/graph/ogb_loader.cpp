@@ -432,9 +432,16 @@ GraphSlice read_ogb_csv(const fs::path& root, int rank, int world,
   g.num_nodes = num_nodes;
   g.first = keep.first;
   const bool from_edges_rows = from_edges.reduce != FeaturesFromEdges::kNone;
-  if (!from_edges_rows)
+  if (!from_edges_rows) {
+    std::error_code ec;
+    if (!fs::exists(raw / "node-feat.csv.gz", ec) && fs::exists(raw / "edge-feat.csv.gz", ec))
+      throw InputError((raw / "node-feat.csv.gz").string(), "",
+                       "file not found, and the dataset has raw/edge-feat.csv.gz (ogbn-proteins' "
+                       "layout): set dataset.features_from_edges to mean or sum to make node "
+                       "features from it");
     ogb_csv::read_features((raw / "node-feat.csv.gz").string(), num_nodes, keep, g,
                            "num-node-list.csv.gz");
+  }
   ogb_csv::read_labels((raw / "node-label.csv.gz").string(), num_nodes, keep, g,
                        "num-node-list.csv.gz");
   ogb_csv::read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g);

@@ -174,6 +174,19 @@ TEST(EdgeFeatureNodes, MalformedBinaryEdgeFeaturesAreNamed) {
                                          HasSubstr("out of float32 range")));
 }
 
+// ogbn-proteins' layout read without the key: the error says which key reads it.
+TEST(EdgeFeatureNodes, ADatasetOfEdgeFeaturesOnlyNamesTheKey) {
+  TempDir tmp;
+  test::write_ogb(tmp.str("csv"), csv_text());
+  EXPECT_THAT(test::error_of<InputError>([&] { load_ogb(tmp.str("csv"), ""); }),
+              AllOf(HasSubstr("node-feat.csv.gz: file not found"),
+                    HasSubstr("set dataset.features_from_edges to mean or sum")));
+  test::write_ogb_binary(tmp.str("bin"), binary_files(), true);
+  EXPECT_THAT(test::error_of<InputError>([&] { load_ogb(tmp.str("bin"), ""); }),
+              AllOf(HasSubstr("data.npz: member node_feat.npy: missing"),
+                    HasSubstr("set dataset.features_from_edges to mean or sum")));
+}
+
 TEST(EdgeFeatureNodes, OtherLayoutsRefuseIt) {
   TempDir tmp;
   test::write_files(tmp.str("numpy"), test::tiny_numpy_files());
