@@ -164,6 +164,17 @@ ADAQP_CHOICE(FeaturesFromEdges, kFeaturesFromEdges, parse_features_from_edges)
 
 #undef ADAQP_CHOICE
 
+ScoreMetric resolve_score_metric(ScoreMetric metric, bool multilabel) {
+  if (metric == ScoreMetric::kAuto)
+    return multilabel ? ScoreMetric::kF1Micro : ScoreMetric::kAccuracy;
+  if ((metric == ScoreMetric::kAccuracy) != multilabel) return metric;
+  throw ConfigError(fmt::format(
+      "training.metric = {} scores {}, and the dataset's labels are {}: use training.metric = {}",
+      to_string(metric), multilabel ? "class ids" : "multi-label data (0/1 per class)",
+      multilabel ? "multi-label (0/1 per class)" : "class ids",
+      multilabel ? "f1_micro, rocauc or auto" : "accuracy or auto"));
+}
+
 const ModelTypeRules& model_type_rules(ModelType type) {
   for (const auto& [t, rules] : kModelTypeRules) {
     if (t == type) return rules;

@@ -850,13 +850,7 @@ void require_recompute_effect(const JobConfig& cfg, int64_t num_classes) {
 }
 
 void require_metric_fits(const JobConfig& cfg, bool multilabel) {
-  const ScoreMetric metric = cfg.training.metric;
-  if (metric == ScoreMetric::kAuto || (metric == ScoreMetric::kAccuracy) != multilabel) return;
-  throw ConfigError(fmt::format(
-      "training.metric = {} scores {}, and the dataset's labels are {}: use training.metric = {}",
-      to_string(metric), multilabel ? "class ids" : "multi-label data (0/1 per class)",
-      multilabel ? "multi-label (0/1 per class)" : "class ids",
-      multilabel ? "f1_micro, rocauc or auto" : "accuracy or auto"));
+  resolve_score_metric(cfg.training.metric, multilabel);
 }
 
 void require_relations(const JobConfig& cfg, size_t num_relations) {

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <fmt/format.h>
 #include <omp.h>
 #include <spdlog/spdlog.h>
 #include <torch/optim/adam.h>
@@ -174,13 +173,7 @@ struct Trainer::Impl {
     if (p.global_split_counts[0] <= 0) {
       throw ConfigError("the dataset has no training nodes: the loss would be undefined");
     }
-    metric = opt.metric != ScoreMetric::kAuto ? opt.metric
-             : p.multilabel                   ? ScoreMetric::kF1Micro
-                                              : ScoreMetric::kAccuracy;
-    if ((metric == ScoreMetric::kAccuracy) == p.multilabel) {
-      throw ConfigError(fmt::format("training.metric {} does not score {}", to_string(metric),
-                                    p.multilabel ? "multi-label data" : "class ids"));
-    }
+    metric = resolve_score_metric(opt.metric, p.multilabel);
     // TF32 tensor cores for libtorch's dense products on the GPU (a process-wide switch): only when
     // asked for, so that fp32 runs match the CPU's arithmetic.
     at::globalContext().setAllowTF32CuBLAS(opt.precision == ComputePrecision::kTf32);

@@ -54,6 +54,10 @@ enum class ComputePrecision { kFp32, kTf32 };
 // multi-label data; rocauc (multi-label data only): the mean over tasks of each task's ROC-AUC, as
 // OGB scores ogbn-proteins (train/roc_auc.h).
 enum class ScoreMetric { kAuto, kAccuracy, kF1Micro, kRocAuc };
+// The metric that scores labels of the kind given (auto resolved); ConfigError naming
+// training.metric when `metric` does not fit them (accuracy needs class ids, f1_micro and rocauc
+// multi-label data).
+ScoreMetric resolve_score_metric(ScoreMetric metric, bool multilabel);
 
 // model.type: the layer of every layer of the model (model/conv.h): GCN, GraphSAGE-mean, GAT or
 // R-GCN (heterogeneous graphs).
