@@ -2,10 +2,15 @@
 # The OGB CSV reader before and after its fast path for plain decimals (90d2633), on an
 # ogbn-arxiv-shaped dataset (169,343 nodes x 128 features written "%.6f", 1,166,243 random edges,
 # 40 classes), generated here; bench_loader of each build alternated over 3 rounds.
-# Usage: run.sh OLD_BENCH_LOADER NEW_BENCH_LOADER [DIR]   (as run on 2026-12-07: the old one built
-# from 170fca5 with ADAQP_WITH_CUDA=OFF, the new one build/benchmarks/bench_loader at 506a167)
+# Usage: run.sh OLD_BENCH_LOADER NEW_BENCH_LOADER [DIR] [bench_loader options...]   (as run on
+# 2026-12-07: both built alike, Release with ADAQP_WITH_CUDA=OFF, from 170fca5 and f83b8f0, with
+# `--slice 0 --world 1`: loader_slice_ab.log; loader_ab.log is an earlier pass without options
+# against the CUDA build of 506a167)
 set -euo pipefail
 old=$1 new=$2 dir=${3:-/tmp/arxiv-like}
+shift $(($# < 3 ? $# : 3))
+opts=("$@")
+((${#opts[@]})) || opts=(--repeats 1)
 python=${ADAQP_PYTHON:-python3}
 [[ -d $dir ]] || "$python" - "$dir" <<'PY'
 import gzip, os, sys
@@ -35,6 +40,6 @@ for r in 1 2 3; do
     echo "== round $r $b"
     bin=$old
     [[ $b == new ]] && bin=$new
-    "$bin" "$dir" --repeats 1 2>&1 | tail -4
+    "$bin" "$dir" "${opts[@]}" 2>&1 | tail -4
   done
 done
