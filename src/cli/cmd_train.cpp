@@ -161,13 +161,17 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
   require_recompute_effect(cfg, g.num_classes);
   // A resume refused for its dataset must leave the partition of the run it meant to continue.
   if (replace && !resume_from.empty()) {
-    const std::string found = read_checkpoint_info(resume_from).header.dataset_fingerprint;
+    const CheckpointHeader found = read_checkpoint_info(resume_from).header;
     const std::string job = fingerprint(g);
-    if (found != job) {
-      throw InputError(
-          resume_from, "dataset fingerprint",
-          fmt::format("checkpoint has {}, this job has {} ({} left as it was)", found, job, dir));
+    if (found.dataset_fingerprint != job) {
+      throw InputError(resume_from, "dataset fingerprint",
+                       fmt::format("checkpoint has {}, this job has {} ({} left as it was)",
+                                   found.dataset_fingerprint, job, dir));
     }
+    // training.metric auto is resolved only now, by the labels (choose_checkpoint compared a
+    // metric named outright).
+    check_checkpoint_metric(resume_from, found.metric,
+                            to_string(resolve_score_metric(cfg.training.metric, g.multilabel)));
   }
   const std::filesystem::path parent = directory_path(dir).parent_path();
   // The directories made here (output.dir, the default partition.dir's parent) go again when the
@@ -455,8 +459,13 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
         // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
         cfg.partition.options.dataset_files =
             broadcast_dataset_files(*comm, cfg.partition.options.dataset_files);
+        // Slices carry no relations (a typed dataset is refused by the slice readers).
         return partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
-                                     collective_step(*comm));
+                                     collective_step(*comm), [&](const GraphSlice& s) {
+                                       require_relations(cfg, 0);
+                                       require_metric_fits(cfg, s.multilabel);
+                                       require_recompute_effect(cfg, s.num_classes);
+                                     });
       });
     } else {
       run_step(*comm, [&] {

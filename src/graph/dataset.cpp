@@ -38,7 +38,7 @@ const Loader kLoaders[] = {
      [](const DatasetSpec& s) { return load_ogb(s.path, s.split, edge_feature_nodes(s)); }},
     {DatasetFormat::kNumpy,
      {{"edge_index.npy", "NumPy layout"}},
-     [](const DatasetSpec& s) { return load_numpy(s.path); }},
+     [](const DatasetSpec& s) { return load_numpy(s.path, edge_feature_nodes(s)); }},
     {DatasetFormat::kGraphsaint,
      {{"adj_full.npz", "GraphSAINT layout"}},
      [](const DatasetSpec& s) { return load_graphsaint(s.path); }},
@@ -116,12 +116,13 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
     require_directory(spec.path);
     if (format == DatasetFormat::kAuto) format = detect_format(spec.path);
   }
-  if (spec.features_from_edges != FeaturesFromEdges::kNone && format != DatasetFormat::kOgb)
-    throw ConfigError(fmt::format(
-        "dataset.features_from_edges = {} reads the OGB layouts' edge features "
-        "(raw/edge-feat.csv.gz, or raw/data.npz's edge_feat); the dataset's format is {} (use "
-        "none)",
-        to_string(spec.features_from_edges), to_string(format)));
+  if (spec.features_from_edges != FeaturesFromEdges::kNone && format != DatasetFormat::kOgb &&
+      format != DatasetFormat::kNumpy)
+    throw ConfigError(
+        fmt::format("dataset.features_from_edges = {} reads the OGB layouts' edge features "
+                    "(raw/edge-feat.csv.gz, or raw/data.npz's edge_feat) or the NumPy layout's "
+                    "(edge_feat.npy); the dataset's format is {} (use none)",
+                    to_string(spec.features_from_edges), to_string(format)));
   // The other layouts carry one split each, which a split name would silently not choose.
   if (!spec.split.empty() && format != DatasetFormat::kOgb) {
     throw ConfigError(fmt::format(

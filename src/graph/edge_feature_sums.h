@@ -31,18 +31,25 @@ class EdgeFeatureSums {
     counts_.assign(static_cast<size_t>(keep_.count), 0);
   }
 
-  // Edge src -> dst's row of dim values: to dst's sum, and with both_ends to src's.
+  // Edge src -> dst's row of dim values: to dst's sum, and with both_ends to src's (a self-loop's
+  // once: it is its own reverse edge, which symmetrize does not add again).
   void add(int64_t src, int64_t dst, const float* row) {
+    ++rows_;
     add_to(dst, row);
-    if (how_.both_ends) add_to(src, row);
+    if (how_.both_ends && src != dst) add_to(src, row);
   }
 
   // The kept nodes' sums, or means over their edges (a node without edges: zeros), into
-  // g.features and g.feat_dim (0 when no edge had a row). InputError naming the source, the node
-  // and the column for a sum beyond float32's range.
-  void finish(GraphSlice& g) const {
-    g.feat_dim = dim_;
-    g.features.assign(sums_.size(), 0.0f);
+  // `features` and `feat_dim`. InputError naming the source when the file had no rows (a dataset
+  // without edges: nothing to make features of), or the node and the column of a sum beyond
+  // float32's range.
+  void finish(int64_t& feat_dim, std::vector<float>& features) const {
+    if (rows_ == 0)
+      throw InputError(source_, "dataset.features_from_edges",
+                       "has no rows (the dataset has no edges): no node features can be made "
+                       "from it");
+    feat_dim = dim_;
+    features.assign(sums_.size(), 0.0f);
     for (int64_t v = 0; v < keep_.count; ++v) {
       const double scale = how_.reduce == FeaturesFromEdges::kMean && counts_[v] > 0
                                ? 1.0 / static_cast<double>(counts_[v])
@@ -55,7 +62,7 @@ class EdgeFeatureSums {
                            fmt::format("node {} feature {}: the {} of its edges' values, {}, is "
                                        "beyond float32's range",
                                        keep_.first + v, c, to_string(how_.reduce), value));
-        g.features[at] = static_cast<float>(value);
+        features[at] = static_cast<float>(value);
       }
     }
   }
@@ -73,6 +80,7 @@ class EdgeFeatureSums {
   EdgeFeatureNodes how_;
   std::string source_;
   int64_t dim_ = 0;
+  int64_t rows_ = 0;          // add() calls, the slice's edges or not
   std::vector<double> sums_;  // keep.count x dim, summed in double: a mean of many edges exact
   std::vector<int64_t> counts_;
 };

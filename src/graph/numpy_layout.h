@@ -14,6 +14,11 @@ namespace adaqp {
 // Its presence marks a typed (heterogeneous) dataset in the NumPy layout (dataset.h).
 constexpr char kNodeTypesJson[] = "node_types.json";
 
+// Large arrays are read in blocks of this many elements: a whole-file read would hold the file's
+// bytes beside what they become (and, for edge_index, its widened copy and both rows: 4.5 times
+// the CSR at the peak).
+constexpr int64_t kNpyBlockElements = int64_t{1} << 22;
+
 inline std::string index1(int64_t i) {
   return "index " + std::to_string(i);
 }
@@ -43,9 +48,10 @@ inline void check_edge_layout(const std::string& path, const NpyArray& a) {
     bad_layout(path, a, "int32 or int64 [2, E] (row 0 sources, row 1 targets)");
 }
 
-// label.npy of n nodes: true for class ids (int [n] or [n, 1]), false for multi-label 0/1 values
-// (float32/uint8/bool [n, C]); bad_layout otherwise.
-inline bool labels_are_class_ids(const std::string& path, const NpyArray& a, int64_t n) {
+// label.npy of n nodes (N from `nodes_file`): true for class ids (int [n] or [n, 1]), false for
+// multi-label 0/1 values (float32/uint8/bool [n, C]); bad_layout otherwise.
+inline bool labels_are_class_ids(const std::string& path, const NpyArray& a, int64_t n,
+                                 const char* nodes_file) {
   const bool rows_match = !a.shape.empty() && a.shape[0] == n;
   if (npy_is_int(a) && rows_match &&
       (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1)))
@@ -55,7 +61,7 @@ inline bool labels_are_class_ids(const std::string& path, const NpyArray& a, int
   if (!multi_dtype || !rows_match || a.shape.size() != 2 || a.shape[1] < 1)
     bad_layout(path, a,
                "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool [" +
-                   std::to_string(n) + ", C] multi-label 0/1 values (N from feat.npy)");
+                   std::to_string(n) + ", C] multi-label 0/1 values (N from " + nodes_file + ")");
   return false;
 }
 

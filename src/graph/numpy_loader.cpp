@@ -18,6 +18,7 @@
 #include "adaqp/graph/npy.h"
 #include "atomic_dir.h"
 #include "class_ids.h"
+#include "numpy_edge_features.h"
 #include "numpy_layout.h"
 #include "split_checks.h"
 #include "strict_json.h"
@@ -26,19 +27,14 @@ namespace adaqp {
 namespace fs = std::filesystem;
 namespace {
 
-// Large arrays are read in blocks of this many elements: a whole-file read would hold the file's
-// bytes beside what they become (and, for edge_index, its widened copy and both rows: 4.5 times
-// the CSR at the peak).
-constexpr int64_t kBlockElements = int64_t{1} << 22;
-
 void read_features(const std::string& path, Graph& g) {
   const NpyHeader h = read_npy_header(path);
   check_feature_layout(path, h.array);
   g.num_nodes = h.array.shape[0];
   g.feat_dim = h.array.shape[1];
   g.features.resize(static_cast<size_t>(h.elements));
-  for (int64_t first = 0; first < h.elements; first += kBlockElements) {
-    const int64_t count = std::min(kBlockElements, h.elements - first);
+  for (int64_t first = 0; first < h.elements; first += kNpyBlockElements) {
+    const int64_t count = std::min(kNpyBlockElements, h.elements - first);
     const std::vector<uint8_t> bytes = read_npy_range(path, h, first, count);
     std::memcpy(g.features.data() + first, bytes.data(), bytes.size());
     for (int64_t i = first; i < first + count; ++i) {
@@ -107,13 +103,14 @@ void read_types(const fs::path& root, Graph& g) {
 // placed), the targets' twice (checked and counted, then used to place), a block at a time. A
 // typed dataset's edge_type.npy (int [E], a relation id per column of edge_index) is read beside
 // the placement, each edge checked against its relation's types.
-void read_edges(const std::string& path, const std::string& types_path, Graph& g) {
+void read_edges(const std::string& path, const std::string& types_path, const char* nodes_file,
+                Graph& g) {
   const NpyHeader h = read_npy_header(path);
   check_edge_layout(path, h.array);
   const int64_t num_edges = h.array.shape[1];
   const auto for_blocks = [&](int64_t row, auto&& visit) {
-    for (int64_t first = 0; first < num_edges; first += kBlockElements) {
-      const int64_t count = std::min(kBlockElements, num_edges - first);
+    for (int64_t first = 0; first < num_edges; first += kNpyBlockElements) {
+      const int64_t count = std::min(kNpyBlockElements, num_edges - first);
       visit(first,
             npy_to_int64(read_npy_range(path, h, row * num_edges + first, count), h.array.dtype));
     }
@@ -125,7 +122,7 @@ void read_edges(const std::string& path, const std::string& types_path, Graph& g
         if (ids[i] < 0 || ids[i] >= g.num_nodes)
           throw InputError(path, index2(row, first + static_cast<int64_t>(i)),
                            "node id " + std::to_string(ids[i]) + out_of_range(g.num_nodes) +
-                               " (N from feat.npy)");
+                               " (N from " + nodes_file + ")");
         if (row == 1) ++g.indptr[ids[i] + 1];
       }
     });
@@ -187,10 +184,10 @@ void read_edges(const std::string& path, const std::string& types_path, Graph& g
   }
 }
 
-void read_labels(const std::string& path, Graph& g) {
+void read_labels(const std::string& path, const char* nodes_file, Graph& g) {
   const NpyArray a = read_npy(path);
   const int64_t n = g.num_nodes;
-  if (labels_are_class_ids(path, a, n)) {
+  if (labels_are_class_ids(path, a, n, nodes_file)) {
     g.labels = npy_to_int64(a);
     int64_t max_label = -1;
     for (int64_t v = 0; v < n; ++v) {
@@ -277,17 +274,30 @@ void write_graph_files(const Graph& g, const fs::path& dir) {
 
 }  // namespace
 
-Graph load_numpy(const std::string& dir) {
+Graph load_numpy(const std::string& dir, const EdgeFeatureNodes& from_edges) {
   const fs::path root(dir);
   const auto file = [&root](const std::string& name) { return (root / name).string(); };
   Graph g;
   g.name = directory_name(root);
-  read_features(file("feat.npy"), g);
   std::error_code ec;
   const bool typed = fs::exists(root / kNodeTypesJson, ec);
+  const bool edge_rows = from_edges.reduce != FeaturesFromEdges::kNone;
+  if (typed && edge_rows)
+    throw ConfigError(fmt::format(
+        "dataset.features_from_edges = {}: {} is a typed NumPy dataset ({}), whose edges are "
+        "relations' and carry no {}; use none",
+        to_string(from_edges.reduce), dir, kNodeTypesJson, kEdgeFeatNpy));
+  if (edge_rows)
+    g.num_nodes = numpy_nodes_from_labels(file("label.npy"));
+  else
+    read_features(numpy_feature_file(dir), g);
   if (typed) read_types(root, g);
-  read_edges(file("edge_index.npy"), typed ? file("edge_type.npy") : "", g);
-  read_labels(file("label.npy"), g);
+  const char* nodes_file = numpy_nodes_file(from_edges);
+  read_edges(file("edge_index.npy"), typed ? file("edge_type.npy") : "", nodes_file, g);
+  if (edge_rows)
+    read_numpy_edge_feature_nodes(dir, NodeRange{0, g.num_nodes}, from_edges, g.feat_dim,
+                                  g.features);
+  read_labels(file("label.npy"), nodes_file, g);
   const std::vector<std::string> names = {"train.npy", "valid.npy", "test.npy"};
   std::vector<char> owner(g.num_nodes, 0);
   g.train = read_split(file(names[0]), g.num_nodes, owner, 1, names);

@@ -296,6 +296,11 @@ void read_binary_edges(const std::string& path, const NpzReader& npz, int64_t nu
 void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& npz,
                                     int64_t num_edges, NodeRange keep, const EdgeFeatureNodes& how,
                                     GraphSlice& s) {
+  if (!npz.has("edge_feat.npy"))
+    throw InputError(path, "member edge_feat.npy",
+                     fmt::format("missing: dataset.features_from_edges = {} makes node features "
+                                 "from the edges' (edge_feat, a row per column of edge_index)",
+                                 to_string(how.reduce)));
   NpzMember feats = npz.open("edge_feat.npy");
   const NpyArray& a = feats.array();
   check_feature_member(path, "edge_feat.npy", a, num_edges, "E", "num_edges_list.npy");
@@ -325,7 +330,7 @@ void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& np
   feats.finish();
   targets.finish();
   bad.report();
-  sums.finish(s);
+  sums.finish(s.feat_dim, s.features);
 }
 
 }  // namespace

@@ -284,7 +284,7 @@ void read_edge_feature_nodes(const fs::path& raw, int64_t num_edges, NodeRange k
   if (feats.line_number() == num_edges && feats.next(feat_line))
     too_many_lines(feats, num_edges, "num-edge-list.csv.gz");
   check_line_count(feats, num_edges, "num-edge-list.csv.gz");
-  sums.finish(g);
+  sums.finish(g.feat_dim, g.features);
 }
 
 // Labels of rows [keep.first, keep.first + keep.count); the class count from every line.

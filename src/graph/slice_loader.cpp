@@ -18,6 +18,7 @@
 #include "adaqp/common/paths.h"
 #include "adaqp/graph/npy.h"
 #include "class_ids.h"
+#include "numpy_edge_features.h"
 #include "numpy_layout.h"
 #include "row_transforms.h"
 #include "split_checks.h"
@@ -54,7 +55,8 @@ void read_feature_rows(const std::string& path, GraphSlice& s, int rank, int wor
 
 // edge_index.npy: this rank's share of the columns, checked; (source, target) pairs.
 std::vector<std::pair<int64_t, int64_t>> read_edge_share(const std::string& path, int64_t n,
-                                                         int rank, int world) {
+                                                         const char* nodes_file, int rank,
+                                                         int world) {
   const NpyHeader h = read_npy_header(path);
   check_edge_layout(path, h.array);
   const int64_t e = h.array.shape[1];
@@ -70,7 +72,7 @@ std::vector<std::pair<int64_t, int64_t>> read_edge_share(const std::string& path
       if (v < 0 || v >= n)
         throw InputError(path, index2(row, share.first + static_cast<int64_t>(i)),
                          "node id " + std::to_string(v) + " is out of range [0, " +
-                             std::to_string(n) + ") (N from feat.npy)");
+                             std::to_string(n) + ") (N from " + nodes_file + ")");
     }
     edges[i] = {src[i], dst[i]};
   }
@@ -79,11 +81,11 @@ std::vector<std::pair<int64_t, int64_t>> read_edge_share(const std::string& path
 
 // label.npy: this slice's rows; sets num_classes (single-label: this slice's largest id + 1, to be
 // reduced over ranks) and multilabel.
-void read_label_rows(const std::string& path, GraphSlice& s) {
+void read_label_rows(const std::string& path, const char* nodes_file, GraphSlice& s) {
   const NpyHeader h = read_npy_header(path);
   const NpyArray& a = h.array;
   const int64_t n = s.num_nodes, count = s.count();
-  if (labels_are_class_ids(path, a, n)) {
+  if (labels_are_class_ids(path, a, n, nodes_file)) {
     s.labels = npy_to_int64(read_npy_range(path, h, s.first, count), a.dtype);
     int64_t max_label = -1;
     for (int64_t i = 0; i < count; ++i) {
@@ -178,8 +180,8 @@ void build_rows(GraphSlice& s, const std::vector<std::pair<int64_t, int64_t>>& e
   set_slice_rows(s, s.count(), src, dst);
 }
 
-GraphSlice load_numpy_slice(const std::string& dir, Communicator& comm,
-                            const CollectiveStep& step) {
+GraphSlice load_numpy_slice(const std::string& dir, const EdgeFeatureNodes& from_edges,
+                            Communicator& comm, const CollectiveStep& step) {
   const int rank = comm.rank(), world = comm.size();
   const auto file = [&dir](const std::string& name) { return (fs::path(dir) / name).string(); };
   GraphSlice s;
@@ -193,10 +195,19 @@ GraphSlice load_numpy_slice(const std::string& dir, Communicator& comm,
           ") are not supported: partition it with partition.method metis, random or contiguous "
           "(loaded whole by rank 0): " +
           dir);
-    read_feature_rows(file("feat.npy"), s, rank, world);
-    s.indptr.assign(static_cast<size_t>(slice_range(s.num_nodes, rank, world).count) + 1, 0);
-    edges = read_edge_share(file("edge_index.npy"), s.num_nodes, rank, world);
-    read_label_rows(file("label.npy"), s);
+    const bool edge_rows = from_edges.reduce != FeaturesFromEdges::kNone;
+    if (edge_rows) {
+      s.num_nodes = numpy_nodes_from_labels(file("label.npy"));
+      s.first = slice_range(s.num_nodes, rank, world).first;
+    } else {
+      read_feature_rows(numpy_feature_file(dir), s, rank, world);
+    }
+    const NodeRange range = slice_range(s.num_nodes, rank, world);
+    s.indptr.assign(static_cast<size_t>(range.count) + 1, 0);
+    const char* nodes_file = numpy_nodes_file(from_edges);
+    edges = read_edge_share(file("edge_index.npy"), s.num_nodes, nodes_file, rank, world);
+    if (edge_rows) read_numpy_edge_feature_nodes(dir, range, from_edges, s.feat_dim, s.features);
+    read_label_rows(file("label.npy"), nodes_file, s);
     const std::vector<std::string> names = {"train.npy", "valid.npy", "test.npy"};
     std::vector<char> owner(static_cast<size_t>(s.count()), 0);
     s.train = read_split_ids(file(names[0]), s, owner, 1, names);
@@ -309,7 +320,7 @@ GraphSlice load_slice(const DatasetSpec& spec, Communicator& comm, const Collect
   GraphSlice s;
   if (format != DatasetFormat::kSynthetic) {
     if (format == DatasetFormat::kNumpy) {
-      s = load_numpy_slice(spec.path, comm, step);
+      s = load_numpy_slice(spec.path, edge_feature_nodes(spec), comm, step);
     } else if (format == DatasetFormat::kOgb) {
       step([&] {
         s = load_ogb_slice(spec.path, spec.split, comm.rank(), comm.size(),

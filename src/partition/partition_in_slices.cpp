@@ -112,7 +112,8 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
 
 DistributedPartition partition_distributed(const DatasetSpec& spec, const PartitionOptions& opt,
                                            const std::string& dir, MPI_Comm mpi, Communicator& comm,
-                                           const CollectiveStep& step) {
+                                           const CollectiveStep& step,
+                                           const std::function<void(const GraphSlice&)>& before) {
   const double t0 = steady_now_s();
   DistributedPartition out;
   {
@@ -123,6 +124,7 @@ DistributedPartition partition_distributed(const DatasetSpec& spec, const Partit
       if (comm.rank() == 0) {  // before partitioning
         require_training_nodes(train, spec);
         require_features(s.feat_dim, spec);
+        if (before) before(s);
       }
     });
     std::vector<int32_t> owner;

@@ -5,8 +5,9 @@
 # float64 over the final parameters (params.bin) and each split's mean over tasks of the pairwise
 # ROC-AUC (a positive above a negative 1, a tie 1/2). The last epoch's reported scores must match
 # within 1e-3 (pairs whose float32 and float64 logits order differently), the summary must name the
-# metric, a resume with another metric is refused (the checkpoint's best score is a ROC-AUC), and a
-# metric the labels do not fit stops the job before it partitions, on every rank.
+# metric, a resume with another metric (named, or auto) is refused (the checkpoint's best score is a
+# ROC-AUC), and a metric the labels do not fit stops the job before it partitions (METIS and
+# PT-Scotch), on every rank.
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=tests/cli/lib/expect_failure.sh
@@ -73,6 +74,12 @@ expect_failure resume_with_f1 2 "training.metric: checkpoint has rocauc, this jo
   --set "output.dir=$tmp/run" --resume --repartition
 [[ $(stat -c %i "$tmp/run/partition") == "$partition_inode" ]] ||
   fail "the refused resume replaced the partition"
+# training.metric auto (f1_micro on these labels) is known only once the labels are read: still
+# refused before the partition is replaced.
+expect_failure resume_with_auto 2 "training.metric: checkpoint has rocauc, this job has f1_micro" \
+  "${common[@]}" --set training.epochs=60 --set "output.dir=$tmp/run" --resume --repartition
+[[ $(stat -c %i "$tmp/run/partition") == "$partition_inode" ]] ||
+  fail "the refused resume (metric auto) replaced the partition"
 expect_failure accuracy_on_multilabel 2 \
   "training.metric = accuracy scores class ids, and the dataset's labels are multi-label" \
   "${common[@]}" --set training.metric=accuracy --set "output.dir=$tmp/accuracy"
@@ -88,4 +95,10 @@ expect_failure rocauc_on_class_ids 2 \
   "${common[@]}" --set "dataset.path=$tmp/single" --set training.metric=rocauc \
   --set "output.dir=$tmp/single-run"
 [[ ! -e "$tmp/single-run/partition" ]] || fail "the refused job left a partition"
+# The same with PT-Scotch, where every rank reads a slice: refused before the ranks partition.
+expect_failure rocauc_on_class_ids_ptscotch 2 \
+  "training.metric = rocauc scores multi-label data (0/1 per class), and the dataset's labels are class ids" \
+  "${common[@]}" --set "dataset.path=$tmp/single" --set training.metric=rocauc \
+  --set partition.method=ptscotch --set "output.dir=$tmp/single-ptscotch"
+[[ ! -e "$tmp/single-ptscotch/partition" ]] || fail "the refused PT-Scotch job left a partition"
 echo "rocauc: passed"

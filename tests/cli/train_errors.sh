@@ -142,6 +142,20 @@ expect_failure recompute_no_effect_fresh 2 \
   "${small[@]}" --set "output.dir=$tmp/recompute" --set model.type=sage --set model.layers=2 \
   --set model.hidden=64 --set training.recompute=aggregations
 [[ ! -e $tmp/recompute ]] || fail "recompute_no_effect_fresh: left $(find "$tmp/recompute" | head -3 | tr '\n' ' ')"
+# And where the ranks partition together (PT-Scotch): found in the slices, before partitioning.
+expect_failure recompute_no_effect_ptscotch 2 \
+  "training.recompute = aggregations has no effect with model.type = sage, model.layers = 2" \
+  "${small[@]}" --set "output.dir=$tmp/recompute-ptscotch" --set model.type=sage \
+  --set model.layers=2 --set model.hidden=64 --set training.recompute=aggregations \
+  --set partition.method=ptscotch
+[[ ! -e $tmp/recompute-ptscotch ]] ||
+  fail "recompute_no_effect_ptscotch: left $(find "$tmp/recompute-ptscotch" | head -3 | tr '\n' ' ')"
+expect_failure rgcn_untyped_ptscotch 2 \
+  "model.type = rgcn aggregates each relation on its own, and the dataset has no node types" \
+  "${small[@]}" --set model.type=rgcn --set partition.method=ptscotch \
+  --set "output.dir=$tmp/rgcn-ptscotch"
+[[ ! -e $tmp/rgcn-ptscotch ]] ||
+  fail "rgcn_untyped_ptscotch: left $(find "$tmp/rgcn-ptscotch" | head -3 | tr '\n' ' ')"
 
 # Early stopping, or keeping the best epoch, without validation nodes: every epoch would score 0
 # and the first would be kept.

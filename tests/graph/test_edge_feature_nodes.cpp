@@ -1,9 +1,11 @@
-// dataset.features_from_edges on the OGB layouts (CSV and binary): node features reduced from the
-// edges' rows by hand on the tiny graph (in-edges, and both ends under symmetrize; mean and sum),
-// the same on both layouts and in every slice, and every malformed edge feature file named.
+// dataset.features_from_edges on the OGB layouts (CSV and binary) and the NumPy layout: node
+// features reduced from the edges' rows by hand on the tiny graph (in-edges, and both ends under
+// symmetrize; mean and sum), the same on every layout and in every slice (the NumPy slices:
+// test_distributed_start_mpi.cpp), and every malformed edge feature file named.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,15 @@ FileMap binary_files() {
   FileMap files = test::tiny_ogb_binary_files();
   files.erase("raw/data.npz/node_feat.npy");
   files["raw/data.npz/edge_feat.npy"] =
+      test::npy_bytes<float>("<f4", "(5, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2, 4, 0});
+  return files;
+}
+
+// The same edges and rows in the NumPy layout (PyG's data.edge_attr as edge_feat.npy), no feat.npy.
+FileMap numpy_files() {
+  FileMap files = test::tiny_numpy_files();
+  files.erase("feat.npy");
+  files["edge_feat.npy"] =
       test::npy_bytes<float>("<f4", "(5, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2, 4, 0});
   return files;
 }
@@ -104,6 +115,107 @@ TEST(EdgeFeatureNodes, BinaryLayoutGivesTheCsvLayoutsRowsInEverySlice) {
   }
 }
 
+TEST(EdgeFeatureNodes, NumpyLayoutGivesTheCsvLayoutsGraph) {
+  TempDir tmp;
+  test::write_ogb(tmp.str("csv"), csv_text());
+  test::write_files(tmp.str("numpy"), numpy_files());
+  for (const FeaturesFromEdges reduce : {FeaturesFromEdges::kMean, FeaturesFromEdges::kSum}) {
+    for (const bool both : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(reduce)) + (both ? ", both ends" : ""));
+      const Graph csv = load_ogb(tmp.str("csv"), "", how(reduce, both));
+      const Graph g = load_numpy(tmp.str("numpy"), how(reduce, both));
+      EXPECT_EQ(g.num_nodes, 4);
+      EXPECT_EQ(g.feat_dim, 2);
+      EXPECT_EQ(g.features, csv.features);
+      EXPECT_EQ(g.indptr, csv.indptr);
+      EXPECT_EQ(g.indices, csv.indices);
+      EXPECT_EQ(g.labels, csv.labels);
+      EXPECT_EQ(g.train, csv.train);
+      g.validate(tmp.str("numpy"));
+    }
+  }
+  // Where the features come from the edges, N is label.npy's: a node no edge touches gets zeros.
+  FileMap files = numpy_files();
+  files["label.npy"] = test::npy_bytes<int64_t>("<i8", "(5,)", {0, 1, 2, 1, 0});
+  files["valid.npy"] = test::npy_bytes<int64_t>("<i8", "(1,)", {2});
+  files["test.npy"] = test::npy_bytes<int64_t>("<i8", "(1,)", {3});
+  test::write_files(tmp.str("isolated"), files);
+  EXPECT_THAT(load_numpy(tmp.str("isolated"), how(FeaturesFromEdges::kMean, false)).features,
+              ElementsAre(3, 1, 1, 2, 3, -1, 0.5f, 0, 0, 0));
+}
+
+// A self-loop is its own reverse edge: under both ends its row counts once, as symmetrize keeps
+// one copy of it.
+TEST(EdgeFeatureNodes, ASelfLoopCountsOnceUnderBothEnds) {
+  TempDir tmp;
+  FileMap files = numpy_files();
+  files["edge_index.npy"] = test::npy_bytes<int64_t>("<i8", "(2, 2)", {0, 0, 0, 1});
+  files["edge_feat.npy"] = test::npy_bytes<float>("<f4", "(2, 1)", {1, 3});
+  test::write_files(tmp.str(), files);
+  EXPECT_THAT(load_numpy(tmp.str(), how(FeaturesFromEdges::kMean, true)).features,
+              ElementsAre(2, 3, 0, 0));
+  EXPECT_THAT(load_numpy(tmp.str(), how(FeaturesFromEdges::kSum, true)).features,
+              ElementsAre(4, 3, 0, 0));
+  EXPECT_THAT(load_numpy(tmp.str(), how(FeaturesFromEdges::kSum, false)).features,
+              ElementsAre(1, 3, 0, 0));
+}
+
+std::string numpy_error(const FileMap& files, FeaturesFromEdges reduce = FeaturesFromEdges::kMean) {
+  TempDir tmp;
+  test::write_files(tmp.str(), files);
+  return test::error_of<InputError>([&] { load_numpy(tmp.str(), how(reduce, false)); });
+}
+
+TEST(EdgeFeatureNodes, MalformedNumpyEdgeFeaturesAreNamed) {
+  FileMap files = numpy_files();
+  files.erase("edge_feat.npy");
+  EXPECT_THAT(numpy_error(files), AllOf(HasSubstr("edge_feat.npy: dataset.features_from_edges"),
+                                        HasSubstr("file not found")));
+  files["edge_feat.npy"] = test::npy_bytes<float>("<f4", "(4, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2});
+  EXPECT_THAT(numpy_error(files), AllOf(HasSubstr("edge_feat.npy: has dtype <f4 and shape (4, 2)"),
+                                        HasSubstr("expected float32 (<f4) [5, F]")));
+  files["edge_feat.npy"] =
+      test::npy_bytes<double>("<f8", "(5, 2)", {1, 2, 3, -1, 0.5, 0, 2, 2, 4, 0});
+  EXPECT_THAT(numpy_error(files), HasSubstr(".astype(numpy.float32)"));
+  files["edge_feat.npy"] =
+      test::npy_bytes<float>("<f4", "(5, 2)", {1, 2, 3, -1, 0.5f, NAN, 2, 2, 4, 0});
+  EXPECT_THAT(numpy_error(files),
+              HasSubstr("edge_feat.npy: index [2, 1]: value nan is not finite"));
+  files["edge_feat.npy"] = test::npy_bytes<float>("<f4", "(5, 1)", {1, 0, 0, 3e38f, 3e38f});
+  EXPECT_THAT(numpy_error(files, FeaturesFromEdges::kSum),
+              AllOf(HasSubstr("edge_feat.npy: dataset.features_from_edges: node 0 feature 0"),
+                    HasSubstr("beyond float32's range")));
+}
+
+// No edges, no rows to make features of: one error on every layout (it crashed the CSV reader
+// under mean, and the layouts gave different widths).
+TEST(EdgeFeatureNodes, ADatasetWithoutEdgesIsNamed) {
+  TempDir tmp;
+  FileMap text = csv_text();
+  text["raw/edge.csv.gz"] = "";
+  text["raw/num-edge-list.csv.gz"] = "0\n";
+  text["raw/edge-feat.csv.gz"] = "";
+  test::write_ogb(tmp.str("csv"), text);
+  FileMap files = binary_files();
+  files["raw/data.npz/edge_index.npy"] = test::npy_bytes<int64_t>("<i8", "(2, 0)", {});
+  files["raw/data.npz/num_edges_list.npy"] = test::npy_bytes<int64_t>("<i8", "(1,)", {0});
+  files["raw/data.npz/edge_feat.npy"] = test::npy_bytes<float>("<f4", "(0, 2)", {});
+  test::write_ogb_binary(tmp.str("binary"), files, true);
+  FileMap arrays = numpy_files();
+  arrays["edge_index.npy"] = test::npy_bytes<int64_t>("<i8", "(2, 0)", {});
+  arrays["edge_feat.npy"] = test::npy_bytes<float>("<f4", "(0, 2)", {});
+  test::write_files(tmp.str("numpy"), arrays);
+  for (const FeaturesFromEdges reduce : {FeaturesFromEdges::kMean, FeaturesFromEdges::kSum}) {
+    const EdgeFeatureNodes h = how(reduce, true);
+    EXPECT_THAT(test::error_of<InputError>([&] { load_ogb(tmp.str("csv"), "", h); }),
+                HasSubstr("edge-feat.csv.gz: dataset.features_from_edges: has no rows"));
+    EXPECT_THAT(test::error_of<InputError>([&] { load_ogb(tmp.str("binary"), "", h); }),
+                HasSubstr("member edge_feat.npy: dataset.features_from_edges: has no rows"));
+    EXPECT_THAT(test::error_of<InputError>([&] { load_numpy(tmp.str("numpy"), h); }),
+                HasSubstr("edge_feat.npy: dataset.features_from_edges: has no rows"));
+  }
+}
+
 std::string csv_error(const FileMap& text) {
   TempDir tmp;
   test::write_ogb(tmp.str(), text);
@@ -163,7 +275,9 @@ std::string binary_error(const FileMap& files) {
 TEST(EdgeFeatureNodes, MalformedBinaryEdgeFeaturesAreNamed) {
   FileMap files = binary_files();
   files.erase("raw/data.npz/edge_feat.npy");
-  EXPECT_THAT(binary_error(files), HasSubstr("edge_feat.npy"));
+  EXPECT_THAT(binary_error(files),
+              AllOf(HasSubstr("data.npz: member edge_feat.npy: missing"),
+                    HasSubstr("dataset.features_from_edges = sum makes node features")));
   files["raw/data.npz/edge_feat.npy"] =
       test::npy_bytes<float>("<f4", "(4, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2});
   EXPECT_THAT(binary_error(files),
@@ -185,16 +299,25 @@ TEST(EdgeFeatureNodes, ADatasetOfEdgeFeaturesOnlyNamesTheKey) {
   EXPECT_THAT(test::error_of<InputError>([&] { load_ogb(tmp.str("bin"), ""); }),
               AllOf(HasSubstr("data.npz: member node_feat.npy: missing"),
                     HasSubstr("set dataset.features_from_edges to mean or sum")));
+  test::write_files(tmp.str("numpy"), numpy_files());
+  EXPECT_THAT(test::error_of<InputError>([&] { load_numpy(tmp.str("numpy")); }),
+              AllOf(HasSubstr("feat.npy: file not found, and the dataset has edge_feat.npy"),
+                    HasSubstr("set dataset.features_from_edges to mean or sum")));
 }
 
 TEST(EdgeFeatureNodes, OtherLayoutsRefuseIt) {
   TempDir tmp;
-  test::write_files(tmp.str("numpy"), test::tiny_numpy_files());
   DatasetSpec spec;
-  spec.path = tmp.str("numpy");
   spec.features_from_edges = FeaturesFromEdges::kSum;
   EXPECT_THAT(test::error_of<ConfigError>([&] { load_dataset(spec); }),
-              HasSubstr("dataset.features_from_edges = sum reads the OGB layouts' edge features"));
+              AllOf(HasSubstr("dataset.features_from_edges = sum reads the OGB layouts' edge "
+                              "features"),
+                    HasSubstr("the dataset's format is synthetic")));
+  test::write_ogb(tmp.str("mag"), test::tiny_hetero_text());
+  save_numpy(load_ogb(tmp.str("mag"), ""), tmp.str("typed"));
+  EXPECT_THAT(test::error_of<ConfigError>(
+                  [&] { load_numpy(tmp.str("typed"), how(FeaturesFromEdges::kMean, false)); }),
+              HasSubstr("is a typed NumPy dataset (node_types.json), whose edges are relations'"));
   test::write_ogb(tmp.str("hetero"), test::tiny_hetero_text());
   EXPECT_THAT(test::error_of<ConfigError>(
                   [&] { load_ogb(tmp.str("hetero"), "", how(FeaturesFromEdges::kMean, false)); }),

@@ -22,6 +22,7 @@
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/generator.h"
 #include "adaqp/graph/graph_slice.h"
+#include "adaqp/graph/npy.h"
 #include "adaqp/graph/slice_loader.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/edge_sample.h"
@@ -169,6 +170,46 @@ TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
     spec.transform = t;
     const GraphSlice s = load_slice(spec, *comm, agreeing_step(*comm));
     test::expect_same_slice(s, slice_of(load_dataset(spec), comm->rank(), comm->size()));
+  }
+  comm->barrier();
+  if (comm->rank() == 0) fs::remove_all(dir);
+}
+
+// dataset.features_from_edges: every rank streams edge_index.npy and edge_feat.npy whole and sums
+// its nodes' rows in file order, as the whole loader does (bit for bit, with and without
+// symmetrize's both ends); feat.npy is gone, N comes from label.npy.
+TEST(GraphSlices, NumpyEdgeFeatureSlicesEqualTheWholeLoader) {
+  const auto comm = test::world_comm();
+  int64_t pid = ::getpid();
+  comm->broadcast(&pid, sizeof pid, 0);
+  const std::string dir =
+      (fs::temp_directory_path() / ("adaqp-edge-slices-" + std::to_string(pid))).string();
+  if (comm->rank() == 0) {
+    Graph g = test_graph(700, 9);
+    g.name = "edge-slices";
+    save_numpy(g, dir);
+    const int64_t e = g.num_edges(), dim = 3;
+    std::vector<float> rows(static_cast<size_t>(e * dim));
+    for (size_t i = 0; i < rows.size(); ++i)
+      rows[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 1013) - 500) / 7.0f;
+    write_npy(dir + "/edge_feat.npy", NpyDtype::kFloat32, {e, dim}, rows.data(),
+              rows.size() * sizeof(float));
+    fs::remove(dir + "/feat.npy");
+  }
+  comm->barrier();
+  DatasetSpec spec;
+  spec.path = dir;
+  for (const FeaturesFromEdges reduce : {FeaturesFromEdges::kMean, FeaturesFromEdges::kSum}) {
+    for (const GraphTransform t :
+         {GraphTransform{false, false, false}, GraphTransform{true, true, false}}) {
+      SCOPED_TRACE(std::string(to_string(reduce)) + (t.symmetrize ? ", symmetrized" : ""));
+      spec.features_from_edges = reduce;
+      spec.transform = t;
+      const GraphSlice s = load_slice(spec, *comm, agreeing_step(*comm));
+      const Graph whole = load_dataset(spec);
+      EXPECT_EQ(whole.feat_dim, 3);
+      test::expect_same_slice(s, slice_of(whole, comm->rank(), comm->size()));
+    }
   }
   comm->barrier();
   if (comm->rank() == 0) fs::remove_all(dir);

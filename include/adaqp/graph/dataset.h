@@ -16,19 +16,21 @@ struct DatasetSpec {
   DatasetFormat format = DatasetFormat::kAuto;
   std::string path;   // dataset directory; must be empty for synthetic
   std::string split;  // OGB split folder name; empty = the only one present
-  // OGB layouts: node features from the edges' (EdgeFeatureNodes below) instead of node-feat.
+  // OGB and NumPy layouts: node features from the edges' (EdgeFeatureNodes below) instead of
+  // node-feat or feat.npy.
   FeaturesFromEdges features_from_edges = FeaturesFromEdges::kNone;
   GeneratorOptions synthetic;  // for format synthetic
   GraphTransform transform;
 };
 
-// How the OGB loaders make node features from edge features (DatasetSpec::features_from_edges):
-// kNone reads node-feat; kMean and kSum reduce, for each node, the feature rows
-// (raw/edge-feat.csv.gz, or data.npz's edge_feat) of the edges that end at it, and with both_ends
-// also of those that start at it (dataset.symmetrize: the reverse edge it adds carries its edge's
-// row), each edge as often as the file lists it; a node without such edges gets zeros. node-feat is
-// then not read (ogbn- proteins has none); edge rows are checked as node-feat's are (finite, within
-// float32).
+// How the OGB and NumPy loaders make node features from edge features
+// (DatasetSpec::features_from_edges): kNone reads node-feat (feat.npy); kMean and kSum reduce, for
+// each node, the feature rows (raw/edge-feat.csv.gz, data.npz's edge_feat, or edge_feat.npy) of the
+// edges that end at it, and with both_ends also of those that start at it (dataset.symmetrize: the
+// reverse edge it adds carries its edge's row; a self-loop is its own reverse and counts once),
+// each edge as often as the file lists it; a node without such edges gets zeros, and a dataset
+// without edges is an InputError. node-feat (feat.npy) is then not read (ogbn-proteins has none);
+// edge rows are checked as node-feat's are (finite, within float32).
 struct EdgeFeatureNodes {
   FeaturesFromEdges reduce = FeaturesFromEdges::kNone;
   bool both_ends = false;
@@ -81,9 +83,12 @@ GraphSlice load_ogb_slice(const std::string& dir, const std::string& split, int 
 // 2.0, C order. Typed (heterogeneous) graphs add node_types.json ({"node_types": [...],
 // "relations": [[source type, name, target type], ...]}), node_type_offsets.npy (int [T + 1],
 // ascending from 0 to N) and edge_type.npy (int [E], each edge_index column's relation; every edge
-// joins its relation's types). Errors as for load_ogb, with the array index (or JSON key) instead
-// of the line.
-Graph load_numpy(const std::string& dir);
+// joins its relation's types). With from_edges, edge_feat.npy (float32 [E, F], row e the features
+// of edge_index's column e: PyG's data.edge_attr) is read instead of feat.npy and N is label.npy's
+// rows (a typed dataset refuses it: ConfigError); a dataset with edge_feat.npy and no feat.npy read
+// without it is an InputError naming the key. Errors as for load_ogb, with the array index (or JSON
+// key) instead of the line.
+Graph load_numpy(const std::string& dir, const EdgeFeatureNodes& from_edges = {});
 
 // GraphSAINT layout (Zeng et al., ICLR 2020; the AdaQP reference's Reddit, Yelp, Flickr and
 // AmazonProducts):

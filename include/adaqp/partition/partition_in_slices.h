@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,13 @@ inline constexpr const char* kPtscotchWork =
 // folder into place where they still see it. On a filesystem all ranks share, `dir` ends up
 // complete; where each host has its own, each host's `dir` holds meta.yaml and the parts of its
 // ranks, which is what partition.distribute auto reads on a restart. `dir` must not exist.
-DistributedPartition partition_distributed(const DatasetSpec& spec, const PartitionOptions& opt,
-                                           const std::string& dir, MPI_Comm mpi, Communicator& comm,
-                                           const CollectiveStep& step);
+// `before` (optional) runs on rank 0 with its slice once the slices are loaded and before any
+// partitioning: a caller's checks of the dataset (what it will train), whose error ends the call
+// on every rank with nothing written.
+DistributedPartition partition_distributed(
+    const DatasetSpec& spec, const PartitionOptions& opt, const std::string& dir, MPI_Comm mpi,
+    Communicator& comm, const CollectiveStep& step,
+    const std::function<void(const GraphSlice&)>& before = {});
 
 // The part and meta data of this rank for owners already chosen (one per slice node; method and
 // seed recorded from `opt`): build_part_from_slices plus the meta data write_partition records.
