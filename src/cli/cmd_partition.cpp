@@ -62,6 +62,10 @@ void run_distributed_partition(Communicator& comm, JobConfig cfg, const std::str
       if (comm.rank() == 0) listing = list_dataset_files(cfg.dataset.path);
     });
     cfg.partition.options.dataset_files = broadcast_dataset_files(comm, listing);
+    run_step(comm, [&] {
+      require_rank0s_dataset_copy(cfg.dataset.path, cfg.partition.options.dataset_files,
+                                  comm.rank());
+    });
     return partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, comm,
                                  collective_step(comm));
   });

@@ -459,6 +459,9 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
         // Every rank writes meta.yaml: each records rank 0's listing of the dataset's files.
         cfg.partition.options.dataset_files =
             broadcast_dataset_files(*comm, cfg.partition.options.dataset_files);
+        run_step(*comm, [&] {
+          require_rank0s_dataset_copy(cfg.dataset.path, cfg.partition.options.dataset_files, rank);
+        });
         // Slices carry no relations (a typed dataset is refused by the slice readers).
         return partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
                                      collective_step(*comm), [&](const GraphSlice& s) {

@@ -14,4 +14,11 @@ namespace adaqp::cli {
 std::optional<std::vector<DatasetFile>> broadcast_dataset_files(
     Communicator& comm, const std::optional<std::vector<DatasetFile>>& listing);
 
+// Where every rank reads the dataset itself (ptscotch): an InputError on a rank whose copy of `dir`
+// differs from rank 0's `listing` (from broadcast_dataset_files; nothing is compared without one):
+// a stale copy on one host would otherwise give the ranks slices of different graphs. Run it in a
+// collective step.
+void require_rank0s_dataset_copy(const std::string& dir,
+                                 const std::optional<std::vector<DatasetFile>>& listing, int rank);
+
 }  // namespace adaqp::cli

@@ -48,6 +48,18 @@ std::string describe(const DatasetFile& f) {
   return fmt::format("{} bytes, CRC-32 of its ends {:08x}", f.bytes, f.ends_crc);
 }
 
+// The first file of `a` that `b` lacks (second: null) or holds otherwise (second: b's entry).
+std::pair<const DatasetFile*, const DatasetFile*> first_difference(
+    const std::vector<DatasetFile>& a, const std::vector<DatasetFile>& b) {
+  for (const DatasetFile& f : a) {
+    const auto it =
+        std::find_if(b.begin(), b.end(), [&](const DatasetFile& g) { return g.path == f.path; });
+    if (it == b.end()) return {&f, nullptr};
+    if (it->bytes != f.bytes || it->ends_crc != f.ends_crc) return {&f, &*it};
+  }
+  return {nullptr, nullptr};
+}
+
 }  // namespace
 
 std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& dir) {
@@ -85,15 +97,19 @@ std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& di
 
 std::string changed_dataset_file(const std::vector<DatasetFile>& recorded,
                                  const std::vector<DatasetFile>& now) {
-  for (const DatasetFile& was : recorded) {
-    const auto it = std::find_if(now.begin(), now.end(),
-                                 [&](const DatasetFile& f) { return f.path == was.path; });
-    if (it == now.end()) return fmt::format("{} ({}) is gone", was.path, describe(was));
-    if (it->bytes != was.bytes || it->ends_crc != was.ends_crc) {
-      return fmt::format("{} had {}, now {}", was.path, describe(was), describe(*it));
-    }
-  }
-  return {};
+  const auto [was, is] = first_difference(recorded, now);
+  if (was == nullptr) return {};
+  if (is == nullptr) return fmt::format("{} ({}) is gone", was->path, describe(*was));
+  return fmt::format("{} had {}, now {}", was->path, describe(*was), describe(*is));
+}
+
+std::string differing_dataset_copy(const std::vector<DatasetFile>& reference,
+                                   const std::vector<DatasetFile>& copy) {
+  const auto [ref, mine] = first_difference(reference, copy);
+  if (ref == nullptr) return {};
+  if (mine == nullptr)
+    return fmt::format("{} ({} on rank 0) is missing here", ref->path, describe(*ref));
+  return fmt::format("{} has {} here, {} on rank 0", ref->path, describe(*mine), describe(*ref));
 }
 
 }  // namespace adaqp

@@ -6,8 +6,9 @@
 # - adaqp partition under mpirun writes the same directory, byte for byte (deterministic);
 # - a rerun on that partition reads it back and reproduces the losses and parameters exactly;
 # - the partition's dataset fingerprint is the serial loader's (adaqp partition with METIS);
-# - a world size unlike partition.parts, the METIS-only balance constraints and a dataset without
-#   training nodes are one clear error, before anything is partitioned;
+# - a world size unlike partition.parts, the METIS-only balance constraints, a dataset without
+#   training nodes and ranks reading different copies of the dataset are one clear error, before
+#   anything is partitioned;
 # - partition.sample_degree partitions a smaller symmetric sample (logged, recorded in meta.yaml,
 #   shown by adaqp info), the same one with METIS on one process;
 # - a dataset in the OGB layout (Cora) is read in slices as well.
@@ -105,6 +106,41 @@ run "$tmp/no_train.log" 3 train "${job[@]}" --set "dataset.path=$tmp/no_train" \
   ! grep -q "ptscotch into" "$tmp/no_train.log"; } ||
   { cat "$tmp/no_train.log"; fail "a dataset without training nodes (exit $rc)"; }
 [[ ! -e $tmp/no_train_out ]] || fail "a dataset without training nodes left $tmp/no_train_out"
+# A stale copy on one host: every rank reads the dataset itself, from its own working directory
+# here, and ranks 1 and 2 hold another graph of the same shape (another seed) than rank 0: one
+# error naming the rank and the file, every rank non-zero, nothing partitioned. (The ranks used to
+# train on slices of two graphs, hang or crash.)
+mkdir -p "$tmp/host-a" "$tmp/host-b"
+cp -r "$tmp/data" "$tmp/host-a/data"
+mapfile -t other < <(synthetic_graph 4000 seed=10)
+"$ADAQP_BIN" generate "${other[@]}" -o "$tmp/host-b/data" >/dev/null
+copies_job=("${job[@]//"dataset.path=$tmp/data"/dataset.path=data}" --set "output.dir=$tmp/copies")
+: >"$tmp/copies.codes"
+# shellcheck disable=SC2016
+rank_cmd='"$0" train "${@:2}"; echo "$OMPI_COMM_WORLD_RANK $?" >>"$1"'
+timeout 120 mpirun --oversubscribe -np 1 -wdir "$tmp/host-a" \
+  bash -c "$rank_cmd" "$ADAQP_BIN" "$tmp/copies.codes" "${copies_job[@]}" : \
+  -np 2 -wdir "$tmp/host-b" bash -c "$rank_cmd" "$ADAQP_BIN" "$tmp/copies.codes" \
+  "${copies_job[@]}" >"$tmp/copies.log" 2>&1 || true
+{ (($(wc -l <"$tmp/copies.codes") == 3)) && (($(awk '$2 != 0' "$tmp/copies.codes" | wc -l) == 3)) &&
+  (($(grep -c "adaqp: error" "$tmp/copies.log") == 1)) &&
+  grep "adaqp: error" "$tmp/copies.log" |
+  grep -q "dataset.path: rank 1's copy of the dataset differs from rank 0's: edge_index.npy"; } ||
+  { cat "$tmp/copies.log" "$tmp/copies.codes"; fail "ranks reading different copies of the dataset"; }
+[[ ! -e $tmp/copies/partition ]] || fail "ranks reading different copies left a partition"
+echo "ok: different copies: $(grep "adaqp: error" "$tmp/copies.log")"
+# adaqp partition likewise.
+: >"$tmp/copies.codes"
+# shellcheck disable=SC2016
+rank_cmd='"$0" partition "${@:2}"; echo "$OMPI_COMM_WORLD_RANK $?" >>"$1"'
+timeout 120 mpirun --oversubscribe -np 1 -wdir "$tmp/host-a" \
+  bash -c "$rank_cmd" "$ADAQP_BIN" "$tmp/copies.codes" "${copies_job[@]}" -o "$tmp/copies-made" : \
+  -np 2 -wdir "$tmp/host-b" bash -c "$rank_cmd" "$ADAQP_BIN" "$tmp/copies.codes" \
+  "${copies_job[@]}" -o "$tmp/copies-made" >"$tmp/copies-partition.log" 2>&1 || true
+{ (($(awk '$2 != 0' "$tmp/copies.codes" | wc -l) == 3)) &&
+  grep "adaqp: error" "$tmp/copies-partition.log" | grep -q "rank 1's copy of the dataset differs"; } ||
+  { cat "$tmp/copies-partition.log" "$tmp/copies.codes"; fail "adaqp partition of different copies"; }
+[[ ! -e $tmp/copies-made ]] || fail "adaqp partition of different copies left $tmp/copies-made"
 # The OGB layout (Cora) is read in slices too: every rank streams it and keeps its own nodes.
 # shellcheck source=tests/cli/lib/shared_datasets.sh
 source "$LIB/shared_datasets.sh"

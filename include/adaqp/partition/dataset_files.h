@@ -36,4 +36,10 @@ std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& di
 std::string changed_dataset_file(const std::vector<DatasetFile>& recorded,
                                  const std::vector<DatasetFile>& now);
 
+// The same between two copies of the dataset (partition.method ptscotch, where every rank reads
+// its own): the first file of rank 0's `reference` that this rank's `copy` lacks or holds
+// otherwise, in words; empty when they agree.
+std::string differing_dataset_copy(const std::vector<DatasetFile>& reference,
+                                   const std::vector<DatasetFile>& copy);
+
 }  // namespace adaqp
