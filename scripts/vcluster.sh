@@ -32,9 +32,11 @@
 # shared memory (btl vader), which is not shaped: the fast links inside a host (its GPUs' NVLink or
 # PCIe) beside the slow network between hosts. OpenMPI counts each host's daemon as a node of its
 # own, so vader joins only ranks of one host, and each host keeps vader's backing files in its own
-# session directory (the hosts share the machine's host name, which names those files). The hosts
-# share the machine's cores, so idle ranks yield the CPU (mpi_yield_when_idle) instead of
-# busy-polling. --probe runs benchmarks/bench_link between hosts 0 and 1 (ranks 0 and K) and
+# session directory (the hosts share the machine's host name, which names those files). Each host
+# runs on cores of its own, as a machine of its own would: its share of this script's CPUs (hosts
+# take turns on them where there are more hosts than CPUs), so that a rank's training.threads 0
+# takes its host's share, not every core for every host; idle ranks yield the CPU
+# (mpi_yield_when_idle) instead of busy-polling. --probe runs benchmarks/bench_link between hosts 0 and 1 (ranks 0 and K) and
 # compares the measured bandwidth with RATE (JSON lines on stdout, a summary last); with K > 1 it
 # also measures ranks 0 and 1, two ranks of host 0 (the summary's intra_host_* fields).
 #
@@ -57,6 +59,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/adaqp.sh"
 ADAQP_LOG_TIME=0
 AGENT="$ADAQP_ROOT/scripts/vcluster/agent.sh"
 PRIVATE="$ADAQP_ROOT/scripts/vcluster/private.sh"
+PIN="$ADAQP_ROOT/scripts/vcluster/pin.sh"
 PREFIX="adaqp-$$"
 SWITCH_NS="$PREFIX-sw"
 HOST_IF="vc0"
@@ -290,6 +293,29 @@ for ((i = 0; i < hosts; ++i)); do
 done
 log "$hosts hosts of $ranks_per_host ranks on $subnet.0/24, each link $bandwidth each way," \
   "one-way delay $latency"
+# This script's CPUs, one a line (taskset's list: "0-3,8,10-11").
+own_cpus() {
+  local part parts
+  IFS=, read -ra parts <<<"$(taskset -cp $$ | sed 's/.*: //')"
+  for part in "${parts[@]}"; do
+    if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+  done
+}
+mapfile -t cpus < <(own_cpus)
+host_cpus=()
+for ((i = 0; i < hosts; ++i)); do
+  if ((hosts >= ${#cpus[@]})); then
+    host_cpus+=("${cpus[i % ${#cpus[@]}]}")
+  else
+    share=("${cpus[@]:i * ${#cpus[@]} / hosts:(i + 1) * ${#cpus[@]} / hosts - i * ${#cpus[@]} / hosts}")
+    host_cpus+=("$(IFS=,; echo "${share[*]}")")
+  fi
+done
+# Read by every rank's scripts/vcluster/pin.sh: host i's CPUs are the (i+1)-th word. (mpirun and
+# the daemons stay unpinned: mpirun pinned to one CPU lost the race to set its daemons' process
+# groups, a warning at every launch.)
+export ADAQP_VCLUSTER_CPUS="${host_cpus[*]}" ADAQP_VCLUSTER_RANKS_PER_HOST="$ranks_per_host"
+log "CPUs per host: ${host_cpus[*]}"
 
 # Read by the agent (scripts/vcluster/agent.sh) for every host's daemon.
 export ADAQP_VCLUSTER_PRIVATE_DIR="$private_dir"
@@ -322,7 +348,7 @@ out="$tmpdir/probe.out"
 if ((probe)); then exec 3>"$out"; else exec 3>&1; fi
 log "running (timeout ${timeout_s}s): ${cmd[*]}"
 timeout --kill-after=10 "$timeout_s" \
-  ip netns exec "$PREFIX-h0" "$PRIVATE" "$PREFIX-h0" mpirun "${mpi_args[@]}" "${cmd[@]}" >&3 &
+  ip netns exec "$PREFIX-h0" "$PRIVATE" "$PREFIX-h0" mpirun "${mpi_args[@]}" "$PIN" "${cmd[@]}" >&3 &
 child=$!
 rc=0
 wait "$child" || rc=$?

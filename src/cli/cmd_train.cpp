@@ -371,9 +371,13 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       }
       if (must_partition && cfg.partition.options.parts != world) {
         throw ConfigError(fmt::format(
-            "partition.parts is {} but the job started {} workers (partition {} does not exist "
-            "yet): set partition.parts={}",
-            cfg.partition.options.parts, world, dir, world));
+            "partition.parts is {} but the job started {} worker{} (partition {} does not exist "
+            "yet): {}set partition.parts={}",
+            cfg.partition.options.parts, world, world == 1 ? "" : "s", dir,
+            world == 1 ? fmt::format("start it with mpirun -np {} (it ran without mpirun?), or ",
+                                     cfg.partition.options.parts)
+                       : "",
+            world));
       }
       require_creatable(cfg.output.dir, "output.dir");
       if (std::filesystem::is_directory(cfg.output.dir))
@@ -564,7 +568,8 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     }
     require_no_rival_output(cfg, output_late, checkpoints_late && !resume);
     // What a run killed while writing these left (the checkpoints' are removed where they are).
-    for (const char* name : {"config.yaml", "metrics.jsonl", "params.bin", "predictions.npy"})
+    for (const char* name :
+         {"config.yaml", "metrics.jsonl", "params.json", "params.bin", "predictions.npy"})
       remove_stale_temporaries(cfg.output.dir, std::string(name) + AtomicFile::kTempInfix);
     // Training writes metrics.jsonl in place: one that refuses writing (read-only, immutable), or
     // that is not a file (a directory; a FIFO, whose open would wait for a reader), stops the job
@@ -573,11 +578,18 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     require_metrics_file(metrics);
     if (::access(metrics.c_str(), F_OK) == 0 && ::access(metrics.c_str(), W_OK) != 0)
       throw InputError(metrics, "", std::string("cannot be written: ") + std::strerror(errno));
+    if (!resume && std::filesystem::exists(metrics))
+      spdlog::warn(
+          "output.dir {} holds an earlier run's outputs: this run replaces its metrics.jsonl, "
+          "params.bin, params.json and predictions.npy (--resume continues a run from its "
+          "checkpoints)",
+          cfg.output.dir);
     remove_output(cfg.output.dir, "predictions.npy");
     // A finished run resumed for its predictions keeps the run's params.bin and config.yaml (the
     // configuration its metrics.jsonl was trained under), as it keeps its metrics.
     const bool predictions_only = resume && training_finished(ropt);
     if (!predictions_only) {
+      remove_output(cfg.output.dir, "params.json");
       remove_output(cfg.output.dir, "params.bin");
       AtomicFile::write_text((std::filesystem::path(cfg.output.dir) / "config.yaml").string(),
                              to_yaml(cfg));

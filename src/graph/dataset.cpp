@@ -127,8 +127,9 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
   if (!spec.split.empty() && format != DatasetFormat::kOgb) {
     throw ConfigError(fmt::format(
         "dataset.split = '{}': only the OGB layout has named splits (the folders under split/); {} "
-        "is the {} layout, with one split: leave dataset.split empty",
-        spec.split, spec.path.empty() ? "the generated graph" : spec.path, to_string(format)));
+        "is read {} the {} layout, with one split: leave dataset.split empty",
+        spec.split, spec.path.empty() ? "the generated graph" : spec.path,
+        spec.format == DatasetFormat::kAuto ? "as" : "(dataset.format) as", to_string(format)));
   }
   return format;
 }

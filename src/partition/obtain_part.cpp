@@ -193,8 +193,11 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
     meta_text = read_partition_meta_text(dir);
     const PartitionMeta meta = parse_partition_meta(meta_text, partition_meta_path(dir));
     if (meta.parts != world) {
-      throw ConfigError(fmt::format("partition {} has {} parts but the job started {} workers", dir,
-                                    meta.parts, world));
+      throw ConfigError(fmt::format(
+          "partition {} has {} parts but the job started {} worker{}: start it with mpirun -np {} "
+          "(or srun -n {}), or partition the dataset again for {} (partition.parts={} with "
+          "--repartition, or another partition.dir)",
+          dir, meta.parts, world, world == 1 ? "" : "s", meta.parts, meta.parts, world, world));
     }
   });
   meta_text = broadcast_text(comm, std::move(meta_text));

@@ -38,9 +38,26 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Writes the parameters via a temporary file and a rename, so a reader never sees half a file.
-void write_params(const std::filesystem::path& path, const std::vector<float>& values) {
-  AtomicFile out(path.string());
+// params.json, then params.bin, each via a temporary file and a rename, so a reader never sees
+// half a file: the values, and what each run of them is (name, shape, offset in values).
+void write_params(const std::filesystem::path& dir, const Trainer& trainer) {
+  const std::vector<float> values = trainer.parameter_values();
+  Json layout;
+  layout["dtype"] = "<f4";
+  layout["values"] = values.size();
+  layout["parameters"] = Json::array();
+  int64_t offset = 0;
+  for (const auto& [name, shape] : trainer.parameter_shapes()) {
+    layout["parameters"].push_back({{"name", name}, {"shape", shape}, {"offset", offset}});
+    int64_t size = 1;
+    for (const int64_t d : shape) size *= d;
+    offset += size;
+  }
+  ADAQP_CHECK(offset == static_cast<int64_t>(values.size()),
+              "params.json's shapes cover " + std::to_string(offset) + " of " +
+                  std::to_string(values.size()) + " values");
+  AtomicFile::write_text((dir / "params.json").string(), layout.dump(1) + "\n");
+  AtomicFile out((dir / "params.bin").string());
   out.write(values.data(), values.size() * sizeof(float));
   out.commit();
 }
@@ -529,7 +546,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   comm.allgather(&mine_seconds, summary.seconds.data(), sizeof(PhaseSeconds));
   // The summary last: a run whose params.bin or predictions could not be written (a full disk)
   // has none.
-  if (root) write_params(dir / "params.bin", trainer.parameter_values());
+  if (root) write_params(dir, trainer);
   if (opt.write_outputs) opt.write_outputs();
   if (root) metrics.write(summary_json(summary) + '\n');
   if (final_checkpoint) write_checkpoint(*final_checkpoint, opt, progress.epoch);

@@ -298,9 +298,13 @@ LinkModel probe_link_model(Communicator& comm, const Boundary& part, const LinkP
   for (size_t c = 0; comm.rank() == 0 && c < model.fits.size(); ++c) {
     // A channel without samples carries nothing in any exchange: its cost never matters.
     if (model.costs[c].beta != model.fits[c].beta && model.fits[c].samples > 0) {
-      spdlog::warn("link model: {} fitted slope {} s/byte over {} samples; planning with {}",
-                   channel_name(static_cast<int>(c), classes), model.fits[c].beta,
-                   model.fits[c].samples, model.costs[c].beta);
+      // Expected on a link faster than the probe's sizes resolve (shared memory): said, not
+      // warned of.
+      spdlog::info(
+          "link model: {} fitted slope {} s/byte over {} samples (its times do not grow with the "
+          "size: noise, or a link faster than the probe resolves); planning with {}",
+          channel_name(static_cast<int>(c), classes), model.fits[c].beta, model.fits[c].samples,
+          model.costs[c].beta);
     }
   }
   model.time = classes == 1 ? assign::per_sender_time_model(model.costs)

@@ -422,6 +422,13 @@ std::vector<float> Trainer::parameter_values() const {
   return values;
 }
 
+std::vector<std::pair<std::string, std::vector<int64_t>>> Trainer::parameter_shapes() const {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  for (const auto& p : impl_->model->named_parameters())
+    shapes.emplace_back(p.key(), p.value().sizes().vec());
+  return shapes;
+}
+
 const Part& Trainer::part() const {
   return impl_->graph.part();
 }

@@ -59,16 +59,18 @@ def aggregate(h):                                          # y_i = sum_j a_ij h_
     np.add.at(y, dst, weight[:, None] * h[src])
     return y
 
-# params.bin: float32, registration order: layer0 W (16 x F), b (16), layer1 W (C x 16), b (C).
+# params.bin: float32, registration order: layer0 W (16 x F), b (16), layer1 W (C x 16), b (C);
+# params.json must say so, and its offsets slice the file.
 p = np.fromfile(f"{run}/params.bin", dtype="<f4").astype(np.float64)
 f, hidden, c = x.shape[1], 16, int(labels.max()) + 1
-shapes = [(hidden, f), (hidden,), (c, hidden), (c,)]
-params, at = [], 0
-for shape in shapes:
-    size = int(np.prod(shape))
-    params.append(p[at:at + size].reshape(shape))
-    at += size
-assert at == p.size, f"params.bin holds {p.size} values, the model {at}"
+layout = json.load(open(f"{run}/params.json"))
+expected = [("layer0_neighbour.weight", [hidden, f]), ("layer0_neighbour.bias", [hidden]),
+            ("layer1_neighbour.weight", [c, hidden]), ("layer1_neighbour.bias", [c])]
+assert [(q["name"], q["shape"]) for q in layout["parameters"]] == expected, layout
+assert layout["dtype"] == "<f4" and layout["values"] == p.size, layout
+params = [p[q["offset"]:q["offset"] + int(np.prod(q["shape"]))].reshape(q["shape"])
+          for q in layout["parameters"]]
+assert sum(a.size for a in params) == p.size, f"params.bin holds {p.size} values, the model {sum(a.size for a in params)}"
 w0, b0, w1, b1 = params
 h = np.maximum(aggregate(x) @ w0.T + b0, 0.0)
 logits = aggregate(h @ w1.T) + b1

@@ -89,11 +89,21 @@ expect_failure parts_mismatch 3 "partition.parts is 2 but the job started 3 work
   "${small[@]}" --set "output.dir=$tmp/fresh"
 timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" \
   --set "output.dir=$tmp/two" >"$tmp/two.log" 2>&1 || { cat "$tmp/two.log"; exit 1; }
+! grep -q "holds an earlier run's outputs" "$tmp/two.log" || fail "a first run warned of an earlier one"
+# A second run into the same output.dir replaces the first's outputs, and says so once.
+timeout 60 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${small[@]}" \
+  --set "output.dir=$tmp/two" >"$tmp/two-again.log" 2>&1 || { cat "$tmp/two-again.log"; exit 1; }
+(($(grep -c "output.dir $tmp/two holds an earlier run's outputs: this run replaces" \
+  "$tmp/two-again.log") == 1)) || { cat "$tmp/two-again.log"; fail "no warning of the replaced run"; }
 expect_failure world_mismatch 3 \
   "partition $tmp/two/partition was made with partition.parts = 2, the job asks for 3" \
   "${small[@]}" --set "output.dir=$tmp/two" --set partition.parts=3
-expect_failure world_mismatch_one 1 "has 2 parts but the job started 1 workers" \
+expect_failure world_mismatch_one 1 \
+  "has 2 parts but the job started 1 worker: start it with mpirun -np 2 (or srun -n 2), or partition the dataset again for 1" \
   "${small[@]}" --set "output.dir=$tmp/two"
+expect_failure parts_without_mpirun 1 \
+  "partition.parts is 2 but the job started 1 worker (partition $tmp/one/partition does not exist yet): start it with mpirun -np 2 (it ran without mpirun?), or set partition.parts=1" \
+  "${small[@]}" --set "output.dir=$tmp/one"
 
 # A problem only rank 1 meets: its part of a copied partition is corrupted. Rank 0 loads its own
 # part and then learns of the failure: it exits non-zero without a line of its own.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A virtual cluster of 2 hosts with 2 ranks each (scripts/vcluster.sh --ranks-per-host 2) at 50mbit:
-# - placement: ranks 0 and 1 run in one network namespace, ranks 2 and 3 in another, and with
-#   --private-dir ranks 0 and 1 write into host 0's folder, ranks 2 and 3 into host 1's;
+# - placement: ranks 0 and 1 run in one network namespace, ranks 2 and 3 in another, each host on
+#   CPUs of its own, and with --private-dir ranks 0 and 1 write into host 0's folder, ranks 2 and 3
+#   into host 1's;
 # - speeds: the probe's link between ranks 0 and 1 (one host) is more than 10x the shaped rate, the
 #   one between ranks 0 and 2 (two hosts) within 20% of it, and the data arrive intact;
 # - transports: OpenMPI sends over shared memory (btl vader) between ranks of one host only, and
@@ -46,12 +47,13 @@ for bad in 0 x; do
   echo "ok: --ranks-per-host $bad refused: $(cat "$tmp/bad.log")"
 done
 
-# 2. Placement: each rank prints its rank and network namespace, and leaves a file in the private
-# folder of its host.
+# 2. Placement: each rank prints its rank, network namespace and CPUs, and leaves a file in the
+# private folder of its host.
 mkdir "$tmp/private"
 # shellcheck disable=SC2016  # expanded by each rank's shell
 cluster --private-dir "$tmp/private" --private-store "$tmp/store" -- sh -c '
   echo "placement $OMPI_COMM_WORLD_RANK $(readlink /proc/self/ns/net)"
+  echo "cpus $OMPI_COMM_WORLD_RANK $(taskset -cp $$ | sed "s/.*: //")"
   : >"$0/rank-$OMPI_COMM_WORLD_RANK"' "$tmp/private"
 ((run_rc == 0)) || fail "placement run: exit status $run_rc"
 declare -A ns
@@ -68,6 +70,18 @@ for h in 0 1; do
 done
 [[ -z $(ls -A "$tmp/private") ]] || fail "placement: a rank wrote outside its host's folder"
 echo "ok: placement: ranks 0,1 in ${ns[0]}, ranks 2,3 in ${ns[2]}, each host's folder its own"
+# Each host on CPUs of its own: the ranks of a host share its CPUs, and with at least as many CPUs
+# as hosts no CPU is two hosts'.
+declare -A cpus
+while read -r _ rank list; do cpus[$rank]=$list; done < <(grep '^cpus ' "$tmp/run.out")
+[[ ${cpus[0]} == "${cpus[1]}" && ${cpus[2]} == "${cpus[3]}" ]] ||
+  fail "CPUs: ranks 0..3 on ${cpus[0]} ${cpus[1]} ${cpus[2]} ${cpus[3]}"
+# (nproc would count OMP_NUM_THREADS, which ctest sets.)
+own_cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+if ((own_cpus >= 2)); then
+  [[ ${cpus[0]} != "${cpus[2]}" ]] || fail "CPUs: both hosts on ${cpus[0]} with $own_cpus CPUs here"
+fi
+echo "ok: CPUs: host 0 on ${cpus[0]}, host 1 on ${cpus[2]}"
 
 # 3. Speeds and transports: the probe measures ranks 0-2 (the shaped link) and 0-1 (one host).
 OMPI_MCA_btl_base_verbose=100 cluster --probe --probe-bin "$BENCH_LINK" -- \

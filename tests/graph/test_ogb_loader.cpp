@@ -284,8 +284,14 @@ TEST(LoadDataset, ASplitNameWithAnotherLayoutIsRefused) {
   } catch (const ConfigError& e) {
     EXPECT_THAT(e.what(),
                 HasSubstr("dataset.split = 'nope': only the OGB layout has named splits"));
-    EXPECT_THAT(e.what(), HasSubstr(tmp.str("npy") + " is the numpy layout"));
+    EXPECT_THAT(e.what(), HasSubstr(tmp.str("npy") + " is read as the numpy layout"));
   }
+  // An OGB directory read as another layout by dataset.format: the error says it was chosen.
+  test::write_ogb(tmp.str("ogb"), test::tiny_ogb_text());
+  spec.path = tmp.str("ogb");
+  spec.format = DatasetFormat::kNumpy;
+  EXPECT_THAT(test::error_of<ConfigError>([&] { load_dataset(spec); }),
+              HasSubstr(tmp.str("ogb") + " is read (dataset.format) as the numpy layout"));
   DatasetSpec generated;
   generated.synthetic.num_nodes = 50;
   generated.split = "public";
@@ -293,7 +299,7 @@ TEST(LoadDataset, ASplitNameWithAnotherLayoutIsRefused) {
     load_dataset(generated);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("the generated graph is the synthetic layout"));
+    EXPECT_THAT(e.what(), HasSubstr("the generated graph is read as the synthetic layout"));
   }
 }
 

@@ -129,8 +129,10 @@ class Trainer {
 
   // "accuracy", "f1_micro" or "rocauc": TrainerOptions::metric, auto resolved by the labels.
   std::string metric_name() const;
-  // Every parameter's values, concatenated in registration order.
+  // Every parameter's values, concatenated in registration order (torch's parameters()).
   std::vector<float> parameter_values() const;
+  // The name and shape of each of parameter_values()' parameters, in its order (params.json).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> parameter_shapes() const;
   int64_t num_parameters() const;
   // The model and its optimiser, for checkpoints (train/checkpoint.h) and divergence checks.
   torch::nn::Module& model();

@@ -3,6 +3,7 @@
 tasks of the pairwise ROC-AUC (a positive above a negative 1, a tie 1/2; tasks without both classes
 left out), and the check of a run's reported scores against it."""
 import json
+import os
 
 import numpy as np
 
@@ -19,15 +20,17 @@ def gcn_logits(x, src, dst, params_path, tasks, hidden=16):
         np.add.at(y, dst, weight[:, None] * h[src])
         return y
 
-    # params.bin: float32, registration order: layer0 W (hidden x F), b, layer1 W (C x hidden), b.
+    # params.bin: float32, registration order: layer0 W (hidden x F), b, layer1 W (C x hidden), b;
+    # params.json beside it must say so, and its offsets slice the file.
     p = np.fromfile(params_path, dtype="<f4").astype(np.float64)
-    params, at = [], 0
-    for shape in [(hidden, f), (hidden,), (tasks, hidden), (tasks,)]:
-        size = int(np.prod(shape))
-        params.append(p[at:at + size].reshape(shape))
-        at += size
-    assert at == p.size, f"params.bin holds {p.size} values, the model {at}"
-    w0, b0, w1, b1 = params
+    with open(os.path.join(os.path.dirname(params_path), "params.json")) as file:
+        layout = json.load(file)
+    expected = [("layer0_neighbour.weight", [hidden, f]), ("layer0_neighbour.bias", [hidden]),
+                ("layer1_neighbour.weight", [tasks, hidden]), ("layer1_neighbour.bias", [tasks])]
+    assert [(q["name"], q["shape"]) for q in layout["parameters"]] == expected, layout
+    assert layout["values"] == p.size, f"params.bin holds {p.size} values, params.json {layout['values']}"
+    w0, b0, w1, b1 = [p[q["offset"]:q["offset"] + int(np.prod(q["shape"]))].reshape(q["shape"])
+                      for q in layout["parameters"]]
     return aggregate(np.maximum(aggregate(x) @ w0.T + b0, 0.0) @ w1.T) + b1
 
 
