@@ -411,6 +411,42 @@ std::string known_keys(const std::string& section) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+// Edits (insertions, deletions, substitutions, swaps of neighbours) from a to b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The key or section nearest to a mistyped `key`, where it is a typo away (at most 2 edits, 3 for
+// keys of 18 characters or more); empty otherwise.
+std::string nearest_key(const std::string& key) {
+  std::string best;
+  size_t best_distance = key.size() >= 18 ? 3 : 2;
+  const auto consider = [&](const std::string& name) {
+    const size_t distance = edit_distance(key, name);
+    if (distance <= best_distance && (best.empty() || distance < best_distance)) {
+      best = name;
+      best_distance = distance;
+    }
+  };
+  for (const Field& f : fields()) {
+    consider(f.key);
+    for (size_t dot = f.key.find('.'); dot != std::string::npos; dot = f.key.find('.', dot + 1))
+      consider(f.key.substr(0, dot));
+  }
+  return best;
+}
+
 [[noreturn]] void unknown_key(const std::string& origin, const std::string& key) {
   const size_t dot = key.rfind('.');
   std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
@@ -418,8 +454,10 @@ std::string known_keys(const std::string& section) {
     const size_t d = section.rfind('.');
     section = d == std::string::npos ? "" : section.substr(0, d);
   }
-  throw ConfigError(
-      fmt::format("{}: unknown key '{}' (known keys: {})", origin, key, known_keys(section)));
+  const std::string nearest = nearest_key(key);
+  throw ConfigError(fmt::format("{}: unknown key '{}'{} (known keys: {})", origin, key,
+                                nearest.empty() ? "" : ", did you mean '" + nearest + "'?",
+                                known_keys(section)));
 }
 
 // Sets the keys of `map` (under `prefix`); returns how many it set.

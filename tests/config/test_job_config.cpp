@@ -295,14 +295,20 @@ TEST(JobConfig, RecomputeWithoutALayerToRecomputeIsRefusedOnceTheClassesAreKnown
 TEST(JobConfig, UnknownKeysAreNamedWithTheKnownOnes) {
   const std::string msg = config_error("communication:\n  bitz: 4\n");
   EXPECT_TRUE(test::contains(msg,
-                             "job.yaml: unknown key 'communication.bitz' (known keys: "
-                             "communication.backend, communication.mode, communication.bits"))
+                             "job.yaml: unknown key 'communication.bitz', did you mean "
+                             "'communication.bits'? (known keys: communication.backend, "
+                             "communication.mode, communication.bits"))
       << msg;
-  EXPECT_TRUE(
-      test::contains(config_error("modle: {}\n"), "unknown key 'modle' (known keys: dataset.*"));
+  // A typo away from a key or a section (a swap of neighbours is one edit); farther, no guess.
+  EXPECT_TRUE(test::contains(config_error("modle: {}\n"),
+                             "unknown key 'modle', did you mean 'model'? (known keys: dataset.*"));
+  EXPECT_TRUE(test::contains(config_error("training: {epoch: 3}\n"),
+                             "unknown key 'training.epoch', did you mean 'training.epochs'?"));
   EXPECT_TRUE(test::contains(config_error("dataset: {synthetic: {nodes: 5}}\n"),
                              "unknown key 'dataset.synthetic.nodes' (known keys: "
                              "dataset.synthetic.num_nodes"));
+  EXPECT_TRUE(test::contains(config_error("training: {rate: 3}\n"),
+                             "unknown key 'training.rate' (known keys: "));
   EXPECT_TRUE(test::contains(config_error("model: 3\n"), "key 'model' must be a mapping"));
 }
 
@@ -484,7 +490,8 @@ TEST(JobConfig, MalformedOverridesAreErrors) {
       test::contains(config_error(kDefaultJob, {"model.hidden"}), "expected section.key=value"));
   EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"=3"}), "expected section.key=value"));
   EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"model.hiden=3"}),
-                             "--set: unknown key 'model.hiden' (known keys: model.type"));
+                             "--set: unknown key 'model.hiden', did you mean 'model.hidden'? "
+                             "(known keys: model.type"));
   EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"model=3"}),
                              "--set 'model=3': model is a section; set one of its keys"));
   EXPECT_TRUE(
