@@ -186,7 +186,7 @@ fi
 # Rights and kernel support, checked before anything is created.
 check_support() {
   local tool
-  for tool in ip tc mpirun timeout unshare awk mount; do
+  for tool in ip tc mpirun timeout unshare awk mount taskset; do
     command -v "$tool" >/dev/null || die "'$tool' not found in PATH"
   done
   local caps
@@ -302,6 +302,7 @@ own_cpus() {
   done
 }
 mapfile -t cpus < <(own_cpus)
+((${#cpus[@]} > 0)) || die "no CPUs found in this process's affinity ($(taskset -cp $$ 2>&1))"
 host_cpus=()
 for ((i = 0; i < hosts; ++i)); do
   if ((hosts >= ${#cpus[@]})); then

@@ -581,8 +581,8 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     if (!resume && std::filesystem::exists(metrics))
       spdlog::warn(
           "output.dir {} holds an earlier run's outputs: this run replaces its metrics.jsonl, "
-          "params.bin, params.json and predictions.npy (--resume continues a run from its "
-          "checkpoints)",
+          "config.yaml, params.bin, params.json and predictions.npy (--resume continues a run "
+          "from its checkpoints)",
           cfg.output.dir);
     remove_output(cfg.output.dir, "predictions.npy");
     // A finished run resumed for its predictions keeps the run's params.bin and config.yaml (the

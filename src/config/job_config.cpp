@@ -427,12 +427,15 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-// The key or section nearest to a mistyped `key`, where it is a typo away (at most 2 edits, 3 for
-// keys of 18 characters or more); empty otherwise.
-std::string nearest_key(const std::string& key) {
+// The key (`section`: the section) nearest to a mistyped `key`, where it is a typo away (at most 2
+// edits, 3 for keys of 18 characters or more); empty otherwise. A section `key` is in is no guess.
+std::string nearest_key(const std::string& key, bool section) {
   std::string best;
   size_t best_distance = key.size() >= 18 ? 3 : 2;
   const auto consider = [&](const std::string& name) {
+    const size_t longer = std::max(key.size(), name.size());
+    if (longer - std::min(key.size(), name.size()) > best_distance) return;
+    if (key.rfind(name + ".", 0) == 0) return;
     const size_t distance = edit_distance(key, name);
     if (distance <= best_distance && (best.empty() || distance < best_distance)) {
       best = name;
@@ -440,21 +443,24 @@ std::string nearest_key(const std::string& key) {
     }
   };
   for (const Field& f : fields()) {
-    consider(f.key);
-    for (size_t dot = f.key.find('.'); dot != std::string::npos; dot = f.key.find('.', dot + 1))
+    if (!section) consider(f.key);
+    for (size_t dot = f.key.find('.'); section && dot != std::string::npos;
+         dot = f.key.find('.', dot + 1))
       consider(f.key.substr(0, dot));
   }
   return best;
 }
 
-[[noreturn]] void unknown_key(const std::string& origin, const std::string& key) {
+// `holds_mapping`: the unknown key holds a mapping (a mistyped section), not a value.
+[[noreturn]] void unknown_key(const std::string& origin, const std::string& key,
+                              bool holds_mapping) {
   const size_t dot = key.rfind('.');
   std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
   while (!section.empty() && !is_section(section)) {
     const size_t d = section.rfind('.');
     section = d == std::string::npos ? "" : section.substr(0, d);
   }
-  const std::string nearest = nearest_key(key);
+  const std::string nearest = nearest_key(key, holds_mapping);
   throw ConfigError(fmt::format("{}: unknown key '{}'{} (known keys: {})", origin, key,
                                 nearest.empty() ? "" : ", did you mean '" + nearest + "'?",
                                 known_keys(section)));
@@ -481,7 +487,7 @@ int apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
                                       origin, key, known_keys(key), scalar_text(kv.second)));
       set += apply_map(cfg, kv.second, key + ".", origin);
     } else {
-      unknown_key(origin, key);
+      unknown_key(origin, key, kv.second.IsMap());
     }
   }
   return set;
@@ -501,7 +507,7 @@ void apply_override(JobConfig& cfg, const std::string& text, const std::string& 
                     "--set {}.KEY=VALUE",
                     text, key, known_keys(key), key));
   }
-  if (f == nullptr) unknown_key("--set", key);
+  if (f == nullptr) unknown_key("--set", key, /*holds_mapping=*/false);
   const std::string raw = text.substr(eq + 1);
   // YAML folds the lines of a scalar, quoted or not, into one joined by spaces: a path with a
   // newline would silently name another path.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "adaqp/common/error.h"
@@ -49,20 +50,34 @@ inline void check_edge_layout(const std::string& path, const NpyArray& a) {
 }
 
 // label.npy of n nodes (N from `nodes_file`): true for class ids (int [n] or [n, 1]), false for
-// multi-label 0/1 values (float32/uint8/bool [n, C]); bad_layout otherwise.
+// multi-label 0/1 values (float32/uint8/bool/int32/int64 [n, C], C > 1 for the integers: PyG's
+// ogbn-proteins y is int64 [N, 112]); bad_layout otherwise.
 inline bool labels_are_class_ids(const std::string& path, const NpyArray& a, int64_t n,
                                  const char* nodes_file) {
   const bool rows_match = !a.shape.empty() && a.shape[0] == n;
   if (npy_is_int(a) && rows_match &&
       (a.shape.size() == 1 || (a.shape.size() == 2 && a.shape[1] == 1)))
     return true;
-  const bool multi_dtype =
-      a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kUInt8 || a.dtype == NpyDtype::kBool;
+  const bool multi_dtype = a.dtype == NpyDtype::kFloat32 || a.dtype == NpyDtype::kUInt8 ||
+                           a.dtype == NpyDtype::kBool || npy_is_int(a);
   if (!multi_dtype || !rows_match || a.shape.size() != 2 || a.shape[1] < 1)
     bad_layout(path, a,
-               "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool [" +
+               "int32/int64 [" + std::to_string(n) + "] class ids or float32/uint8/bool/int [" +
                    std::to_string(n) + ", C] multi-label 0/1 values (N from " + nodes_file + ")");
   return false;
+}
+
+// Element i of multi-label values' payload bytes (labels_are_class_ids false: float32, uint8,
+// bool, int32 or int64).
+inline double multilabel_value(const uint8_t* bytes, NpyDtype d, int64_t i) {
+  const auto element = [&](auto value) {
+    std::memcpy(&value, bytes + i * static_cast<int64_t>(sizeof value), sizeof value);
+    return static_cast<double>(value);
+  };
+  if (d == NpyDtype::kFloat32) return element(float{});
+  if (d == NpyDtype::kInt32) return element(int32_t{});
+  if (d == NpyDtype::kInt64) return element(int64_t{});
+  return bytes[i];
 }
 
 // train/valid/test.npy of n nodes: true for a bool mask [n], false for int node ids [K];

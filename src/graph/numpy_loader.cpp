@@ -202,7 +202,7 @@ void read_labels(const std::string& path, const char* nodes_file, Graph& g) {
   g.num_classes = a.shape[1];
   g.multilabels.resize(a.size());
   for (int64_t i = 0; i < a.size(); ++i) {
-    const double value = a.dtype == NpyDtype::kFloat32 ? npy_element<float>(a, i) : a.payload[i];
+    const double value = multilabel_value(a.payload.data(), a.dtype, i);
     const std::string problem = multilabel_problem(value);
     if (!problem.empty())
       throw InputError(path, index2(i / g.num_classes, i % g.num_classes), problem);

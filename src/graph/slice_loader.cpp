@@ -102,12 +102,7 @@ void read_label_rows(const std::string& path, const char* nodes_file, GraphSlice
       read_npy_range(path, h, s.first * s.num_classes, count * s.num_classes);
   s.multilabels.resize(static_cast<size_t>(count * s.num_classes));
   for (size_t i = 0; i < s.multilabels.size(); ++i) {
-    double value = bytes[i];
-    if (a.dtype == NpyDtype::kFloat32) {
-      float f;
-      std::memcpy(&f, bytes.data() + 4 * i, 4);
-      value = f;
-    }
+    const double value = multilabel_value(bytes.data(), a.dtype, static_cast<int64_t>(i));
     const std::string problem = multilabel_problem(value);
     if (!problem.empty())
       throw InputError(path,

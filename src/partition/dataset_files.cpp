@@ -106,10 +106,16 @@ std::string changed_dataset_file(const std::vector<DatasetFile>& recorded,
 std::string differing_dataset_copy(const std::vector<DatasetFile>& reference,
                                    const std::vector<DatasetFile>& copy) {
   const auto [ref, mine] = first_difference(reference, copy);
-  if (ref == nullptr) return {};
-  if (mine == nullptr)
+  if (ref != nullptr && mine == nullptr)
     return fmt::format("{} ({} on rank 0) is missing here", ref->path, describe(*ref));
-  return fmt::format("{} has {} here, {} on rank 0", ref->path, describe(*mine), describe(*ref));
+  if (ref != nullptr)
+    return fmt::format("{} has {} here, {} on rank 0", ref->path, describe(*mine), describe(*ref));
+  // A file only this copy has may change what its loader reads (raw/edge.csv.gz beside an OGB
+  // binary layout is read instead of it).
+  const DatasetFile* extra = first_difference(copy, reference).first;
+  if (extra != nullptr)
+    return fmt::format("{} ({}) is here, not on rank 0", extra->path, describe(*extra));
+  return {};
 }
 
 }  // namespace adaqp

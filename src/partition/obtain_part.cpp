@@ -193,11 +193,17 @@ ObtainedPart obtain_part(Communicator& comm, const std::string& dir,
     meta_text = read_partition_meta_text(dir);
     const PartitionMeta meta = parse_partition_meta(meta_text, partition_meta_path(dir));
     if (meta.parts != world) {
+      // A PT-Scotch partition is written part by part: --repartition cannot swap it in one step.
+      const std::string again =
+          meta.method == "ptscotch"
+              ? fmt::format("partition.parts={} with another partition.dir, or remove {}", world,
+                            dir)
+              : fmt::format("partition.parts={} with --repartition, or another partition.dir",
+                            world);
       throw ConfigError(fmt::format(
           "partition {} has {} parts but the job started {} worker{}: start it with mpirun -np {} "
-          "(or srun -n {}), or partition the dataset again for {} (partition.parts={} with "
-          "--repartition, or another partition.dir)",
-          dir, meta.parts, world, world == 1 ? "" : "s", meta.parts, meta.parts, world, world));
+          "(or srun -n {}), or partition the dataset again for {} ({})",
+          dir, meta.parts, world, world == 1 ? "" : "s", meta.parts, meta.parts, world, again));
     }
   });
   meta_text = broadcast_text(comm, std::move(meta_text));

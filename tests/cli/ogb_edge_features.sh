@@ -48,7 +48,7 @@ write("raw/num-edge-list.csv.gz", [len(edges)])
 os.makedirs(f"{out}-npy")
 np.save(f"{out}-npy/edge_index.npy", edges.T.copy())
 np.save(f"{out}-npy/edge_feat.npy", feat)
-np.save(f"{out}-npy/label.npy", labels.astype(np.uint8))
+np.save(f"{out}-npy/label.npy", labels)                # int64 0/1, as PyG's data.y
 for name, idx in (("train", perm[:240]), ("valid", perm[240:320]), ("test", perm[320:])):
     write(f"split/species/{name}.csv.gz", np.sort(idx))
     np.save(f"{out}-npy/{name}.npy", np.sort(idx))

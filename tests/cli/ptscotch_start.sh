@@ -86,6 +86,13 @@ run "$tmp/world.log" 2 train "${job[@]}" --set "output.dir=$tmp/world" || rc=$?
 { ((rc != 0 && rc != 124)) &&
   grep -q "partition.parts is 3 but the job started 2 workers" "$tmp/world.log"; } ||
   { cat "$tmp/world.log"; fail "world size unlike partition.parts"; }
+# A PT-Scotch partition of 3 parts started on 2 workers: the advice is not --repartition, which
+# cannot replace a partition written part by part.
+rc=0
+run "$tmp/world-made.log" 2 train "${job[@]}" --set "output.dir=$tmp/first" || rc=$?
+{ ((rc != 0 && rc != 124)) &&
+  grep -q "has 3 parts but the job started 2 workers: start it with mpirun -np 3 (or srun -n 3), or partition the dataset again for 2 (partition.parts=2 with another partition.dir, or remove $tmp/first/partition)" "$tmp/world-made.log"; } ||
+  { cat "$tmp/world-made.log"; fail "world size unlike a PT-Scotch partition's"; }
 rc=0
 run "$tmp/balance.log" 3 train "${job[@]}" --set "output.dir=$tmp/balance" \
   --set partition.balance_train=true || rc=$?

@@ -309,6 +309,12 @@ TEST(JobConfig, UnknownKeysAreNamedWithTheKnownOnes) {
                              "dataset.synthetic.num_nodes"));
   EXPECT_TRUE(test::contains(config_error("training: {rate: 3}\n"),
                              "unknown key 'training.rate' (known keys: "));
+  // Not the section the key is in, nor a section for a value (or a key for a section).
+  EXPECT_TRUE(test::contains(config_error("model: {t: gcn}\n"), "unknown key 'model.t' (known"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"trainin=5"}),
+                             "unknown key 'trainin' (known keys: "));
+  EXPECT_TRUE(test::contains(config_error("trainin: {epochs: 3}\n"),
+                             "unknown key 'trainin', did you mean 'training'?"));
   EXPECT_TRUE(test::contains(config_error("model: 3\n"), "key 'model' must be a mapping"));
 }
 

@@ -92,6 +92,26 @@ TEST(DatasetFiles, AGoneOrResizedFileIsNamedAnAddedOneIsNotCompared) {
   EXPECT_TRUE(test::contains(changed_dataset_file(before, listed(dir)), "raw/edge.csv (4 bytes"));
 }
 
+// Two copies of a dataset (PT-Scotch's ranks): a file differing, missing, or only in this rank's
+// copy is named (an extra raw/edge.csv.gz beside a binary layout is read instead of it).
+TEST(DatasetFiles, AnotherCopyIsComparedBothWays) {
+  test::TempDir dir;
+  write_file(dir.path() / "ds/raw/label.csv", "1\n2\n");
+  const std::vector<DatasetFile> rank0 = listed(dir);
+  EXPECT_EQ(differing_dataset_copy(rank0, listed(dir)), "");
+  write_file(dir.path() / "ds/raw/edge.csv.gz", "stale\n");
+  const std::string extra = differing_dataset_copy(rank0, listed(dir));
+  EXPECT_TRUE(test::contains(extra, "raw/edge.csv.gz (6 bytes")) << extra;
+  EXPECT_TRUE(test::contains(extra, "is here, not on rank 0")) << extra;
+  write_file(dir.path() / "ds/raw/label.csv", "1\n3\n");
+  const std::string differs = differing_dataset_copy(rank0, listed(dir));
+  EXPECT_TRUE(test::contains(differs, "raw/label.csv has 4 bytes")) << differs;
+  EXPECT_TRUE(test::contains(differs, "here, 4 bytes")) << differs;
+  fs::remove(dir.path() / "ds/raw/label.csv");
+  EXPECT_TRUE(test::contains(differing_dataset_copy(rank0, listed(dir)),
+                             "raw/label.csv (4 bytes, CRC-32 of its ends"));
+}
+
 TEST(DatasetFiles, MetaYamlKeepsTheRecordAndRefusesAMalformedOne) {
   PartitionMeta m;
   m.dataset_name = "d";

@@ -38,7 +38,7 @@ std::string changed_dataset_file(const std::vector<DatasetFile>& recorded,
 
 // The same between two copies of the dataset (partition.method ptscotch, where every rank reads
 // its own): the first file of rank 0's `reference` that this rank's `copy` lacks or holds
-// otherwise, in words; empty when they agree.
+// otherwise, else the first file only `copy` has, in words; empty when they agree.
 std::string differing_dataset_copy(const std::vector<DatasetFile>& reference,
                                    const std::vector<DatasetFile>& copy);
 
