@@ -33,21 +33,22 @@ FileMap csv_text() {
   return text;
 }
 
-FileMap binary_files() {
-  FileMap files = test::tiny_ogb_binary_files();
-  files.erase("raw/data.npz/node_feat.npy");
-  files["raw/data.npz/edge_feat.npy"] =
-      test::npy_bytes<float>("<f4", "(5, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2, 4, 0});
+// `files` of the tiny graph without its node features `node_feat`, with those edge rows as the
+// .npy `edge_feat`.
+FileMap with_edge_rows(FileMap files, const std::string& node_feat, const std::string& edge_feat) {
+  files.erase(node_feat);
+  files[edge_feat] = test::npy_bytes<float>("<f4", "(5, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2, 4, 0});
   return files;
 }
 
-// The same edges and rows in the NumPy layout (PyG's data.edge_attr as edge_feat.npy), no feat.npy.
+FileMap binary_files() {
+  return with_edge_rows(test::tiny_ogb_binary_files(), "raw/data.npz/node_feat.npy",
+                        "raw/data.npz/edge_feat.npy");
+}
+
+// The NumPy layout (PyG's data.edge_attr as edge_feat.npy), no feat.npy.
 FileMap numpy_files() {
-  FileMap files = test::tiny_numpy_files();
-  files.erase("feat.npy");
-  files["edge_feat.npy"] =
-      test::npy_bytes<float>("<f4", "(5, 2)", {1, 2, 3, -1, 0.5f, 0, 2, 2, 4, 0});
-  return files;
+  return with_edge_rows(test::tiny_numpy_files(), "feat.npy", "edge_feat.npy");
 }
 
 EdgeFeatureNodes how(FeaturesFromEdges reduce, bool both_ends) {

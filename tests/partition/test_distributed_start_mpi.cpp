@@ -152,13 +152,16 @@ TEST(GraphSlices, FingerprintAndSymmetrisationEqualTheWholeGraphs) {
   EXPECT_EQ(slice_fingerprint(ds, *comm), fingerprint(d));
 }
 
+// One directory all ranks see (the test runs on one host), named by rank 0's pid.
+std::string shared_temp_dir(Communicator& comm, const std::string& name) {
+  int64_t pid = ::getpid();
+  comm.broadcast(&pid, sizeof pid, 0);
+  return (fs::temp_directory_path() / (name + "-" + std::to_string(pid))).string();
+}
+
 TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
   const auto comm = test::world_comm();
-  // One directory all ranks see (the test runs on one host), named by rank 0's pid.
-  int64_t pid = ::getpid();
-  comm->broadcast(&pid, sizeof pid, 0);
-  const std::string dir =
-      (fs::temp_directory_path() / ("adaqp-slices-" + std::to_string(pid))).string();
+  const std::string dir = shared_temp_dir(*comm, "adaqp-slices");
   Graph g = test_graph(900, 5);
   g.name = "slices";
   if (comm->rank() == 0) save_numpy(g, dir);
@@ -180,10 +183,7 @@ TEST(GraphSlices, NumpyRangeReaderEqualsTheWholeLoader) {
 // symmetrize's both ends); feat.npy is gone, N comes from label.npy.
 TEST(GraphSlices, NumpyEdgeFeatureSlicesEqualTheWholeLoader) {
   const auto comm = test::world_comm();
-  int64_t pid = ::getpid();
-  comm->broadcast(&pid, sizeof pid, 0);
-  const std::string dir =
-      (fs::temp_directory_path() / ("adaqp-edge-slices-" + std::to_string(pid))).string();
+  const std::string dir = shared_temp_dir(*comm, "adaqp-edge-slices");
   if (comm->rank() == 0) {
     Graph g = test_graph(700, 9);
     g.name = "edge-slices";
@@ -259,9 +259,7 @@ std::string file_bytes(const std::string& path) {
 TEST(DistributedParts, WriteTheFilesTheSerialPathWrites) {
   const auto comm = test::world_comm();
   const int world = comm->size();
-  int64_t pid = ::getpid();
-  comm->broadcast(&pid, sizeof pid, 0);
-  const fs::path root = fs::temp_directory_path() / ("adaqp-dparts-" + std::to_string(pid));
+  const fs::path root = shared_temp_dir(*comm, "adaqp-dparts");
   const Graph g = test_graph(600, 17);
   PartitionOptions opt;
   opt.parts = world;
