@@ -23,8 +23,8 @@ int64_t numpy_nodes_from_labels(const std::string& label_path) {
   const NpyHeader h = read_npy_header(label_path);
   if (h.array.shape.empty() || h.array.shape.size() > 2)
     bad_layout(label_path, h.array,
-               "int32/int64 [N] class ids or float32/uint8/bool [N, C] multi-label 0/1 values (N "
-               "from label.npy: features from edge_feat.npy)");
+               "int32/int64 [N] class ids or float32/uint8/bool/int [N, C] multi-label 0/1 "
+               "values (N from label.npy: features from edge_feat.npy)");
   return h.array.shape[0];
 }
 
