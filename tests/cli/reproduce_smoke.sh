@@ -84,7 +84,11 @@ for _ in $(seq 600); do
   grep -q "phase 2/3" "$tmp/stopped.log" && break
   sleep 0.2
 done
-grep -q "phase 2/3" "$tmp/stopped.log" || fail "the second reproduction never reached phase 2"
+grep -q "phase 2/3" "$tmp/stopped.log" || {
+  cat "$tmp/stopped.log"
+  tail -n 20 "$stopped"/runs/*.log 2>/dev/null
+  fail "the second reproduction never reached phase 2 in 120 s"
+}
 sleep 1
 kill -TERM "$pid"
 status=0
