@@ -3,6 +3,10 @@
 # unpinned (scripts/vcluster.sh of 70b3158, from a git worktree) and pinned (this checkout),
 # alternated old, new, old, new (2 rounds each, 20 epochs), the same adaqp binary for all four.
 # Needs root (the virtual cluster). Usage: run.sh [OUT] (default /tmp/vcluster-pinned).
+# cora-threads0/ was run the same way, alternating the two vcluster.sh 3 rounds:
+#   "$root/scripts/vcluster.sh" --hosts 2 --bandwidth 1gbit -- build/src/adaqp train \
+#     --config configs/cora.yaml --set dataset.path=$DATASETS/cora --set training.epochs=30 \
+#     --set output.dir=OUT   (default training.threads 0; median of epoch_time_s from epoch 3)
 set -euo pipefail
 repo=$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --show-toplevel)
 out=${1:-/tmp/vcluster-pinned}
