@@ -82,8 +82,9 @@ void run_step(Communicator& comm, Step&& step) {
 // Runs `work`, which every rank does together partly inside code with no bound of ours
 // (PT-Scotch's MPI calls), under a PeerWatch (comm/peer_watch.h): a rank silent for the
 // communicator's timeout (communication.timeout_s) ends the job. The communicator's own waits
-// meanwhile are bounded by kSoloWorkTimeoutS, as the ranks' shares of the work differ. Returns
-// what `work` returns.
+// meanwhile are bounded by kSoloWorkTimeoutS, as the ranks' shares of the work differ. An error
+// `work` meets outside its steps ends the job from this rank (abort_job). Returns what `work`
+// returns.
 template <typename Work>
 auto run_watched(Communicator& comm, const std::string& what, Work&& work) {
   const double timeout_s = comm.timeout();
@@ -103,7 +104,15 @@ auto run_watched(Communicator& comm, const std::string& what, Work&& work) {
   auto result = [&] {
     const Restore restore{comm, timeout_s};
     comm.set_timeout(std::max(timeout_s, kSoloWorkTimeoutS));
-    return work();
+    try {
+      return work();
+    } catch (const CLI::RuntimeError&) {
+      throw;  // agreed at a step: every rank leaves together
+    } catch (...) {
+      // Met by this rank alone outside a step (its host out of memory, say): the others wait for
+      // it under kSoloWorkTimeoutS, and its MPI_Finalize would wait for them.
+      abort_job(report_error(std::current_exception(), rank_and_host(comm.rank())));
+    }
   }();
   watch->finish();
   return result;
