@@ -608,22 +608,28 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
       "mpirun or srun (partitions the dataset first when partition.dir does not exist)");
   add_job_options(cmd, *job);
   auto resume = std::make_shared<std::string>();
-  cmd->add_flag("--resume{always}", *resume,
-                "continue from the newest intact checkpoint in the checkpoint directory "
-                "(training.checkpoint_dir), on any number of workers; the job must match its "
-                "dataset, model and seed. --resume=auto continues where a checkpoint exists and "
-                "starts from epoch 1 where none does (a job that its scheduler may requeue)")
-      ->check(CLI::IsMember({"always", "auto"}))
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // An option of at most one value, not a flag with a default value: CLI11 shows such a flag in the
+  // help as "--resume{always} :{always,auto}".
+  CLI::Option* resume_option =
+      cmd->add_option(
+             "--resume", *resume,
+             "continue from the newest intact checkpoint in the checkpoint directory "
+             "(training.checkpoint_dir), on any number of workers; the job must match its "
+             "dataset, model and seed. --resume=auto continues where a checkpoint exists and "
+             "starts from epoch 1 where none does (a job that its scheduler may requeue)")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"always", "auto"}))
+          ->option_text("[=always|auto]")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   auto repartition = std::make_shared<bool>(false);
   cmd->add_flag("--repartition", *repartition,
                 "partition the dataset again into partition.dir even if it exists (its partition "
                 "is replaced in one step once the new one is written); without it an existing "
                 "partition.dir made with other partition.* keys is an error");
-  cmd->callback([job, resume, repartition, wrap_transport] {
-    const ResumeMode mode = resume->empty()       ? ResumeMode::kNo
-                            : *resume == "always" ? ResumeMode::kAlways
-                                                  : ResumeMode::kAuto;
+  cmd->callback([job, resume, resume_option, repartition, wrap_transport] {
+    const ResumeMode mode = resume_option->count() == 0 ? ResumeMode::kNo
+                            : *resume == "auto"         ? ResumeMode::kAuto
+                                                        : ResumeMode::kAlways;
     train_job(*job, mode, *repartition, wrap_transport);
   });
 }

@@ -12,6 +12,7 @@
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph.h"
 #include "adaqp/graph/graph_slice.h"
+#include "edge_feature_sums.h"
 #include "gz_reader.h"
 
 namespace adaqp {
@@ -51,13 +52,28 @@ void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, G
 // every line.
 void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, GraphSlice& g,
                  const std::string& count_file);
-// The in-edges of those rows from an edge file of num_edges "src,dst" lines, as CSR rows.
+// Rows' features made from raw/edge-feat.csv.gz, read line by line beside raw/edge.csv.gz as
+// read_edges passes each edge on (one pass over the edge file), as `how` says (graph/dataset.h,
+// EdgeFeatureNodes).
+class EdgeFeatureRows {
+ public:
+  EdgeFeatureRows(const std::filesystem::path& raw, int64_t num_edges, NodeRange keep,
+                  const EdgeFeatureNodes& how);
+  // The next line's row, the feature row of edge src -> dst (checked by read_edges).
+  void add(int64_t src, int64_t dst);
+  // After the last edge: the line count checked, the kept rows' features into g.
+  void finish(GraphSlice& g);
+
+ private:
+  int64_t num_edges_;
+  GzLineReader feats_;
+  EdgeFeatureSums sums_;
+  std::vector<float> row_;
+};
+// The in-edges of those rows from an edge file of num_edges "src,dst" lines, as CSR rows; every
+// edge, checked, to `feature_rows` where one is given.
 void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, NodeRange keep,
-                GraphSlice& g);
-// Those rows' features made from raw/edge-feat.csv.gz, read beside raw/edge.csv.gz (which
-// read_edges has checked), as `how` says (graph/dataset.h, EdgeFeatureNodes).
-void read_edge_feature_nodes(const std::filesystem::path& raw, int64_t num_edges, NodeRange keep,
-                             const EdgeFeatureNodes& how, GraphSlice& g);
+                GraphSlice& g, EdgeFeatureRows* feature_rows = nullptr);
 // One split file's ids inside `keep`, ascending; `owner` (one entry per kept node) records which
 // split (1, 2, 3) holds each, `unlabelled` (empty, or one entry per kept node) the nodes no split
 // may name.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -245,46 +246,54 @@ void read_features(const std::string& path, int64_t num_nodes, NodeRange keep, G
   g.feat_dim = dim;
 }
 
-void read_edge_feature_nodes(const fs::path& raw, int64_t num_edges, NodeRange keep,
-                             const EdgeFeatureNodes& how, GraphSlice& g) {
-  const std::string feat_path = (raw / "edge-feat.csv.gz").string();
+namespace {
+
+std::string edge_feature_path(const fs::path& raw, const EdgeFeatureNodes& how) {
+  const std::string path = (raw / "edge-feat.csv.gz").string();
   std::error_code ec;
-  if (!fs::exists(feat_path, ec))
-    throw InputError(feat_path, "dataset.features_from_edges",
+  if (!fs::exists(path, ec))
+    throw InputError(path, "dataset.features_from_edges",
                      fmt::format("file not found: features_from_edges = {} makes node features "
                                  "from the edges' (raw/edge-feat.csv.gz, one row per line of "
                                  "raw/edge.csv.gz)",
                                  to_string(how.reduce)));
-  GzLineReader edges((raw / "edge.csv.gz").string()), feats(feat_path);
-  std::string_view edge_line, feat_line;
-  std::vector<std::string_view> fields;
-  std::vector<float> row;
-  EdgeFeatureSums sums(keep, how, feat_path);
-  while (edges.next(edge_line)) {
-    if (!feats.next(feat_line)) break;
-    if (feats.line_number() == 1) {
-      const int64_t dim = row_width(feat_line);
-      // Every row takes at least 2 bytes a value: a wider line 1 than the file could hold in
-      // num_edges rows (a file written transposed) is refused before the sums are allocated.
-      if (static_cast<uint64_t>(dim) >
-          max_decompressed_bytes(feat_path) / (2 * std::max<uint64_t>(1, num_edges)))
-        throw InputError(feat_path, "line 1",
-                         fmt::format("has {} columns: {} rows of them (num-edge-list.csv.gz) "
-                                     "cannot fit in this file",
-                                     dim, num_edges));
-      row.resize(static_cast<size_t>(dim));
-      sums.start(dim);
-    }
-    parse_row(feats, feat_line, static_cast<int64_t>(row.size()), row.data());
-    // read_edges has checked every line of the edge file.
-    split_fields(edge_line, fields);
-    sums.add(parse_int(edges, fields[0], "source node id"),
-             parse_int(edges, fields[1], "target node id"), row.data());
+  return path;
+}
+
+}  // namespace
+
+EdgeFeatureRows::EdgeFeatureRows(const fs::path& raw, int64_t num_edges, NodeRange keep,
+                                 const EdgeFeatureNodes& how)
+    : num_edges_(num_edges),
+      feats_(edge_feature_path(raw, how)),
+      sums_(keep, how, feats_.path()) {}
+
+void EdgeFeatureRows::add(int64_t src, int64_t dst) {
+  std::string_view line;
+  if (!feats_.next(line)) check_line_count(feats_, num_edges_, "num-edge-list.csv.gz");
+  if (feats_.line_number() == 1) {
+    const int64_t dim = row_width(line);
+    // Every row takes at least 2 bytes a value: a wider line 1 than the file could hold in
+    // num_edges rows (a file written transposed) is refused before the sums are allocated.
+    if (static_cast<uint64_t>(dim) >
+        max_decompressed_bytes(feats_.path()) / (2 * std::max<uint64_t>(1, num_edges_)))
+      throw InputError(feats_.path(), "line 1",
+                       fmt::format("has {} columns: {} rows of them (num-edge-list.csv.gz) "
+                                   "cannot fit in this file",
+                                   dim, num_edges_));
+    row_.resize(static_cast<size_t>(dim));
+    sums_.start(dim);
   }
-  if (feats.line_number() == num_edges && feats.next(feat_line))
-    too_many_lines(feats, num_edges, "num-edge-list.csv.gz");
-  check_line_count(feats, num_edges, "num-edge-list.csv.gz");
-  sums.finish(g.feat_dim, g.features);
+  parse_row(feats_, line, static_cast<int64_t>(row_.size()), row_.data());
+  sums_.add(src, dst, row_.data());
+}
+
+void EdgeFeatureRows::finish(GraphSlice& g) {
+  std::string_view line;
+  if (feats_.line_number() == num_edges_ && feats_.next(line))
+    too_many_lines(feats_, num_edges_, "num-edge-list.csv.gz");
+  check_line_count(feats_, num_edges_, "num-edge-list.csv.gz");
+  sums_.finish(g.feat_dim, g.features);
 }
 
 // Labels of rows [keep.first, keep.first + keep.count); the class count from every line.
@@ -334,7 +343,7 @@ void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, Gra
 // The in-edges of rows [keep.first, keep.first + keep.count) as CSR rows (sources sorted,
 // duplicates kept: Graph::from_edges); every line is checked.
 void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, NodeRange keep,
-                GraphSlice& g) {
+                GraphSlice& g, EdgeFeatureRows* feature_rows) {
   GzLineReader in(path);
   std::string_view line;
   std::vector<std::string_view> fields;
@@ -357,6 +366,7 @@ void read_edges(const std::string& path, int64_t num_nodes, int64_t num_edges, N
                              std::to_string(ends[k]) + " is out of range [0, " +
                              std::to_string(num_nodes) + ")");
     }
+    if (feature_rows != nullptr) feature_rows->add(ends[0], ends[1]);
     if (ends[1] < keep.first || ends[1] >= keep.first + keep.count) continue;
     src.push_back(ends[0]);
     dst.push_back(ends[1]);
@@ -444,8 +454,11 @@ GraphSlice read_ogb_csv(const fs::path& root, int rank, int world,
   }
   ogb_csv::read_labels((raw / "node-label.csv.gz").string(), num_nodes, keep, g,
                        "num-node-list.csv.gz");
-  ogb_csv::read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g);
-  if (from_edges_rows) ogb_csv::read_edge_feature_nodes(raw, num_edges, keep, from_edges, g);
+  std::optional<ogb_csv::EdgeFeatureRows> feature_rows;
+  if (from_edges_rows) feature_rows.emplace(raw, num_edges, keep, from_edges);
+  ogb_csv::read_edges((raw / "edge.csv.gz").string(), num_nodes, num_edges, keep, g,
+                      feature_rows ? &*feature_rows : nullptr);
+  if (feature_rows) feature_rows->finish(g);
   return g;
 }
 
