@@ -264,9 +264,7 @@ std::string edge_feature_path(const fs::path& raw, const EdgeFeatureNodes& how) 
 
 EdgeFeatureRows::EdgeFeatureRows(const fs::path& raw, int64_t num_edges, NodeRange keep,
                                  const EdgeFeatureNodes& how)
-    : num_edges_(num_edges),
-      feats_(edge_feature_path(raw, how)),
-      sums_(keep, how, feats_.path()) {}
+    : num_edges_(num_edges), feats_(edge_feature_path(raw, how)), sums_(keep, how, feats_.path()) {}
 
 void EdgeFeatureRows::add(int64_t src, int64_t dst) {
   std::string_view line;
