@@ -698,11 +698,13 @@ void validate(const JobConfig& c, const Origin& origin) {
   require(t.epochs >= 1, origin, "training.epochs", std::to_string(t.epochs), "must be >= 1");
   // The optimizer holds them as float32.
   const double most = std::numeric_limits<float>::max();
-  // Below float32's least normal number a step is 0 or a subnormal: nothing would train.
-  const double least = std::numeric_limits<float>::min();
-  require(t.lr >= least && t.lr <= most, origin, "training.lr", print_value(t.lr),
-          "must be in float32's normal range [1.1755e-38, 3.4028e38] (a smaller rate is lost to "
-          "float32)");
+  // Below float32's least normal number a step is 0 or a subnormal: nothing would train. Adam's
+  // first step takes lr / (1 - beta1), 10 lr (libtorch's beta1 0.9), as a float32: above 3.4e37
+  // that overflows in libtorch (an error per rank, not naming the key).
+  const double least = std::numeric_limits<float>::min(), most_lr = 3.4e37;
+  require(t.lr >= least && t.lr <= most_lr, origin, "training.lr", print_value(t.lr),
+          "must be in [1.1755e-38, 3.4e37]: float32's normal numbers (a smaller rate is lost to "
+          "float32), and Adam's first step, 10 times the rate, must be a float32 too");
   require(t.weight_decay >= 0 && t.weight_decay <= most, origin, "training.weight_decay",
           print_value(t.weight_decay), "must be >= 0 and at most float32's largest, 3.4028e38");
   require(t.eval_every >= 1, origin, "training.eval_every", std::to_string(t.eval_every),
