@@ -24,8 +24,12 @@ class EdgeFeatureSums {
   EdgeFeatureSums(NodeRange keep, const EdgeFeatureNodes& how, std::string source)
       : keep_(keep), how_(how), source_(std::move(source)) {}
 
-  // Before the first add: the width of every edge's row.
+  // Before the first add: the width of every edge's row. InputError naming the source for rows of
+  // no columns (nothing to make features of).
   void start(int64_t dim) {
+    if (dim < 1)
+      throw InputError(source_, "dataset.features_from_edges",
+                       "has rows of 0 columns: no node features can be made from them");
     dim_ = dim;
     sums_.assign(static_cast<size_t>(keep_.count * dim), 0.0);
     counts_.assign(static_cast<size_t>(keep_.count), 0);

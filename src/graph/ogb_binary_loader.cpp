@@ -309,7 +309,7 @@ void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& np
   NpzMember targets = npz.open("edge_index.npy");
   const NpyDtype ids = sources.array().dtype;
   targets.skip(num_edges);
-  EdgeFeatureSums sums(keep, how, path + " member edge_feat.npy");
+  EdgeFeatureSums sums(keep, how, path + ": member edge_feat.npy");
   sums.start(dim);
   FirstBadValue bad(path);
   const int64_t piece = std::max<int64_t>(1, kNpzPiece / std::max<int64_t>(1, dim));

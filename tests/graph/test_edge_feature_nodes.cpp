@@ -186,6 +186,10 @@ TEST(EdgeFeatureNodes, MalformedNumpyEdgeFeaturesAreNamed) {
   EXPECT_THAT(numpy_error(files, FeaturesFromEdges::kSum),
               AllOf(HasSubstr("edge_feat.npy: dataset.features_from_edges: node 0 feature 0"),
                     HasSubstr("beyond float32's range")));
+  // Rows of no columns: named by the file (it read "features: have 0 columns" of the dataset).
+  files["edge_feat.npy"] = test::npy_bytes<float>("<f4", "(5, 0)", {});
+  EXPECT_THAT(numpy_error(files), HasSubstr("edge_feat.npy: dataset.features_from_edges: has rows "
+                                            "of 0 columns"));
 }
 
 // No edges, no rows to make features of: one error on every layout (it crashed the CSV reader
@@ -287,6 +291,14 @@ TEST(EdgeFeatureNodes, MalformedBinaryEdgeFeaturesAreNamed) {
       test::npy_bytes<double>("<f8", "(5, 2)", {1, 2, 3, -1, 0.5, 0, 2, 1e300, 4, 0});
   EXPECT_THAT(binary_error(files), AllOf(HasSubstr("member edge_feat.npy index [3, 1]"),
                                          HasSubstr("out of float32 range")));
+  files["raw/data.npz/edge_feat.npy"] = test::npy_bytes<float>("<f4", "(5, 0)", {});
+  EXPECT_THAT(binary_error(files),
+              HasSubstr("data.npz: member edge_feat.npy: dataset.features_from_edges: has rows of "
+                        "0 columns"));
+  files["raw/data.npz/edge_feat.npy"] =
+      test::npy_bytes<float>("<f4", "(5, 1)", {3e38f, 3e38f, 0, 0, 0});
+  EXPECT_THAT(binary_error(files),
+              HasSubstr("data.npz: member edge_feat.npy: dataset.features_from_edges: node"));
 }
 
 // ogbn-proteins' layout read without the key: the error says which key reads it.
