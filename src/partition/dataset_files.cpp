@@ -107,7 +107,8 @@ std::string differing_dataset_copy(const std::vector<DatasetFile>& reference,
                                    const std::vector<DatasetFile>& copy) {
   const auto [ref, mine] = first_difference(reference, copy);
   if (ref != nullptr && mine == nullptr)
-    return fmt::format("{} ({} on rank 0) is missing here", ref->path, describe(*ref));
+    return fmt::format("{} ({} on rank 0) is missing here, or not a readable file", ref->path,
+                       describe(*ref));
   if (ref != nullptr)
     return fmt::format("{} has {} here, {} on rank 0", ref->path, describe(*mine), describe(*ref));
   // A file only this copy has may change what its loader reads (raw/edge.csv.gz beside an OGB

@@ -110,6 +110,10 @@ TEST(DatasetFiles, AnotherCopyIsComparedBothWays) {
   fs::remove(dir.path() / "ds/raw/label.csv");
   EXPECT_TRUE(test::contains(differing_dataset_copy(rank0, listed(dir)),
                              "raw/label.csv (4 bytes, CRC-32 of its ends"));
+  // A directory or a dangling link in its place: not "missing" alone.
+  fs::create_directory(dir.path() / "ds/raw/label.csv");
+  const std::string directory = differing_dataset_copy(rank0, listed(dir));
+  EXPECT_TRUE(test::contains(directory, "is missing here, or not a readable file")) << directory;
 }
 
 TEST(DatasetFiles, MetaYamlKeepsTheRecordAndRefusesAMalformedOne) {
