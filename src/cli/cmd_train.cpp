@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -144,6 +145,25 @@ void require_creatable(const std::filesystem::path& dir, const std::string& key)
   ::rmdir(probe.c_str());
 }
 
+// "the dataset PATH (split: T train, V validation, S test nodes)": `split` is the whole dataset's.
+std::string split_text(const JobConfig& cfg, const std::array<int64_t, 3>& split) {
+  return fmt::format("the dataset {}(split: {} train, {} validation, {} test nodes)",
+                     cfg.dataset.path.empty() ? "" : cfg.dataset.path + " ", split[0], split[1],
+                     split[2]);
+}
+
+// The best epoch is the one of best validation accuracy: without validation nodes every epoch
+// scores 0, and the first would be kept, or stopped after. Checked before partitioning (the whole
+// dataset's counts) and again on the partition's.
+void require_validation_for_best(const JobConfig& cfg, const std::array<int64_t, 3>& split) {
+  if (split[1] > 0 || (cfg.training.patience == 0 && !cfg.training.restore_best)) return;
+  throw ConfigError(fmt::format(
+      "training.{}: chooses an epoch by its validation score, and {} has no validation nodes",
+      cfg.training.patience > 0 ? fmt::format("patience = {}", cfg.training.patience)
+                                : std::string("restore_best = true"),
+      split_text(cfg, split)));
+}
+
 // Rank 0 loads the dataset and partitions it into the job's partition directory (`replace`:
 // the directory exists and is replaced, --repartition; `resume_from`: the checkpoint a --resume
 // continues from, or empty).
@@ -155,6 +175,9 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
   const Graph g = load_dataset(cfg.dataset);
   // Before any write: a job that cannot train on this dataset leaves no partition.
   require_training_nodes(static_cast<int64_t>(g.train.size()), cfg.dataset);
+  require_validation_for_best(
+      cfg, {static_cast<int64_t>(g.train.size()), static_cast<int64_t>(g.valid.size()),
+            static_cast<int64_t>(g.test.size())});
   require_features(g.feat_dim, cfg.dataset);
   require_relations(cfg, g.relations.size());
   require_metric_fits(cfg, g.multilabel);
@@ -221,21 +244,13 @@ void require_no_rival_output(const JobConfig& cfg, bool output_late, bool checkp
   }
 }
 
-// The best epoch is the one of best validation accuracy: without validation nodes every epoch
-// scores 0, and the first would be kept, or stopped after. The counts are the whole dataset's, the
-// same on every rank.
+// The partition's split: refused as require_validation_for_best says, warned of where a score
+// would read 0. The counts are the whole dataset's, the same on every rank.
 void check_splits(const JobConfig& cfg, const Part& part, int rank) {
-  const std::vector<int64_t>& split = part.global_split_counts;
-  const std::string dataset = fmt::format(
-      "the dataset {}(split: {} train, {} validation, {} test nodes)",
-      cfg.dataset.path.empty() ? "" : cfg.dataset.path + " ", split[0], split[1], split[2]);
-  if (split[1] == 0 && (cfg.training.patience > 0 || cfg.training.restore_best)) {
-    throw ConfigError(fmt::format(
-        "training.{}: chooses an epoch by its validation score, and {} has no validation nodes",
-        cfg.training.patience > 0 ? fmt::format("patience = {}", cfg.training.patience)
-                                  : std::string("restore_best = true"),
-        dataset));
-  }
+  const std::array<int64_t, 3> split = {part.global_split_counts[0], part.global_split_counts[1],
+                                        part.global_split_counts[2]};
+  require_validation_for_best(cfg, split);
+  const std::string dataset = split_text(cfg, split);
   if (rank != 0) return;
   if (split[1] == 0) {
     spdlog::warn(
@@ -468,7 +483,9 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
         });
         // Slices carry no relations (a typed dataset is refused by the slice readers).
         return partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
-                                     collective_step(*comm), [&](const GraphSlice& s) {
+                                     collective_step(*comm),
+                                     [&](const GraphSlice& s, const std::array<int64_t, 3>& split) {
+                                       require_validation_for_best(cfg, split);
                                        require_relations(cfg, 0);
                                        require_metric_fits(cfg, s.multilabel);
                                        require_recompute_effect(cfg, s.num_classes);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <vector>
 
@@ -110,21 +111,23 @@ DistributedPartition build_distributed_partition(const GraphSlice& s,
   return out;
 }
 
-DistributedPartition partition_distributed(const DatasetSpec& spec, const PartitionOptions& opt,
-                                           const std::string& dir, MPI_Comm mpi, Communicator& comm,
-                                           const CollectiveStep& step,
-                                           const std::function<void(const GraphSlice&)>& before) {
+DistributedPartition partition_distributed(
+    const DatasetSpec& spec, const PartitionOptions& opt, const std::string& dir, MPI_Comm mpi,
+    Communicator& comm, const CollectiveStep& step,
+    const std::function<void(const GraphSlice&, const std::array<int64_t, 3>&)>& before) {
   const double t0 = steady_now_s();
   DistributedPartition out;
   {
     const GraphSlice s = load_slice(spec, comm, step);
-    int64_t train = static_cast<int64_t>(s.train.size());
-    comm.allreduce_sum(&train, 1);
+    std::array<int64_t, 3> split = {static_cast<int64_t>(s.train.size()),
+                                    static_cast<int64_t>(s.valid.size()),
+                                    static_cast<int64_t>(s.test.size())};
+    comm.allreduce_sum(split.data(), split.size());
     step([&] {
       if (comm.rank() == 0) {  // before partitioning
-        require_training_nodes(train, spec);
+        require_training_nodes(split[0], spec);
         require_features(s.feat_dim, spec);
-        if (before) before(s);
+        if (before) before(s, split);
       }
     });
     std::vector<int32_t> owner;

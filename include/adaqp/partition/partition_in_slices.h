@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -37,13 +38,14 @@ inline constexpr const char* kPtscotchWork =
 // folder into place where they still see it. On a filesystem all ranks share, `dir` ends up
 // complete; where each host has its own, each host's `dir` holds meta.yaml and the parts of its
 // ranks, which is what partition.distribute auto reads on a restart. `dir` must not exist.
-// `before` (optional) runs on rank 0 with its slice once the slices are loaded and before any
-// partitioning: a caller's checks of the dataset (what it will train), whose error ends the call
-// on every rank with nothing written.
+// `before` (optional) runs on rank 0 with its slice and the whole dataset's split sizes (train,
+// validation, test nodes) once the slices are loaded and before any partitioning: a caller's
+// checks of the dataset (what it will train), whose error ends the call on every rank with nothing
+// written.
 DistributedPartition partition_distributed(
     const DatasetSpec& spec, const PartitionOptions& opt, const std::string& dir, MPI_Comm mpi,
     Communicator& comm, const CollectiveStep& step,
-    const std::function<void(const GraphSlice&)>& before = {});
+    const std::function<void(const GraphSlice&, const std::array<int64_t, 3>&)>& before = {});
 
 // The part and meta data of this rank for owners already chosen (one per slice node; method and
 // seed recorded from `opt`): build_part_from_slices plus the meta data write_partition records.
