@@ -448,7 +448,28 @@ std::string nearest_key(const std::string& key, bool section) {
          dot = f.key.find('.', dot + 1))
       consider(f.key.substr(0, dot));
   }
-  return best;
+  if (!best.empty() || section) return best;
+  // A key put in the wrong section (training.features_from_edges): the one key of another section
+  // whose own name is that name, or a typo away from it.
+  const auto leaf = [](const std::string& k) { return k.substr(k.rfind('.') + 1); };
+  const std::string name = leaf(key);
+  // Short names are a few edits from many others: none for 3 letters or fewer.
+  size_t least = name.size() >= 18 ? 3 : name.size() >= 8 ? 2 : name.size() >= 4 ? 1 : 0;
+  bool unique = false;
+  for (const Field& f : fields()) {
+    const std::string other = leaf(f.key);
+    const size_t longer = std::max(name.size(), other.size());
+    if (longer - std::min(name.size(), other.size()) > least) continue;
+    const size_t distance = edit_distance(name, other);
+    if (distance < least || (best.empty() && distance == least)) {
+      best = f.key;
+      least = distance;
+      unique = true;
+    } else if (distance == least) {
+      unique = false;
+    }
+  }
+  return unique ? best : std::string();
 }
 
 // `holds_mapping`: the unknown key holds a mapping (a mistyped section), not a value.

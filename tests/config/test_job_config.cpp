@@ -316,6 +316,16 @@ TEST(JobConfig, UnknownKeysAreNamedWithTheKnownOnes) {
   EXPECT_TRUE(test::contains(config_error("trainin: {epochs: 3}\n"),
                              "unknown key 'trainin', did you mean 'training'?"));
   EXPECT_TRUE(test::contains(config_error("model: 3\n"), "key 'model' must be a mapping"));
+  // A key in the wrong section: the one key of its name, or a typo away, in another.
+  EXPECT_TRUE(test::contains(config_error("training: {features_from_edges: mean}\n"),
+                             "unknown key 'training.features_from_edges', did you mean "
+                             "'dataset.features_from_edges'?"));
+  EXPECT_TRUE(test::contains(config_error("dataset: {metric: auto}\n"),
+                             "unknown key 'dataset.metric', did you mean 'training.metric'?"));
+  EXPECT_TRUE(test::contains(config_error("training: {feature_from_edges: sum}\n"),
+                             "did you mean 'dataset.features_from_edges'?"));
+  EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"epochs=5"}),
+                             "unknown key 'epochs', did you mean 'training.epochs'?"));
 }
 
 TEST(JobConfig, WrongTypesNameKeyAndValue) {
