@@ -169,7 +169,9 @@ Field choice_field(const std::string& key, E& (*ref)(JobConfig&), E (*parse)(con
         try {
           ref(c) = parse(text);
         } catch (const ConfigError& e) {
-          throw ConfigError(fmt::format("{}: {} = '{}': {}", origin, key, text, e.what()));
+          // YAML reads `null`, `~` and nothing at all alike: none of them is ''.
+          const std::string shown = n.IsNull() ? "null (no value)" : "'" + text + "'";
+          throw ConfigError(fmt::format("{}: {} = {}: {}", origin, key, shown, e.what()));
         }
       },
       [ref, name](const JobConfig& c) { return std::string(name(ref(const_cast<JobConfig&>(c)))); },

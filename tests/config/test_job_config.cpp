@@ -395,6 +395,8 @@ TEST(JobConfig, EveryRangeIsChecked) {
       {"partition.method=spectral", "partition.method = 'spectral'"},
       {"dataset.format=csv", "dataset.format = 'csv'"},
       {"model.type=gin", "model.type = 'gin'"},
+      // YAML's null for a key of named values: not shown as ''.
+      {"dataset.features_from_edges=null", "dataset.features_from_edges = null (no value): must"},
       {"model.heads=0", "model.heads = 0: must be >= 1"},
       {"model.heads=2", "model.heads = 2: applies to model.type gat only (1 for gcn)"},
       {"model.attention_dropout=0.5",
