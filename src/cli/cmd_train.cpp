@@ -57,6 +57,7 @@
 #include "adaqp/train/epoch_loop.h"
 #include "adaqp/train/memory_meter.h"
 #include "adaqp/train/predictions.h"
+#include "adaqp/train/roc_auc.h"
 #include "adaqp/train/trainer.h"
 #include "collective_step.h"
 #include "commands.h"
@@ -259,6 +260,37 @@ void check_splits(const JobConfig& cfg, const Part& part, int rank) {
         dataset);
   }
   if (split[2] == 0) spdlog::warn("{} has no test nodes: the test score reads 0", dataset);
+}
+
+// Collective. Under training.metric rocauc a split's score is the mean over the tasks holding both
+// classes among its nodes: a split of nodes but no such task scores 0, as a split without nodes
+// does (check_splits), so the same keys are refused and the same warning given.
+void check_rocauc_tasks(Communicator& comm, const JobConfig& cfg, const Part& part,
+                        bool multilabel) {
+  if (resolve_score_metric(cfg.training.metric, multilabel) != ScoreMetric::kRocAuc) return;
+  const std::array<int64_t, 3> defined =
+      defined_tasks(comm, part.multilabels.data(), part.num_classes,
+                    {&part.train_idx, &part.valid_idx, &part.test_idx});
+  const std::vector<int64_t>& split = part.global_split_counts;
+  if (split[1] > 0 && defined[1] == 0 && (cfg.training.patience > 0 || cfg.training.restore_best)) {
+    throw ConfigError(fmt::format(
+        "training.{}: chooses an epoch by its validation score, and no task holds both classes "
+        "among the dataset's {} validation nodes: training.metric rocauc averages those tasks, so "
+        "every epoch would score 0",
+        cfg.training.patience > 0 ? fmt::format("patience = {}", cfg.training.patience)
+                                  : std::string("restore_best = true"),
+        split[1]));
+  }
+  if (comm.rank() != 0) return;
+  const char* names[3] = {"training", "validation", "test"};
+  for (int k = 0; k < 3; ++k) {
+    if (split[k] > 0 && defined[k] == 0) {
+      spdlog::warn(
+          "no task holds both classes among the dataset's {} {} nodes: their ROC-AUC, the mean "
+          "over such tasks, reads 0",
+          split[k], names[k]);
+    }
+  }
 }
 
 // Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could
@@ -527,6 +559,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     require_metric_fits(cfg, meta.multilabel);
     check_splits(cfg, part, rank);
   });
+  run_step(*comm, [&] { check_rocauc_tasks(*comm, cfg, part, meta.multilabel); });
   const std::string fingerprint = meta.dataset_fingerprint;
   if (rank == 0) {
     spdlog::info("partition {}: dataset {}, {} nodes, {} parts, edge cut {}", dir,

@@ -6,8 +6,9 @@
 # ROC-AUC (a positive above a negative 1, a tie 1/2). The last epoch's reported scores must match
 # within 1e-3 (pairs whose float32 and float64 logits order differently), the summary must name the
 # metric, a resume with another metric (named, or auto) is refused (the checkpoint's best score is a
-# ROC-AUC), and a metric the labels do not fit stops the job before it partitions (METIS and
-# PT-Scotch), on every rank.
+# ROC-AUC), a metric the labels do not fit stops the job before it partitions (METIS and
+# PT-Scotch), on every rank, and a validation split without a task of both classes is warned of
+# (refused with training.patience).
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=tests/cli/lib/expect_failure.sh
@@ -101,4 +102,30 @@ expect_failure rocauc_on_class_ids_ptscotch 2 \
   "${common[@]}" --set "dataset.path=$tmp/single" --set training.metric=rocauc \
   --set partition.method=ptscotch --set "output.dir=$tmp/single-ptscotch"
 [[ ! -e "$tmp/single-ptscotch/partition" ]] || fail "the refused PT-Scotch job left a partition"
+
+# No task with both classes among the validation nodes (every validation label 0): the validation
+# ROC-AUC reads 0 every epoch. Early stopping on it is refused, as without validation nodes; without
+# early stopping the job trains and says so once (it said nothing: found by a bad-input hunt).
+"$PYTHON" - "$tmp/data" "$tmp/valid-negative" <<'PY'
+import shutil, sys
+import numpy as np
+shutil.copytree(sys.argv[1], sys.argv[2])
+labels = np.load(f"{sys.argv[1]}/label.npy")
+labels[np.load(f"{sys.argv[1]}/valid.npy")] = 0
+np.save(f"{sys.argv[2]}/label.npy", labels)
+PY
+expect_failure rocauc_patience_without_defined_tasks 2 \
+  "training.patience = 3: chooses an epoch by its validation score, and no task holds both classes among the dataset's 60 validation nodes" \
+  "${common[@]}" --set "dataset.path=$tmp/valid-negative" --set training.metric=rocauc \
+  --set training.patience=3 --set "output.dir=$tmp/valid-negative-run"
+timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$ADAQP_BIN" train "${common[@]}" \
+  --set "dataset.path=$tmp/valid-negative" --set training.metric=rocauc --set training.epochs=2 \
+  --set "output.dir=$tmp/valid-negative-run" >"$tmp/valid-negative.log" 2>&1 ||
+  { cat "$tmp/valid-negative.log"; fail "the job without defined validation tasks failed"; }
+warning="no task holds both classes among the dataset's 60 validation nodes: their ROC-AUC"
+if (($(grep -c "warn.*$warning" "$tmp/valid-negative.log") != 1)) ||
+    grep -q "training nodes: their\|test nodes: their" "$tmp/valid-negative.log"; then
+  cat "$tmp/valid-negative.log"
+  fail "expected one warning of the validation split alone"
+fi
 echo "rocauc: passed"

@@ -1,7 +1,8 @@
 // distributed_roc_auc under mpirun at 1..4 ranks: every split's mean over tasks equals the mean of
 // the per-task pairwise counts over all ranks' rows computed in one place, however the rows are
 // dealt among the ranks (some ranks without rows of a split), with fewer tasks than ranks, and a
-// task without a positive in a split left out of that split's mean.
+// task without a positive in a split left out of that split's mean; defined_tasks counts the same
+// tasks from the labels alone.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -79,10 +80,14 @@ void expect_matches(int64_t n, int64_t tasks) {
   const RocAucSums sums = distributed_roc_auc(*comm, r.scores.data(), r.labels.data(),
                                               static_cast<int64_t>(r.scores.size()) / tasks, tasks,
                                               {&r.split[0], &r.split[1], &r.split[2]});
+  // The defined tasks from the labels alone (before any score): start-up's check.
+  const std::array<int64_t, 3> from_labels = defined_tasks(*comm, r.labels.data(), tasks,
+                                                           {&r.split[0], &r.split[1], &r.split[2]});
   for (int k = 0; k < 3; ++k) {
     int64_t defined = 0;
     const double expected = pairwise_mean(n, tasks, k, &defined);
     EXPECT_EQ(sums.tasks[k], defined) << "split " << k;
+    EXPECT_EQ(from_labels[k], defined) << "split " << k;
     EXPECT_NEAR(sums.mean(k), expected, 1e-12) << "split " << k;
     // Task 1 has no positive outside training: left out there, so the count itself is checked.
     if (k > 0 && tasks > 1) {

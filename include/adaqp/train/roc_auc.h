@@ -41,4 +41,9 @@ RocAucSums distributed_roc_auc(Communicator& comm, const float* scores, const ui
                                int64_t num_rows, int64_t num_tasks,
                                const std::array<const std::vector<int64_t>*, 3>& split_rows);
 
+// Collective. Per split, how many of the tasks hold both a positive and a negative over all ranks'
+// rows of it: those a split's ROC-AUC is the mean of (`labels`, `split_rows` as above).
+std::array<int64_t, 3> defined_tasks(Communicator& comm, const uint8_t* labels, int64_t num_tasks,
+                                     const std::array<const std::vector<int64_t>*, 3>& split_rows);
+
 }  // namespace adaqp
