@@ -81,8 +81,8 @@ void expect_matches(int64_t n, int64_t tasks) {
                                               static_cast<int64_t>(r.scores.size()) / tasks, tasks,
                                               {&r.split[0], &r.split[1], &r.split[2]});
   // The defined tasks from the labels alone (before any score): start-up's check.
-  const std::array<int64_t, 3> from_labels = defined_tasks(*comm, r.labels.data(), tasks,
-                                                           {&r.split[0], &r.split[1], &r.split[2]});
+  const std::array<int64_t, 3> from_labels =
+      defined_tasks(*comm, r.labels.data(), tasks, {&r.split[0], &r.split[1], &r.split[2]});
   for (int k = 0; k < 3; ++k) {
     int64_t defined = 0;
     const double expected = pairwise_mean(n, tasks, k, &defined);
