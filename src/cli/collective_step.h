@@ -110,8 +110,14 @@ auto run_watched(Communicator& comm, const std::string& what, Work&& work) {
       throw;  // agreed at a step: every rank leaves together
     } catch (...) {
       // Met by this rank alone outside a step (its host out of memory, say): the others wait for
-      // it under kSoloWorkTimeoutS, and its MPI_Finalize would wait for them.
-      abort_job(report_error(std::current_exception(), rank_and_host(comm.rank())));
+      // it under kSoloWorkTimeoutS, and its MPI_Finalize would wait for them. The report itself
+      // may run out of memory: the job ends all the same.
+      int code = 1;
+      try {
+        code = report_error(std::current_exception(), rank_and_host(comm.rank()));
+      } catch (...) {
+      }
+      abort_job(code);
     }
   }();
   watch->finish();

@@ -130,8 +130,11 @@ DistributedPartition partition_distributed(
         if (before) before(s, split);
       }
     });
-    std::vector<int32_t> owner;
-    step([&] { owner = ptscotch_owners(s, mpi, comm, opt); });
+    step([&] { require_ptscotch_options(s, comm.size(), opt); });
+    // Outside a step: the others wait inside PT-Scotch for a rank that fails here alone, which
+    // ends the job from that rank (cli::run_watched); a step would wait for them.
+    const std::vector<int32_t> owner = ptscotch_owners(s, mpi, comm, opt);
+    step([&] { require_every_part_owned(s, owner, opt.parts, comm); });
     out = build_distributed_partition(s, owner, opt, comm);
     if (comm.rank() == 0) {
       spdlog::info("partition: {} parts, edge cut {} of {} edges", opt.parts, out.meta.edge_cut,

@@ -170,20 +170,23 @@ SliceRows ptscotch_graph(const GraphSlice& s, Communicator& comm, const Partitio
   return g;
 }
 
-std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communicator& comm,
-                                     const PartitionOptions& opt) {
+void require_ptscotch_options(const GraphSlice& s, int world, const PartitionOptions& opt) {
   if (opt.balance_train || opt.balance_edges || opt.balance_types)
     throw ConfigError(
         "partition.balance_train, balance_edges and balance_types are METIS constraints; "
         "partition.method ptscotch balances node counts only");
-  if (opt.parts != comm.size())
+  if (opt.parts != world)
     throw ConfigError(
         fmt::format("partition.parts is {} but the job runs {} ranks: ptscotch makes "
                     "one part per rank",
-                    opt.parts, comm.size()));
+                    opt.parts, world));
   if (opt.parts > s.num_nodes)
     throw ConfigError(fmt::format("partition.parts = {}: more parts than the {} nodes of '{}'",
                                   opt.parts, s.num_nodes, s.name));
+}
+
+std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communicator& comm,
+                                     const PartitionOptions& opt) {
   const double t0 = steady_now_s();
   std::vector<int32_t> owner(static_cast<size_t>(s.count()));
   if (opt.parts == 1) return owner;
@@ -202,24 +205,31 @@ std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communic
   std::vector<SCOTCH_Num> parts(static_cast<size_t>(rows));
   check_scotch(SCOTCH_dgraphPart(context.graph(), opt.parts, strategy.get(), parts.data()),
                "dgraphPart");
-  std::vector<int64_t> sizes(static_cast<size_t>(opt.parts), 0);
   for (size_t i = 0; i < parts.size(); ++i) {
     ADAQP_CHECK(parts[i] >= 0 && parts[i] < opt.parts, "PT-Scotch part in range");
     owner[i] = static_cast<int32_t>(parts[i]);
-    ++sizes[static_cast<size_t>(parts[i])];
   }
+  if (comm.rank() == 0) {
+    spdlog::info("partition: ptscotch into {} parts on {} ranks in {:.3f} s", opt.parts,
+                 comm.size(), steady_now_s() - t0);
+  }
+  return owner;
+}
+
+void require_every_part_owned(const GraphSlice& s, const std::vector<int32_t>& owner, int parts,
+                              Communicator& comm) {
+  std::vector<int64_t> sizes(static_cast<size_t>(parts), 0);
+  for (const int32_t r : owner) ++sizes[static_cast<size_t>(r)];
   comm.allreduce_sum(sizes.data(), sizes.size());
-  for (int r = 0; r < opt.parts; ++r)
+  for (int r = 0; r < parts; ++r)
     if (sizes[r] == 0)
       throw InputError(
           s.name, "partition",
-          fmt::format("method ptscotch left part {} of {} empty; use fewer parts", r, opt.parts));
+          fmt::format("method ptscotch left part {} of {} empty; use fewer parts", r, parts));
   if (comm.rank() == 0) {
     const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
-    spdlog::info("partition: ptscotch into {} parts on {} ranks in {:.3f} s (part sizes {}..{})",
-                 opt.parts, comm.size(), steady_now_s() - t0, *lo, *hi);
+    spdlog::info("partition: part sizes {}..{} nodes", *lo, *hi);
   }
-  return owner;
 }
 
 }  // namespace adaqp

@@ -389,7 +389,7 @@ TEST(DistributedParts, PtscotchOwnsEveryNodeDeterministically) {
   }
   opt.sample_degree = 0;
   opt.balance_train = true;
-  EXPECT_EQ(test::error_of<ConfigError>([&] { ptscotch_owners(s, MPI_COMM_WORLD, *comm, opt); }),
+  EXPECT_EQ(test::error_of<ConfigError>([&] { require_ptscotch_options(s, world, opt); }),
             "partition.balance_train, balance_edges and balance_types are METIS constraints; "
             "partition.method ptscotch balances node counts only");
 }

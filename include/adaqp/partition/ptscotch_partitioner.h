@@ -23,13 +23,24 @@ struct SliceRows {
 };
 SliceRows ptscotch_graph(const GraphSlice& s, Communicator& comm, const PartitionOptions& opt);
 
+// ConfigError for options PT-Scotch cannot take, the same on every rank: METIS's balance
+// constraints (PT-Scotch has no multi-constraint balance), a part count other than `world` or
+// above the graph's node count.
+void require_ptscotch_options(const GraphSlice& s, int world, const PartitionOptions& opt);
+
 // The owner in [0, opt.parts) of every node of this rank's slice, as METIS sees the graph: the
-// graph of ptscotch_graph, unit vertex and edge weights (PT-Scotch has no
-// multi-constraint balance: balance_train and balance_edges are ConfigErrors). `mpi` is the
-// communicator PT-Scotch runs on and `comm` the job's over the same ranks. Seeded by opt.seed and
-// deterministic for the same slices, options and rank count. InputError if a part ends up empty,
-// CommError-free Error if PT-Scotch fails (its message goes to stderr).
+// graph of ptscotch_graph, unit vertex and edge weights; `opt` as require_ptscotch_options
+// accepts. `mpi` is the communicator PT-Scotch runs on and `comm` the job's over the same ranks.
+// Seeded by opt.seed and deterministic for the same slices, options and rank count. Collective,
+// with PT-Scotch's own unbounded MPI calls inside: a caller runs it outside its collective steps
+// (an error one rank meets here ends the job: cli::run_watched). Error if PT-Scotch fails (its
+// message goes to stderr).
 std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communicator& comm,
                                      const PartitionOptions& opt);
+
+// Collective: InputError, the same on every rank, if a part of `owner` (every rank's) is empty;
+// rank 0 logs the part sizes.
+void require_every_part_owned(const GraphSlice& s, const std::vector<int32_t>& owner, int parts,
+                              Communicator& comm);
 
 }  // namespace adaqp
