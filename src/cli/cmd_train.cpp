@@ -153,16 +153,21 @@ std::string split_text(const JobConfig& cfg, const std::array<int64_t, 3>& split
                      split[2]);
 }
 
+// "patience = N" or "restore_best = true": the key that chooses an epoch by its validation score;
+// empty where none does.
+std::string best_epoch_key(const JobConfig& cfg) {
+  if (cfg.training.patience > 0) return fmt::format("patience = {}", cfg.training.patience);
+  return cfg.training.restore_best ? "restore_best = true" : "";
+}
+
 // The best epoch is the one of best validation accuracy: without validation nodes every epoch
 // scores 0, and the first would be kept, or stopped after. Checked before partitioning (the whole
 // dataset's counts) and again on the partition's.
 void require_validation_for_best(const JobConfig& cfg, const std::array<int64_t, 3>& split) {
-  if (split[1] > 0 || (cfg.training.patience == 0 && !cfg.training.restore_best)) return;
+  if (split[1] > 0 || best_epoch_key(cfg).empty()) return;
   throw ConfigError(fmt::format(
       "training.{}: chooses an epoch by its validation score, and {} has no validation nodes",
-      cfg.training.patience > 0 ? fmt::format("patience = {}", cfg.training.patience)
-                                : std::string("restore_best = true"),
-      split_text(cfg, split)));
+      best_epoch_key(cfg), split_text(cfg, split)));
 }
 
 // Rank 0 loads the dataset and partitions it into the job's partition directory (`replace`:
@@ -272,14 +277,12 @@ void check_rocauc_tasks(Communicator& comm, const JobConfig& cfg, const Part& pa
       defined_tasks(comm, part.multilabels.data(), part.num_classes,
                     {&part.train_idx, &part.valid_idx, &part.test_idx});
   const std::vector<int64_t>& split = part.global_split_counts;
-  if (split[1] > 0 && defined[1] == 0 && (cfg.training.patience > 0 || cfg.training.restore_best)) {
+  if (split[1] > 0 && defined[1] == 0 && !best_epoch_key(cfg).empty()) {
     throw ConfigError(fmt::format(
         "training.{}: chooses an epoch by its validation score, and no task holds both classes "
         "among the dataset's {} validation nodes: training.metric rocauc averages those tasks, so "
         "every epoch would score 0",
-        cfg.training.patience > 0 ? fmt::format("patience = {}", cfg.training.patience)
-                                  : std::string("restore_best = true"),
-        split[1]));
+        best_epoch_key(cfg), split[1]));
   }
   if (comm.rank() != 0) return;
   const char* names[3] = {"training", "validation", "test"};

@@ -429,8 +429,35 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
+// The one key of another section whose own name is the name of `key` (training.features_from_edges:
+// dataset.features_from_edges), or a typo away from it: 1 edit for names of 4-7 characters, 2 for
+// 8-17, 3 beyond; none for shorter names, a few edits from too many others. Empty where none, or
+// several at the least distance.
+std::string key_of_another_section(const std::string& key) {
+  const auto leaf = [](const std::string& k) { return k.substr(k.rfind('.') + 1); };
+  const std::string name = leaf(key);
+  size_t least = name.size() >= 18 ? 3 : name.size() >= 8 ? 2 : name.size() >= 4 ? 1 : 0;
+  std::string best;
+  bool unique = false;
+  for (const Field& f : fields()) {
+    const std::string other = leaf(f.key);
+    const size_t longer = std::max(name.size(), other.size());
+    if (longer - std::min(name.size(), other.size()) > least) continue;
+    const size_t distance = edit_distance(name, other);
+    if (distance < least || (best.empty() && distance == least)) {
+      best = f.key;
+      least = distance;
+      unique = true;
+    } else if (distance == least) {
+      unique = false;
+    }
+  }
+  return unique ? best : std::string();
+}
+
 // The key (`section`: the section) nearest to a mistyped `key`, where it is a typo away (at most 2
-// edits, 3 for keys of 18 characters or more); empty otherwise. A section `key` is in is no guess.
+// edits, 3 for keys of 18 characters or more); else, for a key, key_of_another_section's; empty
+// otherwise. A section `key` is in is no guess.
 std::string nearest_key(const std::string& key, bool section) {
   std::string best;
   size_t best_distance = key.size() >= 18 ? 3 : 2;
@@ -450,28 +477,7 @@ std::string nearest_key(const std::string& key, bool section) {
          dot = f.key.find('.', dot + 1))
       consider(f.key.substr(0, dot));
   }
-  if (!best.empty() || section) return best;
-  // A key put in the wrong section (training.features_from_edges): the one key of another section
-  // whose own name is that name, or a typo away from it.
-  const auto leaf = [](const std::string& k) { return k.substr(k.rfind('.') + 1); };
-  const std::string name = leaf(key);
-  // Short names are a few edits from many others: none for 3 letters or fewer.
-  size_t least = name.size() >= 18 ? 3 : name.size() >= 8 ? 2 : name.size() >= 4 ? 1 : 0;
-  bool unique = false;
-  for (const Field& f : fields()) {
-    const std::string other = leaf(f.key);
-    const size_t longer = std::max(name.size(), other.size());
-    if (longer - std::min(name.size(), other.size()) > least) continue;
-    const size_t distance = edit_distance(name, other);
-    if (distance < least || (best.empty() && distance == least)) {
-      best = f.key;
-      least = distance;
-      unique = true;
-    } else if (distance == least) {
-      unique = false;
-    }
-  }
-  return unique ? best : std::string();
+  return best.empty() && !section ? key_of_another_section(key) : best;
 }
 
 // `holds_mapping`: the unknown key holds a mapping (a mistyped section), not a value.

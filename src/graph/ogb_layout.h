@@ -41,7 +41,11 @@ int64_t parse_int(const GzLineReader& in, std::string_view field, const char* wh
 void check_columns(const GzLineReader& in, size_t got, size_t expected, const std::string& why);
 // A file of exactly one line holding a non-negative count (num-node-list, num-edge-list).
 int64_t read_count(const std::string& path);
+// InputError unless `in` has read `expected` lines (as `source` says), or naming the extra or
+// missing line.
 void check_line_count(const GzLineReader& in, int64_t expected, const std::string& source);
+[[noreturn]] void too_few_lines(const GzLineReader& in, int64_t expected,
+                                const std::string& source);
 [[noreturn]] void too_many_lines(const GzLineReader& in, int64_t expected,
                                  const std::string& source);
 // Rows [keep.first, keep.first + keep.count) of a node-feat file of num_nodes lines into

@@ -206,11 +206,15 @@ int64_t read_count(const std::string& path) {
   return count;
 }
 
+[[noreturn]] void too_few_lines(const GzLineReader& in, int64_t expected,
+                                const std::string& source) {
+  throw InputError(in.path(), "line " + std::to_string(in.line_number()),
+                   "file ends after " + std::to_string(in.line_number()) + " lines, but " + source +
+                       " says " + std::to_string(expected));
+}
+
 void check_line_count(const GzLineReader& in, int64_t expected, const std::string& source) {
-  if (in.line_number() != expected)
-    throw InputError(in.path(), "line " + std::to_string(in.line_number()),
-                     "file ends after " + std::to_string(in.line_number()) + " lines, but " +
-                         source + " says " + std::to_string(expected));
+  if (in.line_number() != expected) too_few_lines(in, expected, source);
 }
 
 [[noreturn]] void too_many_lines(const GzLineReader& in, int64_t expected,
@@ -268,7 +272,8 @@ EdgeFeatureRows::EdgeFeatureRows(const fs::path& raw, int64_t num_edges, NodeRan
 
 void EdgeFeatureRows::add(int64_t src, int64_t dst) {
   std::string_view line;
-  if (!feats_.next(line)) check_line_count(feats_, num_edges_, "num-edge-list.csv.gz");
+  // read_edges stops at num_edges lines: a file ending here has fewer.
+  if (!feats_.next(line)) too_few_lines(feats_, num_edges_, "num-edge-list.csv.gz");
   if (feats_.line_number() == 1) {
     const int64_t dim = row_width(line);
     // Every row takes at least 2 bytes a value: a wider line 1 than the file could hold in
@@ -287,10 +292,9 @@ void EdgeFeatureRows::add(int64_t src, int64_t dst) {
 }
 
 void EdgeFeatureRows::finish(GraphSlice& g) {
+  // read_edges has passed on exactly num_edges edges, each taking a line.
   std::string_view line;
-  if (feats_.line_number() == num_edges_ && feats_.next(line))
-    too_many_lines(feats_, num_edges_, "num-edge-list.csv.gz");
-  check_line_count(feats_, num_edges_, "num-edge-list.csv.gz");
+  if (feats_.next(line)) too_many_lines(feats_, num_edges_, "num-edge-list.csv.gz");
   sums_.finish(g.feat_dim, g.features);
 }
 

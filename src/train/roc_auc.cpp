@@ -159,20 +159,21 @@ RocAucSums distributed_roc_auc(Communicator& comm, const float* scores, const ui
 
 std::array<int64_t, 3> defined_tasks(Communicator& comm, const uint8_t* labels, int64_t num_tasks,
                                      const std::array<const std::vector<int64_t>*, 3>& split_rows) {
-  // Per split and task: rows with the label 1, rows of the split.
-  std::vector<int64_t> counts(static_cast<size_t>(6 * num_tasks), 0);
+  // Per split: its rows, then each task's rows with the label 1.
+  const int64_t stride = num_tasks + 1;
+  std::vector<int64_t> counts(static_cast<size_t>(3 * stride), 0);
   for (int k = 0; k < 3; ++k) {
-    int64_t* positive = counts.data() + 2 * k * num_tasks;
+    int64_t* split = counts.data() + k * stride;
+    split[0] = static_cast<int64_t>(split_rows[k]->size());
     for (const int64_t row : *split_rows[k])
-      for (int64_t t = 0; t < num_tasks; ++t) positive[t] += labels[row * num_tasks + t] != 0;
-    std::fill_n(positive + num_tasks, num_tasks, static_cast<int64_t>(split_rows[k]->size()));
+      for (int64_t t = 0; t < num_tasks; ++t) split[1 + t] += labels[row * num_tasks + t] != 0;
   }
   comm.allreduce_sum(counts.data(), counts.size());
   std::array<int64_t, 3> defined{};
   for (int k = 0; k < 3; ++k) {
-    const int64_t* positive = counts.data() + 2 * k * num_tasks;
+    const int64_t* split = counts.data() + k * stride;
     for (int64_t t = 0; t < num_tasks; ++t)
-      defined[k] += positive[t] > 0 && positive[t] < positive[num_tasks + t];
+      defined[k] += split[1 + t] > 0 && split[1 + t] < split[0];
   }
   return defined;
 }
