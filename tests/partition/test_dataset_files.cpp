@@ -9,6 +9,7 @@
 
 #include "adaqp/common/error.h"
 #include "adaqp/partition/partition_dir.h"
+#include "dataset_files.h"
 #include "test_util.h"
 
 namespace adaqp {
@@ -75,6 +76,25 @@ TEST(DatasetFiles, AChangeWithinEitherEndIsSeenOneInTheMiddleOfALargeFileIsNot) 
   flip_byte(big, 17);
   flip_byte(big, kDatasetFileEndBytes + 5);  // the middle MiB: documented as unseen
   EXPECT_EQ(changed_dataset_file(before, listed(dir)), "");
+}
+
+// A gzip file ends with the CRC-32 of its whole content (and a .npz archive with its members'):
+// a change in the middle of a large one shows at its end (docs/startup.md).
+TEST(DatasetFiles, AGzipFilesEndCoversItsMiddle) {
+  test::TempDir dir;
+  const std::string path = (dir.path() / "ds/raw/edge.csv.gz").string();
+  std::string text;
+  uint64_t x = 1;
+  while (text.size() < 8 * static_cast<size_t>(kDatasetFileEndBytes)) {
+    x = x * 6364136223846793005u + 1442695040888963407u;  // incompressible enough
+    text += std::to_string(x >> 20) + "," + std::to_string(x & 0xFFFFF) + "\n";
+  }
+  test::write_gz(path, text);
+  const std::vector<DatasetFile> before = listed(dir);
+  ASSERT_GT(before.at(0).bytes, 2 * kDatasetFileEndBytes);  // the middle is in neither end
+  text[text.size() / 2] = text[text.size() / 2] == '1' ? '2' : '1';
+  test::write_gz(path, text);
+  EXPECT_NE(changed_dataset_file(before, listed(dir)), "");
 }
 
 TEST(DatasetFiles, AGoneOrResizedFileIsNamedAnAddedOneIsNotCompared) {
