@@ -36,8 +36,9 @@ namespace ogb_csv {
 std::string quoted(std::string_view field);
 // Splits a line at commas into `fields`; returns the count.
 size_t split_fields(std::string_view line, std::vector<std::string_view>& fields);
-// One integer field at the reader's current line.
-int64_t parse_int(const GzLineReader& in, std::string_view field, const char* what);
+// One integer field at the reader's current line (`column` above 0: named in the error, from 1).
+int64_t parse_int(const GzLineReader& in, std::string_view field, const char* what,
+                  int64_t column = 0);
 void check_columns(const GzLineReader& in, size_t got, size_t expected, const std::string& why);
 // A file of exactly one line holding a non-negative count (num-node-list, num-edge-list).
 int64_t read_count(const std::string& path);

@@ -92,18 +92,20 @@ size_t split_fields(std::string_view line, std::vector<std::string_view>& fields
 }
 
 // One integer field; InputError at the reader's current line otherwise.
-int64_t parse_int(const GzLineReader& in, std::string_view field, const char* what) {
+int64_t parse_int(const GzLineReader& in, std::string_view field, const char* what,
+                  int64_t column) {
   const std::string_view text = trim(field);
   int64_t value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   const bool whole = ptr == text.data() + text.size() && !text.empty();
-  if (ec == std::errc::result_out_of_range && whole)
-    throw InputError(in.path(), "line " + std::to_string(in.line_number()),
-                     std::string(what) + " " + quoted(field) + " is beyond the 64-bit integers");
-  if (ec != std::errc() || !whole)
-    throw InputError(in.path(), "line " + std::to_string(in.line_number()),
-                     std::string(what) + " " + quoted(field) + " is not an integer");
-  return value;
+  if (ec == std::errc() && whole) return value;
+  const std::string where = "line " + std::to_string(in.line_number()) +
+                            (column > 0 ? ": column " + std::to_string(column) : "");
+  throw InputError(
+      in.path(), where,
+      std::string(what) + " " + quoted(field) +
+          (ec == std::errc::result_out_of_range && whole ? " is beyond the 64-bit integers"
+                                                         : " is not an integer"));
 }
 
 void check_columns(const GzLineReader& in, size_t got, size_t expected, const std::string& why) {
@@ -324,7 +326,8 @@ void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, Gra
     const std::string where = "line " + std::to_string(in.line_number());
     if (g.multilabel) {
       for (size_t c = 0; c < n; ++c) {
-        const int64_t value = parse_int(in, fields[c], "multi-label value");
+        const int64_t value =
+            parse_int(in, fields[c], "multi-label value", static_cast<int64_t>(c + 1));
         const std::string problem = multilabel_problem(static_cast<double>(value));
         if (!problem.empty())
           throw InputError(path, where, "column " + std::to_string(c + 1) + ": " + problem);
