@@ -483,7 +483,14 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     }
   });
 
-  run_step(*comm, [&] { require_same_job(*comm, cfg); });
+  run_step(*comm, [&] {
+    const char* resume_text = resume_mode == ResumeMode::kNo     ? "not given"
+                              : resume_mode == ResumeMode::kAuto ? "auto"
+                                                                 : "always";
+    require_same_job(
+        *comm, cfg,
+        {{"--resume", resume_text}, {"--repartition", repartition ? "given" : "not given"}});
+  });
   // Rank 0's view of the file system decides, so all ranks take the same steps.
   comm->broadcast(&must_partition, sizeof(must_partition), 0);
   comm->broadcast(&replace, sizeof(replace), 0);

@@ -36,8 +36,10 @@ std::string serialize(const std::vector<std::pair<std::string, std::string>>& ke
 
 }  // namespace
 
-void require_same_job(Communicator& comm, const JobConfig& cfg) {
-  const std::vector<std::pair<std::string, std::string>> mine = shared_keys(cfg);
+void require_same_job(Communicator& comm, const JobConfig& cfg,
+                      const std::vector<std::pair<std::string, std::string>>& options) {
+  std::vector<std::pair<std::string, std::string>> mine = shared_keys(cfg);
+  mine.insert(mine.end(), options.begin(), options.end());
   const std::string root = broadcast_text(comm, serialize(mine));
   if (comm.rank() == 0 || root == serialize(mine)) return;
   std::vector<std::string> lines;
@@ -52,8 +54,8 @@ void require_same_job(Communicator& comm, const JobConfig& cfg) {
     if (theirs_key == mine[i].first && theirs == mine[i].second) continue;
     throw ConfigError(fmt::format(
         "started with another job than rank 0: {} is {} here and {} on rank 0 (every rank needs "
-        "the same configuration; only paths, training.threads and output.log_level may differ "
-        "between hosts)",
+        "the same configuration and command line; only paths, training.threads and "
+        "output.log_level may differ between hosts)",
         mine[i].first, mine[i].second, theirs_key == mine[i].first ? theirs : "not set"));
   }
 }

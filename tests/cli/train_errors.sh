@@ -259,6 +259,22 @@ if ((rc == 124)) || [[ $(awk '$2 != 0' "$tmp/mixed.codes" | wc -l) != 2 ]] ||
   exit 1
 fi
 echo "ok: mixed_jobs: $(grep "adaqp: error" "$tmp/mixed.log")"
+# The same for the command line: --resume on one rank only (rank 0's decided, the other's was
+# ignored).
+rc=0
+: >"$tmp/mixed-resume.codes"
+rank_cmd[2]=$tmp/mixed-resume.codes
+timeout 60 mpirun --oversubscribe -np 1 bash -c "${rank_cmd[@]}" "${small[@]}" \
+  --set "output.dir=$tmp/mixed-resume" : -np 1 bash -c "${rank_cmd[@]}" "${small[@]}" \
+  --set "output.dir=$tmp/mixed-resume" --resume=auto >"$tmp/mixed-resume.log" 2>&1 || rc=$?
+if ((rc == 124)) || [[ $(awk '$2 != 0' "$tmp/mixed-resume.codes" | wc -l) != 2 ]] ||
+  [[ $(grep -c "adaqp: error" "$tmp/mixed-resume.log") != 1 ]] ||
+  ! grep -q "adaqp: error on rank 1 (host $(hostname)): started with another job than rank 0: --resume is auto here and not given on rank 0" "$tmp/mixed-resume.log" ||
+  [[ -e $tmp/mixed-resume ]]; then
+  cat "$tmp/mixed-resume.log" "$tmp/mixed-resume.codes"
+  fail "ranks with different --resume: exit $rc"
+fi
+echo "ok: mixed_resume: $(grep "adaqp: error" "$tmp/mixed-resume.log")"
 # A partitioning that fails once the dataset is read (files without node types) leaves no
 # output.dir, which was made to hold the partition.
 expect_failure balance_types_files 2 \
