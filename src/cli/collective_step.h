@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/peer_watch.h"
@@ -110,8 +111,11 @@ auto run_watched(Communicator& comm, const std::string& what, Work&& work) {
       throw;  // agreed at a step: every rank leaves together
     } catch (...) {
       // Met by this rank alone outside a step (its host out of memory, say): the others wait for
-      // it under kSoloWorkTimeoutS, and its MPI_Finalize would wait for them. The report itself
-      // may run out of memory: the job ends all the same.
+      // it under kSoloWorkTimeoutS, and its MPI_Finalize would wait for them. Every rank may meet
+      // it too (PT-Scotch's errors are the ranks' together): rank 0 reports, the others only if
+      // the job still runs kLateReportS later. The report itself may run out of memory: the job
+      // ends all the same.
+      if (comm.rank() != 0) std::this_thread::sleep_for(kLateReportS);
       int code = 1;
       try {
         code = report_error(std::current_exception(), rank_and_host(comm.rank()));

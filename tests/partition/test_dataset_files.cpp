@@ -78,8 +78,18 @@ TEST(DatasetFiles, AChangeWithinEitherEndIsSeenOneInTheMiddleOfALargeFileIsNot) 
   EXPECT_EQ(changed_dataset_file(before, listed(dir)), "");
 }
 
-// A gzip file ends with the CRC-32 of its whole content (and a .npz archive with its members'):
-// a change in the middle of a large one shows at its end (docs/startup.md).
+// The last 8 bytes of a file.
+std::string last_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(-8, std::ios::end);
+  std::string bytes(8, '\0');
+  in.read(bytes.data(), 8);
+  return bytes;
+}
+
+// A one-member gzip file ends with the CRC-32 (and size) of its content (a .npz archive with its
+// members' CRCs): a file written with content changed in the middle shows at its end
+// (docs/startup.md), by its trailer.
 TEST(DatasetFiles, AGzipFilesEndCoversItsMiddle) {
   test::TempDir dir;
   const std::string path = (dir.path() / "ds/raw/edge.csv.gz").string();
@@ -91,9 +101,12 @@ TEST(DatasetFiles, AGzipFilesEndCoversItsMiddle) {
   }
   test::write_gz(path, text);
   const std::vector<DatasetFile> before = listed(dir);
+  const std::string trailer = last_bytes(path);
   ASSERT_GT(before.at(0).bytes, 2 * kDatasetFileEndBytes);  // the middle is in neither end
   text[text.size() / 2] = text[text.size() / 2] == '1' ? '2' : '1';
   test::write_gz(path, text);
+  EXPECT_NE(last_bytes(path).substr(0, 4), trailer.substr(0, 4));  // the content's CRC-32
+  EXPECT_EQ(last_bytes(path).substr(4), trailer.substr(4));        // the same size
   EXPECT_NE(changed_dataset_file(before, listed(dir)), "");
 }
 
