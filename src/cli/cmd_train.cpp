@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -52,6 +54,7 @@
 #include "adaqp/partition/part_agreement.h"
 #include "adaqp/partition/partition_dir.h"
 #include "adaqp/partition/partition_in_slices.h"
+#include "adaqp/quant/quantizer.h"
 #include "adaqp/tensor/torch_cuda_backend.h"
 #include "adaqp/train/checkpoint.h"
 #include "adaqp/train/epoch_loop.h"
@@ -298,14 +301,25 @@ void check_rocauc_tasks(Communicator& comm, const JobConfig& cfg, const Part& pa
 
 // Runs a step after start-up. An error on one rank ends the whole job (MPI_Abort): the others could
 // not continue. A NumericalError (divergence) is raised identically on every rank, so rank 0
-// reports it and every rank exits non-zero without aborting.
+// reports it and every rank exits non-zero without aborting. A divergence the codec meets
+// (quant::NonFiniteError) is met by each rank whose messages diverged, without an agreement: rank 0
+// reports it at once, the others only if the job still runs a moment later (kLateReportS, at most
+// half the timeout, so that the ranks waiting for their messages do not time out first).
 template <typename Step>
-void run_guarded(int rank, Step&& step) {
+void run_guarded(const Communicator& comm, Step&& step) {
+  const int rank = comm.rank();
   try {
     step();
   } catch (const NumericalError&) {
     if (rank == 0) throw;
     throw CLI::RuntimeError(1);
+  } catch (const quant::NonFiniteError& e) {
+    if (rank != 0) {
+      std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
+          kLateReportS, std::chrono::duration<double>(comm.timeout() / 2)));
+    }
+    std::fprintf(stderr, "adaqp: error on %s: %s\n", rank_and_host(rank).c_str(), e.what());
+    abort_job(1);
   } catch (const InvariantError&) {
     abort_job(report_error(std::current_exception(), rank_and_host(rank)));  // a bug: status 2
   } catch (const std::exception& e) {
@@ -600,7 +614,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   meter.set_device(placement.device);
   meter.start();
   std::unique_ptr<Trainer> trainer;
-  run_guarded(rank,
+  run_guarded(job_comm,
               [&] { trainer = make_trainer(job_comm, cfg, local, placement, std::move(part)); });
   memory[static_cast<int>(Phase::kStartup)] = meter.peak();
   seconds[static_cast<int>(Phase::kStartup)] = steady_now_s() - phase_start_s;
@@ -655,7 +669,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
                              to_yaml(cfg));
     }
   });
-  run_guarded(rank, [&] { train(job_comm, *comm, cfg, *trainer, std::move(ropt)); });
+  run_guarded(job_comm, [&] { train(job_comm, *comm, cfg, *trainer, std::move(ropt)); });
 }
 
 }  // namespace
