@@ -40,8 +40,10 @@ class MeasuredSchedule {
   // Epochs timed after the cold one, in the check of full precision and in each trial (its first
   // epoch's full-precision buffers are new: over shared memory it ran 20-50% slower than the next).
   static constexpr size_t kFullCheckEpochs = 2;
-  // How much slower than the quantized epoch the faster timed epoch at full precision may be.
-  static constexpr double kFullCheckMargin = 0.05;
+  // How much slower than the quantized epoch the faster timed epoch at full precision may be: the
+  // goal's tolerance, as the trials' below. (5% until 2026-12-07 kept full precision where
+  // quantizing was 3-5% faster: at 4.8 Gbit/s GraphSAGE ran at 0.96x Vanilla's epoch, 0.92x since.)
+  static constexpr double kFullCheckMargin = 0.02;
   // Vanilla's schedule is tried only where the model prices its exchanges at no more than this
   // share of the scheme's epoch: elsewhere it cannot win, and the trial's epochs would cost time.
   static constexpr double kTrialCommShare = 0.5;
