@@ -241,15 +241,25 @@ TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
       for (int64_t e = 0; e < d; ++e) src[e] = 0.25f;  // a constant row
       for (int64_t e = 0; e < d; ++e)
         src[3 * d + e] *= 1.0e-39f;  // subnormal step: r = 0, sent as k = 1
+      // Rows the lanes' min/max reduction orders by key (the rows sent are those of multiples of
+      // 3): zeros of both signs (-0 is the minimum), and every value negative (so is the maximum).
+      if (rows > 9) {
+        for (int64_t e = 0; e < d; ++e) src[6 * d + e] = e % 2 == 0 ? -0.0f : 0.0f;
+        for (int64_t e = 0; e < d; ++e) src[9 * d + e] = -std::fabs(src[9 * d + e]) - 0.5f;
+      }
       std::vector<int64_t> src_rows(static_cast<size_t>(n)), gids(static_cast<size_t>(n));
       for (int64_t k = 0; k < n; ++k) src_rows[k] = (k * 3) % rows, gids[k] = 500 + 7 * k;
       const std::vector<uint8_t> bits = random_widths(n, static_cast<uint32_t>(d * 3 + n));
       const quant::BlockLayout layout(bits.data(), n, d);
-      std::vector<uint8_t> cpu(static_cast<size_t>(layout.bytes()));
-      std::vector<float> cpu_ranges(static_cast<size_t>(n));
+      // Outputs start from the same filler on both devices, not zeros: a byte, range or value the
+      // CPU writes and a kernel leaves out differs even where the CPU's is 0.
+      constexpr uint8_t kFillByte = 0xA5;
+      constexpr float kFillValue = -7.0f;
+      std::vector<uint8_t> cpu(static_cast<size_t>(layout.bytes()), kFillByte);
+      std::vector<float> cpu_ranges(static_cast<size_t>(n), kFillValue);
       quant::encode_block(layout, src.data(), d, src_rows.data(), gids.data(), key, cpu.data(),
                           cpu_ranges.data());
-      std::vector<float> cpu_rows(static_cast<size_t>(n * d));
+      std::vector<float> cpu_rows(static_cast<size_t>(n * d), kFillValue);
       quant::decode_block(layout, cpu.data(), d, cpu_rows.data());
 
       std::vector<int32_t> slot(static_cast<size_t>(n));
@@ -258,9 +268,9 @@ TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
       const at::Tensor d_src = on_gpu(src, at::kFloat), d_rows = on_gpu(src_rows, at::kLong),
                        d_gids = on_gpu(gids, at::kLong), d_bits = on_gpu(bits, at::kByte),
                        d_slot = on_gpu(slot, at::kInt);
-      at::Tensor out =
-          at::zeros({layout.bytes()}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
-      at::Tensor ranges = at::zeros({n}, at::TensorOptions().device(at::kCUDA));
+      at::Tensor out = at::full({layout.bytes()}, kFillByte,
+                                at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+      at::Tensor ranges = at::full({n}, kFillValue, at::TensorOptions().device(at::kCUDA));
       at::Tensor status = at::full({1}, -1, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
       quant::encode_block_cuda(
           d_bits.data_ptr<uint8_t>(), d_slot.data_ptr<int32_t>(), counts, d_src.data_ptr<float>(),
@@ -270,7 +280,7 @@ TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
       ASSERT_EQ(status.item<int64_t>(), -1) << "a finite row was reported unquantizable";
       ASSERT_EQ(to_host<uint8_t>(out), cpu) << "d " << d << " n " << n;
       ASSERT_EQ(to_host<float>(ranges), cpu_ranges);
-      at::Tensor rows_out = at::zeros({n, d}, at::TensorOptions().device(at::kCUDA));
+      at::Tensor rows_out = at::full({n, d}, kFillValue, at::TensorOptions().device(at::kCUDA));
       quant::decode_block_cuda(d_bits.data_ptr<uint8_t>(), d_slot.data_ptr<int32_t>(), counts,
                                out.data_ptr<uint8_t>(), d, rows_out.data_ptr<float>(), nullptr);
       ASSERT_EQ(to_host<float>(rows_out.reshape({-1})), cpu_rows);
@@ -278,15 +288,11 @@ TEST(BlockCodecCuda, BitIdenticalToTheCpuCodec) {
   }
 }
 
-TEST(BlockCodecCuda, UnquantizableRowIsReportedByGlobalId) {
-  ADAQP_REQUIRE_CUDA_DEVICE();
-  const int64_t n = 20, d = 9;
-  std::vector<float> src = random_rows(n, d, 4);
-  src[13 * d + 2] = std::numeric_limits<float>::quiet_NaN();
-  src[17 * d] = std::numeric_limits<float>::infinity();
+// The lowest global id of the rows the encoder met NaN or Inf in; -1 if none.
+int64_t unquantizable_gid(const std::vector<float>& src, int64_t n, int64_t d) {
   std::vector<int64_t> gids(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) gids[k] = 1000 - k;  // row 17 has the lower id
-  // Row 17 (the lower id) travels at full precision, row 13 quantized: both are checked.
+  for (int64_t k = 0; k < n; ++k) gids[k] = 1000 - k;  // later rows have lower ids
+  // Rows 2, 5, ... travel at full precision, the others quantized: both are checked.
   std::vector<uint8_t> bits(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) bits[k] = k % 3 == 2 ? quant::kFullPrecisionBits : 4;
   std::vector<int32_t> slot(static_cast<size_t>(n));
@@ -301,7 +307,21 @@ TEST(BlockCodecCuda, UnquantizableRowIsReportedByGlobalId) {
       d_bits.data_ptr<uint8_t>(), d_slot.data_ptr<int32_t>(), counts, d_src.data_ptr<float>(), d,
       nullptr, d_gids.data_ptr<int64_t>(), quant::QuantKey{}, out.data_ptr<uint8_t>(), nullptr,
       reinterpret_cast<unsigned long long*>(status.data_ptr<int64_t>()), nullptr);
-  EXPECT_EQ(status.item<int64_t>(), 1000 - 17);
+  return status.item<int64_t>();
+}
+
+TEST(BlockCodecCuda, UnquantizableRowIsReportedByGlobalId) {
+  ADAQP_REQUIRE_CUDA_DEVICE();
+  const int64_t n = 20;
+  // d = 9: one lane a row; 100, 256, 600: 8, 16 and 32 lanes, the NaN in the row's last lane, so
+  // only the lanes' reduction of the special flag finds it.
+  for (int64_t d : {9, 100, 256, 600}) {
+    std::vector<float> src = random_rows(n, d, 4);
+    src[13 * d + d - 1] = std::numeric_limits<float>::quiet_NaN();  // row 13: quantized
+    EXPECT_EQ(unquantizable_gid(src, n, d), 1000 - 13) << "d " << d;
+    src[17 * d + d / 2] = std::numeric_limits<float>::infinity();  // row 17: full precision
+    EXPECT_EQ(unquantizable_gid(src, n, d), 1000 - 17) << "d " << d << ": the lower id";
+  }
 }
 
 // Keep bits, masked rows (with and without ReLU, at an offset into wider mask rows) and their
