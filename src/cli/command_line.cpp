@@ -48,7 +48,7 @@ int run(int argc, char** argv, const TransportWrapper& wrap_transport) {
   setenv("THP_MEM_ALLOC_ENABLE", "1", /*overwrite=*/0);
   // The same tensors are freed and allocated again every epoch. glibc's adaptive thresholds hand
   // such blocks back to the kernel and fault them in zeroed again (a sixth of a Cora epoch);
-  // fixed thresholds keep blocks below 32 MiB, and up to 256 MiB of free heap, for reuse. Larger
+  // fixed thresholds keep blocks below 2 MiB, and up to 256 MiB of free heap, for reuse. Larger
   // tensors are reused by the host block cache (model/host_block_cache.h).
   static_assert(HostBlockCache::kMinBytes <= size_t{32} << 20, "glibc's largest mmap threshold");
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(HostBlockCache::kMinBytes));

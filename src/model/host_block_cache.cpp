@@ -34,7 +34,7 @@ void HostBlockCache::make_room(size_t block, int64_t live_bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     const size_t wanted = static_cast<size_t>(std::max<int64_t>(live_bytes, 0)) + block;
     peak_ = std::max(peak_, wanted);
-    const size_t bound = peak_ + peak_ / 16;
+    const size_t bound = peak_ + std::max(peak_ / 16, kSlackBytes);
     size_t oldest = 0;
     for (; oldest < kept_.size() && wanted + idle_ > bound; ++oldest) {
       idle_ -= kept_[oldest].bytes;

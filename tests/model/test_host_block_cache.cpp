@@ -70,23 +70,53 @@ TEST(HostBlockCache, KeepsLargeBlocksForTheirSizeOnly) {
 TEST(HostBlockCache, NewBlocksStayWithinTheLivePeakAndOneSixteenth) {
   g_released.clear();
   HostBlockCache cache(&record_release);
-  cache.make_room(16 * kMin, 0);  // the most live bytes seen: 16 blocks
-  void* old_block = std::malloc(kMin);
-  void* new_block = std::malloc(kMin);
-  cache.keep(old_block, kMin);
-  cache.keep(new_block, kMin);
-  // 15 blocks live and 2 kept: one more is 18 > 17, so the oldest kept one goes.
-  cache.make_room(kMin, static_cast<int64_t>(15 * kMin));
-  EXPECT_EQ(g_released, std::vector<void*>{old_block});
-  EXPECT_EQ(cache.idle_bytes(), kMin);
-  // 14 live, 1 kept: one more is 16 <= 17, nothing goes.
-  cache.make_room(kMin, static_cast<int64_t>(14 * kMin));
+  const size_t u = HostBlockCache::kSlackBytes;  // a block; 1/16 of the peak below is two
+  cache.make_room(32 * u, 0);                    // the most live bytes seen: 32 blocks
+  void* a = std::malloc(kMin);
+  void* b = std::malloc(kMin);
+  void* c = std::malloc(kMin);
+  cache.keep(a, u);
+  cache.keep(b, u);
+  cache.keep(c, u);
+  // 31 blocks live and 3 kept: one more is 35 > 34, so the oldest kept one goes.
+  cache.make_room(u, static_cast<int64_t>(31 * u));
+  EXPECT_EQ(g_released, std::vector<void*>{a});
+  EXPECT_EQ(cache.idle_bytes(), 2 * u);
+  // 30 live, 2 kept: one more is 33 <= 34, nothing goes.
+  cache.make_room(u, static_cast<int64_t>(30 * u));
   EXPECT_EQ(g_released.size(), 1u);
-  // A live set beyond the peak raises it: 40 live, 1 kept, one more is 42 <= 41 * 17 / 16.
-  cache.make_room(kMin, static_cast<int64_t>(40 * kMin));
+  // A live set beyond the peak raises it: 80 live, 2 kept, one more is 83 <= 81 * 17 / 16.
+  cache.make_room(u, static_cast<int64_t>(80 * u));
   EXPECT_EQ(g_released.size(), 1u);
-  EXPECT_EQ(cache.take(kMin), new_block);
-  std::free(new_block);
+  EXPECT_EQ(cache.take(u), c);
+  EXPECT_EQ(cache.take(u), b);
+  std::free(b);
+  std::free(c);
+}
+
+TEST(HostBlockCache, SmallPeaksKeepUpToTheSlackBytes) {
+  g_released.clear();
+  HostBlockCache cache(&record_release);
+  const size_t slack_blocks = HostBlockCache::kSlackBytes / kMin;
+  static_assert(HostBlockCache::kSlackBytes % kMin == 0, "the slack is whole blocks");
+  // A peak of 3 blocks: 1/16 of it is less than one block.
+  cache.make_room(kMin, static_cast<int64_t>(2 * kMin));
+  std::vector<void*> kept;
+  for (size_t i = 0; i < slack_blocks; ++i) {
+    kept.push_back(std::malloc(1));
+    cache.keep(kept.back(), kMin);
+  }
+  // 2 live and a slack kept: one more is 3 blocks and the slack, the bound; nothing goes.
+  cache.make_room(kMin, static_cast<int64_t>(2 * kMin));
+  EXPECT_TRUE(g_released.empty());
+  kept.push_back(std::malloc(1));
+  cache.keep(kept.back(), kMin);
+  // A block more than the slack kept: the oldest goes, and only it.
+  cache.make_room(kMin, static_cast<int64_t>(2 * kMin));
+  EXPECT_EQ(g_released, std::vector<void*>{kept.front()});
+  EXPECT_EQ(cache.idle_bytes(), HostBlockCache::kSlackBytes);
+  cache.clear();
+  EXPECT_EQ(g_released.size(), kept.size());
 }
 
 TEST(HostBlockCache, TrimFreesWhatAWholeIntervalDidNotReuse) {

@@ -2,18 +2,19 @@
 // allocator). glibc serves every block of at least its mmap threshold (set to kMinBytes by
 // src/cli/command_line.cpp) with a fresh mmap and returns it with munmap, so each epoch's
 // activations and gradients are new pages that the kernel zeroes on first touch: a fifth of a CPU
-// epoch at 200k nodes (GCN 3x256; docs/memory.md, "Reused host blocks"). Blocks of at least
-// kMinBytes are rounded up to whole MiB and kept when freed; a request of the same rounded size
-// takes the most recently kept one. Two bounds keep the resident set near what it would be without
-// the cache:
+// epoch at 200k nodes (GCN 3x256; docs/memory.md, "Reused host blocks"). kMinBytes is where
+// libtorch starts aligning blocks to 2 MiB for transparent huge pages (THP_MEM_ALLOC_ENABLE, set by
+// the CLI): left in glibc's heap, such blocks fragmented it, and it grew by fresh pages for about
+// ten epochs. Blocks of at least kMinBytes are rounded up to whole MiB and kept when freed; a
+// request of the same rounded size takes the most recently kept one. Two bounds keep the resident
+// set near what it would be without the cache:
 // - a new block is made only after the oldest kept blocks are freed until the bytes of live
 //   tensors, kept blocks and the new block together are at most the most live bytes seen (new
-//   block included) plus 1/16;
+//   block included) plus the larger of 1/16 of them and kSlackBytes (below that, blocks an epoch
+//   takes in turn pushed each other out and were made again every epoch);
 // - trim(), at the start of every measured interval (each phase and each epoch), frees the blocks
 //   kept before the previous trim and not taken since.
 // After the last epoch the trainer frees every kept block (clear()).
-// With THP_MEM_ALLOC_ENABLE (set by the CLI) libtorch aligns blocks of 2 MiB and more to 2 MiB, so
-// glibc maps requests just below kMinBytes afresh too; those are not kept (a cost in time only).
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,8 @@ namespace adaqp {
 
 class HostBlockCache {
  public:
-  static constexpr size_t kMinBytes = size_t{32} << 20;
+  static constexpr size_t kMinBytes = size_t{2} << 20;
+  static constexpr size_t kSlackBytes = size_t{32} << 20;
 
   // `release` frees a block for good (the allocator the blocks come from).
   explicit HostBlockCache(void (*release)(void*)) : release_(release) {}
