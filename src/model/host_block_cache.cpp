@@ -13,18 +13,24 @@ size_t HostBlockCache::block_bytes(size_t bytes) {
   return (bytes + kMiB - 1) / kMiB * kMiB;
 }
 
-void* HostBlockCache::take(size_t block) {
+void* HostBlockCache::take(size_t block, size_t& taken) {
   if (block < kMinBytes) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  // The most recently kept first: its pages are the likeliest to be in the caches still.
+  // The smallest kept block that holds the request with at most a quarter to spare; the most
+  // recently kept among equals: its pages are the likeliest to be in the caches still.
+  const size_t most = block + block / 4;
+  auto best = kept_.rend();
   for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) {
-    if (it->bytes != block) continue;
-    void* data = it->data;
-    idle_ -= block;
-    kept_.erase(std::next(it).base());
-    return data;
+    if (it->bytes < block || it->bytes > most) continue;
+    if (best == kept_.rend() || it->bytes < best->bytes) best = it;
+    if (best->bytes == block) break;
   }
-  return nullptr;
+  if (best == kept_.rend()) return nullptr;
+  void* data = best->data;
+  taken = best->bytes;
+  idle_ -= taken;
+  kept_.erase(std::next(best).base());
+  return data;
 }
 
 void HostBlockCache::make_room(size_t block, int64_t live_bytes) {

@@ -17,6 +17,7 @@ namespace {
 
 std::atomic<int64_t> g_bytes{0};
 std::atomic<int64_t> g_peak{0};
+std::atomic<int64_t> g_block_bytes{0};  // the blocks of live tensors, headers and rounding included
 
 void add(int64_t n) {
   const int64_t now = g_bytes.fetch_add(n, std::memory_order_relaxed) + n;
@@ -26,9 +27,10 @@ void add(int64_t n) {
 }
 
 // Wraps libtorch's CPU allocator, through a cache of large blocks (model/host_block_cache.h). Each
-// block carries its size in a header of one alignment unit in front of the data, so the data stays
-// aligned, the data pointer stays its own context (as raw_allocate and libtorch's simple data
-// pointers require) and a free needs no lookup.
+// block carries the tensor's bytes and its own size (a kept block taken may be larger than asked)
+// in a header of one alignment unit in front of the data, so the data stays aligned, the data
+// pointer stays its own context (as raw_allocate and libtorch's simple data pointers require) and a
+// free needs no lookup.
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base)
@@ -39,9 +41,12 @@ class CountingAllocator final : public c10::Allocator {
 
   c10::DataPtr allocate(size_t n) override {
     if (n == 0) return base_->allocate(0);
-    char* block = new_block(HostBlockCache::block_bytes(n + kHeader));
-    *reinterpret_cast<size_t*>(block) = n;
+    size_t bytes = HostBlockCache::block_bytes(n + kHeader);
+    char* block = new_block(bytes);
+    reinterpret_cast<size_t*>(block)[0] = n;
+    reinterpret_cast<size_t*>(block)[1] = bytes;
     add(static_cast<int64_t>(n));
+    g_block_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
     void* data = block + kHeader;
     return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -58,20 +63,24 @@ class CountingAllocator final : public c10::Allocator {
 
  private:
   static constexpr size_t kHeader = c10::gAlignment;
+  static_assert(kHeader >= 2 * sizeof(size_t), "the header holds two sizes");
 
   static void release(void* data) {
     if (data == nullptr) return;
     char* block = static_cast<char*>(data) - kHeader;
-    const size_t n = *reinterpret_cast<size_t*>(block);
+    const size_t n = reinterpret_cast<size_t*>(block)[0];
+    const size_t bytes = reinterpret_cast<size_t*>(block)[1];
     g_bytes.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
-    instance()->cache_.keep(block, HostBlockCache::block_bytes(n + kHeader));
+    g_block_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    instance()->cache_.keep(block, bytes);
   }
 
-  // A kept block, else a new one; where that fails, the kept blocks are freed and it is tried once
-  // more, so the cache never makes an allocation fail.
-  char* new_block(size_t bytes) {
-    if (void* kept = cache_.take(bytes)) return static_cast<char*>(kept);
-    cache_.make_room(bytes, g_bytes.load(std::memory_order_relaxed));
+  // A kept block of at least `bytes` (which becomes its size), else a new one; where that fails,
+  // the kept blocks are freed and it is tried once more, so the cache never makes an allocation
+  // fail.
+  char* new_block(size_t& bytes) {
+    if (void* kept = cache_.take(bytes, bytes)) return static_cast<char*>(kept);
+    cache_.make_room(bytes, g_block_bytes.load(std::memory_order_relaxed));
     try {
       return static_cast<char*>(base_->raw_allocate(bytes));
     } catch (const c10::Error&) {

@@ -1,5 +1,6 @@
 // The cache of large host blocks (model/host_block_cache.h): a freed block of at least kMinBytes is
-// kept and handed to the next request of its rounded size, smaller ones are freed at once, a new
+// kept and handed to the next request it holds with at most a quarter to spare (the smallest such),
+// smaller ones are freed at once, a new
 // block is made only once the oldest kept ones leave room under the bound, and a kept block
 // outlives one trim but not two unless it is taken again in between. Through libtorch, a tensor
 // freed and allocated again gets the same memory and the counts stay exact. Blocks are malloc'd and
@@ -55,16 +56,43 @@ TEST(HostBlockCache, KeepsLargeBlocksForTheirSizeOnly) {
   cache.keep(b, kMin);
   cache.keep(c, kMin + kMiB);
   EXPECT_EQ(cache.idle_bytes(), 3 * kMin + kMiB);
-  EXPECT_EQ(cache.take(kMin + 2 * kMiB), nullptr);
-  EXPECT_EQ(cache.take(kMin), b) << "the most recently kept block of the size first";
-  EXPECT_EQ(cache.take(kMin), a);
-  EXPECT_EQ(cache.take(kMin), nullptr);
+  size_t taken = 0;
+  EXPECT_EQ(cache.take(kMin + 2 * kMiB, taken), nullptr);
+  EXPECT_EQ(cache.take(kMin, taken), b) << "the most recently kept block of the size first";
+  EXPECT_EQ(taken, kMin);
+  EXPECT_EQ(cache.take(kMin, taken), a);
+  EXPECT_EQ(cache.take(kMin, taken), nullptr) << "3 MiB is more than a quarter above 2 MiB";
   EXPECT_EQ(cache.idle_bytes(), kMin + kMiB);
   cache.clear();
   EXPECT_TRUE(released(c));
   EXPECT_EQ(cache.idle_bytes(), 0u);
   std::free(a);
   std::free(b);
+}
+
+TEST(HostBlockCache, TakesTheSmallestBlockUpToAQuarterLarger) {
+  g_released.clear();
+  HostBlockCache cache(&record_release);
+  void* x = std::malloc(1);
+  void* y = std::malloc(1);
+  void* z = std::malloc(1);
+  void* y2 = std::malloc(1);
+  cache.keep(x, 10 * kMiB);
+  cache.keep(y, 12 * kMiB);
+  cache.keep(z, 13 * kMiB);
+  cache.keep(y2, 12 * kMiB);
+  size_t taken = 0;
+  EXPECT_EQ(cache.take(10 * kMiB, taken), x) << "its own size first";
+  EXPECT_EQ(taken, 10 * kMiB);
+  EXPECT_EQ(cache.take(10 * kMiB, taken), y2) << "then the smallest that fits, the newest of them";
+  EXPECT_EQ(taken, 12 * kMiB);
+  EXPECT_EQ(cache.take(10 * kMiB, taken), y);
+  EXPECT_EQ(cache.take(10 * kMiB, taken), nullptr) << "13 MiB is more than 12.5";
+  EXPECT_EQ(cache.take(14 * kMiB, taken), nullptr) << "a smaller block never";
+  EXPECT_EQ(cache.take(11 * kMiB, taken), z);
+  EXPECT_EQ(taken, 13 * kMiB);
+  EXPECT_EQ(cache.idle_bytes(), 0u);
+  for (void* p : {x, y, z, y2}) std::free(p);
 }
 
 TEST(HostBlockCache, NewBlocksStayWithinTheLivePeakAndOneSixteenth) {
@@ -88,8 +116,9 @@ TEST(HostBlockCache, NewBlocksStayWithinTheLivePeakAndOneSixteenth) {
   // A live set beyond the peak raises it: 80 live, 2 kept, one more is 83 <= 81 * 17 / 16.
   cache.make_room(u, static_cast<int64_t>(80 * u));
   EXPECT_EQ(g_released.size(), 1u);
-  EXPECT_EQ(cache.take(u), c);
-  EXPECT_EQ(cache.take(u), b);
+  size_t taken = 0;
+  EXPECT_EQ(cache.take(u, taken), c);
+  EXPECT_EQ(cache.take(u, taken), b);
   std::free(b);
   std::free(c);
 }
@@ -128,7 +157,8 @@ TEST(HostBlockCache, TrimFreesWhatAWholeIntervalDidNotReuse) {
   cache.keep(reused, kMin + kMiB);
   cache.trim();  // both were kept in the interval just ended: they stay
   EXPECT_TRUE(g_released.empty());
-  EXPECT_EQ(cache.take(kMin + kMiB), reused);
+  size_t taken = 0;
+  EXPECT_EQ(cache.take(kMin + kMiB, taken), reused);
   cache.keep(reused, kMin + kMiB);  // taken and kept again within this interval
   cache.trim();
   EXPECT_EQ(g_released, std::vector<void*>{stale});
@@ -163,6 +193,29 @@ TEST(HostBlockCache, TensorsOfTheSameSizeReuseTheirMemory) {
   EXPECT_EQ(idle_host_block_bytes(), idle - block) << "the kept block was taken, not a new one";
   EXPECT_EQ(again.sum().item<float>(), 0.0f) << "a reused block is written like a new one";
   EXPECT_EQ(host_tensor_bytes(), before + bytes);
+}
+
+TEST(HostBlockCache, ASmallerTensorTakesAKeptBlockAndGivesItBackWhole) {
+  count_host_tensor_bytes();
+  trim_host_blocks();
+  trim_host_blocks();  // nothing kept from other tests
+  const int64_t before = host_tensor_bytes();
+  const auto large = static_cast<int64_t>(4 * kMiB), smaller = static_cast<int64_t>(7 * kMiB / 2);
+  const auto block = static_cast<int64_t>(HostBlockCache::block_bytes(large + c10::gAlignment));
+  ASSERT_EQ(block, static_cast<int64_t>(5 * kMiB));
+  ASSERT_EQ(HostBlockCache::block_bytes(smaller + c10::gAlignment), 4 * kMiB);  // 5 <= 4 * 5 / 4
+  void* first = nullptr;
+  { first = at::empty({large}, at::kByte).data_ptr(); }
+  const int64_t idle = idle_host_block_bytes();
+  EXPECT_GE(idle, block);
+  {
+    at::Tensor t = at::zeros({smaller}, at::kByte);
+    EXPECT_EQ(t.data_ptr(), first) << "the kept 5 MiB block serves a 4 MiB request";
+    EXPECT_EQ(idle_host_block_bytes(), idle - block);
+    EXPECT_EQ(host_tensor_bytes(), before + smaller) << "the tensor's bytes, not the block's";
+  }
+  EXPECT_EQ(idle_host_block_bytes(), idle) << "freed, the block is kept at its own size";
+  EXPECT_EQ(host_tensor_bytes(), before);
 }
 
 }  // namespace

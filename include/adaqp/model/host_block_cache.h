@@ -6,12 +6,14 @@
 // libtorch starts aligning blocks to 2 MiB for transparent huge pages (THP_MEM_ALLOC_ENABLE, set by
 // the CLI): left in glibc's heap, such blocks fragmented it, and it grew by fresh pages for about
 // ten epochs. Blocks of at least kMinBytes are rounded up to whole MiB and kept when freed; a
-// request of the same rounded size takes the most recently kept one. Two bounds keep the resident
-// set near what it would be without the cache:
-// - a new block is made only after the oldest kept blocks are freed until the bytes of live
-//   tensors, kept blocks and the new block together are at most the most live bytes seen (new
-//   block included) plus the larger of 1/16 of them and kSlackBytes (below that, blocks an epoch
-//   takes in turn pushed each other out and were made again every epoch);
+// request takes the smallest kept block of at least its rounded size and at most a quarter more
+// (the most recently kept among equals: sizes change a little between layers and epochs, and a
+// block taken only at its own size was freed and made again at 200k nodes, 9 GB in 12 epochs). Two
+// bounds keep the resident set near what it would be without the cache:
+// - a new block is made only after the oldest kept blocks are freed until the live tensors'
+//   blocks, kept blocks and the new block together are at most the most seen (new block included)
+//   plus the larger of 1/16 of it and kSlackBytes (below that, blocks an epoch takes in turn
+//   pushed each other out and were made again every epoch);
 // - trim(), at the start of every measured interval (each phase and each epoch), frees the blocks
 //   kept before the previous trim and not taken since.
 // After the last epoch the trainer frees every kept block (clear()).
@@ -37,11 +39,12 @@ class HostBlockCache {
   // The size to allocate for a request of `bytes`: whole MiB from kMinBytes, else `bytes`.
   static size_t block_bytes(size_t bytes);
 
-  // A kept block of exactly `block` bytes (a block_bytes value), or nullptr.
-  void* take(size_t block);
+  // A kept block of `block` bytes (a block_bytes value) up to a quarter more, or nullptr; `taken`
+  // gets its size.
+  void* take(size_t block, size_t& taken);
 
   // Frees the oldest kept blocks until a new block of `block` bytes fits the bound above, with
-  // `live_bytes` in live tensors now.
+  // `live_bytes` in live tensors' blocks now.
   void make_room(size_t block, int64_t live_bytes);
 
   // Keeps a freed block of `block` bytes (a block_bytes value); one below kMinBytes is freed.
