@@ -269,6 +269,18 @@ void dequantize_row(const uint8_t* packed, const uint8_t* meta, int64_t d, float
   }
 }
 
+// Asks for the row a loop over rows i = 0..n-1 of src (row_index[i] where given) reaches
+// kPrefetchRows rows later. Contiguous rows too: on a Xeon (family 6 model 207) the hardware
+// prefetchers alone left the row's min/max pass waiting for memory (bench_quant, one thread:
+// quantizing at 41-43% of memcpy, 63-70% with the hint).
+void prefetch_row_ahead(const float* src, int64_t d, const int64_t* row_index, int64_t i,
+                        int64_t n) {
+  const int64_t ahead = i + kPrefetchRows;
+  if (ahead >= n) return;
+  prefetch_bytes(src + (row_index == nullptr ? ahead : row_index[ahead]) * d,
+                 sizeof(float) * static_cast<size_t>(d));
+}
+
 void check_shape(int64_t d, int64_t n, int bits) {
   ADAQP_CHECK(d > 0 && n >= 0, "row width " + std::to_string(d) + ", rows " + std::to_string(n));
   ADAQP_CHECK(valid_bits(bits), "bit-width " + not_a_width(bits));
@@ -291,10 +303,7 @@ void quantize_rows(const float* src, int64_t d, const int64_t* row_index, const 
 #pragma omp for schedule(static) reduction(min : first_bad)
       for (int64_t i = 0; i < n; ++i) {
         const int64_t row = row_index == nullptr ? i : row_index[i];
-        if (row_index != nullptr && i + kPrefetchRows < n) {
-          prefetch_bytes(src + row_index[i + kPrefetchRows] * d,
-                         sizeof(float) * static_cast<size_t>(d));
-        }
+        prefetch_row_ahead(src, d, row_index, i, n);
         const bool ok = quantize_row<B>(
             src + row * d, d, static_cast<uint64_t>(gids[i]), key, scratch, packed + i * row_bytes,
             meta + kMetaBytesPerRow * i, ranges == nullptr ? nullptr : ranges + i);
@@ -319,9 +328,7 @@ void copy_full_precision_rows(const float* src, int64_t d, const int64_t* row_in
     const detail::IeeeSubnormals ieee;
 #pragma omp for schedule(static) reduction(min : first_bad)
     for (int64_t i = 0; i < n; ++i) {
-      if (row_index != nullptr && i + kPrefetchRows < n) {
-        prefetch_bytes(src + row_index[i + kPrefetchRows] * d, row_bytes);
-      }
+      prefetch_row_ahead(src, d, row_index, i, n);
       const float* x = src + (row_index == nullptr ? i : row_index[i]) * d;
       float lo = 0.0f, hi = 0.0f;
       if (!row_min_max(x, d, lo, hi)) first_bad = std::min(first_bad, i);
