@@ -38,6 +38,7 @@ void HostBlockCache::make_room(size_t block, int64_t live_bytes) {
   std::vector<void*> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    released.reserve(kept_.size());  // before idle_ changes: it must stay the kept blocks' sum
     const size_t wanted = static_cast<size_t>(std::max<int64_t>(live_bytes, 0)) + block;
     peak_ = std::max(peak_, wanted);
     const size_t bound = peak_ + std::max(peak_ / 16, kSlackBytes);
@@ -84,6 +85,8 @@ void HostBlockCache::release_older(uint64_t generation) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<Kept> stay;
+    stay.reserve(kept_.size());  // before idle_ changes, as in make_room
+    released.reserve(kept_.size());
     for (const Kept& k : kept_) {
       if (k.generation < generation) {
         released.push_back(k.data);

@@ -5,7 +5,9 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 
@@ -40,7 +42,9 @@ class CountingAllocator final : public c10::Allocator {
   }
 
   c10::DataPtr allocate(size_t n) override {
-    if (n == 0) return base_->allocate(0);
+    // No header for nothing; and a size the header and the rounding would wrap around goes to
+    // libtorch's allocator, whose own check refuses it with its own error.
+    if (n == 0 || n > kLargestCounted) return base_->allocate(n);
     size_t bytes = HostBlockCache::block_bytes(n + kHeader);
     char* block = new_block(bytes);
     reinterpret_cast<size_t*>(block)[0] = n;
@@ -64,6 +68,8 @@ class CountingAllocator final : public c10::Allocator {
  private:
   static constexpr size_t kHeader = c10::gAlignment;
   static_assert(kHeader >= 2 * sizeof(size_t), "the header holds two sizes");
+  static constexpr size_t kLargestCounted =
+      static_cast<size_t>(std::numeric_limits<std::ptrdiff_t>::max()) - kHeader - (size_t{1} << 20);
 
   static void release(void* data) {
     if (data == nullptr) return;

@@ -174,9 +174,8 @@ TEST(HostBlockCache, TensorsOfTheSameSizeReuseTheirMemory) {
   trim_host_blocks();  // nothing kept from other tests
   const int64_t before = host_tensor_bytes();
   const auto bytes = static_cast<int64_t>(kMin);
-  // A larger block kept first (never written, so never resident): a cache that missed would free
-  // it, the oldest, to make room for a new block, and the kept bytes would drop by more than one
-  // block.
+  // A larger block kept first (never written, so never resident): a cache that took the oldest
+  // kept block large enough would hand it out instead of the tensor's own.
   at::empty({bytes}, at::kFloat);
   void* first = nullptr;
   {

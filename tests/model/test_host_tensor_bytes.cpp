@@ -7,6 +7,8 @@
 #include <c10/core/CPUAllocator.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "adaqp/model/host_tensor_bytes.h"
 
 namespace adaqp {
@@ -53,6 +55,19 @@ TEST(HostTensorBytes, RawAllocationsAndMatrixProductsWork) {
   at::Tensor grown = at::zeros({2}, at::kFloat);
   grown.resize_({4096});  // a storage that grows in place reallocates through the allocator
   EXPECT_EQ(host_tensor_bytes(), before + x.nbytes() + y.nbytes() + 4096 * 4);
+}
+
+// Sizes that a header and the rounding to whole MiB would wrap around (a negative byte count
+// reaching the allocator, say) are refused as libtorch's own allocator refuses them: an error, no
+// block too small for the pointer handed out, nothing counted.
+TEST(HostTensorBytes, ASizeTooLargeForTheHeaderIsRefused) {
+  count_host_tensor_bytes();
+  const int64_t before = host_tensor_bytes();
+  c10::Allocator* allocator = c10::GetCPUAllocator();
+  const size_t largest = std::numeric_limits<size_t>::max();
+  for (const size_t n : {largest - 8, largest - (size_t{1} << 19), largest / 2 + 1})
+    EXPECT_THROW(allocator->allocate(n), c10::Error) << n << " bytes";
+  EXPECT_EQ(host_tensor_bytes(), before);
 }
 
 }  // namespace

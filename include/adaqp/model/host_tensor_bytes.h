@@ -10,7 +10,9 @@ namespace adaqp {
 
 // Makes libtorch's CPU allocator count what it allocates from now on (once per process; later
 // calls do nothing), and keep its large freed blocks for reuse (model/host_block_cache.h). Tensors
-// allocated before are not counted, also when they are freed.
+// allocated before are not counted, also when they are freed. Call it before libtorch's first
+// raw_allocate whose memory it frees through the current allocator (oneDNN's scratch memory): a
+// free of such memory after the switch would read a header that is not there.
 void count_host_tensor_bytes();
 
 // Frees the large blocks kept since before the previous call and not reused since.
