@@ -217,5 +217,33 @@ TEST(HostBlockCache, ASmallerTensorTakesAKeptBlockAndGivesItBackWhole) {
   EXPECT_EQ(host_tensor_bytes(), before);
 }
 
+// The bound counts the live tensors' blocks (header and rounding to whole MiB included), not their
+// bytes: 100 tensors of 2 MiB and a byte hold blocks of 3 MiB. Freed, all 100 blocks stay kept
+// when a larger tensor that none of them fits is made: 300 MiB idle and its 11 MiB are under the
+// most seen (300 MiB of blocks) plus 32 MiB. Counted by their bytes (201 MiB seen), 26 of the
+// blocks would be freed. (The cache's peak is process-wide: a larger one from another test would
+// hide that mistake, so run this test alone to see it fail.)
+TEST(HostBlockCache, TheBoundCountsTheLiveTensorsBlocksNotTheirBytes) {
+  count_host_tensor_bytes();
+  trim_host_blocks();
+  trim_host_blocks();  // nothing kept from other tests
+  const auto bytes = static_cast<int64_t>(kMin + 1);
+  const auto block = static_cast<int64_t>(HostBlockCache::block_bytes(kMin + 1 + c10::gAlignment));
+  ASSERT_EQ(block, static_cast<int64_t>(3 * kMiB));
+  constexpr int kTensors = 100;
+  {
+    std::vector<at::Tensor> held;
+    for (int k = 0; k < kTensors; ++k) held.push_back(at::empty({bytes}, at::kByte));
+  }
+  const int64_t idle = idle_host_block_bytes();
+  EXPECT_EQ(idle, kTensors * block);
+  {
+    at::Tensor larger = at::empty({static_cast<int64_t>(10 * kMiB)}, at::kByte);
+    EXPECT_EQ(idle_host_block_bytes(), idle) << "no kept block was freed to make room";
+  }
+  trim_host_blocks();
+  trim_host_blocks();
+}
+
 }  // namespace
 }  // namespace adaqp
