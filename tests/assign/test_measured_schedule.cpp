@@ -315,6 +315,28 @@ TEST(MeasuredSchedule, AKeptVanillaScheduleIsTriedAgainstTheSchemeAfterAWait) {
   EXPECT_EQ(scheme_trial(v, 0.95, 0.95), TrialEnd::kSchemeLost);
 }
 
+TEST(MeasuredSchedule, AKeptVanillaScheduleNeedsOnlyTheEpochsItsNextTrialReads) {
+  // As above: Vanilla kept (0.9, 0.9), its epochs then take 1.2, and the scheme's trial (1.0,
+  // 1.0) brings the scheme back against Vanilla's last four. The epochs before those four are not
+  // needed: given without a time, the trial comes as soon and ends alike. Were the last four not
+  // needed either, Vanilla's trial epochs (0.9) would decide and the scheme would lose.
+  for (bool timed_early : {true, false}) {
+    MeasuredSchedule s = checked(1.0, 1.0, 2.0);
+    EXPECT_TRUE(s.needs_epoch_time()) << "the scheme runs";
+    ASSERT_EQ(trial(s, 0.9, 0.9), TrialEnd::kVanillaKept);
+    constexpr int kLast = static_cast<int>(MeasuredSchedule::kTrialSamples);
+    for (int i = 0; i < MeasuredSchedule::kTrialGap; ++i) {
+      const bool read = i >= MeasuredSchedule::kTrialGap - kLast;
+      EXPECT_EQ(s.needs_epoch_time(), read) << "epoch " << i << " of the wait";
+      EXPECT_FALSE(s.trial_due(true, 0.0)) << "epoch " << i << " of the wait";
+      s.finish_epoch(full(s.needs_epoch_time() || timed_early ? 1.2 : 0.0));  // as the policy
+    }
+    EXPECT_TRUE(s.needs_epoch_time()) << "the trial's epochs";
+    EXPECT_EQ(scheme_trial(s, 1.0, 1.0), TrialEnd::kSchemeBack)
+        << "early epochs timed: " << timed_early;
+  }
+}
+
 TEST(MeasuredSchedule, ALostTrialRunsAgainAfterDoublingWaits) {
   MeasuredSchedule s = checked(1.0, 1.0, 1.0);
   ASSERT_EQ(trial(s, 2.0, 2.0), TrialEnd::kVanillaLost);

@@ -97,6 +97,14 @@ class MeasuredSchedule {
   // Whether the next epoch runs the scheme's overlapped schedule; else Vanilla's (no overlap, full
   // precision), for a trial of it or for as long as it is kept.
   bool overlap() const { return vanilla_schedule_ == trial_running_; }
+  // Whether the next finish_epoch needs the epoch's time (the slowest rank's, gathered from every
+  // rank): not while Vanilla's schedule is kept and its next trial is more than kTrialSamples
+  // epochs away, since that trial reads only Vanilla's latest kTrialSamples epochs. An epoch given
+  // without a time there counts down the wait alike.
+  bool needs_epoch_time() const {
+    return !(vanilla_schedule_ && !trial_running_ &&
+             epochs_to_trial_ > static_cast<int>(kTrialSamples));
+  }
 
  private:
   void check_full_precision(const Epoch& e);
