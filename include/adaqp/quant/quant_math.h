@@ -67,8 +67,8 @@ ADAQP_HOST_DEVICE float full_precision_range(float lo, float hi) {
 }
 
 // The float next to a non-negative finite x, above it (x below FLT_MAX) or below it (x above 0):
-// nextafterf's result, from the bit pattern, since the library call was a tenth of the row's
-// set-up on the CPU.
+// nextafterf's result, from the bit pattern: the library call, once or twice a row, was about 4%
+// of quantizing rows of 256 on a Zen 2 (perf).
 ADAQP_HOST_DEVICE float next_float(float x, bool up) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(__float_as_uint(x) + (up ? 1u : 0xFFFFFFFFu));
