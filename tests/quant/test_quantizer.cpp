@@ -179,18 +179,6 @@ TEST(QuantFormula, SubnormalsHoldWhereTheCallingThreadsFlushThem) {
 }
 #endif
 
-// next_float is nextafterf towards FLT_MAX or 0 for every non-negative finite float it is used on:
-// zero, subnormals, the normals' ends and the neighbours of powers of two.
-TEST(QuantFormula, NextFloatIsNextafter) {
-  const float denorm_min = std::numeric_limits<float>::denorm_min();
-  for (const float x : {0.0f, denorm_min, 2 * denorm_min, FLT_MIN - denorm_min, FLT_MIN, 1.0f,
-                        std::nextafter(1.0f, 0.0f), 3.0f, 255.0f / 7.0f, 1.0e30f,
-                        std::nextafter(FLT_MAX, 0.0f)}) {
-    EXPECT_EQ(next_float(x, true), std::nextafter(x, FLT_MAX)) << x;
-    if (x > 0.0f) EXPECT_EQ(next_float(x, false), std::nextafter(x, 0.0f)) << x;
-  }
-}
-
 // Codes and metadata are exactly the documented formula: m = min, s and r from quant_row_params,
 // and code e from byte e % 4 (low byte first) of word (e / 4) % 4 of philox_block(..., gid,
 // e / 16). Rows come through the send list; normal steps (scaled by the product r) and subnormal
