@@ -1,11 +1,14 @@
-"""Medians (min-max) of bench_quant's one-thread rows per build, stride, op and width (raw/)."""
+"""Medians (min-max) of bench_quant's one-thread rows per build, stride, op and width.
+
+Reads FOLDER/raw (FOLDER: the first argument, else this script's folder).
+"""
 import glob
 import json
 import os
 import statistics
 import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 rows = {}
 for path in sorted(glob.glob(os.path.join(here, "raw", "round*-stride*-*.txt"))):
     name = os.path.basename(path)[:-4]
