@@ -89,8 +89,8 @@ __attribute__((target("avx512f"))) void batch_avx512(PhiloxWords counter, uint32
 #pragma GCC diagnostic pop
 
 // AVX2 (no AVX-512: many EPYCs before Zen 4): four interleaved vectors of 8 blocks, the same steps,
-// but the halves moved by dword shuffles (vpshufd) rather than 64-bit shifts: on Zen 2 the shifts
-// share one pipe and held the rounds back (a batch 1.3-1.5x as fast with shuffles).
+// but the halves moved by dword shuffles (vpshufd) rather than 64-bit shifts, which held the
+// rounds back on a Zen 2: 16 blocks in 50.4 ns instead of 64.8, 32 in 96.7 instead of 141.8.
 __attribute__((target("avx2"))) inline void mul_hi_lo8(__m256i a, __m256i m, __m256i& hi,
                                                        __m256i& lo) {
   constexpr int kOddDown = 0xF5, kEvenUp = 0xA0;  // dwords (1, 1, 3, 3) and (0, 0, 2, 2)
