@@ -67,7 +67,7 @@ Options parse(int argc, char** argv) {
                             "Quantizer throughput per bit-width against memcpy in the same run");
   cli.add("--rows", &o.rows, "rows quantized")
       .add("--dim", &o.dim, "values per row")
-      .add("--threads", &o.threads, "OpenMP threads (default: all)")
+      .add("--threads", &o.threads, "OpenMP threads (0, the default: all)", 0)
       .add("--repeats", &o.repeats, "timed runs (median reported)")
       .add("--stride", &o.stride, "1: contiguous rows; S: one row of every S (a send list)")
       .add("--devices", &o.devices, "all, cpu or cuda: the codecs measured");
