@@ -1,5 +1,6 @@
 // adaqp generate: writes the job's synthetic graph (dataset.synthetic) in the NumPy layout, or a
-// heterogeneous one in OGB's heterogeneous layout.
+// heterogeneous one in OGB's heterogeneous layout. Started by mpirun, the job's first process
+// writes it (cli/mpi_launch.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "adaqp/graph/generator.h"
 #include "commands.h"
 #include "job_options.h"
+#include "mpi_launch.h"
 
 namespace adaqp::cli {
 namespace {
@@ -69,7 +71,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("-o,--out", opt->out, "output directory (must not exist)")
       ->required()
       ->check(non_empty_path());
-  cmd->callback([opt] { run_generate(*opt); });
+  cmd->callback([opt] { run_on_first_rank("generating the graph", [&] { run_generate(*opt); }); });
 }
 
 }  // namespace adaqp::cli

@@ -1,4 +1,5 @@
-// adaqp info: statistics of a dataset and of a partition, as text or JSON.
+// adaqp info: statistics of a dataset and of a partition, as text or JSON. Started by mpirun, the
+// job's first process reports (cli/mpi_launch.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "adaqp/partition/partition_dir.h"
 #include "commands.h"
 #include "job_options.h"
+#include "mpi_launch.h"
 #include "report.h"
 
 namespace adaqp::cli {
@@ -138,7 +140,7 @@ void add_info_command(CLI::App& app) {
                 "with --partition: read every part whole and check its checksums and structure "
                 "(without it, only that every part file is there); with a job (--config, --set), "
                 "also that the partition is the job's: its dataset and partition.* keys");
-  cmd->callback([opt] { run_info(*opt); });
+  cmd->callback([opt] { run_on_first_rank("reading the dataset", [&] { run_info(*opt); }); });
 }
 
 }  // namespace adaqp::cli

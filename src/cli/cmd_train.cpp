@@ -304,25 +304,29 @@ void check_rocauc_tasks(Communicator& comm, const JobConfig& cfg, const Part& pa
 // reports it and every rank exits non-zero without aborting. A divergence the codec meets
 // (quant::NonFiniteError) is met by each rank whose messages diverged, without an agreement: rank 0
 // reports it at once, the others only if the job still runs a moment later (kLateReportS, at most
-// half the timeout, so that the ranks waiting for their messages do not time out first).
+// half the timeout, so that the ranks waiting for their messages do not time out first). Memory
+// running out (the model's sizes, met by every rank) is reported the same way, as one line.
 template <typename Step>
 void run_guarded(const Communicator& comm, Step&& step) {
   const int rank = comm.rank();
+  const auto late_report = std::min<std::chrono::duration<double>>(
+      kLateReportS, std::chrono::duration<double>(comm.timeout() / 2));
   try {
     step();
   } catch (const NumericalError&) {
     if (rank == 0) throw;
     throw CLI::RuntimeError(1);
   } catch (const quant::NonFiniteError& e) {
-    if (rank != 0) {
-      std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
-          kLateReportS, std::chrono::duration<double>(comm.timeout() / 2)));
-    }
+    if (rank != 0) std::this_thread::sleep_for(late_report);
     std::fprintf(stderr, "adaqp: error on %s: %s\n", rank_and_host(rank).c_str(), e.what());
     abort_job(1);
   } catch (const InvariantError&) {
     abort_job(report_error(std::current_exception(), rank_and_host(rank)));  // a bug: status 2
   } catch (const std::exception& e) {
+    if (out_of_memory(e)) {
+      if (rank != 0) std::this_thread::sleep_for(late_report);
+      abort_job(report_error(std::current_exception(), rank_and_host(rank)));
+    }
     // libtorch's errors carry a C++ backtrace after their message: one line is enough.
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
     std::fprintf(stderr, "adaqp: error on %s: %s\n", rank_and_host(rank).c_str(),

@@ -1,5 +1,6 @@
 #include "collective_step.h"
 
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
@@ -24,6 +25,14 @@ std::string rank_and_host(int rank) {
 RankFailure::RankFailure(int rank, std::exception_ptr error)
     : where_(rank_and_host(rank)), error_(std::move(error)) {}
 
+bool out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) return true;
+  const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+  return torch_error != nullptr &&
+         torch_error->msg().find("can't allocate memory") != std::string::npos;
+}
+
 int report_error(const std::exception_ptr& error, const std::string& where) {
   const std::string head = where.empty() ? "error" : "error on " + where;
   try {
@@ -38,14 +47,19 @@ int report_error(const std::exception_ptr& error, const std::string& where) {
   } catch (const std::filesystem::filesystem_error& e) {
     // The file system refused (a path, a permission, a full disk): the message names the path.
     std::fprintf(stderr, "adaqp: %s: %s\n", head.c_str(), e.what());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "adaqp: %s: out of memory: the job's sizes (its dataset, or keys such as "
-                 "dataset.synthetic.num_nodes, feat_dim, model.hidden) need more memory than this "
-                 "process can have\n",
-                 head.c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(), e.what());
+    if (out_of_memory(e)) {
+      std::fprintf(stderr,
+                   "adaqp: %s: out of memory: the job's sizes (its dataset, or keys such as "
+                   "dataset.synthetic.num_nodes, feat_dim, model.hidden, model.layers) need more "
+                   "memory than this process can have\n",
+                   head.c_str());
+      return 1;
+    }
+    // libtorch's errors carry a C++ backtrace after their message: one line is enough.
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(),
+                 torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
     return 2;
   } catch (...) {
     std::fprintf(stderr, "adaqp: internal %s: an exception of unknown type\n", head.c_str());

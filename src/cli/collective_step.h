@@ -41,6 +41,10 @@ class RankFailure : public std::exception {
   std::exception_ptr error_;
 };
 
+// Whether `e` says that memory ran out: std::bad_alloc, or libtorch's allocators (on a device
+// c10::OutOfMemoryError; on the CPU a c10::Error saying that it cannot allocate).
+bool out_of_memory(const std::exception& e);
+
 // Prints the one line of an error that ended the command ("adaqp: error[ on WHERE]: ...") and
 // returns the exit code: 1, or 2 for an internal error.
 int report_error(const std::exception_ptr& error, const std::string& where);

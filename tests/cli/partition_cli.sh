@@ -48,6 +48,33 @@ fi
 grep -q "adaqp: error: $WORK/plainfile/g: cannot create the directory: Not a directory" \
   "$WORK/underfile.out" || fail "generate under a file: $(cat "$WORK/underfile.out")"
 
+# Started by mpirun, generate and info run on the job's first process: written and printed once,
+# every rank ending alike (the ranks had raced for --out: one wrote it, the other failed, "already
+# exists"). run_np2 CMD ARGS...: under mpirun -np 2, each rank's exit status in $WORK/np2.codes.
+run_np2() {
+  : >"$WORK/np2.codes"
+  # shellcheck disable=SC2016
+  timeout 120 mpirun --oversubscribe -np 2 bash -c \
+    '"$0" "${@:2}"; rc=$?; echo "$OMPI_COMM_WORLD_RANK $rc" >>"$1"; exit $rc' "$ADAQP_BIN" \
+    "$WORK/np2.codes" "$@"
+}
+ranks_with() { awk -v want="$1" '($2 == 0) == (want == "ok")' "$WORK/np2.codes" | wc -l; }
+run_np2 generate --set dataset.synthetic.num_nodes=400 --out "$WORK/np2" >"$WORK/np2.out" 2>&1 ||
+  fail "generate under mpirun -np 2: $(cat "$WORK/np2.out" "$WORK/np2.codes")"
+(($(grep -c '^generated 400 nodes' "$WORK/np2.out") == 1 && $(ranks_with ok) == 2)) ||
+  fail "generate under mpirun -np 2, expected one summary and 2 ranks exiting 0: $(cat "$WORK/np2.out" "$WORK/np2.codes")"
+run_np2 info --dataset "$WORK/np2" >"$WORK/np2-info.out" 2>&1 ||
+  fail "info under mpirun -np 2: $(cat "$WORK/np2-info.out")"
+(($(grep -c '^nodes  *400$' "$WORK/np2-info.out") == 1)) ||
+  fail "info under mpirun -np 2, expected one report: $(cat "$WORK/np2-info.out")"
+if run_np2 generate --set dataset.synthetic.num_nodes=3 --out "$WORK/np2-bad" >"$WORK/np2-bad.out" 2>&1; then
+  fail "generate under mpirun -np 2 accepted num_nodes 3"
+fi
+(($(grep -c 'adaqp: error' "$WORK/np2-bad.out") == 1 && $(ranks_with failed) == 2)) &&
+  grep -q "dataset.synthetic.num_nodes = 3: must be in" "$WORK/np2-bad.out" ||
+  fail "a bad generate under mpirun -np 2, expected one error and 2 ranks failing: $(cat "$WORK/np2-bad.out" "$WORK/np2.codes")"
+[[ ! -e $WORK/np2-bad ]] || fail "a refused generate under mpirun -np 2 wrote $WORK/np2-bad"
+
 "$ADAQP_BIN" partition --config "$WORK/job.yaml" >"$WORK/partition.out"
 for f in meta.yaml part-0/part.bin part-1/part.bin part-2/part.bin; do
   [[ -s "$WORK/part/$f" ]] || fail "partition did not write $f"
