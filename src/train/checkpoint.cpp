@@ -607,7 +607,13 @@ CheckpointProgress load_checkpoint(const std::string& path, const CheckpointHead
     if (in.has(prefix + "step")) {
       s.adam = std::make_unique<torch::optim::AdamParamState>();
       const int64_t step = get_exact<int64_t>(in, path, prefix + "step", 1)[0];
-      if (step < 1) throw InputError(path, prefix + "step", fmt::format("step {} < 1", step));
+      // Full-graph training takes one optimizer step an epoch.
+      if (step < 1 || step > info.progress.epoch) {
+        throw InputError(path, prefix + "step",
+                         fmt::format("step {} outside 1..{} (one step an epoch, and the checkpoint "
+                                     "is of epoch {})",
+                                     step, info.progress.epoch, info.progress.epoch));
+      }
       s.adam->step(step);
       // Checkpoints are device-independent: the state goes where the parameter lives.
       const c10::Device device = s.param.device();

@@ -428,6 +428,10 @@ TEST(Checkpoint, ValuesNoRunWritesAreNamedWithTheirValue) {
       test::contains(info_error(), "array 'header/model_type': byte 1 of 3 is 0x1b, not text"))
       << info_error();
   EXPECT_FALSE(test::contains(info_error(), "\x1b")) << info_error();
+  // One optimizer step an epoch: a file of epoch 4 holds at most 4.
+  edited("adam/first.weight/step", std::vector<int64_t>{5});
+  EXPECT_TRUE(test::contains(load_error(), path + ": adam/first.weight/step: step 5 outside 1..4"))
+      << load_error();
   std::vector<float> second =
       std::get<std::vector<float>>(arrays.at("adam/first.weight/exp_avg_sq"));
   second[2] = -1;
