@@ -12,6 +12,7 @@
 #include "adaqp/graph/dataset.h"
 #include "adaqp/graph/graph.h"
 #include "adaqp/partition/dataset_files.h"
+#include "adaqp/partition/part_agreement.h"
 #include "adaqp/partition/partition_dir.h"
 #include "commands.h"
 #include "job_options.h"
@@ -70,6 +71,17 @@ void run_info(const InfoOptions& opt) {
   }
   if (!opt.partition.empty()) {
     const PartitionMeta meta = read_partition_meta(opt.partition);
+    // --verify: every part's share of the check that the parts belong together, as adaqp train
+    // makes it (partition/part_agreement.h).
+    std::vector<int64_t> contributions;
+    const auto read_part = [&](int r) {
+      Part part = load_part(opt.partition, r, meta.parts);
+      if (opt.verify) {
+        const std::vector<int64_t> mine = part_contribution(part);
+        contributions.insert(contributions.end(), mine.begin(), mine.end());
+      }
+      return part;
+    };
     // The counts come from meta.yaml; every part file must be there. --verify (and --covers) read
     // every part whole: its checksums and structure.
     for (int r = 0; r < meta.parts; ++r) {
@@ -78,8 +90,10 @@ void run_info(const InfoOptions& opt) {
       if (!std::filesystem::is_regular_file(part, ec)) {
         throw InputError(part, "", fmt::format("missing: meta.yaml lists {} parts", meta.parts));
       }
-      if (opt.verify && !opt.covers) load_part(opt.partition, r, meta.parts);
+      if (opt.verify && !opt.covers) read_part(r);
     }
+    if (opt.verify && !opt.covers)
+      check_contributions_agree(contributions, meta.parts, opt.partition);
     // With a job, --verify also checks that the partition is the job's, as adaqp train would.
     if (opt.verify && job) {
       job->partition.options.dataset_files = list_dataset_files(job->dataset.path);
@@ -98,16 +112,17 @@ void run_info(const InfoOptions& opt) {
       // Said, so that a sound partition is not mistaken for an unchecked one.
       if (opt.verify)
         text += fmt::format(
-            "verified: all {} parts read whole: present, checksums and structure sound{}\n",
+            "verified: all {} parts read whole: present, checksums and structure sound, each "
+            "part's send lists the halo rows its peers expect{}\n",
             meta.parts, job ? "; the job's partition" : "");
     }
     if (opt.covers) {
       std::vector<PairCover> pairs;
       for (int r = 0; r < meta.parts; ++r) {
-        const std::vector<PairCover> into =
-            boundary_covers(load_part(opt.partition, r, meta.parts));
+        const std::vector<PairCover> into = boundary_covers(read_part(r));
         pairs.insert(pairs.end(), into.begin(), into.end());
       }
+      if (opt.verify) check_contributions_agree(contributions, meta.parts, opt.partition);
       if (opt.json) {
         json["boundary_covers"] = covers_json(pairs);
       } else {

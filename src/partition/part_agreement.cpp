@@ -36,7 +36,9 @@ class RowsCrc {
   uint32_t crc_ = kCrcEmpty;
 };
 
-std::vector<int64_t> contribution(const Part& p) {
+}  // namespace
+
+std::vector<int64_t> part_contribution(const Part& p) {
   const int world = p.num_parts;
   std::vector<int64_t> out(static_cast<size_t>(contribution_size(world)), 0);
   const bool typed = p.heterogeneous();
@@ -68,15 +70,19 @@ std::vector<int64_t> contribution(const Part& p) {
   return out;
 }
 
-}  // namespace
-
 void check_parts_agree(Communicator& comm, const Part& part, const std::string& dir) {
   const int world = comm.size();
   ADAQP_CHECK_EQ(part.num_parts, world, "parts against ranks");
   const int64_t size = contribution_size(world);
-  const std::vector<int64_t> mine = contribution(part);
+  const std::vector<int64_t> mine = part_contribution(part);
   std::vector<int64_t> all(static_cast<size_t>(size * world));
   comm.allgather(mine.data(), all.data(), sizeof(int64_t) * static_cast<size_t>(size));
+  check_contributions_agree(all, world, dir);
+}
+
+void check_contributions_agree(const std::vector<int64_t>& all, int world, const std::string& dir) {
+  const int64_t size = contribution_size(world);
+  ADAQP_CHECK_EQ(static_cast<int64_t>(all.size()), size * world, "contributions against parts");
   const auto of = [&](int r) { return all.data() + size * r; };
   const auto path = [&](int r) { return partition_part_path(dir, r); };
 

@@ -139,6 +139,14 @@ open(sys.argv[1], "w").write("\n".join(mixed))
 PY
 expect_failure mixed_partitionings 2 "whose $tmp/two-partitionings/partition/part-1/part.bin expects" \
   "${small[@]}" --set "output.dir=$tmp/two-partitionings" --set partition.method=random
+# adaqp info --verify makes the same check on one process (it passed such parts: each is sound).
+if "$ADAQP_BIN" info --partition "$tmp/two-partitionings/partition" --verify >"$tmp/mixed-info.log" 2>&1 ||
+    ! grep -q "whose $tmp/two-partitionings/partition/part-1/part.bin expects" "$tmp/mixed-info.log"; then
+  cat "$tmp/mixed-info.log"
+  echo "FAIL: info --verify of parts from two partitionings" >&2
+  exit 1
+fi
+echo "ok: info --verify of mixed parts: $(grep "adaqp: error" "$tmp/mixed-info.log")"
 
 # A key with no effect on this dataset (known once the partition is): recompute without a layer
 # that aggregates first (2 GraphSAGE layers, more hidden units than the generated graph's classes).

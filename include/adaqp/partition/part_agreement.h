@@ -4,7 +4,9 @@
 // counts every part normalises its loss by are what the parts hold.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "adaqp/comm/communicator.h"
 #include "adaqp/partition/part.h"
@@ -18,5 +20,10 @@ namespace adaqp {
 // and the counts: parts of different partitionings or datasets, which would overrun the exchange
 // buffers or scale the loss wrongly.
 void check_parts_agree(Communicator& comm, const Part& part, const std::string& dir);
+
+// The same check on one process (adaqp info --verify): `all` holds part_contribution of parts 0 to
+// world - 1 of the partition in `dir`, one after another.
+std::vector<int64_t> part_contribution(const Part& part);
+void check_contributions_agree(const std::vector<int64_t>& all, int world, const std::string& dir);
 
 }  // namespace adaqp
