@@ -190,6 +190,7 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
   require_features(g.feat_dim, cfg.dataset);
   require_relations(cfg, g.relations.size());
   require_metric_fits(cfg, g.multilabel);
+  require_classes(g.num_classes, g.multilabel, dataset_name(cfg.dataset), "labels");
   require_recompute_effect(cfg, g.num_classes);
   // A resume refused for its dataset must leave the partition of the run it meant to continue.
   if (replace && !resume_from.empty()) {
@@ -542,14 +543,15 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
           require_rank0s_dataset_copy(cfg.dataset.path, cfg.partition.options.dataset_files, rank);
         });
         // Slices carry no relations (a typed dataset is refused by the slice readers).
-        return partition_distributed(cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm,
-                                     collective_step(*comm),
-                                     [&](const GraphSlice& s, const std::array<int64_t, 3>& split) {
-                                       require_validation_for_best(cfg, split);
-                                       require_relations(cfg, 0);
-                                       require_metric_fits(cfg, s.multilabel);
-                                       require_recompute_effect(cfg, s.num_classes);
-                                     });
+        return partition_distributed(
+            cfg.dataset, cfg.partition.options, dir, MPI_COMM_WORLD, *comm, collective_step(*comm),
+            [&](const GraphSlice& s, const std::array<int64_t, 3>& split) {
+              require_validation_for_best(cfg, split);
+              require_relations(cfg, 0);
+              require_metric_fits(cfg, s.multilabel);
+              require_classes(s.num_classes, s.multilabel, dataset_name(cfg.dataset), "labels");
+              require_recompute_effect(cfg, s.num_classes);
+            });
       });
     } else {
       run_step(*comm, [&] {
@@ -583,6 +585,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
   run_step(*comm, [&] { check_parts_agree(*comm, part, dir); });
   run_step(*comm, [&] {
     require_recompute_effect(cfg, meta.num_classes);
+    require_classes(meta.num_classes, meta.multilabel, partition_meta_path(dir), "num_classes");
     require_relations(cfg, meta.relations.size());
     require_metric_fits(cfg, meta.multilabel);
     check_splits(cfg, part, rank);

@@ -128,7 +128,7 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec) {
     throw ConfigError(fmt::format(
         "dataset.split = '{}': only the OGB layout has named splits (the folders under split/); {} "
         "is read {} the {} layout, with one split: leave dataset.split empty",
-        spec.split, spec.path.empty() ? "the generated graph" : spec.path,
+        spec.split, dataset_name(spec),
         spec.format == DatasetFormat::kAuto ? "as" : "(dataset.format) as", to_string(format)));
   }
   return format;
@@ -153,16 +153,28 @@ Graph load_dataset(const DatasetSpec& spec) {
   return g;
 }
 
+std::string dataset_name(const DatasetSpec& spec) {
+  return spec.path.empty() ? "the generated graph" : spec.path;
+}
+
 void require_training_nodes(int64_t train_nodes, const DatasetSpec& spec) {
   if (train_nodes > 0) return;
-  throw InputError(spec.path.empty() ? "the generated graph" : spec.path, "training split",
+  throw InputError(dataset_name(spec), "training split",
                    fmt::format("has no nodes{}: training needs labelled training nodes",
                                spec.split.empty() ? "" : " (dataset.split = " + spec.split + ")"));
 }
 
+void require_classes(int64_t num_classes, bool multilabel, const std::string& file,
+                     const std::string& field) {
+  if (multilabel || num_classes >= 2) return;
+  throw InputError(file, field,
+                   fmt::format("{} class{}: training a classifier needs at least 2", num_classes,
+                               num_classes == 1 ? " (every label is 0)" : "es"));
+}
+
 void require_features(int64_t feat_dim, const DatasetSpec& spec) {
   if (feat_dim > 0) return;
-  throw InputError(spec.path.empty() ? "the generated graph" : spec.path, "features",
+  throw InputError(dataset_name(spec), "features",
                    "have 0 columns: a model needs at least one input feature");
 }
 

@@ -249,6 +249,18 @@ expect_failure no_features 2 "$tmp/no_feat: features: have 0 columns" \
   "${from_files[@]}" --set "dataset.path=$tmp/no_feat" --set "output.dir=$tmp/no_feat_out"
 [[ ! -e $tmp/no_feat_out ]] ||
   { ls -R "$tmp/no_feat_out"; echo "FAIL: a dataset without features left files" >&2; exit 1; }
+# Labels of one class: every split would score 1.0 with nothing learnt. Refused before anything
+# is partitioned, and from a partition directory made of such a dataset by adaqp partition.
+with_one_class "$tmp/numpy" "$tmp/one_class" 400
+expect_failure one_class 2 "$tmp/one_class: labels: 1 class (every label is 0)" \
+  "${from_files[@]}" --set "dataset.path=$tmp/one_class" --set "output.dir=$tmp/one_class_out"
+[[ ! -e $tmp/one_class_out ]] ||
+  { ls -R "$tmp/one_class_out"; echo "FAIL: a dataset of one class left files" >&2; exit 1; }
+"$ADAQP_BIN" partition "${from_files[@]}" --set "dataset.path=$tmp/one_class" \
+  --out "$tmp/one_class_parts" >/dev/null 2>&1 || { echo "FAIL: partition of one class" >&2; exit 1; }
+expect_failure one_class_partition 2 "$tmp/one_class_parts/meta.yaml: num_classes: 1 class" \
+  "${from_files[@]}" --set "dataset.path=$tmp/one_class" --set "partition.dir=$tmp/one_class_parts" \
+  --set "output.dir=$tmp/one_class_out"
 # Ranks started with different jobs (a configuration file that differs between hosts): one error
 # naming the key and both values, every rank non-zero, nothing written. Paths may differ.
 rc=0

@@ -134,11 +134,19 @@ DatasetFormat resolve_dataset_format(const DatasetSpec& spec);
 // synthetic is a ConfigError.
 Graph load_dataset(const DatasetSpec& spec);
 
+// How errors name the dataset: its path, or "the generated graph".
+std::string dataset_name(const DatasetSpec& spec);
+
 // InputError naming the dataset's training split unless it has nodes (`train_nodes`, over every
 // slice): a partition is made for training, and the loss of an empty split is undefined.
 void require_training_nodes(int64_t train_nodes, const DatasetSpec& spec);
 // InputError naming the dataset when its nodes have no feature columns: every model's first layer
 // reads at least one.
 void require_features(int64_t feat_dim, const DatasetSpec& spec);
+// InputError naming `file` and `field` when single-label data has fewer than 2 classes: every label
+// is 0, and a model would score 1.0 on any split having learnt nothing (multi-label data has a
+// binary task a class).
+void require_classes(int64_t num_classes, bool multilabel, const std::string& file,
+                     const std::string& field);
 
 }  // namespace adaqp

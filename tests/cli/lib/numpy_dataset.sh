@@ -24,3 +24,18 @@ with open(sys.argv[1], "wb") as f:
     f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
 PY
 }
+
+# with_one_class SRC DST NODES: a copy of SRC in DST whose label.npy gives all NODES nodes class 0
+# (an int64 array of shape (NODES,)).
+with_one_class() {
+  cp -r "$1" "$2"
+  python3 - "$2/label.npy" "$3" <<'PY'
+import sys
+nodes = int(sys.argv[2])
+header = "{'descr': '<i8', 'fortran_order': False, 'shape': (%d,), }" % nodes
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+    f.write(bytes(8 * nodes))
+PY
+}
