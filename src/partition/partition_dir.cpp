@@ -255,26 +255,34 @@ void check_meta_counts(const PartitionMeta& m, const std::string& file) {
           fmt::format("must be the parts' in-edges from other parts, {}", cut));
 }
 
-// meta.yaml's dataset_files: [path, bytes, CRC-32 of the ends in hex] each (absent: none).
+// meta.yaml's dataset_files: [path, bytes, CRC-32 of the ends in hex] each (absent: none), read
+// entry by entry, so that an error names the entry rather than printing the whole list.
 void read_meta_dataset_files(const YAML::Node& root, const std::string& file, PartitionMeta& m) {
-  if (!root["dataset_files"]) return;
-  const auto rows = field<std::vector<std::vector<std::string>>>(root, "dataset_files", file);
-  for (size_t i = 0; i < rows.size(); ++i) {
+  const YAML::Node list = root["dataset_files"];
+  if (!list) return;
+  if (!list.IsSequence())
+    throw InputError(file, "dataset_files", "must be a list of [path, bytes, CRC-32 in hex]");
+  for (size_t i = 0; i < list.size(); ++i) {
     const std::string at = fmt::format("dataset_files[{}]", i);
-    if (rows[i].size() != 3) throw InputError(file, at, "must be [path, bytes, CRC-32 in hex]");
+    std::vector<std::string> row;
+    try {
+      row = list[i].as<std::vector<std::string>>();
+    } catch (const YAML::Exception&) {
+      row.clear();  // not a list of scalars: refused below
+    }
+    if (row.size() != 3) throw InputError(file, at, "must be [path, bytes, CRC-32 in hex]");
     DatasetFile f;
-    f.path = rows[i][0];
+    f.path = row[0];
     try {
       size_t used = 0;
-      f.bytes = std::stoll(rows[i][1], &used);
-      if (used != rows[i][1].size() || f.bytes < 0) throw std::invalid_argument("bytes");
-      const unsigned long crc = std::stoul(rows[i][2], &used, 16);
-      if (used != rows[i][2].size() || crc > 0xFFFFFFFFul) throw std::invalid_argument("crc");
+      f.bytes = std::stoll(row[1], &used);
+      if (used != row[1].size() || f.bytes < 0) throw std::invalid_argument("bytes");
+      const unsigned long crc = std::stoul(row[2], &used, 16);
+      if (used != row[2].size() || crc > 0xFFFFFFFFul) throw std::invalid_argument("crc");
       f.ends_crc = static_cast<uint32_t>(crc);
     } catch (const std::exception&) {
-      throw InputError(
-          file, at,
-          fmt::format("'{}', '{}': not a size and a CRC-32 in hex", rows[i][1], rows[i][2]));
+      throw InputError(file, at,
+                       fmt::format("'{}', '{}': not a size and a CRC-32 in hex", row[1], row[2]));
     }
     m.dataset_files.push_back(std::move(f));
   }

@@ -168,6 +168,18 @@ TEST(DatasetFiles, MetaYamlKeepsTheRecordAndRefusesAMalformedOne) {
   const std::string error =
       test::error_of<InputError>([&] { parse_partition_meta(text, "meta.yaml"); });
   EXPECT_TRUE(test::contains(error, "dataset_files[0]")) << error;
+  // An entry that is no list: named alone, not the whole list printed.
+  std::string mapped = partition_meta_yaml(m);
+  const size_t line = mapped.find("x y.npy");
+  ASSERT_NE(line, std::string::npos) << mapped;
+  const size_t dash = mapped.rfind("- ", line), end = mapped.find('\n', line);
+  ASSERT_NE(dash, std::string::npos) << mapped;
+  mapped.replace(dash + 2, end - dash - 2, "{path: x, bytes: 1}");
+  const std::string entry =
+      test::error_of<InputError>([&] { parse_partition_meta(mapped, "meta.yaml"); });
+  EXPECT_TRUE(test::contains(entry, "meta.yaml: dataset_files[1]: must be [path, bytes, CRC-32"))
+      << entry;
+  EXPECT_FALSE(test::contains(entry, "edge.csv.gz")) << entry;
 }
 
 TEST(DatasetFiles, AReusedPartitionOfChangedFilesIsRefused) {
