@@ -24,6 +24,10 @@ std::unique_ptr<MpiSession> start_mpi() {
 }
 
 void run_on_first_rank(const std::string& what, const std::function<void()>& work) {
+  if (!mpi_launch_problem().empty()) {
+    if (first_launched_process()) work();
+    return;
+  }
   const std::unique_ptr<MpiSession> mpi = start_mpi();
   const std::unique_ptr<Communicator> comm =
       make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
