@@ -8,7 +8,6 @@
 // its learned featureless rows beside them); --resume continues from the newest intact one, on any
 // number of workers, and reproduces the uninterrupted run (exactly on the same number of workers);
 // --resume=auto does so where a checkpoint exists and starts afresh where none does.
-#include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
@@ -328,10 +327,8 @@ void run_guarded(const Communicator& comm, Step&& step) {
       if (rank != 0) std::this_thread::sleep_for(late_report);
       abort_job(report_error(std::current_exception(), rank_and_host(rank)));
     }
-    // libtorch's errors carry a C++ backtrace after their message: one line is enough.
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
     std::fprintf(stderr, "adaqp: error on %s: %s\n", rank_and_host(rank).c_str(),
-                 torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
+                 one_line_message(e));
     abort_job(1);
   }
 }

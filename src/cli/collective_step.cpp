@@ -25,6 +25,11 @@ std::string rank_and_host(int rank) {
 RankFailure::RankFailure(int rank, std::exception_ptr error)
     : where_(rank_and_host(rank)), error_(std::move(error)) {}
 
+const char* one_line_message(const std::exception& e) {
+  const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+  return torch_error != nullptr ? torch_error->what_without_backtrace() : e.what();
+}
+
 bool out_of_memory(const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
   if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) return true;
@@ -56,10 +61,7 @@ int report_error(const std::exception_ptr& error, const std::string& where) {
                    head.c_str());
       return 1;
     }
-    // libtorch's errors carry a C++ backtrace after their message: one line is enough.
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(),
-                 torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
+    std::fprintf(stderr, "adaqp: internal %s: %s\n", head.c_str(), one_line_message(e));
     return 2;
   } catch (...) {
     std::fprintf(stderr, "adaqp: internal %s: an exception of unknown type\n", head.c_str());

@@ -41,6 +41,9 @@ class RankFailure : public std::exception {
   std::exception_ptr error_;
 };
 
+// An error's message on one line: libtorch's errors carry a C++ backtrace after theirs.
+const char* one_line_message(const std::exception& e);
+
 // Whether `e` says that memory ran out: std::bad_alloc, or libtorch's allocators (on a device
 // c10::OutOfMemoryError; on the CPU a c10::Error saying that it cannot allocate).
 bool out_of_memory(const std::exception& e);
