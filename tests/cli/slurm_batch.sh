@@ -12,7 +12,8 @@
 #   3. an unknown configuration key: the job ends FAILED, and its output names the key.
 # Then what docs/cluster.md offers beside the script: `mpirun` inside a 2-task allocation trains on
 # 2 workers; srun without an MPI plugin (--mpi=none) is one error, printed once, naming the remedy,
-# and exit status 1. And the script outside a Slurm job says so and exits non-zero.
+# and exit status 1, for train, while generate and info run once, on the first task. And the script
+# outside a Slurm job says so and exits non-zero.
 # Then a job on both nodes (2 tasks each): every worker starts through PMIx across the nodes, and
 # adaqp finds 2 hosts (its link model has a class for each); and a worker killed on the second node
 # ends its job at once (the script's --kill-on-bad-exit) instead of at adaqp's wait bound.
@@ -251,6 +252,23 @@ if ((rc != 1)) || [[ $(grep -c "adaqp: error: srun started 2 task(s) without an 
   fail "srun --mpi=none: exit status $rc: $out"
 fi
 echo "ok: srun --mpi=none: exit status 1, one error naming srun --mpi=pmix"
+
+# generate and info are one process's work: under srun without an MPI plugin the first task does
+# it alone (once: one graph written, one report) and every task ends with status 0.
+rc=0
+out=$(timeout 120 srun --time=2 --mpi=none -N 1 -n 2 "$ADAQP_BIN" generate --out "$tmp/gen" \
+  --set dataset.synthetic.num_nodes=500 2>&1) || rc=$?
+if ((rc != 0)) || [[ $(grep -c "^wrote $tmp/gen (NumPy layout)" <<<"$out") != 1 ]] ||
+  [[ ! -s $tmp/gen/feat.npy ]]; then
+  fail "srun --mpi=none generate: exit status $rc: $out"
+fi
+rc=0
+out=$(timeout 120 srun --time=2 --mpi=none -N 1 -n 2 "$ADAQP_BIN" info --dataset "$tmp/gen" 2>&1) ||
+  rc=$?
+if ((rc != 0)) || [[ $(grep -c "^nodes  *500$" <<<"$out") != 1 ]]; then
+  fail "srun --mpi=none info: exit status $rc: $out"
+fi
+echo "ok: srun --mpi=none: generate writes one graph and info reports once, exit status 0"
 
 # Both nodes, 2 tasks each: srun starts the 4 workers across the nodes over PMIx, and adaqp's link
 # model finds 2 hosts of 2 workers (a class for the same host, one for the other).
