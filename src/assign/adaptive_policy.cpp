@@ -253,20 +253,23 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   if (schedule_.trial_due(any_full_precision(current_), vanilla_comm_time(traces))) {
     const bool of_scheme = schedule_.vanilla_schedule();
     schedule_.start_trial();
-    if (of_scheme) {
-      // The scheme's plans from before Vanilla's schedule was kept run its trial.
-      restore_saved_full();
-    } else {
+    // The scheme's plans as its last epoch left them run its trial.
+    if (of_scheme) restore_saved_full();
+  }
+  const bool scheme_ran = current_.overlap;  // the last epoch's schedule
+  current_.overlap = schedule_.overlap();
+  if (!current_.overlap) {
+    // Vanilla's schedule: every exchange at full precision, no overlap, nothing to solve. Handed
+    // over from the scheme (a trial of Vanilla's, or a lost trial of the scheme), the scheme's
+    // choices are kept for its return: its latest ones, which its widths, refresh ages and solved
+    // inputs belong to.
+    if (scheme_ran) {
       saved_full_.clear();
       for (Direction dir : kDirs) {
         for (const MessageBits& b : plan_bits(current_, dir))
           saved_full_.push_back(b.full_precision);
       }
     }
-  }
-  current_.overlap = schedule_.overlap();
-  if (!current_.overlap) {
-    // Vanilla's schedule: every exchange at full precision, no overlap, nothing to solve.
     for (Direction dir : kDirs) {
       for (MessageBits& b : plan_bits(current_, dir)) b.full_precision = true;
     }

@@ -783,6 +783,70 @@ TEST(AdaptiveSeconds, LostTrialRunsAgainAndTheLatestEpochsDecide) {
   }
 }
 
+// The scheme's trials against a kept Vanilla's schedule run the scheme's latest plans. On a slow
+// link (in the model) whose transfers hide behind the epoch's work (epochs 2-4 sleep inside the
+// exchanges' windows), the model puts both exchanges at full precision (3-5); Vanilla's schedule is
+// tried (6-8) and kept against the slow epochs 4-5. The scheme's first trial (25-27) finds nothing
+// hidden any more and quantizes both exchanges; its epochs 26-27 slow, it loses. Its second trial
+// (60-62, Vanilla's 56-59 slow) must run those quantized plans and widths, kept from then on: the
+// choices from before Vanilla's schedule was first kept (full precision) came back without a
+// refresh age or a solve's inputs, and no refresh or solve ever took the exchanges up again.
+TEST(AdaptiveSeconds, ASchemeTrialRunsTheSchemesLatestPlans) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const Graph g = test::small_graph(240, 36);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm, /*overlap=*/true);
+  DistGraph& graph = *owned;
+  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  // 10 us a byte: full precision's 24 bytes a row take twice as long as 8 bits' 14 wherever
+  // nothing hides them.
+  const std::vector<assign::LinkCost> slow(comm->size(), {1e-4, 1e-5});
+  AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
+                        assign::per_sender_time_model(slow), /*layers=*/2, AdaptiveOptions{},
+                        /*seed=*/5, /*measured_times=*/true);
+  const auto sleep_s = [](double s) {
+    if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
+  };
+  std::vector<uint8_t> lost_trial_send[2];
+  for (int epoch = 1; epoch <= 64; ++epoch) {
+    const double hidden_s = epoch == 2 ? 0.3 : epoch == 3 || epoch == 4 ? 0.15 : 0.0;
+    const bool slow_epoch =
+        epoch == 5 || epoch == 26 || epoch == 27 || (epoch >= 56 && epoch <= 59);
+    QuantPlan plan = policy.plan(epoch, graph.message_traces());
+    sleep_s(slow_epoch ? 0.3 : 0.0);
+    std::vector<float> y(h.size()), dh(grad.size());
+    graph.set_quant_plan(&plan);
+    graph.reset_comm_stats();
+    graph.begin_aggregate(h.data(), kWidth, kLayer);
+    sleep_s(hidden_s);
+    graph.aggregate_local(h.data(), kWidth, y.data());
+    graph.end_aggregate(kWidth, y.data());
+    graph.begin_aggregate_backward(grad.data(), kWidth, kLayer);
+    sleep_s(hidden_s);
+    graph.end_aggregate_backward(grad.data(), kWidth, dh.data());
+    graph.set_quant_plan(nullptr);
+    const AssignStats stats = *policy.finish_epoch(graph.comm_stats(), graph.message_traces());
+    const std::string what = "epoch " + std::to_string(epoch);
+    const bool vanilla = (epoch >= 6 && epoch <= 24) || (epoch >= 28 && epoch <= 59);
+    ASSERT_EQ(plan.overlap, !vanilla) << what;
+    ASSERT_EQ(stats.vanilla_schedule, vanilla) << what;
+    EXPECT_FALSE(stats.full_precision_given_up) << what;
+    const bool full = (epoch >= 3 && epoch <= 24) || (epoch >= 28 && epoch <= 59);
+    for (int d = 0; d < 2; ++d) {
+      const MessageBits& mb = (d == 0 ? plan.forward : plan.backward)[kLayer];
+      EXPECT_EQ(mb.full_precision, full) << what << (d == 0 ? " forward" : " backward");
+      if (epoch == 27) lost_trial_send[d] = mb.send;
+      if (epoch >= 60) {
+        EXPECT_EQ(mb.send, lost_trial_send[d]) << what << ": the lost trial's widths";
+      }
+    }
+  }
+  EXPECT_TRUE(std::any_of(lost_trial_send[0].begin(), lost_trial_send[0].end(),
+                          [](uint8_t b) { return b < quant::all_widths().back(); }) ||
+              lost_trial_send[0].empty())
+      << "the lost trial solved narrower widths than the largest";
+}
+
 // On a slow link without codec time in the model, full precision (24 bytes a row here against
 // 14 at 8 bits) never pays: objective seconds plans exactly the normalised objective's widths,
 // with the fast solver and with the exact MILP. (A rank alone sends nothing: full precision.)

@@ -139,8 +139,8 @@ class AdaptivePolicy : public BitPolicy {
   // full precision given up there is never chosen again, and a trial's epochs (and, where it won,
   // every later one until a trial of the scheme wins back) run Vanilla's schedule
   // (QuantPlan::overlap false, every exchange at full precision, nothing to solve); after a lost
-  // trial, and for a trial of the scheme, the plans from before it come back. Every
-  // plan traces its quantized exchanges.
+  // trial, and for a trial of the scheme, the scheme's plans as its last epoch left them come
+  // back. Every plan traces its quantized exchanges.
   // Background solve (AdaptiveOptions::background_solve, where comm.host_duplicate() gives a
   // communicator for a second thread): after the first solve (inline: until it every message
   // travels at the largest width), the exchanges due are decided here, as above, and their inputs
@@ -264,8 +264,11 @@ class AdaptivePolicy : public BitPolicy {
   // When the epoch's plan() began: epochs are timed from there, without plan() itself.
   double plan_start_s_ = -1;
   assign::MeasuredSchedule schedule_;
-  // The full-precision choices of the scheme's plans when a trial of Vanilla's schedule began,
-  // which a lost trial of it, or a trial of the scheme, puts back (restore_saved_full).
+  // The full-precision choices of the scheme's plans when Vanilla's schedule last took over from
+  // it (a trial of Vanilla's, or a lost trial of the scheme), which a lost trial of Vanilla's, or
+  // a trial of the scheme, puts back (restore_saved_full). Taken anew at each hand-over: the
+  // plans' widths, full_since_ and solved_inputs_ are the latest, and a choice older than them
+  // would put an exchange at full precision that no refresh or solve ever takes up again.
   std::vector<bool> saved_full_;
   // send_counts_[exchange][peer]: count_widths of the plan's send widths, kept beside them so
   // that finish_epoch's statistics do not walk every message.

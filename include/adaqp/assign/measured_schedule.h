@@ -23,7 +23,7 @@
 //   kTrialSamples each) by more than kTrialMargin, and the fastest of them the fastest of those,
 //   the run goes on with Vanilla's schedule. Either way the next trial comes kTrialGap epochs
 //   later, then after twice the previous wait each time: of Vanilla's schedule while the scheme
-//   runs, of the scheme (its plans from before Vanilla's schedule was kept, overlapped) while
+//   runs, of the scheme (its plans as its last epoch left them, overlapped) while
 //   Vanilla's runs, judged alike against Vanilla's latest epochs; so that a decision a stall of the
 //   machine made is undone.
 // Pure bookkeeping on numbers every rank shares (gathered epoch times, decisions common to all):
