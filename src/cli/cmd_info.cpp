@@ -34,7 +34,8 @@ struct InfoOptions {
 void run_info(const InfoOptions& opt) {
   const bool want_job = !opt.job.config.empty() || !opt.job.overrides.empty();
   if (!want_job && opt.dataset.empty() && opt.partition.empty())
-    throw ConfigError("info: give --config (the job's dataset), --dataset DIR or --partition DIR");
+    throw ConfigError(
+        "info: give --config or --set (the job's dataset), --dataset DIR or --partition DIR");
   // --dataset reads the directory as stored: --set keys (a job's transforms, its split) would load
   // the job's dataset instead, silently another one.
   if (!opt.dataset.empty() && !opt.job.overrides.empty()) {

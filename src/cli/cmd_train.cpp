@@ -693,8 +693,9 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
              "--resume", *resume,
              "continue from the newest intact checkpoint in the checkpoint directory "
              "(training.checkpoint_dir), on any number of workers; the job must match its "
-             "dataset, model and seed. --resume=auto continues where a checkpoint exists and "
-             "starts from epoch 1 where none does (a job that its scheduler may requeue)")
+             "dataset, model and seed (--resume=always: the same). --resume=auto continues where "
+             "a checkpoint exists and starts from epoch 1 where none does (a job that its "
+             "scheduler may requeue)")
           ->expected(0, 1)
           ->check(CLI::IsMember({"always", "auto"}))
           ->option_text("[=always|auto]")
@@ -703,7 +704,8 @@ void add_train_command(CLI::App& app, const TransportWrapper& wrap_transport) {
   cmd->add_flag("--repartition", *repartition,
                 "partition the dataset again into partition.dir even if it exists (its partition "
                 "is replaced in one step once the new one is written); without it an existing "
-                "partition.dir made with other partition.* keys is an error");
+                "partition.dir made from another dataset (dataset.* keys, its files) or with other "
+                "partition.* keys is an error");
   cmd->callback([job, resume, resume_option, repartition, wrap_transport] {
     const ResumeMode mode = resume_option->count() == 0 ? ResumeMode::kNo
                             : *resume == "auto"         ? ResumeMode::kAuto

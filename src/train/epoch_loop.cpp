@@ -326,21 +326,28 @@ std::string describe(const RunSummary& s) {
       if (cuda)
         phases += fmt::format(" (device {:.2f} GiB)", static_cast<double>(device) / (1 << 30));
     }
-    text += fmt::format("\npeak memory of the largest rank{}: {}",
+    text += fmt::format("\npeak memory, the largest rank's in each phase{}: {}",
                         s.memory_resets ? "" : " (since the process started)", phases);
   }
   if (!s.seconds.empty()) {
-    // The slowest rank's time of each phase before training, and their sum.
-    std::string phases;
-    double total = 0;
-    for (int k = 0; k < static_cast<int>(Phase::kTraining); ++k) {
-      double slowest = 0;
-      for (const PhaseSeconds& rank : s.seconds) slowest = std::max(slowest, rank[k]);
-      total += slowest;
-      phases += fmt::format("{}{} {:.2f} s", k > 0 ? " | " : "", phase_name(static_cast<Phase>(k)),
-                            slowest);
+    // The rank whose phases before training took longest together, and its time in each (the
+    // phases' maxima over ranks may come from different ranks: their sum is no rank's).
+    const auto startup_s = [](const PhaseSeconds& rank) {
+      double sum = 0;
+      for (int k = 0; k < static_cast<int>(Phase::kTraining); ++k) sum += rank[k];
+      return sum;
+    };
+    size_t slowest = 0;
+    for (size_t r = 1; r < s.seconds.size(); ++r) {
+      if (startup_s(s.seconds[r]) > startup_s(s.seconds[slowest])) slowest = r;
     }
-    text += fmt::format("\nstart-up of the slowest rank: {:.2f} s ({})", total, phases);
+    std::string phases;
+    for (int k = 0; k < static_cast<int>(Phase::kTraining); ++k) {
+      phases += fmt::format("{}{} {:.2f} s", k > 0 ? " | " : "", phase_name(static_cast<Phase>(k)),
+                            s.seconds[slowest][k]);
+    }
+    text += fmt::format("\nstart-up of the slowest rank (rank {}): {:.2f} s ({})", slowest,
+                        startup_s(s.seconds[slowest]), phases);
   }
   const double total = s.compute_s + s.exposed_comm_s + s.reduce_s + s.assign_s;
   if (total > 0) {

@@ -1,6 +1,6 @@
 // The summary a run prints (train/epoch_loop.h describe): what its means cover after a resume, the
-// exchanged bytes against full precision, and the time split without the quantized modes' parts
-// where nothing was quantized.
+// exchanged bytes against full precision, the time split without the quantized modes' parts
+// where nothing was quantized, and the start-up of one rank, the slowest.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -64,6 +64,19 @@ TEST(RunSummaryText, TheTimeSplitNamesTheQuantizedModesPartsOnlyWhereTheyRan) {
   EXPECT_TRUE(test::contains(text,
                              "all-reduce 20% | bit-width assignment 20%; (de)quantization "
                              "12.5 ms/epoch"))
+      << text;
+}
+
+// Each phase's slowest rank differs here (partition: rank 0, load: rank 1, startup: rank 2):
+// their maxima add up to 4.5 s, no rank's start-up. The line gives rank 2's, the longest (3.2 s).
+TEST(RunSummaryText, StartUpIsTheSlowestRanksOwnPhases) {
+  RunSummary s = finished(1, 3);
+  s.world_size = 3;
+  s.seconds = {{2.0, 0.1, 0.5, 9.0}, {1.0, 1.5, 0.3, 9.0}, {1.2, 0.0, 2.0, 9.0}};
+  const std::string text = describe(s);
+  EXPECT_TRUE(test::contains(text,
+                             "start-up of the slowest rank (rank 2): 3.20 s (partition 1.20 s | "
+                             "load 0.00 s | startup 2.00 s)"))
       << text;
 }
 
