@@ -599,6 +599,16 @@ PartitionMeta replace_partition(const std::string& dir, const Graph& g,
   return meta;
 }
 
+namespace {
+
+// One directory by two names (a symbolic link, a bind mount), both there: the same dataset.
+bool same_directory(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+}  // namespace
+
 void require_partition_matches(const PartitionMeta& meta, const PartitionOptions& opt,
                                const std::string& dir) {
   auto refuse_key = [&](const std::string& key, const std::string& made, const std::string& asked) {
@@ -628,7 +638,8 @@ void require_partition_matches(const PartitionMeta& meta, const PartitionOptions
                          [&](const auto& kv) { return kv.first == key; });
         if (fallback != opt.dataset_key_defaults.end()) made_value = fallback->second;
       }
-      if (made_value != asked) refuse_key(key, "'" + made_value + "'", "'" + asked + "'");
+      if (made_value != asked && !(key == "dataset.path" && same_directory(made_value, asked)))
+        refuse_key(key, "'" + made_value + "'", "'" + asked + "'");
     }
   }
   // The same keys can name files that changed since (a dataset rewritten in place).

@@ -448,6 +448,34 @@ TEST(PartitionStore, AnExistingPartitionMustBeOfTheSameDataset) {
                      "dataset.add_reverse = 'false', the job asks for 'true'"));
 }
 
+// dataset.path names a directory: reached by another name (a symbolic link to it), it is the same
+// dataset; a path that names no directory here is compared as written.
+TEST(PartitionStore, ADatasetDirectoryByAnotherNameIsTheSameDataset) {
+  test::TempDir tmp;
+  const fs::path data = tmp.path() / "data", link = tmp.path() / "link";
+  fs::create_directories(data);
+  fs::create_directory_symlink(data, link);
+  PartitionOptions made = three_parts("random");
+  made.dataset_keys = {{"dataset.path", link.string()}};
+  write_partition(tmp.str("p"), sample_graph(), made);
+  const PartitionMeta meta = read_partition_meta(tmp.str("p"));
+  PartitionOptions job = made;
+  job.dataset_keys[0].second = data.string();
+  EXPECT_NO_THROW(require_partition_matches(meta, job, "P"));
+  fs::create_directories(tmp.path() / "other");
+  job.dataset_keys[0].second = (tmp.path() / "other").string();
+  EXPECT_TRUE(
+      test::contains(partition_config_error([&] { require_partition_matches(meta, job, "P"); }),
+                     "dataset.path = '" + link.string() + "', the job asks for '"))
+      << "another directory";
+  fs::remove(link);
+  job.dataset_keys[0].second = data.string();
+  EXPECT_TRUE(
+      test::contains(partition_config_error([&] { require_partition_matches(meta, job, "P"); }),
+                     "dataset.path = '" + link.string() + "', the job asks for '"))
+      << "a name that no longer leads to it";
+}
+
 // --repartition's replacement: the new partition takes the directory's place whole, nothing is
 // left beside it; a replacement that fails leaves the old partition as it was.
 TEST(PartitionStore, ReplaceSwapsInTheNewPartitionOrLeavesTheOld) {
