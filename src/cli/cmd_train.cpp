@@ -492,7 +492,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       std::string changed;
       for (const auto& [key, value] : changed_key_values(cfg))
         changed += fmt::format("\n  {}: {}", key, value);
-      spdlog::info("adaqp train on {} workers, {} (every key: {}/config.yaml){}", world,
+      spdlog::info("adaqp train on {} worker(s), {} (every key: {}/config.yaml){}", world,
                    changed.empty() ? "every key at its default" : "keys other than their defaults",
                    cfg.output.dir, changed);
       spdlog::debug("effective configuration:\n{}", to_yaml(cfg));
