@@ -75,7 +75,7 @@ class CpuBlockCodec final : public MessageCodec {
       if (b.send_bytes[r] > 0) b.send_pieces[r] = c->layout.send_pieces[r];
       if (b.recv_bytes[r] > 0) b.recv_pieces[r] = c->layout.recv_pieces[r];
     }
-    const quant::QuantKey key = t.key();
+    const quant::QuantKey key = t.key(ctx_.rank);
     ExchangeHooks h;
     h.pack = [t, c, send, key](int r, int piece, void* /*stream*/) {
       const Piece& p = c->send_pieces[r][piece];

@@ -83,7 +83,7 @@ class CudaBlockCodec final : public MessageCodec {
     // last exchange of this tag was settled: no copy into it is pending).
     kernels::cuda_memset_async(status, 0xFF, sizeof(*status), nullptr);
     *c->status_host.data_ptr<int64_t>() = -1;
-    const quant::QuantKey key = t.key();
+    const quant::QuantKey key = t.key(ctx_.rank);
     const bool trace = t.precision.ranges != nullptr;
     ExchangeHooks h;
     h.pack = [t, c, send, key, status, trace](int r, int /*piece: one per block*/, void* stream) {
@@ -114,7 +114,7 @@ class CudaBlockCodec final : public MessageCodec {
     const Tables& c = by_tag_.at(t.id.tag());
     const int64_t bad = *c.status_host.data_ptr<int64_t>();
     if (bad != -1) {
-      throw quant::NonFiniteError(t.key(), bad,
+      throw quant::NonFiniteError(t.key(ctx_.rank), bad,
                                   "it holds a NaN or infinite value, or its value range "
                                   "overflows float32");
     }

@@ -8,10 +8,14 @@
 
 namespace adaqp {
 
-quant::QuantKey Transfer::key() const {
+quant::QuantKey Transfer::key(int sender) const {
   quant::QuantKey k = precision.key;
   k.layer = static_cast<uint32_t>(id.layer);
   k.stream = id.dir == Direction::kForward ? RngStream::kQuantForward : RngStream::kQuantBackward;
+  // (sender + 1) times an odd constant is distinct for every sender and never 0: each sender's
+  // backward key differs from every other's and from the seed the other streams use.
+  if (id.dir == Direction::kBackward)
+    k.seed ^= (static_cast<uint64_t>(sender) + 1) * 0x9E3779B97F4A7C15ull;
   return k;
 }
 

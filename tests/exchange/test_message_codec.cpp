@@ -302,8 +302,9 @@ TEST(MessageCodec, LayoutFollowsTheWidthsAndTheRowWidth) {
 
 // What the codec sends is the block format itself: piece k of a peer's block is quant::encode_block
 // of the peer's rows [n k / count, n (k + 1) / count), keyed by the transfer's seed and epoch, its
-// layer and its direction's stream; the ranges traced are every sent row's max - min in send order
-// (whatever the piece); every peer's block starts 16-byte aligned.
+// layer and its direction's stream, a backward one's seed mixed with the sender (rank 0 here:
+// seed ^ 0x9E3779B97F4A7C15, docs/design.md section 5); the ranges traced are every sent row's
+// max - min in send order (whatever the piece); every peer's block starts 16-byte aligned.
 TEST(MessageCodec, PiecesAreEncodedBlocksOfTheLayerAndDirectionKey) {
   for (int64_t piece_elements : {int64_t{1} << 30, int64_t{10}}) {
     Lone s({0, 13, 21}, {0, 5, 9}, 7, 4);
@@ -315,7 +316,7 @@ TEST(MessageCodec, PiecesAreEncodedBlocksOfTheLayerAndDirectionKey) {
     auto codec = make_quantized_codec(lone_context(piece_elements));
     ExchangeBuffers b = ExchangeBuffers::none(3);
     const ExchangeHooks h = codec->bind(s.t, b);
-    const quant::QuantKey key{9, 2, 3, RngStream::kQuantBackward};
+    const quant::QuantKey key{9 ^ 0x9E3779B97F4A7C15ull, 2, 3, RngStream::kQuantBackward};
     for (int r = 1; r < 3; ++r) {
       EXPECT_EQ(reinterpret_cast<uintptr_t>(b.send[r]) % 16, 0u) << "send block to " << r;
       EXPECT_EQ(reinterpret_cast<uintptr_t>(b.recv[r]) % 16, 0u) << "receive block from " << r;
@@ -346,6 +347,71 @@ TEST(MessageCodec, PiecesAreEncodedBlocksOfTheLayerAndDirectionKey) {
       EXPECT_EQ(s.ranges[k], *hi - *lo) << "row " << k << ", pieces of " << piece_elements;
     }
   }
+}
+
+// Ranks 1 and 2 each send rank 0 the same rows under the same keys: a backward exchange's partial
+// gradients of the same nodes, which rank 0 adds up. Each sender draws its own rounding noise there
+// (shared noise would move their errors together: the sum's variance 1.5x the model's for two
+// senders, 2.5x for four); a forward exchange's codes depend on the rows and keys alone.
+TEST(MessageCodec, BackwardSendersDrawTheirOwnNoiseForwardOnesTheKeys) {
+  for (const Direction dir : {Direction::kBackward, Direction::kForward}) {
+    std::vector<std::vector<uint8_t>> sent;
+    for (int sender : {1, 2}) {
+      Lone s({40, 0, 0}, {0, 0, 0}, 9, 2);
+      s.t.id.dir = dir;
+      CodecContext ctx = lone_context(int64_t{1} << 30);
+      ctx.rank = sender;
+      auto codec = make_quantized_codec(ctx);
+      ExchangeBuffers b = ExchangeBuffers::none(3);
+      const ExchangeHooks h = codec->bind(s.t, b);
+      h.pack(0, 0, nullptr);
+      const auto* block = static_cast<const uint8_t*>(b.send[0]);
+      sent.emplace_back(block, block + b.send_bytes[0]);
+    }
+    ASSERT_EQ(sent[0].size(), sent[1].size());
+    if (dir == Direction::kForward) {
+      EXPECT_EQ(sent[0], sent[1]) << "forward";
+      continue;
+    }
+    // 40 rows of 8 bytes of range (the same at both) and 3 bytes of 2-bit codes: a code byte holds
+    // 4 values each rounded up or down by the noise, alike at both senders with probability 2/3
+    // on average, so about 80% of the 120 code bytes differ (none with shared noise).
+    size_t differing = 0;
+    for (size_t k = 0; k < sent[0].size(); ++k) differing += sent[0][k] != sent[1][k];
+    EXPECT_GT(differing, 60u) << "backward: bytes differing of " << sent[0].size();
+  }
+}
+
+// What the independence is for: the error of the sum rank 0 forms of the two senders' rows (the
+// same rows here) has the variance of the two errors added, as the width solver's model takes it
+// (400 epochs of 40 rows of 9 values at 2 bits: 0.998 of it; shared noise gives twice that for
+// the same rows, 1.5 times on average for rows of independent values).
+TEST(MessageCodec, TheSummedBackwardErrorsOfTwoSendersAreIndependent) {
+  double sum_sq = 0, each_sq = 0;
+  for (uint32_t epoch = 1; epoch <= 400; ++epoch) {
+    std::vector<std::vector<float>> decoded;
+    std::vector<float> rows;
+    for (int sender : {1, 2}) {
+      Lone s({40, 0, 0}, {0, 0, 0}, 9, 2);
+      s.t.precision.key.epoch = epoch;
+      CodecContext ctx = lone_context(int64_t{1} << 30);
+      ctx.rank = sender;
+      auto codec = make_quantized_codec(ctx);
+      ExchangeBuffers b = ExchangeBuffers::none(3);
+      const ExchangeHooks h = codec->bind(s.t, b);
+      h.pack(0, 0, nullptr);
+      const quant::BlockLayout layout(s.bits.send.data(), 40, 9);
+      decoded.emplace_back(s.src.size());
+      quant::decode_block(layout, static_cast<const uint8_t*>(b.send[0]), 9, decoded.back().data());
+      rows = s.src;
+    }
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const double e1 = decoded[0][k] - rows[k], e2 = decoded[1][k] - rows[k];
+      sum_sq += (e1 + e2) * (e1 + e2);
+      each_sq += e1 * e1 + e2 * e2;
+    }
+  }
+  EXPECT_NEAR(sum_sq / each_sq, 1.0, 0.08);
 }
 
 #if !ADAQP_WITH_CUDA

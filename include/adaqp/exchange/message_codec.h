@@ -61,8 +61,12 @@ struct Transfer {
   int64_t recvs() const { return recv_offsets->back(); }
   int64_t send_count(int r) const { return (*send_offsets)[r + 1] - (*send_offsets)[r]; }
   int64_t recv_count(int r) const { return (*recv_offsets)[r + 1] - (*recv_offsets)[r]; }
-  // The noise key of this layer and direction.
-  quant::QuantKey key() const;
+  // The noise key of this layer and direction as rank `sender` encodes it. A backward message's
+  // row key (its node's id, or the forward message's key) is the same at every rank that sends a
+  // partial gradient for it, and the receiver adds those up: the seed is mixed with the sender
+  // there, so that their rounding errors are independent, as the width solver's variance model
+  // takes them (docs/design.md, section 5); a forward message's noise depends on its key alone.
+  quant::QuantKey key(int sender) const;
 };
 
 // The bytes of one exchange per peer (0 for this rank), and each block's piece ends (empty: one).
