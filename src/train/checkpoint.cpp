@@ -719,12 +719,15 @@ std::string latest_checkpoint(const std::string& dir) {
   return "";
 }
 
-void prune_checkpoints(const std::string& dir, int keep, int written) {
+void prune_checkpoints(const std::string& dir, int keep, int written,
+                       const std::vector<int>& skipped) {
   std::vector<int> epochs = list_checkpoints(dir);
-  // Files named for later epochs are ones the resume skipped as unreadable: counted, they would
-  // leave fewer than `keep` intact checkpoints of this run.
-  epochs.erase(epochs.begin(),
-               std::find_if(epochs.begin(), epochs.end(), [&](int e) { return e <= written; }));
+  epochs.erase(std::remove_if(epochs.begin(), epochs.end(),
+                              [&](int e) {
+                                return e > written || std::find(skipped.begin(), skipped.end(),
+                                                                e) != skipped.end();
+                              }),
+               epochs.end());
   const size_t kept = std::min(epochs.size(), static_cast<size_t>(std::max(keep, 0)));
   for (size_t i = kept; i < epochs.size(); ++i) {
     const std::string path = checkpoint_path(dir, epochs[i]);

@@ -187,10 +187,14 @@ ArrayFileWriter checkpoint_now(Trainer& trainer, const RunOptions& opt,
   return checkpoint_arrays(header, progress, trainer.model(), trainer.optimizer(), best);
 }
 
-void write_checkpoint(const ArrayFileWriter& arrays, const RunOptions& opt, int epoch) {
+// Writes epoch `epoch`'s checkpoint and prunes the older ones; `skipped`: checkpoints the resume
+// passed over (prune_checkpoints), less the one written now.
+void write_checkpoint(const ArrayFileWriter& arrays, const RunOptions& opt, int epoch,
+                      std::vector<int>& skipped) {
   const std::string path = checkpoint_path(opt.checkpoint_dir, epoch);
   arrays.write(path);
-  prune_checkpoints(opt.checkpoint_dir, kCheckpointsKept, epoch);
+  skipped.erase(std::remove(skipped.begin(), skipped.end(), epoch), skipped.end());
+  prune_checkpoints(opt.checkpoint_dir, kCheckpointsKept, epoch, skipped);
   spdlog::debug("wrote checkpoint {}", path);
 }
 
@@ -428,6 +432,14 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
     // collectives, which wait for this).
     if (root) remove_stale_temporaries(opt.checkpoint_dir, "ckpt-");
   }
+  // Checkpoints named for epochs after the one this run continues from: the resume passed over
+  // them as unreadable.
+  std::vector<int> skipped;
+  if (root && opt.checkpoint_every > 0) {
+    for (int e : list_checkpoints(opt.checkpoint_dir)) {
+      if (e > opt.start.epoch) skipped.push_back(e);
+    }
+  }
 
   RunSummary summary;
   std::optional<ArrayFileWriter> final_checkpoint;  // rank 0's, written last
@@ -516,7 +528,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
       if (checkpoint_due && last)
         final_checkpoint = checkpoint_now(trainer, opt, progress, kept_best());
       if (checkpoint_due && !last)
-        write_checkpoint(checkpoint_now(trainer, opt, progress, kept_best()), opt, epoch);
+        write_checkpoint(checkpoint_now(trainer, opt, progress, kept_best()), opt, epoch, skipped);
       if (summary.stopped_early) {
         spdlog::info(
             "stopping early after epoch {}: no better validation {} than epoch {}'s {:.4f} for {} "
@@ -556,7 +568,7 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   if (root) write_params(dir, trainer);
   if (opt.write_outputs) opt.write_outputs();
   if (root) metrics.write(summary_json(summary) + '\n');
-  if (final_checkpoint) write_checkpoint(*final_checkpoint, opt, progress.epoch);
+  if (final_checkpoint) write_checkpoint(*final_checkpoint, opt, progress.epoch, skipped);
   return summary;
 }
 

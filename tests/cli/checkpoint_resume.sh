@@ -167,6 +167,13 @@ if ! grep -q "skipping unreadable checkpoint: $newest" "$tmp/sage_cut.log" ||
   exit 1
 fi
 same "$tmp/sage_ref" "$tmp/sage_cut" 6
+# The damaged file is left alone and not counted: the resumed run kept two intact checkpoints
+# besides it (10 and 14; counted, it had cost the intact 5 at epoch 10, itself at 14).
+kept=$(cd "$tmp/sage_cut/checkpoints" && echo ckpt-*.bin)
+if [[ $kept != "ckpt-000007.bin ckpt-000010.bin ckpt-000014.bin" ]]; then
+  echo "FAIL: checkpoints after the resume past a damaged one: $kept" >&2
+  exit 1
+fi
 
 # Refusals, each naming the field and both values.
 resume=(--set model.type=gcn --set training.checkpoint_every=4 --set training.epochs=20 --resume

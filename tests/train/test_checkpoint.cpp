@@ -476,6 +476,14 @@ TEST(Checkpoint, LatestSkipsDamagedFilesAndPruneKeepsTheNewest) {
   write_file(checkpoint_path(d, 9), "damaged");
   prune_checkpoints(d, 2, 6);
   EXPECT_EQ(list_checkpoints(d), (std::vector<int>{9, 6, 4}));
+  // ... nor once the run has passed its epoch: resumed from 4 past the damaged 6 and 9, a run
+  // writing 10 keeps the intact 4 beside it (counted, 9 and 6 had left 10 the only intact one).
+  a.step();
+  save_checkpoint(checkpoint_path(d, 10), header(), progress(10), a.net, *a.adam);
+  prune_checkpoints(d, 2, 10, {6, 9});
+  EXPECT_EQ(list_checkpoints(d), (std::vector<int>{10, 9, 6, 4}));
+  prune_checkpoints(d, 2, 10);
+  EXPECT_EQ(list_checkpoints(d), (std::vector<int>{10, 9}));
   EXPECT_TRUE(std::filesystem::exists(d + "/ckpt-000008.bin.tmp-123"));
 
   // A directory of a checkpoint's name: no checkpoint could be written there; named at once.

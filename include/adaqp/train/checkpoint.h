@@ -202,7 +202,10 @@ std::string latest_checkpoint(const std::string& dir);
 // Deletes all but the newest `keep` checkpoints of `dir` up to epoch `written` (the one just
 // written), with their embedding files, and the embedding files older than it that belong to none
 // (a run that died between its ranks' writes and rank 0's); warning on failure. Checkpoints named
-// for a later epoch are left alone and not counted.
-void prune_checkpoints(const std::string& dir, int keep, int written);
+// for a later epoch, and those of `skipped` (files a resume passed over as unreadable, named for
+// epochs after the one it continued from, that this run has not written anew), are left alone
+// and not counted: counted, they would leave fewer than `keep` intact checkpoints of this run.
+void prune_checkpoints(const std::string& dir, int keep, int written,
+                       const std::vector<int>& skipped = {});
 
 }  // namespace adaqp
