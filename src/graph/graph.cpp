@@ -97,20 +97,31 @@ void add_reverse(Graph& g) {
   const size_t original = g.relations.size();
   std::vector<int32_t> reverse(original);
   std::vector<char> dedup(original, 0);
+  // The data's own reverse of relation `rel`, a relation between its types the other way named
+  // rev_<its name> (or <name> where `rel` is rev_<name>): original.size() where there is none.
+  const auto data_reverse = [&](const Relation& rel) {
+    size_t j = 0;
+    for (; j < original; ++j) {
+      const Relation& o = g.relations[j];
+      if (o.src_type == rel.dst_type && o.dst_type == rel.src_type &&
+          (o.name == "rev_" + rel.name || rel.name == "rev_" + o.name))
+        break;
+    }
+    return j;
+  };
   for (size_t r = 0; r < original; ++r) {
     const Relation rel = g.relations[r];
-    if (rel.src_type == rel.dst_type) {
-      reverse[r] = static_cast<int32_t>(r);
-      dedup[r] = 1;
+    const size_t back = rel.src_type == rel.dst_type ? r : data_reverse(rel);
+    if (back < original) {
+      // Within one type, or a reverse the data already has (PyG's ToUndirected exported, say):
+      // the reverse edges join it, and those already there are dropped, so that a graph that
+      // holds its reverses stays as it is.
+      reverse[r] = static_cast<int32_t>(back);
+      dedup[back] = 1;
     } else {
-      // A reverse relation the data already has (its name and types) takes the reverse edges.
-      const Relation back{rel.dst_type, "rev_" + rel.name, rel.src_type};
-      const auto it = std::find(g.relations.begin(), g.relations.end(), back);
-      reverse[r] = static_cast<int32_t>(it - g.relations.begin());
-      if (it == g.relations.end()) {
-        g.relations.push_back(back);
-        dedup.push_back(0);
-      }
+      reverse[r] = static_cast<int32_t>(g.relations.size());
+      g.relations.push_back(Relation{rel.dst_type, "rev_" + rel.name, rel.src_type});
+      dedup.push_back(0);
     }
   }
   const size_t edges = l.src.size();

@@ -90,6 +90,43 @@ TEST(OgbHeteroLoader, ReverseOfAWithinTypeRelationDropsEdgesAlreadyThere) {
   EXPECT_EQ(cites, 6);
 }
 
+// (source, destination, relation name) of every edge of g.
+std::multiset<std::tuple<int64_t, int64_t, std::string>> named_edges(const Graph& g) {
+  std::multiset<std::tuple<int64_t, int64_t, std::string>> edges;
+  for (int64_t v = 0; v < g.num_nodes; ++v) {
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e)
+      edges.insert({g.indices[e], v, g.relations[g.edge_relation[e]].name});
+  }
+  return edges;
+}
+
+// Data that holds the reverse of a relation between two types already (writes' as rev_writes, as
+// PyG's ToUndirected writes it): add_reverse leaves that pair as it is, neither doubling
+// rev_writes nor adding rev_rev_writes, and gives the other relations their reverses: the graph
+// the data without rev_writes gives.
+TEST(OgbHeteroLoader, ReverseRelationsTheDataHoldsAreKeptAsTheyAre) {
+  TempDir tmp;
+  const std::string plain = tmp.str("plain"), with_reverse = tmp.str("with-reverse");
+  test::write_ogb(plain, test::tiny_hetero_text());
+  FileMap files = test::tiny_hetero_text();
+  files["raw/triplet-type-list.csv.gz"] =
+      "paper,cites,paper\nauthor,writes,paper\npaper,has_topic,topic\npaper,rev_writes,author\n";
+  files["raw/relations/paper___rev_writes___author/edge.csv.gz"] = "0,0\n0,1\n3,2\n";
+  files["raw/relations/paper___rev_writes___author/num-edge-list.csv.gz"] = "3\n";
+  test::write_ogb(with_reverse, files);
+  DatasetSpec spec;
+  spec.transform.add_reverse = true;
+  spec.path = plain;
+  const Graph want = load_dataset(spec);
+  spec.path = with_reverse;
+  const Graph g = load_dataset(spec);
+  EXPECT_THAT(relation_names(g),
+              ElementsAre("author,writes,paper", "paper,cites,paper", "paper,has_topic,topic",
+                          "paper,rev_writes,author", "topic,rev_has_topic,paper"));
+  EXPECT_EQ(g.num_edges(), 18);
+  EXPECT_EQ(named_edges(g), named_edges(want));
+}
+
 TEST(OgbHeteroLoader, ReverseRelationsAndSelfLoopsKeepEveryEdgesRelation) {
   TempDir tmp;
   const std::string dir = tmp.str("tiny-mag");
