@@ -383,11 +383,9 @@ void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer
   }
 }
 
-void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
-               const TransportWrapper& wrap_transport) {
-  const std::unique_ptr<MpiSession> mpi = start_mpi();
-  const std::unique_ptr<Communicator> comm =
-      make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
+void run_train_job(const std::unique_ptr<Communicator>& comm, const JobOptions& job,
+                   ResumeMode resume_mode, bool repartition,
+                   const TransportWrapper& wrap_transport) {
   const int rank = comm->rank(), world = comm->size();
   const LocalRanks local = local_ranks();  // collective: before any step that may fail
 
@@ -674,6 +672,20 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
     }
   });
   run_guarded(job_comm, [&] { train(job_comm, *comm, cfg, *trainer, std::move(ropt)); });
+}
+
+void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
+               const TransportWrapper& wrap_transport) {
+  const std::unique_ptr<MpiSession> mpi = start_mpi();
+  const std::unique_ptr<Communicator> comm =
+      make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
+  try {
+    run_train_job(comm, job, resume_mode, repartition, wrap_transport);
+  } catch (const CommError&) {
+    // A collective outside the steps (rank 0's choices broadcast, say) that a stopped or cut-off
+    // peer never joined: the job ends here, before MPI's end would wait for that peer.
+    end_job_on_comm_error(*comm, std::current_exception());
+  }
 }
 
 }  // namespace

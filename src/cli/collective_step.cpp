@@ -77,6 +77,11 @@ void end_job_on_silence(const Communicator& comm, const SilentPeerError& e) {
   abort_job(report_error(std::make_exception_ptr(e), ""));
 }
 
+void end_job_on_comm_error(const Communicator& comm, const std::exception_ptr& error) {
+  if (comm.rank() != 0) std::this_thread::sleep_for(kLateReportS);
+  abort_job(report_error(error, ""));
+}
+
 void abort_job(int code) {
   std::fflush(nullptr);
   spdlog::shutdown();

@@ -3,8 +3,9 @@
 // every rank exits non-zero (CLI::RuntimeError), the others without a message. An error of a rank
 // other than 0 that not every rank met comes from that rank's own files or host, so it travels as a
 // RankFailure naming both (rank 0's are the job's: the checks only rank 0 makes, the dataset it
-// partitions). A SilentPeerError (comm/signs.h) ends the job from the rank that met it, without
-// the agreement: the silent rank would hold that.
+// partitions). A SilentPeerError (comm/signs.h), or any other CommError in the step or the
+// agreement (a peer stopped or cut off), ends the job from the rank that met it, without the
+// agreement: the rank that went quiet would hold that, and MPI's end after it.
 #pragma once
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include "adaqp/comm/communicator.h"
 #include "adaqp/comm/peer_watch.h"
 #include "adaqp/comm/signs.h"
+#include "adaqp/common/error.h"
 #include "adaqp/common/timeouts.h"
 
 namespace adaqp::cli {
@@ -66,6 +68,12 @@ constexpr std::chrono::seconds kLateReportS{10};
 // the first of them reports it and the others only if the job still runs kLateReportS later.
 [[noreturn]] void end_job_on_silence(const Communicator& comm, const SilentPeerError& e);
 
+// Ends the job on `error`, a CommError this rank met (a peer that did not answer within
+// communication.timeout_s, or is gone), without the ranks' agreement: the peer would hold it, and
+// MPI's own end after it. Rank 0 reports it; the others, which may meet it at about the same time,
+// only if the job still runs kLateReportS later (rank 0 itself is the one that went quiet).
+[[noreturn]] void end_job_on_comm_error(const Communicator& comm, const std::exception_ptr& error);
+
 template <typename Step>
 void run_step(Communicator& comm, Step&& step) {
   std::exception_ptr error;
@@ -73,11 +81,19 @@ void run_step(Communicator& comm, Step&& step) {
     step();
   } catch (const SilentPeerError& e) {
     end_job_on_silence(comm, e);
+  } catch (const CommError&) {
+    end_job_on_comm_error(comm, std::current_exception());
   } catch (...) {
     error = std::current_exception();
   }
   int first_failed = -1, failed = 0;
-  if (!any_rank_failed(comm, error != nullptr, &first_failed, &failed)) return;
+  bool any_failed = false;
+  try {
+    any_failed = any_rank_failed(comm, error != nullptr, &first_failed, &failed);
+  } catch (const CommError&) {
+    end_job_on_comm_error(comm, std::current_exception());  // a rank holds the agreement
+  }
+  if (!any_failed) return;
   if (comm.rank() != first_failed) throw CLI::RuntimeError(1);
   // Printed now, before MPI ends: the other ranks exit only once this one reaches MPI_Finalize, so
   // mpirun, stopping the job at their exit, cannot cut this message off.

@@ -6,7 +6,9 @@
 # naming rank 0 and what it was doing, and no partition is left behind (before, they waited 24
 # hours). Likewise rank 1 stopped while every rank partitions with PT-Scotch (partition.method
 # ptscotch), whose own waits have no bound: the others watch every rank's signs of life
-# (comm/peer_watch.h) and rank 0 names rank 1 (before, they waited in PT-Scotch until killed). The
+# (comm/peer_watch.h) and rank 0 names rank 1 (before, they waited in PT-Scotch until killed); and
+# rank 1 stopped later in start-up, once the partition is written (before, the others waited for
+# it in MPI's end, silent). The
 # same job stopped whole for twice that bound while rank 0 partitions, then continued (a scheduler
 # suspending and resuming it), trains to the end; so does a job stopped whole while it trains, its
 # ranks then waiting in exchanges and all-reduces (common/wait_bound.h; before, they timed out on
@@ -93,6 +95,27 @@ stalled ptscotch_train_stalled 1 "$watched" train --set "output.dir=$tmp/out" \
   --set partition.method=ptscotch
 stalled ptscotch_partition_stalled 1 "$watched" partition --out "$tmp/part" \
   --set partition.method=ptscotch
+
+# Rank 1 stopped once the partition is written (it loads its part, or waits in a start-up step's
+# collective): the others' collective times out and the job ends there, with one message (before,
+# they waited for rank 1 in MPI's end, silent, until killed).
+name=startup_stalled
+start "$name" train --set "output.dir=$tmp/out-startup"
+read -r -a pids < <(pids_once_partitioning "$name" "wrote partition")
+kill -STOP "${pids[1]}"
+stopped=$SECONDS
+rc=0
+wait "$runner" || rc=$?
+runner=""
+kill -KILL "${pids[1]}" 2>/dev/null || true
+waited=$((SECONDS - stopped))
+if ((rc == 0 || rc == 124 || waited > 20)) ||
+  (($(grep -c "adaqp: error" "$tmp/$name.log") != 1)) ||
+  ! grep -Eq "adaqp: error.*timed out after 3 s" "$tmp/$name.log"; then
+  fail "$name: rank 1 stopped at start-up: exit $rc after $waited s: $(cat "$tmp/$name.log")"
+fi
+echo "ok: $name: exit $rc after $waited s: $(grep -m1 "adaqp: error" "$tmp/$name.log")"
+rm -rf "$tmp/part"
 
 # The whole job stopped for 6 s (twice the bound) while rank 0 partitions, then continued, the
 # waiting ranks 1 s before rank 0 (they wake to no sign yet).
