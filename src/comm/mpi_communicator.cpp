@@ -26,15 +26,22 @@ struct Progress {
   bool done = false;       // every request has completed
   int code = MPI_SUCCESS;  // the first error met, if any
   int failed = -1;         // index of the request that failed; -1 when the MPI call itself did
+  int received = -1;       // a receive that completed short: the bytes that came (code is set)
 };
 
 // Requests polled together; completed ones become MPI_REQUEST_NULL.
 class RequestSet {
  public:
   RequestSet() = default;
-  explicit RequestSet(std::vector<MPI_Request> requests) : requests_(std::move(requests)) {}
+  explicit RequestSet(std::vector<MPI_Request> requests)
+      : requests_(std::move(requests)), expected_(requests_.size(), -1) {}
 
-  void add(MPI_Request request) { requests_.push_back(request); }
+  // `expected`: the bytes a receive was posted for (a receive that completes with fewer fails:
+  // MPI takes a shorter message into a larger buffer); -1 for any other request.
+  void add(MPI_Request request, int expected = -1) {
+    requests_.push_back(request);
+    expected_.push_back(expected);
+  }
   size_t size() const { return requests_.size(); }
   bool pending(size_t i) const { return requests_[i] != MPI_REQUEST_NULL; }
   MPI_Request& operator[](size_t i) { return requests_[i]; }
@@ -71,6 +78,17 @@ class RequestSet {
       progress.code = code;
       return progress;
     }
+    for (int k = 0; k < count; ++k) {
+      const int expected = expected_[static_cast<size_t>(indices_[k])];
+      int received = 0;
+      if (expected < 0 || MPI_Get_count(&statuses_[k], MPI_BYTE, &received) != MPI_SUCCESS ||
+          received == expected)
+        continue;
+      progress.code = MPI_ERR_TRUNCATE;
+      progress.failed = indices_[k];
+      progress.received = received;
+      return progress;
+    }
     progress.done = completed();
     return progress;
   }
@@ -93,6 +111,7 @@ class RequestSet {
 
  private:
   std::vector<MPI_Request> requests_;
+  std::vector<int> expected_;  // per request: add()'s `expected`
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
 };
@@ -222,6 +241,7 @@ class MpiWork : public HostWork {
   struct Transfer {
     int peer;
     bool send;
+    int bytes;  // of this chunk
   };
 
   // Posts bytes [begin, end) of the block to or from `peer`, in chunks of at most max_chunk_bytes;
@@ -242,8 +262,8 @@ class MpiWork : public HostWork {
             "MPI_Irecv", link_.rank, peer);
         recv_requests_[peer].back().push_back(requests_.size());
       }
-      requests_.add(request);
-      transfers_.push_back({peer, send});
+      requests_.add(request, send ? -1 : count);
+      transfers_.push_back({peer, send, count});
     }
   }
 
@@ -297,6 +317,12 @@ class MpiWork : public HostWork {
       throw CommError(fmt::format("halo exchange (tag {}): MPI_Testsome failed on rank {}: {}",
                                   options_.tag, link_.rank, mpi_error_string(progress.code)));
     const Transfer& t = transfers_[static_cast<size_t>(progress.failed)];
+    if (progress.received >= 0) {
+      throw CommError(fmt::format(
+          "halo exchange (tag {}): rank {} received {} bytes from peer {} where it expected {}: "
+          "the two ends disagree on the exchange's size",
+          options_.tag, link_.rank, progress.received, t.peer, t.bytes));
+    }
     throw CommError(fmt::format("halo exchange (tag {}): {} peer {} failed on rank {}: {}",
                                 options_.tag, t.send ? "send to" : "receive from", t.peer,
                                 link_.rank, mpi_error_string(progress.code)));

@@ -360,6 +360,33 @@ TEST(MpiCommunicator, AThrowingHookFailsItsExchangeOnly) {
   ex.expect_received();
 }
 
+// Ends that disagree on a block's size: rank 1 sends rank 0 fewer bytes than rank 0 posted (MPI
+// takes the shorter message into the larger buffer, its tail stale). Rank 0's exchange fails,
+// naming both sizes; the send completes at rank 1.
+TEST(MpiCommunicator, AShortBlockFailsItsReceiver) {
+  auto comm = world();
+  ADAQP_REQUIRE_RANKS(comm->size(), 2);
+  const auto sizes = [](int sender, int receiver) {
+    return small_size(sender, receiver) - (sender == 1 && receiver == 0 ? 5 : 0);
+  };
+  for (bool background : {false, true}) {
+    Exchange ex(comm->rank(), comm->size(), 15, comm->rank() == 0 ? small_size : sizes);
+    ExchangeOptions options;
+    options.tag = 15;
+    options.background = background;
+    auto work = comm->exchange(ex.buffers, options);
+    if (comm->rank() == 0) {
+      expect_comm_error(
+          [&] { work->wait(); },
+          {"rank 0 received " + std::to_string(small_size(1, 0) - 5) +
+           " bytes from peer 1 where it expected " + std::to_string(small_size(1, 0))});
+    } else {
+      work->wait();
+    }
+    comm->barrier();
+  }
+}
+
 TEST(MpiCommunicator, WorkDestroyedBeforeCompletionCancelsItsReceives) {
   auto comm = world();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
