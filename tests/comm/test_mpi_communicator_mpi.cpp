@@ -360,28 +360,30 @@ TEST(MpiCommunicator, AThrowingHookFailsItsExchangeOnly) {
   ex.expect_received();
 }
 
-// Ends that disagree on a block's size: rank 1 sends rank 0 fewer bytes than rank 0 posted (MPI
-// takes the shorter message into the larger buffer, its tail stale). Rank 0's exchange fails,
-// naming both sizes; the send completes at rank 1.
+// Ends that disagree on a block's size: rank 1 sends rank 0 67 bytes where rank 0 posted 72 (MPI
+// takes the shorter message into the larger buffer, its tail stale), and nothing else moves. Rank
+// 0's exchange fails, naming both sizes (while posting or in the wait); the send completes at
+// rank 1.
+size_t posted_72(int sender, int receiver) {
+  return sender == 1 && receiver == 0 ? 72 : 0;
+}
+size_t sent_67(int sender, int receiver) {
+  return sender == 1 && receiver == 0 ? 67 : 0;
+}
+
 TEST(MpiCommunicator, AShortBlockFailsItsReceiver) {
   auto comm = world();
   ADAQP_REQUIRE_RANKS(comm->size(), 2);
-  const auto sizes = [](int sender, int receiver) {
-    return small_size(sender, receiver) - (sender == 1 && receiver == 0 ? 5 : 0);
-  };
   for (bool background : {false, true}) {
-    Exchange ex(comm->rank(), comm->size(), 15, comm->rank() == 0 ? small_size : sizes);
+    Exchange ex(comm->rank(), comm->size(), 15, comm->rank() == 0 ? posted_72 : sent_67);
     ExchangeOptions options;
     options.tag = 15;
     options.background = background;
-    auto work = comm->exchange(ex.buffers, options);
     if (comm->rank() == 0) {
-      expect_comm_error(
-          [&] { work->wait(); },
-          {"rank 0 received " + std::to_string(small_size(1, 0) - 5) +
-           " bytes from peer 1 where it expected " + std::to_string(small_size(1, 0))});
+      expect_comm_error([&] { comm->exchange(ex.buffers, options)->wait(); },
+                        {"rank 0 received 67 bytes from peer 1 where it expected 72"});
     } else {
-      work->wait();
+      comm->exchange(ex.buffers, options)->wait();
     }
     comm->barrier();
   }
