@@ -305,7 +305,8 @@ void check_rocauc_tasks(Communicator& comm, const JobConfig& cfg, const Part& pa
 // (quant::NonFiniteError) is met by each rank whose messages diverged, without an agreement: rank 0
 // reports it at once, the others only if the job still runs a moment later (kLateReportS, at most
 // half the timeout, so that the ranks waiting for their messages do not time out first). Memory
-// running out (the model's sizes, met by every rank) is reported the same way, as one line.
+// running out (the model's sizes, met by every rank), and a CommError (a peer stopped or gone, met
+// by every rank waiting for it), are reported the same way, as one line.
 template <typename Step>
 void run_guarded(const Communicator& comm, Step&& step) {
   const int rank = comm.rank();
@@ -322,6 +323,13 @@ void run_guarded(const Communicator& comm, Step&& step) {
     abort_job(1);
   } catch (const InvariantError&) {
     abort_job(report_error(std::current_exception(), rank_and_host(rank)));  // a bug: status 2
+  } catch (const CommError& e) {
+    // A peer stopped, cut off or gone: the ranks waiting for it meet it at about the same time.
+    // Rank 0 reports it; the others only if the job still runs a moment later.
+    if (rank != 0) std::this_thread::sleep_for(late_report);
+    std::fprintf(stderr, "adaqp: error on %s: %s\n", rank_and_host(rank).c_str(),
+                 one_line_message(e));
+    abort_job(1);
   } catch (const std::exception& e) {
     if (out_of_memory(e)) {
       if (rank != 0) std::this_thread::sleep_for(late_report);
