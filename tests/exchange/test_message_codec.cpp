@@ -349,25 +349,32 @@ TEST(MessageCodec, PiecesAreEncodedBlocksOfTheLayerAndDirectionKey) {
   }
 }
 
+// The block rank `sender` (of 3) sends rank 0 in an exchange of direction `dir` at `epoch`: Lone's
+// 40 rows of width 9 at 2 bits; `rows`, if given, receives them.
+std::vector<uint8_t> block_to_rank_0(int sender, Direction dir, uint32_t epoch,
+                                     std::vector<float>* rows = nullptr) {
+  Lone s({40, 0, 0}, {0, 0, 0}, 9, 2);
+  s.t.id.dir = dir;
+  s.t.precision.key.epoch = epoch;
+  CodecContext ctx = lone_context(int64_t{1} << 30);
+  ctx.rank = sender;
+  auto codec = make_quantized_codec(ctx);
+  ExchangeBuffers b = ExchangeBuffers::none(3);
+  const ExchangeHooks h = codec->bind(s.t, b);
+  h.pack(0, 0, nullptr);
+  if (rows != nullptr) *rows = s.src;
+  const auto* block = static_cast<const uint8_t*>(b.send[0]);
+  return std::vector<uint8_t>(block, block + b.send_bytes[0]);
+}
+
 // Ranks 1 and 2 each send rank 0 the same rows under the same keys: a backward exchange's partial
 // gradients of the same nodes, which rank 0 adds up. Each sender draws its own rounding noise there
 // (shared noise would move their errors together: the sum's variance 1.5x the model's for two
 // senders, 2.5x for four); a forward exchange's codes depend on the rows and keys alone.
 TEST(MessageCodec, BackwardSendersDrawTheirOwnNoiseForwardOnesTheKeys) {
   for (const Direction dir : {Direction::kBackward, Direction::kForward}) {
-    std::vector<std::vector<uint8_t>> sent;
-    for (int sender : {1, 2}) {
-      Lone s({40, 0, 0}, {0, 0, 0}, 9, 2);
-      s.t.id.dir = dir;
-      CodecContext ctx = lone_context(int64_t{1} << 30);
-      ctx.rank = sender;
-      auto codec = make_quantized_codec(ctx);
-      ExchangeBuffers b = ExchangeBuffers::none(3);
-      const ExchangeHooks h = codec->bind(s.t, b);
-      h.pack(0, 0, nullptr);
-      const auto* block = static_cast<const uint8_t*>(b.send[0]);
-      sent.emplace_back(block, block + b.send_bytes[0]);
-    }
+    const std::vector<std::vector<uint8_t>> sent = {block_to_rank_0(1, dir, 2),
+                                                    block_to_rank_0(2, dir, 2)};
     ASSERT_EQ(sent[0].size(), sent[1].size());
     if (dir == Direction::kForward) {
       EXPECT_EQ(sent[0], sent[1]) << "forward";
@@ -391,19 +398,13 @@ TEST(MessageCodec, TheSummedBackwardErrorsOfTwoSendersAreIndependent) {
   for (uint32_t epoch = 1; epoch <= 400; ++epoch) {
     std::vector<std::vector<float>> decoded;
     std::vector<float> rows;
+    const std::vector<uint8_t> widths(40, 2);
+    const quant::BlockLayout layout(widths.data(), 40, 9);
     for (int sender : {1, 2}) {
-      Lone s({40, 0, 0}, {0, 0, 0}, 9, 2);
-      s.t.precision.key.epoch = epoch;
-      CodecContext ctx = lone_context(int64_t{1} << 30);
-      ctx.rank = sender;
-      auto codec = make_quantized_codec(ctx);
-      ExchangeBuffers b = ExchangeBuffers::none(3);
-      const ExchangeHooks h = codec->bind(s.t, b);
-      h.pack(0, 0, nullptr);
-      const quant::BlockLayout layout(s.bits.send.data(), 40, 9);
-      decoded.emplace_back(s.src.size());
-      quant::decode_block(layout, static_cast<const uint8_t*>(b.send[0]), 9, decoded.back().data());
-      rows = s.src;
+      const std::vector<uint8_t> block =
+          block_to_rank_0(sender, Direction::kBackward, epoch, &rows);
+      decoded.emplace_back(rows.size());
+      quant::decode_block(layout, block.data(), 9, decoded.back().data());
     }
     for (size_t k = 0; k < rows.size(); ++k) {
       const double e1 = decoded[0][k] - rows[k], e2 = decoded[1][k] - rows[k];
