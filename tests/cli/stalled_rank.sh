@@ -102,13 +102,7 @@ stalled ptscotch_partition_stalled 1 "$watched" partition --out "$tmp/part" \
 name=startup_stalled
 start "$name" train --set "output.dir=$tmp/out-startup"
 read -r -a pids < <(pids_once_partitioning "$name" "wrote partition")
-kill -STOP "${pids[1]}"
-stopped=$SECONDS
-rc=0
-wait "$runner" || rc=$?
-runner=""
-kill -KILL "${pids[1]}" 2>/dev/null || true
-waited=$((SECONDS - stopped))
+stop_until_ended "${pids[1]}"
 if ((rc == 0 || rc == 124 || waited > 20)) ||
   (($(grep -c "adaqp: error" "$tmp/$name.log") != 1)) ||
   ! grep -Eq "adaqp: error.*timed out after 3 s" "$tmp/$name.log"; then

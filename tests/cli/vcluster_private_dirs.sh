@@ -164,13 +164,7 @@ done
 rank0=$(rank_pid "$tmp/private/slow-out" 0)
 [[ -n $rank0 ]] && grep -q "sent part 1 " "$tmp/stalled.log" && ! grep -q "sent part 7 " "$tmp/stalled.log" ||
   { cat "$tmp/stalled.log"; fail "rank 0 not found while it sends the parts"; }
-kill -STOP "$rank0"
-stopped_at=$SECONDS
-rc=0
-wait "$runner" || rc=$?
-runner=""
-kill -KILL "$rank0" 2>/dev/null || true
-waited=$((SECONDS - stopped_at))
+stop_until_ended "$rank0"
 ((rc != 0 && rc != 124 && waited <= 20)) && (($(grep -c "adaqp: error" "$tmp/stalled.log") == 1)) &&
   grep -Eq "adaqp: error: rank [1-7] heard nothing from rank 0 for 4 s \(communication.timeout_s\) while rank 0 was sending the parts" \
     "$tmp/stalled.log" ||

@@ -14,3 +14,16 @@ rank_pid() {
     fi
   done
 }
+
+# stop_until_ended PID: stops process PID (SIGSTOP: a frozen rank, as a host cut off the network
+# looks to its peers), waits for the job $runner to end, then kills PID. Sets rc (the job's exit
+# status) and waited (seconds from the stop to the end), and clears runner.
+stop_until_ended() {
+  kill -STOP "$1"
+  local stopped=$SECONDS
+  rc=0
+  wait "$runner" || rc=$?
+  runner=""
+  kill -KILL "$1" 2>/dev/null || true
+  waited=$((SECONDS - stopped))
+}
