@@ -44,7 +44,10 @@ def run(name):
     rows = [json.loads(line) for line in open(f"{tmp}/run-{name}/metrics.jsonl")]
     link = [r for r in rows if r.get("event") == "link_model"]
     assert len(link) == 1, link
-    slopes = [s["beta_s_per_byte"] for s in link[0]["senders"]]
+    senders = link[0]["senders"]
+    # all() over an empty list holds: both ranks must be fitted.
+    assert sorted(s["sender"] for s in senders) == [0, 1], senders
+    slopes = [s["beta_s_per_byte"] for s in senders]
     sent = sum(r["bytes_sent"] for r in rows if r.get("epoch", 0) >= 2 and "event" not in r)
     return slopes, sent
 

@@ -70,6 +70,9 @@ worst = max(abs(lw[e] - lr[e]) / max(abs(lr[e]), 1e-12) for e in lr)
 assert worst <= tol, f"{name} W={w}: loss differs by {worst:.3g} (relative) from {ref_dir}"
 pr, pw = params(ref_dir), params(run_dir)
 assert len(pr) == len(pw) > 0, (len(pr), len(pw))
+# max() skips a NaN that is not first: every value must be finite before it is compared.
+bad = sum(1 for v in list(pr) + list(pw) if not math.isfinite(v))
+assert not bad, f"{name} W={w}: {bad} parameters that are not finite ({ref_dir}, {run_dir})"
 worst_p = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(pr, pw))
 assert worst_p <= tol, f"{name} W={w}: parameters differ by {worst_p:.3g} from {ref_dir}"
 assert lr[30] < lr[1], f"{name}: the loss did not decrease ({lr[1]} -> {lr[30]})"
