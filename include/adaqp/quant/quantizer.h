@@ -59,8 +59,8 @@ class NonFiniteError : public Error {
       : Error(std::string(e.what()) + more) {}
 };
 
-// What makes a row of d values unquantizable (the first NaN or infinite element, else its range);
-// shared by the CPU and CUDA paths so both report the same text.
+// What makes a row of d values unquantizable (the first NaN or infinite element, else its range),
+// for the CPU codec's error. The CUDA codec names the node without it: its rows stay on the device.
 inline std::string describe_unquantizable_row(const float* row, int64_t d) {
   char text[160];
   float lo = row[0], hi = row[0];
