@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adaqp/common/error.h"
@@ -45,20 +46,28 @@ void check_finite(const torch::nn::Module& model, double loss, int epoch, bool f
   if (!std::isfinite(loss))
     throw NumericalError(fmt::format("training diverged at epoch {}: the loss is {}{}", epoch,
                                      value_text(loss), divergence_advice(first_epoch)));
-  // Gradients first, then parameters; one flag per tensor, read back together (on a GPU, one
-  // synchronisation); the detailed message is worked out only for a failing tensor.
-  const auto params = model.named_parameters();
+  // Gradients first, then values; one flag per tensor, read back together (on a GPU, one
+  // synchronisation); the detailed message is worked out only for a failing tensor. The trained
+  // tensors are the parameters and the buffers the optimizer steps too (those with a gradient: the
+  // learned featureless rows, model/gnn.h).
+  std::vector<std::pair<std::string, at::Tensor>> trained;
+  for (const auto& item : model.named_parameters())
+    trained.emplace_back("parameter '" + item.key() + "'", item.value());
+  for (const auto& item : model.named_buffers()) {
+    if (item.value().grad().defined())
+      trained.emplace_back("trained buffer '" + item.key() + "'", item.value());
+  }
   std::vector<at::Tensor> tensors;
   std::vector<std::string> names, advice;
-  for (const auto& item : params) {
-    if (!item.value().grad().defined()) continue;
-    tensors.push_back(item.value().grad());
-    names.push_back("the gradient of parameter '" + item.key() + "'");
+  for (const auto& [name, t] : trained) {
+    if (!t.grad().defined()) continue;
+    tensors.push_back(t.grad());
+    names.push_back("the gradient of " + name);
     advice.push_back(divergence_advice(first_epoch));
   }
-  for (const auto& item : params) {
-    tensors.push_back(item.value());
-    names.push_back("parameter '" + item.key() + "'");
+  for (const auto& [name, t] : trained) {
+    tensors.push_back(t);
+    names.push_back(name);
     advice.push_back(divergence_advice(false));
   }
   if (tensors.empty()) return;

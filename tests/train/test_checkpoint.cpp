@@ -861,5 +861,24 @@ TEST(FiniteCheck, NamesTheEpochAndTheFirstBadParameter) {
   EXPECT_TRUE(test::contains(error(0.5, true), "(first at flat index 3: nan); lower training.lr"));
 }
 
+// A buffer the optimizer trains (the learned featureless rows, model/gnn.h: a gradient of its own)
+// is checked as a parameter is; a buffer without a gradient is not.
+TEST(FiniteCheck, NamesATrainedBufferAndIgnoresOthers) {
+  TinyNet net(5);
+  at::Tensor rows = net.register_buffer("local_embedding", at::zeros({4, 2}));
+  net.register_buffer("counts", at::full({2}, std::nanf("")));
+  rows.mutable_grad() = at::zeros_like(rows);
+  EXPECT_NO_THROW(check_finite(net, 0.5, 7, false));
+  rows.mutable_grad()[3][1] = INFINITY;
+  EXPECT_EQ(test::error_of<NumericalError>([&] { check_finite(net, 0.5, 7, false); }),
+            "training diverged at epoch 7: the gradient of trained buffer 'local_embedding' has 1 "
+            "non-finite value(s) of 8 (first at flat index 7: inf); lower training.lr");
+  rows.mutable_grad().zero_();
+  rows[2][0] = std::nanf("");
+  EXPECT_EQ(test::error_of<NumericalError>([&] { check_finite(net, 0.5, 7, false); }),
+            "training diverged at epoch 7: trained buffer 'local_embedding' has 1 non-finite "
+            "value(s) of 8 (first at flat index 4: nan); lower training.lr");
+}
+
 }  // namespace
 }  // namespace adaqp
