@@ -58,6 +58,11 @@ YamlDocument parse_yaml_document(const std::string& text) {
   }
   try {
     doc.root = YAML::Load(text);
+    // yaml-cpp's Load reads a quote left open as a scalar running to the end of the text, when the
+    // quote is the text's last character or only line breaks follow; a space after the last
+    // non-blank character makes it the error it is (and changes nothing in a valid document).
+    const size_t last = text.find_last_not_of(" \t\r\n");
+    if (last != std::string::npos) YAML::Load(text.substr(0, last + 1) + " ");
   } catch (const YAML::Exception& e) {
     doc.error = std::string("not valid YAML: ") + e.what();
     return doc;

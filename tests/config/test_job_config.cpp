@@ -523,6 +523,10 @@ TEST(JobConfig, MalformedOverridesAreErrors) {
                              "--set 'training.epochs=,odel:': not valid YAML"));
   EXPECT_TRUE(test::contains(config_error(kDefaultJob, {"training.epochs=[3"}),
                              "--set 'training.epochs=[3': not valid YAML"));
+  // yaml-cpp's Load reads a lone quote as an empty string: the dataset would be the generated one.
+  for (const char* value : {"dataset.path=\"", "dataset.path='", "dataset.path=\"data"}) {
+    EXPECT_TRUE(test::contains(config_error(kDefaultJob, {value}), "not valid YAML")) << value;
+  }
   // A value of several lines would be folded into one, joined by a space, quoted or not.
   for (const char* value :
        {"output.dir=runs/a\nb", "output.dir=\"runs/a\nb\"", "training.epochs=3\n---\n4"}) {
@@ -629,6 +633,13 @@ TEST(JobConfig, MissingOrInvalidFileIsNamed) {
         << e.what();
   }
   EXPECT_TRUE(test::contains(config_error("model: {hidden: [1,\n"), "not valid YAML"));
+  // yaml-cpp's Load reads a quote left open before the text's final newline to the end of the
+  // text: the keys after it would be one path's characters.
+  for (const std::string text : {"output:\n  dir: \"runs/q\ntraining:\n  epochs: 2\n",
+                                 "output:\n  dir: 'runs/q\ntraining:\n  epochs: 2\n\n",
+                                 "training:\n  epochs: 2\noutput:\n  dir: \"\n"}) {
+    EXPECT_TRUE(test::contains(config_error(text), "job.yaml: not valid YAML")) << text;
+  }
   EXPECT_TRUE(test::contains(config_error("- 1\n- 2\n"), "expected a mapping"));
   // An empty file would run the default job in the place of the one meant.
   for (const std::string text : {"", "\n", "# every key commented out\n", "---\n...\n",
