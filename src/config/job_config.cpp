@@ -495,14 +495,15 @@ std::string nearest_key(const std::string& key, bool section) {
                                 known_keys(section)));
 }
 
-// Sets the keys of `map` (under `prefix`); returns how many it set.
+// Sets the keys of `map` (under `prefix`); returns how many it set. `seen`: the dotted keys the
+// file gave so far, in any mapping: YAML forbids a key twice in one mapping (yaml-cpp would keep
+// the last silently), and a key may also be spelt dotted beside its section ("training.epochs: 3"
+// and "training: {epochs: 7}").
 int apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
-              const std::string& origin) {
-  std::vector<std::string> seen;
+              const std::string& origin, std::vector<std::string>& seen) {
   int set = 0;
   for (const auto& kv : map) {
     const std::string key = prefix + kv.first.as<std::string>();
-    // YAML forbids a key twice in one mapping; yaml-cpp would keep the last silently.
     if (std::find(seen.begin(), seen.end(), key) != seen.end())
       throw ConfigError(fmt::format("{}: key '{}' is given twice", origin, key));
     seen.push_back(key);
@@ -514,7 +515,7 @@ int apply_map(JobConfig& cfg, const YAML::Node& map, const std::string& prefix,
       if (!kv.second.IsMap())
         throw ConfigError(fmt::format("{}: key '{}' must be a mapping of keys ({}), got '{}'",
                                       origin, key, known_keys(key), scalar_text(kv.second)));
-      set += apply_map(cfg, kv.second, key + ".", origin);
+      set += apply_map(cfg, kv.second, key + ".", origin, seen);
     } else {
       unknown_key(origin, key, kv.second.IsMap());
     }
@@ -804,7 +805,8 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
           fmt::format("{}: expected a mapping of sections ({})", path, known_keys("")));
     int set = 0;
     try {
-      if (root.IsMap()) set = apply_map(cfg, root, "", origin);
+      std::vector<std::string> seen;
+      if (root.IsMap()) set = apply_map(cfg, root, "", origin, seen);
     } catch (const YAML::Exception& e) {
       throw ConfigError(fmt::format("{}: unreadable key: {}", path, e.what()));
     }

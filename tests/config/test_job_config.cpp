@@ -570,6 +570,15 @@ TEST(JobConfig, DuplicateKeysSecondDocumentsAndQuotedNumbersAreRefused) {
                              "key 'model.type' is given twice"));
   EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\nmodel: {dropout: 0.1}\n"),
                              "key 'model' is given twice"));
+  // A key spelt dotted beside its section is the same key.
+  EXPECT_TRUE(test::contains(config_error("training.epochs: 3\ntraining:\n  epochs: 7\n"),
+                             "job.yaml: key 'training.epochs' is given twice"));
+  EXPECT_TRUE(test::contains(config_error("output: {dir: a}\noutput.dir: b\n"),
+                             "job.yaml: key 'output.dir' is given twice"));
+  EXPECT_TRUE(
+      test::contains(config_error("dataset:\n  synthetic.seed: 3\n  synthetic: {seed: 4}\n"),
+                     "job.yaml: key 'dataset.synthetic.seed' is given twice"));
+  EXPECT_EQ(config_error("training.epochs: 3\ntraining: {lr: 0.1}\n"), "");
   EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\n---\nmodel: {hidden: 9}\n"),
                              "job.yaml: line 2: a second YAML document ('---'); one is read"));
   EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\n...\nmodel: {hidden: 9}\n"),
