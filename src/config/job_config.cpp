@@ -5,7 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -113,10 +115,21 @@ double parse_value<double>(const YAML::Node& n, const std::string& origin, const
   if (!plain_scalar(n, {"float", "int"}) || n.Scalar().empty())
     bad_value(origin, key, n, "a number (unquoted)");
   const std::string& s = n.Scalar();
+  std::string word = s.substr(s.find_first_not_of("+-") == 0 ? 0 : 1);
+  std::transform(word.begin(), word.end(), word.begin(), [](char c) { return std::tolower(c); });
+  for (const char* infinite : {"inf", "infinity", ".inf", "nan", ".nan"}) {
+    if (word == infinite) bad_value(origin, key, n, "a finite number");
+  }
+  // Decimal only: strtod also reads hexadecimal ("0x1p-4"), which YAML reads as a string.
+  const bool decimal = s.find_first_not_of("0123456789+-.eE") == std::string::npos;
   char* end = nullptr;
   errno = 0;
-  const double value = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || errno != 0 || !std::isfinite(value))
+  const double value = decimal ? std::strtod(s.c_str(), &end) : 0.0;
+  if (!decimal || end != s.c_str() + s.size()) bad_value(origin, key, n, "a number");
+  // ERANGE also marks an underflow (below DBL_MIN, read as a subnormal or 0): a number all the
+  // same.
+  const bool underflow = errno == ERANGE && std::fabs(value) <= DBL_MIN;
+  if ((errno != 0 && !underflow) || !std::isfinite(value))
     bad_value(origin, key, n, "a finite number");
   return value;
 }

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -334,7 +335,26 @@ TEST(JobConfig, WrongTypesNameKeyAndValue) {
   EXPECT_TRUE(
       test::contains(config_error("model: {hidden: 1.5}\n"), "'model.hidden' expects an integer"));
   EXPECT_TRUE(test::contains(config_error("training: {lr: fast}\n"),
-                             "key 'training.lr' expects a finite number, got 'fast'"));
+                             "key 'training.lr' expects a number, got 'fast'"));
+  EXPECT_TRUE(test::contains(config_error("training: {lr: 0.01.}\n"),
+                             "key 'training.lr' expects a number, got '0.01.'"));
+  EXPECT_TRUE(test::contains(config_error("training: {lr: 0x1p-4}\n"),
+                             "key 'training.lr' expects a number, got '0x1p-4'"));
+  for (const char* value : {".inf", "-.Inf", "nan", "1e999", "-1e400"}) {
+    EXPECT_TRUE(
+        test::contains(config_error(fmt::format("training: {{lr: {}}}\n", value)),
+                       fmt::format("'training.lr' expects a finite number, got '{}'", value)))
+        << value;
+  }
+  // An underflow is a number (strtod reports it as a range error too).
+  test::TempDir dir;
+  const double tiny = load_job_config(write_config(dir, "training: {weight_decay: 1e-310}\n"))
+                          .training.weight_decay;
+  EXPECT_GT(tiny, 0.0);
+  EXPECT_LT(tiny, 1e-309);
+  EXPECT_EQ(load_job_config(write_config(dir, "training: {weight_decay: 1e-400}\n"))
+                .training.weight_decay,
+            0.0);
   EXPECT_TRUE(test::contains(config_error("model: {layer_norm: 1}\n"),
                              "key 'model.layer_norm' expects true or false, got '1'"));
   EXPECT_TRUE(test::contains(config_error("training: {seed: -1}\n"),
