@@ -174,9 +174,11 @@ void require_validation_for_best(const JobConfig& cfg, const std::array<int64_t,
 
 // Rank 0 loads the dataset and partitions it into the job's partition directory (`replace`:
 // the directory exists and is replaced, --repartition; `resume_from`: the checkpoint a --resume
-// continues from, or empty).
+// continues from, or empty). `output_lock`: output.dir's, taken here where making the partition's
+// parent makes output.dir (the default partition.dir), so that a job started meanwhile stops at it
+// rather than this one at its own.
 void create_partition(const JobConfig& cfg, const std::string& dir, bool replace,
-                      const std::string& resume_from) {
+                      const std::string& resume_from, std::optional<OutputLock>& output_lock) {
   spdlog::info("partition {}{}: partitioning the dataset into {} parts", dir,
                replace ? " to be replaced (--repartition)" : " does not exist",
                cfg.partition.options.parts);
@@ -214,12 +216,22 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
     made.push_back(p);
   }
   if (!parent.empty()) create_dirs(parent);
+  const std::filesystem::path output(cfg.output.dir);
+  std::error_code ec;
+  const bool locks_output =
+      !output_lock && std::any_of(made.begin(), made.end(), [&](const std::filesystem::path& p) {
+        return std::filesystem::equivalent(p, output, ec);
+      });
   PartitionMeta meta;
   try {
+    if (locks_output) output_lock.emplace(cfg.output.dir, "output.dir");
     meta = replace ? replace_partition(dir, g, cfg.partition.options)
                    : write_partition(dir, g, cfg.partition.options);
   } catch (...) {
-    std::error_code ec;
+    if (locks_output && output_lock) {
+      output_lock.reset();
+      std::filesystem::remove(output / OutputLock::kFileName, ec);
+    }
     for (const std::filesystem::path& p : made) std::filesystem::remove(p, ec);
     throw;
   }
@@ -405,7 +417,8 @@ void run_train_job(const std::unique_ptr<Communicator>& comm, const JobOptions& 
   // (its default partition directory included), else once the job makes it; the same for a
   // checkpoint directory outside it.
   std::optional<OutputLock> output_lock, checkpoint_lock;
-  std::string resume_from;  // rank 0's: the checkpoint a --resume continues from
+  bool output_existed = false;  // rank 0's: output.dir existed at start-up (and was locked then)
+  std::string resume_from;      // rank 0's: the checkpoint a --resume continues from
   run_step(*comm, [&] {
     cfg = job.load();
     setup_logging(rank, cfg.output.log_level);
@@ -452,8 +465,8 @@ void run_train_job(const std::unique_ptr<Communicator>& comm, const JobOptions& 
             world));
       }
       require_creatable(cfg.output.dir, "output.dir");
-      if (std::filesystem::is_directory(cfg.output.dir))
-        output_lock.emplace(cfg.output.dir, "output.dir");
+      output_existed = std::filesystem::is_directory(cfg.output.dir);
+      if (output_existed) output_lock.emplace(cfg.output.dir, "output.dir");
       std::error_code listed;
       if (separate_checkpoint_dir(cfg) &&
           std::filesystem::is_directory(checkpoint_dir(cfg), listed))
@@ -559,7 +572,7 @@ void run_train_job(const std::unique_ptr<Communicator>& comm, const JobOptions& 
     } else {
       run_step(*comm, [&] {
         SoloWork solo(*comm, 0, "partitioning the dataset");
-        if (rank == 0) create_partition(cfg, dir, replace, resume_from);
+        if (rank == 0) create_partition(cfg, dir, replace, resume_from, output_lock);
         solo.finish();
       });
     }
@@ -642,7 +655,7 @@ void run_train_job(const std::unique_ptr<Communicator>& comm, const JobOptions& 
   run_step(*comm, [&] {
     if (rank != 0) return;
     create_dirs(cfg.output.dir);
-    const bool output_late = !output_lock;
+    const bool output_late = !output_existed;
     const bool checkpoints_late =
         separate_checkpoint_dir(cfg) ? !checkpoint_lock.has_value() : output_late;
     if (!output_lock) output_lock.emplace(cfg.output.dir, "output.dir");

@@ -12,7 +12,8 @@
 # - a second job writing into an output.dir whose lock another process holds stops before it
 #   writes anything (not even the partition it would make under output.dir), naming output.dir
 #   and the holder; a job whose output.dir another job made and wrote into while it started stops
-#   at its lock, leaving the other's output;
+#   at its lock, leaving the other's output; a job that makes output.dir as its partition's parent
+#   locks it then, and a job started meanwhile stops at that lock while the first trains;
 # - the temporaries of a writer that was killed (a checkpoint's, a partition directory's,
 #   params.bin's) are removed by the next run that writes there; a live writer's are kept;
 # - a training.checkpoint_dir that is a dangling symbolic link is refused at start-up, naming the
@@ -279,6 +280,43 @@ if ((rc == 0 || rc == 124)) || [[ $(grep -c "adaqp: error" "$tmp/race_first.log"
   fail "two jobs racing for one output.dir (exit $rc): $(cat "$tmp/race_first.log")"
 fi
 echo "ok: two jobs racing for one output.dir: $(grep "adaqp: error" "$tmp/race_first.log")"
+
+# The same race where the first job makes output.dir itself, as the default partition.dir's parent:
+# it locks output.dir as it makes it, so the second job, started once the first is stopped while it
+# partitions, stops at the lock and writes nothing, and the first trains (found by a review,
+# 2026-12-07: the second took the lock, the first stopped at it, and the second then stopped at the
+# first's partition: neither trained).
+rc=0
+timeout 120 mpirun --oversubscribe -np 2 "$ADAQP_BIN" train "${job[@]}" \
+  --set dataset.synthetic.num_nodes=200000 --set partition.dir= --set "output.dir=$tmp/race2" \
+  --set training.epochs=2 \
+  --set output.log_level=info >"$tmp/race2_first.log" 2>&1 &
+first=$!
+for _ in $(seq 1500); do
+  [[ -e $tmp/race2/.adaqp.lock ]] && break
+  sleep 0.02
+done
+mapfile -t first_pids < <(pgrep -f -- "output.dir=$tmp/race2 ")
+((${#first_pids[@]} > 0)) || fail "the first job is not running: $(cat "$tmp/race2_first.log")"
+kill -STOP "${first_pids[@]}"
+[[ -e $tmp/race2/.adaqp.lock ]] ||
+  fail "the first job did not lock the output.dir it made: $(ls -a "$tmp/race2" 2>&1)"
+[[ ! -e $tmp/race2/partition ]] ||
+  fail "the first job locked output.dir only once its partition was made: $(cat "$tmp/race2_first.log")"
+rc2=0
+train "$tmp/race2_second.log" --set partition.dir= --set "output.dir=$tmp/race2" \
+  --set training.epochs=2 || rc2=$?
+listing=$(ls -A "$tmp/race2")
+kill -CONT "${first_pids[@]}"
+wait "$first" || rc=$?
+if ((rc != 0 || rc2 == 0 || rc2 == 124)) ||
+  [[ $(grep -c "adaqp: error" "$tmp/race2_second.log") != 1 ]] ||
+  ! grep -q "output.dir = $tmp/race2: another job is writing into it" "$tmp/race2_second.log" ||
+  grep -qE '^(config.yaml|metrics.jsonl)$' <<<"$listing" || [[ ! -s $tmp/race2/metrics.jsonl ]]; then
+  fail "two jobs racing for an output.dir the first makes (exit $rc, second $rc2, output.dir held
+$listing while the first was stopped): $(cat "$tmp/race2_first.log" "$tmp/race2_second.log")"
+fi
+echo "ok: two jobs racing for an output.dir the first makes: $(grep "adaqp: error" "$tmp/race2_second.log")"
 
 # A dangling symbolic link as the checkpoint directory: refused before anything is written.
 ln -s "$tmp/nowhere/ckpt" "$tmp/dangling"
