@@ -22,7 +22,9 @@ const char* metis_code_name(int code) {
     case METIS_ERROR_MEMORY:
       return "METIS_ERROR_MEMORY (out of memory)";
     case METIS_ERROR:
-      return "METIS_ERROR (internal error)";
+      // GKlib traps SIGTERM and SIGABRT while METIS runs and returns this code for them.
+      return "METIS_ERROR (an internal error, or the process was sent SIGTERM or SIGABRT while "
+             "METIS ran)";
     default:
       return "unknown METIS return code";
   }
