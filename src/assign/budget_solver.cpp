@@ -240,6 +240,9 @@ double BudgetSolver::best_budget(double lambda, const ObjectiveBounds& bounds) c
     end = std::max(end, time_after(c, step_begin_[c + 1] - step_begin_[c]));
   }
   end = std::max(end, start);
+  // Without a time range (the hidden window holds every codec width) time does not count, and
+  // there is no rate to price full precision's at: budgets beyond the window are not free.
+  if (bounds.tmax <= bounds.tmin) end = start;
 
   // Cut [start, end] into intervals. The prefix variance does not grow with the budget and the
   // time term does not shrink, so no breakpoint in (lo, hi] beats lambda-term(V(hi)) +

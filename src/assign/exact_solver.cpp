@@ -2,6 +2,7 @@
 
 #include <glpk.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,7 +61,11 @@ Assignment solve_exact(const AssignProblem& problem, const AssignOptions& option
   glp_set_obj_coef(lp.get(), t_col, dt > 0 ? 1 - lambda : 0);
   glp_set_obj_coef(lp.get(), 0, dv > 0 ? -lambda * bounds.vmin / dv : 0);
 
-  // Row per group: one option. Row per used channel (when times differ): its time <= t.
+  // Row per group: one option. Row per used channel (when times differ): its time <= t. Without a
+  // time range (the hidden window holds every codec width) there is no rate to price full
+  // precision at: it is free where it fits in the window, so every channel's time <= tmin.
+  const bool fixed_budget = dt <= 0 && std::find(opt.bits.begin(), opt.bits.end(),
+                                                 quant::kFullPrecisionBits) != opt.bits.end();
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -72,22 +77,26 @@ Assignment solve_exact(const AssignProblem& problem, const AssignOptions& option
       ar.push_back(1);
     }
   }
-  if (dt > 0) {
+  if (dt > 0 || fixed_budget) {
+    // Rows in units of the time range, or of the window when it is the budget.
+    const double unit = dt > 0 ? dt : bounds.tmin > 0 ? bounds.tmin : 1.0;
     std::vector<int> channel_row(problem.time.channels.size(), 0);
     for (size_t i = 0; i < groups.size(); ++i) {
       const int32_t c = groups.channel[i];
       const LinkCost& cost = problem.time.channels[c];
       if (channel_row[c] == 0) {
         channel_row[c] = glp_add_rows(lp.get(), 1);
-        glp_set_row_bnds(lp.get(), channel_row[c], GLP_UP, 0, (bounds.tmin - cost.alpha) / dt);
-        ia.push_back(channel_row[c]);
-        ja.push_back(t_col);
-        ar.push_back(-1);
+        glp_set_row_bnds(lp.get(), channel_row[c], GLP_UP, 0, (bounds.tmin - cost.alpha) / unit);
+        if (dt > 0) {
+          ia.push_back(channel_row[c]);
+          ja.push_back(t_col);
+          ar.push_back(-1);
+        }
       }
       for (int k = 0; k < options_per_group; ++k) {
         ia.push_back(channel_row[c]);
         ja.push_back(static_cast<int>(i) * options_per_group + k + 1);
-        ar.push_back(cost.beta * static_cast<double>(groups.count(i) * opt.bytes[k]) / dt);
+        ar.push_back(cost.beta * static_cast<double>(groups.count(i) * opt.bytes[k]) / unit);
       }
     }
   }
@@ -98,10 +107,10 @@ Assignment solve_exact(const AssignProblem& problem, const AssignOptions& option
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_ON;
   parm.mip_gap = 0;
-  // The feasibility pump finds a good incumbent first: the tests' problems solve 1.4-11x faster
-  // (issue 43's links of two speeds, 240 messages: about 3.2 s -> 0.3 s a solve). Proven optimal
-  // then means within GLPK's objective tolerance (tol_obj, 1e-7 relative), as it does without it.
-  parm.fp_heur = GLP_ON;
+  // No feasibility pump: it solves its LPs without a time limit (GLPK 5.0), and on some problems
+  // of links of two speeds one of them never ended, far past tm_lim (a review, 2026-12-07). It made
+  // the tests' problems solve 1.4-11x faster.
+  parm.fp_heur = GLP_OFF;
   parm.tm_lim = static_cast<int>(options.exact_time_limit_s * 1000);
   const int rc = glp_intopt(lp.get(), &parm);
   const int status = glp_mip_status(lp.get());

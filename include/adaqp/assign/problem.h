@@ -8,7 +8,9 @@
 // those of all messages at the smallest allowed codec width, Vmin and Tmax those at the largest; a
 // term whose bounds coincide is 0. Full precision (quant::kFullPrecisionBits: 4 d bytes, no
 // variance) may be allowed beside the codec widths: it does not move the bounds, so it is priced
-// at the codec widths' rate of time against variance (the objective is linear beyond them).
+// at the codec widths' rate of time against variance (the objective is linear beyond them); where
+// the bounds of time coincide (the hidden window holds the largest codec width) there is no rate,
+// and full precision is taken only where the exchange stays within Tmin.
 #pragma once
 
 #include <cstdint>
