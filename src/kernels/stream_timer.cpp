@@ -39,6 +39,8 @@ void StreamTimer::start(void* stream) {
   }
 #endif
   (void)stream;
+  ADAQP_CHECK(!open_, "StreamTimer::start twice");
+  open_ = true;
   started_s_ = steady_now_s();
 }
 
@@ -51,6 +53,8 @@ void StreamTimer::stop(void* stream) {
   }
 #endif
   (void)stream;
+  ADAQP_CHECK(open_, "StreamTimer::stop without start");
+  open_ = false;
   total_s_ += steady_now_s() - started_s_;
 }
 
@@ -65,11 +69,13 @@ double StreamTimer::seconds() {
     events_->used = 0;
   }
 #endif
+  ADAQP_CHECK(!open_, "StreamTimer::seconds inside an interval");
   return total_s_;
 }
 
 void StreamTimer::reset() {
   total_s_ = 0;
+  open_ = false;
 #if ADAQP_WITH_CUDA
   events_->used = 0;
 #endif

@@ -23,6 +23,7 @@ class StreamTimer {
   void start(void* stream = nullptr);
   void stop(void* stream = nullptr);
   // Seconds of every interval since the last reset; on a device, waits for the last one's work.
+  // InvariantError for a start inside an interval, a stop outside one, or seconds inside one.
   double seconds();
   void reset();
 
@@ -31,6 +32,7 @@ class StreamTimer {
   Device device_;
   double total_s_ = 0;
   double started_s_ = 0;
+  bool open_ = false;               // CPU: between start and stop
   std::unique_ptr<Events> events_;  // CUDA: start/stop event pairs, reused across resets
 };
 
