@@ -1,5 +1,5 @@
 """Where and how a benchmark ran: date, commit, machine, GPU and driver, CUDA, library versions,
-the binary's compiler and flags, and the command. Every benchmark writes it beside its raw results, so that a figure can be traced
+the binary's compiler and flags, the command and the settings its script reads from the environment. Every benchmark writes it beside its raw results, so that a figure can be traced
 to what produced it.
 
 Usage: provenance.py [--bin ADAQP] -- COMMAND...   (prints one JSON object)
@@ -11,6 +11,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -90,14 +91,26 @@ def build_of(adaqp_bin):
     return None
 
 
+def script_settings(command):
+    """The upper-case variables a shell script that starts `command` reads (${NAME:-...}, $NAME):
+    its settings, whatever script it is."""
+    first = command.split(None, 1)[0] if command.strip() else ""
+    path = Path(first)
+    if not path.is_file() or path.suffix != ".sh":
+        return set()
+    text = path.read_text(errors="replace")
+    return set(re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", text))
+
+
 def collect(command, adaqp_bin=None):
     commit = _run(["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=12"])
+    read = script_settings(command)
     info = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "commit": commit or "unknown", "machine": machine(), "gpus": gpus(),
         "versions": versions(), "command": command,
-        "env": {k: v for k, v in os.environ.items()
-                if k.startswith(("ADAQP_", "OMP_", "NCCL_")) or k in (
+        "env": {k: v for k, v in sorted(os.environ.items())
+                if k.startswith(("ADAQP_", "OMP_", "NCCL_")) or k in read or k in (
                     "DEVICE", "NODES", "AVG_DEGREE", "FEAT", "CLASSES", "WARMUP", "EPOCHS",
                     "ROUNDS", "MODELS", "PAIRS", "THREADS", "WORKERS", "PYG_ADJ", "RATES", "MODES",
                     "RANKS_PER_HOST", "BASELINE_BIN")},

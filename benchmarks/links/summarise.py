@@ -1,6 +1,8 @@
 """Summarises benchmarks/links' runs.jsonl: per (rate, model, W, mode) the median epoch of the
-rounds with their minimum and maximum, each mode's median over Vanilla's, and the median (with
-minimum and maximum) of each round's ratio to that round's Vanilla run; writes summary.json
+rounds with their minimum and maximum, each mode's median over Vanilla's (and Vanilla's over it,
+the speed-up), and the median (with minimum and maximum) of each round's ratio to that round's
+Vanilla run; cells of fewer rounds than the file holds are marked [n/N], and run folders without a
+line in the file are named; writes summary.json
 and summary.md beside the runs, prints the table, and plots AdaQP / Vanilla against the link rate
 (adaqp_vs_vanilla.png, gnuplot, when it is installed).
 
@@ -93,9 +95,23 @@ def main():
             (r["rate"], r["model"], r["workers"], r["mode"])]
             for k in [(own_vanilla(r["mode"]), x["round"], x["rate"], x["model"], x["workers"])]
             if k in vanilla_runs]
+        r["paired_rounds"] = len(paired)
         r["paired_vs_vanilla"] = statistics.median(paired) if paired else None
         r["paired_min"] = min(paired) if paired else None
         r["paired_max"] = max(paired) if paired else None
+    # A cell of fewer rounds than the file holds (a run cut short or failed) is marked, as is a
+    # run folder beside the file that has no line in it.
+    all_rounds = len({r["round"] for r in runs})
+    short = any(r["rounds"] < all_rounds for r in rows)
+
+    def rounds_mark(r):
+        return " [%d/%d]" % (r["rounds"], all_rounds) if r["rounds"] < all_rounds else ""
+
+    listed = {Path(r["run_dir"]).name for r in runs if "run_dir" in r}
+    unlisted = sorted(d.name for d in out.glob("r[0-9]*-*") if d.is_dir() and d.name not in listed)
+    for name in unlisted:
+        print("summarise.py: %s has no line in %s (a run that did not finish?)"
+              % (out / name, sys.argv[1]), file=sys.stderr)
     modes = [m for m in TITLES if any(r["mode"] == m for r in rows)]
     head = ["link", "model", "W"] + ["%s s (min-max)" % TITLES[m] for m in modes] + \
         ["%s / %s" % (TITLES[m], TITLES[own_vanilla(m)]) for m in modes if m != own_vanilla(m)]
@@ -108,18 +124,30 @@ def main():
                  str(w)]
         for m in modes:
             r = by.get((rate, model, w, m))
-            cells.append("%.3f (%.3f-%.3f)" % (r["median_epoch_s"], r["min_epoch_s"],
-                                              r["max_epoch_s"]) if r else "")
+            cells.append("%.3f (%.3f-%.3f)%s" % (r["median_epoch_s"], r["min_epoch_s"],
+                                                r["max_epoch_s"], rounds_mark(r)) if r else "")
         for m in modes:
             if m == own_vanilla(m):
                 continue
             r = by.get((rate, model, w, m))
-            cells.append("%.2f" % r["vs_vanilla"] if r and r["vs_vanilla"] else "")
+            # The speed-up from the unrounded medians (a README copies it, not recomputes it).
+            cells.append("%.2f (%.2fx)" % (r["vs_vanilla"], 1 / r["vs_vanilla"])
+                         if r and r["vs_vanilla"] else "")
         lines.append("| " + " | ".join(cells) + " |")
+    if short:
+        lines += ["", "[n/N]: the median of the n rounds that cell holds, of the N in %s."
+                  % Path(sys.argv[1]).name]
+    if unlisted:
+        lines += ["", "Run folders without a line in %s (not counted): %s."
+                  % (Path(sys.argv[1]).name, ", ".join(unlisted))]
+    def paired_mark(r):
+        n = r["paired_rounds"]
+        return " [%d/%d]" % (n, all_rounds) if n < all_rounds else ""
+
     lines += mode_table(rows, lambda r: r["mode"] != own_vanilla(r["mode"]) and r["paired_vs_vanilla"],
                         ["median of the rounds' ratios to their own Vanilla run (min-max)"],
-                        lambda r: ["%.2f (%.2f-%.2f)" % (r["paired_vs_vanilla"], r["paired_min"],
-                                                         r["paired_max"])])
+                        lambda r: ["%.2f (%.2f-%.2f)%s" % (r["paired_vs_vanilla"], r["paired_min"],
+                                                           r["paired_max"], paired_mark(r))])
     # The width scheme's time on the epoch's thread (assign_time_s): all of the solve inline, the
     # copy of its inputs and the wait for the solve with the background solve; and the statistics
     # after the epoch (since 746fa04).

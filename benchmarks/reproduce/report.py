@@ -11,7 +11,7 @@ from profiles import MODES, SCHEMES
 
 MODE_TITLES = {"vanilla": "Vanilla", "adaqp-q": "AdaQP-q", "adaqp-p": "AdaQP-p", "adaqp": "AdaQP"}
 TP_COLUMNS = ["dataset", "model", "workers", "bandwidth_mbit", "mode", "epochs_per_s",
-              "epoch_time_s", "speedup", "vanilla_comm_share", "bound", "fraction_of_bound",
+              "epoch_time_s", "epoch_time_min_s", "epoch_time_max_s", "epoch_times_s", "speedup", "vanilla_comm_share", "bound", "fraction_of_bound",
               "compute_s", "exposed_comm_s", "reduce_s", "assign_s", "comm_s", "quant_s",
               "bytes_per_epoch", "bytes_predicted", "bytes_match", "exchange_rows", "cover_rows",
               "epochs_measured"]
@@ -28,7 +28,9 @@ def _csv(path, columns, rows):
     w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()})
+        w.writerow({k: (round(v, 6) if isinstance(v, float) else
+                        " ".join("%.6g" % x for x in v) if isinstance(v, list) else v)
+                    for k, v in r.items() if k in columns})
     _atomic_write(path, buf.getvalue())
 
 
@@ -107,7 +109,7 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
                  if meta.get("link", "vcluster") == "vcluster" else
                  "plain mpirun on the CPU over shared memory (a gpu profile's flow, --device cpu)",
                  ", of the median of %d runs per mode taken in turn (each row's "
-                 "epoch_times_s in results.json holds them all)" % meta["repeats"]
+                 "epoch_times_s in throughput.csv holds them all)" % meta["repeats"]
                  if meta.get("repeats", 1) > 1 else "",
                  meta["acc_workers"], meta["acc_seeds"])]
     if meta.get("stopped"):

@@ -101,11 +101,13 @@ def throughput(jobs, prof, datasets, bandwidths, rows, infos):
             infos[(dataset, w)] = info = jobs.partition(dataset, w)
             for bw in bandwidths[w]:
                 for model in prof.models:
-                    # The modes run in turn, prof.repeats rounds; a mode's figure is its median
-                    # run, reported with the others' spread.
+                    # The modes run in turn, prof.repeats rounds, in reversed order every other
+                    # round (no mode always first); a mode's figure is its median run, reported
+                    # with the others' spread.
                     by_mode = {}
                     for rep in range(prof.repeats):
-                        for mode, sets in MODES.items():
+                        order = list(MODES.items())
+                        for mode, sets in order[::-1] if rep % 2 else order:
                             name = "tp-%s-%s-w%d-%dmbit-%s" % (dataset, model, w, bw, mode)
                             # bandwidth 0: the device's own link (NCCL), not a shaped cluster
                             run = jobs.train(
