@@ -15,6 +15,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${ADAQP_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SECONDS_EACH=${1:-60}
 shift || true
+# libFuzzer reads a -max_total_time that is not a number as 0: no limit at all.
+[[ $SECONDS_EACH =~ ^[1-9][0-9]*$ ]] ||
+  { echo "usage: fuzz.sh [SECONDS] [TARGET...] (SECONDS: a positive integer, got '$SECONDS_EACH')" >&2; exit 2; }
 TARGETS=("$@")
 ((${#TARGETS[@]})) || TARGETS=(job_config ogb_loader ogb_binary_loader ogb_hetero_loader numpy_loader
   graphsaint_loader partition_loader checkpoint)

@@ -137,8 +137,8 @@ step_links() {
   # The device codec alone first, on the idle GPU: the exchanges' row widths here (256 and 47).
   for dim in 256 47; do
     timeout "$(bounded 20)" "$B/benchmarks/bench_quant" --devices cuda --dim "$dim" \
-      --rows 1048576
-  done >"$work/links/codec.jsonl" 2>&1 || status=1
+      --rows 1048576 || status=1
+  done >"$work/links/codec.jsonl" 2>&1
   grep '^#' "$work/links/codec.jsonl" >"$OUT/links.txt"
   timeout "$(bounded 20)" env RATES=gpu NODES=1000000 AVG_DEGREE=50 FEAT=100 CLASSES=47 \
     HIDDEN=256 WORKERS="${WORKERS:-2 4}" MODELS="${MODELS:-gcn}" \

@@ -74,7 +74,13 @@ if [ "$scope" = core ]; then
   step "$BUILD/tests/adaqp_unit_tests" --gtest_brief=1 \
     --gtest_filter=-SharedDatasets.CoauthorPhysics:NumpyLoader.ArraysOfSeveralBlocks* &
   unit=$!
-  step "${fuzz[@]}" --parallel "$JOBS"
+  # A failed replay ends the script: the unit tests beside it go with it.
+  step "${fuzz[@]}" --parallel "$JOBS" || {
+    rc=$?
+    kill "$unit" 2>/dev/null
+    wait "$unit" 2>/dev/null
+    exit "$rc"
+  }
   wait "$unit"
   echo "sanitize (core): all passed, no sanitizer reports ($(($(date +%s) - built)) s of tests," \
     "$(($(date +%s) - start)) s in all)"

@@ -43,13 +43,14 @@ torch_installed() {
 # 2.6 GB of downloads beside the 4.7 GB it unpacks, a 7.3 GB peak that filled a CI disk; this way the
 # peak stays near the installed size. Temporary files go beside the venv, not to a small /tmp.
 install_torch() {
-  local need_mb=5500 free_mb tmp
+  local need_mb=5500 free_mb
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   free_mb=$(df -Pm "$VENV" | awk 'NR == 2 { print $4 }')
   if ((free_mb < need_mb)); then
     die "installing PyTorch into $VENV needs about $need_mb MB free there, $free_mb MB are free; free some space or set ADAQP_VENV to a disk with room"
   fi
   log "installing PyTorch $TORCH_VERSION into $VENV (about 2.6 GB to download, 4.7 GB installed, with its CUDA runtime wheels; $free_mb MB free)"
+  # Not local: the EXIT trap runs once the function has returned (or `set -e` has left it).
   tmp=$(mktemp -d "$VENV/.install.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   "$VENV/bin/python" -m pip install -q --no-cache-dir --upgrade pip

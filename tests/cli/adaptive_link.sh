@@ -11,11 +11,11 @@
 # seconds leaves exchanges at full precision where quantizing saves less time than the codec costs.
 # With the faster codec (2026-11-28) quantizing pays even at 1 Gbit/s (both runs then sent about the
 # same, 0.95-1.05), so the fast side is shared memory. Needs root (network namespaces): a visible
-# skip without it, a failure under CI=true as root.
+# skip without it, a failure under CI=true.
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 : "${ADAQP_SOURCE_DIR:?repository root}"
-((EUID == 0)) || skip_or_fail "network namespaces need root" root
+((EUID == 0)) || skip_or_fail "network namespaces need root"
 export OMP_NUM_THREADS=1
 
 job=(train --set training.epochs=10 --set training.threads=1 --set training.device=cpu

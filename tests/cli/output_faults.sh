@@ -23,13 +23,13 @@
 #   one;
 # - so does an earlier run's params.bin that cannot be replaced (a bind mount of it: a mount point
 #   cannot be removed or renamed over), before training rather than after it.
-# Needs root (mount namespaces); skips visibly without (fails when CI=true and root).
+# Needs root (mount namespaces); skips visibly without (fails when CI=true).
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # shellcheck source=scripts/lib/adaqp.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/adaqp.sh"
-((EUID == 0)) || skip_or_fail "needs root for a private mount namespace (a small tmpfs)" root
-unshare --mount true 2>/dev/null || skip_or_fail "unshare --mount is not permitted here" root
+((EUID == 0)) || skip_or_fail "needs root for a private mount namespace (a small tmpfs)"
+unshare --mount true 2>/dev/null || skip_or_fail "unshare --mount is not permitted here"
 
 mapfile -t job < <(synthetic_graph 800 seed=3; gnn_model 2 16
   set_pairs partition.parts=2 "partition.dir=$tmp/part" training.threads=1 training.device=cpu \

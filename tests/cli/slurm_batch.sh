@@ -29,7 +29,7 @@ set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?repository root}"
 # shellcheck source=tests/cli/lib/skip.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
-((EUID == 0)) || skip_or_fail "a private Slurm cluster needs root" root
+((EUID == 0)) || skip_or_fail "a private Slurm cluster needs root"
 for cmd in munged slurmctld slurmd sbatch srun scontrol sinfo squeue scancel unshare nsenter ip; do
   command -v "$cmd" >/dev/null || skip_or_fail "$cmd is not installed (scripts/setup.sh installs slurm-wlm and munge)"
 done

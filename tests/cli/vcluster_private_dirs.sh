@@ -14,7 +14,7 @@
 #   sends ends the job within seconds with one message naming its silence;
 # - partition.method ptscotch on the private folders: each host ends up with meta.yaml and its own
 #   part, and a restart reads them there and reproduces the run.
-# Skips (exit 77) where network namespaces cannot be created, except when CI=true as root.
+# Skips (exit 77) where network namespaces cannot be created, except when CI=true (a failure).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
 # shellcheck source=scripts/lib/adaqp.sh

@@ -10,7 +10,7 @@
 # - values other than an integer >= 1 are refused (exit 2, a message naming the option) before
 #   anything is created, and no run leaves a namespace or its state directory behind.
 # One rank per host (the default) is vcluster_cleanup's and vcluster_private_dirs' case.
-# Skips (exit 77) where network namespaces cannot be created, except when CI=true as root.
+# Skips (exit 77) where network namespaces cannot be created, except when CI=true (a failure).
 set -euo pipefail
 : "${ADAQP_BIN:?path of the adaqp binary}" "${ADAQP_SOURCE_DIR:?path of the source tree}"
 RATE_MBIT=50

@@ -5,13 +5,13 @@
 # shellcheck source=tests/cli/lib/skip.sh
 source "$(dirname "${BASH_SOURCE[0]}")/skip.sh"
 
-# require_netns: ends the calling test (skip_or_fail, a failure only under CI=true as root) unless
+# require_netns: ends the calling test (skip_or_fail, a failure under CI=true) unless
 # it may create network namespaces.
 require_netns() {
   ((EUID == 0)) ||
-    skip_or_fail "not root: network namespaces need CAP_NET_ADMIN/CAP_SYS_ADMIN" root
+    skip_or_fail "not root: network namespaces need CAP_NET_ADMIN/CAP_SYS_ADMIN"
   if ! ip netns add "adaqp-$$-check" 2>/dev/null; then
-    skip_or_fail "'ip netns add' is not permitted here" root
+    skip_or_fail "'ip netns add' is not permitted here"
   fi
   ip netns del "adaqp-$$-check"
 }

@@ -1,12 +1,11 @@
 # shellcheck shell=bash
 # Sourced by the CLI tests (not a test itself: ctest runs tests/cli/*.sh only).
 
-# skip_or_fail REASON [root]: ends the calling test: a visible skip (exit 77, the SKIP_RETURN_CODE
-# of every CLI test in tests/CMakeLists.txt), or a failure (exit 1) when CI=true, where everything a
-# test needs must be present (with `root`: only when CI=true and running as root, for what needs
-# root). A skipped test never counts as passed.
+# skip_or_fail REASON: ends the calling test: a visible skip (exit 77, the SKIP_RETURN_CODE of every
+# CLI test in tests/CMakeLists.txt), or a failure (exit 1) when CI=true, where everything a test
+# needs must be present (root too). A skipped test never counts as passed.
 skip_or_fail() {
-  if [[ ${CI:-} == true ]] && { [[ ${2:-} != root ]] || ((EUID == 0)); }; then
+  if [[ ${CI:-} == true ]]; then
     echo "FAIL: $1 (CI=true: this test must run)" >&2
     exit 1
   fi
