@@ -680,8 +680,9 @@ void validate(const JobConfig& c, const Origin& origin) {
           origin, "partition.sample_degree", std::to_string(p.sample_degree),
           std::string("applies to partition.method metis and ptscotch only (0 for ") +
               to_string(p.method) + ")");
-  require(c.model.layers >= 1, origin, "model.layers", std::to_string(c.model.layers),
-          "must be >= 1");
+  // The random streams key a layer by 8 bits (common/philox.h).
+  require(c.model.layers >= 1 && c.model.layers <= 256, origin, "model.layers",
+          std::to_string(c.model.layers), "must be in [1, 256]");
   require(c.model.hidden >= 1, origin, "model.hidden", std::to_string(c.model.hidden),
           "must be >= 1");
   require(c.model.dropout >= 0 && c.model.dropout < 1, origin, "model.dropout",

@@ -378,7 +378,10 @@ TEST(JobConfig, EveryRangeIsChecked) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"partition.parts=0", "partition.parts = 0"},
       {"partition.sample_degree=-1", "partition.sample_degree = -1: must be >= 0"},
-      {"model.layers=0", "model.layers = 0"},
+      {"model.layers=0", "model.layers = 0: must be in [1, 256]"},
+      // The random streams key the layer by 8 bits (common/philox.h): layer 256 would draw layer
+      // 0's masks and noise.
+      {"model.layers=257", "model.layers = 257: must be in [1, 256]"},
       {"model.hidden=0", "model.hidden = 0"},
       {"model.dropout=1", "model.dropout = 1"},
       {"model.dropout=-0.1", "model.dropout = -0.1"},
