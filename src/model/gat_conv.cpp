@@ -3,7 +3,8 @@
 // over j, y_i = sum_j alpha_ij z_j + b; heads concatenated (as PyG's GATConv). Every layer
 // exchanges the boundary rows of z (its output width) both ways, layer 0 included: z depends on W,
 // so there is no A X to cache. Beyond a GCN layer it keeps E x heads edge tensors; the weighted sum
-// and its backward run over chunks of edges, so that no E x width tensor exists. In training,
+// and its backward run over chunks of edges (model/edge_weighted_sum.h), so that no E x width
+// tensor exists. In training,
 // model.attention_dropout drops attention weights after the softmax (the reference's and PyG's
 // place), keyed by the edge's global ends (kernels::edge_dropout_scale).
 #include <ATen/ATen.h>
@@ -20,6 +21,7 @@
 #include "adaqp/common/error.h"
 #include "adaqp/model/conv.h"
 #include "adaqp/model/dist_aggregate.h"
+#include "adaqp/model/edge_weighted_sum.h"
 #include "conv_common.h"
 #include "convs.h"
 
@@ -27,60 +29,7 @@ namespace adaqp::conv_detail {
 
 namespace {
 
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
 constexpr double kNegativeSlope = 0.2;
-// The weighted sum works on chunks of this many floats (edges x heads x features) at a time.
-constexpr int64_t kChunkFloats = int64_t{1} << 24;
-
-int64_t chunk_edges(const at::Tensor& z) {
-  return std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(z.size(1) * z.size(2), 1));
-}
-
-// y_i = sum over the edges e with dst_e = i of alpha_e z_{src_e - first}, per head: alpha
-// (E x heads), z (rows x heads x f; source `first` is its row 0), y (n x heads x f).
-struct EdgeWeightedSum : public torch::autograd::Function<EdgeWeightedSum> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& alpha, const at::Tensor& z,
-                            const at::Tensor& dst, const at::Tensor& src, int64_t n,
-                            int64_t first) {
-    const int64_t edges = dst.size(0), chunk = chunk_edges(z);
-    at::Tensor y = at::zeros({n, z.size(1), z.size(2)}, z.options());
-    for (int64_t b = 0; b < edges; b += chunk) {
-      const int64_t c = std::min(chunk, edges - b);
-      y.index_add_(
-          0, dst.narrow(0, b, c),
-          z.index_select(0, rows_of(src, b, c, first)).mul_(alpha.narrow(0, b, c).unsqueeze(-1)));
-    }
-    ctx->save_for_backward({alpha, z, dst, src});
-    ctx->saved_data["first"] = first;
-    return y;
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &alpha = saved[0], &z = saved[1], &dst = saved[2], &src = saved[3];
-    const int64_t first = ctx->saved_data["first"].toInt();
-    const at::Tensor dy = grad_outputs[0].contiguous();
-    const int64_t edges = dst.size(0), chunk = chunk_edges(z);
-    at::Tensor dz = at::zeros_like(z);
-    at::Tensor dalpha = at::empty_like(alpha);
-    for (int64_t b = 0; b < edges; b += chunk) {
-      const int64_t c = std::min(chunk, edges - b);
-      const at::Tensor s = rows_of(src, b, c, first);
-      at::Tensor g = dy.index_select(0, dst.narrow(0, b, c));
-      dalpha.narrow(0, b, c).copy_((g * z.index_select(0, s)).sum(-1));
-      dz.index_add_(0, s, g.mul_(alpha.narrow(0, b, c).unsqueeze(-1)));
-    }
-    return {dalpha, dz, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-  }
-
-  // The rows of z that sources b .. b + c - 1 name.
-  static at::Tensor rows_of(const at::Tensor& src, int64_t b, int64_t c, int64_t first) {
-    const at::Tensor s = src.narrow(0, b, c);
-    return first == 0 ? s : s - first;
-  }
-};
 
 // Softmax of e (E x heads) over the edges of each destination (n of them).
 at::Tensor edge_softmax(const at::Tensor& e, const at::Tensor& dst, int64_t n) {
@@ -196,13 +145,13 @@ class GatConv final : public GraphConv {
     }
     // Edges from owned rows first, then from received ones (edges.local splits them).
     const int64_t own = std::clamp<int64_t>(edges.local - range.begin, 0, count);
-    at::Tensor y = EdgeWeightedSum::apply(alpha.narrow(0, 0, own), rows, dst.narrow(0, 0, own),
-                                          src.narrow(0, 0, own), n, 0);
+    at::Tensor y = edge_weighted_sum(alpha.narrow(0, 0, own), rows, dst.narrow(0, 0, own),
+                                     src.narrow(0, 0, own), n, 0);
     if (own == count) return y;
     ADAQP_CHECK(halo.defined(), "edges from received rows without the received rows");
-    return y + EdgeWeightedSum::apply(alpha.narrow(0, own, count - own), halo,
-                                      dst.narrow(0, own, count - own),
-                                      src.narrow(0, own, count - own), n, rows.size(0));
+    return y + edge_weighted_sum(alpha.narrow(0, own, count - own), halo,
+                                 dst.narrow(0, own, count - own), src.narrow(0, own, count - own),
+                                 n, rows.size(0));
   }
 
   int64_t in_, out_, heads_;
