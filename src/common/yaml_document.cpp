@@ -29,16 +29,25 @@ bool is_null_scalar(std::string line) {
 
 YamlDocument parse_yaml_document(const std::string& text) {
   YamlDocument doc;
-  bool content = false, ended = false;
+  bool content = false, ended = false, marked = false;
   int content_lines = 0;
   std::string content_line;
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
     if (is_marker(line, "---")) {
-      if (content || ended) {
+      if (content || ended || marked) {
         doc.error = fmt::format("line {}: a second YAML document ('---'); one is read", number);
         return doc;
+      }
+      marked = true;
+      // A document may start on its marker's line ("--- {a: 1}").
+      const std::string rest = line.substr(3);
+      const size_t first = rest.find_first_not_of(" \t\r");
+      if (first != std::string::npos && rest[first] != '#') {
+        content = true;
+        ++content_lines;
+        content_line = rest;
       }
       continue;
     }

@@ -606,6 +606,13 @@ TEST(JobConfig, DuplicateKeysSecondDocumentsAndQuotedNumbersAreRefused) {
                              "job.yaml: line 2: a second YAML document ('---'); one is read"));
   EXPECT_TRUE(test::contains(config_error("model: {hidden: 8}\n...\nmodel: {hidden: 9}\n"),
                              "line 3: content after the document's end ('...')"));
+  // A document that starts on its marker's line, and an empty one before another, are documents.
+  EXPECT_TRUE(test::contains(config_error("--- {model: {hidden: 8}}\n--- {bogus: 1}\n"),
+                             "job.yaml: line 2: a second YAML document ('---'); one is read"));
+  EXPECT_TRUE(test::contains(config_error("---\n---\nmodel: {hidden: 9}\n"),
+                             "job.yaml: line 2: a second YAML document ('---'); one is read"));
+  EXPECT_EQ(config_error("--- {model: {hidden: 8}}\n"), "");
+  EXPECT_EQ(config_error("--- # a job\nmodel: {hidden: 8}\n"), "");
   // A leading marker, comments and a document end are one document.
   EXPECT_EQ(config_error("# a job\n---\nmodel: {hidden: 8}\n...\n"), "");
   // yaml-cpp's LoadAll never returned on this (0.7); its Load reads it as an empty document.
