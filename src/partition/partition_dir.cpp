@@ -504,6 +504,10 @@ Part read_part_file(const std::string& path, int rank, const PartitionMeta& meta
       check.fail(f.array, fmt::format("makes {} {}, but meta.yaml's counts[{}].{} says {}", f.held,
                                       f.key, rank, f.key, f.said));
   }
+  // Every array was taken: one left is no part's (array names are outside the checksums, and a
+  // damaged name would hide an optional array's check, the dataset's fingerprint).
+  const auto left = in.arrays();
+  if (!left.empty()) check.fail(left.front().first, "not an array a part holds");
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -541,6 +542,21 @@ TEST(PartitionStore, APartOfAnotherDatasetIsRefused) {
   EXPECT_TRUE(test::contains(msg, expected)) << msg;
   EXPECT_TRUE(test::contains(msg, "a part made from another dataset")) << msg;
   EXPECT_NO_THROW(load_part(tmp.str("a"), 0, 3));
+  // Array names are outside the checksums: one damaged byte in the fingerprint's name must not
+  // turn the comparison off (an array a part does not hold is refused).
+  std::string bytes;
+  {
+    std::ifstream in(part, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t at = bytes.find("dataset_fingerprint");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + std::string("dataset_fingerprint").size() - 1] = 'u';
+  std::ofstream(part, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string renamed = input_error([&] { load_part(tmp.str("a"), 1, 3); });
+  EXPECT_TRUE(test::contains(renamed, part.string())) << renamed;
+  EXPECT_TRUE(test::contains(renamed, "array 'dataset_fingerprinu': not an array a part holds"))
+      << renamed;
 }
 
 // Version 1 (every feature dense) is what builds before CSR features wrote; they are still read.
