@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "adaqp/common/choices.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
 #include "adaqp/common/log.h"
@@ -36,6 +37,16 @@ void run_generate(const GenerateOptions& opt) {
         "(dataset.synthetic.*) to --out and reads no dataset; leave dataset.path empty or make it "
         "the --out directory",
         cfg.dataset.path, opt.out));
+  }
+  // ... and read it in the layout written here.
+  const DatasetFormat written =
+      cfg.dataset.synthetic.heterogeneous ? DatasetFormat::kOgb : DatasetFormat::kNumpy;
+  if (!cfg.dataset.path.empty() && cfg.dataset.format != DatasetFormat::kAuto &&
+      cfg.dataset.format != written) {
+    throw ConfigError(fmt::format(
+        "dataset.format = {} but adaqp generate writes {} in the {} layout: the job could not read "
+        "its dataset; set dataset.format to {} or auto",
+        to_string(cfg.dataset.format), opt.out, to_string(written), to_string(written)));
   }
   // Before the work (write_dir_atomically checks again, against a writer that starts meanwhile).
   std::error_code ec;

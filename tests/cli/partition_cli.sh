@@ -37,6 +37,14 @@ grep -q "dataset.path = $WORK/graph but --out $WORK/other" "$WORK/other.out" ||
   fail "generate refused dataset.path $WORK/same/ with --out $WORK/same"
 (cd "$WORK" && "$ADAQP_BIN" generate --set dataset.path=./rel --out rel >/dev/null) ||
   fail "generate refused dataset.path ./rel with --out rel"
+# ... and a dataset.format other than the layout written, which the job could not read.
+if "$ADAQP_BIN" generate --set dataset.format=ogb --set "dataset.path=$WORK/fmt" --out "$WORK/fmt" \
+  >"$WORK/fmt.out" 2>&1; then
+  fail "generate accepted dataset.format ogb for the NumPy layout it writes"
+fi
+grep -q "dataset.format = ogb but adaqp generate writes $WORK/fmt in the numpy layout" \
+  "$WORK/fmt.out" || fail "generate's error: $(cat "$WORK/fmt.out")"
+[[ ! -e $WORK/fmt ]] || fail "generate wrote $WORK/fmt after refusing the job"
 # Missing parents are made (as partition does); a parent that is a file is named with the target.
 "$ADAQP_BIN" generate --set dataset.synthetic.num_nodes=400 --set dataset.synthetic.avg_degree=4 \
   --out "$WORK/new/deeper/g" >/dev/null ||
