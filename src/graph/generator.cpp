@@ -74,8 +74,10 @@ class AliasTable {
   throw ConfigError(fmt::format("dataset.synthetic.{} = {}: {}", field, value, rule));
 }
 
-// Expected-degree propensities: all equal, or Pareto with the given exponent (Chung-Lu), capped
-// so that no node expects more than sqrt(N * avg_degree) neighbours.
+// Expected-degree propensities: all equal, or Pareto with the given exponent (Chung-Lu), capped at
+// sqrt(N / avg_degree) times their mean before the cap: a node expects at most about
+// sqrt(N * avg_degree) neighbours, more where the cap lowers the mean (1.35 times that with an
+// exponent of 2.01).
 std::vector<double> propensities(const GeneratorOptions& o) {
   std::vector<double> theta(o.num_nodes, 1.0);
   if (!o.heavy_tailed) return theta;

@@ -1,8 +1,9 @@
 // The ogbn-mag-shaped heterogeneous graph of generator.h: authors, fields of study, institutions
 // and papers in ogbn-mag's proportions, its four relations, features and labels on papers only.
-// Every node carries a class (papers: their label; the others a hidden one), and each relation
-// joins two nodes of one class with probability `homophily`, so that every relation, not only the
-// papers' own features, tells a paper's class.
+// Every node carries a class (papers: their label; the others a hidden one), and each edge's
+// partner is of the node's class with probability `homophily`, else any node of its type (the
+// same class by chance too), so that every relation, not only the papers' own features, tells a
+// paper's class.
 #include <fmt/format.h>
 
 #include <algorithm>

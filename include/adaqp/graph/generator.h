@@ -13,8 +13,10 @@ struct GeneratorOptions {
   int64_t num_nodes = 10000;
   int64_t num_classes = 8;
   int64_t feat_dim = 64;
-  double avg_degree = 10.0;   // mean in-degree of the symmetric result (both directions count)
-  double homophily = 0.8;     // share of edges whose two ends have the same class
+  double avg_degree = 10.0;  // mean in-degree of the symmetric result (both directions count)
+  // Homogeneous: share of edges whose two ends have the same class (with heavy_tailed, the
+  // duplicates merged among hubs lower it a little: 0.79 for 0.8). Heterogeneous: see below.
+  double homophily = 0.8;
   bool heavy_tailed = false;  // power-law expected degrees instead of uniform ones
   double power_law_exponent = 2.5;
   double feature_signal = 1.0;  // norm of each class's mean feature vector; noise is N(0, 1)
@@ -27,7 +29,9 @@ struct GeneratorOptions {
   // of each), relations (author, affiliated_with, institution) one per author, (author, writes,
   // paper) three per paper, (paper, cites, paper) round(avg_degree / 2) per paper, (paper,
   // has_topic, field_of_study) two per paper, repeated pairs dropped. Every node has a balanced
-  // class and each edge joins two nodes of one class with probability homophily; features (as
+  // class and each edge's partner is drawn from the node's class with probability homophily, else
+  // from the whole type (so that homophily + (1 - homophily) / num_classes of the edges join one
+  // class, and homophily 0 is no planted structure); features (as
   // below), labels and the split (fractions of the papers) on papers only. heavy_tailed does not
   // apply.
   bool heterogeneous = false;
