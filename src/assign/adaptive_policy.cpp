@@ -302,6 +302,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
   if (due) {
     const bool seconds = opt_.objective == assign::Objective::kSeconds;
     const bool given_up = schedule_.full_precision_given_up();
+    const bool per_link_full = per_link_full_ && !given_up;
     std::vector<Direction> dirs;  // of each problem
     std::vector<size_t> at_of;
     std::vector<double> full_s;
@@ -321,7 +322,9 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
           solved_inputs_[at].valid = false;  // once time can be saved, solve afresh
           continue;
         }
-        if (drift(at) < opt_.resolve_drift) continue;
+        const SolvedInputs& last = solved_inputs_[at];
+        const bool options_changed = last.valid && last.per_link_full != per_link_full;
+        if (!options_changed && drift(at) < opt_.resolve_drift) continue;
         ADAQP_CHECK_EQ(static_cast<int64_t>(trace->ranges.size()), send_offsets(part, dir).back(),
                        fmt::format("layer {} {}: traced ranges, messages", l, direction_name(dir)));
         if (inputs_.size() <= at_of.size()) inputs_.resize(at_of.size() + 1);
@@ -339,6 +342,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       for (size_t at : at_of) {
         SolvedInputs& in = solved_inputs_[at];
         in.valid = true;
+        in.per_link_full = per_link_full;
         in.range_sq.resize(part.num_parts);
         for (int r = 0; r < part.num_parts; ++r) {
           in.range_sq[r] = range_sq_[r * 2 * static_cast<size_t>(layers_) + at];
@@ -347,7 +351,7 @@ const QuantPlan& AdaptivePolicy::plan(int epoch, const MessageTraces& message_tr
       pending_.at = std::move(at_of);
       pending_.dirs = std::move(dirs);
       pending_.full_s = std::move(full_s);
-      pending_.times = SolveTimes{codec_s_, hidden_s_, per_link_full_ && !given_up};
+      pending_.times = SolveTimes{codec_s_, hidden_s_, per_link_full};
       // The first solve inline: until it, every message travels at the largest width.
       if (solve_comm_ != nullptr && widths_solved_) {
         // The thread's OpenMP teams as wide as the caller's: a new thread starts from the

@@ -1315,6 +1315,68 @@ INSTANTIATE_TEST_SUITE_P(Solvers, TwoSpeedLinks,
                          ::testing::Values(assign::Solver::kFast, assign::Solver::kExact),
                          solver_name);
 
+// Full precision given up (the measured check, as in FullPrecisionMeasuredSlowerIsGivenUp) also
+// ends the single messages at full precision inside a quantized exchange. Links of two speeds as
+// in TwoSpeedLinks, measured times: layer 0's rows of one value are smaller at full precision than
+// at any width, so its exchanges travel whole at full precision (epochs 3-5, 4 and 5 made slow:
+// given up at 5); layer 1's wide rows are quantized, its same-host messages at full precision.
+// From the epoch after the give-up on, layer 1 is solved again without that option: no message
+// travels at full precision, though its ranges have not moved (resolve_drift alone would keep the
+// old widths).
+TEST(TwoSpeedLinksGivenUp, NoSingleMessageStaysAtFullPrecision) {
+  const auto comm = test::world_comm();
+  ADAQP_REQUIRE_RANKS(comm->size(), 3);
+  const Graph g = test::small_graph(240, 38);
+  const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
+  DistGraph& graph = *owned;
+  const int world = comm->size();
+  std::vector<int> host_of(world);
+  for (int r = 0; r < world; ++r) host_of[r] = r < 2 ? 0 : 1;
+  const std::vector<assign::LinkCost> slow = link_costs(world);
+  std::vector<assign::LinkCost> costs(assign::kLinkClasses * world);
+  for (int r = 0; r < world; ++r) {
+    costs[assign::kLinkClasses * r + assign::kSameHost] = {0.0, slow[r].beta * 1e-6};
+    costs[assign::kLinkClasses * r + assign::kOtherHost] = slow[r];
+  }
+  AdaptivePolicy policy(graph.boundary(), graph.a_halo(), *comm,
+                        assign::per_sender_class_time_model(host_of, costs), /*layers=*/2,
+                        AdaptiveOptions{}, /*seed=*/5, /*measured_times=*/true);
+  const std::vector<float> h = owned_rows(graph.part(), 0), grad = owned_rows(graph.part(), 3);
+  std::vector<float> h1, grad1;  // layer 0: one value a row
+  for (size_t i = 0; i < h.size(); i += kWidth) {
+    h1.push_back(h[i]);
+    grad1.push_back(grad[i]);
+  }
+  const auto full_messages = [](const MessageBits& mb) {
+    return std::count(mb.send.begin(), mb.send.end(), quant::kFullPrecisionBits);
+  };
+  for (int epoch = 1; epoch <= 7; ++epoch) {
+    const QuantPlan plan = policy.plan(epoch, graph.message_traces());
+    if (epoch == 4 || epoch == 5) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::vector<float> y(h.size()), dh(h.size()), y1(h1.size()), dh1(h1.size());
+    graph.set_quant_plan(&plan);
+    graph.aggregate(h1.data(), 1, y1.data(), 0);
+    graph.aggregate(h.data(), kWidth, y.data(), kLayer);
+    graph.aggregate_backward(grad.data(), kWidth, dh.data(), kLayer);
+    graph.aggregate_backward(grad1.data(), 1, dh1.data(), 0);
+    graph.set_quant_plan(nullptr);
+    const AssignStats stats = *policy.finish_epoch(graph.comm_stats(), graph.message_traces());
+    const std::string what = "epoch " + std::to_string(epoch);
+    EXPECT_EQ(stats.full_precision_given_up, epoch >= 5) << what;
+    EXPECT_EQ(plan.forward[0].full_precision, epoch >= 3 && epoch <= 5) << what;
+    const MessageBits& fwd = plan.forward[kLayer];
+    const MessageBits& bwd = plan.backward[kLayer];
+    ASSERT_FALSE(fwd.full_precision || bwd.full_precision) << what;
+    int64_t full[2] = {full_messages(fwd) + full_messages(bwd), 0};
+    comm->allreduce_sum(full, 2);
+    if (epoch >= 3 && epoch <= 5) EXPECT_GT(full[0], 0) << what << ": no same-host message";
+    if (epoch >= 6) EXPECT_EQ(full[0], 0) << what << ": full precision outlived its give-up";
+    EXPECT_EQ(widths_seen(*comm, graph.boundary(), plan, true),
+              widths_seen(*comm, graph.boundary(), plan, false))
+        << what;
+  }
+}
+
 // resolve_drift: a due solve of an exchange whose ranges have not moved is skipped and its widths
 // kept; rows four times as wide (sixteen times the squared ranges, exactly) trigger it, and give
 // the first solve's widths again: the solve normalises the variances (a common scale is not what

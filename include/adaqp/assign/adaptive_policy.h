@@ -128,7 +128,8 @@ class AdaptivePolicy : public BitPolicy {
   //   (codec included; no solve, no trace); lambda = 1 puts every exchange there;
   // - otherwise the solver's widths (objective seconds: or full precision, where the solution's
   //   objective in seconds is no better), re-solved only if some rank's sum of squared ranges
-  //   of its traced messages changed by at least resolve_drift (relative) since the last solve.
+  //   of its traced messages changed by at least resolve_drift (relative) since the last solve,
+  //   or full precision was given up since a solve that let single messages take it.
   //   The measured times (codec, hidden) jitter by tens of percent from epoch to epoch: they enter
   //   every solve and the full-precision test, but trigger no solve.
   // An exchange at full precision for kRefreshEpochs epochs travels one epoch at the largest width
@@ -252,10 +253,13 @@ class AdaptivePolicy : public BitPolicy {
   // range_sq_[r * 2 * layers + exchange]: rank r's sum of squared ranges over the messages of its
   // last trace of that exchange, gathered with every epoch's statistics.
   std::vector<double> range_sq_;
-  // Per exchange, the inputs of its last solve (drift()): range_sq_ of every rank.
+  // Per exchange, the inputs of its last solve (drift()): range_sq_ of every rank, and whether
+  // single messages could take full precision (SolveTimes::per_link_full): once the measured check
+  // gives full precision up, a solve that allowed it is out of date, whatever the drift.
   struct SolvedInputs {
     bool valid = false;
     std::vector<double> range_sq;
+    bool per_link_full = false;
   };
   std::vector<SolvedInputs> solved_inputs_;
   // Per exchange: the epoch it went to full precision, -1 while quantized.
