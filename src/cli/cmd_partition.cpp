@@ -105,6 +105,7 @@ void run_partition(const PartitionCommandOptions& opt) {
     setup_logging(comm->rank(), cfg.output.log_level);
   });
   comm->set_timeout(cfg.communication.timeout_s);
+  mpi->set_end_timeout(cfg.communication.timeout_s);
   if (cfg.partition.options.method == PartitionMethod::kPtscotch)
     return run_distributed_partition(*comm, cfg, opt.out);
   run_step(*comm, [&] {

@@ -702,6 +702,7 @@ void train_job(const JobOptions& job, ResumeMode resume_mode, bool repartition,
       make_mpi_communicator(MPI_COMM_WORLD, kDefaultTimeoutS);
   try {
     run_train_job(comm, job, resume_mode, repartition, wrap_transport);
+    mpi->set_end_timeout(comm->timeout());
   } catch (const CommError&) {
     // A collective outside the steps (rank 0's choices broadcast, say) that a stopped or cut-off
     // peer never joined: the job ends here, before MPI's end would wait for that peer.

@@ -21,6 +21,8 @@ namespace adaqp {
 namespace {
 
 constexpr int kProbeTag = 32762;
+// How long a probe exchange is polled without pause (probe_once).
+constexpr double kTightPollS = 1.0;
 constexpr int kMinRepeats = 3;  // passes for a median per size (assign::fit_link)
 
 // "sender 3", or with link classes "sender 3 to other hosts".
@@ -93,10 +95,11 @@ std::vector<double> probe_once(Communicator& comm, const Pattern& p, int64_t row
   const double t0 = steady_now_s();
   arrival[world] = t0 + clock_offset;
   const std::unique_ptr<Work> work = comm.exchange(b, {kProbeTag});
-  // Tight polling: every block's arrival is timed as it is seen. Past the communicator's timeout,
-  // the transport's own bounded wait reports the stall (a device transport aborts its
-  // communicator).
-  if (!work->wait_for(comm.timeout())) work->wait();
+  // Tight polling: every block's arrival is timed as it is seen, for as long as that matters (a
+  // block later than a second is timed to 0.02% by wait()'s looks). Then the transport's own wait,
+  // bounded by the communicator's timeout, reports a stall (a device transport aborts its
+  // communicator): the whole wait stays within 1.1 times the timeout (before 2026-12-08, twice).
+  if (!work->wait_for(std::min(kTightPollS, 0.1 * comm.timeout()))) work->wait();
   const ExchangeTiming timing = work->timing();
   for (int r = 0; r < world; ++r) {
     if (timing.arrival_s[r] >= 0) arrival[r] = timing.arrival_s[r] - t0;
