@@ -183,7 +183,6 @@ void build_csr(Graph& g, const std::vector<uint64_t>& keys) {
 }  // namespace
 
 void validate_generator_options(const GeneratorOptions& o) {
-  constexpr int64_t kMaxNodes = int64_t{1} << 31;
   if (o.num_classes < 2 || o.num_classes > 1 << 20)
     bad_option("num_classes", static_cast<double>(o.num_classes), "must be in [2, 2^20]");
   if (o.num_nodes < 2 * o.num_classes || o.num_nodes >= kMaxNodes)

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <zlib.h>
+
 #include "adaqp/common/error.h"
 
 namespace adaqp {
@@ -17,12 +19,13 @@ constexpr uint64_t kMaxDeflateRatio = 1032;
 }  // namespace
 
 NpzMember::NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size,
-                     bool compressed)
+                     bool compressed, int64_t crc)
     : path_(std::move(path)),
       where_(std::move(where)),
       file_(file),
       size_(size),
-      compressed_(compressed) {
+      compressed_(compressed),
+      recorded_crc_(crc) {
   // The fixed preamble, then the header it announces (as read_npy_header reads a file).
   std::vector<uint8_t> prefix(std::min<uint64_t>(size_, kPreamble));
   read_bytes(prefix.data(), prefix.size());
@@ -66,6 +69,8 @@ void NpzMember::skip(int64_t count) {
                        "cannot skip " + std::to_string(n) + " bytes after byte " +
                            std::to_string(done_) + ": " + zip_file_strerror(file_.get()));
     done_ += n;
+    crc_ = 0;
+    crc_from_ = done_;
     return;
   }
   std::vector<uint8_t> dropped(std::min<uint64_t>(n, uint64_t{1} << 20));
@@ -86,6 +91,16 @@ void NpzMember::finish() {
                      "holds more than its declared " + std::to_string(size_) + " bytes");
 }
 
+void NpzMember::finish_after(const NpzMember& head) {
+  finish();
+  if (compressed_ || recorded_crc_ < 0) return;
+  if (head.crc_from_ != 0 || head.done_ != crc_from_ || done_ != size_)
+    throw InvariantError(path_ + ": " + where_ + ": finish_after over reads that do not tile it");
+  const uLong whole = crc32_combine(head.crc_, crc_, static_cast<z_off_t>(done_ - crc_from_));
+  if (whole != static_cast<uLong>(recorded_crc_))
+    throw InputError(path_, where_, "CRC error: its bytes are not those the archive recorded");
+}
+
 void NpzMember::read_bytes(uint8_t* dst, uint64_t n) {
   uint64_t got = 0;
   while (got < n) {
@@ -99,6 +114,7 @@ void NpzMember::read_bytes(uint8_t* dst, uint64_t n) {
                            std::to_string(size_) + " bytes");
     got += static_cast<uint64_t>(k);
   }
+  if (!compressed_) crc_ = static_cast<uint32_t>(crc32_z(crc_, dst, got));
   done_ += got;
 }
 
@@ -160,7 +176,8 @@ NpzMember NpzReader::open(const std::string& name) const {
   zip_file_t* file = zip_fopen_index(zip_.get(), index, 0);
   if (file == nullptr)
     throw InputError(path_, where, std::string("cannot open: ") + zip_strerror(zip_.get()));
-  return NpzMember(path_, where, file, st.size, st.comp_method != ZIP_CM_STORE);
+  return NpzMember(path_, where, file, st.size, st.comp_method != ZIP_CM_STORE,
+                   (st.valid & ZIP_STAT_CRC) != 0 ? static_cast<int64_t>(st.crc) : -1);
 }
 
 NpyArray NpzReader::member(const std::string& name) const {

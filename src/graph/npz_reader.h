@@ -28,7 +28,9 @@ struct ZipFileClose {
 // libzip compare the member's CRC-32.
 class NpzMember {
  public:
-  NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size, bool compressed);
+  // `crc`: the member's CRC-32 as the archive records it (ZIP_STAT_CRC), or -1 if it records none.
+  NpzMember(std::string path, std::string where, zip_file_t* file, uint64_t size, bool compressed,
+            int64_t crc);
 
   const NpyArray& array() const { return header_.array; }  // dtype and shape (no payload)
   int64_t elements() const { return header_.elements; }
@@ -41,6 +43,11 @@ class NpzMember {
   void skip(int64_t count);
   // Reading past the end makes libzip compare the CRC-32 of what was decompressed.
   void finish();
+  // finish() for the second of two copies of one member read side by side, this one from where
+  // `head` (the first copy, read from the start and never finished) stopped: for a stored member,
+  // whose CRC-32 libzip checks only over a read without seeks, compares the CRC-32 of both reads
+  // together with the archive's (a deflated one this copy decompressed whole: finish() checks it).
+  void finish_after(const NpzMember& head);
 
  private:
   static constexpr uint64_t kPreamble = 12;  // magic, version and a 4-byte header length
@@ -53,6 +60,11 @@ class NpzMember {
   bool compressed_ = false;
   NpyHeader header_;
   std::vector<uint8_t> pending_;
+  // Stored members: the CRC-32 of the bytes read from crc_from_ (0, or where the last seek went)
+  // up to done_; the archive's, or -1.
+  uint32_t crc_ = 0;
+  uint64_t crc_from_ = 0;
+  int64_t recorded_crc_ = -1;
 };
 
 // Read-only access to the .npy members of a .npz archive. `members` says which members the

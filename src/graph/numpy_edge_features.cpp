@@ -25,6 +25,7 @@ int64_t numpy_nodes_from_labels(const std::string& label_path) {
     bad_layout(label_path, h.array,
                "int32/int64 [N] class ids or float32/uint8/bool/int [N, C] multi-label 0/1 "
                "values (N from label.npy: features from edge_feat.npy)");
+  check_node_rows(label_path, h.array);
   return h.array.shape[0];
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "adaqp/common/error.h"
+#include "adaqp/graph/graph.h"
 #include "adaqp/graph/npy.h"
 
 namespace adaqp {
@@ -33,6 +34,15 @@ inline std::string index2(int64_t i, int64_t j) {
       path, "", "has dtype " + a.descr() + " and shape " + a.shape_string() + ", expected " + want);
 }
 
+// N, the rows of an array of one row per node, below kMaxNodes: checked before anything is sized
+// by it (an array of no columns bounds N by no bytes).
+inline void check_node_rows(const std::string& path, const NpyArray& a) {
+  if (!a.shape.empty() && a.shape[0] >= kMaxNodes)
+    throw InputError(path, "header",
+                     "shape " + a.shape_string() + ": " + std::to_string(a.shape[0]) +
+                         " nodes, at least 2^31 (node ids are 32-bit)");
+}
+
 // feat.npy: float32 [N, F].
 inline void check_feature_layout(const std::string& path, const NpyArray& a) {
   if (a.dtype != NpyDtype::kFloat32 || a.shape.size() != 2) {
@@ -41,6 +51,7 @@ inline void check_feature_layout(const std::string& path, const NpyArray& a) {
                    ? "float32 (<f4) [N, F] (convert with .astype(numpy.float32))"
                    : "float32 (<f4) [N, F] (one row per node: .reshape(N, F))");
   }
+  check_node_rows(path, a);
 }
 
 // edge_index.npy: int32 or int64 [2, E].

@@ -284,7 +284,7 @@ void read_binary_edges(const std::string& path, const NpzReader& npz, int64_t nu
         dst.push_back(to[i]);
       }
     }
-    targets.finish();
+    targets.finish_after(sources);
     bad.report();
   }
   set_slice_rows(s, keep.count, src, dst);
@@ -328,7 +328,7 @@ void read_binary_edge_feature_nodes(const std::string& path, const NpzReader& np
     for (int64_t e = 0; e < k; ++e) sums.add(from[e], to[e], rows.data() + e * dim);
   }
   feats.finish();
-  targets.finish();
+  targets.finish_after(sources);
   bad.report();
   sums.finish(s.feat_dim, s.features);
 }

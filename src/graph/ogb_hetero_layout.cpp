@@ -31,8 +31,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kNodeDict[] = "num-node-dict.csv.gz";
-// Node ids of a partition's parts are 32-bit (partition/part.h).
-constexpr int64_t kMaxNodes = int64_t{1} << 31;
 
 // Names become folder names (<head>___<relation>___<tail>) and CSV fields.
 bool bad_name(const std::string& name) {

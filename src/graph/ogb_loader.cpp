@@ -315,10 +315,13 @@ void read_labels(const std::string& path, int64_t num_nodes, NodeRange keep, Gra
       columns = n;
       g.multilabel = columns > 1;
       g.num_classes = g.multilabel ? static_cast<int64_t>(columns) : 0;
+      // A line holds at least 2 bytes a value: the file's size bounds the rows it can hold.
+      const uint64_t rows =
+          std::min<uint64_t>(keep.count, max_decompressed_bytes(path) / (2 * columns));
       if (g.multilabel)
-        g.multilabels.reserve(keep.count * columns);
+        g.multilabels.reserve(rows * columns);
       else
-        g.labels.reserve(keep.count);
+        g.labels.reserve(rows);
     }
     check_columns(in, n, columns, "as on line 1");
     const int64_t v = in.line_number() - 1;

@@ -11,7 +11,7 @@ namespace adaqp {
 void malformed_json(const std::string& path, size_t byte, const std::string& what) {
   const size_t prefix = what.find("] ");
   throw InputError(
-      path, "byte " + std::to_string(byte),
+      path, byte == kNoByte ? "" : "byte " + std::to_string(byte),
       "malformed JSON: " + (prefix == std::string::npos ? what : what.substr(prefix + 2)));
 }
 
@@ -48,6 +48,8 @@ nlohmann::json parse_strict_json(const std::string& path) {
     return json::parse(in, check);
   } catch (const json::parse_error& e) {
     malformed_json(path, e.byte, e.what());
+  } catch (const json::out_of_range& e) {
+    malformed_json(path, kNoByte, e.what());  // a number past a double's range: no position
   }
 }
 

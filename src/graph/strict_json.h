@@ -21,8 +21,10 @@ constexpr int kMaxJsonDepth = 8;
 // than kMaxJsonDepth, and a key repeated in one object (the parser would keep its last value).
 nlohmann::json parse_strict_json(const std::string& path);
 
-// InputError naming the file and byte of a parse error, with nlohmann's message without its
-// "[json.exception.parse_error.101] " prefix.
+// malformed_json's byte where the parser gives none (a number past a double's range).
+constexpr size_t kNoByte = static_cast<size_t>(-1);
+// InputError naming the file and byte (unless kNoByte) of a parse error, with nlohmann's message
+// without its "[json.exception.parse_error.101] " prefix.
 [[noreturn]] void malformed_json(const std::string& path, size_t byte, const std::string& what);
 
 // A value as JSON for an error message: at most 60 characters (a long value cut, with "...").

@@ -192,6 +192,20 @@ TEST(EdgeFeatureNodes, MalformedNumpyEdgeFeaturesAreNamed) {
                                             "of 0 columns"));
 }
 
+// Without node-feat, the labels are the first file num-node-list's count reaches: a count past
+// what the file can hold is named there, before any allocation of its size (it asked for 2^62
+// labels' memory at once).
+TEST(EdgeFeatureNodes, ACsvNodeCountPastTheLabelsIsNamedByTheLabels) {
+  TempDir tmp;
+  FileMap text = csv_text();
+  text["raw/num-node-list.csv.gz"] = "4611686018427387904\n";
+  test::write_ogb(tmp.str(), text);
+  EXPECT_THAT(test::error_of<InputError>(
+                  [&] { load_ogb(tmp.str(), "", how(FeaturesFromEdges::kMean, false)); }),
+              HasSubstr("raw/node-label.csv.gz: line 4: file ends after 4 lines, but "
+                        "num-node-list.csv.gz says 4611686018427387904"));
+}
+
 // No edges, no rows to make features of: one error on every layout (it crashed the CSV reader
 // under mean, and the layouts gave different widths).
 TEST(EdgeFeatureNodes, ADatasetWithoutEdgesIsNamed) {

@@ -478,6 +478,12 @@ const MalformedSaint kCases[] = {
      [](GraphSaintFiles& f) { set_file(f, "role.json", R"({"tr": [0, 1], "va": [2], "te": [3])"); },
      nullptr,
      {"role.json: byte 36: malformed JSON: ", "unexpected end of input"}},
+    {"RoleNumberPastADouble",
+     [](GraphSaintFiles& f) {
+       set_file(f, "role.json", R"({"tr": [0, 1], "va": [2], "te": [3, -1e999]})");
+     },
+     nullptr,
+     {"role.json: malformed JSON: number overflow parsing '-1e999'"}},
     {"RoleNestedPastTheBound",
      [](GraphSaintFiles& f) {
        set_file(f, "role.json",

@@ -65,6 +65,17 @@ void flip_bytes(const std::string& path, size_t from, size_t count) {
   test::write_file(path, bytes);
 }
 
+// In a stored data.npz of many_binary_edges: toggles the lowest bit of edge_index's id
+// [row, 5], which stays a node id (0-3), so that only the archive's CRC-32 can tell.
+void toggle_stored_edge_id(const std::string& dir, int row) {
+  const std::string path = dir + "/raw/data.npz";
+  std::string bytes = test::read_bytes(path);
+  const size_t npy = bytes.find("\x93NUMPY");  // edge_index.npy, the archive's first member
+  ASSERT_NE(npy, std::string::npos);
+  bytes.at(npy + 128 + static_cast<size_t>(row) * 20000 * 8 + 5 * 8) ^= 1;
+  test::write_file(path, bytes);
+}
+
 // A long edge list so that damage inside the compressed stream hits real data.
 std::string many_edges() {
   std::string text;
@@ -442,6 +453,12 @@ const MalformedCase kNumpyCases[] = {
      },
      nullptr,
      {"label.npy: header: shape (4611686018427387904, 4) is too large"}},
+    // Rows of no columns: no payload bounds N, which sized the graph's arrays (an internal error).
+    {"NumpyHugeShapeOfNoColumns",
+     Layout::kNumpy,
+     [](FileMap& f) { set(f, "feat.npy", npy_bytes<float>("<f4", "(3000000000, 0)", {})); },
+     nullptr,
+     {"feat.npy: header: shape (3000000000, 0): 3000000000 nodes, at least 2^31"}},
 };
 
 const double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -668,6 +685,18 @@ const MalformedCase kOgbBinaryCases[] = {
      many_binary_edges,
      [](const std::string& d) { flip_bytes(d + "/raw/data.npz", 200, 8); },
      {"raw/data.npz: member edge_index.npy: cannot read: CRC error"}},
+    // A stored member's two rows are read by two copies, the second after a seek: libzip checks
+    // the CRC-32 of neither (an id changed within range was a wrong edge, accepted).
+    {"BinCorruptStoredSources",
+     Layout::kOgbBinaryStored,
+     many_binary_edges,
+     [](const std::string& d) { toggle_stored_edge_id(d, 0); },
+     {"raw/data.npz: member edge_index.npy: CRC error"}},
+    {"BinCorruptStoredTargets",
+     Layout::kOgbBinaryStored,
+     many_binary_edges,
+     [](const std::string& d) { toggle_stored_edge_id(d, 1); },
+     {"raw/data.npz: member edge_index.npy: CRC error"}},
     {"BinSplitDictOnly",
      Layout::kOgbBinary,
      [](FileMap& f) {

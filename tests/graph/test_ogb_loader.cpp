@@ -31,6 +31,32 @@ std::string load_error(const std::string& dir, const std::string& split = "") {
   return "no error";
 }
 
+// The bytes of `text` gzip-compressed (one member).
+std::string gzip_bytes(const TempDir& tmp, const std::string& text) {
+  const std::string path = tmp.str("member.gz");
+  test::write_gz(path, text);
+  return test::read_bytes(path);
+}
+
+// gzip -c a b > ab reads as a then b; zero bytes after the last member are padding. Anything else
+// after a member is an error naming the file (a damaged second member read as the end of the
+// file: a split lost its ids without a word).
+TEST(OgbLoader, ReadsConcatenatedGzipMembersAndRefusesOtherBytesAfterThem) {
+  TempDir tmp;
+  const std::string dir = tmp.str("ogb");
+  test::write_ogb(dir, test::tiny_ogb_text());
+  const std::string train = dir + "/split/main/train.csv.gz";
+  test::write_file(train, gzip_bytes(tmp, "0\n") + gzip_bytes(tmp, "1\n") + std::string(7, '\0'));
+  EXPECT_THAT(load_ogb(dir, "").train, ElementsAre(0, 1));
+  std::string damaged = gzip_bytes(tmp, "1\n");
+  damaged[0] = 'x';
+  test::write_file(train, gzip_bytes(tmp, "0\n") + damaged);
+  EXPECT_THAT(load_error(dir), HasSubstr("split/main/train.csv.gz: after line 1: bytes after the "
+                                         "end of the gzip data are not gzip"));
+  test::write_file(train, gzip_bytes(tmp, "0\n") + std::string(3, '\0') + "\x1f");
+  EXPECT_THAT(load_error(dir), HasSubstr("split/main/train.csv.gz: after line 1: bytes after"));
+}
+
 TEST(OgbLoader, LoadsTinyDatasetExactly) {
   TempDir tmp;
   const std::string dir = tmp.str("tiny-ogb");

@@ -19,6 +19,9 @@ struct Relation {
   }
 };
 
+// Nodes a graph may have: a partition's parts hold node ids in 32 bits (partition/part.h).
+constexpr int64_t kMaxNodes = int64_t{1} << 31;
+
 // A directed graph stored as CSR by destination: the in-neighbours (sources) of node v are
 // indices[indptr[v] .. indptr[v+1]), sorted ascending. Undirected graphs list both directions.
 // Node data are row-major; labels are single-label (class id per node) or multi-label (0/1 matrix).
