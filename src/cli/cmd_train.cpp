@@ -206,6 +206,13 @@ void create_partition(const JobConfig& cfg, const std::string& dir, bool replace
     // metric named outright).
     check_checkpoint_metric(resume_from, found.metric,
                             to_string(resolve_score_metric(cfg.training.metric, g.multilabel)));
+    const bool embedding =
+        cfg.model.featureless == FeaturelessInput::kEmbedding && g.has_featureless_type();
+    if (found.embedding != embedding) {
+      throw InputError(resume_from, "learned featureless rows (model.featureless = embedding)",
+                       fmt::format("checkpoint has {}, this job has {} ({} left as it was)",
+                                   found.embedding, embedding, dir));
+    }
   }
   const std::filesystem::path parent = directory_path(dir).parent_path();
   // The directories made here (output.dir, the default partition.dir's parent) go again when the

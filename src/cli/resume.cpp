@@ -16,18 +16,16 @@
 namespace adaqp::cli {
 namespace {
 
-// training.restore_best: the best epoch's parameters a checkpoint kept, or its own where it records
-// itself as its best epoch; a file written without restore_best has none of an earlier best epoch,
-// and one written before the best epoch was recorded cannot say which it was.
-void keep_best_of_checkpoint(const std::string& path, const CheckpointProgress& progress,
-                             const Trainer& trainer, ModelSnapshot& best) {
-  best.epoch = 0;
-  if (!progress.have_best) return;
-  if (!best.params.empty() && best.embedding.defined() == trainer.has_embedding()) {
-    best.epoch = progress.best_epoch;
-  } else if (progress.best_epoch_recorded && progress.best_epoch == progress.epoch) {
-    best = trainer.snapshot(progress.epoch);
-  } else if (progress.best_epoch_recorded) {
+// training.restore_best: the best epoch's parameters a checkpoint kept (`kept`), or its own where
+// it records itself as its best epoch; a file written without restore_best has none of an earlier
+// best epoch, and one written before the best epoch was recorded cannot say which it was.
+// ConfigError where it has neither.
+void require_best_of_checkpoint(const std::string& path, const CheckpointProgress& progress,
+                                bool kept) {
+  if (!progress.have_best || kept ||
+      (progress.best_epoch_recorded && progress.best_epoch == progress.epoch))
+    return;
+  if (progress.best_epoch_recorded) {
     throw ConfigError(fmt::format(
         "--resume with training.restore_best: checkpoint {} (epoch {}) holds no parameters of its "
         "best validation epoch {}: it was written without training.restore_best; resume without "
@@ -39,6 +37,20 @@ void keep_best_of_checkpoint(const std::string& path, const CheckpointProgress& 
         "checkpoints recorded their best validation epoch, and holds no parameters of it; resume "
         "without training.restore_best",
         path, progress.epoch));
+  }
+}
+
+// require_best_of_checkpoint, then the best epoch's parameters into `best`.
+void keep_best_of_checkpoint(const std::string& path, const CheckpointProgress& progress,
+                             const Trainer& trainer, ModelSnapshot& best) {
+  best.epoch = 0;
+  const bool kept = !best.params.empty() && best.embedding.defined() == trainer.has_embedding();
+  require_best_of_checkpoint(path, progress, kept);
+  if (!progress.have_best) return;
+  if (kept) {
+    best.epoch = progress.best_epoch;
+  } else {
+    best = trainer.snapshot(progress.epoch);
   }
 }
 
@@ -54,6 +66,7 @@ std::string choose_checkpoint(const JobConfig& cfg) {
   // replaces the partition (auto is resolved by the labels, and compared once they are read).
   if (cfg.training.metric != ScoreMetric::kAuto)
     check_checkpoint_metric(path, info.header.metric, to_string(cfg.training.metric));
+  if (cfg.training.restore_best) require_best_of_checkpoint(path, info.progress, info.best_params);
   // A finished run resumed with output.predictions only writes its predictions (cmd_train.cpp),
   // by the parameters this job's training.restore_best asks for.
   RunOptions limits;

@@ -73,6 +73,7 @@ CheckpointHeader job_checkpoint_header(const JobConfig& cfg) {
   h.hidden = cfg.model.hidden;
   h.layer_norm = cfg.model.layer_norm;
   h.heads = cfg.model.heads;
+  h.num_bases = cfg.model.num_bases;
   h.seed = cfg.training.seed;
   return h;
 }

@@ -263,6 +263,17 @@ int32_t Graph::node_type(int64_t v) const {
   return static_cast<int32_t>(it - type_offsets.begin()) - 1;
 }
 
+bool Graph::has_featureless_type() const {
+  const size_t types = heterogeneous() ? node_types.size() : 1;
+  std::vector<bool> featured(types, false);
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    const float* row = features.data() + v * feat_dim;
+    if (std::any_of(row, row + feat_dim, [](float x) { return x != 0; }))
+      featured[heterogeneous() ? static_cast<size_t>(node_type(v)) : 0] = true;
+  }
+  return std::find(featured.begin(), featured.end(), false) != featured.end();
+}
+
 Graph Graph::from_edges(int64_t num_nodes, const std::vector<int64_t>& src,
                         const std::vector<int64_t>& dst, const std::vector<int32_t>& rel) {
   ADAQP_CHECK_EQ(src.size(), rel.size(), "sources and relations");

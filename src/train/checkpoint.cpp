@@ -102,10 +102,11 @@ void check_inventory(const ArrayFileReader& in, const std::string& path) {
   static const std::set<std::string> kFixed = {
       "header/format_version", "header/dataset_fingerprint",
       "header/model_type",     "header/model_shape",
-      "header/model_heads",    "header/world",
-      "header/embedding",      "header/seed",
-      "header/metric",         "progress/epoch",
-      "progress/best",         "progress/best_epoch"};
+      "header/model_heads",    "header/model_num_bases",
+      "header/world",          "header/embedding",
+      "header/seed",           "header/metric",
+      "progress/epoch",        "progress/best",
+      "progress/best_epoch"};
   const auto require = [&](bool ok, const std::string& name, const std::string& why) {
     if (!ok) throw InputError(path, "array '" + name + "'", why);
   };
@@ -210,6 +211,9 @@ CheckpointInfo read_info(const ArrayFileReader& in, const std::string& path) {
   h.layer_norm = shape[4] != 0;
   h.heads =
       in.has("header/model_heads") ? get_exact<int64_t>(in, path, "header/model_heads", 1)[0] : 0;
+  h.num_bases = in.has("header/model_num_bases")
+                    ? get_exact<int64_t>(in, path, "header/model_num_bases", 1)[0]
+                    : -1;
   constexpr int64_t kMostInt = std::numeric_limits<int>::max();
   const std::vector<int64_t> world = get_exact<int64_t>(in, path, "header/world", 2);
   if (world[0] < 1 || world[0] > kMostInt || world[1] < 0 || world[1] >= world[0])
@@ -309,6 +313,8 @@ void check_job_header(const std::string& path, const CheckpointHeader& found,
   if (expected.layers > 1)
     require_same(path, "model.layer_norm", found.layer_norm, expected.layer_norm);
   if (found.heads != 0) require_same(path, "model.heads", found.heads, expected.heads);
+  if (found.num_bases >= 0)
+    require_same(path, "model.num_bases", found.num_bases, expected.num_bases);
   require_same(path, "training.seed", found.seed, expected.seed);
 }
 
@@ -330,6 +336,7 @@ ArrayFileWriter checkpoint_arrays(const CheckpointHeader& header,
   out.add("header/model_shape", std::vector<int64_t>{header.layers, header.hidden, header.in_dim,
                                                      header.out_dim, header.layer_norm ? 1 : 0});
   out.add("header/model_heads", std::vector<int64_t>{header.heads});
+  out.add("header/model_num_bases", std::vector<int64_t>{header.num_bases});
   out.add("header/world", std::vector<int64_t>{header.world_size, header.rank});
   out.add("header/embedding", std::vector<int64_t>{header.embedding ? 1 : 0});
   out.add("header/metric", text_bytes(header.metric));
@@ -370,6 +377,8 @@ void save_checkpoint(const std::string& path, const CheckpointHeader& header,
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   const ArrayFileReader in(path);
   CheckpointInfo info = read_info(in, path);
+  for (const auto& [name, dtype] : in.arrays())
+    info.best_params = info.best_params || name.rfind("best/", 0) == 0;
   for (int r = 0; info.header.embedding && r < info.header.world_size; ++r) {
     const std::string rows = embedding_path(path, r);
     check_embedding_inventory(ArrayFileReader(rows), rows);  // the file whole, and its arrays
@@ -562,7 +571,7 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const Embeddi
 namespace {
 
 // Why a model's parameter is not in the checkpoint: the parameters it holds that the model lacks
-// (another structure: model.num_bases, say, which the header does not record).
+// (another structure the header does not record: model.num_bases in a file written before it was).
 std::string missing_parameter(const ArrayFileReader& in, torch::nn::Module& model) {
   const std::string prefix = "param/";
   const auto params = model.named_parameters();

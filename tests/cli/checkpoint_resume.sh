@@ -203,6 +203,40 @@ if ! cmp -s "$tmp/meta.keep" "$tmp/gcn_ref/partition/meta.yaml" ||
   echo "FAIL: a --resume --repartition refused for its dataset replaced the partition" >&2
   exit 1
 fi
+# ... and when training.restore_best asks for the parameters of a best epoch the checkpoint did not
+# keep (found by a review, 2026-12-08: refused only once the partition was replaced); a learning
+# rate this high puts the best epoch before the last.
+lr_high=(--set model.type=gcn --set partition.parts=2 --set training.checkpoint_every=8
+         --set training.lr=1.0 --set "output.dir=$tmp/lr_high")
+train lr_high 2 "${lr_high[@]}" --set training.epochs=8
+best=$(python3 -c 'import json, sys
+print([r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "summary"][0]["best_epoch"])' \
+  "$tmp/lr_high/metrics.jsonl")
+((best < 8)) || fail "lr_high's best epoch is its last (8): restore_best has nothing to refuse"
+cp "$tmp/lr_high/partition/meta.yaml" "$tmp/lr_high.keep"
+expect_error restore_best_repartition 2 "holds no parameters of its best validation epoch $best" \
+  "${lr_high[@]}" --set training.epochs=12 --set training.restore_best=true --resume --repartition
+if grep -q "to be replaced" "$tmp/restore_best_repartition.log" ||
+    ! cmp -s "$tmp/lr_high.keep" "$tmp/lr_high/partition/meta.yaml"; then
+  echo "FAIL: a --resume --repartition refused for restore_best replaced the partition first" >&2
+  exit 1
+fi
+# R-GCN on a graph with a featureless node type, resumed on 1 worker: model.num_bases and
+# model.featureless changed are refused before the 2-worker partition is replaced too (num_bases is
+# in the checkpoint's header; whether rows are learned, the dataset says).
+typed=(--set dataset.synthetic.heterogeneous=true --set dataset.add_reverse=true
+       --set model.type=rgcn --set training.checkpoint_every=3 --set "output.dir=$tmp/typed")
+train typed 2 "${typed[@]}" --set training.epochs=3 --set partition.parts=2
+cp "$tmp/typed/partition/meta.yaml" "$tmp/typed.keep"
+for change in "model.num_bases=2|model.num_bases: checkpoint has 0, this job has 2" \
+    "model.featureless=embedding|learned featureless rows (model.featureless = embedding): checkpoint has false, this job has true"; do
+  name=typed_${change%%=*}
+  name=${name//./_}
+  expect_error "$name" 1 "${change#*|}" "${typed[@]}" --set training.epochs=6 \
+    --set partition.parts=1 --set "${change%%|*}" --resume --repartition
+  cmp -s "$tmp/typed.keep" "$tmp/typed/partition/meta.yaml" ||
+    fail "a --resume --repartition refused for ${change%%|*} replaced the partition first"
+done
 expect_error nothing_left 2 "is at epoch 12 and training.epochs is 12: nothing left to train" \
   "${resume[@]}" --set "output.dir=$tmp/gcn_ref" --set training.epochs=12
 expect_error no_checkpoint 2 "--resume: no checkpoint in $tmp/none/checkpoints" \

@@ -175,6 +175,8 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
       {[](CheckpointHeader& e) { e.layer_norm = true; },
        "model.layer_norm: checkpoint has false, this job has true"},
       {[](CheckpointHeader& e) { e.heads = 4; }, "model.heads: checkpoint has 1, this job has 4"},
+      {[](CheckpointHeader& e) { e.num_bases = 2; },
+       "model.num_bases: checkpoint has 0, this job has 2"},
       {[](CheckpointHeader& e) { e.seed = 7; },
        "training.seed: checkpoint has 18446744073709551615, this job has 7"},
       {[](CheckpointHeader& e) { e.metric = "rocauc"; },
@@ -228,6 +230,22 @@ TEST(Checkpoint, FileWithoutHeadsLoadsWithoutComparingThem) {
   EXPECT_NE(error.find(path), std::string::npos) << error;
   EXPECT_NE(error.find("model.heads: checkpoint has 1, this job has 4"), std::string::npos)
       << error;
+}
+
+// A file written before model.num_bases was recorded still loads: its bases are not compared (the
+// parameters' names are).
+TEST(Checkpoint, FileWithoutNumBasesLoadsWithoutComparingThem) {
+  test::TempDir dir;
+  Trained a(1);
+  a.step();
+  const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
+  save_with_and_without(path, old, a, "header/model_num_bases");
+  EXPECT_EQ(read_checkpoint_info(old).header.num_bases, -1);
+  CheckpointHeader other_bases = header();
+  other_bases.num_bases = 3;
+  Trained b(2);
+  EXPECT_NO_THROW(load_checkpoint(old, other_bases, b.net, *b.adam));
+  EXPECT_EQ(a.values(), b.values());
 }
 
 // A file written before the metric was recorded (no header/metric) was scored as auto scores

@@ -79,6 +79,9 @@ struct CheckpointHeader {
   // model.heads; 0 read from a file written before heads were recorded (then not compared: the
   // parameters' shapes still are).
   int64_t heads = 1;
+  // model.num_bases; -1 read from a file written before it was recorded (then not compared: the
+  // parameters' names still are).
+  int64_t num_bases = 0;
   bool embedding = false;  // learned featureless rows (model.featureless: embedding, in use)
   int world_size = 0;      // workers of the job that wrote the file (not compared)
   int rank = 0;            // the rank that wrote the file (not compared)
@@ -165,12 +168,14 @@ void load_embedding_rows(const std::string& checkpoint, int ranks, const Embeddi
 struct CheckpointInfo {
   CheckpointHeader header;
   CheckpointProgress progress;
+  bool best_params = false;  // it holds the parameters of its best epoch (training.restore_best)
 };
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // InputError naming the file, the field and both values where `found` (a checkpoint's header)
 // differs from `expected` in what the job's configuration alone fixes: model type and shape, heads,
-// seed. (load_checkpoint compares the whole header; this much is known before the dataset is read.)
+// bases, seed. (load_checkpoint compares the whole header; this much is known before the dataset is
+// read.)
 void check_job_header(const std::string& path, const CheckpointHeader& found,
                       const CheckpointHeader& expected);
 // InputError unless a checkpoint's best score (metric `found`, empty in older files: accuracy or
