@@ -9,6 +9,7 @@
 
 #include "adaqp/common/crc.h"
 #include "adaqp/common/error.h"
+#include "adaqp/common/rng.h"
 #include "adaqp/partition/partition_dir.h"
 
 namespace adaqp {
@@ -16,11 +17,22 @@ namespace {
 
 // A rank's contribution: per peer, the rows it sends there and their CRC, the halo rows it expects
 // from there and theirs (kPerPeer values); then its own training, validation and test nodes and
-// its global_split_counts (kSplits values each).
+// its global_split_counts (kSplits values each); then its owned nodes, the sum of owned_hash over
+// them, and its global_num_nodes (kOwned values).
 constexpr int kPerPeer = 4;
 constexpr int kSplits = 3;
+constexpr int kOwned = 3;
 int64_t contribution_size(int world) {
-  return kPerPeer * world + 2 * kSplits;
+  return kPerPeer * world + 2 * kSplits + kOwned;
+}
+
+// Summed over a set of node ids (mod 2^64), the same for every order: sets that differ give
+// different sums but for a chance of 2^-64.
+constexpr char kRepartition[] =
+    "the parts come from different partitionings (partition again: adaqp train --repartition)";
+
+uint64_t owned_hash(int64_t gid) {
+  return mix_seed(static_cast<uint64_t>(gid));
 }
 
 // The CRC of rows' (global id, in-degree, out-degree[, node type]) in order.
@@ -67,6 +79,12 @@ std::vector<int64_t> part_contribution(const Part& p) {
   splits[2] = static_cast<int64_t>(p.test_idx.size());
   for (int k = 0; k < kSplits; ++k)
     splits[kSplits + k] = p.global_split_counts[static_cast<size_t>(k)];
+  int64_t* owned = splits + 2 * kSplits;
+  uint64_t hash = 0;
+  for (int64_t gid : p.owned_gid) hash += owned_hash(gid);
+  owned[0] = p.num_owned();
+  owned[1] = static_cast<int64_t>(hash);
+  owned[2] = p.global_num_nodes;
   return out;
 }
 
@@ -122,6 +140,28 @@ void check_contributions_agree(const std::vector<int64_t>& all, int world, const
                                    "datasets (partition again: adaqp train --repartition)",
                                    said, world, held));
     }
+  }
+  // Every node owned by exactly one part: parts whose rows and halos agree (no edge between them,
+  // say) may still come from two partitionings, owning some nodes twice and others not at all.
+  const auto owned = [&](int r) { return of(r) + kPerPeer * world + 2 * kSplits; };
+  const int64_t nodes = owned(0)[2];
+  int64_t count = 0;
+  uint64_t hash = 0;
+  for (int r = 0; r < world; ++r) {
+    if (owned(r)[2] != nodes)
+      throw InputError(path(r), "",
+                       fmt::format("a graph of {} nodes, but {} says {}: {}", owned(r)[2], path(0),
+                                   nodes, kRepartition));
+    count += owned(r)[0];
+    hash += static_cast<uint64_t>(owned(r)[1]);
+  }
+  uint64_t every = 0;
+  for (int64_t v = 0; v < nodes; ++v) every += owned_hash(v);
+  if (count != nodes || hash != every) {
+    throw InputError(
+        dir, "",
+        fmt::format("its {} parts own {} nodes{} of a graph of {}: {}", world, count,
+                    count == nodes ? ", not each node once," : "", nodes, kRepartition));
   }
 }
 

@@ -11,6 +11,7 @@
 #include "adaqp/graph/generator.h"
 #include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/part_agreement.h"
+#include "mpi_skip.h"
 #include "mpi_world.h"
 #include "test_util.h"
 
@@ -102,6 +103,48 @@ TEST(PartAgreement, SplitCountsMustBeWhatThePartsHold) {
                                         std::to_string(held - 1) + ", "))
       << error;
   EXPECT_TRUE(test::contains(error, "parts hold [" + std::to_string(held) + ", ")) << error;
+}
+
+// 20 pairs of nodes joined both ways, no other edge: parts of whole pairs have no boundary, so
+// their send lists and halos agree whatever partitioning each comes from; and no node in a split.
+Graph pairs_graph() {
+  std::vector<int64_t> src, dst;
+  for (int64_t v = 0; v < 40; v += 2) {
+    src.insert(src.end(), {v, v + 1});
+    dst.insert(dst.end(), {v + 1, v});
+  }
+  Graph g = Graph::from_edges(40, src, dst);
+  g.feat_dim = 1;
+  g.features.assign(40, 1.0f);
+  g.num_classes = 2;
+  g.labels.assign(40, 0);
+  g.labels[1] = 1;
+  return g;  // no split: split counts tell parts of two partitionings apart where owned counts do
+}
+
+// Rank 0's part of one partitioning of whole pairs, the others' of another: no send list or split
+// count can tell, but some nodes are owned twice and others by no part (training ran on them,
+// exit status 0, found by a review, 2026-12-08).
+TEST(PartAgreement, PartsOwningANodeTwiceAreRefused) {
+  auto comm = test::world_comm();
+  const int world = comm->size();
+  ADAQP_REQUIRE_RANKS(world, 2);  // one part owns every node
+  const Graph g = pairs_graph();
+  std::vector<int32_t> owner(40);
+  for (int64_t v = 0; v < 40; ++v) {
+    const int64_t pair = v / 2;
+    owner[static_cast<size_t>(v)] =
+        static_cast<int32_t>((comm->rank() == 0 ? pair : pair + 1) % world);
+  }
+  const Part part = build_part(g, owner, comm->rank());
+  ASSERT_EQ(part.num_halo(), 0);
+  const std::string error = disagreement(*comm, part);
+  EXPECT_TRUE(
+      test::contains(error, std::string(kDir) + ": its " + std::to_string(world) + " parts own "))
+      << error;
+  EXPECT_TRUE(
+      test::contains(error, "of a graph of 40: the parts come from different partitionings"))
+      << error;
 }
 
 }  // namespace

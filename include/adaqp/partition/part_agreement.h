@@ -15,7 +15,8 @@ namespace adaqp {
 
 // Collective. For every ordered pair of ranks, the rows r sends q and the halo rows q expects
 // from r must agree in number and, in order, in global id, degrees and node type; every part's
-// global_split_counts must equal the training, validation and test nodes of all parts together.
+// global_split_counts must equal the training, validation and test nodes of all parts together;
+// every node of the graph must be owned by exactly one part.
 // Otherwise the same InputError on every rank, naming the part files (partition_part_path(dir, r))
 // and the counts: parts of different partitionings or datasets, which would overrun the exchange
 // buffers or scale the loss wrongly.
