@@ -825,15 +825,25 @@ const AssignStats* AdaptivePolicy::finish_epoch(const CommStats& comm,
   if (!current_.overlap && !schedule_.needs_epoch_time()) {
     // Vanilla's schedule kept and its next trial further away than the epochs it reads: nothing
     // decided reads this epoch's gathered statistics, and the gather waits for every rank (on Cora
-    // at W=2 0.22-0.26 ms of a 3.5 ms epoch). The model's prediction stands, since the widths and
-    // the link fit it reads did not change; each exchange is timed from this rank's own start.
+    // at W=2 0.22-0.26 ms of a 3.5 ms epoch). The model's prediction needs none: every exchange
+    // at full precision, no codec (vanilla_comm_time's, by exchange; the last gathered epoch may
+    // be a lost trial of the scheme's, quantized). Each exchange is timed from this rank's start.
     stats_.vanilla_schedule = true;
     schedule_.finish_epoch(
         {0.0, traced_here, traced_epochs_ >= 2, solved_once_, any_full_precision(current_)});
-    std::vector<double> own(exchanges, 0.0);
-    for (size_t at = 0; at < exchanges; ++at) {
-      if (traces[at] != nullptr) own[at] = traces[at]->completed_s - traces[at]->started_s;
+    std::vector<double> own(exchanges, 0.0), predicted(exchanges, 0.0);
+    for (Direction dir : kDirs) {
+      for (int l = 0; l < layers_; ++l) {
+        const size_t at = static_cast<int>(dir) * layers_ + l;
+        const MessageTrace* trace = message_traces.find(l, dir);
+        if (trace == nullptr) continue;  // not exchanged
+        predicted[at] = slowest_channel(time_, pair_messages_[static_cast<int>(dir)],
+                                        quant::full_precision_bytes(trace->width), nullptr);
+        if (traces[at] != nullptr) own[at] = traces[at]->completed_s - traces[at]->started_s;
+      }
     }
+    stats_.predicted_forward_s.assign(predicted.begin(), predicted.begin() + layers_);
+    stats_.predicted_backward_s.assign(predicted.begin() + layers_, predicted.end());
     stats_.measured_forward_s.assign(own.begin(), own.begin() + layers_);
     stats_.measured_backward_s.assign(own.begin() + layers_, own.end());
     stats_.assign_time_s += steady_now_s() - t0;

@@ -808,6 +808,7 @@ TEST(AdaptiveSeconds, ASchemeTrialRunsTheSchemesLatestPlans) {
     if (s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s));
   };
   std::vector<uint8_t> lost_trial_send[2];
+  std::array<double, 2> vanilla_predicted{};  // forward, backward: Vanilla's first epoch's
   for (int epoch = 1; epoch <= 64; ++epoch) {
     const double hidden_s = epoch == 2 ? 0.3 : epoch == 3 || epoch == 4 ? 0.15 : 0.0;
     const bool slow_epoch =
@@ -833,6 +834,12 @@ TEST(AdaptiveSeconds, ASchemeTrialRunsTheSchemesLatestPlans) {
     EXPECT_FALSE(stats.full_precision_given_up) << what;
     const bool full = (epoch >= 3 && epoch <= 24) || (epoch >= 28 && epoch <= 59);
     for (int d = 0; d < 2; ++d) {
+      // Every epoch of Vanilla's schedule predicts Vanilla's exchanges, also those after the
+      // scheme's lost trial (it reported the trial's quantized prediction).
+      const double predicted =
+          (d == 0 ? stats.predicted_forward_s : stats.predicted_backward_s)[kLayer];
+      if (epoch == 6) vanilla_predicted[d] = predicted;
+      if (vanilla) EXPECT_DOUBLE_EQ(predicted, vanilla_predicted[d]) << what;
       const MessageBits& mb = (d == 0 ? plan.forward : plan.backward)[kLayer];
       EXPECT_EQ(mb.full_precision, full) << what << (d == 0 ? " forward" : " backward");
       if (epoch == 27) lost_trial_send[d] = mb.send;
