@@ -109,4 +109,9 @@ int64_t edge_cut(const Graph& g, const std::vector<int32_t>& owner) {
   return cut;
 }
 
+uint64_t library_seed(uint64_t seed, uint64_t limit) {
+  ADAQP_CHECK(limit > 2, "a seed bound above 2");
+  return seed == 0 ? 0 : 2 + (seed - 1) % (limit - 2);
+}
+
 }  // namespace adaqp

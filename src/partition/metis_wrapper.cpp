@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "adaqp/common/error.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/edge_sample.h"
 
 namespace adaqp {
@@ -108,7 +109,7 @@ std::vector<int32_t> metis_part_kway(const Graph& g, int ncon, const std::vector
   METIS_SetDefaultOptions(options);
   options[METIS_OPTION_OBJTYPE] = METIS_OBJTYPE_CUT;
   options[METIS_OPTION_NUMBERING] = 0;
-  options[METIS_OPTION_SEED] = static_cast<idx_t>(seed % static_cast<uint64_t>(kIdxMax));
+  options[METIS_OPTION_SEED] = static_cast<idx_t>(library_seed(seed, kIdxMax));
   const int rc =
       METIS_PartGraphKway(&nvtxs, &nc, xadj.data(), adjncy.data(), weights.data(), nullptr, nullptr,
                           &nparts, nullptr, nullptr, options, &objval, part.data());

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "adaqp/comm/all_to_all.h"
 #include "adaqp/common/clock.h"
 #include "adaqp/common/error.h"
+#include "adaqp/partition/assign_parts.h"
 #include "adaqp/partition/edge_sample.h"
 
 // ptscotch.h needs stdio.h, stdint.h and mpi.h first.
@@ -201,7 +203,9 @@ std::vector<int32_t> ptscotch_owners(const GraphSlice& s, MPI_Comm mpi, Communic
   check_scotch(
       SCOTCH_stratDgraphMapBuild(strategy.get(), SCOTCH_STRATDEFAULT, opt.parts, opt.parts, 0.03),
       "stratDgraphMapBuild");
-  ScotchContext context(graph.get(), static_cast<SCOTCH_Num>(opt.seed));
+  ScotchContext context(
+      graph.get(), static_cast<SCOTCH_Num>(library_seed(
+                       opt.seed, static_cast<uint64_t>(std::numeric_limits<SCOTCH_Num>::max()))));
   std::vector<SCOTCH_Num> parts(static_cast<size_t>(rows));
   check_scotch(SCOTCH_dgraphPart(context.graph(), opt.parts, strategy.get(), parts.data()),
                "dgraphPart");

@@ -839,7 +839,9 @@ TEST(AdaptiveSeconds, ASchemeTrialRunsTheSchemesLatestPlans) {
       const double predicted =
           (d == 0 ? stats.predicted_forward_s : stats.predicted_backward_s)[kLayer];
       if (epoch == 6) vanilla_predicted[d] = predicted;
-      if (vanilla) EXPECT_DOUBLE_EQ(predicted, vanilla_predicted[d]) << what;
+      if (vanilla) {
+        EXPECT_DOUBLE_EQ(predicted, vanilla_predicted[d]) << what;
+      }
       const MessageBits& mb = (d == 0 ? plan.forward : plan.backward)[kLayer];
       EXPECT_EQ(mb.full_precision, full) << what << (d == 0 ? " forward" : " backward");
       if (epoch == 27) lost_trial_send[d] = mb.send;

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
@@ -235,8 +238,34 @@ TEST(Partition, MetisCutsCoraFarBelowRandom) {
   EXPECT_LT(metis, random / 2);
 }
 
+// METIS and PT-Scotch seed a generator on which 0 and 1 give one sequence: partition.seed 1 gave
+// seed 0's parts (found by a review, 2026-12-08). Each seed now gives its own library seed.
+TEST(Partition, MetisSeedsZeroOneAndTwoGiveThreePartitions) {
+  GeneratorOptions o;
+  o.num_nodes = 3000;
+  o.seed = 5;
+  const Graph g = generate_graph(o);
+  PartitionOptions opt;
+  opt.parts = 3;
+  std::vector<std::vector<int32_t>> owners;
+  for (uint64_t seed : {0, 1, 2}) {
+    opt.seed = seed;
+    owners.push_back(assign_parts(g, opt));
+  }
+  EXPECT_NE(owners[0], owners[1]);
+  EXPECT_NE(owners[1], owners[2]);
+  EXPECT_NE(owners[0], owners[2]);
+  EXPECT_EQ(library_seed(0, 100), 0u);
+  EXPECT_EQ(library_seed(1, 100), 2u);
+  EXPECT_EQ(library_seed(98, 100), 99u);
+  EXPECT_EQ(library_seed(99, 100), 2u);  // wraps
+}
+
 // partition.sample_degree with METIS: the whole graph when no row exceeds the degree, and on a
-// dense graph's sample a cut close to the whole graph's, far below random.
+// dense graph's sample (the degree docs/configuration.md suggests) a cut close to the whole
+// graph's, far below random. METIS's cut moves by up to 20% from seed to seed here (34-42 thousand
+// edges over seeds 0-5), more than the sample's cost: medians over three seeds are compared (a
+// single seed's bound passed or failed by that seed's luck).
 TEST(Partition, MetisOnASampleCutsCloseToTheWholeGraph) {
   GeneratorOptions o;
   o.num_nodes = 3000;
@@ -246,24 +275,32 @@ TEST(Partition, MetisOnASampleCutsCloseToTheWholeGraph) {
   const Graph g = generate_graph(o);
   PartitionOptions opt;
   opt.parts = 4;
-  opt.seed = 2;
-  const std::vector<int32_t> whole = assign_parts(g, opt);
   int64_t max_degree = 0;
   for (int64_t v = 0; v < g.num_nodes; ++v) max_degree = std::max(max_degree, 2 * g.in_degree(v));
-  opt.sample_degree = max_degree;
-  EXPECT_EQ(assign_parts(g, opt), whole) << "a sample keeping every row is the whole graph";
-  opt.sample_degree = 6;
-  const std::vector<int32_t> sample = assign_parts(g, opt);
-  ASSERT_EQ(sample, assign_parts(g, opt)) << "not deterministic";
-  check_parts(g, sample, opt.parts);
+  std::vector<int64_t> cut_whole, cut_sample;
+  for (uint64_t seed : {0, 1, 2}) {
+    opt.seed = seed;
+    opt.sample_degree = 0;
+    const std::vector<int32_t> whole = assign_parts(g, opt);
+    opt.sample_degree = max_degree;
+    EXPECT_EQ(assign_parts(g, opt), whole) << "a sample keeping every row is the whole graph";
+    opt.sample_degree = 12;
+    const std::vector<int32_t> sample = assign_parts(g, opt);
+    ASSERT_EQ(sample, assign_parts(g, opt)) << "not deterministic";
+    check_parts(g, sample, opt.parts);
+    cut_whole.push_back(edge_cut(g, whole));
+    cut_sample.push_back(edge_cut(g, sample));
+  }
   opt.method = PartitionMethod::kRandom;
   opt.sample_degree = 0;
-  const int64_t cut_whole = edge_cut(g, whole), cut_sample = edge_cut(g, sample),
-                cut_random = edge_cut(g, assign_parts(g, opt));
-  std::cout << "edge cut at W=4: whole " << cut_whole << ", sample of degree 6 " << cut_sample
+  const int64_t cut_random = edge_cut(g, assign_parts(g, opt));
+  std::sort(cut_whole.begin(), cut_whole.end());
+  std::sort(cut_sample.begin(), cut_sample.end());
+  std::cout << "edge cut at W=4, seeds 0-2: whole " << fmt::format("{}", fmt::join(cut_whole, " "))
+            << ", sample of degree 12 " << fmt::format("{}", fmt::join(cut_sample, " "))
             << ", random " << cut_random << " of " << g.num_edges() << " edges\n";
-  EXPECT_LT(cut_sample, cut_whole * 11 / 10);
-  EXPECT_LT(cut_sample, cut_random / 2);
+  EXPECT_LT(cut_sample[1], cut_whole[1] * 11 / 10);
+  EXPECT_LT(cut_sample[2], cut_random / 2);
 }
 
 TEST(Partition, ContiguousAndRandomAreBalancedAndEdgeCutCountsCrossingEdges) {

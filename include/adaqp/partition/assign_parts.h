@@ -47,4 +47,10 @@ std::vector<int32_t> assign_parts(const Graph& g, const PartitionOptions& opt);
 // Number of edges whose source and destination have different owners.
 int64_t edge_cut(const Graph& g, const std::vector<int32_t>& owner);
 
+// The seed METIS and PT-Scotch get for partition.seed, below `limit` (their seed type's bound):
+// both seed a generator on which 0 and 1 give one sequence, so seeds 1, 2, ... map one to one to
+// 2, 3, ... (until limit - 2 seeds; beyond, they wrap), and 0 stays 0 (the default partitions as
+// before). Seed 1 partitioned as seed 0 until 2026-12-08.
+uint64_t library_seed(uint64_t seed, uint64_t limit);
+
 }  // namespace adaqp
