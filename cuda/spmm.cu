@@ -29,6 +29,13 @@ void check_cusparse(cusparseStatus_t status, const char* call) {
 struct DeviceFree {
   void operator()(void* ptr) const { cudaFree(ptr); }
 };
+// A cudaMallocAsync allocation, freed in the order of the stream its last use was enqueued on:
+// cudaFree does not wait for the uses of such memory (cuda_runtime_api.h), and a product still
+// queued would write memory the pool may have handed out again.
+struct StreamOrderedFree {
+  cudaStream_t stream = nullptr;
+  void operator()(void* ptr) const { cudaFreeAsync(ptr, stream); }
+};
 struct HandleDestroy {
   void operator()(cusparseHandle_t handle) const { cusparseDestroy(handle); }
 };
@@ -39,6 +46,7 @@ struct DnMatDestroy {
   void operator()(cusparseConstDnMatDescr_t descr) const { cusparseDestroyDnMat(descr); }
 };
 using DevicePtr = std::unique_ptr<void, DeviceFree>;
+using WorkspacePtr = std::unique_ptr<void, StreamOrderedFree>;
 using HandlePtr = std::unique_ptr<std::remove_pointer_t<cusparseHandle_t>, HandleDestroy>;
 using SpMatPtr = std::unique_ptr<std::remove_pointer_t<cusparseConstSpMatDescr_t>, SpMatDestroy>;
 using DnMatPtr = std::unique_ptr<std::remove_pointer_t<cusparseConstDnMatDescr_t>, DnMatDestroy>;
@@ -117,7 +125,7 @@ struct CudaSpmm::Impl {
   };
   HandlePtr handle;
   std::vector<Block> blocks;
-  DevicePtr workspace;
+  WorkspacePtr workspace;
   size_t workspace_bytes = 0;
 
   void prepare_cusparse() {
@@ -187,9 +195,10 @@ struct CudaSpmm::Impl {
         workspace_bytes = 0;
         void* ptr = nullptr;
         ADAQP_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
-        workspace.reset(ptr);
+        workspace = WorkspacePtr(ptr, StreamOrderedFree{stream});
         workspace_bytes = bytes;
       }
+      workspace.get_deleter().stream = stream;
       ADAQP_CUSPARSE_CALL(cusparseSpMM(
           handle.get(), CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
           b.matrix.get(), xd, &beta, yd, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, workspace.get()));

@@ -10,10 +10,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-WHAT_DIFFERS = {
-    "cached": "same model and layer 0: A·X computed once, dropout on it",
-    "conv": "A·X every epoch on both sides; dropout on A·X (adaqp) or on X (PyG); "
-            "GCNConv multiplies by W before aggregating",
+CACHED = "same model and layer 0: A·X computed once, dropout on it"
+WHAT_DIFFERS = {  # keyed by (model, pair); what pyg_train.py lists for each
+    ("gcn", "cached"): CACHED,
+    ("sage", "cached"): CACHED,
+    ("gcn", "conv"): "A·X every epoch on both sides; dropout on A·X (adaqp) or on X (PyG); "
+                     "GCNConv multiplies by W before aggregating",
+    ("sage", "conv"): "A·X every epoch on both sides; dropout on A·X and, with its own mask, on "
+                      "the root term's X (adaqp) or on X once for both terms (PyG)",
 }
 
 
@@ -43,7 +47,7 @@ def main():
         ["peak GPU MiB"] if gpu else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in sorted(rows, key=lambda r: (r["model"], r["pair"], r["system"], r["workers"])):
-        cells = [r["model"], "%s (%s)" % (r["pair"], WHAT_DIFFERS.get(r["pair"], "")),
+        cells = [r["model"], "%s (%s)" % (r["pair"], WHAT_DIFFERS.get((r["model"], r["pair"]), "")),
                  r["system"], str(r["workers"]), str(r["rounds"]),
                  "%.4f (%.4f-%.4f)" % (r["median_epoch_s"], r["min_epoch_s"], r["max_epoch_s"]),
                  "%.2fx" % r["time_vs_adaqp"] if r["system"] == "pyg" and r["time_vs_adaqp"]

@@ -128,12 +128,16 @@ def markdown(meta, tp_rows, summary, bits, pyg_rows):
         lines += ["", "Calibrated: " +
                   ", ".join("W=%s: %s Mbit/s" % (w, b) for w, b in cal.items()), ""]
     if pyg_rows:
-        lines += ["## adaqp against PyTorch Geometric (W=1, same graph, device and run)", "",
-                  "| system | device | epoch s (median) | time / adaqp | peak GPU MiB in use "
-                  "| PyG allocator peak MiB |", "|---|---|---|---|---|---|"]
+        lines += ["## adaqp against PyTorch Geometric (W=1, same graph, device, threads and run)",
+                  "", "Median of %d rounds alternating which side runs first (min-max)." %
+                  pyg_rows[0]["rounds"], "",
+                  "| system | device | threads | epoch s (median) | time / adaqp "
+                  "| peak GPU MiB in use | PyG allocator peak MiB |",
+                  "|---|---|---|---|---|---|---|"]
         for r in pyg_rows:
-            lines.append("| %s | %s | %.4f | %.2fx | %s | %s |" % (
-                r["system"], r["device"], r["median_epoch_s"], r["time_vs_adaqp"],
+            lines.append("| %s | %s | %d | %.4f (%.4f-%.4f) | %.2fx | %s | %s |" % (
+                r["system"], r["device"], r["threads"], r["median_epoch_s"], r["min_epoch_s"],
+                r["max_epoch_s"], r["time_vs_adaqp"],
                 "-" if r["peak_gpu_mib"] is None else "%.0f" % r["peak_gpu_mib"],
                 "-" if r["peak_allocated_gpu_mib"] is None else
                 "%.0f" % r["peak_allocated_gpu_mib"]))
@@ -270,7 +274,8 @@ def write(out, meta, tp_rows, acc_rows, curves, pyg_rows=()):
          bits)
     _csv(out / "calibration.csv", ["workers", "bandwidth_mbit", "comm_share"], meta["calibration"])
     if pyg_rows:
-        _csv(out / "pyg.csv", ["system", "device", "workers", "nodes", "median_epoch_s",
+        _csv(out / "pyg.csv", ["system", "device", "workers", "nodes", "threads", "rounds",
+                               "median_epoch_s", "min_epoch_s", "max_epoch_s", "round_epoch_s",
                                "mean_epoch_s", "time_vs_adaqp", "peak_gpu_mib",
                                "peak_allocated_gpu_mib"], pyg_rows)
     _atomic_write(out / "meta.json", json.dumps(meta, indent=1, default=str) + "\n")

@@ -520,14 +520,22 @@ std::unique_ptr<Work> NcclCommunicator::exchange(const ExchangeBuffers& buffers,
   s.nccl(ended, "ncclGroupEnd");
   events.transferred = s.record();
   std::vector<bool> receives(n, false);
-  for (int peer = 0; peer < s.size; ++peer) {
-    if (peer == s.rank || buffers.recv_bytes[peer] == 0) continue;
-    receives[peer] = true;
-    if (!options.hooks.unpack) continue;
-    const size_t pieces = buffers.piece_ends(peer, false).size();
-    for (size_t piece = 0; piece < pieces; ++piece) {
-      options.hooks.unpack(peer, static_cast<int>(piece), stream);
+  try {
+    for (int peer = 0; peer < s.size; ++peer) {
+      if (peer == s.rank || buffers.recv_bytes[peer] == 0) continue;
+      receives[peer] = true;
+      if (!options.hooks.unpack) continue;
+      const size_t pieces = buffers.piece_ends(peer, false).size();
+      for (size_t piece = 0; piece < pieces; ++piece) {
+        options.hooks.unpack(peer, static_cast<int>(piece), stream);
+      }
     }
+  } catch (const std::exception& e) {
+    // The transfers are queued and NCCL cannot cancel them; no Work tracks them: the communicator
+    // goes, as on a timeout, before their buffers can.
+    s.abort(fmt::format("halo exchange (tag {}): unpacking failed on rank {}: {}", options.tag,
+                        s.rank, e.what()));
+    throw;
   }
   events.done = s.record();
   return std::make_unique<NcclWork>(impl_->state, std::move(events), std::move(receives),

@@ -67,7 +67,10 @@ std::optional<std::vector<DatasetFile>> list_dataset_files(const std::string& di
   if (dir.empty() || !fs::is_directory(dir, ec)) return std::nullopt;
   const fs::path root = fs::weakly_canonical(dir, ec);
   std::vector<fs::path> paths;
-  const auto options = fs::directory_options::skip_permission_denied;
+  // raw/ or split/ may be a link to the files elsewhere (a store per host): followed, so that they
+  // are listed under the link's name (they were left out, and their changes unseen).
+  const auto options = fs::directory_options::skip_permission_denied |
+                       fs::directory_options::follow_directory_symlink;
   for (auto it = fs::recursive_directory_iterator(root, options, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
     const fs::path rel = it->path().lexically_relative(root);

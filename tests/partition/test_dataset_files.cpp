@@ -61,6 +61,20 @@ TEST(DatasetFiles, TheFilesALoaderMayReadSorted) {
   EXPECT_FALSE(list_dataset_files("").has_value());
 }
 
+// raw/ and split/ as links to directories elsewhere are listed as the directories would be (their
+// files were left out: a changed label file went unseen, found by a review, 2026-12-08).
+TEST(DatasetFiles, LinkedRawAndSplitDirectoriesAreListedUnderTheirNames) {
+  test::TempDir dir;
+  write_file(dir.path() / "store/raw/edge.csv.gz", "0,1\n");
+  write_file(dir.path() / "store/split/public/train.csv.gz", "0\n");
+  fs::create_directories(dir.path() / "ds");
+  fs::create_directory_symlink(dir.path() / "store/raw", dir.path() / "ds/raw");
+  fs::create_directory_symlink(dir.path() / "store/split", dir.path() / "ds/split");
+  std::vector<std::string> paths;
+  for (const DatasetFile& f : listed(dir)) paths.push_back(f.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"raw/edge.csv.gz", "split/public/train.csv.gz"}));
+}
+
 TEST(DatasetFiles, AChangeWithinEitherEndIsSeenOneInTheMiddleOfALargeFileIsNot) {
   test::TempDir dir;
   const fs::path big = dir.path() / "ds/feat.npy";

@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "reproduce"))
 import metrics  # noqa: E402
 
 runs = Path(sys.argv[1])
-print("throughput: slowest rank's epoch, median of the epochs after 2 warm-up epochs")
+print("throughput: slowest rank's epoch, mean of the epochs after 2 warm-up epochs")
 for w in (2, 4):
     vanilla = None
     for mode in ("vanilla", "adaqp-q", "adaqp-p", "adaqp"):
