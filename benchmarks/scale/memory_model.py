@@ -87,7 +87,9 @@ def epoch_peak(p, a):
     out0 = widths[1]
     if drop:
         saved += I32 * n * words(2 * a.feat if sage else a.feat)
-    tmp0 = act(a.feat) * (2 if sage else 1) if drop else 0
+    # GraphSAGE masks A X and X one after the other (model/dropout.cpp: each temporary freed before
+    # the next; counted twice until 2026-12-08, 24% high where layer 0 is the peak).
+    tmp0 = act(a.feat) if drop else 0
     moments.append((saved + tmp0 + act(out0) * (2 if sage else 1), "layer 0 forward"))
     inputs = act(out0)  # the next layer's input (ReLU and dropout in place)
     layer_saved = []
@@ -152,7 +154,7 @@ def epoch_peak(p, a):
                                 f"layer {l} backward (exchange)"))
         saved -= keep
         grad = act(d_in)
-    moments.append((saved + grad + (act(a.feat) * (2 if sage else 1) if drop else 0), "layer 0 backward"))
+    moments.append((saved + grad + (act(a.feat) if drop else 0), "layer 0 backward"))
     peak, where = max(moments)
     return peak + HEAP_RETAINED, where
 

@@ -396,7 +396,11 @@ void train(Communicator& comm, Communicator& host, const JobConfig& cfg, Trainer
   // parameters back itself.
   if (!finished) s = train_epochs(trainer, comm, ropt);
   if (finished && ropt.start_best.epoch > 0) trainer.restore(ropt.start_best);
-  if (finished && ropt.write_outputs) ropt.write_outputs();
+  if (finished && ropt.write_outputs) {
+    SoloWork solo(comm, 0, "writing the run's outputs");  // as train_epochs writes them
+    ropt.write_outputs();
+    solo.finish();
+  }
   if (comm.rank() != 0) return;
   const std::string predictions =
       cfg.output.predictions ? "\npredictions: " + (dir / "predictions.npy").string() : "";

@@ -115,7 +115,7 @@ void add_reverse(Graph& g) {
     if (back < original) {
       // Within one type, or a reverse the data already has (PyG's ToUndirected exported, say):
       // the reverse edges join it, and those already there are dropped, so that a graph that
-      // holds its reverses stays as it is.
+      // holds its reverses stays as it is (but for its duplicate edges, dropped in both).
       reverse[r] = static_cast<int32_t>(back);
       dedup[back] = 1;
     } else {
@@ -266,6 +266,8 @@ int32_t Graph::node_type(int64_t v) const {
 bool Graph::has_featureless_type() const {
   const size_t types = heterogeneous() ? node_types.size() : 1;
   std::vector<bool> featured(types, false);
+  for (size_t t = 0; heterogeneous() && t < types; ++t)
+    featured[t] = type_offsets[t + 1] == type_offsets[t];  // no nodes: nothing to learn
   for (int64_t v = 0; v < num_nodes; ++v) {
     const float* row = features.data() + v * feat_dim;
     if (std::any_of(row, row + feat_dim, [](float x) { return x != 0; }))

@@ -30,8 +30,6 @@ GzLineReader::GzLineReader(std::string path) : path_(std::move(path)) {
   }
   file_.reset(std::fopen(path_.c_str(), "rb"));
   if (!file_) throw InputError(path_, "", std::string("cannot open: ") + strerror(errno));
-  if (inflateInit2(&zs_, kGzipWindowBits) != Z_OK)
-    throw InvariantError("inflateInit2 failed for " + path_);
   buffer_.resize(kInitialBuffer);
   in_.reserve(kInputBuffer);
   // An empty file is an empty text; anything else starts with gzip's magic bytes.
@@ -40,6 +38,11 @@ GzLineReader::GzLineReader(std::string path) : path_(std::move(path)) {
   if (!in_.empty() && (in_[0] != 0x1f || (in_.size() > 1 && in_[1] != 0x8b)))
     throw InputError(path_, "", "not a gzip file");
   if (in_.empty()) member_end_ = true;
+  // Last: the destructor, which ends the inflate state, runs only for a constructed reader.
+  if (inflateInit2(&zs_, kGzipWindowBits) != Z_OK)
+    throw InvariantError("inflateInit2 failed for " + path_);
+  zs_.next_in = in_.data();
+  zs_.avail_in = static_cast<uInt>(in_.size());
 }
 
 GzLineReader::~GzLineReader() {

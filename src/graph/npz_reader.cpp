@@ -62,17 +62,19 @@ void NpzMember::skip(int64_t count) {
   const size_t from_pending = std::min<uint64_t>(n, pending_.size());
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(from_pending));
   n -= from_pending;
-  if (n == 0) return;
   if (!compressed_) {
-    if (n > size_ - done_ || zip_fseek(file_.get(), static_cast<zip_int64_t>(n), SEEK_CUR) != 0)
+    if (n > 0 &&
+        (n > size_ - done_ || zip_fseek(file_.get(), static_cast<zip_int64_t>(n), SEEK_CUR) != 0))
       throw InputError(path_, where_,
                        "cannot skip " + std::to_string(n) + " bytes after byte " +
                            std::to_string(done_) + ": " + zip_file_strerror(file_.get()));
     done_ += n;
+    // What follows is this copy's to check (finish_after), also after a skip of nothing.
     crc_ = 0;
     crc_from_ = done_;
     return;
   }
+  if (n == 0) return;
   std::vector<uint8_t> dropped(std::min<uint64_t>(n, uint64_t{1} << 20));
   while (n > 0) {
     const uint64_t k = std::min<uint64_t>(n, dropped.size());

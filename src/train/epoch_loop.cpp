@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "adaqp/comm/solo_work.h"
 #include "adaqp/common/append_file.h"
 #include "adaqp/common/atomic_file.h"
 #include "adaqp/common/clock.h"
@@ -563,12 +564,17 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   mine_seconds[static_cast<int>(Phase::kTraining)] = steady_now_s() - training_start_s;
   summary.seconds.resize(static_cast<size_t>(world));
   comm.allgather(&mine_seconds, summary.seconds.data(), sizeof(PhaseSeconds));
-  // The summary last: a run whose params.bin or predictions could not be written (a full disk)
-  // has none.
-  if (root) write_params(dir, trainer);
+  // Rank 0 writes the run's outputs alone from here on (the predictions once gathered, params.bin,
+  // the summary record, its checkpoint): the others wait for it as long as it shows signs of life,
+  // not communication.timeout_s, which bounds their MPI_Finalize (a disk slower than the timeout
+  // ended a healthy job there). The summary last: a run whose params.bin or predictions could not
+  // be written (a full disk) has none.
+  SoloWork solo(comm, 0, "writing the run's outputs");
   if (opt.write_outputs) opt.write_outputs();
+  if (root) write_params(dir, trainer);
   if (root) metrics.write(summary_json(summary) + '\n');
   if (final_checkpoint) write_checkpoint(*final_checkpoint, opt, progress.epoch, skipped);
+  solo.finish();
   return summary;
 }
 

@@ -77,16 +77,22 @@ LinkProbeOptions probe_options(const TrainerOptions& o, const Part& part, const 
 }
 
 // InputEmbedding of the owned nodes whose type has no features anywhere (no rank holds a non-zero
-// feature of a node of that type): collective. Disabled on every rank when every type has some.
+// feature of a node of that type): collective. Disabled on every rank when every type with nodes
+// has some (a type of no nodes had enabled it with no rows, and layer 0's cache with it).
 InputEmbedding input_embedding(const DistGraph& graph, Communicator& comm, uint64_t seed) {
   const Part& part = graph.part();
-  std::vector<int64_t> featured(static_cast<size_t>(part.num_node_types), 0);
+  const size_t types = static_cast<size_t>(part.num_node_types);
+  std::vector<int64_t> counts(2 * types, 0);  // per type: nodes with a non-zero feature, nodes
   const at::Tensor nonzero = graph.features().ne(0).any(1).to(at::kCPU);
   const bool* any = nonzero.data_ptr<bool>();
   for (int64_t i = 0; i < part.num_owned(); ++i) {
-    if (any[i]) featured[part.owned_type[i]] = 1;
+    const auto t = static_cast<size_t>(part.owned_type[i]);
+    counts[t] += any[i] ? 1 : 0;
+    counts[types + t] += 1;
   }
-  comm.allreduce_sum(featured.data(), featured.size());
+  comm.allreduce_sum(counts.data(), counts.size());
+  std::vector<int64_t> featured(types, 0);
+  for (size_t t = 0; t < types; ++t) featured[t] = counts[t] > 0 || counts[types + t] == 0;
   InputEmbedding e;
   e.enabled = std::count(featured.begin(), featured.end(), 0) > 0;
   e.seed = seed;

@@ -9,6 +9,9 @@
 # - entering MPI_Finalize, after the job's last collective: rank 0, its outputs written, ends
 #   non-zero within the timeout with one error naming MPI_Finalize (before, it waited there
 #   forever, silent).
+# - rank 0, not frozen but slow to write its outputs (predictions.npy renamed into place 1.5 times
+#   the timeout late, as a slow disk would): the job ends 0 with every output (before, the others,
+#   done, timed out in MPI_Finalize and their exit ended rank 0 mid-write).
 # The same job without a frozen rank ends 0 (the shim changes nothing else).
 # shellcheck source=tests/cli/lib/cli_test.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
@@ -26,23 +29,26 @@ mapfile -t job < <(synthetic_graph 3000 seed=3; gnn_model 2 16
 "$ADAQP_BIN" partition "${job[@]}" >"$tmp/partition.log" 2>&1 ||
   fail "partitioning failed: $(cat "$tmp/partition.log")"
 
-# frozen NAME AT: the job with rank 1 frozen at AT (ADAQP_STALL_AT; "" for none). Sets rc and
-# waited (seconds from the freeze to the job's end, 0 without one), log in $tmp/NAME.log.
+# frozen NAME AT [RANK [ARGS...]]: the job with rank RANK (1) frozen at AT (ADAQP_STALL_AT; "" for
+# none), ARGS added. Sets rc and waited (seconds from the freeze to the job's end, 0 without one),
+# log in $tmp/NAME.log.
 frozen() {
-  local name=$1 at=$2 log=$tmp/$1.log
+  local name=$1 at=$2 rank=${3:-1} log=$tmp/$1.log
+  shift $(($# < 3 ? $# : 3))
   timeout 120 mpirun --oversubscribe --bind-to none -np 2 -x "LD_PRELOAD=$ADAQP_STALL_SHIM" \
-    -x ADAQP_STALL_RANK=1 -x "ADAQP_STALL_AT=$at" \
-    "$ADAQP_BIN" train "${job[@]}" --set "output.dir=$tmp/$name" >"$log" 2>&1 &
+    -x "ADAQP_STALL_RANK=$rank" -x "ADAQP_STALL_AT=$at" \
+    "$ADAQP_BIN" train "${job[@]}" --set "output.dir=$tmp/$name" "$@" >"$log" 2>&1 &
   runner=$!
   local stopped=""
   while kill -0 "$runner" 2>/dev/null; do
-    [[ -z $stopped ]] && grep -q "^stall_shim: rank 1 stops" "$log" && stopped=$(date +%s.%N)
+    [[ -z $stopped ]] && grep -q "^stall_shim: rank $rank stops" "$log" && stopped=$(date +%s.%N)
     sleep 0.02
   done
   rc=0
   wait "$runner" || rc=$?
   runner=""
-  [[ -n $at && -z $stopped ]] && fail "$name: rank 1 never reached $at: $(cat "$log")"
+  [[ ! $at =~ ^(isend|finalize) || -n $stopped ]] ||
+    fail "$name: rank $rank never reached $at: $(cat "$log")"
   waited=$("$PYTHON" -c "import sys; print(round($(date +%s.%N) - ${stopped:-0}, 2) if '$at' else 0)")
 }
 
@@ -67,3 +73,10 @@ ended_within probe 6.5 "halo exchange \(tag 32762\) timed out after $timeout_s s
 frozen finalize finalize
 ended_within finalize 6.5 "MPI_Finalize on rank 0 .*still waits .* after $timeout_s s"
 grep -q "summary:" "$tmp/finalize.log" || fail "finalize: rank 0 ended before its summary"
+
+frozen slow_disk "rename:predictions.npy:$((timeout_s * 3 / 2))" 0 --set output.predictions=true
+if ((rc != 0)) || ! grep -q "^stall_shim: rank 0 waits" "$tmp/slow_disk.log" ||
+  [[ ! -s $tmp/slow_disk/predictions.npy ]] || ! grep -q '"event": *"summary"' "$tmp/slow_disk/metrics.jsonl"; then
+  fail "slow_disk: exit $rc: $(cat "$tmp/slow_disk.log")"
+fi
+echo "ok: slow_disk: exit 0, predictions.npy and the summary written"

@@ -47,6 +47,24 @@ TEST(GraphFromEdges, BuildsSortedCsrByDestination) {
   EXPECT_THAT(g.out_degrees(), ElementsAre(2, 1, 1, 2));
 }
 
+// model.featureless: embedding learns the rows of a type with nodes and zero features only; a
+// type of no nodes has nothing to learn (it had switched the embedding on with no rows).
+TEST(GraphFeatureless, ATypeWithNodesAndZeroRowsOnly) {
+  Graph g = Graph::from_edges(4, {0}, {1});
+  g.feat_dim = 1;
+  g.features = {1, 2, 3, 4};
+  EXPECT_FALSE(g.has_featureless_type());
+  g.node_types = {"a", "b", "none"};
+  g.type_offsets = {0, 2, 4, 4};
+  EXPECT_FALSE(g.has_featureless_type());
+  g.features = {1, 2, 0, 0};
+  EXPECT_TRUE(g.has_featureless_type());
+  g.features = {0, 0, 0, 0};
+  g.node_types.clear();
+  g.type_offsets.clear();
+  EXPECT_TRUE(g.has_featureless_type());  // a homogeneous graph's one type
+}
+
 TEST(GraphFromEdges, EmptyGraphHasZeroRows) {
   const Graph g = Graph::from_edges(3, {}, {});
   EXPECT_THAT(g.indptr, ElementsAre(0, 0, 0, 0));

@@ -54,8 +54,8 @@ struct Graph {
   bool heterogeneous() const { return !node_types.empty(); }
   // The type of node v (heterogeneous graphs).
   int32_t node_type(int64_t v) const;
-  // Whether some node type (a homogeneous graph's one type) has zero rows only: the rows
-  // model.featureless: embedding learns (the trainer finds the same types over the parts).
+  // Whether some node type with nodes (a homogeneous graph's one type) has zero rows only: the
+  // rows model.featureless: embedding learns (the trainer finds the same types over the parts).
   bool has_featureless_type() const;
 
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }
