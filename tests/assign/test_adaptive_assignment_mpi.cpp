@@ -1238,6 +1238,13 @@ TEST(AdaptiveReferee, CoverLayoutWidthsAreOptimalForWeightsFromTheSendMatrix) {
 // quantized exchange, the slow links stay quantized (but for messages of senders with time to
 // spare); both ends agree on every width, the wire carries exactly the chosen sizes, and the rows
 // that crossed at full precision arrive exactly.
+// The host of each rank on two hosts: ranks 0 and 1 on host 0, the others on host 1.
+std::vector<int> two_hosts(int world) {
+  std::vector<int> host_of(world);
+  for (int r = 0; r < world; ++r) host_of[r] = r < 2 ? 0 : 1;
+  return host_of;
+}
+
 class TwoSpeedLinks : public ::testing::TestWithParam<assign::Solver> {};
 
 TEST_P(TwoSpeedLinks, SameHostMessagesTravelAtFullPrecision) {
@@ -1247,8 +1254,7 @@ TEST_P(TwoSpeedLinks, SameHostMessagesTravelAtFullPrecision) {
   const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
   DistGraph& graph = *owned;
   const int world = comm->size();
-  std::vector<int> host_of(world);
-  for (int r = 0; r < world; ++r) host_of[r] = r < 2 ? 0 : 1;
+  const std::vector<int> host_of = two_hosts(world);
   const std::vector<assign::LinkCost> slow = link_costs(world);
   std::vector<assign::LinkCost> costs(assign::kLinkClasses * world);
   for (int r = 0; r < world; ++r) {
@@ -1339,8 +1345,7 @@ TEST(TwoSpeedLinksGivenUp, NoSingleMessageStaysAtFullPrecision) {
   const std::unique_ptr<DistGraph> owned = gcn_graph(g, *comm);
   DistGraph& graph = *owned;
   const int world = comm->size();
-  std::vector<int> host_of(world);
-  for (int r = 0; r < world; ++r) host_of[r] = r < 2 ? 0 : 1;
+  const std::vector<int> host_of = two_hosts(world);
   // Between hosts 10-40 us a byte: quantizing saves far more than any codec time measured on a
   // loaded machine (at link_costs' 10-40 ns, layer 1 went whole to full precision under ctest).
   std::vector<assign::LinkCost> costs(assign::kLinkClasses * world);

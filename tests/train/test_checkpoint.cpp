@@ -211,41 +211,40 @@ TEST(Checkpoint, HeaderRoundTripsAndMismatchesNameFieldAndBothValues) {
                      "model.layers: checkpoint has 1, this job has 2"));
 }
 
-// A file written before model.heads was recorded (no header/model_heads) still loads: its heads
-// are not compared (the parameters' shapes are).
-TEST(Checkpoint, FileWithoutHeadsLoadsWithoutComparingThem) {
-  test::TempDir dir;
-  Trained a(1);
-  a.step();
-  const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
-  save_with_and_without(path, old, a, "header/model_heads");
-  EXPECT_EQ(read_checkpoint_info(old).header.heads, 0);
-  CheckpointHeader other_heads = header();
-  other_heads.heads = 4;
-  Trained b(2);
-  EXPECT_NO_THROW(load_checkpoint(old, other_heads, b.net, *b.adam));
-  EXPECT_EQ(a.values(), b.values());
-  const std::string error =
-      test::error_of<InputError>([&] { load_checkpoint(path, other_heads, b.net, *b.adam); });
-  EXPECT_NE(error.find(path), std::string::npos) << error;
-  EXPECT_NE(error.find("model.heads: checkpoint has 1, this job has 4"), std::string::npos)
-      << error;
-}
-
-// A file written before model.num_bases was recorded still loads: its bases are not compared (the
-// parameters' names are).
-TEST(Checkpoint, FileWithoutNumBasesLoadsWithoutComparingThem) {
-  test::TempDir dir;
-  Trained a(1);
-  a.step();
-  const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
-  save_with_and_without(path, old, a, "header/model_num_bases");
-  EXPECT_EQ(read_checkpoint_info(old).header.num_bases, -1);
-  CheckpointHeader other_bases = header();
-  other_bases.num_bases = 3;
-  Trained b(2);
-  EXPECT_NO_THROW(load_checkpoint(old, other_bases, b.net, *b.adam));
-  EXPECT_EQ(a.values(), b.values());
+// A file written before model.heads or model.num_bases was recorded (no header/model_heads,
+// header/model_num_bases) still loads: that field is not compared (the parameters' shapes and names
+// are); a file that records it is refused another value.
+TEST(Checkpoint, FileWithoutHeadsOrBasesLoadsWithoutComparingThem) {
+  struct Field {
+    const char* array;
+    int64_t CheckpointHeader::*field;
+    int64_t absent, other;
+    const char* refused;
+  };
+  const Field fields[] = {
+      {"header/model_heads", &CheckpointHeader::heads, 0, 4,
+       "model.heads: checkpoint has 1, this job has 4"},
+      {"header/model_num_bases", &CheckpointHeader::num_bases, -1, 3,
+       "model.num_bases: checkpoint has 0, this job has 3"},
+  };
+  for (const Field& f : fields) {
+    SCOPED_TRACE(f.array);
+    test::TempDir dir;
+    Trained a(1);
+    a.step();
+    const std::string path = dir.str("c.bin"), old = dir.str("old.bin");
+    save_with_and_without(path, old, a, f.array);
+    EXPECT_EQ(read_checkpoint_info(old).header.*f.field, f.absent);
+    CheckpointHeader other = header();
+    other.*f.field = f.other;
+    Trained b(2);
+    EXPECT_NO_THROW(load_checkpoint(old, other, b.net, *b.adam));
+    EXPECT_EQ(a.values(), b.values());
+    const std::string error =
+        test::error_of<InputError>([&] { load_checkpoint(path, other, b.net, *b.adam); });
+    EXPECT_NE(error.find(path), std::string::npos) << error;
+    EXPECT_NE(error.find(f.refused), std::string::npos) << error;
+  }
 }
 
 // A file written before the metric was recorded (no header/metric) was scored as auto scores
