@@ -564,14 +564,15 @@ RunSummary train_epochs(Trainer& trainer, Communicator& comm, const RunOptions& 
   mine_seconds[static_cast<int>(Phase::kTraining)] = steady_now_s() - training_start_s;
   summary.seconds.resize(static_cast<size_t>(world));
   comm.allgather(&mine_seconds, summary.seconds.data(), sizeof(PhaseSeconds));
-  // Rank 0 writes the run's outputs alone from here on (the predictions once gathered, params.bin,
+  // Rank 0 writes the run's outputs alone from here on (params.bin, the predictions once gathered,
   // the summary record, its checkpoint): the others wait for it as long as it shows signs of life,
   // not communication.timeout_s, which bounds their MPI_Finalize (a disk slower than the timeout
-  // ended a healthy job there). The summary last: a run whose params.bin or predictions could not
-  // be written (a full disk) has none.
+  // ended a healthy job there); only the predictions' gather waits for params.bin under the
+  // timeout. The summary last: a run whose params.bin or predictions could not be written (a full
+  // disk) has none.
   SoloWork solo(comm, 0, "writing the run's outputs");
-  if (opt.write_outputs) opt.write_outputs();
   if (root) write_params(dir, trainer);
+  if (opt.write_outputs) opt.write_outputs();
   if (root) metrics.write(summary_json(summary) + '\n');
   if (final_checkpoint) write_checkpoint(*final_checkpoint, opt, progress.epoch, skipped);
   solo.finish();
