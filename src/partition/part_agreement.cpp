@@ -26,11 +26,11 @@ int64_t contribution_size(int world) {
   return kPerPeer * world + 2 * kSplits + kOwned;
 }
 
-// Summed over a set of node ids (mod 2^64), the same for every order: sets that differ give
-// different sums but for a chance of 2^-64.
 constexpr char kRepartition[] =
     "the parts come from different partitionings (partition again: adaqp train --repartition)";
 
+// Summed over a set of node ids (mod 2^64), the same for every order: sets that differ give
+// different sums but for a chance of 2^-64.
 uint64_t owned_hash(int64_t gid) {
   return mix_seed(static_cast<uint64_t>(gid));
 }
